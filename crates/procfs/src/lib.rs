@@ -1,0 +1,45 @@
+//! Parsers and readers for Linux system statistics.
+//!
+//! Pure parsers, one module per kernel file, take the file's bytes and fill a
+//! typed struct (units in field names, fields that only some kernels print as
+//! `Option`, documented with the version). They never allocate per field and,
+//! given a reused output value, never allocate at all once warm. [`Reader`]
+//! does the I/O under any proc and sys root, so tests run on fixture trees.
+//!
+//! ```no_run
+//! use procfs::{Reader, Source, SystemSample};
+//! let mut reader = Reader::new("/proc", "/sys");
+//! let mut sample = SystemSample::default();
+//! reader.read_sample(&Source::ALL, &mut sample);
+//! println!("context switches: {}", sample.stat.ctxt);
+//! ```
+
+mod cpu_table;
+mod cursor;
+mod error;
+mod key_values;
+mod name;
+mod reader;
+mod sample;
+mod source;
+
+pub mod cpu;
+pub mod diskstats;
+pub mod interrupts;
+pub mod limits;
+pub mod loadavg;
+pub mod meminfo;
+pub mod net_dev;
+pub mod pressure;
+pub mod schedstat;
+pub mod softirqs;
+pub mod stat;
+pub mod vmstat;
+
+pub use cpu_table::{CpuTable, Row};
+pub use error::{Error, ParseError, ParseErrorKind, Result};
+pub use key_values::KeyValues;
+pub use name::Name;
+pub use reader::Reader;
+pub use sample::{SourceCost, SourceStatus, SystemSample};
+pub use source::Source;

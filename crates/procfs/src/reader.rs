@@ -1,0 +1,232 @@
+//! I/O: reading kernel files under a proc and a sys root into one reused buffer.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::cpu::{self, CpuList, CpuPlace, Topology};
+use crate::error::{Error, ParseError, Result};
+use crate::limits::DEFAULT_MAX_FILE_BYTES;
+use crate::source::Source;
+
+/// Reads system sources under a proc root and a sys root (by default `/proc` and
+/// `/sys`; a fixture tree in tests). One buffer is reused for every read, and
+/// the paths are built once, so a warm read allocates nothing.
+pub struct Reader {
+    proc_root: PathBuf,
+    sys_root: PathBuf,
+    paths: [PathBuf; Source::COUNT],
+    kept: [Option<File>; Source::COUNT],
+    keep_open: bool,
+    buf: Vec<u8>,
+    max_file_bytes: usize,
+}
+
+const INITIAL_BUF: usize = 64 << 10;
+
+impl Reader {
+    pub fn new(proc_root: impl Into<PathBuf>, sys_root: impl Into<PathBuf>) -> Self {
+        let proc_root = proc_root.into();
+        let paths = Source::ALL.map(|s| proc_root.join(s.name()));
+        Reader {
+            proc_root,
+            sys_root: sys_root.into(),
+            paths,
+            kept: Default::default(),
+            keep_open: false,
+            buf: vec![0; INITIAL_BUF],
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+        }
+    }
+
+    pub fn proc_root(&self) -> &Path {
+        &self.proc_root
+    }
+
+    pub fn sys_root(&self) -> &Path {
+        &self.sys_root
+    }
+
+    pub fn path(&self, source: Source) -> &Path {
+        &self.paths[source as usize]
+    }
+
+    /// Keep each file open after its first read and re-read it with pread at
+    /// offset 0 (one syscall per sample instead of three).
+    pub fn set_keep_open(&mut self, keep: bool) {
+        self.keep_open = keep;
+        if !keep {
+            self.kept = Default::default();
+        }
+    }
+
+    /// Refuse files larger than `bytes` (default 256 MiB) with [`Error::TooLarge`].
+    pub fn set_max_file_bytes(&mut self, bytes: usize) {
+        self.max_file_bytes = bytes.max(1);
+    }
+
+    /// The raw bytes of `source`.
+    pub fn read_raw(&mut self, source: Source) -> Result<&[u8]> {
+        let i = source as usize;
+        let path = &self.paths[i];
+        let n = if self.keep_open {
+            if self.kept[i].is_none() {
+                self.kept[i] = Some(File::open(path).map_err(|e| Error::from_io(path, e))?);
+            }
+            let file = self.kept[i].as_ref().expect("opened above");
+            let r = fill(&mut self.buf, self.max_file_bytes, |b, off| file.read_at(b, off as u64));
+            if r.is_err() {
+                // A file that vanished (or a device that went away) is reopened next time.
+                self.kept[i] = None;
+            }
+            r
+        } else {
+            File::open(path).and_then(|mut f| fill(&mut self.buf, self.max_file_bytes, |b, _| f.read(b)))
+        }
+        .map_err(|e| too_large_or_io(path, e, self.max_file_bytes))?;
+        Ok(&self.buf[..n])
+    }
+
+    /// Reads `source` and hands its bytes to `parse`; a parse failure is reported
+    /// with the path.
+    pub fn read_with<T>(
+        &mut self,
+        source: Source,
+        parse: impl FnOnce(&[u8]) -> std::result::Result<T, ParseError>,
+    ) -> Result<T> {
+        let bytes = self.read_raw(source)?;
+        parse(bytes).map_err(|e| Error::Parse {
+            path: self.paths[source as usize].clone(),
+            source: e,
+        })
+    }
+
+    /// Reads a small file below the sys root (or, with `proc`, the proc root)
+    /// as text. Not for the hot path.
+    fn read_text(&mut self, root_is_proc: bool, rel: &str) -> Result<String> {
+        let root = if root_is_proc { &self.proc_root } else { &self.sys_root };
+        let path = root.join(rel);
+        let n = File::open(&path)
+            .and_then(|mut f| fill(&mut self.buf, self.max_file_bytes, |b, _| f.read(b)))
+            .map_err(|e| too_large_or_io(&path, e, self.max_file_bytes))?;
+        Ok(String::from_utf8_lossy(&self.buf[..n]).into_owned())
+    }
+
+    fn read_cpulist(&mut self, rel: &str) -> Result<CpuList> {
+        let text = self.read_text(false, rel)?;
+        CpuList::parse(&text).map_err(|e| Error::Parse {
+            path: self.sys_root.join(rel),
+            source: e,
+        })
+    }
+
+    fn read_opt<T>(r: Result<T>) -> Result<Option<T>> {
+        match r {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn read_id(&mut self, rel: &str) -> Result<Option<u32>> {
+        let text = Self::read_opt(self.read_text(false, rel))?;
+        // die_id is -1 on architectures without dies: no value.
+        Ok(text.and_then(|t| t.trim().parse::<u32>().ok()))
+    }
+
+    /// CPU topology and isolation. `online`, `possible` and `present` are
+    /// required; the rest is `None` where this kernel lacks it.
+    pub fn read_topology(&mut self) -> Result<Topology> {
+        let online = self.read_cpulist("devices/system/cpu/online")?;
+        let possible = self.read_cpulist("devices/system/cpu/possible")?;
+        let present = self.read_cpulist("devices/system/cpu/present")?;
+        let isolated = Self::read_opt(self.read_cpulist("devices/system/cpu/isolated"))?;
+        let nohz_full = Self::read_opt(self.read_cpulist("devices/system/cpu/nohz_full"))?;
+        let cmdline = Self::read_opt(self.read_text(true, "cmdline"))?.unwrap_or_default();
+        let boot = cpu::parse_cmdline(&cmdline).map_err(|e| Error::Parse {
+            path: self.proc_root.join("cmdline"),
+            source: e,
+        })?;
+        let mut nodes = Vec::new();
+        if let Ok(dir) = std::fs::read_dir(self.sys_root.join("devices/system/node")) {
+            for entry in dir.flatten() {
+                let name = entry.file_name();
+                let Some(n) = name.to_str().and_then(|s| s.strip_prefix("node")).and_then(|s| s.parse::<u32>().ok())
+                else {
+                    continue;
+                };
+                let list = self.read_cpulist(&format!("devices/system/node/node{n}/cpulist"))?;
+                nodes.push((n, list));
+            }
+        }
+        let mut cpus = Vec::with_capacity(present.len());
+        for &cpu in present.cpus() {
+            let base = format!("devices/system/cpu/cpu{cpu}/topology");
+            cpus.push(CpuPlace {
+                cpu,
+                online: online.contains(cpu),
+                package_id: self.read_id(&format!("{base}/physical_package_id"))?,
+                die_id: self.read_id(&format!("{base}/die_id"))?,
+                core_id: self.read_id(&format!("{base}/core_id"))?,
+                numa_node: nodes.iter().find(|(_, l)| l.contains(cpu)).map(|(n, _)| *n),
+            });
+        }
+        Ok(Topology {
+            online,
+            possible,
+            present,
+            isolated,
+            nohz_full,
+            boot,
+            cpus,
+        })
+    }
+}
+
+/// Marker error for a file above the size limit.
+#[derive(Debug)]
+struct TooLarge;
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("file too large")
+    }
+}
+impl std::error::Error for TooLarge {}
+
+fn too_large_or_io(path: &Path, e: std::io::Error, limit: usize) -> Error {
+    if e.get_ref().is_some_and(|inner| inner.is::<TooLarge>()) {
+        Error::TooLarge {
+            path: path.to_path_buf(),
+            limit,
+        }
+    } else {
+        Error::from_io(path, e)
+    }
+}
+
+/// Reads until end of file into `buf`, growing it (by doubling, up to `max`
+/// bytes) only when a file does not fit. `buf.len()` is its usable size and
+/// stays zero-filled, so nothing is re-initialised between reads.
+fn fill(
+    buf: &mut Vec<u8>,
+    max: usize,
+    mut read: impl FnMut(&mut [u8], usize) -> std::io::Result<usize>,
+) -> std::io::Result<usize> {
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            if buf.len() >= max {
+                return Err(std::io::Error::other(TooLarge));
+            }
+            let new_len = (buf.len() * 2).clamp(INITIAL_BUF, max);
+            buf.resize(new_len, 0);
+        }
+        match read(&mut buf[filled..], filled) {
+            Ok(0) => return Ok(filled),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! One sample of every system source, as read: raw counters, no rates. A
+//! [`SystemSample`] is meant to be reused: [`Reader::read_sample`] refills it in
+//! place, and a warm refill allocates nothing.
+//!
+//! Tolerance policy: a sample never fails as a whole. Each source gets a
+//! [`SourceStatus`]: `Missing` when this kernel or root lacks the file (normal
+//! for pressure files and schedstat), `Failed` with the error text when it
+//! could not be read or parsed; the other sources are still read.
+
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crate::diskstats::{self, DiskStat};
+use crate::error::{Error, ParseError};
+use crate::interrupts::{self, Interrupts};
+use crate::loadavg::{self, Loadavg};
+use crate::meminfo::{self, Meminfo};
+use crate::net_dev::{self, NetDev};
+use crate::pressure::{self, Pressure, Resource};
+use crate::reader::Reader;
+use crate::schedstat::{self, Schedstat};
+use crate::softirqs::{self, Softirqs};
+use crate::source::Source;
+use crate::stat::{self, Stat};
+use crate::vmstat::{self, Vmstat};
+
+/// What became of one source in one sample.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "status", content = "error")]
+pub enum SourceStatus {
+    /// Not asked for in this sample.
+    #[default]
+    NotRead,
+    Ok,
+    /// The file does not exist under this root.
+    Missing,
+    /// Read or parse failed; the message names file, line and field.
+    Failed(String),
+}
+
+/// What one source cost to read in one sample.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SourceCost {
+    /// Time in the read syscalls (open/read/close, or pread).
+    pub read_ns: u64,
+    /// Time in our parser.
+    pub parse_ns: u64,
+    pub bytes: u64,
+}
+
+/// Every system source, as read.
+#[derive(Debug, Clone)]
+pub struct SystemSample {
+    /// When the sample started: monotonic, for rates.
+    pub taken: Instant,
+    /// When the sample started: wall clock, nanoseconds since the Unix epoch.
+    pub unix_ns: u64,
+    pub stat: Stat,
+    pub interrupts: Interrupts,
+    pub softirqs: Softirqs,
+    pub meminfo: Meminfo,
+    pub vmstat: Vmstat,
+    pub loadavg: Loadavg,
+    /// Indexed by [`Resource`].
+    pub pressure: [Pressure; 4],
+    pub diskstats: Vec<DiskStat>,
+    pub net_dev: Vec<NetDev>,
+    pub schedstat: Schedstat,
+    pub status: [SourceStatus; Source::COUNT],
+    pub cost: [SourceCost; Source::COUNT],
+}
+
+impl Default for SystemSample {
+    fn default() -> Self {
+        SystemSample {
+            taken: Instant::now(),
+            unix_ns: 0,
+            stat: Stat::default(),
+            interrupts: Interrupts::default(),
+            softirqs: Softirqs::default(),
+            meminfo: Meminfo::default(),
+            vmstat: Vmstat::default(),
+            loadavg: Loadavg::default(),
+            pressure: [Pressure::default(); 4],
+            diskstats: Vec::new(),
+            net_dev: Vec::new(),
+            schedstat: Schedstat::default(),
+            status: Default::default(),
+            cost: [SourceCost::default(); Source::COUNT],
+        }
+    }
+}
+
+impl SystemSample {
+    /// True when `source` was read and parsed in this sample.
+    pub fn ok(&self, source: Source) -> bool {
+        self.status[source as usize] == SourceStatus::Ok
+    }
+
+    pub fn pressure(&self, r: Resource) -> Option<&Pressure> {
+        self.ok(Source::pressure(r)).then(|| &self.pressure[r as usize])
+    }
+
+    /// Parses `bytes` as `source` into this sample.
+    pub fn parse_source(&mut self, source: Source, bytes: &[u8]) -> Result<(), ParseError> {
+        match source {
+            Source::Stat => stat::parse_into(bytes, &mut self.stat),
+            Source::Interrupts => interrupts::parse_into(bytes, &mut self.interrupts),
+            Source::Softirqs => softirqs::parse_into(bytes, &mut self.softirqs),
+            Source::Meminfo => meminfo::parse_into(bytes, &mut self.meminfo),
+            Source::Vmstat => vmstat::parse_into(bytes, &mut self.vmstat),
+            Source::Loadavg => loadavg::parse(bytes).map(|l| self.loadavg = l),
+            Source::PressureCpu => pressure::parse(bytes).map(|p| self.pressure[Resource::Cpu as usize] = p),
+            Source::PressureMemory => {
+                pressure::parse(bytes).map(|p| self.pressure[Resource::Memory as usize] = p)
+            }
+            Source::PressureIo => pressure::parse(bytes).map(|p| self.pressure[Resource::Io as usize] = p),
+            Source::PressureIrq => pressure::parse(bytes).map(|p| self.pressure[Resource::Irq as usize] = p),
+            Source::Diskstats => diskstats::parse_into(bytes, &mut self.diskstats),
+            Source::NetDev => net_dev::parse_into(bytes, &mut self.net_dev),
+            Source::Schedstat => schedstat::parse_into(bytes, &mut self.schedstat),
+        }
+    }
+}
+
+fn elapsed_ns(since: Instant) -> u64 {
+    since.elapsed().as_nanos().min(u64::MAX as u128) as u64
+}
+
+impl Reader {
+    /// Reads `sources` into `sample`, recording per source its status and cost.
+    /// Sources not listed are marked [`SourceStatus::NotRead`].
+    pub fn read_sample(&mut self, sources: &[Source], sample: &mut SystemSample) {
+        sample.taken = Instant::now();
+        sample.unix_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos().min(u64::MAX as u128) as u64)
+            .unwrap_or(0);
+        for s in &mut sample.status {
+            *s = SourceStatus::NotRead;
+        }
+        for &source in sources {
+            let i = source as usize;
+            let t0 = Instant::now();
+            let (status, cost) = match self.read_raw(source) {
+                Ok(bytes) => {
+                    let read_ns = elapsed_ns(t0);
+                    let len = bytes.len() as u64;
+                    let t1 = Instant::now();
+                    let r = sample.parse_source(source, bytes);
+                    let cost = SourceCost {
+                        read_ns,
+                        parse_ns: elapsed_ns(t1),
+                        bytes: len,
+                    };
+                    let status = match r {
+                        Ok(()) => SourceStatus::Ok,
+                        Err(e) => SourceStatus::Failed(
+                            Error::Parse {
+                                path: self.path(source).to_path_buf(),
+                                source: e,
+                            }
+                            .to_string(),
+                        ),
+                    };
+                    (status, cost)
+                }
+                Err(e) if e.is_not_found() => (SourceStatus::Missing, SourceCost::default()),
+                Err(e) => (SourceStatus::Failed(e.to_string()), SourceCost::default()),
+            };
+            sample.status[i] = status;
+            sample.cost[i] = cost;
+        }
+    }
+}
+
+impl Serialize for SystemSample {
+    /// Sources that were not read successfully are left out of the top level;
+    /// `status` says why.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("unix_ns", &self.unix_ns)?;
+        for source in Source::ALL {
+            if !self.ok(source) {
+                continue;
+            }
+            let key = source.name();
+            match source {
+                Source::Stat => m.serialize_entry(key, &self.stat)?,
+                Source::Interrupts => m.serialize_entry(key, &self.interrupts)?,
+                Source::Softirqs => m.serialize_entry(key, &self.softirqs)?,
+                Source::Meminfo => m.serialize_entry(key, &self.meminfo)?,
+                Source::Vmstat => m.serialize_entry(key, &self.vmstat)?,
+                Source::Loadavg => m.serialize_entry(key, &self.loadavg)?,
+                Source::PressureCpu => m.serialize_entry(key, &self.pressure[Resource::Cpu as usize])?,
+                Source::PressureMemory => m.serialize_entry(key, &self.pressure[Resource::Memory as usize])?,
+                Source::PressureIo => m.serialize_entry(key, &self.pressure[Resource::Io as usize])?,
+                Source::PressureIrq => m.serialize_entry(key, &self.pressure[Resource::Irq as usize])?,
+                Source::Diskstats => m.serialize_entry(key, &self.diskstats)?,
+                Source::NetDev => m.serialize_entry(key, &self.net_dev)?,
+                Source::Schedstat => m.serialize_entry(key, &self.schedstat)?,
+            }
+        }
+        struct Status<'a>(&'a SystemSample);
+        impl Serialize for Status<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(Source::COUNT))?;
+                for source in Source::ALL {
+                    m.serialize_entry(source.name(), &self.0.status[source as usize])?;
+                }
+                m.end()
+            }
+        }
+        m.serialize_entry("status", &Status(self))?;
+        m.end()
+    }
+}
