@@ -71,7 +71,12 @@ impl CpuList {
                 };
             }
             if cpus.len() > MAX_CPUS {
-                return Err(ParseError::new(1, "cpulist", ParseErrorKind::TooMany, CPULIST_FORMAT));
+                return Err(ParseError::new(
+                    1,
+                    "cpulist",
+                    ParseErrorKind::TooMany,
+                    CPULIST_FORMAT,
+                ));
             }
         }
         Ok(CpuList::new(cpus))
@@ -95,7 +100,13 @@ impl CpuList {
 
     /// CPUs in `self` and not in `other`.
     pub fn minus(&self, other: &CpuList) -> CpuList {
-        CpuList(self.0.iter().copied().filter(|&c| !other.contains(c)).collect())
+        CpuList(
+            self.0
+                .iter()
+                .copied()
+                .filter(|&c| !other.contains(c))
+                .collect(),
+        )
     }
 
     pub fn union(&self, other: &CpuList) -> CpuList {
@@ -161,7 +172,9 @@ pub fn parse_cmdline(cmdline: &str) -> Result<BootCpuParams, ParseError> {
                 let mut flags = Vec::new();
                 let mut rest = value;
                 while let Some((head, tail)) = rest.split_once(',') {
-                    if head.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_') && !head.is_empty() {
+                    if head.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
+                        && !head.is_empty()
+                    {
                         flags.push(head.to_string());
                         rest = tail;
                     } else {
@@ -171,8 +184,12 @@ pub fn parse_cmdline(cmdline: &str) -> Result<BootCpuParams, ParseError> {
                 let cpus = CpuList::parse(rest).map_err(|e| field("isolcpus", e))?;
                 p.isolcpus = Some(Isolcpus { flags, cpus });
             }
-            "nohz_full" => p.nohz_full = Some(CpuList::parse(value).map_err(|e| field("nohz_full", e))?),
-            "rcu_nocbs" => p.rcu_nocbs = Some(CpuList::parse(value).map_err(|e| field("rcu_nocbs", e))?),
+            "nohz_full" => {
+                p.nohz_full = Some(CpuList::parse(value).map_err(|e| field("nohz_full", e))?)
+            }
+            "rcu_nocbs" => {
+                p.rcu_nocbs = Some(CpuList::parse(value).map_err(|e| field("rcu_nocbs", e))?)
+            }
             "irqaffinity" => {
                 p.irqaffinity = Some(CpuList::parse(value).map_err(|e| field("irqaffinity", e))?)
             }
@@ -217,7 +234,10 @@ impl Topology {
     /// kernel keeps its housekeeping there.
     pub fn housekeeping(&self) -> CpuList {
         let mut reserved = CpuList::default();
-        for l in [&self.isolated, &self.nohz_full, &self.boot.nohz_full].into_iter().flatten() {
+        for l in [&self.isolated, &self.nohz_full, &self.boot.nohz_full]
+            .into_iter()
+            .flatten()
+        {
             reserved = reserved.union(l);
         }
         if let Some(iso) = &self.boot.isolcpus {
@@ -237,11 +257,20 @@ mod tests {
 
     #[test]
     fn cpulists() {
-        assert_eq!(CpuList::parse("0-3,8,10-11\n").unwrap().cpus(), &[0, 1, 2, 3, 8, 10, 11]);
+        assert_eq!(
+            CpuList::parse("0-3,8,10-11\n").unwrap().cpus(),
+            &[0, 1, 2, 3, 8, 10, 11]
+        );
         assert_eq!(CpuList::parse("").unwrap().len(), 0);
         assert_eq!(CpuList::parse("(null)\n").unwrap().len(), 0);
-        assert_eq!(CpuList::parse("0-15:2/4").unwrap().cpus(), &[0, 1, 4, 5, 8, 9, 12, 13]);
-        assert_eq!(CpuList::parse("0-3,8,10-11").unwrap().to_string(), "0-3,8,10-11");
+        assert_eq!(
+            CpuList::parse("0-15:2/4").unwrap().cpus(),
+            &[0, 1, 4, 5, 8, 9, 12, 13]
+        );
+        assert_eq!(
+            CpuList::parse("0-3,8,10-11").unwrap().to_string(),
+            "0-3,8,10-11"
+        );
         assert!(CpuList::parse("3-1").is_err());
         assert!(CpuList::parse("1,a").is_err());
         assert!(CpuList::parse("0-99999").is_err());
@@ -250,7 +279,10 @@ mod tests {
 
     #[test]
     fn cmdline_isolation() {
-        let p = parse_cmdline("quiet isolcpus=nohz,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 -- isolcpus=9").unwrap();
+        let p = parse_cmdline(
+            "quiet isolcpus=nohz,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 -- isolcpus=9",
+        )
+        .unwrap();
         let iso = p.isolcpus.unwrap();
         assert_eq!(iso.flags, vec!["nohz", "domain"]);
         assert_eq!(iso.cpus.cpus(), &[2, 3]);

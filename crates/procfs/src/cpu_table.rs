@@ -90,7 +90,9 @@ impl CpuTable {
 
     /// Sum of every row's total.
     pub fn grand_total(&self) -> u64 {
-        self.rows.iter().fold(0u64, |a, r| a.saturating_add(r.total))
+        self.rows
+            .iter()
+            .fold(0u64, |a, r| a.saturating_add(r.total))
     }
 }
 
@@ -118,7 +120,11 @@ fn push_text(text: &mut String, bytes: &[u8]) -> Range<u32> {
     match std::str::from_utf8(bytes) {
         Ok(s) => text.push_str(s),
         // Kernel text is ASCII; anything else is shown, not trusted.
-        Err(_) => text.extend(bytes.iter().map(|&b| if b.is_ascii() { b as char } else { '?' })),
+        Err(_) => text.extend(
+            bytes
+                .iter()
+                .map(|&b| if b.is_ascii() { b as char } else { '?' }),
+        ),
     }
     start..text.len() as u32
 }
@@ -142,9 +148,19 @@ pub(crate) fn parse_into(buf: &[u8], out: &mut CpuTable) -> Result<(), ParseErro
             .strip_prefix(b"CPU")
             .and_then(parse_u64_word)
             .filter(|&n| n < MAX_CPUS as u64)
-            .ok_or_else(|| c.err("header", ParseErrorKind::Invalid, "columns named CPU0 CPU1 ..."))?;
+            .ok_or_else(|| {
+                c.err(
+                    "header",
+                    ParseErrorKind::Invalid,
+                    "columns named CPU0 CPU1 ...",
+                )
+            })?;
         if out.cpus.len() >= MAX_CPUS {
-            return Err(c.err("header", ParseErrorKind::TooMany, "at most 65536 CPU columns"));
+            return Err(c.err(
+                "header",
+                ParseErrorKind::TooMany,
+                "at most 65536 CPU columns",
+            ));
         }
         out.cpus.push(cpu as u32);
     }
@@ -153,7 +169,11 @@ pub(crate) fn parse_into(buf: &[u8], out: &mut CpuTable) -> Result<(), ParseErro
     while !c.at_end() {
         let label = c.word();
         let Some(label) = label.strip_suffix(b":").filter(|l| !l.is_empty()) else {
-            return Err(c.err("label", ParseErrorKind::Invalid, "a row label ending with ':'"));
+            return Err(c.err(
+                "label",
+                ParseErrorKind::Invalid,
+                "a row label ending with ':'",
+            ));
         };
         if out.rows.len() >= MAX_IRQS {
             return Err(c.err("label", ParseErrorKind::TooMany, "at most 2^20 rows"));

@@ -31,7 +31,11 @@ impl<'a> Cursor<'a> {
                 "a file ending with a newline",
             ));
         }
-        Ok(Self { buf, pos: 0, line: 1 })
+        Ok(Self {
+            buf,
+            pos: 0,
+            line: 1,
+        })
     }
 
     /// Current 1-based line number.
@@ -145,7 +149,12 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    pub(crate) fn err(&self, field: &'static str, kind: ParseErrorKind, expected: &'static str) -> ParseError {
+    pub(crate) fn err(
+        &self,
+        field: &'static str,
+        kind: ParseErrorKind,
+        expected: &'static str,
+    ) -> ParseError {
         ParseError::new(self.line, field, kind, expected)
     }
 
@@ -175,7 +184,11 @@ impl<'a> Cursor<'a> {
             && !is_blank(b)
             && b != b'\n'
         {
-            return Err(self.err(field, ParseErrorKind::Invalid, "an unsigned decimal integer"));
+            return Err(self.err(
+                field,
+                ParseErrorKind::Invalid,
+                "an unsigned decimal integer",
+            ));
         }
         if n > 19 {
             // Only numbers of 20 or more digits can overflow: redo them checked.
@@ -202,7 +215,11 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         if !self.eat(key.as_bytes()) || !self.eat(b"=") {
             self.pos = start;
-            let kind = if self.at_eol() { ParseErrorKind::Missing } else { ParseErrorKind::Invalid };
+            let kind = if self.at_eol() {
+                ParseErrorKind::Missing
+            } else {
+                ParseErrorKind::Invalid
+            };
             return Err(self.err(key, kind, "KEY=DECIMAL"));
         }
         self.decimal(key)
@@ -214,7 +231,11 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         if !self.eat(key.as_bytes()) || !self.eat(b"=") {
             self.pos = start;
-            let kind = if self.at_eol() { ParseErrorKind::Missing } else { ParseErrorKind::Invalid };
+            let kind = if self.at_eol() {
+                ParseErrorKind::Missing
+            } else {
+                ParseErrorKind::Invalid
+            };
             return Err(self.err(key, kind, "KEY=INTEGER"));
         }
         self.u64(key)
@@ -224,16 +245,20 @@ impl<'a> Cursor<'a> {
     pub(crate) fn decimal(&mut self, field: &'static str) -> Result<f64, ParseError> {
         let word = self.word();
         parse_decimal(word).ok_or_else(|| {
-            let kind = if word.is_empty() { ParseErrorKind::Missing } else { ParseErrorKind::Invalid };
+            let kind = if word.is_empty() {
+                ParseErrorKind::Missing
+            } else {
+                ParseErrorKind::Invalid
+            };
             self.err(field, kind, "a non-negative decimal such as 0.44")
         })
     }
 }
 
 fn checked_decimal(digits: &[u8]) -> Option<u64> {
-    digits
-        .iter()
-        .try_fold(0u64, |v, &b| v.checked_mul(10)?.checked_add((b - b'0') as u64))
+    digits.iter().try_fold(0u64, |v, &b| {
+        v.checked_mul(10)?.checked_add((b - b'0') as u64)
+    })
 }
 
 /// Parses `INT[.FRAC]` with at most 18 digits on either side.

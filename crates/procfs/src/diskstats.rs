@@ -50,7 +50,13 @@ pub fn parse(buf: &[u8]) -> Result<Vec<DiskStat>, ParseError> {
 }
 
 fn small(c: &Cursor<'_>, v: u64, field: &'static str) -> Result<u32, ParseError> {
-    u32::try_from(v).map_err(|_| c.err(field, ParseErrorKind::Overflow, "a device number below 2^32"))
+    u32::try_from(v).map_err(|_| {
+        c.err(
+            field,
+            ParseErrorKind::Overflow,
+            "a device number below 2^32",
+        )
+    })
 }
 
 pub fn parse_into(buf: &[u8], out: &mut Vec<DiskStat>) -> Result<(), ParseError> {
@@ -66,8 +72,16 @@ pub fn parse_into(buf: &[u8], out: &mut Vec<DiskStat>) -> Result<(), ParseError>
         let minor = small(&c, minor, "minor")?;
         let name = c.word();
         let name = Name::new(name).ok_or_else(|| {
-            let kind = if name.is_empty() { ParseErrorKind::Missing } else { ParseErrorKind::TooLong };
-            c.err("name", kind, "a device name of 1 to 32 printable characters")
+            let kind = if name.is_empty() {
+                ParseErrorKind::Missing
+            } else {
+                ParseErrorKind::TooLong
+            };
+            c.err(
+                "name",
+                kind,
+                "a device name of 1 to 32 printable characters",
+            )
         })?;
         let d = DiskStat {
             major,
@@ -106,16 +120,29 @@ mod tests {
         let d = parse(b" 254       0 vda 4469 2255 1076386 2633 273 1125 11592 117 0 1096 2827 2966 70 37464 75 6 0\n").unwrap();
         let d = &d[0];
         assert_eq!((d.major, d.minor, d.name.as_str()), (254, 0, "vda"));
-        assert_eq!((d.reads_completed, d.read_sectors, d.write_sectors), (4469, 1076386, 11592));
+        assert_eq!(
+            (d.reads_completed, d.read_sectors, d.write_sectors),
+            (4469, 1076386, 11592)
+        );
         assert_eq!((d.io_time_ms, d.io_weighted_time_ms), (1096, 2827));
-        assert_eq!((d.discards_completed, d.discard_sectors), (Some(2966), Some(37464)));
+        assert_eq!(
+            (d.discards_completed, d.discard_sectors),
+            (Some(2966), Some(37464))
+        );
         assert_eq!((d.flushes_completed, d.flush_time_ms), (Some(6), Some(0)));
     }
 
     #[test]
     fn kernel_before_4_18_has_eleven_fields() {
         let d = parse(b"   8       0 sda 1 2 3 4 5 6 7 8 9 10 11\n").unwrap();
-        assert_eq!((d[0].io_weighted_time_ms, d[0].discards_completed, d[0].flushes_completed), (11, None, None));
+        assert_eq!(
+            (
+                d[0].io_weighted_time_ms,
+                d[0].discards_completed,
+                d[0].flushes_completed
+            ),
+            (11, None, None)
+        );
     }
 
     #[test]

@@ -35,9 +35,15 @@ mod tests {
         assert_eq!(r.label, "36");
         assert_eq!(r.counts, &[0, 4830]);
         assert_eq!(r.total, 4830);
-        assert_eq!(r.description, "PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0");
+        assert_eq!(
+            r.description,
+            "PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0"
+        );
         let loc = t.find("LOC").unwrap();
-        assert_eq!((loc.total, loc.description), (11686, "Local timer interrupts"));
+        assert_eq!(
+            (loc.total, loc.description),
+            (11686, "Local timer interrupts")
+        );
         let err = t.find("ERR").unwrap();
         assert_eq!((err.counts, err.description), (&[0u64][..], ""));
         assert_eq!(t.grand_total(), 1 + 4830 + 11686);
@@ -53,7 +59,10 @@ mod tests {
     #[test]
     fn bad_header() {
         let e = parse(b"  CPU0 GPU1\n").unwrap_err();
-        assert_eq!((e.line, e.field, e.kind), (1, "header", ParseErrorKind::Invalid));
+        assert_eq!(
+            (e.line, e.field, e.kind),
+            (1, "header", ParseErrorKind::Invalid)
+        );
     }
 
     #[test]

@@ -58,9 +58,12 @@ impl KeyValues {
 
     /// `(name, value)` pairs in file order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, u64)> + '_ {
-        self.entries
-            .iter()
-            .map(|e| (&self.names[e.name.start as usize..e.name.end as usize], e.value))
+        self.entries.iter().map(|e| {
+            (
+                &self.names[e.name.start as usize..e.name.end as usize],
+                e.value,
+            )
+        })
     }
 
     /// Linear lookup by name; use the typed accessors for hot paths.
@@ -117,7 +120,11 @@ pub(crate) fn parse_into(
                 c.err(
                     "name",
                     ParseErrorKind::Invalid,
-                    if layout.colon { "Name: VALUE [kB]" } else { "name VALUE" },
+                    if layout.colon {
+                        "Name: VALUE [kB]"
+                    } else {
+                        "name VALUE"
+                    },
                 )
             })?;
         let mut value = c.u64("value")?;

@@ -30,7 +30,11 @@ pub fn parse(buf: &[u8]) -> Result<Loadavg, ParseError> {
         .position(|&b| b == b'/')
         .and_then(|i| Some((parse_u64_word(&word[..i])?, parse_u64_word(&word[i + 1..])?)))
         .ok_or_else(|| {
-            let kind = if word.is_empty() { ParseErrorKind::Missing } else { ParseErrorKind::Invalid };
+            let kind = if word.is_empty() {
+                ParseErrorKind::Missing
+            } else {
+                ParseErrorKind::Invalid
+            };
             c.err("runnable/threads", kind, "RUNNABLE/TOTAL such as 1/78")
         })?;
     let last_pid = c.u64("last_pid")?;
@@ -58,7 +62,10 @@ mod tests {
     #[test]
     fn bad_runnable() {
         let e = parse(b"0.44 0.11 0.04 1-78 1618\n").unwrap_err();
-        assert_eq!((e.field, e.kind), ("runnable/threads", ParseErrorKind::Invalid));
+        assert_eq!(
+            (e.field, e.kind),
+            ("runnable/threads", ParseErrorKind::Invalid)
+        );
         let e = parse(b"0.44 0.11\n").unwrap_err();
         assert_eq!((e.field, e.kind), ("load15", ParseErrorKind::Missing));
     }

@@ -150,7 +150,10 @@ mod tests {
     #[test]
     fn bad_unit() {
         let e = parse(b"MemTotal: 100 MB\n").unwrap_err();
-        assert_eq!((e.line, e.field, e.kind), (1, "unit", ParseErrorKind::Invalid));
+        assert_eq!(
+            (e.line, e.field, e.kind),
+            (1, "unit", ParseErrorKind::Invalid)
+        );
     }
 
     #[test]

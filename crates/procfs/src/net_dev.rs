@@ -47,13 +47,20 @@ pub fn parse_into(buf: &[u8], out: &mut Vec<NetDev>) -> Result<(), ParseError> {
     }
     while !c.at_end() {
         if out.len() >= MAX_ROWS {
-            return Err(c.err("interface", ParseErrorKind::TooMany, "at most 2^20 interfaces"));
+            return Err(c.err(
+                "interface",
+                ParseErrorKind::TooMany,
+                "at most 2^20 interfaces",
+            ));
         }
         // Old kernels print `eth0:123` with no blank when the first count is wide.
-        let name = c
-            .take_until(b':')
-            .and_then(Name::new)
-            .ok_or_else(|| c.err("interface", ParseErrorKind::Invalid, "NAME: followed by 16 counters"))?;
+        let name = c.take_until(b':').and_then(Name::new).ok_or_else(|| {
+            c.err(
+                "interface",
+                ParseErrorKind::Invalid,
+                "NAME: followed by 16 counters",
+            )
+        })?;
         out.push(NetDev {
             name,
             rx_bytes: c.u64("rx_bytes")?,
@@ -86,23 +93,39 @@ mod tests {
 
     #[test]
     fn exact_values() {
-        let s = format!("{HEAD}    lo:    3193      29    0    0    0     0          0         0     3193      29    0    0    0     0       0          0\n  eth0: 9022969     376    0    1    0     0          0         0    23741     308    0    0    0     0       0          0\n");
+        let s = format!(
+            "{HEAD}    lo:    3193      29    0    0    0     0          0         0     3193      29    0    0    0     0       0          0\n  eth0: 9022969     376    0    1    0     0          0         0    23741     308    0    0    0     0       0          0\n"
+        );
         let v = parse(s.as_bytes()).unwrap();
         assert_eq!(v.len(), 2);
-        assert_eq!((v[1].name.as_str(), v[1].rx_bytes, v[1].rx_drop, v[1].tx_packets), ("eth0", 9022969, 1, 308));
+        assert_eq!(
+            (
+                v[1].name.as_str(),
+                v[1].rx_bytes,
+                v[1].rx_drop,
+                v[1].tx_packets
+            ),
+            ("eth0", 9022969, 1, 308)
+        );
     }
 
     #[test]
     fn name_glued_to_first_counter() {
         let s = format!("{HEAD}eth0:12345 1 0 0 0 0 0 0 9 2 0 0 0 0 0 0\n");
         let v = parse(s.as_bytes()).unwrap();
-        assert_eq!((v[0].name.as_str(), v[0].rx_bytes, v[0].tx_bytes), ("eth0", 12345, 9));
+        assert_eq!(
+            (v[0].name.as_str(), v[0].rx_bytes, v[0].tx_bytes),
+            ("eth0", 12345, 9)
+        );
     }
 
     #[test]
     fn missing_counter() {
         let s = format!("{HEAD}eth0: 1 2 3\n");
         let e = parse(s.as_bytes()).unwrap_err();
-        assert_eq!((e.line, e.field, e.kind), (3, "rx_drop", ParseErrorKind::Missing));
+        assert_eq!(
+            (e.line, e.field, e.kind),
+            (3, "rx_drop", ParseErrorKind::Missing)
+        );
     }
 }

@@ -83,7 +83,10 @@ mod tests {
     fn exact_values() {
         let p = parse(b"some avg10=2.45 avg60=1.50 avg300=0.39 total=1419654\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n").unwrap();
         let s = p.some.unwrap();
-        assert_eq!((s.avg10_pct, s.avg60_pct, s.avg300_pct, s.total_usec), (2.45, 1.5, 0.39, 1419654));
+        assert_eq!(
+            (s.avg10_pct, s.avg60_pct, s.avg300_pct, s.total_usec),
+            (2.45, 1.5, 0.39, 1419654)
+        );
         assert_eq!(p.full.unwrap().total_usec, 0);
     }
 

@@ -66,26 +66,48 @@ impl Reader {
         self.max_file_bytes = bytes.max(1);
     }
 
+    pub fn max_file_bytes(&self) -> usize {
+        self.max_file_bytes
+    }
+
     /// The raw bytes of `source`.
     pub fn read_raw(&mut self, source: Source) -> Result<&[u8]> {
+        match self.read_raw_io(source) {
+            Ok(n) => Ok(&self.buf[..n]),
+            Err(e) => Err(too_large_or_io(
+                &self.paths[source as usize],
+                e,
+                self.max_file_bytes,
+            )),
+        }
+    }
+
+    /// Reads `source` into the buffer; returns its length. Errors carry no path
+    /// yet, so that a missing optional file costs no allocation.
+    pub(crate) fn read_raw_io(&mut self, source: Source) -> std::io::Result<usize> {
         let i = source as usize;
         let path = &self.paths[i];
-        let n = if self.keep_open {
-            if self.kept[i].is_none() {
-                self.kept[i] = Some(File::open(path).map_err(|e| Error::from_io(path, e))?);
-            }
-            let file = self.kept[i].as_ref().expect("opened above");
-            let r = fill(&mut self.buf, self.max_file_bytes, |b, off| file.read_at(b, off as u64));
-            if r.is_err() {
-                // A file that vanished (or a device that went away) is reopened next time.
-                self.kept[i] = None;
-            }
-            r
-        } else {
-            File::open(path).and_then(|mut f| fill(&mut self.buf, self.max_file_bytes, |b, _| f.read(b)))
+        if !self.keep_open {
+            let mut f = File::open(path)?;
+            return fill(&mut self.buf, self.max_file_bytes, |b, _| f.read(b));
         }
-        .map_err(|e| too_large_or_io(path, e, self.max_file_bytes))?;
-        Ok(&self.buf[..n])
+        if self.kept[i].is_none() {
+            self.kept[i] = Some(File::open(path)?);
+        }
+        let file = self.kept[i].as_ref().expect("opened above");
+        let r = fill(&mut self.buf, self.max_file_bytes, |b, off| {
+            file.read_at(b, off as u64)
+        });
+        if r.is_err() {
+            // A file that vanished (or a device that went away) is reopened next time.
+            self.kept[i] = None;
+        }
+        r
+    }
+
+    /// The bytes of the last read.
+    pub(crate) fn buffer(&self, len: usize) -> &[u8] {
+        &self.buf[..len]
     }
 
     /// Reads `source` and hands its bytes to `parse`; a parse failure is reported
@@ -105,7 +127,11 @@ impl Reader {
     /// Reads a small file below the sys root (or, with `proc`, the proc root)
     /// as text. Not for the hot path.
     fn read_text(&mut self, root_is_proc: bool, rel: &str) -> Result<String> {
-        let root = if root_is_proc { &self.proc_root } else { &self.sys_root };
+        let root = if root_is_proc {
+            &self.proc_root
+        } else {
+            &self.sys_root
+        };
         let path = root.join(rel);
         let n = File::open(&path)
             .and_then(|mut f| fill(&mut self.buf, self.max_file_bytes, |b, _| f.read(b)))
@@ -152,7 +178,10 @@ impl Reader {
         if let Ok(dir) = std::fs::read_dir(self.sys_root.join("devices/system/node")) {
             for entry in dir.flatten() {
                 let name = entry.file_name();
-                let Some(n) = name.to_str().and_then(|s| s.strip_prefix("node")).and_then(|s| s.parse::<u32>().ok())
+                let Some(n) = name
+                    .to_str()
+                    .and_then(|s| s.strip_prefix("node"))
+                    .and_then(|s| s.parse::<u32>().ok())
                 else {
                     continue;
                 };
@@ -194,7 +223,7 @@ impl std::fmt::Display for TooLarge {
 }
 impl std::error::Error for TooLarge {}
 
-fn too_large_or_io(path: &Path, e: std::io::Error, limit: usize) -> Error {
+pub(crate) fn too_large_or_io(path: &Path, e: std::io::Error, limit: usize) -> Error {
     if e.get_ref().is_some_and(|inner| inner.is::<TooLarge>()) {
         Error::TooLarge {
             path: path.to_path_buf(),

@@ -99,7 +99,8 @@ impl SystemSample {
     }
 
     pub fn pressure(&self, r: Resource) -> Option<&Pressure> {
-        self.ok(Source::pressure(r)).then(|| &self.pressure[r as usize])
+        self.ok(Source::pressure(r))
+            .then(|| &self.pressure[r as usize])
     }
 
     /// Parses `bytes` as `source` into this sample.
@@ -111,12 +112,18 @@ impl SystemSample {
             Source::Meminfo => meminfo::parse_into(bytes, &mut self.meminfo),
             Source::Vmstat => vmstat::parse_into(bytes, &mut self.vmstat),
             Source::Loadavg => loadavg::parse(bytes).map(|l| self.loadavg = l),
-            Source::PressureCpu => pressure::parse(bytes).map(|p| self.pressure[Resource::Cpu as usize] = p),
+            Source::PressureCpu => {
+                pressure::parse(bytes).map(|p| self.pressure[Resource::Cpu as usize] = p)
+            }
             Source::PressureMemory => {
                 pressure::parse(bytes).map(|p| self.pressure[Resource::Memory as usize] = p)
             }
-            Source::PressureIo => pressure::parse(bytes).map(|p| self.pressure[Resource::Io as usize] = p),
-            Source::PressureIrq => pressure::parse(bytes).map(|p| self.pressure[Resource::Irq as usize] = p),
+            Source::PressureIo => {
+                pressure::parse(bytes).map(|p| self.pressure[Resource::Io as usize] = p)
+            }
+            Source::PressureIrq => {
+                pressure::parse(bytes).map(|p| self.pressure[Resource::Irq as usize] = p)
+            }
             Source::Diskstats => diskstats::parse_into(bytes, &mut self.diskstats),
             Source::NetDev => net_dev::parse_into(bytes, &mut self.net_dev),
             Source::Schedstat => schedstat::parse_into(bytes, &mut self.schedstat),
@@ -143,8 +150,9 @@ impl Reader {
         for &source in sources {
             let i = source as usize;
             let t0 = Instant::now();
-            let (status, cost) = match self.read_raw(source) {
-                Ok(bytes) => {
+            let (status, cost) = match self.read_raw_io(source) {
+                Ok(n) => {
+                    let bytes = self.buffer(n);
                     let read_ns = elapsed_ns(t0);
                     let len = bytes.len() as u64;
                     let t1 = Instant::now();
@@ -166,8 +174,16 @@ impl Reader {
                     };
                     (status, cost)
                 }
-                Err(e) if e.is_not_found() => (SourceStatus::Missing, SourceCost::default()),
-                Err(e) => (SourceStatus::Failed(e.to_string()), SourceCost::default()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    (SourceStatus::Missing, SourceCost::default())
+                }
+                Err(e) => (
+                    SourceStatus::Failed(
+                        crate::reader::too_large_or_io(self.path(source), e, self.max_file_bytes())
+                            .to_string(),
+                    ),
+                    SourceCost::default(),
+                ),
             };
             sample.status[i] = status;
             sample.cost[i] = cost;
@@ -193,10 +209,18 @@ impl Serialize for SystemSample {
                 Source::Meminfo => m.serialize_entry(key, &self.meminfo)?,
                 Source::Vmstat => m.serialize_entry(key, &self.vmstat)?,
                 Source::Loadavg => m.serialize_entry(key, &self.loadavg)?,
-                Source::PressureCpu => m.serialize_entry(key, &self.pressure[Resource::Cpu as usize])?,
-                Source::PressureMemory => m.serialize_entry(key, &self.pressure[Resource::Memory as usize])?,
-                Source::PressureIo => m.serialize_entry(key, &self.pressure[Resource::Io as usize])?,
-                Source::PressureIrq => m.serialize_entry(key, &self.pressure[Resource::Irq as usize])?,
+                Source::PressureCpu => {
+                    m.serialize_entry(key, &self.pressure[Resource::Cpu as usize])?
+                }
+                Source::PressureMemory => {
+                    m.serialize_entry(key, &self.pressure[Resource::Memory as usize])?
+                }
+                Source::PressureIo => {
+                    m.serialize_entry(key, &self.pressure[Resource::Io as usize])?
+                }
+                Source::PressureIrq => {
+                    m.serialize_entry(key, &self.pressure[Resource::Irq as usize])?
+                }
                 Source::Diskstats => m.serialize_entry(key, &self.diskstats)?,
                 Source::NetDev => m.serialize_entry(key, &self.net_dev)?,
                 Source::Schedstat => m.serialize_entry(key, &self.schedstat)?,

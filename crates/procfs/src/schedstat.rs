@@ -63,7 +63,9 @@ pub fn parse_into(buf: &[u8], out: &mut Schedstat) -> Result<(), ParseError> {
             _ if key.len() > 3 && key.starts_with(b"cpu") => {
                 let cpu = parse_u64_word(&key[3..])
                     .filter(|&n| n < MAX_CPUS as u64)
-                    .ok_or_else(|| c.err("cpu", ParseErrorKind::Invalid, "cpuN with N below 65536"))?;
+                    .ok_or_else(|| {
+                        c.err("cpu", ParseErrorKind::Invalid, "cpuN with N below 65536")
+                    })?;
                 if out.cpus.len() >= MAX_CPUS {
                     return Err(c.err("cpu", ParseErrorKind::TooMany, "at most 65536 cpu lines"));
                 }
@@ -100,7 +102,15 @@ mod tests {
         let s = parse(b"version 15\ntimestamp 4294937296\ncpu0 0 0 10 2 30 4 123456 789 55\ndomain0 3 1 2 3\ncpu1 1 0 11 3 31 5 223456 889 65\n").unwrap();
         assert_eq!((s.version, s.timestamp_jiffies), (15, 4294937296));
         assert_eq!(s.cpus.len(), 2);
-        assert_eq!((s.cpus[1].cpu, s.cpus[1].running_ns, s.cpus[1].waiting_ns, s.cpus[1].timeslices), (1, 223456, 889, 65));
+        assert_eq!(
+            (
+                s.cpus[1].cpu,
+                s.cpus[1].running_ns,
+                s.cpus[1].waiting_ns,
+                s.cpus[1].timeslices
+            ),
+            (1, 223456, 889, 65)
+        );
     }
 
     #[test]

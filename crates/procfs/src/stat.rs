@@ -112,7 +112,9 @@ impl CpuTimes {
     /// Sum of all modes except guest and guest_nice (which user and nice include).
     pub fn total_ticks(&self) -> u64 {
         let n = (self.columns as usize).min(CpuMode::Guest as usize);
-        self.ticks[..n].iter().fold(0u64, |a, &b| a.saturating_add(b))
+        self.ticks[..n]
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b))
     }
 
     pub fn columns(&self) -> usize {
@@ -246,12 +248,17 @@ pub fn parse_into(buf: &[u8], out: &mut Stat) -> Result<(), ParseError> {
             _ if key.len() > 3 && key.starts_with(b"cpu") => {
                 let cpu = crate::cursor::parse_u64_word(&key[3..])
                     .filter(|&n| n < MAX_CPUS as u64)
-                    .ok_or_else(|| c.err("cpu", ParseErrorKind::Invalid, "cpuN with N below 65536"))?;
+                    .ok_or_else(|| {
+                        c.err("cpu", ParseErrorKind::Invalid, "cpuN with N below 65536")
+                    })?;
                 if out.cpus.len() >= MAX_CPUS {
                     return Err(c.err("cpu", ParseErrorKind::TooMany, "at most 65536 cpu rows"));
                 }
                 let times = parse_cpu_row(&mut c)?;
-                out.cpus.push(PerCpuTimes { cpu: cpu as u32, times });
+                out.cpus.push(PerCpuTimes {
+                    cpu: cpu as u32,
+                    times,
+                });
             }
             _ => {}
         }
@@ -265,7 +272,12 @@ pub fn parse_into(buf: &[u8], out: &mut Stat) -> Result<(), ParseError> {
         (seen_processes, "processes"),
     ] {
         if !seen {
-            return Err(ParseError::new(line, field, ParseErrorKind::Missing, "a line starting with this key"));
+            return Err(ParseError::new(
+                line,
+                field,
+                ParseErrorKind::Missing,
+                "a line starting with this key",
+            ));
         }
     }
     Ok(())
@@ -299,7 +311,10 @@ softirq 25391 0 2418 3 610 4826 0 3 9441 0 8090
         assert_eq!(s.cpus[1].times.ticks(CpuMode::Softirq), Some(11));
         assert_eq!(s.intr_total, 71445);
         assert_eq!(s.irq_counts, vec![0, 3, 0, 12]);
-        assert_eq!((s.ctxt, s.btime_secs, s.processes), (155874, 1795315880, 1614));
+        assert_eq!(
+            (s.ctxt, s.btime_secs, s.processes),
+            (155874, 1795315880, 1614)
+        );
         assert_eq!((s.procs_running, s.procs_blocked), (Some(1), Some(0)));
         assert_eq!(s.softirq_total, Some(25391));
         assert_eq!(s.softirq_counts.len(), 10);
@@ -316,7 +331,8 @@ softirq 25391 0 2418 3 610 4826 0 3 9441 0 8090
 
     #[test]
     fn newer_kernel_extra_column_and_unknown_line() {
-        let s = parse(b"cpu  1 2 3 4 5 6 7 8 9 10 11\nfuture 1 2\nctxt 1\nbtime 2\nprocesses 3\n").unwrap();
+        let s = parse(b"cpu  1 2 3 4 5 6 7 8 9 10 11\nfuture 1 2\nctxt 1\nbtime 2\nprocesses 3\n")
+            .unwrap();
         assert_eq!(s.total.columns(), 10);
         assert_eq!(s.total.ticks(CpuMode::GuestNice), Some(10));
     }
@@ -330,7 +346,10 @@ softirq 25391 0 2418 3 610 4826 0 3 9441 0 8090
     #[test]
     fn garbage_in_cpu_row_names_line_and_field() {
         let e = parse(b"cpu  1 2 3 4\ncpu0 1 x 3 4\n").unwrap_err();
-        assert_eq!((e.line, e.field, e.kind), (2, "nice_ticks", ParseErrorKind::Invalid));
+        assert_eq!(
+            (e.line, e.field, e.kind),
+            (2, "nice_ticks", ParseErrorKind::Invalid)
+        );
     }
 
     #[test]

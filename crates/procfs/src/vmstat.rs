@@ -82,7 +82,8 @@ mod tests {
 
     #[test]
     fn exact_values() {
-        let v = parse(b"nr_free_pages 814857\npgfault 123\npgmajfault 4\nsomething_new 9\n").unwrap();
+        let v =
+            parse(b"nr_free_pages 814857\npgfault 123\npgmajfault 4\nsomething_new 9\n").unwrap();
         assert_eq!(v.get(VmKey::NrFreePages), Some(814857));
         assert_eq!(v.get(VmKey::Pgfault), Some(123));
         assert_eq!(v.get(VmKey::OomKill), None);

@@ -1,0 +1,251 @@
+//! Every reader against the committed fixture trees: exact values, format
+//! variants, and cross-file consistency of the generated big machines.
+
+use procfs::meminfo::MemKey;
+use procfs::pressure::Resource;
+use procfs::stat::CpuMode;
+use procfs::vmstat::VmKey;
+use procfs::{Reader, Source, SourceStatus, SystemSample};
+
+fn sample_of(tree: &str) -> (Reader, SystemSample) {
+    let (proc_root, sys_root) = fixtures::roots(tree);
+    let mut r = Reader::new(proc_root, sys_root);
+    let mut s = SystemSample::default();
+    r.read_sample(&Source::ALL, &mut s);
+    (r, s)
+}
+
+#[test]
+fn this_machine_exact_values() {
+    let (mut r, s) = sample_of("this-machine");
+    for source in Source::ALL {
+        let expected = if matches!(source, Source::PressureIrq | Source::Schedstat) {
+            SourceStatus::Missing
+        } else {
+            SourceStatus::Ok
+        };
+        assert_eq!(s.status[source as usize], expected, "{}", source.name());
+    }
+    assert_eq!(s.stat.total.ticks(CpuMode::User), Some(2808));
+    assert_eq!(s.stat.total.ticks(CpuMode::Idle), Some(71968));
+    assert_eq!(s.stat.total.ticks(CpuMode::Steal), Some(23));
+    assert_eq!(s.stat.cpus.len(), 2);
+    assert_eq!(s.stat.cpus[1].times.ticks(CpuMode::System), Some(389));
+    assert_eq!(s.stat.irq_counts.len(), 424);
+    assert_eq!(
+        (s.stat.ctxt, s.stat.btime_secs, s.stat.processes),
+        (185342, 1795315880, 3140)
+    );
+    assert_eq!(
+        (s.stat.procs_running, s.stat.procs_blocked),
+        (Some(1), Some(0))
+    );
+    assert_eq!(s.stat.softirq_total, Some(48021));
+    assert_eq!(s.stat.softirq_counts[7], 19790);
+    assert_eq!(s.meminfo.get(MemKey::MemTotal), Some(24682416 * 1024));
+    assert_eq!(s.meminfo.get(MemKey::MemAvailable), Some(24278092 * 1024));
+    assert_eq!(s.vmstat.all().len(), 192);
+    assert_eq!(s.vmstat.get(VmKey::Pgfault), Some(1355638));
+    assert_eq!(
+        (
+            s.loadavg.load1,
+            s.loadavg.runnable,
+            s.loadavg.threads,
+            s.loadavg.last_pid
+        ),
+        (0.35, 1, 75, 3139)
+    );
+    let cpu = s.pressure(Resource::Cpu).unwrap().some.unwrap();
+    assert_eq!((cpu.avg10_pct, cpu.total_usec), (2.32, 2603376));
+    assert!(s.pressure(Resource::Irq).is_none());
+    let vda = s
+        .diskstats
+        .iter()
+        .find(|d| d.name.as_str() == "vda")
+        .unwrap();
+    assert_eq!(
+        (vda.reads_completed, vda.read_sectors, vda.flushes_completed),
+        (4808, 1716330, Some(22))
+    );
+    let eth0 = s
+        .net_dev
+        .iter()
+        .find(|d| d.name.as_str() == "eth0")
+        .unwrap();
+    assert_eq!((eth0.rx_bytes, eth0.tx_packets), (19522425, 1117));
+    assert_eq!(s.interrupts.len(), 35);
+    assert_eq!(s.interrupts.find("LOC").unwrap().counts, &[13402, 14210]);
+    assert_eq!(
+        s.interrupts.find("24").unwrap().description,
+        "IO-APIC   5-edge      ACPI:Ged"
+    );
+    assert_eq!(s.softirqs.find("TIMER").unwrap().counts, &[3001, 3911]);
+
+    let t = r.read_topology().unwrap();
+    assert_eq!(t.online.cpus(), &[0, 1]);
+    assert_eq!(t.isolated.as_ref().map(|l| l.len()), Some(0));
+    assert_eq!(t.nohz_full, None);
+    assert_eq!(t.housekeeping().cpus(), &[0, 1]);
+    assert_eq!(t.cpus.len(), 2);
+    assert_eq!(t.cpus[1].core_id, Some(1));
+}
+
+#[test]
+fn old_kernel_without_memavailable_or_pressure() {
+    let (_, s) = sample_of("linux-2.6.32");
+    assert!(s.ok(Source::Stat) && s.ok(Source::Meminfo) && s.ok(Source::Diskstats));
+    assert_eq!(s.stat.total.columns(), 9);
+    assert_eq!(s.stat.total.ticks(CpuMode::Guest), Some(0));
+    assert_eq!(s.stat.total.ticks(CpuMode::GuestNice), None);
+    assert_eq!(s.meminfo.get(MemKey::MemAvailable), None);
+    assert_eq!(s.meminfo.get(MemKey::MemFree), Some(830868 * 1024));
+    for r in Resource::ALL {
+        assert_eq!(
+            s.status[Source::pressure(r) as usize],
+            SourceStatus::Missing
+        );
+    }
+    assert_eq!(s.diskstats[0].io_weighted_time_ms, 1221512);
+    assert_eq!(s.diskstats[0].discards_completed, None);
+    assert_eq!(
+        s.net_dev[1].rx_bytes, 68210868,
+        "name glued to the first counter"
+    );
+    assert_eq!(s.softirqs.find("BLOCK_IOPOLL").unwrap().total, 0);
+    assert_eq!(s.schedstat.cpus[1].running_ns, 98773431020);
+    assert_eq!(s.vmstat.get(VmKey::OomKill), None);
+}
+
+#[test]
+fn newer_kernel_with_extra_columns_keys_and_lines() {
+    let (_, s) = sample_of("linux-future");
+    for source in Source::ALL {
+        assert!(
+            s.ok(source),
+            "{}: {:?}",
+            source.name(),
+            s.status[source as usize]
+        );
+    }
+    assert_eq!(s.stat.total.columns(), 10, "an 11th column is ignored");
+    assert_eq!(s.stat.total.ticks(CpuMode::User), Some(2808));
+    assert_eq!(s.meminfo.all().get("FutureMem"), Some(4096 * 1024));
+    assert_eq!(s.vmstat.all().get("future_event"), Some(99));
+    assert_eq!(
+        s.diskstats
+            .iter()
+            .find(|d| d.name.as_str() == "vda")
+            .unwrap()
+            .flush_time_ms,
+        Some(0)
+    );
+    assert_eq!(
+        s.pressure(Resource::Irq).unwrap().full.unwrap().total_usec,
+        123
+    );
+    assert_eq!(s.schedstat.version, 17);
+}
+
+fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
+    let (mut r, s) = sample_of(tree);
+    for source in Source::ALL {
+        assert!(
+            s.ok(source),
+            "{tree} {}: {:?}",
+            source.name(),
+            s.status[source as usize]
+        );
+    }
+    assert_eq!(s.stat.cpus.len(), cpus);
+    assert_eq!(s.interrupts.cpus().len(), cpus);
+    assert_eq!(s.interrupts.len(), device_irqs + 12 + 2);
+    // The total row is the sum of the per-CPU rows, mode by mode.
+    for mode in CpuMode::ALL {
+        let sum: u64 = s
+            .stat
+            .cpus
+            .iter()
+            .map(|c| c.times.ticks(mode).unwrap())
+            .sum();
+        assert_eq!(s.stat.total.ticks(mode), Some(sum), "{mode:?}");
+    }
+    // intr total = every row of /proc/interrupts; per-IRQ counts match rows.
+    assert_eq!(s.stat.intr_total, s.interrupts.grand_total());
+    for row in s
+        .interrupts
+        .rows()
+        .filter(|r| r.label.parse::<usize>().is_ok())
+    {
+        let irq: usize = row.label.parse().unwrap();
+        assert_eq!(s.stat.irq_counts[irq], row.total, "irq {irq}");
+    }
+    // softirq line = per-vector totals of /proc/softirqs.
+    assert_eq!(s.stat.softirq_total, Some(s.softirqs.grand_total()));
+    for (i, row) in s.softirqs.rows().enumerate() {
+        assert_eq!(s.stat.softirq_counts[i], row.total, "{}", row.label);
+    }
+    assert_eq!(s.schedstat.cpus.len(), cpus);
+    let t = r.read_topology().unwrap();
+    assert_eq!(t.online.len(), cpus);
+    assert!(t.cpus.iter().all(|c| c.numa_node.is_some()));
+}
+
+#[test]
+fn cpu256_irq3000_is_consistent() {
+    check_big_machine("cpu256-irq3000", 256, 3000);
+    let (proc_root, sys_root) = fixtures::roots("cpu256-irq3000");
+    let t = Reader::new(proc_root, sys_root).read_topology().unwrap();
+    assert_eq!(t.isolated.as_ref().unwrap().to_string(), "8-15");
+    assert_eq!(
+        t.boot.isolcpus.as_ref().unwrap().flags,
+        vec!["managed_irq", "domain"]
+    );
+    assert_eq!(t.housekeeping().to_string(), "0-7,16-255");
+}
+
+#[test]
+fn cpu4096_is_consistent() {
+    check_big_machine("cpu4096", 4096, 200);
+}
+
+#[test]
+fn generated_trees_match_the_generator() {
+    for (name, m) in fixtures::generate::committed() {
+        for (rel, bytes) in fixtures::generate::big_machine(m) {
+            let path = fixtures::dir().join(name).join(&rel);
+            let committed =
+                std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(
+                committed == bytes,
+                "{} is stale: run `cargo run -p fixtures --bin write-fixtures -- generate`",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn keep_open_pread_reads_the_same() {
+    let (proc_root, sys_root) = fixtures::roots("cpu256-irq3000");
+    let mut a = Reader::new(&proc_root, &sys_root);
+    let mut b = Reader::new(&proc_root, &sys_root);
+    b.set_keep_open(true);
+    for _ in 0..2 {
+        for source in Source::ALL {
+            let x = a.read_raw(source).unwrap().to_vec();
+            assert_eq!(b.read_raw(source).unwrap(), &x[..], "{}", source.name());
+        }
+    }
+}
+
+#[test]
+fn sample_serializes_to_json_with_units_in_names() {
+    let (_, s) = sample_of("this-machine");
+    let v: serde_json::Value = serde_json::to_value(&s).unwrap();
+    assert_eq!(v["stat"]["total"]["user_ticks"], 2808);
+    assert_eq!(v["meminfo"]["MemTotal"], 24682416u64 * 1024);
+    assert_eq!(v["pressure/cpu"]["some"]["total_usec"], 2603376);
+    assert_eq!(v["interrupts"]["rows"][0]["label"], "24");
+    assert_eq!(v["status"]["schedstat"]["status"], "missing");
+    assert!(v.get("schedstat").is_none());
+}

@@ -1,0 +1,121 @@
+//! Property-based fuzzing of every parser, run by the test suite: arbitrary
+//! bytes, and valid files with bytes flipped, cut or spliced, must give `Ok` or
+//! a `ParseError` whose line lies within the input, never a panic. (Coverage-
+//! guided fuzz targets for the same parsers live in `fuzz/`.)
+
+use proptest::prelude::*;
+
+type Parser = fn(&[u8]) -> Result<(), procfs::ParseError>;
+
+fn parsers() -> Vec<(&'static str, Parser)> {
+    vec![
+        ("stat", |b| procfs::stat::parse(b).map(drop)),
+        ("interrupts", |b| procfs::interrupts::parse(b).map(drop)),
+        ("softirqs", |b| procfs::softirqs::parse(b).map(drop)),
+        ("meminfo", |b| procfs::meminfo::parse(b).map(drop)),
+        ("vmstat", |b| procfs::vmstat::parse(b).map(drop)),
+        ("loadavg", |b| procfs::loadavg::parse(b).map(drop)),
+        ("pressure/cpu", |b| procfs::pressure::parse(b).map(drop)),
+        ("diskstats", |b| procfs::diskstats::parse(b).map(drop)),
+        ("net/dev", |b| procfs::net_dev::parse(b).map(drop)),
+        ("schedstat", |b| procfs::schedstat::parse(b).map(drop)),
+        ("cmdline", |b| {
+            procfs::cpu::parse_cmdline(&String::from_utf8_lossy(b)).map(drop)
+        }),
+    ]
+}
+
+fn seeds() -> Vec<(usize, Vec<u8>)> {
+    let mut out = Vec::new();
+    for (i, (name, _)) in parsers().iter().enumerate() {
+        for tree in ["this-machine", "linux-2.6.32", "linux-future"] {
+            let (proc_root, _) = fixtures::roots(tree);
+            if let Ok(b) = std::fs::read(proc_root.join(name)) {
+                out.push((i, b));
+            }
+        }
+    }
+    out
+}
+
+fn check(parser: usize, bytes: &[u8]) {
+    let (_, f) = parsers()[parser];
+    if let Err(e) = f(bytes) {
+        let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+        assert!(e.line >= 1 && e.line <= lines, "line {} of {lines}", e.line);
+        assert!(!e.to_string().is_empty());
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    Flip(usize, u8),
+    Cut(usize),
+    Insert(usize, Vec<u8>),
+    Dup(usize, usize),
+}
+
+fn mutate(mut b: Vec<u8>, muts: &[Mutation]) -> Vec<u8> {
+    for m in muts {
+        if b.is_empty() {
+            break;
+        }
+        match m {
+            Mutation::Flip(i, v) => {
+                let i = i % b.len();
+                b[i] = *v;
+            }
+            Mutation::Cut(i) => b.truncate(i % b.len()),
+            Mutation::Insert(i, bytes) => {
+                let i = i % b.len();
+                b.splice(i..i, bytes.iter().copied());
+            }
+            Mutation::Dup(i, n) => {
+                let i = i % b.len();
+                let end = (i + n).min(b.len());
+                let chunk = b[i..end].to_vec();
+                b.splice(i..i, chunk);
+            }
+        }
+    }
+    b
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let interesting = prop_oneof![
+        Just(b'\n'),
+        Just(b' '),
+        Just(b'\0'),
+        Just(b':'),
+        Just(b'-'),
+        Just(b'9'),
+        Just(b'.'),
+        Just(b'='),
+        any::<u8>()
+    ];
+    prop_oneof![
+        (any::<usize>(), interesting).prop_map(|(i, v)| Mutation::Flip(i, v)),
+        any::<usize>().prop_map(Mutation::Cut),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 0..40))
+            .prop_map(|(i, b)| Mutation::Insert(i, b)),
+        (any::<usize>(), 0usize..4096).prop_map(|(i, n)| Mutation::Dup(i, n)),
+        (any::<usize>(), Just(b"99999999999999999999999".to_vec()))
+            .prop_map(|(i, b)| Mutation::Insert(i, b)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(parser in 0usize..11, bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        check(parser, &bytes);
+    }
+
+    #[test]
+    fn mutated_real_files_never_panic(seed in any::<prop::sample::Index>(), muts in prop::collection::vec(mutation(), 1..6)) {
+        let seeds = seeds();
+        let (parser, bytes) = &seeds[seed.index(seeds.len())];
+        check(*parser, &mutate(bytes.clone(), &muts));
+    }
+}

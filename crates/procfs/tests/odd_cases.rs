@@ -1,0 +1,174 @@
+//! Odd inputs built in temp dirs: bad content must give a typed error naming
+//! the file, line and field; a bad source never spoils the others.
+
+use procfs::{Error, ParseErrorKind, Reader, Source, SourceStatus, SystemSample};
+
+fn reader(t: &fixtures::Tree) -> Reader {
+    Reader::new(t.proc_root(), t.sys_root())
+}
+
+fn parse_err(e: Error) -> (String, procfs::ParseError) {
+    match e {
+        Error::Parse { path, source } => (path.display().to_string(), source),
+        other => panic!("expected a parse error, got {other}"),
+    }
+}
+
+#[test]
+fn missing_file_is_not_found() {
+    let t = fixtures::Tree::empty();
+    let e = reader(&t)
+        .read_with(Source::Stat, procfs::stat::parse)
+        .unwrap_err();
+    assert!(e.is_not_found(), "{e}");
+    assert!(e.to_string().contains("stat: not found"), "{e}");
+}
+
+#[test]
+fn truncated_stat_names_file_and_line() {
+    let t = fixtures::Tree::copy_of("this-machine");
+    let full = std::fs::read(t.proc_root().join("stat")).unwrap();
+    t.proc_file("stat", &full[..full.len() / 2]);
+    let (path, e) = parse_err(
+        reader(&t)
+            .read_with(Source::Stat, procfs::stat::parse)
+            .unwrap_err(),
+    );
+    assert!(path.ends_with("proc/stat"));
+    assert_eq!(e.kind, ParseErrorKind::Truncated);
+    assert!(e.line >= 4);
+}
+
+#[test]
+fn nul_bytes_are_invalid_not_a_panic() {
+    let t = fixtures::Tree::empty();
+    t.proc_file("meminfo", b"MemTotal: 1\0 kB\n");
+    let (_, e) = parse_err(
+        reader(&t)
+            .read_with(Source::Meminfo, procfs::meminfo::parse)
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (e.line, e.field, e.kind),
+        (1, "value", ParseErrorKind::Invalid)
+    );
+}
+
+#[test]
+fn garbage_bytes_name_the_field() {
+    let t = fixtures::Tree::empty();
+    t.proc_file("loadavg", b"\xff\xfe garbage\n");
+    let err = reader(&t)
+        .read_with(Source::Loadavg, procfs::loadavg::parse)
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("loadavg") && msg.contains("line 1") && msg.contains("load1"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn line_of_several_megabytes_is_bounded() {
+    // A 4 MiB `intr` line holds 2^21 counts, twice the parser's bound.
+    let t = fixtures::Tree::empty();
+    let mut s = b"cpu  1 2 3 4\nintr 5".to_vec();
+    s.extend(std::iter::repeat_n(b" 1".as_slice(), 2 << 20).flatten());
+    s.extend_from_slice(b"\nctxt 1\nbtime 2\nprocesses 3\n");
+    t.proc_file("stat", &s);
+    let (_, e) = parse_err(
+        reader(&t)
+            .read_with(Source::Stat, procfs::stat::parse)
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (e.line, e.field, e.kind),
+        (2, "intr", ParseErrorKind::TooMany)
+    );
+}
+
+#[test]
+fn long_garbage_line_in_meminfo() {
+    let t = fixtures::Tree::empty();
+    let mut s = b"MemTotal: ".to_vec();
+    s.extend(std::iter::repeat_n(b'9', 3 << 20));
+    s.extend_from_slice(b" kB\n");
+    t.proc_file("meminfo", &s);
+    let (_, e) = parse_err(
+        reader(&t)
+            .read_with(Source::Meminfo, procfs::meminfo::parse)
+            .unwrap_err(),
+    );
+    assert_eq!((e.field, e.kind), ("value", ParseErrorKind::Overflow));
+}
+
+#[test]
+fn file_above_size_limit() {
+    let t = fixtures::Tree::empty();
+    t.proc_file("vmstat", vec![b'a'; 300 << 10]);
+    let mut r = reader(&t);
+    r.set_max_file_bytes(128 << 10);
+    let e = r.read_raw(Source::Vmstat).unwrap_err();
+    assert!(
+        matches!(e, Error::TooLarge { limit, .. } if limit == 128 << 10),
+        "{e}"
+    );
+}
+
+#[test]
+fn one_bad_source_does_not_spoil_the_sample() {
+    let t = fixtures::Tree::copy_of("this-machine");
+    t.proc_file("loadavg", b"nonsense\n");
+    t.remove_proc("pressure");
+    let mut s = SystemSample::default();
+    reader(&t).read_sample(&Source::ALL, &mut s);
+    assert!(s.ok(Source::Stat) && s.ok(Source::Meminfo) && s.ok(Source::Interrupts));
+    assert!(
+        matches!(&s.status[Source::Loadavg as usize], SourceStatus::Failed(m) if m.contains("loadavg") && m.contains("load1"))
+    );
+    assert_eq!(
+        s.status[Source::PressureCpu as usize],
+        SourceStatus::Missing
+    );
+}
+
+#[test]
+fn comm_like_text_in_interrupt_description() {
+    let t = fixtures::Tree::empty();
+    t.proc_file(
+        "interrupts",
+        b"     CPU0\n 30:    7  PCI-MSI 1-edge  dev ) (weird: name\n",
+    );
+    let ints = reader(&t)
+        .read_with(Source::Interrupts, procfs::interrupts::parse)
+        .unwrap();
+    assert_eq!(
+        ints.row(0).unwrap().description,
+        "PCI-MSI 1-edge  dev ) (weird: name"
+    );
+}
+
+#[test]
+fn empty_sysfs_files_mean_no_cpus() {
+    let t = fixtures::Tree::empty();
+    t.sys_file("devices/system/cpu/online", "0-3\n")
+        .sys_file("devices/system/cpu/possible", "0-7\n")
+        .sys_file("devices/system/cpu/present", "0-3\n")
+        .sys_file("devices/system/cpu/nohz_full", "(null)\n")
+        .proc_file("cmdline", "nohz_full=3 isolcpus=2\n");
+    let topo = reader(&t).read_topology().unwrap();
+    assert_eq!(topo.nohz_full.as_ref().map(|l| l.len()), Some(0));
+    assert_eq!(topo.housekeeping().to_string(), "0-1");
+    assert_eq!(topo.possible.len(), 8);
+}
+
+#[test]
+fn bad_cpulist_names_the_sysfs_file() {
+    let t = fixtures::Tree::empty();
+    t.sys_file("devices/system/cpu/online", "0-x\n");
+    let e = reader(&t).read_topology().unwrap_err();
+    assert!(
+        e.to_string().contains("devices/system/cpu/online") && e.to_string().contains("cpulist"),
+        "{e}"
+    );
+}
