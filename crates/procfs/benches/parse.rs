@@ -1,1 +1,76 @@
-fn main() {}
+//! Parser throughput on the fixture trees (bytes of kernel text per second),
+//! with allocations per warm parse counted by a wrapping global allocator and
+//! printed before the timings.
+//!
+//! cargo bench -p procfs --bench parse
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use procfs::{Source, SystemSample};
+
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const CASES: &[(&str, Source)] = &[
+    ("cpu4096", Source::Stat),
+    ("cpu4096", Source::Interrupts),
+    ("cpu4096", Source::Softirqs),
+    ("cpu4096", Source::Schedstat),
+    ("cpu256-irq3000", Source::Stat),
+    ("cpu256-irq3000", Source::Interrupts),
+    ("this-machine", Source::Stat),
+    ("this-machine", Source::Interrupts),
+    ("this-machine", Source::Meminfo),
+    ("this-machine", Source::Vmstat),
+    ("this-machine", Source::Diskstats),
+    ("this-machine", Source::NetDev),
+];
+
+fn parsers(c: &mut Criterion) {
+    let mut group = c.benchmark_group("parse");
+    for &(tree, source) in CASES {
+        let (proc_root, _) = fixtures::roots(tree);
+        let bytes = std::fs::read(proc_root.join(source.name())).expect("fixture file");
+        let mut sample = SystemSample::default();
+        sample.parse_source(source, &bytes).expect("fixture parses");
+        let before = ALLOCS.load(Ordering::Relaxed);
+        for _ in 0..10 {
+            sample.parse_source(source, &bytes).expect("fixture parses");
+        }
+        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+        println!(
+            "allocations per warm parse: {tree}/{}: {} ({} bytes)",
+            source.name(),
+            allocs as f64 / 10.0,
+            bytes.len()
+        );
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        group.bench_function(format!("{tree}/{}", source.name()), |b| {
+            b.iter(|| sample.parse_source(source, black_box(&bytes)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, parsers);
+criterion_main!(benches);
