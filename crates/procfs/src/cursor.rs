@@ -54,14 +54,14 @@ impl<'a> Cursor<'a> {
         self.buf.get(self.pos).copied()
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn skip_blanks(&mut self) {
-        while let Some(&b) = self.buf.get(self.pos) {
-            if !is_blank(b) {
-                break;
-            }
-            self.pos += 1;
+        let buf = self.buf;
+        let mut p = self.pos;
+        while p < buf.len() && is_blank(buf[p]) {
+            p += 1;
         }
+        self.pos = p;
     }
 
     /// True when only blanks remain before the end of the line.
@@ -159,21 +159,39 @@ impl<'a> Cursor<'a> {
     }
 
     /// Parses an unsigned decimal that must end at a blank, a newline or the end.
-    #[inline]
+    /// The hot path of every parser: locals instead of fields in the loops, and
+    /// the error paths kept out of line.
+    #[inline(always)]
     pub(crate) fn u64(&mut self, field: &'static str) -> Result<u64, ParseError> {
-        self.skip_blanks();
-        let start = self.pos;
+        let buf = self.buf;
+        let mut p = self.pos;
+        while p < buf.len() && is_blank(buf[p]) {
+            p += 1;
+        }
+        let start = p;
         let mut v: u64 = 0;
-        while let Some(&b) = self.buf.get(self.pos) {
-            let d = b.wrapping_sub(b'0');
+        while p < buf.len() {
+            let d = buf[p].wrapping_sub(b'0');
             if d > 9 {
                 break;
             }
             v = v.wrapping_mul(10).wrapping_add(d as u64);
-            self.pos += 1;
+            p += 1;
         }
-        let n = self.pos - start;
-        if n == 0 {
+        self.pos = p;
+        let n = p - start;
+        let ends_well = p == buf.len() || is_blank(buf[p]) || buf[p] == b'\n';
+        if n == 0 || n > 19 || !ends_well {
+            return self.u64_slow(field, start);
+        }
+        Ok(v)
+    }
+
+    /// [`Cursor::u64`]'s rare cases: no digits, trailing garbage, 20+ digits.
+    #[cold]
+    #[inline(never)]
+    fn u64_slow(&mut self, field: &'static str, start: usize) -> Result<u64, ParseError> {
+        if self.pos == start {
             let kind = match self.peek() {
                 None | Some(b'\n') => ParseErrorKind::Missing,
                 _ => ParseErrorKind::Invalid,
@@ -190,12 +208,9 @@ impl<'a> Cursor<'a> {
                 "an unsigned decimal integer",
             ));
         }
-        if n > 19 {
-            // Only numbers of 20 or more digits can overflow: redo them checked.
-            return checked_decimal(&self.buf[start..self.pos])
-                .ok_or_else(|| self.err(field, ParseErrorKind::Overflow, "a value below 2^64"));
-        }
-        Ok(v)
+        // Only numbers of 20 or more digits can overflow: redo them checked.
+        checked_decimal(&self.buf[start..self.pos])
+            .ok_or_else(|| self.err(field, ParseErrorKind::Overflow, "a value below 2^64"))
     }
 
     /// Like [`Cursor::u64`], but `None` at the end of the line.
