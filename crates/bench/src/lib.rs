@@ -1,1 +1,4 @@
+//! System-level benchmarks behind `quietstat bench`.
 
+pub mod procfs_cost;
+pub mod stats;
