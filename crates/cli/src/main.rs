@@ -1,1 +1,81 @@
-fn main() {}
+//! The `quietstat` command: argument parsing and wiring of the library crates.
+
+mod bench_cmd;
+mod stat_cmd;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// A Linux system and process statistics collector that stays cheap on huge
+/// machines and quiet on isolated CPUs.
+#[derive(Parser)]
+#[command(name = "quietstat", version, propagate_version = true)]
+struct Cli {
+    /// Root of the proc filesystem to read.
+    #[arg(long, global = true, default_value = "/proc", value_name = "DIR")]
+    proc_root: PathBuf,
+    /// Root of the sys filesystem to read.
+    #[arg(long, global = true, default_value = "/sys", value_name = "DIR")]
+    sys_root: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Snapshot of every system source; with --interval, rates per interval.
+    Stat(stat_cmd::Args),
+    /// Measure what reading the kernel costs.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Cost of one read of each system source: open/read/close, pread, parse.
+    Procfs(bench_cmd::ProcfsArgs),
+}
+
+/// Output formats shared by the commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+/// Parses a duration such as `1s`, `250ms` or `2m` (positive).
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let d = humantime::parse_duration(s).map_err(|e| {
+        format!("`{s}` is not a duration ({e}); accepted: a number with a unit, e.g. 500ms, 1s, 2m")
+    })?;
+    if d.is_zero() {
+        return Err(format!("`{s}` is zero; the duration must be positive"));
+    }
+    Ok(d)
+}
+
+fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`quietstat stat | head`), as other Unix
+    // tools do, instead of failing a write.
+    // SAFETY: called before any thread starts; SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let cli = Cli::parse();
+    let roots = (cli.proc_root, cli.sys_root);
+    let result = match cli.command {
+        Command::Stat(args) => stat_cmd::run(&roots.0, &roots.1, &args),
+        Command::Bench(BenchCommand::Procfs(args)) => {
+            bench_cmd::run_procfs(&roots.0, &roots.1, &args)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("quietstat: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! `quietstat bench procfs`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use bench::procfs_cost::{self, Comparison, Options, Report};
+
+use crate::Format;
+
+#[derive(clap::Args)]
+pub struct ProcfsArgs {
+    /// Sources to measure, comma-separated names below the proc root
+    /// (default: every one present).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    files: Vec<String>,
+    /// Reads per file and method (default: a day of 10-second samples).
+    #[arg(long, default_value_t = procfs_cost::DEFAULT_READS, value_name = "N")]
+    reads: usize,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Write the result as JSON to FILE (for a later --baseline).
+    #[arg(long, value_name = "FILE")]
+    save: Option<PathBuf>,
+    /// Compare with a saved result; exit 3 if any file's read cost grew more than 2x.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+}
+
+pub fn run_procfs(
+    proc_root: &Path,
+    sys_root: &Path,
+    args: &ProcfsArgs,
+) -> anyhow::Result<ExitCode> {
+    let files = args
+        .files
+        .iter()
+        .map(|name| {
+            procfs::Source::from_name(name.trim()).with_context(|| {
+                format!(
+                    "--files: unknown source `{name}`; accepted: {}",
+                    procfs::Source::names()
+                )
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if args.reads == 0 {
+        bail!("--reads must be at least 1");
+    }
+    let baseline: Option<Report> = match &args.baseline {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("reading baseline {}", p.display()))?;
+            Some(serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "{}: not a result saved by `quietstat bench procfs --save`",
+                    p.display()
+                )
+            })?)
+        }
+        None => None,
+    };
+    let opts = Options {
+        proc_root: proc_root.to_path_buf(),
+        sys_root: sys_root.to_path_buf(),
+        files,
+        reads: args.reads,
+    };
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(1);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} reading {pos}/{len} [{bar:40}] {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let report = procfs_cost::run(&opts, &mut |done, total| {
+        if let Some(b) = &bar {
+            b.set_length(total);
+            b.set_position(done);
+        }
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if let Some(path) = &args.save {
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    let comparisons = baseline.as_ref().map(|b| procfs_cost::compare(&report, b));
+    match args.format {
+        Format::Json => {
+            let v = serde_json::json!({ "report": report, "comparison": comparisons });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        Format::Table => print_table(&report, comparisons.as_deref()),
+    }
+    let regressed = comparisons.iter().flatten().any(|c| c.regressed);
+    Ok(if regressed {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_table(r: &Report, cmp: Option<&[Comparison]>) {
+    println!(
+        "{} reads per file and method; kernel {}, {} online CPUs, root {}",
+        r.context.reads, r.context.kernel, r.context.online_cpus, r.context.proc_root
+    );
+    print!(
+        "{:<16} {:>9} {:>11} {:>9} {:>11} {:>9} {:>10} {:>9}",
+        "file", "bytes", "o/r/c med", "p99", "pread med", "p99", "parse med", "p99"
+    );
+    if cmp.is_some() {
+        print!(" {:>9} {:>9}", "x base", "");
+    }
+    println!();
+    for f in &r.files {
+        print!(
+            "{:<16} {:>9} {:>9.2}us {:>7.2}us {:>9.2}us {:>7.2}us {:>8.2}us {:>7.2}us",
+            f.file,
+            f.bytes_per_read,
+            f.open_read_close.median_us,
+            f.open_read_close.p99_us,
+            f.pread.median_us,
+            f.pread.p99_us,
+            f.parse.median_us,
+            f.parse.p99_us
+        );
+        if let Some(c) = cmp.and_then(|c| c.iter().find(|c| c.file == f.file)) {
+            print!(
+                " {:>8.2}x {}",
+                c.ratio,
+                if c.regressed { "REGRESSED" } else { "" }
+            );
+        }
+        println!();
+    }
+}

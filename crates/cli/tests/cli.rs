@@ -1,0 +1,170 @@
+//! The `quietstat` binary end to end, on fixture trees and on this machine.
+
+use std::process::Command;
+
+fn quietstat(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_quietstat"))
+        .args(args)
+        .output()
+        .expect("running quietstat")
+}
+
+fn fixture_args(tree: &str) -> Vec<String> {
+    let (p, s) = fixtures::roots(tree);
+    vec![
+        "--proc-root".into(),
+        p.display().to_string(),
+        "--sys-root".into(),
+        s.display().to_string(),
+    ]
+}
+
+#[test]
+fn stat_json_snapshot_of_a_fixture() {
+    let mut args = fixture_args("cpu256-irq3000");
+    args.extend(["stat", "--format", "json"].map(String::from));
+    let out = quietstat(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sample"]["stat"]["cpus"].as_array().unwrap().len(), 256);
+    assert_eq!(v["topology"]["isolated"], "8-15");
+    assert_eq!(
+        v["sample"]["interrupts"]["rows"].as_array().unwrap().len(),
+        3014
+    );
+}
+
+#[test]
+fn stat_table_snapshot_of_an_old_kernel() {
+    let mut args = fixture_args("linux-2.6.32");
+    args.push("stat".into());
+    let out = quietstat(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("available -"),
+        "no MemAvailable on 2.6.32: {text}"
+    );
+    assert!(text.contains("context switches 1990473"));
+    assert!(
+        out.stderr.is_empty(),
+        "missing pressure files are not warnings: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn stat_rates_on_this_machine() {
+    let out = quietstat(&[
+        "stat",
+        "--interval",
+        "200ms",
+        "--count",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    for l in &lines {
+        let r = &l["rates"];
+        assert!((r["interval_secs"].as_f64().unwrap() - 0.2).abs() < 0.1);
+        let idle = r["cpu_all"]["idle"].as_f64();
+        let busy = r["cpu_all"]["busy"].as_f64();
+        if let (Some(i), Some(b)) = (idle, busy) {
+            assert!((0.0..=100.0).contains(&i) && (0.0..=100.0).contains(&b));
+        }
+        assert!(r["context_switches_per_sec"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn bad_input_is_named() {
+    let out = quietstat(&["stat", "--interval", "fast"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`fast` is not a duration"));
+    let out = quietstat(&["--proc-root", "/nonexistent", "stat"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/stat: not found"));
+    let out = quietstat(&["bench", "procfs", "--files", "stat,nope"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("unknown source `nope`; accepted: stat, interrupts")
+    );
+}
+
+#[test]
+fn bench_procfs_saves_and_compares_with_a_baseline() {
+    let dir = tempfile_dir();
+    let saved = dir.join("base.json");
+    let out = quietstat(&[
+        "bench",
+        "procfs",
+        "--reads",
+        "50",
+        "--files",
+        "stat,loadavg",
+        "--save",
+        saved.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("stat") && text.contains("loadavg") && !text.contains("meminfo"));
+    // A baseline whose reads were 10x cheaper must flag a regression (exit 3).
+    let mut base: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    for f in base["files"].as_array_mut().unwrap() {
+        let m = f["open_read_close"]["median_us"].as_f64().unwrap();
+        f["open_read_close"]["median_us"] = serde_json::json!(m / 10.0);
+    }
+    let cheap = dir.join("cheap.json");
+    std::fs::write(&cheap, base.to_string()).unwrap();
+    let out = quietstat(&[
+        "bench",
+        "procfs",
+        "--reads",
+        "50",
+        "--files",
+        "stat",
+        "--baseline",
+        cheap.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["comparison"][0]["regressed"], true);
+    // A baseline that cannot be read is named.
+    let out = quietstat(&[
+        "bench",
+        "procfs",
+        "--reads",
+        "5",
+        "--baseline",
+        "/nonexistent.json",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reading baseline /nonexistent.json"));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("quietstat-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
