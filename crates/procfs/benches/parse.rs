@@ -70,6 +70,31 @@ fn parsers(c: &mut Criterion) {
         });
     }
     group.finish();
+
+    // Baseline in the same run: the obvious parser (UTF-8 check, lines,
+    // split_whitespace, str::parse into fresh vectors) on the same bytes.
+    let mut group = c.benchmark_group("naive");
+    for &(tree, source) in &CASES[..2] {
+        let (proc_root, _) = fixtures::roots(tree);
+        let bytes = std::fs::read(proc_root.join(source.name())).expect("fixture file");
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        group.bench_function(format!("{tree}/{}", source.name()), |b| {
+            b.iter(|| naive(black_box(&bytes)))
+        });
+    }
+    group.finish();
+}
+
+fn naive(bytes: &[u8]) -> Vec<Vec<u64>> {
+    std::str::from_utf8(bytes)
+        .expect("utf-8")
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect()
+        })
+        .collect()
 }
 
 criterion_group!(benches, parsers);
