@@ -4,32 +4,13 @@
 //!
 //! cargo bench -p procfs --bench parse
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use procfs::{Source, SystemSample};
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: fixtures::alloc::Counting = fixtures::alloc::Counting;
 
 const CASES: &[(&str, Source)] = &[
     ("cpu4096", Source::Stat),
@@ -53,11 +34,11 @@ fn parsers(c: &mut Criterion) {
         let bytes = std::fs::read(proc_root.join(source.name())).expect("fixture file");
         let mut sample = SystemSample::default();
         sample.parse_source(source, &bytes).expect("fixture parses");
-        let before = ALLOCS.load(Ordering::Relaxed);
-        for _ in 0..10 {
-            sample.parse_source(source, &bytes).expect("fixture parses");
-        }
-        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+        let allocs = fixtures::alloc::during(|| {
+            for _ in 0..10 {
+                sample.parse_source(source, &bytes).expect("fixture parses");
+            }
+        });
         println!(
             "allocations per warm parse: {tree}/{}: {} ({} bytes)",
             source.name(),
