@@ -112,17 +112,12 @@ impl SystemSample {
             Source::Meminfo => meminfo::parse_into(bytes, &mut self.meminfo),
             Source::Vmstat => vmstat::parse_into(bytes, &mut self.vmstat),
             Source::Loadavg => loadavg::parse(bytes).map(|l| self.loadavg = l),
-            Source::PressureCpu => {
-                pressure::parse(bytes).map(|p| self.pressure[Resource::Cpu as usize] = p)
-            }
-            Source::PressureMemory => {
-                pressure::parse(bytes).map(|p| self.pressure[Resource::Memory as usize] = p)
-            }
-            Source::PressureIo => {
-                pressure::parse(bytes).map(|p| self.pressure[Resource::Io as usize] = p)
-            }
-            Source::PressureIrq => {
-                pressure::parse(bytes).map(|p| self.pressure[Resource::Irq as usize] = p)
+            Source::PressureCpu
+            | Source::PressureMemory
+            | Source::PressureIo
+            | Source::PressureIrq => {
+                let r = source.resource().expect("a pressure source");
+                pressure::parse(bytes).map(|p| self.pressure[r as usize] = p)
             }
             Source::Diskstats => diskstats::parse_into(bytes, &mut self.diskstats),
             Source::NetDev => net_dev::parse_into(bytes, &mut self.net_dev),
@@ -209,17 +204,12 @@ impl Serialize for SystemSample {
                 Source::Meminfo => m.serialize_entry(key, &self.meminfo)?,
                 Source::Vmstat => m.serialize_entry(key, &self.vmstat)?,
                 Source::Loadavg => m.serialize_entry(key, &self.loadavg)?,
-                Source::PressureCpu => {
-                    m.serialize_entry(key, &self.pressure[Resource::Cpu as usize])?
-                }
-                Source::PressureMemory => {
-                    m.serialize_entry(key, &self.pressure[Resource::Memory as usize])?
-                }
-                Source::PressureIo => {
-                    m.serialize_entry(key, &self.pressure[Resource::Io as usize])?
-                }
-                Source::PressureIrq => {
-                    m.serialize_entry(key, &self.pressure[Resource::Irq as usize])?
+                Source::PressureCpu
+                | Source::PressureMemory
+                | Source::PressureIo
+                | Source::PressureIrq => {
+                    let r = source.resource().expect("a pressure source");
+                    m.serialize_entry(key, &self.pressure[r as usize])?
                 }
                 Source::Diskstats => m.serialize_entry(key, &self.diskstats)?,
                 Source::NetDev => m.serialize_entry(key, &self.net_dev)?,

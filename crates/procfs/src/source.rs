@@ -84,17 +84,17 @@ impl Source {
         }
     }
 
+    /// The pressure resource of a `pressure/*` source (inverse of [`Source::pressure`]).
+    pub fn resource(self) -> Option<Resource> {
+        Resource::ALL
+            .into_iter()
+            .find(|&r| Source::pressure(r) == self)
+    }
+
     /// Sources a kernel may lack without anything being wrong: pressure files
     /// (CONFIG_PSI, or irq without CONFIG_IRQ_TIME_ACCOUNTING) and schedstat
     /// (CONFIG_SCHEDSTATS).
     pub fn optional(self) -> bool {
-        matches!(
-            self,
-            Source::PressureCpu
-                | Source::PressureMemory
-                | Source::PressureIo
-                | Source::PressureIrq
-                | Source::Schedstat
-        )
+        self.resource().is_some() || self == Source::Schedstat
     }
 }
