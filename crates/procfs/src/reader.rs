@@ -88,8 +88,7 @@ impl Reader {
         let i = source as usize;
         let path = &self.paths[i];
         if !self.keep_open {
-            let mut f = File::open(path)?;
-            return fill(&mut self.buf, self.max_file_bytes, |b, _| f.read(b));
+            return read_whole(path, &mut self.buf, self.max_file_bytes);
         }
         if self.kept[i].is_none() {
             self.kept[i] = Some(File::open(path)?);
@@ -133,8 +132,7 @@ impl Reader {
             &self.sys_root
         };
         let path = root.join(rel);
-        let n = File::open(&path)
-            .and_then(|mut f| fill(&mut self.buf, self.max_file_bytes, |b, _| f.read(b)))
+        let n = read_whole(&path, &mut self.buf, self.max_file_bytes)
             .map_err(|e| too_large_or_io(&path, e, self.max_file_bytes))?;
         Ok(String::from_utf8_lossy(&self.buf[..n]).into_owned())
     }
@@ -232,6 +230,12 @@ pub(crate) fn too_large_or_io(path: &Path, e: std::io::Error, limit: usize) -> E
     } else {
         Error::from_io(path, e)
     }
+}
+
+/// open + read to end of file + close.
+fn read_whole(path: &Path, buf: &mut Vec<u8>, max: usize) -> std::io::Result<usize> {
+    let mut f = File::open(path)?;
+    fill(buf, max, |b, _| f.read(b))
 }
 
 /// Reads until end of file into `buf`, growing it (by doubling, up to `max`
