@@ -192,12 +192,18 @@ pub struct SystemRates {
 fn table_rates(prev: &procfs::CpuTable, cur: &procfs::CpuTable, secs: f64) -> Vec<RowRate> {
     let mut out: Vec<RowRate> = cur
         .rows()
-        .map(|r| RowRate {
-            label: r.label.to_string(),
-            description: r.description.to_string(),
-            per_sec: prev
-                .find(r.label)
-                .and_then(|p| rate(p.total, r.total, secs)),
+        .enumerate()
+        .map(|(i, r)| {
+            // Rows rarely move between samples: try the same position before a search.
+            let p = prev
+                .row(i)
+                .filter(|p| p.label == r.label)
+                .or_else(|| prev.find(r.label));
+            RowRate {
+                label: r.label.to_string(),
+                description: r.description.to_string(),
+                per_sec: p.and_then(|p| rate(p.total, r.total, secs)),
+            }
         })
         .collect();
     out.sort_by(|a, b| {
