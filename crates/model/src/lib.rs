@@ -432,6 +432,16 @@ mod tests {
     }
 
     #[test]
+    fn irq_rows_match_by_label_even_when_moved() {
+        let prev = procfs::interrupts::parse(b" CPU0\n 1: 10 a\n 2: 20 b\n").unwrap();
+        let cur = procfs::interrupts::parse(b" CPU0\n 2: 26 b\n 3: 5 c\n 1: 11 a\n").unwrap();
+        let r = table_rates(&prev, &cur, 1.0);
+        let per = |l: &str| r.iter().find(|x| x.label == l).unwrap().per_sec;
+        assert_eq!((per("1"), per("2"), per("3")), (Some(1.0), Some(6.0), None));
+        assert_eq!(r[0].label, "2", "busiest first");
+    }
+
+    #[test]
     fn rate_helpers() {
         assert_eq!(rate(5, 3, 1.0), None);
         assert_eq!(rate(3, 5, 0.0), None);
