@@ -107,7 +107,8 @@ fn bad_input_is_named() {
 
 #[test]
 fn bench_procfs_saves_and_compares_with_a_baseline() {
-    let dir = tempfile_dir();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let saved = dir.join("base.json");
     let out = quietstat(&[
         "bench",
@@ -160,11 +161,4 @@ fn bench_procfs_saves_and_compares_with_a_baseline() {
         "/nonexistent.json",
     ]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("reading baseline /nonexistent.json"));
-    std::fs::remove_dir_all(dir).ok();
-}
-
-fn tempfile_dir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("quietstat-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
