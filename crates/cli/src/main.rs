@@ -1,6 +1,7 @@
 //! The `quietstat` command: argument parsing and wiring of the library crates.
 
 mod bench_cmd;
+mod ps_cmd;
 mod stat_cmd;
 
 use std::path::PathBuf;
@@ -27,6 +28,8 @@ struct Cli {
 enum Command {
     /// Snapshot of every system source; with --interval, rates per interval.
     Stat(stat_cmd::Args),
+    /// One snapshot of the process table (BPF task iterator or /proc).
+    Ps(ps_cmd::Args),
     /// Measure what reading the kernel costs.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
     let roots = (cli.proc_root, cli.sys_root);
     let result = match cli.command {
         Command::Stat(args) => stat_cmd::run(&roots.0, &roots.1, &args),
+        Command::Ps(args) => ps_cmd::run(&roots.0, &roots.1, &args),
         Command::Bench(BenchCommand::Procfs(args)) => {
             bench_cmd::run_procfs(&roots.0, &roots.1, &args)
         }

@@ -213,6 +213,27 @@ impl<'a> Cursor<'a> {
             .ok_or_else(|| self.err(field, ParseErrorKind::Overflow, "a value below 2^64"))
     }
 
+    /// A signed decimal (`-` then digits), as /proc/PID/stat prints nice and
+    /// priority.
+    #[inline]
+    pub(crate) fn i64(&mut self, field: &'static str) -> Result<i64, ParseError> {
+        self.skip_blanks();
+        let negative = self.eat(b"-");
+        let v = self.u64(field)?;
+        let v = i64::try_from(v)
+            .map_err(|_| self.err(field, ParseErrorKind::Overflow, "a value within 2^63"))?;
+        Ok(if negative { -v } else { v })
+    }
+
+    /// Skips one blank-separated word on this line, failing at the end of it.
+    #[inline]
+    pub(crate) fn skip_word(&mut self, field: &'static str) -> Result<(), ParseError> {
+        if self.word().is_empty() {
+            return Err(self.err(field, ParseErrorKind::Missing, "another field on the line"));
+        }
+        Ok(())
+    }
+
     /// Like [`Cursor::u64`], but `None` at the end of the line.
     #[inline]
     pub(crate) fn opt_u64(&mut self, field: &'static str) -> Result<Option<u64>, ParseError> {

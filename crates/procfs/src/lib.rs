@@ -30,6 +30,7 @@ pub mod limits;
 pub mod loadavg;
 pub mod meminfo;
 pub mod net_dev;
+pub mod pid;
 pub mod pressure;
 pub mod schedstat;
 pub mod softirqs;

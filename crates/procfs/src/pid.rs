@@ -1,0 +1,398 @@
+//! Per-process files: /proc/PID/stat (and /proc/PID/task/TID/stat), the
+//! context-switch lines of /proc/PID/status, /proc/PID/io and the cgroup v2
+//! line of /proc/PID/cgroup. Pure parsers over one read of each file: a read of
+//! a /proc/PID file is one kernel snapshot, so a value parsed from it is never
+//! half of two.
+
+use serde::{Serialize, Serializer};
+
+use crate::cursor::Cursor;
+use crate::error::{ParseError, ParseErrorKind};
+
+/// The longest name /proc/PID/stat prints: 15 bytes for a task, up to 63 for a
+/// workqueue worker (`kworker/u8:1-events_unbound`).
+pub const COMM_CAPACITY: usize = 64;
+
+/// A task's name as /proc shows it, inline (no allocation).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Comm {
+    len: u8,
+    bytes: [u8; COMM_CAPACITY],
+}
+
+impl Default for Comm {
+    fn default() -> Self {
+        Self {
+            len: 0,
+            bytes: [0; COMM_CAPACITY],
+        }
+    }
+}
+
+impl Comm {
+    /// Takes at most [`COMM_CAPACITY`] bytes, stopping at the first NUL (a
+    /// fixed-size kernel `comm[16]` is NUL-padded).
+    pub fn new(s: &[u8]) -> Comm {
+        let s = match s.iter().position(|&b| b == 0) {
+            Some(nul) => &s[..nul],
+            None => s,
+        };
+        let len = s.len().min(COMM_CAPACITY);
+        let mut c = Comm::default();
+        c.bytes[..len].copy_from_slice(&s[..len]);
+        c.len = len as u8;
+        c
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    /// The name with any byte that is not UTF-8 replaced.
+    pub fn to_string_lossy(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(self.as_bytes())
+    }
+}
+
+impl std::fmt::Debug for Comm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.to_string_lossy())
+    }
+}
+
+impl Serialize for Comm {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string_lossy())
+    }
+}
+
+/// The fields of /proc/PID/stat this crate reads (field numbers as in proc(5)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PidStat {
+    /// (1) The task's id: the PID for /proc/PID/stat, the TID under task/.
+    pub pid: u32,
+    /// (2) Name, without the parentheses.
+    pub comm: Comm,
+    /// (3) One of `RSDTtXZPI` (older kernels also `xKWP`).
+    pub state: u8,
+    /// (4) Parent's PID (0 for the kernel's own first tasks).
+    pub ppid: u32,
+    /// (10) Minor faults (process-wide in /proc/PID/stat: all threads, dead ones
+    /// included).
+    pub minflt: u64,
+    /// (12) Major faults.
+    pub majflt: u64,
+    /// (14) User time in clock ticks (USER_HZ, 100 on every Linux
+    /// architecture userspace sees).
+    pub utime_ticks: u64,
+    /// (15) System time in clock ticks.
+    pub stime_ticks: u64,
+    /// (18) `prio - 100`: -2..-100 for real-time tasks, 0..39 otherwise.
+    pub priority: i64,
+    /// (19) -20..19.
+    pub nice: i64,
+    /// (20)
+    pub num_threads: u64,
+    /// (22) Start time in clock ticks since boot.
+    pub start_ticks: u64,
+    /// (23) Virtual memory size in bytes.
+    pub vsize_bytes: u64,
+    /// (24) Resident set in pages.
+    pub rss_pages: u64,
+    /// (39) CPU last run on (since 2.2.8).
+    pub processor: u32,
+    /// (40) Real-time priority, 0 for other policies (since 2.5.19).
+    pub rt_priority: u32,
+    /// (41) SCHED_* policy (since 2.5.19).
+    pub policy: u32,
+}
+
+fn to_u32(c: &Cursor<'_>, v: u64, field: &'static str) -> Result<u32, ParseError> {
+    u32::try_from(v).map_err(|_| c.err(field, ParseErrorKind::Overflow, "a value below 2^32"))
+}
+
+/// Parses /proc/PID/stat. The name may hold any byte but NUL, including `)`
+/// and spaces, so it ends at the *last* `)` of the line.
+pub fn parse_stat(buf: &[u8]) -> Result<PidStat, ParseError> {
+    let mut c = Cursor::new(buf)?;
+    let mut s = PidStat {
+        pid: 0,
+        ..PidStat::default()
+    };
+    let pid = c.u64("pid")?;
+    s.pid = to_u32(&c, pid, "pid")?;
+    let open = buf.iter().position(|&b| b == b'(');
+    let close = buf.iter().rposition(|&b| b == b')');
+    let (open, close) = match (open, close) {
+        (Some(o), Some(e)) if o < e => (o, e),
+        _ => {
+            return Err(c.err("comm", ParseErrorKind::Invalid, "a name in parentheses"));
+        }
+    };
+    let name = &buf[open + 1..close];
+    if name.len() > COMM_CAPACITY {
+        return Err(c.err("comm", ParseErrorKind::TooLong, "at most 64 bytes"));
+    }
+    s.comm = Comm::new(name);
+    let mut c = Cursor::new(&buf[close + 1..])?;
+    let state = c.word();
+    s.state = match state {
+        [b] if b.is_ascii_alphabetic() => *b,
+        [] => return Err(c.err("state", ParseErrorKind::Missing, "one state letter")),
+        _ => return Err(c.err("state", ParseErrorKind::Invalid, "one state letter")),
+    };
+    let ppid = c.u64("ppid")?;
+    s.ppid = to_u32(&c, ppid, "ppid")?;
+    for f in ["pgrp", "session", "tty_nr", "tpgid", "flags"] {
+        c.skip_word(f)?;
+    }
+    s.minflt = c.u64("minflt")?;
+    c.skip_word("cminflt")?;
+    s.majflt = c.u64("majflt")?;
+    c.skip_word("cmajflt")?;
+    s.utime_ticks = c.u64("utime")?;
+    s.stime_ticks = c.u64("stime")?;
+    c.skip_word("cutime")?;
+    c.skip_word("cstime")?;
+    s.priority = c.i64("priority")?;
+    s.nice = c.i64("nice")?;
+    s.num_threads = c.u64("num_threads")?;
+    c.skip_word("itrealvalue")?;
+    s.start_ticks = c.u64("starttime")?;
+    s.vsize_bytes = c.u64("vsize")?;
+    s.rss_pages = c.u64("rss")?;
+    // Fields 25..38; 39..41 are absent before 2.5.19 and read as 0.
+    for f in [
+        "rsslim",
+        "startcode",
+        "endcode",
+        "startstack",
+        "kstkesp",
+        "kstkeip",
+        "signal",
+        "blocked",
+        "sigignore",
+        "sigcatch",
+        "wchan",
+        "nswap",
+        "cnswap",
+        "exit_signal",
+    ] {
+        c.skip_word(f)?;
+    }
+    if let Some(v) = c.opt_u64("processor")? {
+        s.processor = to_u32(&c, v, "processor")?;
+    }
+    if let Some(v) = c.opt_u64("rt_priority")? {
+        s.rt_priority = to_u32(&c, v, "rt_priority")?;
+    }
+    if let Some(v) = c.opt_u64("policy")? {
+        s.policy = to_u32(&c, v, "policy")?;
+    }
+    Ok(s)
+}
+
+/// Reads only field 22 (start time in ticks): the identity check of a
+/// vectored lookup.
+pub fn parse_start_ticks(buf: &[u8]) -> Result<u64, ParseError> {
+    let close = buf.iter().rposition(|&b| b == b')').ok_or(ParseError::new(
+        1,
+        "comm",
+        ParseErrorKind::Invalid,
+        "a name in parentheses",
+    ))?;
+    let mut c = Cursor::new(&buf[close + 1..])?;
+    for f in [
+        "state",
+        "ppid",
+        "pgrp",
+        "session",
+        "tty_nr",
+        "tpgid",
+        "flags",
+        "minflt",
+        "cminflt",
+        "majflt",
+        "cmajflt",
+        "utime",
+        "stime",
+        "cutime",
+        "cstime",
+        "priority",
+        "nice",
+        "num_threads",
+        "itrealvalue",
+    ] {
+        c.skip_word(f)?;
+    }
+    c.u64("starttime")
+}
+
+/// Voluntary and involuntary context switches of one task, from
+/// /proc/PID/status (since 2.6.23). For /proc/PID/status these are the
+/// leader thread's own, not the process's sum.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CtxSwitches {
+    pub voluntary: u64,
+    pub involuntary: u64,
+}
+
+/// Finds the two `*_ctxt_switches:` lines of /proc/PID/status.
+pub fn parse_status_ctxsw(buf: &[u8]) -> Result<CtxSwitches, ParseError> {
+    let mut c = Cursor::new(buf)?;
+    let (mut vol, mut invol) = (None, None);
+    while !c.at_end() {
+        if c.eat(b"voluntary_ctxt_switches:") {
+            vol = Some(c.u64("voluntary_ctxt_switches")?);
+        } else if c.eat(b"nonvoluntary_ctxt_switches:") {
+            invol = Some(c.u64("nonvoluntary_ctxt_switches")?);
+        }
+        c.next_line();
+    }
+    match (vol, invol) {
+        (Some(voluntary), Some(involuntary)) => Ok(CtxSwitches {
+            voluntary,
+            involuntary,
+        }),
+        _ => Err(c.err(
+            "voluntary_ctxt_switches",
+            ParseErrorKind::Missing,
+            "voluntary_ctxt_switches: and nonvoluntary_ctxt_switches: lines",
+        )),
+    }
+}
+
+/// /proc/PID/io (CONFIG_TASK_IO_ACCOUNTING): process-wide, dead threads
+/// included.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PidIo {
+    /// Bytes passed to read-like syscalls (page cache hits included).
+    pub rchar: u64,
+    pub wchar: u64,
+    /// Read-like and write-like syscalls.
+    pub syscr: u64,
+    pub syscw: u64,
+    /// Bytes fetched from storage.
+    pub read_bytes: u64,
+    /// Bytes sent (or to be sent) to storage.
+    pub write_bytes: u64,
+    /// Bytes of write_bytes that truncation cancelled.
+    pub cancelled_write_bytes: u64,
+}
+
+pub fn parse_io(buf: &[u8]) -> Result<PidIo, ParseError> {
+    let mut c = Cursor::new(buf)?;
+    let mut io = PidIo::default();
+    let fields: [(&[u8], &'static str, &mut u64); 7] = [
+        (b"rchar:", "rchar", &mut io.rchar),
+        (b"wchar:", "wchar", &mut io.wchar),
+        (b"syscr:", "syscr", &mut io.syscr),
+        (b"syscw:", "syscw", &mut io.syscw),
+        (b"read_bytes:", "read_bytes", &mut io.read_bytes),
+        (b"write_bytes:", "write_bytes", &mut io.write_bytes),
+        (
+            b"cancelled_write_bytes:",
+            "cancelled_write_bytes",
+            &mut io.cancelled_write_bytes,
+        ),
+    ];
+    for (key, name, slot) in fields {
+        if !c.eat(key) {
+            let kind = if c.at_end() {
+                ParseErrorKind::Missing
+            } else {
+                ParseErrorKind::Invalid
+            };
+            return Err(c.err(
+                name,
+                kind,
+                "the seven lines rchar: .. cancelled_write_bytes:",
+            ));
+        }
+        *slot = c.u64(name)?;
+        c.next_line();
+    }
+    Ok(io)
+}
+
+/// The cgroup v2 path of /proc/PID/cgroup (the `0::/path` line); `None` when
+/// the task is only in v1 hierarchies.
+pub fn parse_cgroup_v2(buf: &[u8]) -> Result<Option<&[u8]>, ParseError> {
+    let mut c = Cursor::new(buf)?;
+    while !c.at_end() {
+        if c.eat(b"0::") {
+            let path = c.rest_of_line();
+            if path.first() != Some(&b'/') {
+                return Err(c.err("cgroup path", ParseErrorKind::Invalid, "0::/PATH"));
+            }
+            return Ok(Some(path));
+        }
+        c.next_line();
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT: &[u8] = b"1234 (a) (b) R 1 1234 1234 0 -1 4194560 157 0 2 0 37 12 0 0 -51 -20 3 0 \
+5821 9551872 1162 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 50 1 0 0 0 0 0 0 0 0 0 0 0\n";
+
+    #[test]
+    fn stat_fields_and_a_name_with_parentheses() {
+        let s = parse_stat(STAT).unwrap();
+        assert_eq!(s.pid, 1234);
+        assert_eq!(s.comm.as_bytes(), b"a) (b");
+        assert_eq!(s.state, b'R');
+        assert_eq!((s.ppid, s.minflt, s.majflt), (1, 157, 2));
+        assert_eq!((s.utime_ticks, s.stime_ticks), (37, 12));
+        assert_eq!((s.priority, s.nice, s.num_threads), (-51, -20, 3));
+        assert_eq!(
+            (s.start_ticks, s.vsize_bytes, s.rss_pages),
+            (5821, 9551872, 1162)
+        );
+        assert_eq!((s.processor, s.rt_priority, s.policy), (1, 50, 1));
+        assert_eq!(parse_start_ticks(STAT).unwrap(), 5821);
+    }
+
+    #[test]
+    fn old_kernels_without_scheduling_fields() {
+        let old = b"7 (init) S 0 0 0 0 -1 256 1 2 3 4 5 6 7 8 15 0 1 0 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25\n";
+        let s = parse_stat(old).unwrap();
+        assert_eq!((s.start_ticks, s.processor, s.policy), (9, 0, 0));
+    }
+
+    #[test]
+    fn bad_stat_names_the_field() {
+        let e = parse_stat(b"12 (x) R 1 2\n").unwrap_err();
+        assert_eq!((e.field, e.kind), ("session", ParseErrorKind::Missing));
+        let e = parse_stat(b"12 x R\n").unwrap_err();
+        assert_eq!(e.field, "comm");
+        let e = parse_stat(b"12 (x) R 1 1 1 0 -1 0 z").unwrap_err();
+        assert_eq!(e.kind, ParseErrorKind::Truncated);
+    }
+
+    #[test]
+    fn status_io_cgroup() {
+        let st = b"Name:\tx\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
+        assert_eq!(
+            parse_status_ctxsw(st).unwrap(),
+            CtxSwitches {
+                voluntary: 12,
+                involuntary: 3
+            }
+        );
+        assert!(parse_status_ctxsw(b"Name:\tx\n").is_err());
+        let io = b"rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\nread_bytes: 5\nwrite_bytes: 6\ncancelled_write_bytes: 7\n";
+        let io = parse_io(io).unwrap();
+        assert_eq!((io.rchar, io.syscw, io.cancelled_write_bytes), (1, 4, 7));
+        assert_eq!(parse_io(b"rchar: 1\n").unwrap_err().field, "wchar");
+        let cg = b"12:cpu:/x\n0::/system.slice/a b.service\n";
+        assert_eq!(
+            parse_cgroup_v2(cg).unwrap(),
+            Some(&b"/system.slice/a b.service"[..])
+        );
+        assert_eq!(parse_cgroup_v2(b"1:name=systemd:/\n").unwrap(), None);
+    }
+}

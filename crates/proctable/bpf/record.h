@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
+/*
+ * Records written by the BPF programs in proctable.bpf.c and decoded by the
+ * proctable crate. This header is the only definition of the layout: the
+ * crate's build script generates its Rust structs and constants from it, so
+ * keep to the subset it reads: `#define QS_NAME number`, and structs whose
+ * members are `__u64|__s64|__u32|__s32|char name;` or `name[N];`, each on its
+ * own line, with only one-line C comments. Every struct is laid out with
+ * no padding (8-byte members first).
+ */
+#ifndef QS_RECORD_H
+#define QS_RECORD_H
+
+/* qs_config.flags */
+#define QS_CFG_THREADS 1 /* one row per thread; otherwise leader rows carry the dead threads' sums */
+#define QS_CFG_IO 2      /* append a qs_io after every qs_task */
+#define QS_CFG_FILTER 4  /* only thread groups whose tgid is a key of qs_pids */
+
+#define QS_MAX_PIDS 65536
+#define QS_COMM_LEN 16
+#define QS_EXIT_RING_BYTES 4194304
+
+/* The one entry of the qs_config array map, written by the reader before a scan. */
+struct qs_config {
+	__u32 flags;
+	__u32 wakeup_bytes; /* exit ring: wake the reader only once this many bytes wait */
+};
+
+/* One task seen by the task iterator. Counters are the task's own, plus, on a
+ * leader's row in process mode, those the group's dead threads left in
+ * signal_struct (as /proc/PID/stat adds them). */
+struct qs_task {
+	__u64 start_boottime_ns;
+	__u64 utime_ns;
+	__u64 stime_ns;
+	__u64 runtime_ns;   /* se.sum_exec_runtime: the base of cputime scaling */
+	__u64 prev_utime_ns; /* prev_cputime: the last scaled values /proc reported */
+	__u64 prev_stime_ns;
+	__u64 min_flt;
+	__u64 maj_flt;
+	__u64 nvcsw;        /* this task's own, as /proc/PID/status shows */
+	__u64 nivcsw;
+	__u64 vm_pages;     /* mm->total_vm; 0 for kernel threads */
+	__u64 rss_pages;    /* file + anon + shmem, each clamped at 0 as /proc does */
+	__u64 cgroup_id;    /* cgroup v2 id (kernfs node id = inode number) */
+	__u32 pid;
+	__u32 tgid;
+	__u32 ppid;
+	__u32 state;        /* task->__state */
+	__u32 exit_state;
+	__u32 flags;        /* PF_* */
+	__s32 prio;
+	__s32 static_prio;
+	__u32 policy;
+	__u32 rt_priority;
+	__u32 cpu;
+	__u32 nr_threads;
+	char comm[16];
+};
+
+/* I/O accounting, following a qs_task when QS_CFG_IO is set. */
+struct qs_io {
+	__u64 rchar;
+	__u64 wchar;
+	__u64 syscr;
+	__u64 syscw;
+	__u64 read_bytes;
+	__u64 write_bytes;
+	__u64 cancelled_write_bytes;
+};
+
+/* One thread group that ended, written to the qs_exits ring buffer by the
+ * last of its threads to exit. */
+struct qs_exit {
+	__u64 start_boottime_ns;
+	__u64 exit_boottime_ns;
+	__u64 utime_ns;
+	__u64 stime_ns;
+	__u64 runtime_ns;
+	__u64 prev_utime_ns;
+	__u64 prev_stime_ns;
+	__u64 min_flt;
+	__u64 maj_flt;
+	__u64 maxrss_pages; /* high-water mark of the group's RSS */
+	__u32 pid;          /* the tgid */
+	__u32 ppid;
+	__s32 exit_code;    /* wait status: code << 8 | signal */
+	__u32 nr_threads;
+	char comm[16];
+};
+
+/* The one entry of the qs_exit_stats array map. */
+struct qs_exit_stats {
+	__u64 seen;
+	__u64 lost; /* ring buffer full */
+};
+
+#endif

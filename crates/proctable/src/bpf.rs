@@ -1,0 +1,460 @@
+//! The BPF backend: an `iter/task` program writes one fixed-size record per
+//! task (layout: `bpf/record.h`), read back in large batches from the
+//! iterator's fd into one reused buffer and decoded in place. A
+//! `tp_btf/sched_process_exit` program records every thread group that ends
+//! into a ring buffer that wakes its reader only past a watermark.
+//!
+//! The object is `bpf/proctable.bpf.o`, built by `bpf/build.sh` from
+//! `bpf/proctable.bpf.c` and committed (a test fails when it is older than
+//! its sources): it is CO-RE, relocated at load time against the running
+//! kernel's BTF, so building quietstat needs no clang and no libbpf.
+
+use std::io::Read;
+use std::mem::size_of;
+
+use aya::maps::{Array, HashMap as BpfHashMap, MapData, RingBuf};
+use aya::programs::{BtfTracePoint, Iter};
+use aya::{Btf, Ebpf, EbpfLoader};
+use procfs::pid::{Comm, CtxSwitches, PidIo};
+
+use crate::cputime::{RawCputime, adjust};
+use crate::error::{Error, Result};
+use crate::fields::Field;
+use crate::proc::{Exit, NS_PER_TICK, Proc, state_letter};
+use crate::query::Query;
+use crate::record::{
+    QS_CFG_FILTER, QS_CFG_IO, QS_CFG_THREADS, QS_EXIT_RING_BYTES, QS_MAX_PIDS, QsConfig, QsExit,
+    QsExitStats, QsIo, QsTask,
+};
+
+/// The committed object, 8-byte aligned as the ELF parser needs.
+pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/proctable.bpf.o");
+
+// SAFETY: plain #[repr(C)] integer structs with no padding (checked by the
+// generated size assertions).
+unsafe impl aya::Pod for QsConfig {}
+unsafe impl aya::Pod for QsExitStats {}
+
+const ITER_READ_BYTES: usize = 1 << 20;
+
+fn bpf_err(what: &'static str) -> impl FnOnce(String) -> Error {
+    move |detail| Error::Bpf { what, detail }
+}
+
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(cause) = src {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        src = cause.source();
+    }
+    s
+}
+
+/// A loaded process-table program (and, once enabled, exit capture).
+pub struct Bpf {
+    ebpf: Ebpf,
+    config: QsConfig,
+    filter: Vec<u32>,
+    buf: Vec<u8>,
+    raw: Vec<RawCputime>,
+    io: Vec<PidIo>,
+    page_size: u64,
+    exits: Option<RingBuf<MapData>>,
+}
+
+/// Counters of exit capture.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ExitStats {
+    /// Thread groups that ended since capture began.
+    pub seen: u64,
+    /// Of those, records dropped because the ring buffer was full.
+    pub lost: u64,
+}
+
+impl Bpf {
+    /// Loads the programs (needs CAP_BPF and CAP_PERFMON, or root, and a
+    /// kernel with BTF and BPF iterators: 5.8 or later).
+    pub fn open() -> Result<Bpf> {
+        let btf = Btf::from_sys_fs()
+            .map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))?;
+        let mut ebpf = EbpfLoader::new()
+            .btf(Some(&btf))
+            .load(OBJECT)
+            .map_err(|e| bpf_err("loading proctable.bpf.o")(chain(&e)))?;
+        let prog: &mut Iter = ebpf
+            .program_mut("qs_tasks")
+            .ok_or_else(|| bpf_err("finding qs_tasks")("not in the object".into()))?
+            .try_into()
+            .map_err(|e| bpf_err("qs_tasks")(chain(&e)))?;
+        prog.load("task", &btf)
+            .map_err(|e| bpf_err("verifying the task iterator")(chain(&e)))?;
+        let exit: &mut BtfTracePoint = ebpf
+            .program_mut("qs_exit")
+            .ok_or_else(|| bpf_err("finding qs_exit")("not in the object".into()))?
+            .try_into()
+            .map_err(|e| bpf_err("qs_exit")(chain(&e)))?;
+        exit.load("sched_process_exit", &btf)
+            .map_err(|e| bpf_err("verifying the exit tracepoint")(chain(&e)))?;
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let mut bpf = Bpf {
+            ebpf,
+            config: QsConfig {
+                flags: u32::MAX,
+                wakeup_bytes: (QS_EXIT_RING_BYTES / 2) as u32,
+            },
+            filter: Vec::new(),
+            buf: vec![0; ITER_READ_BYTES],
+            raw: Vec::new(),
+            io: Vec::new(),
+            page_size: if page > 0 { page as u64 } else { 4096 },
+            exits: None,
+        };
+        bpf.set_config(QsConfig {
+            flags: 0,
+            wakeup_bytes: (QS_EXIT_RING_BYTES / 2) as u32,
+        })?;
+        Ok(bpf)
+    }
+
+    fn set_config(&mut self, cfg: QsConfig) -> Result<()> {
+        if cfg == self.config {
+            return Ok(());
+        }
+        let map = self
+            .ebpf
+            .map_mut("qs_config")
+            .ok_or_else(|| bpf_err("qs_config")("not in the object".into()))?;
+        let mut arr: Array<_, QsConfig> =
+            Array::try_from(map).map_err(|e| bpf_err("qs_config")(chain(&e)))?;
+        arr.set(0, cfg, 0)
+            .map_err(|e| bpf_err("writing qs_config")(chain(&e)))?;
+        self.config = cfg;
+        Ok(())
+    }
+
+    fn set_filter(&mut self, pids: &[u32]) -> Result<()> {
+        let mut want: Vec<u32> = pids.to_vec();
+        want.sort_unstable();
+        want.dedup();
+        if want == self.filter {
+            return Ok(());
+        }
+        let map = self
+            .ebpf
+            .map_mut("qs_pids")
+            .ok_or_else(|| bpf_err("qs_pids")("not in the object".into()))?;
+        let mut hash: BpfHashMap<_, u32, u8> =
+            BpfHashMap::try_from(map).map_err(|e| bpf_err("qs_pids")(chain(&e)))?;
+        for pid in &self.filter {
+            if want.binary_search(pid).is_err() {
+                let _ = hash.remove(pid);
+            }
+        }
+        for pid in &want {
+            hash.insert(pid, 1, 0)
+                .map_err(|e| bpf_err("writing qs_pids")(chain(&e)))?;
+        }
+        self.filter = want;
+        Ok(())
+    }
+
+    /// Runs the iterator once and returns the bytes it wrote.
+    fn run_iterator(&mut self) -> Result<usize> {
+        let prog: &mut Iter = self
+            .ebpf
+            .program_mut("qs_tasks")
+            .ok_or_else(|| bpf_err("qs_tasks")("not in the object".into()))?
+            .try_into()
+            .map_err(|e| bpf_err("qs_tasks")(chain(&e)))?;
+        let id = prog
+            .attach()
+            .map_err(|e| bpf_err("attaching the task iterator")(chain(&e)))?;
+        let link = prog
+            .take_link(id)
+            .map_err(|e| bpf_err("taking the iterator link")(chain(&e)))?;
+        let mut file = link
+            .into_file()
+            .map_err(|e| bpf_err("creating an iterator fd")(chain(&e)))?;
+        let mut len = 0;
+        loop {
+            if self.buf.len() - len < 64 * 1024 {
+                let grown = self.buf.len() * 2;
+                self.buf.resize(grown, 0);
+            }
+            match file.read(&mut self.buf[len..]) {
+                Ok(0) => return Ok(len),
+                Ok(n) => len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(bpf_err("reading the task iterator")(e.to_string())),
+            }
+        }
+    }
+
+    /// Fills `out` with one row per process (or thread) that `query` selects.
+    pub fn snapshot(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
+        out.clear();
+        let mut flags = 0;
+        if query.threads {
+            flags |= QS_CFG_THREADS as u32;
+        }
+        let want_io = query.fields.has(Field::Io);
+        if want_io {
+            flags |= QS_CFG_IO as u32;
+        }
+        // Past the map's size, filter here instead.
+        let in_kernel = query
+            .pids
+            .as_ref()
+            .filter(|p| p.len() <= QS_MAX_PIDS as usize);
+        if let Some(pids) = in_kernel {
+            flags |= QS_CFG_FILTER as u32;
+            self.set_filter(pids)?;
+        }
+        self.set_config(QsConfig {
+            flags,
+            wakeup_bytes: self.config.wakeup_bytes,
+        })?;
+        let len = self.run_iterator()?;
+        self.decode(len, query, out)?;
+        if let Some(pids) = query.pids.as_ref().filter(|_| in_kernel.is_none()) {
+            let mut want = pids.clone();
+            want.sort_unstable();
+            out.retain(|p| want.binary_search(&p.tgid).is_ok());
+        }
+        Ok(())
+    }
+
+    fn decode(&mut self, len: usize, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
+        let want_io = query.fields.has(Field::Io);
+        let step = size_of::<QsTask>() + if want_io { size_of::<QsIo>() } else { 0 };
+        if !len.is_multiple_of(step) {
+            return Err(Error::Decode(format!(
+                "{len} bytes is not a whole number of {step}-byte records"
+            )));
+        }
+        let bytes = &self.buf[..len];
+        self.raw.clear();
+        self.io.clear();
+        let page = self.page_size;
+        let fields = query.fields;
+        let read = |chunk: &[u8]| -> (QsTask, Option<PidIo>) {
+            // SAFETY: chunk holds at least one QsTask (then a QsIo when
+            // asked); both are plain integer structs read unaligned.
+            let t: QsTask = unsafe { std::ptr::read_unaligned(chunk.as_ptr().cast()) };
+            let io = want_io.then(|| {
+                // SAFETY: as above, the QsIo follows the QsTask.
+                let r: QsIo = unsafe {
+                    std::ptr::read_unaligned(chunk[size_of::<QsTask>()..].as_ptr().cast())
+                };
+                PidIo {
+                    rchar: r.rchar,
+                    wchar: r.wchar,
+                    syscr: r.syscr,
+                    syscw: r.syscw,
+                    read_bytes: r.read_bytes,
+                    write_bytes: r.write_bytes,
+                    cancelled_write_bytes: r.cancelled_write_bytes,
+                }
+            });
+            (t, io)
+        };
+        // Rows: every task in threads mode, else leaders only; sorted by PID
+        // as the iterator walks them.
+        for chunk in bytes.chunks_exact(step) {
+            let (t, io) = read(chunk);
+            if !query.threads && t.pid != t.tgid {
+                continue;
+            }
+            out.push(row(&t, page, fields));
+            self.raw.push(RawCputime {
+                utime: t.utime_ns,
+                stime: t.stime_ns,
+                runtime: t.runtime_ns,
+                prev_utime: t.prev_utime_ns,
+                prev_stime: t.prev_stime_ns,
+            });
+            self.io.push(io.unwrap_or_default());
+        }
+        if !query.threads {
+            // Add every other thread's own counters to its leader's row.
+            for chunk in bytes.chunks_exact(step) {
+                let (t, io) = read(chunk);
+                if t.pid == t.tgid {
+                    continue;
+                }
+                let Ok(i) = out.binary_search_by_key(&t.tgid, |p| p.pid) else {
+                    continue;
+                };
+                let raw = &mut self.raw[i];
+                raw.utime += t.utime_ns;
+                raw.stime += t.stime_ns;
+                raw.runtime += t.runtime_ns;
+                out[i].minflt += t.min_flt;
+                out[i].majflt += t.maj_flt;
+                if let Some(io) = io {
+                    let sum = &mut self.io[i];
+                    sum.rchar += io.rchar;
+                    sum.wchar += io.wchar;
+                    sum.syscr += io.syscr;
+                    sum.syscw += io.syscw;
+                    sum.read_bytes += io.read_bytes;
+                    sum.write_bytes += io.write_bytes;
+                    sum.cancelled_write_bytes += io.cancelled_write_bytes;
+                }
+            }
+        }
+        for (i, p) in out.iter_mut().enumerate() {
+            let (u, s) = adjust(self.raw[i]);
+            p.utime_ns = u;
+            p.stime_ns = s;
+            if want_io {
+                p.io = Some(self.io[i]);
+            }
+        }
+        Ok(())
+    }
+
+    /// Start time (clock ticks since boot) of each PID, `None` for one that
+    /// does not exist: the vectored identity check.
+    pub fn start_ticks(&mut self, pids: &[u32]) -> Result<Vec<Option<u64>>> {
+        let query = Query {
+            fields: crate::Fields::NONE.with(Field::Start),
+            threads: false,
+            pids: Some(pids.to_vec()),
+        };
+        let mut rows = Vec::with_capacity(pids.len());
+        self.snapshot(&query, &mut rows)?;
+        Ok(pids
+            .iter()
+            .map(|pid| {
+                rows.binary_search_by_key(pid, |p| p.pid)
+                    .ok()
+                    .map(|i| rows[i].start_ticks)
+            })
+            .collect())
+    }
+
+    /// Starts exit capture: from now on every thread group that ends is
+    /// recorded until [`Bpf::drain_exits`] takes it. `wakeup_bytes` is the
+    /// watermark past which a reader waiting on [`Bpf::exits_fd`] is woken
+    /// (the ring holds 4 MiB, about 37,000 exits).
+    pub fn enable_exits(&mut self, wakeup_bytes: u32) -> Result<()> {
+        self.set_config(QsConfig {
+            flags: self.config.flags,
+            wakeup_bytes,
+        })?;
+        if self.exits.is_some() {
+            return Ok(());
+        }
+        let ring = self
+            .ebpf
+            .take_map("qs_exits")
+            .ok_or_else(|| bpf_err("qs_exits")("not in the object".into()))?;
+        let ring = RingBuf::try_from(ring).map_err(|e| bpf_err("qs_exits")(chain(&e)))?;
+        let exit: &mut BtfTracePoint = self
+            .ebpf
+            .program_mut("qs_exit")
+            .ok_or_else(|| bpf_err("qs_exit")("not in the object".into()))?
+            .try_into()
+            .map_err(|e| bpf_err("qs_exit")(chain(&e)))?;
+        exit.attach()
+            .map_err(|e| bpf_err("attaching sched_process_exit")(chain(&e)))?;
+        self.exits = Some(ring);
+        Ok(())
+    }
+
+    /// The ring buffer's fd, readable (epoll) once `wakeup_bytes` wait.
+    pub fn exits_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        self.exits.as_ref().map(|r| r.as_fd())
+    }
+
+    /// Appends every exit recorded since the last call; returns how many.
+    pub fn drain_exits(&mut self, out: &mut Vec<Exit>) -> usize {
+        let Some(ring) = self.exits.as_mut() else {
+            return 0;
+        };
+        let page = self.page_size;
+        let mut n = 0;
+        while let Some(item) = ring.next() {
+            if item.len() < size_of::<QsExit>() {
+                continue;
+            }
+            // SAFETY: the item holds one QsExit, a plain integer struct.
+            let e: QsExit = unsafe { std::ptr::read_unaligned(item.as_ptr().cast()) };
+            let (utime, stime) = adjust(RawCputime {
+                utime: e.utime_ns,
+                stime: e.stime_ns,
+                runtime: e.runtime_ns,
+                prev_utime: e.prev_utime_ns,
+                prev_stime: e.prev_stime_ns,
+            });
+            out.push(Exit {
+                pid: e.pid,
+                ppid: e.ppid,
+                comm: Comm::new(&e.comm),
+                start_ns: e.start_boottime_ns,
+                start_ticks: e.start_boottime_ns / NS_PER_TICK,
+                exit_ns: e.exit_boottime_ns,
+                utime_ns: utime,
+                stime_ns: stime,
+                minflt: e.min_flt,
+                majflt: e.maj_flt,
+                maxrss_bytes: e.maxrss_pages * page,
+                exit_status: e.exit_code,
+            });
+            n += 1;
+        }
+        n
+    }
+
+    /// How many exits were seen and lost since capture began.
+    pub fn exit_stats(&self) -> Result<ExitStats> {
+        let map = self
+            .ebpf
+            .map("qs_exit_stats")
+            .ok_or_else(|| bpf_err("qs_exit_stats")("not in the object".into()))?;
+        let arr: Array<_, QsExitStats> =
+            Array::try_from(map).map_err(|e| bpf_err("qs_exit_stats")(chain(&e)))?;
+        let s = arr
+            .get(&0, 0)
+            .map_err(|e| bpf_err("reading qs_exit_stats")(chain(&e)))?;
+        Ok(ExitStats {
+            seen: s.seen,
+            lost: s.lost,
+        })
+    }
+}
+
+fn row(t: &QsTask, page: u64, fields: crate::Fields) -> Proc {
+    Proc {
+        pid: t.pid,
+        tgid: t.tgid,
+        ppid: t.ppid,
+        comm: Comm::new(&t.comm),
+        state: state_letter(t.state, t.exit_state),
+        start_ns: t.start_boottime_ns,
+        start_ticks: t.start_boottime_ns / NS_PER_TICK,
+        utime_ns: 0,
+        stime_ns: 0,
+        minflt: t.min_flt,
+        majflt: t.maj_flt,
+        num_threads: t.nr_threads,
+        rss_bytes: t.rss_pages * page,
+        vsize_bytes: t.vm_pages * page,
+        nice: t.static_prio - 120,
+        priority: t.prio - 100,
+        policy: t.policy,
+        rt_priority: t.rt_priority,
+        cpu: t.cpu,
+        cgroup_id: fields.has(Field::Cgroup).then_some(t.cgroup_id),
+        io: None,
+        ctxsw: fields.has(Field::Ctxsw).then_some(CtxSwitches {
+            voluntary: t.nvcsw,
+            involuntary: t.nivcsw,
+        }),
+    }
+}

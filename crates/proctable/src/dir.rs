@@ -1,0 +1,599 @@
+//! The procfs backend: the best a process without privileges can do.
+//!
+//! - /proc is opened once as a directory fd; every file is opened relative to
+//!   it (`openat`), so no path is built or resolved from `/` per process.
+//! - PIDs are listed with `getdents64` into one 256 KiB buffer (about 10,000
+//!   entries per call).
+//! - /proc/PID/stat files are kept open between snapshots and re-read with
+//!   `pread` (the kernel regenerates the text on every read at offset 0),
+//!   saving an open and a close per process. The number kept is bounded
+//!   (by default by RLIMIT_NOFILE less a reserve); past it, open/read/close.
+//!   A kept fd pins the process it was opened for: once that process exits,
+//!   reads fail with ESRCH, so a reused PID is never read through an old fd.
+//! - One reused read buffer; parsing allocates nothing per field.
+//! - When a field needs another file (status, io, cgroup), the process's
+//!   directory is opened first and every file is opened under it, so all of a
+//!   process's fields come from one process even if its PID is reused
+//!   mid-scan. A process that exits mid-scan is left out, never half-read.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use procfs::pid;
+
+use crate::error::{Error, Result};
+use crate::fields::{Field, Fields};
+use crate::proc::{NS_PER_TICK, Proc};
+use crate::query::Query;
+
+const DENTS_BYTES: usize = 256 * 1024;
+const READ_BYTES: usize = 4096;
+/// Bytes of /proc/PID/status we accept (it is about 1.5 KiB).
+const STATUS_LIMIT: usize = 64 * 1024;
+/// fds left for everything else when the kept-open bound comes from
+/// RLIMIT_NOFILE.
+const FD_RESERVE: usize = 256;
+
+struct Kept {
+    fd: OwnedFd,
+    generation: u32,
+}
+
+/// The procfs process-table reader. Keep one per proc root and reuse it: its
+/// buffers and kept-open fds are what make the second snapshot cheap.
+pub struct ProcDir {
+    root: PathBuf,
+    cgroup_root: PathBuf,
+    dirfd: OwnedFd,
+    dents: Vec<u8>,
+    buf: Vec<u8>,
+    pids: Vec<u32>,
+    tids: Vec<u32>,
+    kept: HashMap<u32, Kept>,
+    max_kept: usize,
+    generation: u32,
+    page_size: u64,
+    cgroup_ids: HashMap<Box<[u8]>, Option<u64>>,
+}
+
+fn cstr_path(p: &Path) -> io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| io::ErrorKind::InvalidInput.into())
+}
+
+fn open_at(dir: RawFd, name: &[u8], flags: i32) -> io::Result<OwnedFd> {
+    let mut z = [0u8; 64];
+    if name.len() >= z.len() {
+        return Err(io::ErrorKind::InvalidInput.into());
+    }
+    z[..name.len()].copy_from_slice(name);
+    // SAFETY: z is NUL-terminated; openat returns a new fd we own or -1.
+    let fd = unsafe { libc::openat(dir, z.as_ptr().cast(), flags | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Reads from offset 0 until EOF or the buffer is full; returns the length.
+fn pread_all(fd: RawFd, buf: &mut Vec<u8>, limit: usize) -> io::Result<usize> {
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            if buf.len() >= limit {
+                return Err(io::Error::from_raw_os_error(libc::EFBIG));
+            }
+            buf.resize((buf.len() * 2).min(limit), 0);
+        }
+        // SAFETY: the destination range lies within buf.
+        let n = unsafe {
+            libc::pread(
+                fd,
+                buf[len..].as_mut_ptr().cast(),
+                buf.len() - len,
+                len as libc::off_t,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Ok(len);
+        }
+        len += n as usize;
+    }
+}
+
+/// Lists the numeric entries of an open directory with getdents64.
+fn list_numeric(dirfd: RawFd, dents: &mut [u8], out: &mut Vec<u32>) -> io::Result<()> {
+    out.clear();
+    // SAFETY: rewinding a directory fd we own.
+    if unsafe { libc::lseek(dirfd, 0, libc::SEEK_SET) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    loop {
+        // SAFETY: the kernel writes at most dents.len() bytes into dents.
+        let n =
+            unsafe { libc::syscall(libc::SYS_getdents64, dirfd, dents.as_mut_ptr(), dents.len()) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let mut off = 0usize;
+        let n = n as usize;
+        // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
+        while off + 19 <= n {
+            let reclen = u16::from_ne_bytes([dents[off + 16], dents[off + 17]]) as usize;
+            if reclen == 0 || off + reclen > n {
+                break;
+            }
+            let name = &dents[off + 19..off + reclen];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            if let Some(pid) = parse_pid(name) {
+                out.push(pid);
+            }
+            off += reclen;
+        }
+    }
+}
+
+fn parse_pid(name: &[u8]) -> Option<u32> {
+    if name.is_empty() || name.len() > 10 || !name.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let v = name.iter().fold(0u64, |v, &b| v * 10 + (b - b'0') as u64);
+    u32::try_from(v).ok().filter(|&v| v > 0)
+}
+
+/// `123` as ASCII into a small stack buffer, followed by `suffix`.
+fn pid_path<'a>(buf: &'a mut [u8; 48], pid: u32, suffix: &[u8]) -> &'a [u8] {
+    let mut digits = [0u8; 10];
+    let mut n = pid;
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let d = &digits[i..];
+    buf[..d.len()].copy_from_slice(d);
+    buf[d.len()..d.len() + suffix.len()].copy_from_slice(suffix);
+    &buf[..d.len() + suffix.len()]
+}
+
+/// The process is gone (or was never there): leave it out.
+fn is_gone(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH))
+}
+
+/// The soft RLIMIT_NOFILE less a reserve: how many fds a reader may keep.
+pub fn default_max_kept() -> usize {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills lim.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return 0;
+    }
+    (lim.rlim_cur as usize).saturating_sub(FD_RESERVE)
+}
+
+impl ProcDir {
+    /// Opens `proc_root` (e.g. `/proc`); cgroup ids resolve under
+    /// `sys_root/fs/cgroup`.
+    pub fn open(proc_root: impl AsRef<Path>, sys_root: impl AsRef<Path>) -> Result<ProcDir> {
+        let root = proc_root.as_ref().to_path_buf();
+        let io_err = |source| Error::Io {
+            path: root.clone(),
+            source,
+        };
+        let c = cstr_path(&root).map_err(io_err)?;
+        // SAFETY: c is NUL-terminated.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(io_err(io::Error::last_os_error()));
+        }
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        Ok(ProcDir {
+            cgroup_root: sys_root.as_ref().join("fs/cgroup"),
+            root,
+            // SAFETY: fd is fresh.
+            dirfd: unsafe { OwnedFd::from_raw_fd(fd) },
+            dents: vec![0; DENTS_BYTES],
+            buf: vec![0; READ_BYTES],
+            pids: Vec::new(),
+            tids: Vec::new(),
+            kept: HashMap::new(),
+            max_kept: default_max_kept(),
+            generation: 0,
+            page_size: if page > 0 { page as u64 } else { 4096 },
+            cgroup_ids: HashMap::new(),
+        })
+    }
+
+    /// Bounds the /proc/PID/stat fds kept open between snapshots (0: open,
+    /// read and close every time).
+    pub fn set_max_kept(&mut self, n: usize) {
+        self.max_kept = n;
+        if self.kept.len() > n {
+            self.kept.clear();
+        }
+    }
+
+    /// How many fds are kept open now.
+    pub fn kept(&self) -> usize {
+        self.kept.len()
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn path(&self, rel: &[u8]) -> PathBuf {
+        self.root.join(std::ffi::OsStr::from_bytes(rel))
+    }
+
+    /// Fills `out` with one row per process (or thread) that `query` selects.
+    pub fn snapshot(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
+        out.clear();
+        self.generation = self.generation.wrapping_add(1);
+        self.cgroup_ids.clear();
+        let mut pids = std::mem::take(&mut self.pids);
+        match &query.pids {
+            Some(list) => {
+                pids.clear();
+                pids.extend_from_slice(list);
+            }
+            None => list_numeric(self.dirfd.as_raw_fd(), &mut self.dents, &mut pids).map_err(
+                |source| Error::Io {
+                    path: self.root.clone(),
+                    source,
+                },
+            )?,
+        }
+        let result = pids.iter().try_for_each(|&pid| {
+            if query.threads {
+                self.read_threads(pid, query.fields, out)
+            } else {
+                self.read_one(pid, None, query.fields, out)
+            }
+        });
+        self.pids = pids;
+        let generation = self.generation;
+        if query.pids.is_none() {
+            self.kept.retain(|_, k| k.generation == generation);
+        }
+        result
+    }
+
+    /// Start time (clock ticks since boot) of each PID, `None` for one that
+    /// does not exist: the vectored identity check.
+    pub fn start_ticks(&mut self, pids: &[u32]) -> Result<Vec<Option<u64>>> {
+        let mut out = Vec::with_capacity(pids.len());
+        for &pid in pids {
+            let mut name = [0u8; 48];
+            let rel = pid_path(&mut name, pid, b"/stat");
+            let len = match self.read_stat_bytes(pid, rel) {
+                Ok(Some(len)) => len,
+                Ok(None) => {
+                    out.push(None);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let ticks =
+                pid::parse_start_ticks(&self.buf[..len]).map_err(|source| Error::Parse {
+                    path: self.path(rel),
+                    source,
+                })?;
+            out.push(Some(ticks));
+        }
+        Ok(out)
+    }
+
+    fn read_threads(&mut self, pid: u32, fields: Fields, out: &mut Vec<Proc>) -> Result<()> {
+        let mut name = [0u8; 48];
+        let rel = pid_path(&mut name, pid, b"/task");
+        let task = match open_at(
+            self.dirfd.as_raw_fd(),
+            rel,
+            libc::O_RDONLY | libc::O_DIRECTORY,
+        ) {
+            Ok(fd) => fd,
+            Err(e) if is_gone(&e) => return Ok(()),
+            Err(source) => {
+                return Err(Error::Io {
+                    path: self.path(rel),
+                    source,
+                });
+            }
+        };
+        let mut tids = std::mem::take(&mut self.tids);
+        let listed = list_numeric(task.as_raw_fd(), &mut self.dents, &mut tids);
+        let result = match listed {
+            Ok(()) => tids
+                .iter()
+                .try_for_each(|&tid| self.read_one(tid, Some(pid), fields, out)),
+            Err(e) if is_gone(&e) => Ok(()),
+            Err(source) => Err(Error::Io {
+                path: self.path(rel),
+                source,
+            }),
+        };
+        self.tids = tids;
+        result
+    }
+
+    /// Reads PID/stat (or PID/task/TID/stat) into self.buf through a kept fd
+    /// or a fresh one; `None` when the task is gone.
+    fn read_stat_bytes(&mut self, key: u32, rel: &[u8]) -> Result<Option<usize>> {
+        if let Some(k) = self.kept.get_mut(&key) {
+            match pread_all(k.fd.as_raw_fd(), &mut self.buf, STATUS_LIMIT) {
+                Ok(len) if len > 0 => {
+                    k.generation = self.generation;
+                    return Ok(Some(len));
+                }
+                // Gone (ESRCH or empty): the PID may now be another process's.
+                _ => {
+                    self.kept.remove(&key);
+                }
+            }
+        }
+        let fd = match open_at(self.dirfd.as_raw_fd(), rel, libc::O_RDONLY) {
+            Ok(fd) => fd,
+            Err(e) if is_gone(&e) => return Ok(None),
+            Err(source) => {
+                return Err(Error::Io {
+                    path: self.path(rel),
+                    source,
+                });
+            }
+        };
+        let len = match pread_all(fd.as_raw_fd(), &mut self.buf, STATUS_LIMIT) {
+            Ok(0) => return Ok(None),
+            Ok(len) => len,
+            Err(e) if is_gone(&e) => return Ok(None),
+            Err(source) => return Err(self.read_error(rel, source)),
+        };
+        if self.kept.len() < self.max_kept {
+            self.kept.insert(
+                key,
+                Kept {
+                    fd,
+                    generation: self.generation,
+                },
+            );
+        }
+        Ok(Some(len))
+    }
+
+    fn read_error(&self, rel: &[u8], source: io::Error) -> Error {
+        if source.raw_os_error() == Some(libc::EFBIG) {
+            Error::TooLarge {
+                path: self.path(rel),
+                limit: STATUS_LIMIT,
+            }
+        } else {
+            Error::Io {
+                path: self.path(rel),
+                source,
+            }
+        }
+    }
+
+    /// Reads `file` under an open process directory into self.buf.
+    fn read_under(&mut self, dir: &OwnedFd, file: &[u8], rel: &[u8]) -> Result<Option<usize>> {
+        let fd = match open_at(dir.as_raw_fd(), file, libc::O_RDONLY) {
+            Ok(fd) => fd,
+            Err(e) if is_gone(&e) => return Ok(None),
+            Err(source) => {
+                return Err(Error::Io {
+                    path: self.path(rel),
+                    source,
+                });
+            }
+        };
+        match pread_all(fd.as_raw_fd(), &mut self.buf, STATUS_LIMIT) {
+            Ok(0) => Ok(None),
+            Ok(len) => Ok(Some(len)),
+            Err(e) if is_gone(&e) => Ok(None),
+            Err(source) => Err(self.read_error(rel, source)),
+        }
+    }
+
+    fn fill_stat(&self, rel: &[u8], len: usize, p: &mut Proc) -> Result<()> {
+        let s = pid::parse_stat(&self.buf[..len]).map_err(|source| Error::Parse {
+            path: self.path(rel),
+            source,
+        })?;
+        p.ppid = s.ppid;
+        p.comm = s.comm;
+        p.state = s.state as char;
+        p.start_ticks = s.start_ticks;
+        p.start_ns = s.start_ticks * NS_PER_TICK;
+        p.utime_ns = s.utime_ticks * NS_PER_TICK;
+        p.stime_ns = s.stime_ticks * NS_PER_TICK;
+        p.minflt = s.minflt;
+        p.majflt = s.majflt;
+        p.num_threads = s.num_threads.min(u32::MAX as u64) as u32;
+        p.rss_bytes = s.rss_pages * self.page_size;
+        p.vsize_bytes = s.vsize_bytes;
+        p.nice = s.nice as i32;
+        p.priority = s.priority as i32;
+        p.policy = s.policy;
+        p.rt_priority = s.rt_priority;
+        p.cpu = s.processor;
+        Ok(())
+    }
+
+    /// The cgroup id of a v2 path: the inode number of its directory.
+    fn cgroup_id(&mut self, path: &[u8]) -> Option<u64> {
+        if let Some(&id) = self.cgroup_ids.get(path) {
+            return id;
+        }
+        let rel = std::ffi::OsStr::from_bytes(path.strip_prefix(b"/").unwrap_or(path));
+        let full = self.cgroup_root.join(rel);
+        let id = std::fs::metadata(full)
+            .ok()
+            .map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+        self.cgroup_ids.insert(path.into(), id);
+        id
+    }
+
+    /// One process row (`tgid` None) or one thread row of process `tgid`.
+    fn read_one(
+        &mut self,
+        id: u32,
+        tgid: Option<u32>,
+        fields: Fields,
+        out: &mut Vec<Proc>,
+    ) -> Result<()> {
+        // "PID" or "TGID/task/TID", then "/stat" etc. after it.
+        let mut rel = [0u8; 64];
+        let mut dir_len = match tgid {
+            Some(tgid) => {
+                let mut head = [0u8; 48];
+                let head = pid_path(&mut head, tgid, b"/task/");
+                rel[..head.len()].copy_from_slice(head);
+                head.len()
+            }
+            None => 0,
+        };
+        let mut tail = [0u8; 48];
+        let tail = pid_path(&mut tail, id, b"");
+        rel[dir_len..dir_len + tail.len()].copy_from_slice(tail);
+        dir_len += tail.len();
+        let with = |rel: &mut [u8; 64], file: &[u8]| -> usize {
+            rel[dir_len] = b'/';
+            rel[dir_len + 1..dir_len + 1 + file.len()].copy_from_slice(file);
+            dir_len + 1 + file.len()
+        };
+
+        let mut p = Proc {
+            pid: id,
+            tgid: tgid.unwrap_or(id),
+            ..Proc::default()
+        };
+        let secondary =
+            fields.has(Field::Io) || fields.has(Field::Ctxsw) || fields.has(Field::Cgroup);
+        if !secondary {
+            let n = with(&mut rel, b"stat");
+            let Some(len) = self.read_stat_bytes(id, &rel[..n])? else {
+                return Ok(());
+            };
+            self.fill_stat(&rel[..n], len, &mut p)?;
+            out.push(p);
+            return Ok(());
+        }
+        // Every file under one directory fd: one process, even if its PID is
+        // reused while we read.
+        let dir = match open_at(
+            self.dirfd.as_raw_fd(),
+            &rel[..dir_len],
+            libc::O_PATH | libc::O_DIRECTORY,
+        ) {
+            Ok(fd) => fd,
+            Err(e) if is_gone(&e) => return Ok(()),
+            Err(source) => {
+                return Err(Error::Io {
+                    path: self.path(&rel[..dir_len]),
+                    source,
+                });
+            }
+        };
+        if fields.needs_stat() {
+            let n = with(&mut rel, b"stat");
+            let Some(len) = self.read_under(&dir, b"stat", &rel[..n])? else {
+                return Ok(());
+            };
+            self.fill_stat(&rel[..n], len, &mut p)?;
+        }
+        if fields.has(Field::Ctxsw) {
+            let n = with(&mut rel, b"status");
+            let Some(len) = self.read_under(&dir, b"status", &rel[..n])? else {
+                return Ok(());
+            };
+            let cs = pid::parse_status_ctxsw(&self.buf[..len]).map_err(|source| Error::Parse {
+                path: self.path(&rel[..n]),
+                source,
+            })?;
+            p.ctxsw = Some(cs);
+        }
+        if fields.has(Field::Io) {
+            let n = with(&mut rel, b"io");
+            match self.read_under(&dir, b"io", &rel[..n]) {
+                Ok(None) => return Ok(()),
+                Ok(Some(len)) => {
+                    let io = pid::parse_io(&self.buf[..len]).map_err(|source| Error::Parse {
+                        path: self.path(&rel[..n]),
+                        source,
+                    })?;
+                    p.io = Some(io);
+                }
+                // Another user's process without CAP_SYS_PTRACE: no I/O row.
+                Err(Error::Io { source, .. })
+                    if source.kind() == io::ErrorKind::PermissionDenied => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if fields.has(Field::Cgroup) {
+            let n = with(&mut rel, b"cgroup");
+            let Some(len) = self.read_under(&dir, b"cgroup", &rel[..n])? else {
+                return Ok(());
+            };
+            let buf = std::mem::take(&mut self.buf);
+            let parsed = pid::parse_cgroup_v2(&buf[..len]);
+            let result = match parsed {
+                Ok(Some(path)) => {
+                    p.cgroup_id = self.cgroup_id(path);
+                    Ok(())
+                }
+                Ok(None) => Ok(()),
+                Err(source) => Err(Error::Parse {
+                    path: self.path(&rel[..n]),
+                    source,
+                }),
+            };
+            self.buf = buf;
+            result?;
+        }
+        out.push(p);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pid_names() {
+        assert_eq!(parse_pid(b"1234"), Some(1234));
+        assert_eq!(parse_pid(b"0"), None);
+        assert_eq!(parse_pid(b"self"), None);
+        assert_eq!(parse_pid(b"99999999999"), None);
+        let mut b = [0u8; 48];
+        assert_eq!(pid_path(&mut b, 4194304, b"/stat"), b"4194304/stat");
+        assert_eq!(pid_path(&mut b, 0, b""), b"0");
+    }
+}

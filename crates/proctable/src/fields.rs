@@ -1,0 +1,158 @@
+//! Which fields a snapshot fills. A field that is not asked for is neither read
+//! nor parsed where the backend can avoid it (the procfs backend opens
+//! /proc/PID/status, io and cgroup only for the fields that need them; the BPF
+//! program appends I/O records only when asked).
+
+use std::fmt;
+
+macro_rules! fields {
+    ($($variant:ident = $name:literal: $doc:literal,)*) => {
+        /// One column of the process table.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Field {
+            $(#[doc = $doc] $variant,)*
+        }
+
+        impl Field {
+            /// Parses a comma-separated list in its order, without repeats;
+            /// `all` stands for every field.
+            pub fn parse_list(list: &str) -> Result<Vec<Field>, UnknownField> {
+                let mut out: Vec<Field> = Vec::new();
+                for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+                    let found: &[Field] = if word == "all" {
+                        Field::ALL
+                    } else {
+                        let i = Field::ALL
+                            .iter()
+                            .position(|f| f.name() == word)
+                            .ok_or_else(|| UnknownField(word.to_string()))?;
+                        &Field::ALL[i..=i]
+                    };
+                    for f in found {
+                        if !out.contains(f) {
+                            out.push(*f);
+                        }
+                    }
+                }
+                Ok(out)
+            }
+
+            pub const ALL: &'static [Field] = &[$(Field::$variant,)*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Field::$variant => $name,)*
+                }
+            }
+
+            pub fn describe(self) -> &'static str {
+                match self {
+                    $(Field::$variant => $doc,)*
+                }
+            }
+        }
+    };
+}
+
+fields! {
+    Pid = "pid": "process (or thread) id",
+    Tgid = "tgid": "thread-group id (the process's PID)",
+    Ppid = "ppid": "parent's PID",
+    Comm = "comm": "task name",
+    State = "state": "R S D T t X Z P I",
+    Start = "start": "start time since boot (ns, and clock ticks as /proc shows)",
+    Utime = "utime": "user CPU time, process-wide with dead threads",
+    Stime = "stime": "system CPU time, process-wide with dead threads",
+    Minflt = "minflt": "minor page faults",
+    Majflt = "majflt": "major page faults",
+    Threads = "threads": "number of threads",
+    Rss = "rss": "resident set size (bytes)",
+    Vsize = "vsize": "virtual memory size (bytes)",
+    Nice = "nice": "nice value",
+    Priority = "priority": "kernel priority as /proc shows it (prio - 100)",
+    Policy = "policy": "scheduling policy and real-time priority",
+    Cpu = "cpu": "CPU last run on",
+    Cgroup = "cgroup": "cgroup v2 id",
+    Io = "io": "I/O: bytes read and written, read/write syscalls",
+    Ctxsw = "ctxsw": "voluntary and involuntary context switches (of the task itself)",
+}
+
+/// A set of [`Field`]s.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Fields(u32);
+
+impl Fields {
+    pub const NONE: Fields = Fields(0);
+
+    /// Every field.
+    pub fn all() -> Fields {
+        Field::ALL.iter().fold(Fields::NONE, |s, &f| s.with(f))
+    }
+
+    /// Every field the kernel gives in /proc/PID/stat (all but cgroup, I/O and
+    /// context switches).
+    pub fn stat() -> Fields {
+        Fields::all()
+            .without(Field::Cgroup)
+            .without(Field::Io)
+            .without(Field::Ctxsw)
+    }
+
+    pub fn with(self, f: Field) -> Fields {
+        Fields(self.0 | 1 << f as u32)
+    }
+
+    pub fn without(self, f: Field) -> Fields {
+        Fields(self.0 & !(1 << f as u32))
+    }
+
+    pub fn has(self, f: Field) -> bool {
+        self.0 & (1 << f as u32) != 0
+    }
+
+    /// True if any field of /proc/PID/stat is wanted.
+    pub fn needs_stat(self) -> bool {
+        self.0 & Fields::stat().0 != 0
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Field> {
+        Field::ALL.iter().copied().filter(move |&f| self.has(f))
+    }
+
+    /// Parses a comma-separated list such as `pid,comm,utime`; `all` names
+    /// every field.
+    pub fn parse(list: &str) -> Result<Fields, UnknownField> {
+        Ok(Field::parse_list(list)?
+            .into_iter()
+            .fold(Fields::NONE, Fields::with))
+    }
+}
+
+impl fmt::Debug for Fields {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(Field::name))
+            .finish()
+    }
+}
+
+/// A field name that is not one of [`Field::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown field {0:?}; accepted: all, {list}", list = Field::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "))]
+pub struct UnknownField(pub String);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_lists() {
+        let f = Fields::parse("pid, comm,utime").unwrap();
+        assert!(f.has(Field::Pid) && f.has(Field::Comm) && f.has(Field::Utime));
+        assert!(!f.has(Field::Io));
+        assert_eq!(Fields::parse("all").unwrap(), Fields::all());
+        let e = Fields::parse("pid,bogus").unwrap_err();
+        assert!(e.to_string().contains("\"bogus\"") && e.to_string().contains("ctxsw"));
+        assert!(!Fields::stat().has(Field::Io) && Fields::stat().has(Field::Rss));
+    }
+}

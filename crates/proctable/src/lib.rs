@@ -1,0 +1,38 @@
+//! Process-table snapshots.
+//!
+//! One call returns chosen fields of every process (or thread), or of a given
+//! list of PIDs, from one of two backends:
+//!
+//! - [`bpf`]: a BPF task iterator writes fixed-size records (layout in
+//!   `bpf/record.h`, shared with the decoder) that are read in large batches;
+//!   needs CAP_BPF and CAP_PERFMON (or root).
+//! - [`dir`]: /proc read relative to one directory fd, listed with large
+//!   `getdents64` batches, with kept-open /proc/PID/stat fds re-read by
+//!   `pread`. Needs no privileges.
+//!
+//! [`ProcTable`] picks one (`auto`: BPF when it loads, else procfs, saying
+//! why once). A process is an [`Identity`] (PID and start time): rates are
+//! computed only within one identity, so PID reuse never yields a bogus delta.
+//! [`bpf::Exits`] captures every process that ends, with its final counters,
+//! so short-lived processes between two snapshots are not lost.
+
+pub mod bpf;
+pub mod cputime;
+pub mod dir;
+mod error;
+mod fields;
+mod proc;
+mod query;
+pub mod rates;
+mod table;
+
+pub mod record {
+    //! The BPF record layout, generated from `bpf/record.h`.
+    include!(concat!(env!("OUT_DIR"), "/record.rs"));
+}
+
+pub use error::{Error, Result};
+pub use fields::{Field, Fields, UnknownField};
+pub use proc::{Exit, Identity, NS_PER_TICK, Proc, state_letter};
+pub use query::Query;
+pub use table::{Backend, BackendChoice, ProcTable};

@@ -1,0 +1,168 @@
+//! What a snapshot holds: one [`Proc`] per process (or thread), keyed by
+//! [`Identity`].
+
+use procfs::pid::{Comm, CtxSwitches, PidIo};
+use serde::Serialize;
+
+/// Nanoseconds per clock tick (USER_HZ = 100).
+pub const NS_PER_TICK: u64 = 10_000_000;
+
+/// A process is its PID and its start time: a PID reused by a later process
+/// is a different identity, so no rate is ever computed across the two.
+/// Start time is in clock ticks since boot, the resolution /proc gives, so
+/// both backends agree on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Identity {
+    pub pid: u32,
+    pub start_ticks: u64,
+}
+
+/// One process, or one thread in a threads snapshot. Fields that were not
+/// asked for hold zero (or `None`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Proc {
+    /// PID, or TID in a threads snapshot.
+    pub pid: u32,
+    pub tgid: u32,
+    pub ppid: u32,
+    pub comm: Comm,
+    /// One of `RSDTtXZPI`, as /proc shows it.
+    pub state: char,
+    /// Start time since boot: nanoseconds (exact from BPF; tick resolution
+    /// from procfs) and the clock ticks /proc shows.
+    pub start_ns: u64,
+    pub start_ticks: u64,
+    /// CPU time as /proc reports it (scaled to the precise runtime),
+    /// process-wide with dead threads for a process row. Nanoseconds; tick
+    /// resolution from procfs.
+    pub utime_ns: u64,
+    pub stime_ns: u64,
+    pub minflt: u64,
+    pub majflt: u64,
+    pub num_threads: u32,
+    pub rss_bytes: u64,
+    pub vsize_bytes: u64,
+    pub nice: i32,
+    /// `prio - 100` as in /proc/PID/stat: negative for real-time tasks.
+    pub priority: i32,
+    /// SCHED_* number (0 other, 1 fifo, 2 rr, 3 batch, 5 idle, 6 deadline).
+    pub policy: u32,
+    pub rt_priority: u32,
+    /// CPU the task last ran on.
+    pub cpu: u32,
+    /// cgroup v2 id (the inode number of its directory under the cgroup2
+    /// mount); `None` when not asked for or not in a v2 hierarchy.
+    pub cgroup_id: Option<u64>,
+    /// Process-wide I/O counters; `None` when not asked for or not permitted.
+    pub io: Option<PidIo>,
+    /// The task's own context switches (for a process row: its leader
+    /// thread's, as /proc/PID/status shows).
+    pub ctxsw: Option<CtxSwitches>,
+}
+
+impl Proc {
+    pub fn identity(&self) -> Identity {
+        Identity {
+            pid: self.pid,
+            start_ticks: self.start_ticks,
+        }
+    }
+
+    pub fn utime_ticks(&self) -> u64 {
+        self.utime_ns / NS_PER_TICK
+    }
+
+    pub fn stime_ticks(&self) -> u64 {
+        self.stime_ns / NS_PER_TICK
+    }
+}
+
+/// The letter /proc prints for a task state, from the raw `__state` and
+/// `exit_state` (task_state_index in include/linux/sched.h).
+pub fn state_letter(state: u32, exit_state: u32) -> char {
+    const TASK_REPORT: u32 = 0x7f;
+    const TASK_IDLE: u32 = 0x402;
+    const TASK_RTLOCK_WAIT: u32 = 0x1000;
+    const LETTERS: &[u8; 9] = b"RSDTtXZPI";
+    let mut s = (state | exit_state) & TASK_REPORT;
+    if state == TASK_IDLE {
+        s = TASK_REPORT + 1;
+    } else if state == TASK_RTLOCK_WAIT {
+        s = 2;
+    }
+    let index = (u32::BITS - s.leading_zeros()) as usize;
+    LETTERS.get(index).map_or('?', |&b| b as char)
+}
+
+/// A thread group that ended, with its final counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Exit {
+    pub pid: u32,
+    pub ppid: u32,
+    pub comm: Comm,
+    pub start_ns: u64,
+    pub start_ticks: u64,
+    /// When it ended, nanoseconds since boot.
+    pub exit_ns: u64,
+    pub utime_ns: u64,
+    pub stime_ns: u64,
+    pub minflt: u64,
+    pub majflt: u64,
+    /// High-water mark of the resident set.
+    pub maxrss_bytes: u64,
+    /// The wait status (`code << 8 | signal`).
+    pub exit_status: i32,
+}
+
+impl Exit {
+    pub fn identity(&self) -> Identity {
+        Identity {
+            pid: self.pid,
+            start_ticks: self.start_ticks,
+        }
+    }
+
+    /// The exit code when it exited normally.
+    pub fn exit_code(&self) -> Option<i32> {
+        (self.exit_status & 0x7f == 0).then_some((self.exit_status >> 8) & 0xff)
+    }
+
+    /// The signal that killed it, if one did.
+    pub fn signal(&self) -> Option<i32> {
+        let sig = self.exit_status & 0x7f;
+        (sig != 0).then_some(sig)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_letters() {
+        assert_eq!(state_letter(0, 0), 'R');
+        assert_eq!(state_letter(1, 0), 'S');
+        assert_eq!(state_letter(2, 0), 'D');
+        assert_eq!(state_letter(0x402, 0), 'I');
+        assert_eq!(state_letter(0x1000, 0), 'D');
+        assert_eq!(state_letter(4, 0), 'T');
+        assert_eq!(state_letter(8, 0), 't');
+        assert_eq!(state_letter(0x80, 0x20), 'Z');
+        assert_eq!(state_letter(0x80, 0x10), 'X');
+        assert_eq!(state_letter(0x40, 0), 'P');
+    }
+
+    #[test]
+    fn exit_status() {
+        let e = Exit {
+            exit_status: 3 << 8,
+            ..Exit::default()
+        };
+        assert_eq!((e.exit_code(), e.signal()), (Some(3), None));
+        let e = Exit {
+            exit_status: 9,
+            ..Exit::default()
+        };
+        assert_eq!((e.exit_code(), e.signal()), (None, Some(9)));
+    }
+}
