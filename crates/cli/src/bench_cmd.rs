@@ -144,3 +144,59 @@ fn print_table(r: &Report, cmp: Option<&[Comparison]>) {
         println!();
     }
 }
+
+#[derive(clap::Args)]
+pub struct ProctableArgs {
+    /// Idle processes to spawn, one measurement per count (capped by
+    /// kernel.pid_max, kernel.threads-max and available memory).
+    #[arg(long, value_delimiter = ',', value_name = "N,...", default_values_t = bench::proctable_cost::DEFAULT_PROCS.to_vec())]
+    procs: Vec<usize>,
+    /// Snapshots per backend and count (after one warm-up).
+    #[arg(long, default_value_t = bench::proctable_cost::DEFAULT_RUNS, value_name = "R")]
+    runs: usize,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run_proctable(args: &ProctableArgs) -> anyhow::Result<ExitCode> {
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    if args.procs.is_empty() || args.procs.contains(&0) {
+        bail!("--procs takes positive counts, e.g. 1000,8000,30000");
+    }
+    crate::raise_nofile_limit();
+    let opts = bench::proctable_cost::Options {
+        procs: args.procs.clone(),
+        runs: args.runs,
+    };
+    let rows = bench::proctable_cost::run(&opts, &mut |msg| eprintln!("quietstat: {msg}"))
+        .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => {
+            for r in &rows {
+                println!("{}", serde_json::to_string(r)?);
+            }
+        }
+        Format::Table => {
+            println!(
+                "{:<20} {:>6} {:>6} {:>4} {:>10} {:>10} {:>10} {:>9}",
+                "backend", "procs", "rows", "runs", "median_ms", "p99_ms", "ms/1000", "vs_naive"
+            );
+            for r in &rows {
+                println!(
+                    "{:<20} {:>6} {:>6} {:>4} {:>10.3} {:>10.3} {:>10.3} {:>8.1}x",
+                    r.backend,
+                    r.procs,
+                    r.table_rows,
+                    r.runs,
+                    r.median_ms,
+                    r.p99_ms,
+                    r.ms_per_1000,
+                    r.speedup_vs_naive
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -39,6 +39,9 @@ enum Command {
 enum BenchCommand {
     /// Cost of one read of each system source: open/read/close, pread, parse.
     Procfs(bench_cmd::ProcfsArgs),
+    /// One full process-table snapshot per backend with N idle processes,
+    /// beside a naive /proc loop measured in the same run.
+    Proctable(bench_cmd::ProctableArgs),
 }
 
 /// Output formats shared by the commands.
@@ -59,6 +62,22 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(d)
 }
 
+/// Raises the soft open-file limit to the hard one: the procfs backend keeps
+/// one fd per process open between snapshots, bounded by this limit.
+pub fn raise_nofile_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit on a valid struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
 fn main() -> ExitCode {
     // Die quietly on a closed pipe (`quietstat stat | head`), as other Unix
     // tools do, instead of failing a write.
@@ -70,7 +89,11 @@ fn main() -> ExitCode {
     let roots = (cli.proc_root, cli.sys_root);
     let result = match cli.command {
         Command::Stat(args) => stat_cmd::run(&roots.0, &roots.1, &args),
-        Command::Ps(args) => ps_cmd::run(&roots.0, &roots.1, &args),
+        Command::Ps(args) => {
+            raise_nofile_limit();
+            ps_cmd::run(&roots.0, &roots.1, &args)
+        }
+        Command::Bench(BenchCommand::Proctable(args)) => bench_cmd::run_proctable(&args),
         Command::Bench(BenchCommand::Procfs(args)) => {
             bench_cmd::run_procfs(&roots.0, &roots.1, &args)
         }

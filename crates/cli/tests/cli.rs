@@ -162,3 +162,47 @@ fn bench_procfs_saves_and_compares_with_a_baseline() {
     ]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("reading baseline /nonexistent.json"));
 }
+
+#[test]
+fn ps_lists_this_process_in_csv_and_json_from_both_backends() {
+    let me = std::process::id().to_string();
+    for backend in ["procfs", "bpf"] {
+        let out = quietstat(&[
+            "ps",
+            "--backend",
+            backend,
+            "--format",
+            "csv",
+            "--fields",
+            "pid,comm,utime",
+        ]);
+        assert!(
+            out.status.success(),
+            "{backend}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text.lines().next(), Some("pid,comm,utime_ticks"));
+        assert!(
+            text.lines()
+                .any(|l| l.split(',').next() == Some(me.as_str())),
+            "{backend}"
+        );
+    }
+    let out = quietstat(&["ps", "--format", "json", "--pids", &me, "--sort=-utime"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(v["rows"][0]["pid"].to_string(), me);
+}
+
+#[test]
+fn ps_rejects_unknown_fields_naming_the_accepted_ones() {
+    let out = quietstat(&["ps", "--fields", "pid,bogus"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"bogus\"") && err.contains("accepted") && err.contains("utime"),
+        "{err}"
+    );
+}

@@ -19,6 +19,12 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("diskstats", |b| procfs::diskstats::parse(b).map(drop)),
         ("net/dev", |b| procfs::net_dev::parse(b).map(drop)),
         ("schedstat", |b| procfs::schedstat::parse(b).map(drop)),
+        ("self/stat", |b| procfs::pid::parse_stat(b).map(drop)),
+        ("self/status", |b| {
+            procfs::pid::parse_status_ctxsw(b).map(drop)
+        }),
+        ("self/io", |b| procfs::pid::parse_io(b).map(drop)),
+        ("self/cgroup", |b| procfs::pid::parse_cgroup_v2(b).map(drop)),
         ("cmdline", |b| {
             procfs::cpu::parse_cmdline(&String::from_utf8_lossy(b)).map(drop)
         }),
@@ -33,6 +39,12 @@ fn seeds() -> Vec<(usize, Vec<u8>)> {
             if let Ok(b) = std::fs::read(proc_root.join(name)) {
                 out.push((i, b));
             }
+        }
+        // Per-process files: seeded from the live /proc.
+        if name.starts_with("self/")
+            && let Ok(b) = std::fs::read(std::path::Path::new("/proc").join(name))
+        {
+            out.push((i, b));
         }
     }
     out
@@ -108,7 +120,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 
     #[test]
-    fn arbitrary_bytes_never_panic(parser in 0usize..11, bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+    fn arbitrary_bytes_never_panic(parser in 0usize..15, bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         check(parser, &bytes);
     }
 

@@ -57,9 +57,13 @@ static __always_inline __u64 mm_rss(struct mm_struct *mm)
 	       counter(mm, MM_SHMEMPAGES);
 }
 
-static __always_inline void copy_comm(char *dst, const char *src)
+/* Two 8-byte loads instead of a helper call. */
+static __always_inline void copy_comm(char *dst, struct task_struct *task)
 {
-	bpf_probe_read_kernel(dst, QS_COMM_LEN, src);
+	__u64 *d = (__u64 *)dst;
+
+	d[0] = *(__u64 *)&task->comm[0];
+	d[1] = *(__u64 *)&task->comm[8];
 }
 
 SEC("iter/task")
@@ -115,7 +119,7 @@ int qs_tasks(struct bpf_iter__task *ctx)
 		rec.vm_pages = 0;
 		rec.rss_pages = 0;
 	}
-	rec.cgroup_id = task->cgroups->dfl_cgrp->kn->id;
+	rec.cgroup_id = (cfg->flags & QS_CFG_CGROUP) ? task->cgroups->dfl_cgrp->kn->id : 0;
 	rec.pid = task->pid;
 	rec.tgid = tgid;
 	rec.ppid = task->real_parent->tgid;
@@ -128,7 +132,7 @@ int qs_tasks(struct bpf_iter__task *ctx)
 	rec.rt_priority = task->rt_priority;
 	rec.cpu = task->thread_info.cpu;
 	rec.nr_threads = sig->nr_threads;
-	copy_comm(rec.comm, task->comm);
+	copy_comm(rec.comm, task);
 	bpf_seq_write(seq, &rec, sizeof(rec));
 
 	if (cfg->flags & QS_CFG_IO) {
@@ -220,7 +224,7 @@ int BPF_PROG(qs_exit, struct task_struct *task)
 	else
 		rec->exit_code = task->exit_code;
 	rec->nr_threads = sig->nr_threads;
-	copy_comm(rec->comm, leader->comm);
+	copy_comm(rec->comm, leader);
 
 	avail = bpf_ringbuf_query(&qs_exits, BPF_RB_AVAIL_DATA);
 	bpf_ringbuf_submit(rec, avail >= cfg->wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);

@@ -15,6 +15,7 @@
 #define QS_CFG_THREADS 1 /* one row per thread; otherwise leader rows carry the dead threads' sums */
 #define QS_CFG_IO 2      /* append a qs_io after every qs_task */
 #define QS_CFG_FILTER 4  /* only thread groups whose tgid is a key of qs_pids */
+#define QS_CFG_CGROUP 8  /* read the cgroup id (three dependent loads per task) */
 
 #define QS_MAX_PIDS 65536
 #define QS_COMM_LEN 16

@@ -23,8 +23,8 @@ use crate::fields::Field;
 use crate::proc::{Exit, NS_PER_TICK, Proc, state_letter};
 use crate::query::Query;
 use crate::record::{
-    QS_CFG_FILTER, QS_CFG_IO, QS_CFG_THREADS, QS_EXIT_RING_BYTES, QS_MAX_PIDS, QsConfig, QsExit,
-    QsExitStats, QsIo, QsTask,
+    QS_CFG_CGROUP, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_THREADS, QS_EXIT_RING_BYTES, QS_MAX_PIDS,
+    QsConfig, QsExit, QsExitStats, QsIo, QsTask,
 };
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
@@ -203,6 +203,9 @@ impl Bpf {
         let want_io = query.fields.has(Field::Io);
         if want_io {
             flags |= QS_CFG_IO as u32;
+        }
+        if query.fields.has(Field::Cgroup) {
+            flags |= QS_CFG_CGROUP as u32;
         }
         // Past the map's size, filter here instead.
         let in_kernel = query

@@ -79,25 +79,15 @@ fn open_at(dir: RawFd, name: &[u8], flags: i32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Reads from offset 0 until EOF or the buffer is full; returns the length.
+/// Reads a whole /proc file from offset 0 in one `pread`; returns its
+/// length. A /proc/PID file is generated whole on each read at offset 0, so a
+/// read shorter than the buffer is the whole file: no second call to see EOF
+/// (which, at an offset other than the file position, would make the kernel
+/// generate the text again). A full buffer is grown and the read retried.
 fn pread_all(fd: RawFd, buf: &mut Vec<u8>, limit: usize) -> io::Result<usize> {
-    let mut len = 0;
     loop {
-        if len == buf.len() {
-            if buf.len() >= limit {
-                return Err(io::Error::from_raw_os_error(libc::EFBIG));
-            }
-            buf.resize((buf.len() * 2).min(limit), 0);
-        }
         // SAFETY: the destination range lies within buf.
-        let n = unsafe {
-            libc::pread(
-                fd,
-                buf[len..].as_mut_ptr().cast(),
-                buf.len() - len,
-                len as libc::off_t,
-            )
-        };
+        let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
         if n < 0 {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::Interrupted {
@@ -105,10 +95,15 @@ fn pread_all(fd: RawFd, buf: &mut Vec<u8>, limit: usize) -> io::Result<usize> {
             }
             return Err(e);
         }
-        if n == 0 {
-            return Ok(len);
+        let n = n as usize;
+        if n < buf.len() {
+            return Ok(n);
         }
-        len += n as usize;
+        if buf.len() >= limit {
+            return Err(io::Error::from_raw_os_error(libc::EFBIG));
+        }
+        let grown = (buf.len() * 2).min(limit);
+        buf.resize(grown, 0);
     }
 }
 

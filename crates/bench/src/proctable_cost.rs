@@ -1,0 +1,176 @@
+//! `bench proctable`: one full process-table snapshot per backend with N idle
+//! processes running, next to a naive loop (list /proc, then open, read and
+//! close each /proc/PID/stat and split it into fields) measured in the same
+//! run, interleaved run by run so machine noise falls on all alike.
+
+use std::io::Read;
+use std::time::Instant;
+
+use proctable::{BackendChoice, Proc, ProcTable, Query};
+use serde::Serialize;
+
+use crate::spawn::{Idle, cap};
+
+pub const DEFAULT_PROCS: &[usize] = &[1000, 8000, 30000];
+pub const DEFAULT_RUNS: usize = 9;
+
+/// One (backend, N) result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub backend: String,
+    /// Idle processes spawned for this measurement.
+    pub procs: usize,
+    /// Rows in the table (spawned plus what the machine already ran).
+    pub table_rows: usize,
+    pub runs: usize,
+    pub median_ms: f64,
+    pub p99_ms: f64,
+    pub ms_per_1000: f64,
+    /// The naive loop's median over this one's (1 for the naive loop).
+    pub speedup_vs_naive: f64,
+}
+
+/// The same fields a ps-like tool takes from /proc/PID/stat, the usual way:
+/// a path string per process, open/read/close, split on whitespace.
+pub fn naive_snapshot(out: &mut Vec<(u32, u64, u64, u64)>) -> usize {
+    out.clear();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut text = String::new();
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        text.clear();
+        let Ok(mut f) = std::fs::File::open(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if f.read_to_string(&mut text).is_err() {
+            continue;
+        }
+        let Some(close) = text.rfind(')') else {
+            continue;
+        };
+        let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
+        let num = |i: usize| rest.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+        // utime, stime, starttime (fields 14, 15, 22; rest[0] is field 3)
+        out.push((pid, num(11), num(12), num(19)));
+    }
+    out.len()
+}
+
+fn percentile_ms(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// What to measure.
+pub struct Options {
+    pub procs: Vec<usize>,
+    pub runs: usize,
+}
+
+/// Measures every N; `note` receives messages (caps, skipped backends).
+pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    let mut bpf = match ProcTable::open(BackendChoice::Bpf, "/proc", "/sys") {
+        Ok(t) => Some(t),
+        Err(e) => {
+            note(&format!("bpf backend not measured: {e}"));
+            None
+        }
+    };
+    let mut procfs =
+        ProcTable::open(BackendChoice::Procfs, "/proc", "/sys").map_err(|e| e.to_string())?;
+    let mut cold = proctable::dir::ProcDir::open("/proc", "/sys").map_err(|e| e.to_string())?;
+    cold.set_max_kept(0);
+    // What the naive loop reads too: every field of /proc/PID/stat.
+    let query = Query::default();
+    // Item 1's fields but I/O: adds the cgroup id and context switches.
+    let all_but_io = Query {
+        fields: proctable::Fields::all().without(proctable::Field::Io),
+        ..Query::default()
+    };
+    for &asked in &opts.procs {
+        let existing = std::fs::read_dir("/proc").map(|d| d.count()).unwrap_or(0);
+        let (n, why) = cap(asked, existing);
+        if let Some(why) = why {
+            note(&format!("{asked} processes capped to {n}: {why}"));
+        }
+        let idle = Idle::start(n).map_err(|e| format!("spawning {n} idle processes: {e}"))?;
+        let mut times: Vec<(&str, Vec<f64>)> = vec![
+            ("naive", Vec::new()),
+            ("procfs-no-kept-fds", Vec::new()),
+            ("procfs", Vec::new()),
+        ];
+        if bpf.is_some() {
+            times.push(("bpf", Vec::new()));
+            times.push(("bpf-all-but-io", Vec::new()));
+        }
+        let mut naive_rows = Vec::new();
+        let mut table: Vec<Proc> = Vec::new();
+        let mut table_rows = 0;
+        // One warm-up round (fills kept fds, caches, buffers), then runs.
+        for run in 0..=opts.runs {
+            for (name, samples) in times.iter_mut() {
+                let t = Instant::now();
+                let got = match *name {
+                    "naive" => naive_snapshot(&mut naive_rows),
+                    "procfs-no-kept-fds" => {
+                        cold.snapshot(&query, &mut table)
+                            .map_err(|e| e.to_string())?;
+                        table.len()
+                    }
+                    "procfs" => {
+                        procfs
+                            .snapshot(&query, &mut table)
+                            .map_err(|e| e.to_string())?;
+                        table.len()
+                    }
+                    "bpf" => {
+                        let b = bpf.as_mut().expect("bpf opened");
+                        b.snapshot(&query, &mut table).map_err(|e| e.to_string())?;
+                        table.len()
+                    }
+                    _ => {
+                        let b = bpf.as_mut().expect("bpf opened");
+                        b.snapshot(&all_but_io, &mut table)
+                            .map_err(|e| e.to_string())?;
+                        table.len()
+                    }
+                };
+                let ms = t.elapsed().as_secs_f64() * 1e3;
+                if run > 0 {
+                    samples.push(ms);
+                }
+                table_rows = table_rows.max(got);
+            }
+        }
+        let count = idle.count();
+        drop(idle);
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            (percentile_ms(v, 50.0), percentile_ms(v, 99.0))
+        };
+        let mut naive_median = 0.0;
+        for (name, samples) in times.iter_mut() {
+            let (med, p99) = median(samples);
+            if *name == "naive" {
+                naive_median = med;
+            }
+            rows.push(Row {
+                backend: name.to_string(),
+                procs: count,
+                table_rows,
+                runs: opts.runs,
+                median_ms: med,
+                p99_ms: p99,
+                ms_per_1000: med * 1000.0 / table_rows.max(1) as f64,
+                speedup_vs_naive: if med > 0.0 { naive_median / med } else { 0.0 },
+            });
+        }
+    }
+    Ok(rows)
+}
