@@ -309,19 +309,14 @@ impl ProcDir {
     fn read_threads(&mut self, pid: u32, fields: Fields, out: &mut Vec<Proc>) -> Result<()> {
         let mut name = [0u8; 48];
         let rel = pid_path(&mut name, pid, b"/task");
-        let task = match open_at(
+        let Some(task) = self.open_live(
             self.dirfd.as_raw_fd(),
             rel,
             libc::O_RDONLY | libc::O_DIRECTORY,
-        ) {
-            Ok(fd) => fd,
-            Err(e) if is_gone(&e) => return Ok(()),
-            Err(source) => {
-                return Err(Error::Io {
-                    path: self.path(rel),
-                    source,
-                });
-            }
+            rel,
+        )?
+        else {
+            return Ok(());
         };
         let mut tids = std::mem::take(&mut self.tids);
         let listed = list_numeric(task.as_raw_fd(), &mut self.dents, &mut tids);
@@ -354,15 +349,8 @@ impl ProcDir {
                 }
             }
         }
-        let fd = match open_at(self.dirfd.as_raw_fd(), rel, libc::O_RDONLY) {
-            Ok(fd) => fd,
-            Err(e) if is_gone(&e) => return Ok(None),
-            Err(source) => {
-                return Err(Error::Io {
-                    path: self.path(rel),
-                    source,
-                });
-            }
+        let Some(fd) = self.open_live(self.dirfd.as_raw_fd(), rel, libc::O_RDONLY, rel)? else {
+            return Ok(None);
         };
         let len = match pread_all(fd.as_raw_fd(), &mut self.buf, STATUS_LIMIT) {
             Ok(0) => return Ok(None),
@@ -396,17 +384,28 @@ impl ProcDir {
         }
     }
 
+    /// Opens `name` under `dir`; `None` when the process is gone.
+    fn open_live(
+        &self,
+        dir: RawFd,
+        name: &[u8],
+        flags: i32,
+        rel: &[u8],
+    ) -> Result<Option<OwnedFd>> {
+        match open_at(dir, name, flags) {
+            Ok(fd) => Ok(Some(fd)),
+            Err(e) if is_gone(&e) => Ok(None),
+            Err(source) => Err(Error::Io {
+                path: self.path(rel),
+                source,
+            }),
+        }
+    }
+
     /// Reads `file` under an open process directory into self.buf.
     fn read_under(&mut self, dir: &OwnedFd, file: &[u8], rel: &[u8]) -> Result<Option<usize>> {
-        let fd = match open_at(dir.as_raw_fd(), file, libc::O_RDONLY) {
-            Ok(fd) => fd,
-            Err(e) if is_gone(&e) => return Ok(None),
-            Err(source) => {
-                return Err(Error::Io {
-                    path: self.path(rel),
-                    source,
-                });
-            }
+        let Some(fd) = self.open_live(dir.as_raw_fd(), file, libc::O_RDONLY, rel)? else {
+            return Ok(None);
         };
         match pread_all(fd.as_raw_fd(), &mut self.buf, STATUS_LIMIT) {
             Ok(0) => Ok(None),
@@ -502,19 +501,14 @@ impl ProcDir {
         }
         // Every file under one directory fd: one process, even if its PID is
         // reused while we read.
-        let dir = match open_at(
+        let Some(dir) = self.open_live(
             self.dirfd.as_raw_fd(),
             &rel[..dir_len],
             libc::O_PATH | libc::O_DIRECTORY,
-        ) {
-            Ok(fd) => fd,
-            Err(e) if is_gone(&e) => return Ok(()),
-            Err(source) => {
-                return Err(Error::Io {
-                    path: self.path(&rel[..dir_len]),
-                    source,
-                });
-            }
+            &rel[..dir_len],
+        )?
+        else {
+            return Ok(());
         };
         if fields.needs_stat() {
             let n = with(&mut rel, b"stat");
