@@ -2,6 +2,7 @@
 //! that now belongs to another process (a different start time) gets no
 //! rate, and a counter that went backwards gives none either.
 
+use model::rate;
 use serde::Serialize;
 
 use crate::proc::{Identity, Proc};
@@ -17,10 +18,6 @@ pub struct ProcRate {
     pub majflt_per_s: Option<f64>,
     pub read_bytes_per_s: Option<f64>,
     pub write_bytes_per_s: Option<f64>,
-}
-
-fn rate(prev: u64, cur: u64, secs: f64) -> Option<f64> {
-    (cur >= prev && secs > 0.0).then(|| (cur - prev) as f64 / secs)
 }
 
 /// Rates for every process in `cur` that is also in `prev` with the same
