@@ -44,11 +44,6 @@ pub fn adjust(raw: RawCputime) -> (u64, u64) {
     (utime, stime)
 }
 
-/// Nanoseconds to clock ticks (USER_HZ = 100), truncating as the kernel does.
-pub fn ns_to_ticks(ns: u64) -> u64 {
-    ns / 10_000_000
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
