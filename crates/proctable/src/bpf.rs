@@ -52,6 +52,25 @@ fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
+/// Runs a program load, again if the verifier gave up because a signal was
+/// pending (EAGAIN; a process whose children exit gets SIGCHLD at any time),
+/// as libbpf does, up to five attempts.
+fn load_retrying(
+    mut load: impl FnMut() -> std::result::Result<(), aya::programs::ProgramError>,
+) -> std::result::Result<(), aya::programs::ProgramError> {
+    let mut attempt = 1;
+    loop {
+        match load() {
+            Err(aya::programs::ProgramError::LoadError { io_error, .. })
+                if io_error.raw_os_error() == Some(libc::EAGAIN) && attempt < 5 =>
+            {
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// A loaded process-table program (and, once enabled, exit capture).
 pub struct Bpf {
     ebpf: Ebpf,
@@ -88,14 +107,14 @@ impl Bpf {
             .ok_or_else(|| bpf_err("finding qs_tasks")("not in the object".into()))?
             .try_into()
             .map_err(|e| bpf_err("qs_tasks")(chain(&e)))?;
-        prog.load("task", &btf)
+        load_retrying(|| prog.load("task", &btf))
             .map_err(|e| bpf_err("verifying the task iterator")(chain(&e)))?;
         let exit: &mut BtfTracePoint = ebpf
             .program_mut("qs_exit")
             .ok_or_else(|| bpf_err("finding qs_exit")("not in the object".into()))?
             .try_into()
             .map_err(|e| bpf_err("qs_exit")(chain(&e)))?;
-        exit.load("sched_process_exit", &btf)
+        load_retrying(|| exit.load("sched_process_exit", &btf))
             .map_err(|e| bpf_err("verifying the exit tracepoint")(chain(&e)))?;
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
