@@ -2,6 +2,7 @@
 //! The BPF half needs CAP_BPF and CAP_PERFMON (the suite runs as root in CI);
 //! without them these tests fail, naming why, rather than skip.
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -13,8 +14,10 @@ struct Kids(Vec<Child>);
 
 impl Drop for Kids {
     fn drop(&mut self) {
+        // Each child leads its own process group: killing the group also
+        // ends what a shell child started (the `sleep` of a loop).
         for c in &mut self.0 {
-            let _ = c.kill();
+            unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
             let _ = c.wait();
         }
     }
@@ -23,6 +26,7 @@ impl Drop for Kids {
 fn spawn(script: &str) -> Child {
     Command::new("sh")
         .args(["-c", script])
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .spawn()
@@ -60,6 +64,7 @@ fn backends_agree_field_by_field_with_each_other_and_proc() {
         spawn("exec sleep 1000"),
         spawn("printf 'a) (b' > /proc/$$/comm; exec 3</dev/null; while :; do sleep 100; done"),
         Command::new("python3")
+            .process_group(0)
             .args([
                 "-c",
                 "import threading,time\n\
