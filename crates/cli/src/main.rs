@@ -1,5 +1,6 @@
 //! The `quietstat` command: argument parsing and wiring of the library crates.
 
+mod agent_cmd;
 mod bench_cmd;
 mod ps_cmd;
 mod stat_cmd;
@@ -14,18 +15,21 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[derive(Parser)]
 #[command(name = "quietstat", version, propagate_version = true)]
 struct Cli {
-    /// Root of the proc filesystem to read.
-    #[arg(long, global = true, default_value = "/proc", value_name = "DIR")]
-    proc_root: PathBuf,
-    /// Root of the sys filesystem to read.
-    #[arg(long, global = true, default_value = "/sys", value_name = "DIR")]
-    sys_root: PathBuf,
+    /// Root of the proc filesystem to read [default: /proc].
+    #[arg(long, global = true, value_name = "DIR")]
+    proc_root: Option<PathBuf>,
+    /// Root of the sys filesystem to read [default: /sys].
+    #[arg(long, global = true, value_name = "DIR")]
+    sys_root: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// The agent: samples on a tickless schedule and serves /metrics, a JSON
+    /// API and a shared-memory snapshot from its latest samples.
+    Agent(agent_cmd::Args),
     /// Snapshot of every system source; with --interval, rates per interval.
     Stat(stat_cmd::Args),
     /// One snapshot of the process table (BPF task iterator or /proc).
@@ -86,8 +90,12 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
-    let roots = (cli.proc_root, cli.sys_root);
+    let roots = (
+        cli.proc_root.clone().unwrap_or_else(|| "/proc".into()),
+        cli.sys_root.clone().unwrap_or_else(|| "/sys".into()),
+    );
     let result = match cli.command {
+        Command::Agent(args) => agent_cmd::run(cli.proc_root, cli.sys_root, &args),
         Command::Stat(args) => stat_cmd::run(&roots.0, &roots.1, &args),
         Command::Ps(args) => {
             raise_nofile_limit();

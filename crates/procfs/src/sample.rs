@@ -103,6 +103,34 @@ impl SystemSample {
             .then(|| &self.pressure[r as usize])
     }
 
+    /// Exchanges the data, status and cost of `source` with `other`: moves a
+    /// freshly read source into a published sample without copying, and
+    /// hands the old buffers back for the next read.
+    pub fn swap_source(&mut self, other: &mut SystemSample, source: Source) {
+        use std::mem::swap;
+        match source {
+            Source::Stat => swap(&mut self.stat, &mut other.stat),
+            Source::Interrupts => swap(&mut self.interrupts, &mut other.interrupts),
+            Source::Softirqs => swap(&mut self.softirqs, &mut other.softirqs),
+            Source::Meminfo => swap(&mut self.meminfo, &mut other.meminfo),
+            Source::Vmstat => swap(&mut self.vmstat, &mut other.vmstat),
+            Source::Loadavg => swap(&mut self.loadavg, &mut other.loadavg),
+            Source::PressureCpu
+            | Source::PressureMemory
+            | Source::PressureIo
+            | Source::PressureIrq => {
+                let r = source.resource().expect("a pressure source") as usize;
+                swap(&mut self.pressure[r], &mut other.pressure[r])
+            }
+            Source::Diskstats => swap(&mut self.diskstats, &mut other.diskstats),
+            Source::NetDev => swap(&mut self.net_dev, &mut other.net_dev),
+            Source::Schedstat => swap(&mut self.schedstat, &mut other.schedstat),
+        }
+        let i = source as usize;
+        swap(&mut self.status[i], &mut other.status[i]);
+        swap(&mut self.cost[i], &mut other.cost[i]);
+    }
+
     /// Parses `bytes` as `source` into this sample.
     pub fn parse_source(&mut self, source: Source, bytes: &[u8]) -> Result<(), ParseError> {
         match source {
@@ -143,6 +171,14 @@ impl Reader {
             *s = SourceStatus::NotRead;
         }
         for &source in sources {
+            self.read_source(source, sample);
+        }
+    }
+
+    /// Reads one source into `sample`, recording its status and cost; the
+    /// other sources are left as they are.
+    pub fn read_source(&mut self, source: Source, sample: &mut SystemSample) {
+        {
             let i = source as usize;
             let t0 = Instant::now();
             let (status, cost) = match self.read_raw_io(source) {

@@ -1,0 +1,694 @@
+//! The agent's configuration: one TOML file, every key optional, merged onto
+//! built-in defaults, then validated. Command-line flags are applied to the
+//! file's values before validation, so they are checked the same way.
+//!
+//! Errors name the key, the bad value and what is accepted.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use procfs::Source;
+use procfs::cpu::CpuList;
+use proctable::BackendChoice;
+use serde::{Deserialize, Serialize};
+
+/// A source the agent schedules: each system file, and the process table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AgentSource {
+    System(Source),
+    Processes,
+}
+
+pub const SOURCE_COUNT: usize = Source::COUNT + 1;
+
+impl AgentSource {
+    pub const ALL: [AgentSource; SOURCE_COUNT] = {
+        let mut all = [AgentSource::Processes; SOURCE_COUNT];
+        let mut i = 0;
+        while i < Source::COUNT {
+            all[i] = AgentSource::System(Source::ALL[i]);
+            i += 1;
+        }
+        all
+    };
+
+    pub fn index(self) -> usize {
+        match self {
+            AgentSource::System(s) => s as usize,
+            AgentSource::Processes => Source::COUNT,
+        }
+    }
+
+    /// The name in configuration, metrics labels and the JSON API.
+    pub fn key(self) -> &'static str {
+        match self {
+            AgentSource::System(Source::PressureCpu) => "pressure_cpu",
+            AgentSource::System(Source::PressureMemory) => "pressure_memory",
+            AgentSource::System(Source::PressureIo) => "pressure_io",
+            AgentSource::System(Source::PressureIrq) => "pressure_irq",
+            AgentSource::System(Source::NetDev) => "net_dev",
+            AgentSource::System(s) => s.name(),
+            AgentSource::Processes => "processes",
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<AgentSource> {
+        Self::ALL.into_iter().find(|s| s.key() == key)
+    }
+
+    pub fn keys() -> String {
+        Self::ALL.map(AgentSource::key).join(", ")
+    }
+
+    pub fn bit(self) -> u32 {
+        1 << self.index()
+    }
+}
+
+/// One source's schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceConfig {
+    pub enabled: bool,
+    /// How often it is read on schedule.
+    pub interval: Duration,
+    /// The oldest its data may be: the overhead budget may stretch the
+    /// interval up to this, never beyond.
+    pub max_age: Duration,
+    /// The floor: a consumer asking for fresher data never makes the agent
+    /// read this source more often than this.
+    pub min_interval: Duration,
+}
+
+impl SourceConfig {
+    fn defaults(s: AgentSource) -> SourceConfig {
+        let (interval, min_interval) = match s {
+            AgentSource::System(Source::Interrupts | Source::Softirqs) => (5_000, 10),
+            AgentSource::Processes => (5_000, 100),
+            AgentSource::System(_) => (1_000, 1),
+        };
+        SourceConfig {
+            enabled: true,
+            interval: Duration::from_millis(interval),
+            max_age: Duration::from_millis(interval * 5),
+            min_interval: Duration::from_millis(min_interval),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcessMetricsMode {
+    /// No per-process series.
+    Off,
+    /// The top `top_n` processes by `sort_by`.
+    Top,
+    /// Processes whose comm is in `names` or whose cgroup is `cgroup`.
+    Filter,
+    /// One series set per comm (as process-exporter groups by name).
+    Group,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SortKey {
+    Cpu,
+    Rss,
+    Majflt,
+    Threads,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessMetrics {
+    pub mode: ProcessMetricsMode,
+    pub top_n: usize,
+    pub sort_by: SortKey,
+    pub names: Vec<String>,
+    /// cgroup v2 path below the cgroup2 mount, e.g. `/system.slice/x.service`.
+    pub cgroup: Option<String>,
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `None`: no HTTP server.
+    pub listen: Option<SocketAddr>,
+    pub proc_root: PathBuf,
+    pub sys_root: PathBuf,
+    /// `None`: every online CPU that is neither isolated nor nohz_full.
+    pub housekeeping_cpus: Option<CpuList>,
+    /// `None`: an anonymous mapping (no file for local readers).
+    pub shm_path: Option<PathBuf>,
+    /// Percent of one CPU the agent may spend reading; 0 disables the budget.
+    pub overhead_budget_pct: f64,
+    /// `None`: per source, the larger of 5 ms and 1% of its interval.
+    pub slack: Option<Duration>,
+    pub process_backend: BackendChoice,
+    pub sources: [SourceConfig; SOURCE_COUNT],
+    pub process_metrics: ProcessMetrics,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        FileConfig::default()
+            .resolve()
+            .expect("the built-in defaults are valid")
+    }
+}
+
+impl Config {
+    pub fn source(&self, s: AgentSource) -> &SourceConfig {
+        &self.sources[s.index()]
+    }
+
+    /// The slack window of `s`: sources due within it are read together.
+    pub fn slack_for(&self, s: AgentSource) -> Duration {
+        self.slack
+            .unwrap_or_else(|| (self.source(s).interval / 100).max(Duration::from_millis(5)))
+    }
+
+    /// Reads and validates `path`, applies `overrides`, validates.
+    pub fn load(path: Option<&Path>, overrides: &FileConfig) -> Result<Config, ConfigError> {
+        let mut file = match path {
+            None => FileConfig::default(),
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|e| ConfigError {
+                    key: String::new(),
+                    message: format!("reading {}: {e}", p.display()),
+                })?;
+                FileConfig::from_toml(&text).map_err(|mut e| {
+                    e.message = format!("{}: {}", p.display(), e.message);
+                    e
+                })?
+            }
+        };
+        file.apply(overrides);
+        file.resolve()
+    }
+
+    /// The effective configuration as TOML, every key present.
+    pub fn to_toml(&self) -> String {
+        let d = |d: Duration| Some(humantime::format_duration(d).to_string());
+        let mut sources = FileSources::default();
+        for s in AgentSource::ALL {
+            let c = self.source(s);
+            *sources.get_mut(s) = Some(FileSource {
+                enabled: Some(c.enabled),
+                interval: d(c.interval),
+                max_age: d(c.max_age),
+                min_interval: d(c.min_interval),
+            });
+        }
+        let pm = &self.process_metrics;
+        let file = FileConfig {
+            listen: Some(self.listen.map(|a| a.to_string()).unwrap_or_default()),
+            proc_root: Some(self.proc_root.clone()),
+            sys_root: Some(self.sys_root.clone()),
+            housekeeping_cpus: Some(
+                self.housekeeping_cpus
+                    .as_ref()
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "auto".into()),
+            ),
+            shm_path: Some(
+                self.shm_path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            ),
+            overhead_budget_pct: Some(self.overhead_budget_pct),
+            slack: Some(self.slack.map_or_else(|| "auto".into(), |s| d(s).unwrap())),
+            process_backend: Some(
+                match self.process_backend {
+                    BackendChoice::Auto => "auto",
+                    BackendChoice::Bpf => "bpf",
+                    BackendChoice::Procfs => "procfs",
+                }
+                .into(),
+            ),
+            sources: Some(sources),
+            process_metrics: Some(FileProcessMetrics {
+                mode: Some(pm.mode),
+                top_n: Some(pm.top_n),
+                sort_by: Some(pm.sort_by),
+                names: Some(pm.names.clone()),
+                cgroup: Some(pm.cgroup.clone().unwrap_or_default()),
+            }),
+        };
+        toml::to_string(&file).expect("the configuration serializes")
+    }
+}
+
+/// A bad configuration value: which key, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", if key.is_empty() { String::new() } else { format!("{key}: ") })]
+pub struct ConfigError {
+    pub key: String,
+    pub message: String,
+}
+
+fn bad(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+/// The file as written: every key optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listen: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proc_root: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_root: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub housekeeping_cpus: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shm_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overhead_budget_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slack: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_backend: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_metrics: Option<FileProcessMetrics>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sources: Option<FileSources>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSource {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_age: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_interval: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileProcessMetrics {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ProcessMetricsMode>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_n: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sort_by: Option<SortKey>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub names: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
+}
+
+macro_rules! file_sources {
+    ($($field:ident),*) => {
+        /// `[sources.<name>]` tables.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct FileSources {
+            $(
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub $field: Option<FileSource>,
+            )*
+        }
+
+        impl FileSources {
+            pub fn get_mut(&mut self, s: AgentSource) -> &mut Option<FileSource> {
+                match s.key() {
+                    $(stringify!($field) => &mut self.$field,)*
+                    _ => unreachable!("every source has a field"),
+                }
+            }
+
+            pub fn get(&self, s: AgentSource) -> Option<&FileSource> {
+                match s.key() {
+                    $(stringify!($field) => self.$field.as_ref(),)*
+                    _ => unreachable!("every source has a field"),
+                }
+            }
+        }
+    };
+}
+
+file_sources!(
+    stat,
+    interrupts,
+    softirqs,
+    meminfo,
+    vmstat,
+    loadavg,
+    pressure_cpu,
+    pressure_memory,
+    pressure_io,
+    pressure_irq,
+    diskstats,
+    net_dev,
+    schedstat,
+    processes
+);
+
+fn parse_duration(key: &str, v: &str) -> Result<Duration, ConfigError> {
+    humantime::parse_duration(v.trim()).map_err(|e| {
+        bad(
+            key,
+            format!("{v:?} is not a duration ({e}); write e.g. \"500ms\", \"5s\", \"1m\""),
+        )
+    })
+}
+
+fn in_range(key: &str, d: Duration, lo: Duration, hi: Duration) -> Result<Duration, ConfigError> {
+    if d < lo || d > hi {
+        return Err(bad(
+            key,
+            format!(
+                "{} is out of range; accepted: {} to {}",
+                humantime::format_duration(d),
+                humantime::format_duration(lo),
+                humantime::format_duration(hi)
+            ),
+        ));
+    }
+    Ok(d)
+}
+
+impl FileConfig {
+    pub fn from_toml(text: &str) -> Result<FileConfig, ConfigError> {
+        toml::from_str(text).map_err(|e| bad("", e.to_string().trim_end().to_string()))
+    }
+
+    /// Sets every key `over` sets.
+    pub fn apply(&mut self, over: &FileConfig) {
+        macro_rules! take {
+            ($($f:ident),*) => { $(if over.$f.is_some() { self.$f = over.$f.clone(); })* };
+        }
+        take!(
+            listen,
+            proc_root,
+            sys_root,
+            housekeeping_cpus,
+            shm_path,
+            overhead_budget_pct,
+            slack,
+            process_backend
+        );
+        if let Some(o) = &over.process_metrics {
+            let pm = self.process_metrics.get_or_insert_with(Default::default);
+            macro_rules! take_pm {
+                ($($f:ident),*) => { $(if o.$f.is_some() { pm.$f = o.$f.clone(); })* };
+            }
+            take_pm!(mode, top_n, sort_by, names, cgroup);
+        }
+        if let Some(o) = &over.sources {
+            let mine = self.sources.get_or_insert_with(Default::default);
+            for s in AgentSource::ALL {
+                if let Some(os) = o.get(s) {
+                    let m = mine.get_mut(s).get_or_insert_with(Default::default);
+                    macro_rules! take_s {
+                        ($($f:ident),*) => { $(if os.$f.is_some() { m.$f = os.$f.clone(); })* };
+                    }
+                    take_s!(enabled, interval, max_age, min_interval);
+                }
+            }
+        }
+    }
+
+    /// Merges onto the defaults and validates.
+    pub fn resolve(&self) -> Result<Config, ConfigError> {
+        let listen = match self.listen.as_deref().map(str::trim) {
+            None => Some(SocketAddr::from(([127, 0, 0, 1], 9479))),
+            Some("") => None,
+            Some(v) => Some(v.parse::<SocketAddr>().map_err(|_| {
+                bad(
+                    "listen",
+                    format!("{v:?} is not an address; write IP:PORT, e.g. \"127.0.0.1:9479\", or \"\" for no HTTP server"),
+                )
+            })?),
+        };
+        let housekeeping_cpus = match self.housekeeping_cpus.as_deref().map(str::trim) {
+            None | Some("auto") => None,
+            Some(v) => {
+                let l = CpuList::parse(v).map_err(|e| {
+                    bad(
+                        "housekeeping_cpus",
+                        format!("{v:?}: {e}; write a CPU list like \"0\", \"0-3,8\" or \"auto\""),
+                    )
+                })?;
+                if l.is_empty() {
+                    return Err(bad(
+                        "housekeeping_cpus",
+                        "the list is empty; name at least one CPU or write \"auto\"",
+                    ));
+                }
+                Some(l)
+            }
+        };
+        let shm_path = match self.shm_path.as_deref() {
+            None => Some(PathBuf::from("/run/quietstat/snapshot")),
+            Some("") => None,
+            Some(p) => Some(PathBuf::from(p)),
+        };
+        let overhead_budget_pct = self.overhead_budget_pct.unwrap_or(1.0);
+        if !(overhead_budget_pct == 0.0 || (0.01..=100.0).contains(&overhead_budget_pct)) {
+            return Err(bad(
+                "overhead_budget_pct",
+                format!(
+                    "{overhead_budget_pct} is out of range; accepted: 0 (no budget) or 0.01 to 100 (percent of one CPU)"
+                ),
+            ));
+        }
+        let slack = match self.slack.as_deref().map(str::trim) {
+            None | Some("auto") => None,
+            Some(v) => Some(in_range(
+                "slack",
+                parse_duration("slack", v)?,
+                Duration::ZERO,
+                Duration::from_secs(1),
+            )?),
+        };
+        let process_backend = match self.process_backend.as_deref() {
+            None => BackendChoice::Auto,
+            Some(v) => BackendChoice::parse(v).ok_or_else(|| {
+                bad(
+                    "process_backend",
+                    format!("{v:?}; accepted: auto, bpf, procfs"),
+                )
+            })?,
+        };
+        let mut sources = AgentSource::ALL.map(SourceConfig::defaults);
+        for s in AgentSource::ALL {
+            let Some(f) = self.sources.as_ref().and_then(|fs| fs.get(s)) else {
+                continue;
+            };
+            let key = |k: &str| format!("sources.{}.{k}", s.key());
+            let c = &mut sources[s.index()];
+            if let Some(e) = f.enabled {
+                c.enabled = e;
+            }
+            if let Some(v) = &f.interval {
+                let k = key("interval");
+                c.interval = in_range(
+                    &k,
+                    parse_duration(&k, v)?,
+                    Duration::from_millis(10),
+                    Duration::from_secs(3600),
+                )?;
+                if f.max_age.is_none() {
+                    c.max_age = c.interval * 5;
+                }
+                c.min_interval = c.min_interval.min(c.interval);
+            }
+            if let Some(v) = &f.max_age {
+                let k = key("max_age");
+                c.max_age = in_range(
+                    &k,
+                    parse_duration(&k, v)?,
+                    c.interval,
+                    Duration::from_secs(86_400),
+                )?;
+            }
+            if let Some(v) = &f.min_interval {
+                let k = key("min_interval");
+                c.min_interval = in_range(&k, parse_duration(&k, v)?, Duration::ZERO, c.interval)?;
+            }
+        }
+        let fpm = self.process_metrics.clone().unwrap_or_default();
+        let process_metrics = ProcessMetrics {
+            mode: fpm.mode.unwrap_or(ProcessMetricsMode::Off),
+            top_n: fpm.top_n.unwrap_or(20),
+            sort_by: fpm.sort_by.unwrap_or(SortKey::Cpu),
+            names: fpm.names.unwrap_or_default(),
+            cgroup: fpm.cgroup.filter(|c| !c.is_empty()),
+        };
+        if !(1..=10_000).contains(&process_metrics.top_n) {
+            return Err(bad(
+                "process_metrics.top_n",
+                format!(
+                    "{} is out of range; accepted: 1 to 10000",
+                    process_metrics.top_n
+                ),
+            ));
+        }
+        if process_metrics.mode == ProcessMetricsMode::Filter
+            && process_metrics.names.is_empty()
+            && process_metrics.cgroup.is_none()
+        {
+            return Err(bad(
+                "process_metrics.mode",
+                "\"filter\" needs process_metrics.names or process_metrics.cgroup",
+            ));
+        }
+        Ok(Config {
+            listen,
+            proc_root: self.proc_root.clone().unwrap_or_else(|| "/proc".into()),
+            sys_root: self.sys_root.clone().unwrap_or_else(|| "/sys".into()),
+            housekeeping_cpus,
+            shm_path,
+            overhead_budget_pct,
+            slack,
+            process_backend,
+            sources,
+            process_metrics,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        FileConfig::from_toml(text)
+            .and_then(|f| f.resolve())
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn defaults_follow_the_documented_intervals() {
+        let c = Config::default();
+        let iv = |s| c.source(s).interval;
+        assert_eq!(
+            iv(AgentSource::System(Source::Stat)),
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            iv(AgentSource::System(Source::Interrupts)),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            iv(AgentSource::System(Source::Softirqs)),
+            Duration::from_secs(5)
+        );
+        assert_eq!(iv(AgentSource::Processes), Duration::from_secs(5));
+        assert_eq!(c.listen.unwrap().to_string(), "127.0.0.1:9479");
+        assert_eq!(
+            c.slack_for(AgentSource::System(Source::Stat)),
+            Duration::from_millis(10)
+        );
+        assert_eq!(
+            c.slack_for(AgentSource::Processes),
+            Duration::from_millis(50)
+        );
+    }
+
+    #[test]
+    fn a_partial_source_table_keeps_that_sources_other_defaults() {
+        let f = FileConfig::from_toml("[sources.interrupts]\nmin_interval = \"1s\"\n").unwrap();
+        let c = f.resolve().unwrap();
+        let s = c.source(AgentSource::System(Source::Interrupts));
+        assert_eq!(s.interval, Duration::from_secs(5));
+        assert_eq!(s.min_interval, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn printed_config_reads_back_to_the_same_config() {
+        let text = "listen = \"127.0.0.1:9999\"\nhousekeeping_cpus = \"0\"\n[sources.processes]\ninterval = \"10s\"\n[process_metrics]\nmode = \"top\"\ntop_n = 5\n";
+        let c = FileConfig::from_toml(text).unwrap().resolve().unwrap();
+        let again = FileConfig::from_toml(&c.to_toml())
+            .unwrap()
+            .resolve()
+            .unwrap();
+        assert_eq!(c, again);
+        assert_eq!(
+            again.source(AgentSource::Processes).max_age,
+            Duration::from_secs(50)
+        );
+    }
+
+    #[test]
+    fn bad_values_name_key_value_and_range() {
+        let e = err("[sources.stat]\ninterval = \"1ms\"\n");
+        assert!(
+            e.contains("sources.stat.interval") && e.contains("1ms") && e.contains("10ms to 1h"),
+            "{e}"
+        );
+        let e = err("[sources.stat]\ninterval = \"soon\"\n");
+        assert!(
+            e.contains("sources.stat.interval") && e.contains("\"soon\""),
+            "{e}"
+        );
+        let e = err("[sources.processes]\nmax_age = \"1s\"\n");
+        assert!(
+            e.contains("sources.processes.max_age") && e.contains("5s to 1day"),
+            "{e}"
+        );
+        let e = err("overhead_budget_pct = 500.0\n");
+        assert!(
+            e.contains("overhead_budget_pct") && e.contains("0.01 to 100"),
+            "{e}"
+        );
+        let e = err("listen = \"localhost\"\n");
+        assert!(e.contains("listen") && e.contains("IP:PORT"), "{e}");
+        let e = err("housekeeping_cpus = \"0-x\"\n");
+        assert!(e.contains("housekeeping_cpus") && e.contains("0-x"), "{e}");
+        let e = err("process_backend = \"ebpf\"\n");
+        assert!(
+            e.contains("process_backend") && e.contains("auto, bpf, procfs"),
+            "{e}"
+        );
+        let e = err("[process_metrics]\nmode = \"filter\"\n");
+        assert!(e.contains("process_metrics.mode"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_and_sources_are_named() {
+        let e = err("[sources.stats]\ninterval = \"1s\"\n");
+        assert!(e.contains("stats") && e.contains("interrupts"), "{e}");
+        let e = err("intervall = 3\n");
+        assert!(e.contains("intervall"), "{e}");
+        let e = err("[process_metrics]\nmode = \"all\"\n");
+        assert!(e.contains("all") && e.contains("top"), "{e}");
+    }
+
+    #[test]
+    fn overrides_win_over_the_file() {
+        let mut f =
+            FileConfig::from_toml("listen = \"127.0.0.1:1\"\n[sources.stat]\ninterval = \"2s\"\n")
+                .unwrap();
+        let mut over = FileConfig {
+            listen: Some("127.0.0.1:2".into()),
+            ..Default::default()
+        };
+        over.sources = Some(FileSources::default());
+        over.sources.as_mut().unwrap().stat = Some(FileSource {
+            min_interval: Some("0s".into()),
+            ..Default::default()
+        });
+        f.apply(&over);
+        let c = f.resolve().unwrap();
+        assert_eq!(c.listen.unwrap().port(), 2);
+        let s = c.source(AgentSource::System(Source::Stat));
+        assert_eq!(
+            (s.interval, s.min_interval),
+            (Duration::from_secs(2), Duration::ZERO)
+        );
+    }
+}

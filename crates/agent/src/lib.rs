@@ -1,0 +1,766 @@
+//! The agent: one tickless sampler serving many consumers from its latest
+//! snapshots.
+//!
+//! One thread (the caller of [`Agent::run`]) reads the kernel. It sleeps on a
+//! futex in the shared-memory snapshot with an absolute CLOCK_REALTIME
+//! deadline: the next instant a source is due. It wakes for exactly three
+//! things: a source falls due, a consumer asks for fresher data than there
+//! is (a local reader through the shared memory, or the HTTP server through
+//! [`Shared::fresh`]), or a signal. Nothing else in the agent wakes on a
+//! timer. Consumers read [`Shared::state`] under a read lock; the sampler
+//! reads the kernel without the lock and swaps each fresh source in.
+//!
+//! See docs/agent.md for the design and its figures.
+
+pub mod budget;
+pub mod config;
+pub mod placement;
+pub mod schedule;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use procfs::cpu::CpuList;
+use procfs::{Reader, Source, SourceStatus, SystemSample};
+use proctable::{Backend, Exit, Fields, Proc, ProcTable, Query};
+use shm::{ShmWriter, mono_ns, unix_ns};
+
+use crate::config::{AgentSource, Config, ConfigError, FileConfig, SOURCE_COUNT};
+use crate::schedule::Schedule;
+
+pub use crate::config::ProcessMetricsMode;
+
+/// What one source has cost since the agent started.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SourceStats {
+    pub reads: u64,
+    /// Reads a consumer asked for (fresher than the schedule gave).
+    pub demand_reads: u64,
+    pub read_ns: u64,
+    pub parse_ns: u64,
+    pub bytes: u64,
+    /// The last read's cost (read + parse), and the smoothed cost the
+    /// budget uses.
+    pub last_cost_ns: u64,
+    pub smoothed_cost_ns: f64,
+    /// The interval in force (the configured one, or longer under the budget).
+    pub interval: Duration,
+    /// Whether it is on the schedule (enabled and present on this kernel).
+    pub scheduled: bool,
+}
+
+/// Exits captured between process-table reads.
+#[derive(Debug, Clone, Default)]
+pub struct Exits {
+    /// Thread groups whose end was recorded, since the agent started.
+    pub captured: u64,
+    /// Records the ring buffer dropped (full), since capture began.
+    pub lost: u64,
+    /// Those drained at the last process-table read.
+    pub last: Vec<Exit>,
+}
+
+/// The latest snapshot of everything, shared with consumers.
+pub struct State {
+    pub sample: SystemSample,
+    /// CLOCK_MONOTONIC ns when each source was last read (0: never).
+    pub read_mono_ns: [u64; SOURCE_COUNT],
+    pub stats: [SourceStats; SOURCE_COUNT],
+    /// Latest process table and the one before it, for rates.
+    pub procs: Vec<Proc>,
+    pub procs_prev: Vec<Proc>,
+    /// Seconds between the two tables (0: only one yet).
+    pub procs_secs: f64,
+    pub procs_status: SourceStatus,
+    pub exits: Exits,
+    pub backend: Option<Backend>,
+    /// Why `auto` did not take BPF.
+    pub backend_note: Option<String>,
+    pub housekeeping: CpuList,
+    /// cgroup id of `process_metrics.cgroup`, when set and found.
+    pub cgroup_filter_id: Option<u64>,
+    /// Wakeups of the sampler in which it read something.
+    pub sampling_wakeups: u64,
+}
+
+/// What consumers hold: the state, the shared-memory snapshot, the config.
+pub struct Shared {
+    pub state: RwLock<State>,
+    pub shm: ShmWriter,
+    pub config: RwLock<Arc<Config>>,
+    wanted: AtomicU32,
+    pub started_unix_ns: u64,
+}
+
+/// A consumer asked for data the agent could not produce in time.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no fresh sample of {sources} within {timeout:?}")]
+pub struct NotFresh {
+    pub sources: String,
+    pub timeout: Duration,
+}
+
+impl Shared {
+    /// Returns once every scheduled source in `mask` was read no earlier
+    /// than `max_age` before this call. Sources older than that are read
+    /// once by the sampler, however many consumers ask at the same time, and
+    /// never more often than each source's floor (`min_interval`).
+    pub fn fresh(&self, mask: u32, max_age: Duration, timeout: Duration) -> Result<(), NotFresh> {
+        let start = mono_ns();
+        let since = start.saturating_sub(max_age.as_nanos().min(u64::MAX as u128) as u64);
+        let deadline = Instant::now() + timeout;
+        loop {
+            let stale = {
+                let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+                AgentSource::ALL
+                    .into_iter()
+                    .filter(|s| mask & s.bit() != 0 && st.stats[s.index()].scheduled)
+                    .filter(|s| st.read_mono_ns[s.index()] < since.max(1))
+                    .fold(0, |m, s| m | s.bit())
+            };
+            if stale == 0 {
+                return Ok(());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(NotFresh {
+                    sources: AgentSource::ALL
+                        .into_iter()
+                        .filter(|s| stale & s.bit() != 0)
+                        .map(AgentSource::key)
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    timeout,
+                });
+            }
+            self.wanted.fetch_or(stale, Ordering::AcqRel);
+            let seen = self.shm.request();
+            self.shm.wait_published(seen, deadline - now);
+        }
+    }
+
+    fn state_mut(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// Why the agent could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("configuration: {0}")]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    Setup(String),
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static RELOAD: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    // Async-signal-safe: two atomic stores. The sampler's futex wait returns
+    // EINTR (no SA_RESTART) and it looks at the flags.
+    if sig == libc::SIGHUP {
+        RELOAD.store(true, Ordering::SeqCst);
+    } else {
+        STOP.store(true, Ordering::SeqCst);
+    }
+}
+
+const SIGNALS: [libc::c_int; 3] = [libc::SIGHUP, libc::SIGTERM, libc::SIGINT];
+
+fn sigset() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise the set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in SIGNALS {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+fn mask_signals(how: libc::c_int) {
+    let set = sigset();
+    // SAFETY: set is initialised.
+    unsafe { libc::pthread_sigmask(how, &set, std::ptr::null_mut()) };
+}
+
+/// Asks a running agent (in this process) to stop, as SIGTERM does.
+pub fn request_stop() {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+fn log(msg: impl AsRef<str>) {
+    eprintln!("quietstat agent: {}", msg.as_ref());
+}
+
+/// The sampler and everything it owns.
+pub struct Agent {
+    shared: Arc<Shared>,
+    reader: Reader,
+    work: SystemSample,
+    table: Option<ProcTable>,
+    query: Query,
+    work_procs: Vec<Proc>,
+    exits_buf: Vec<Exit>,
+    schedule: Schedule,
+    config_path: Option<PathBuf>,
+    overrides: FileConfig,
+    seen_request: u32,
+    /// Sources consumers asked for that wait for their floor.
+    pending: u32,
+    /// Sources this kernel lacks.
+    missing: u32,
+    procs_read_mono: u64,
+}
+
+impl Agent {
+    /// Loads the configuration, pins this thread (and every thread started
+    /// after) to the housekeeping CPUs, opens the readers and the process
+    /// table, reads every source once and publishes it. Blocks SIGHUP,
+    /// SIGTERM and SIGINT in this thread, so threads started before
+    /// [`Agent::run`] never take them.
+    pub fn start(config_path: Option<&Path>, overrides: FileConfig) -> Result<Agent, StartError> {
+        let config = Config::load(config_path, &overrides)?;
+        mask_signals(libc::SIG_BLOCK);
+        let mut reader = Reader::new(&config.proc_root, &config.sys_root);
+        reader.set_keep_open(true);
+        let topo = reader
+            .read_topology()
+            .map_err(|e| StartError::Setup(format!("reading CPU topology: {e}")))?;
+        let housekeeping = placement::housekeeping(config.housekeeping_cpus.as_ref(), &topo)
+            .map_err(StartError::Setup)?;
+        placement::pin_current_thread(&housekeeping).map_err(|e| {
+            StartError::Setup(format!("pinning to housekeeping CPUs {housekeeping}: {e}"))
+        })?;
+        log(format!(
+            "running on housekeeping CPUs {housekeeping} (online {})",
+            topo.online
+        ));
+
+        let mut work = SystemSample::default();
+        let mut missing = 0;
+        for s in Source::ALL {
+            if !config.source(AgentSource::System(s)).enabled {
+                continue;
+            }
+            reader.read_source(s, &mut work);
+            if work.status[s as usize] == SourceStatus::Missing {
+                missing |= AgentSource::System(s).bit();
+            }
+        }
+        if missing != 0 {
+            log(format!(
+                "not on this kernel, not scheduled: {}",
+                keys(missing)
+            ));
+        }
+        let ncpu = (topo.possible.len() as u32).max(work.stat.cpus.len() as u32);
+        let shm = match ShmWriter::create(config.shm_path.as_deref(), ncpu) {
+            Ok(w) => w,
+            Err(e) => {
+                log(format!(
+                    "shared-memory snapshot not published ({e}); local readers need the agent to run as a user who can write there"
+                ));
+                ShmWriter::create(None, ncpu).map_err(|e| StartError::Setup(e.to_string()))?
+            }
+        };
+        let stat = config.source(AgentSource::System(Source::Stat));
+        shm.set_intervals(
+            stat.interval.as_nanos() as u64,
+            stat.min_interval.as_nanos() as u64,
+        );
+
+        let state = State {
+            sample: SystemSample::default(),
+            read_mono_ns: [0; SOURCE_COUNT],
+            stats: [SourceStats::default(); SOURCE_COUNT],
+            procs: Vec::new(),
+            procs_prev: Vec::new(),
+            procs_secs: 0.0,
+            procs_status: SourceStatus::NotRead,
+            exits: Exits::default(),
+            backend: None,
+            backend_note: None,
+            housekeeping,
+            cgroup_filter_id: None,
+            sampling_wakeups: 0,
+        };
+        let shared = Arc::new(Shared {
+            state: RwLock::new(state),
+            shm,
+            config: RwLock::new(Arc::new(config.clone())),
+            wanted: AtomicU32::new(0),
+            started_unix_ns: unix_ns(),
+        });
+        let mut agent = Agent {
+            shared,
+            reader,
+            work,
+            table: None,
+            query: Query::default(),
+            work_procs: Vec::new(),
+            exits_buf: Vec::new(),
+            schedule: Schedule::default(),
+            config_path: config_path.map(Path::to_path_buf),
+            overrides,
+            seen_request: 0,
+            pending: 0,
+            missing,
+            procs_read_mono: 0,
+        };
+        agent.apply(&config, true);
+        agent.seen_request = agent.shared.shm.request_count();
+        // The first sample: everything scheduled, now.
+        let all = AgentSource::ALL
+            .into_iter()
+            .filter(|s| agent.is_scheduled(&config, *s))
+            .fold(0, |m, s| m | s.bit());
+        agent.read(all, 0);
+        Ok(agent)
+    }
+
+    pub fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
+    }
+
+    fn is_scheduled(&self, config: &Config, s: AgentSource) -> bool {
+        config.source(s).enabled
+            && self.missing & s.bit() == 0
+            && (s != AgentSource::Processes || self.table.is_some())
+    }
+
+    /// Applies a (new) configuration: the process table, the schedule.
+    fn apply(&mut self, config: &Config, first: bool) {
+        let procs_on = config.source(AgentSource::Processes).enabled;
+        if procs_on && self.table.is_none() {
+            match ProcTable::open(config.process_backend, &config.proc_root, &config.sys_root) {
+                Ok(mut t) => {
+                    if let Some(why) = t.fallback_reason() {
+                        log(format!(
+                            "process table: procfs backend, because BPF did not load: {why}"
+                        ));
+                    } else {
+                        log(format!("process table: {} backend", t.backend().name()));
+                    }
+                    if let Some(b) = t.bpf_mut() {
+                        // Drained on the sampler's own schedule: no wakeups.
+                        if let Err(e) = b.enable_exits(u32::MAX) {
+                            log(format!("exit capture off: {e}"));
+                        }
+                    }
+                    let mut st = self.shared.state_mut();
+                    st.backend = Some(t.backend());
+                    st.backend_note = t.fallback_reason().map(str::to_string);
+                    drop(st);
+                    self.table = Some(t);
+                }
+                Err(e) => log(format!("process table off: {e}")),
+            }
+        }
+        if !procs_on {
+            self.table = None;
+        }
+        let cgroup_id = config.process_metrics.cgroup.as_ref().and_then(|path| {
+            use std::os::unix::fs::MetadataExt;
+            let full = config
+                .sys_root
+                .join("fs/cgroup")
+                .join(path.trim_start_matches('/'));
+            match std::fs::metadata(&full) {
+                Ok(m) => Some(m.ino()),
+                Err(e) => {
+                    log(format!(
+                        "process_metrics.cgroup {path}: {} ({e}); no process matches",
+                        full.display()
+                    ));
+                    None
+                }
+            }
+        });
+        self.query = Query {
+            fields: if cgroup_id.is_some() {
+                Fields::stat().with(proctable::Field::Cgroup)
+            } else {
+                Fields::stat()
+            },
+            threads: false,
+            pids: None,
+        };
+        let now = unix_ns();
+        let shared = self.shared.clone();
+        let mut st = shared.state_mut();
+        st.cgroup_filter_id = cgroup_id;
+        for s in AgentSource::ALL {
+            let c = config.source(s);
+            let on = c.enabled
+                && self.missing & s.bit() == 0
+                && (s != AgentSource::Processes || self.table.is_some());
+            let stats = &mut st.stats[s.index()];
+            stats.scheduled = on;
+            stats.interval = c.interval;
+            let slack = config.slack_for(s).as_nanos() as u64;
+            self.schedule.set(
+                s.index(),
+                on.then_some((c.interval.as_nanos() as u64, slack)),
+                now,
+            );
+        }
+        drop(st);
+        if !first {
+            log("configuration reloaded");
+        }
+    }
+
+    /// Reads the sources in `mask` (`demand`: those a consumer asked for),
+    /// swaps them into the shared state, publishes the shared-memory
+    /// snapshot, applies the budget.
+    fn read(&mut self, mask: u32, demand: u32) {
+        let config = self.shared.config();
+        let mut read_at = [0u64; SOURCE_COUNT];
+        for s in Source::ALL {
+            let a = AgentSource::System(s);
+            if mask & a.bit() != 0 {
+                read_at[a.index()] = mono_ns();
+                self.reader.read_source(s, &mut self.work);
+            }
+        }
+        let procs = mask & AgentSource::Processes.bit() != 0;
+        let mut procs_result = None;
+        let mut procs_cost = 0;
+        if procs && let Some(t) = self.table.as_mut() {
+            let i = AgentSource::Processes.index();
+            read_at[i] = mono_ns();
+            let t0 = Instant::now();
+            procs_result = Some(t.snapshot(&self.query, &mut self.work_procs));
+            self.exits_buf.clear();
+            if let Some(b) = t.bpf_mut() {
+                b.drain_exits(&mut self.exits_buf);
+            }
+            procs_cost = t0.elapsed().as_nanos() as u64;
+        }
+        let lost = self
+            .table
+            .as_mut()
+            .and_then(|t| t.bpf_mut())
+            .and_then(|b| b.exit_stats().ok())
+            .map(|s| s.lost);
+
+        let total_weight: u32 = AgentSource::ALL
+            .into_iter()
+            .filter(|s| self.is_scheduled(&config, *s))
+            .map(budget::weight)
+            .sum();
+        let mut changes = Vec::new();
+        {
+            let shared = self.shared.clone();
+            let mut guard = shared.state_mut();
+            let st = &mut *guard;
+            st.sampling_wakeups += 1;
+            for s in AgentSource::ALL {
+                let i = s.index();
+                if mask & s.bit() == 0 {
+                    continue;
+                }
+                let cost_ns = match s {
+                    AgentSource::System(src) => {
+                        st.sample.swap_source(&mut self.work, src);
+                        let c = st.sample.cost[src as usize];
+                        let stats = &mut st.stats[i];
+                        stats.read_ns += c.read_ns;
+                        stats.parse_ns += c.parse_ns;
+                        stats.bytes += c.bytes;
+                        c.read_ns + c.parse_ns
+                    }
+                    AgentSource::Processes => {
+                        let Some(r) = procs_result.take() else {
+                            continue;
+                        };
+                        match r {
+                            Ok(()) => {
+                                std::mem::swap(&mut st.procs_prev, &mut st.procs);
+                                std::mem::swap(&mut st.procs, &mut self.work_procs);
+                                let now = read_at[i];
+                                st.procs_secs = if self.procs_read_mono == 0 {
+                                    0.0
+                                } else {
+                                    (now - self.procs_read_mono) as f64 / 1e9
+                                };
+                                self.procs_read_mono = now;
+                                st.procs_status = SourceStatus::Ok;
+                            }
+                            Err(e) => st.procs_status = SourceStatus::Failed(e.to_string()),
+                        }
+                        st.exits.captured += self.exits_buf.len() as u64;
+                        std::mem::swap(&mut st.exits.last, &mut self.exits_buf);
+                        if let Some(l) = lost {
+                            st.exits.lost = l;
+                        }
+                        st.stats[i].read_ns += procs_cost;
+                        procs_cost
+                    }
+                };
+                st.read_mono_ns[i] = read_at[i];
+                let stats = &mut st.stats[i];
+                stats.reads += 1;
+                if demand & s.bit() != 0 {
+                    stats.demand_reads += 1;
+                }
+                stats.last_cost_ns = cost_ns;
+                stats.smoothed_cost_ns = budget::smooth(stats.smoothed_cost_ns, cost_ns);
+                if config.overhead_budget_pct > 0.0 && demand & s.bit() == 0 {
+                    let c = config.source(s);
+                    let share = budget::share_ns_per_s(config.overhead_budget_pct, s, total_weight);
+                    let next = budget::interval_for(
+                        c.interval,
+                        c.max_age,
+                        stats.interval,
+                        stats.smoothed_cost_ns,
+                        share,
+                    );
+                    if next != stats.interval {
+                        changes.push((s, stats.interval, next, stats.smoothed_cost_ns, share));
+                        stats.interval = next;
+                    }
+                }
+            }
+            if mask & AgentSource::System(Source::Stat).bit() != 0
+                || mask & AgentSource::System(Source::Meminfo).bit() != 0
+                || mask & AgentSource::System(Source::Loadavg).bit() != 0
+            {
+                let snap = shm_snapshot(&st.sample, st.read_mono_ns[Source::Stat as usize]);
+                self.shared.shm.publish(&snap);
+            } else {
+                // Wake in-process consumers waiting for other sources.
+                self.shared.shm.notify();
+            }
+        }
+        let now = unix_ns();
+        for (s, from, to, cost, share) in changes {
+            let slack = config.slack_for(s).as_nanos() as u64;
+            self.schedule
+                .set(s.index(), Some((to.as_nanos() as u64, slack)), now);
+            let c = config.source(s);
+            if to > from {
+                log(format!(
+                    "{}: {:.0} us per read at every {} exceeds its share of the overhead budget ({:.0} us/s of {}% of a CPU); reading every {} (max age {})",
+                    s.key(),
+                    cost / 1e3,
+                    humantime::format_duration(from),
+                    share / 1e3,
+                    config.overhead_budget_pct,
+                    humantime::format_duration(to),
+                    humantime::format_duration(c.max_age),
+                ));
+            } else {
+                log(format!(
+                    "{}: cost fell to {:.0} us per read; reading every {} again",
+                    s.key(),
+                    cost / 1e3,
+                    humantime::format_duration(to)
+                ));
+            }
+        }
+    }
+
+    /// Runs until SIGTERM or SIGINT (or [`request_stop`]); SIGHUP reloads
+    /// the configuration file. On the way out the shared-memory snapshot is
+    /// marked stale.
+    pub fn run(mut self) {
+        install_handlers();
+        mask_signals(libc::SIG_UNBLOCK);
+        loop {
+            if STOP.load(Ordering::SeqCst) {
+                break;
+            }
+            if RELOAD.swap(false, Ordering::SeqCst) {
+                self.reload();
+            }
+            let now = unix_ns();
+            let mut mask = self.schedule.due(now);
+            let scheduled = mask;
+            // Consumers' requests: a local reader through shared memory
+            // wants the sources it carries; the HTTP server says which.
+            let req = self.shared.shm.request_count();
+            if req != self.seen_request {
+                self.seen_request = req;
+                let mut w = self.shared.wanted.swap(0, Ordering::AcqRel);
+                if w == 0 {
+                    w = [Source::Stat, Source::Meminfo, Source::Loadavg]
+                        .into_iter()
+                        .fold(0, |m, s| m | AgentSource::System(s).bit());
+                }
+                self.pending |= w;
+            }
+            let mono = mono_ns();
+            let mut floor_wait: Option<u64> = None;
+            let mut demand = 0;
+            if self.pending != 0 {
+                let config = self.shared.config();
+                let st = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
+                for s in AgentSource::ALL {
+                    if self.pending & s.bit() == 0 {
+                        continue;
+                    }
+                    if !st.stats[s.index()].scheduled {
+                        self.pending &= !s.bit();
+                        continue;
+                    }
+                    let floor = config.source(s).min_interval.as_nanos() as u64;
+                    let ready_at = st.read_mono_ns[s.index()].saturating_add(floor);
+                    if ready_at <= mono {
+                        demand |= s.bit();
+                        self.pending &= !s.bit();
+                    } else {
+                        let wait = ready_at - mono;
+                        floor_wait = Some(floor_wait.map_or(wait, |w: u64| w.min(wait)));
+                    }
+                }
+            }
+            demand &= !scheduled;
+            mask |= demand;
+            if mask != 0 {
+                self.read(mask, demand);
+                self.schedule.advance(scheduled, now);
+            }
+            let mut deadline = self.schedule.next_deadline();
+            if let Some(w) = floor_wait {
+                let d = unix_ns().saturating_add(w);
+                deadline = Some(deadline.map_or(d, |x| x.min(d)));
+            }
+            self.shared.shm.wait_request(self.seen_request, deadline);
+        }
+        self.shared.shm.mark_stopped();
+        log("stopped; shared-memory snapshot marked stale");
+    }
+
+    fn reload(&mut self) {
+        match Config::load(self.config_path.as_deref(), &self.overrides) {
+            Ok(c) => {
+                let old = self.shared.config();
+                if c.listen != old.listen || c.shm_path != old.shm_path {
+                    log("listen and shm_path changes take effect at restart");
+                }
+                *self
+                    .shared
+                    .config
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner()) = Arc::new(c.clone());
+                self.apply(&c, false);
+            }
+            Err(e) => log(format!(
+                "reload refused, keeping the running configuration: {e}"
+            )),
+        }
+    }
+}
+
+fn install_handlers() {
+    for s in SIGNALS {
+        // SAFETY: a handler that only stores atomics; no SA_RESTART so the
+        // sampler's futex wait returns.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = 0;
+            libc::sigaction(s, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+fn keys(mask: u32) -> String {
+    AgentSource::ALL
+        .into_iter()
+        .filter(|s| mask & s.bit() != 0)
+        .map(AgentSource::key)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The shared-memory view of a sample.
+pub fn shm_snapshot(s: &SystemSample, mono: u64) -> shm::Snapshot {
+    use procfs::meminfo::MemKey;
+    use procfs::stat::{CpuMode, CpuTimes};
+    let ticks = |t: &CpuTimes| CpuMode::ALL.map(|m| t.ticks(m).unwrap_or(shm::ABSENT));
+    let mem = |k| s.meminfo.get(k).unwrap_or(shm::ABSENT);
+    shm::Snapshot {
+        unix_ns: s.unix_ns,
+        mono_ns: mono,
+        cpu_ticks: ticks(&s.stat.total),
+        intr_total: s.stat.intr_total,
+        ctxt: s.stat.ctxt,
+        forks: s.stat.processes,
+        procs_running: s.stat.procs_running.unwrap_or(shm::ABSENT),
+        procs_blocked: s.stat.procs_blocked.unwrap_or(shm::ABSENT),
+        btime_secs: s.stat.btime_secs,
+        softirq_total: s.stat.softirq_total.unwrap_or(shm::ABSENT),
+        mem_total_bytes: mem(MemKey::MemTotal),
+        mem_free_bytes: mem(MemKey::MemFree),
+        mem_available_bytes: mem(MemKey::MemAvailable),
+        buffers_bytes: mem(MemKey::Buffers),
+        cached_bytes: mem(MemKey::Cached),
+        swap_total_bytes: mem(MemKey::SwapTotal),
+        swap_free_bytes: mem(MemKey::SwapFree),
+        load: [s.loadavg.load1, s.loadavg.load5, s.loadavg.load15],
+        cpus: s
+            .stat
+            .cpus
+            .iter()
+            .map(|c| shm::CpuSlot {
+                cpu: c.cpu,
+                ticks: ticks(&c.times),
+            })
+            .collect(),
+    }
+}
+
+/// The agent's own resource use.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SelfUsage {
+    pub user_ns: u64,
+    pub system_ns: u64,
+    /// Voluntary and involuntary context switches summed over all threads,
+    /// live and ended: every time an agent thread stopped running.
+    pub voluntary_ctxsw: u64,
+    pub involuntary_ctxsw: u64,
+    pub rss_bytes: u64,
+    pub max_rss_bytes: u64,
+    pub threads: u64,
+}
+
+/// One getrusage call (all threads) and /proc/self/statm.
+pub fn self_usage() -> SelfUsage {
+    // SAFETY: ru is a valid out-parameter.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    let page = 4096;
+    let rss_pages = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .unwrap_or(0);
+    let threads = std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count() as u64);
+    SelfUsage {
+        user_ns: tv(ru.ru_utime),
+        system_ns: tv(ru.ru_stime),
+        voluntary_ctxsw: ru.ru_nvcsw as u64,
+        involuntary_ctxsw: ru.ru_nivcsw as u64,
+        rss_bytes: rss_pages * page,
+        max_rss_bytes: ru.ru_maxrss as u64 * 1024,
+        threads,
+    }
+}

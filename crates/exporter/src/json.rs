@@ -1,0 +1,146 @@
+//! `/api/v1/snapshot`: the latest snapshot of chosen sources as JSON, with
+//! each source's age and status and the agent's own figures.
+
+use std::time::Duration;
+
+use agent::config::AgentSource;
+use agent::{SelfUsage, State};
+use procfs::Source;
+use serde_json::{Map, Value, json};
+
+/// Parses `sources=` (comma-separated agent keys, or /proc names such as
+/// `pressure/cpu`; empty or absent: all) into a source mask.
+pub fn parse_sources(list: Option<&str>) -> Result<u32, String> {
+    let Some(list) = list.filter(|l| !l.trim().is_empty()) else {
+        return Ok(AgentSource::ALL.into_iter().fold(0, |m, s| m | s.bit()));
+    };
+    let mut mask = 0;
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let s = AgentSource::from_key(name)
+            .or_else(|| Source::from_name(name).map(AgentSource::System))
+            .ok_or_else(|| {
+                format!(
+                    "sources: unknown source {name:?}; accepted: {}",
+                    AgentSource::keys()
+                )
+            })?;
+        mask |= s.bit();
+    }
+    Ok(mask)
+}
+
+/// Parses `max_age_ms=`: whole milliseconds, 0 to one day.
+pub fn parse_max_age(v: Option<&str>) -> Result<Option<Duration>, String> {
+    let Some(v) = v else { return Ok(None) };
+    match v.trim().parse::<u64>() {
+        Ok(ms) if ms <= 86_400_000 => Ok(Some(Duration::from_millis(ms))),
+        _ => Err(format!(
+            "max_age_ms: {v:?} is not a whole number of milliseconds from 0 to 86400000"
+        )),
+    }
+}
+
+/// The snapshot of the sources in `mask`.
+pub fn snapshot(st: &State, mask: u32, usage: &SelfUsage, now_mono_ns: u64) -> Value {
+    let sample = serde_json::to_value(&st.sample).unwrap_or(Value::Null);
+    let mut sources = Map::new();
+    for s in AgentSource::ALL {
+        let i = s.index();
+        if mask & s.bit() == 0 || !st.stats[i].scheduled {
+            continue;
+        }
+        let age_ms = now_mono_ns.saturating_sub(st.read_mono_ns[i]) as f64 / 1e6;
+        let entry = match s {
+            AgentSource::System(src) => json!({
+                "age_ms": age_ms,
+                "status": st.sample.status[src as usize],
+                "data": sample.get(src.name()).cloned().unwrap_or(Value::Null),
+            }),
+            AgentSource::Processes => json!({
+                "age_ms": age_ms,
+                "status": st.procs_status,
+                "backend": st.backend,
+                "interval_s": st.procs_secs,
+                "count": st.procs.len(),
+                "rows": st.procs,
+                "exits": {
+                    "captured_total": st.exits.captured,
+                    "lost_total": st.exits.lost,
+                    "since_last_read": st.exits.last,
+                },
+            }),
+        };
+        sources.insert(s.key().to_string(), entry);
+    }
+    let costs: Map<String, Value> = AgentSource::ALL
+        .into_iter()
+        .filter(|s| st.stats[s.index()].scheduled)
+        .map(|s| {
+            let c = &st.stats[s.index()];
+            (
+                s.key().to_string(),
+                json!({
+                    "reads": c.reads,
+                    "demand_reads": c.demand_reads,
+                    "read_ns": c.read_ns,
+                    "parse_ns": c.parse_ns,
+                    "bytes": c.bytes,
+                    "last_cost_ns": c.last_cost_ns,
+                    "interval_ms": c.interval.as_millis() as u64,
+                }),
+            )
+        })
+        .collect();
+    json!({
+        "unix_ns": st.sample.unix_ns,
+        "sources": sources,
+        "agent": {
+            "housekeeping_cpus": st.housekeeping.to_string(),
+            "backend": st.backend,
+            "backend_note": st.backend_note,
+            "sampling_wakeups": st.sampling_wakeups,
+            "cpu_user_ns": usage.user_ns,
+            "cpu_system_ns": usage.system_ns,
+            "voluntary_ctxsw": usage.voluntary_ctxsw,
+            "involuntary_ctxsw": usage.involuntary_ctxsw,
+            "rss_bytes": usage.rss_bytes,
+            "threads": usage.threads,
+            "sources": costs,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_lists_accept_keys_and_proc_names_and_name_bad_ones() {
+        let m = parse_sources(Some("stat, pressure/cpu,processes")).unwrap();
+        assert_eq!(
+            m,
+            AgentSource::System(Source::Stat).bit()
+                | AgentSource::System(Source::PressureCpu).bit()
+                | AgentSource::Processes.bit()
+        );
+        let e = parse_sources(Some("stat,cpuinfo")).unwrap_err();
+        assert!(e.contains("\"cpuinfo\"") && e.contains("meminfo"), "{e}");
+        assert_eq!(
+            parse_sources(None).unwrap().count_ones() as usize,
+            agent::config::SOURCE_COUNT
+        );
+    }
+
+    #[test]
+    fn max_age_must_be_whole_milliseconds() {
+        assert_eq!(
+            parse_max_age(Some("250")).unwrap(),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(parse_max_age(None).unwrap(), None);
+        for bad in ["-1", "1.5", "soon", "99999999999"] {
+            let e = parse_max_age(Some(bad)).unwrap_err();
+            assert!(e.contains("max_age_ms") && e.contains(bad), "{e}");
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! Serves the agent's snapshots to consumers: `/metrics` (Prometheus text or
+//! OpenMetrics, by content negotiation) and `/api/v1/snapshot` (JSON). A
+//! request is answered from the latest snapshots and triggers no kernel read
+//! unless it asks, with `max_age_ms`, for data younger than what there is.
+
+pub mod http;
+pub mod json;
+pub mod metrics;

@@ -1,0 +1,765 @@
+//! The agent's shared-memory snapshot: a memory-mapped file (by default
+//! `/run/quietstat/snapshot`) holding the latest CPU times, interrupt and
+//! context-switch totals, memory and load, guarded by a sequence lock, so
+//! that a local reader gets them with no system call at all.
+//!
+//! # Layout, version 1 (all integers little-endian, native to the host)
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic            b"QSTATSHM"
+//!      8     4  version          1; a reader refuses any other
+//!     12     4  ncpu             per-CPU slots in the data area
+//!     16     8  total_bytes      size of the file
+//!     24     4  agent_pid
+//!     28     4  state            1 live, 2 stopped (the agent exited; data is stale)
+//!     32     4  request          futex word: a reader adds 1 to ask for a fresh sample
+//!     36     4  published        futex word: the agent adds 1 after each publish
+//!     40     8  seq              sequence lock: odd while the agent writes
+//!     48     8  interval_ns      the agent's interval for these sources
+//!     56     8  min_interval_ns  the floor: never sampled more often than this
+//!     64     -  data: 8-byte words, read under `seq`
+//! ```
+//!
+//! Data words (index: meaning). `ABSENT` (`u64::MAX`) marks a value this
+//! kernel does not report.
+//!
+//! ```text
+//!  0 sample_unix_ns   1 sample_mono_ns (CLOCK_MONOTONIC when read)
+//!  2..12 CPU ticks of all CPUs: user nice system idle iowait irq softirq steal guest guest_nice
+//! 12 intr_total  13 ctxt  14 forks  15 procs_running  16 procs_blocked
+//! 17 btime_secs  18 softirq_total
+//! 19 mem_total  20 mem_free  21 mem_available  22 buffers  23 cached
+//! 24 swap_total  25 swap_free   (bytes)
+//! 26 load1  27 load5  28 load15 (f64 bits)
+//! 29 cpus_valid (per-CPU slots filled)  30, 31 reserved (0)
+//! 32 + 11*i: per-CPU slot i: cpu number, then its 10 tick counters
+//! ```
+//!
+//! A new field goes into a reserved word or after the per-CPU area with a
+//! version bump; a reader checks `version` and refuses what it does not know.
+//!
+//! # Freshness
+//!
+//! [`ShmReader::read_fresh`] asks for a sample no older than a given age: if
+//! the one published is older, it adds 1 to `request`, wakes the agent with
+//! `FUTEX_WAKE` and sleeps on `published` until the agent has read the kernel
+//! again. Readers that ask at the same time are served by one read.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+use std::time::Duration;
+
+pub const MAGIC: [u8; 8] = *b"QSTATSHM";
+pub const VERSION: u32 = 1;
+pub const HEADER_BYTES: usize = 64;
+/// Marks a value this kernel does not report.
+pub const ABSENT: u64 = u64::MAX;
+/// CPU time modes, in /proc/stat's column order.
+pub const CPU_MODES: usize = 10;
+const FIXED_WORDS: usize = 32;
+const PER_CPU_WORDS: usize = 1 + CPU_MODES;
+
+const STATE_LIVE: u32 = 1;
+const STATE_STOPPED: u32 = 2;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{path}: not a quietstat snapshot ({what})")]
+    NotSnapshot { path: PathBuf, what: String },
+    #[error("{path}: layout version {found}; this reader accepts version {VERSION}")]
+    Version { path: PathBuf, found: u32 },
+    #[error("the agent has stopped; the snapshot is stale")]
+    Stopped,
+    #[error("the snapshot was being rewritten on every attempt (agent stuck mid-write?)")]
+    Torn,
+    #[error("opened read-only: asking the agent for a fresh sample needs write access")]
+    ReadOnly,
+    #[error("no sample younger than {max_age:?} within {timeout:?}")]
+    Timeout {
+        max_age: Duration,
+        timeout: Duration,
+    },
+}
+
+/// One CPU's ticks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuSlot {
+    pub cpu: u32,
+    pub ticks: [u64; CPU_MODES],
+}
+
+/// What the snapshot holds. Counters are as /proc shows them (ticks, totals
+/// since boot); memory in bytes; `ABSENT` where the kernel lacks a value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    pub unix_ns: u64,
+    pub mono_ns: u64,
+    pub cpu_ticks: [u64; CPU_MODES],
+    pub intr_total: u64,
+    pub ctxt: u64,
+    pub forks: u64,
+    pub procs_running: u64,
+    pub procs_blocked: u64,
+    pub btime_secs: u64,
+    pub softirq_total: u64,
+    pub mem_total_bytes: u64,
+    pub mem_free_bytes: u64,
+    pub mem_available_bytes: u64,
+    pub buffers_bytes: u64,
+    pub cached_bytes: u64,
+    pub swap_total_bytes: u64,
+    pub swap_free_bytes: u64,
+    pub load: [f64; 3],
+    pub cpus: Vec<CpuSlot>,
+}
+
+#[repr(C)]
+struct Header {
+    magic: [u8; 8],
+    version: u32,
+    ncpu: u32,
+    total_bytes: u64,
+    agent_pid: u32,
+    state: AtomicU32,
+    request: AtomicU32,
+    published: AtomicU32,
+    seq: AtomicU64,
+    interval_ns: AtomicU64,
+    min_interval_ns: AtomicU64,
+}
+const _: () = assert!(std::mem::size_of::<Header>() == HEADER_BYTES);
+
+pub fn total_bytes(ncpu: u32) -> usize {
+    HEADER_BYTES + 8 * (FIXED_WORDS + PER_CPU_WORDS * ncpu as usize)
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (vDSO: no system call).
+pub fn mono_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// CLOCK_REALTIME in nanoseconds since the epoch.
+pub fn unix_ns() -> u64 {
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec; the clock ids are always supported.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// A shared mapping of the whole file.
+struct Map {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is only accessed through atomics.
+unsafe impl Send for Map {}
+unsafe impl Sync for Map {}
+
+impl Map {
+    fn new(file: Option<&File>, len: usize, writable: bool) -> io::Result<Map> {
+        let prot = if writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        let (flags, fd) = match file {
+            Some(f) => (libc::MAP_SHARED, f.as_raw_fd()),
+            None => (libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1),
+        };
+        // SAFETY: a fresh mapping; the kernel checks fd, length and protection.
+        let ptr = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, 0) };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Map {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: the mapping is at least HEADER_BYTES long and page-aligned.
+        unsafe { &*(self.ptr as *const Header) }
+    }
+
+    fn words(&self) -> &[AtomicU64] {
+        let n = (self.len - HEADER_BYTES) / 8;
+        // SAFETY: in bounds, 8-byte aligned (page-aligned base + 64).
+        unsafe { std::slice::from_raw_parts(self.ptr.add(HEADER_BYTES) as *const AtomicU64, n) }
+    }
+}
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        // SAFETY: ptr/len came from mmap.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+fn futex_wake(word: &AtomicU32, n: i32) {
+    // SAFETY: word is a valid u32 in a shared mapping.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE,
+            n,
+            std::ptr::null::<libc::timespec>(),
+        )
+    };
+}
+
+/// Sleeps while `word == val`, until `deadline` (absolute, `clock`), or a
+/// wake, or a signal.
+fn futex_wait_until(word: &AtomicU32, val: u32, clock_realtime: bool, deadline_ns: Option<u64>) {
+    let ts = deadline_ns.map(|d| libc::timespec {
+        tv_sec: (d / 1_000_000_000) as libc::time_t,
+        tv_nsec: (d % 1_000_000_000) as libc::c_long,
+    });
+    let ts_ptr = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    let op = libc::FUTEX_WAIT_BITSET
+        | if clock_realtime {
+            libc::FUTEX_CLOCK_REALTIME
+        } else {
+            0
+        };
+    // SAFETY: word is a valid u32; ts_ptr is null or a valid timespec.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            op,
+            val,
+            ts_ptr,
+            std::ptr::null::<u32>(),
+            libc::FUTEX_BITSET_MATCH_ANY,
+        )
+    };
+}
+
+/// The agent's side: creates the file and publishes into it.
+pub struct ShmWriter {
+    map: Map,
+    ncpu: u32,
+    path: Option<PathBuf>,
+}
+
+impl ShmWriter {
+    /// Creates the snapshot at `path` (written to a temporary name and
+    /// renamed, so a reader never sees a half-made file), or an anonymous
+    /// mapping when `path` is `None`. Mode 0644: anyone may read; asking for
+    /// a fresh sample needs write access.
+    pub fn create(path: Option<&Path>, ncpu: u32) -> Result<ShmWriter, Error> {
+        let len = total_bytes(ncpu);
+        let map = match path {
+            None => Map::new(None, len, true).map_err(|source| Error::Io {
+                path: PathBuf::from("(anonymous)"),
+                source,
+            })?,
+            Some(path) => {
+                let io = |source| Error::Io {
+                    path: path.to_path_buf(),
+                    source,
+                };
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(io)?;
+                }
+                let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+                let file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .mode(0o644)
+                    .open(&tmp)
+                    .map_err(io)?;
+                file.set_permissions(std::fs::Permissions::from_mode(0o644))
+                    .map_err(io)?;
+                file.set_len(len as u64).map_err(io)?;
+                let map = Map::new(Some(&file), len, true).map_err(io)?;
+                init_header(&map, ncpu, len);
+                std::fs::rename(&tmp, path).map_err(io)?;
+                map
+            }
+        };
+        if path.is_none() {
+            init_header(&map, ncpu, len);
+        }
+        Ok(ShmWriter {
+            map,
+            ncpu,
+            path: path.map(Path::to_path_buf),
+        })
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub fn ncpu(&self) -> u32 {
+        self.ncpu
+    }
+
+    pub fn set_intervals(&self, interval_ns: u64, min_interval_ns: u64) {
+        let h = self.map.header();
+        h.interval_ns.store(interval_ns, Ordering::Relaxed);
+        h.min_interval_ns.store(min_interval_ns, Ordering::Relaxed);
+    }
+
+    /// Writes `s` under the sequence lock and wakes readers waiting for it.
+    /// Per-CPU slots beyond `ncpu` are dropped.
+    pub fn publish(&self, s: &Snapshot) {
+        let h = self.map.header();
+        let w = self.map.words();
+        let seq = h.seq.load(Ordering::Relaxed);
+        h.seq.store(seq | 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        let put = |i: usize, v: u64| w[i].store(v, Ordering::Relaxed);
+        put(0, s.unix_ns);
+        put(1, s.mono_ns);
+        for (i, t) in s.cpu_ticks.iter().enumerate() {
+            put(2 + i, *t);
+        }
+        let scalars = [
+            s.intr_total,
+            s.ctxt,
+            s.forks,
+            s.procs_running,
+            s.procs_blocked,
+            s.btime_secs,
+            s.softirq_total,
+            s.mem_total_bytes,
+            s.mem_free_bytes,
+            s.mem_available_bytes,
+            s.buffers_bytes,
+            s.cached_bytes,
+            s.swap_total_bytes,
+            s.swap_free_bytes,
+            s.load[0].to_bits(),
+            s.load[1].to_bits(),
+            s.load[2].to_bits(),
+        ];
+        for (i, v) in scalars.into_iter().enumerate() {
+            put(12 + i, v);
+        }
+        let n = s.cpus.len().min(self.ncpu as usize);
+        put(29, n as u64);
+        for (i, c) in s.cpus[..n].iter().enumerate() {
+            let base = FIXED_WORDS + PER_CPU_WORDS * i;
+            put(base, c.cpu as u64);
+            for (m, t) in c.ticks.iter().enumerate() {
+                put(base + 1 + m, *t);
+            }
+        }
+        h.seq.store(seq.wrapping_add(2) & !1, Ordering::Release);
+        h.published.fetch_add(1, Ordering::Release);
+        futex_wake(&h.published, i32::MAX);
+    }
+
+    /// Wakes readers waiting on the publish counter without changing the
+    /// data (the agent read sources this snapshot does not carry).
+    pub fn notify(&self) {
+        let h = self.map.header();
+        h.published.fetch_add(1, Ordering::Release);
+        futex_wake(&h.published, i32::MAX);
+    }
+
+    /// The request counter now; pass it to [`ShmWriter::wait_request`].
+    pub fn request_count(&self) -> u32 {
+        self.map.header().request.load(Ordering::Acquire)
+    }
+
+    /// Sleeps until a reader asks for a fresh sample (the request counter
+    /// differs from `seen`), until `deadline_unix_ns` (CLOCK_REALTIME,
+    /// absolute), or until a signal. Returns the request counter.
+    pub fn wait_request(&self, seen: u32, deadline_unix_ns: Option<u64>) -> u32 {
+        let h = self.map.header();
+        futex_wait_until(&h.request, seen, true, deadline_unix_ns);
+        h.request.load(Ordering::Acquire)
+    }
+
+    /// Asks for a fresh sample from inside the agent (the HTTP server does
+    /// this for `max_age_ms`); returns the publish counter to wait on.
+    pub fn request(&self) -> u32 {
+        request(self.map.header())
+    }
+
+    /// Waits until the publish counter differs from `seen` or `timeout` passes.
+    pub fn wait_published(&self, seen: u32, timeout: Duration) {
+        wait_published(self.map.header(), seen, timeout)
+    }
+
+    pub fn published_count(&self) -> u32 {
+        self.map.header().published.load(Ordering::Acquire)
+    }
+
+    /// Marks the snapshot stale (the agent is stopping) and wakes everyone.
+    pub fn mark_stopped(&self) {
+        let h = self.map.header();
+        h.state.store(STATE_STOPPED, Ordering::Release);
+        h.published.fetch_add(1, Ordering::Release);
+        futex_wake(&h.published, i32::MAX);
+    }
+}
+
+fn init_header(map: &Map, ncpu: u32, len: usize) {
+    // SAFETY: the mapping is fresh and not yet visible to readers under its
+    // final name (or anonymous); plain writes to the non-atomic fields.
+    unsafe {
+        let h = map.ptr as *mut Header;
+        (*h).magic = MAGIC;
+        (*h).version = VERSION;
+        (*h).ncpu = ncpu;
+        (*h).total_bytes = len as u64;
+        (*h).agent_pid = std::process::id();
+    }
+    map.header().state.store(STATE_LIVE, Ordering::Release);
+}
+
+fn request(h: &Header) -> u32 {
+    let published = h.published.load(Ordering::Acquire);
+    h.request.fetch_add(1, Ordering::Release);
+    futex_wake(&h.request, 1);
+    published
+}
+
+fn wait_published(h: &Header, seen: u32, timeout: Duration) {
+    let deadline = mono_ns().saturating_add(timeout.as_nanos().min(u64::MAX as u128) as u64);
+    futex_wait_until(&h.published, seen, false, Some(deadline));
+}
+
+/// A local consumer's side.
+pub struct ShmReader {
+    map: Map,
+    ncpu: u32,
+    writable: bool,
+}
+
+impl ShmReader {
+    /// Maps the snapshot at `path`: read-write when permitted (so that
+    /// [`ShmReader::read_fresh`] can ask for a sample), else read-only.
+    pub fn open(path: &Path) -> Result<ShmReader, Error> {
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let (file, writable) = match OpenOptions::new().read(true).write(true).open(path) {
+            Ok(f) => (f, true),
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                (File::open(path).map_err(io)?, false)
+            }
+            Err(e) => return Err(io(e)),
+        };
+        let len = file.metadata().map_err(io)?.len() as usize;
+        let bad = |what: String| Error::NotSnapshot {
+            path: path.to_path_buf(),
+            what,
+        };
+        if len < total_bytes(0) {
+            return Err(bad(format!("{len} bytes, shorter than the header")));
+        }
+        let map = Map::new(Some(&file), len, writable).map_err(io)?;
+        let h = map.header();
+        if h.magic != MAGIC {
+            return Err(bad(format!("magic {:?}", h.magic)));
+        }
+        if h.version != VERSION {
+            return Err(Error::Version {
+                path: path.to_path_buf(),
+                found: h.version,
+            });
+        }
+        if h.total_bytes as usize != len || total_bytes(h.ncpu) != len {
+            return Err(bad(format!(
+                "{len} bytes, header says {} for {} CPUs",
+                h.total_bytes, h.ncpu
+            )));
+        }
+        let ncpu = h.ncpu;
+        Ok(ShmReader {
+            map,
+            ncpu,
+            writable,
+        })
+    }
+
+    pub fn agent_pid(&self) -> u32 {
+        self.map.header().agent_pid
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.map.header().state.load(Ordering::Acquire) != STATE_LIVE
+    }
+
+    /// The agent's interval and floor for these sources.
+    pub fn intervals(&self) -> (Duration, Duration) {
+        let h = self.map.header();
+        (
+            Duration::from_nanos(h.interval_ns.load(Ordering::Relaxed)),
+            Duration::from_nanos(h.min_interval_ns.load(Ordering::Relaxed)),
+        )
+    }
+
+    /// Copies the latest snapshot into `out` (its per-CPU vector reused):
+    /// no system call. Fails when the agent has stopped.
+    pub fn read(&self, out: &mut Snapshot) -> Result<(), Error> {
+        if self.stopped() {
+            return Err(Error::Stopped);
+        }
+        let h = self.map.header();
+        let w = self.map.words();
+        for attempt in 0..10_000 {
+            let s1 = h.seq.load(Ordering::Acquire);
+            if s1 & 1 == 1 {
+                if attempt > 100 {
+                    std::thread::yield_now();
+                }
+                std::hint::spin_loop();
+                continue;
+            }
+            let get = |i: usize| w[i].load(Ordering::Relaxed);
+            out.unix_ns = get(0);
+            out.mono_ns = get(1);
+            for (i, t) in out.cpu_ticks.iter_mut().enumerate() {
+                *t = get(2 + i);
+            }
+            out.intr_total = get(12);
+            out.ctxt = get(13);
+            out.forks = get(14);
+            out.procs_running = get(15);
+            out.procs_blocked = get(16);
+            out.btime_secs = get(17);
+            out.softirq_total = get(18);
+            out.mem_total_bytes = get(19);
+            out.mem_free_bytes = get(20);
+            out.mem_available_bytes = get(21);
+            out.buffers_bytes = get(22);
+            out.cached_bytes = get(23);
+            out.swap_total_bytes = get(24);
+            out.swap_free_bytes = get(25);
+            out.load = [
+                f64::from_bits(get(26)),
+                f64::from_bits(get(27)),
+                f64::from_bits(get(28)),
+            ];
+            let n = (get(29) as usize).min(self.ncpu as usize);
+            out.cpus.resize(n, CpuSlot::default());
+            for (i, c) in out.cpus.iter_mut().enumerate() {
+                let base = FIXED_WORDS + PER_CPU_WORDS * i;
+                c.cpu = get(base) as u32;
+                for (m, t) in c.ticks.iter_mut().enumerate() {
+                    *t = get(base + 1 + m);
+                }
+            }
+            fence(Ordering::Acquire);
+            if h.seq.load(Ordering::Relaxed) == s1 {
+                return Ok(());
+            }
+        }
+        Err(Error::Torn)
+    }
+
+    /// Like [`ShmReader::read`], but the sample is no older than `max_age`:
+    /// if the published one is older, asks the agent for a fresh one and
+    /// sleeps until it is published (at most `timeout`). The agent still
+    /// never reads more often than its floor, and serves readers that ask
+    /// together with one read.
+    pub fn read_fresh(
+        &self,
+        max_age: Duration,
+        timeout: Duration,
+        out: &mut Snapshot,
+    ) -> Result<(), Error> {
+        let max_age_ns = max_age.as_nanos().min(u64::MAX as u128) as u64;
+        let start = mono_ns();
+        let timeout_ns = timeout.as_nanos().min(u64::MAX as u128) as u64;
+        loop {
+            self.read(out)?;
+            if mono_ns().saturating_sub(out.mono_ns) <= max_age_ns
+                || (out.mono_ns >= start && max_age_ns == 0)
+            {
+                return Ok(());
+            }
+            if !self.writable {
+                return Err(Error::ReadOnly);
+            }
+            let waited = mono_ns().saturating_sub(start);
+            if waited >= timeout_ns {
+                return Err(Error::Timeout { max_age, timeout });
+            }
+            let h = self.map.header();
+            let seen = request(h);
+            wait_published(h, seen, Duration::from_nanos(timeout_ns - waited));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(k: u64, ncpu: u32) -> Snapshot {
+        Snapshot {
+            unix_ns: k,
+            mono_ns: mono_ns(),
+            cpu_ticks: [k; CPU_MODES],
+            intr_total: k * 2,
+            ctxt: k * 3,
+            mem_available_bytes: ABSENT,
+            load: [0.5, 1.25, k as f64],
+            cpus: (0..ncpu)
+                .map(|c| CpuSlot {
+                    cpu: c,
+                    ticks: [k + c as u64; CPU_MODES],
+                })
+                .collect(),
+            ..Snapshot::default()
+        }
+    }
+
+    #[test]
+    fn published_snapshot_reads_back_field_for_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/snapshot");
+        let w = ShmWriter::create(Some(&path), 4).unwrap();
+        let s = sample(7, 4);
+        w.publish(&s);
+        let r = ShmReader::open(&path).unwrap();
+        let mut out = Snapshot::default();
+        r.read(&mut out).unwrap();
+        assert_eq!(out, s);
+        assert_eq!(r.agent_pid(), std::process::id());
+        w.mark_stopped();
+        assert!(matches!(r.read(&mut out), Err(Error::Stopped)));
+    }
+
+    #[test]
+    fn more_cpus_than_slots_are_dropped_not_overflowed() {
+        let w = ShmWriter::create(None, 2).unwrap();
+        w.publish(&sample(1, 8));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let w2 = ShmWriter::create(Some(&path), 2).unwrap();
+        w2.publish(&sample(3, 8));
+        let mut out = Snapshot::default();
+        ShmReader::open(&path).unwrap().read(&mut out).unwrap();
+        assert_eq!(out.cpus.len(), 2);
+        assert_eq!(out.cpus[1].ticks[0], 4);
+    }
+
+    #[test]
+    fn wrong_magic_version_and_size_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        std::fs::write(&path, vec![0u8; total_bytes(1)]).unwrap();
+        let e = ShmReader::open(&path).err().unwrap().to_string();
+        assert!(
+            e.contains("not a quietstat snapshot") && e.contains("magic"),
+            "{e}"
+        );
+        std::fs::write(&path, b"short").unwrap();
+        let e = ShmReader::open(&path).err().unwrap().to_string();
+        assert!(e.contains("shorter than the header"), "{e}");
+        let mut bytes = vec![0u8; total_bytes(1)];
+        bytes[..8].copy_from_slice(&MAGIC);
+        bytes[8..12].copy_from_slice(&9u32.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let e = ShmReader::open(&path).err().unwrap().to_string();
+        assert!(
+            e.contains("version 9") && e.contains("accepts version 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn read_fresh_wakes_the_writer_and_gets_a_new_sample() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let w = std::sync::Arc::new(ShmWriter::create(Some(&path), 1).unwrap());
+        let mut old = sample(1, 1);
+        old.mono_ns = mono_ns().saturating_sub(5_000_000_000);
+        w.publish(&old);
+        let w2 = w.clone();
+        // A writer that publishes only when asked.
+        let seen = w.request_count();
+        let agent = std::thread::spawn(move || {
+            let now = w2.wait_request(seen, Some(unix_ns() + 10_000_000_000));
+            assert_ne!(now, seen, "woken by a request, not the deadline");
+            w2.publish(&sample(2, 1));
+        });
+        let r = ShmReader::open(&path).unwrap();
+        let mut out = Snapshot::default();
+        r.read_fresh(
+            Duration::from_millis(100),
+            Duration::from_secs(10),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out.unix_ns, 2);
+        agent.join().unwrap();
+    }
+
+    #[test]
+    fn read_fresh_times_out_when_nobody_publishes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let w = ShmWriter::create(Some(&path), 1).unwrap();
+        let mut old = sample(1, 1);
+        old.mono_ns = 1;
+        w.publish(&old);
+        let r = ShmReader::open(&path).unwrap();
+        let e = r
+            .read_fresh(
+                Duration::ZERO,
+                Duration::from_millis(50),
+                &mut Snapshot::default(),
+            )
+            .unwrap_err();
+        assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    }
+
+    #[test]
+    fn concurrent_reads_never_see_a_torn_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let wf = std::sync::Arc::new(ShmWriter::create(Some(&path), 16).unwrap());
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (wf2, stop2) = (wf.clone(), stop.clone());
+        let writer = std::thread::spawn(move || {
+            let mut k = 0;
+            while !stop2.load(Ordering::Relaxed) {
+                k += 1;
+                wf2.publish(&sample(k, 16));
+                std::thread::sleep(Duration::from_micros(20));
+            }
+        });
+        let r = ShmReader::open(&path).unwrap();
+        let mut out = Snapshot::default();
+        for _ in 0..20_000 {
+            r.read(&mut out).unwrap();
+            let k = out.unix_ns;
+            assert!(out.cpu_ticks.iter().all(|&t| t == k));
+            assert_eq!(out.intr_total, k * 2);
+            assert!(out.cpus.iter().all(|c| c.ticks[9] == k + c.cpu as u64));
+        }
+        stop.store(true, Ordering::Relaxed);
+        writer.join().unwrap();
+    }
+}
