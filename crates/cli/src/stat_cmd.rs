@@ -22,11 +22,19 @@ pub struct Args {
     /// Number of intervals to print (default: until interrupted).
     #[arg(long, value_name = "N", requires = "interval")]
     count: Option<u64>,
+    /// Read the running agent's shared-memory snapshot (no system call per
+    /// read) instead of /proc: CPU times, interrupt and context-switch
+    /// totals, memory and load.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "/run/quietstat/snapshot")]
+    from_agent: Option<std::path::PathBuf>,
 }
 
 pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> anyhow::Result<ExitCode> {
     if args.count == Some(0) {
         bail!("--count must be at least 1");
+    }
+    if let Some(path) = &args.from_agent {
+        return from_agent(path, args);
     }
     let mut reader = Reader::new(proc_root, sys_root);
     let topology = reader
@@ -370,4 +378,131 @@ fn print_rates(r: &SystemRates, cur: &SystemSample, first: bool) {
         println!();
     }
     print_status(cur);
+}
+
+/// CPU times of a shared-memory snapshot, as the model takes them.
+fn shm_times(ticks: &[u64; shm::CPU_MODES]) -> procfs::stat::CpuTimes {
+    let n = ticks.iter().take_while(|&&t| t != shm::ABSENT).count();
+    procfs::stat::CpuTimes::from_ticks(&ticks[..n])
+}
+
+fn present(v: u64) -> Option<u64> {
+    (v != shm::ABSENT).then_some(v)
+}
+
+/// `stat --from-agent`: the agent's snapshot, or rates between snapshots
+/// asked to be no older than half the interval.
+fn from_agent(path: &Path, args: &Args) -> anyhow::Result<ExitCode> {
+    let reader = shm::ShmReader::open(path).map_err(|e| {
+        anyhow::anyhow!(
+            "{e}; is `quietstat agent` running, publishing to this path (its --shm-path)?"
+        )
+    })?;
+    let mut prev = shm::Snapshot::default();
+    reader.read(&mut prev)?;
+    let Some(interval) = args.interval else {
+        let s = &prev;
+        match args.format {
+            Format::Json => {
+                let cpus: Vec<_> = s
+                    .cpus
+                    .iter()
+                    .map(|c| serde_json::json!({"cpu": c.cpu, "ticks": shm_times(&c.ticks)}))
+                    .collect();
+                let v = serde_json::json!({
+                    "agent_pid": reader.agent_pid(),
+                    "unix_ns": s.unix_ns,
+                    "cpu_total": shm_times(&s.cpu_ticks),
+                    "cpus": cpus,
+                    "intr_total": s.intr_total,
+                    "ctxt": s.ctxt,
+                    "forks": s.forks,
+                    "procs_running": present(s.procs_running),
+                    "procs_blocked": present(s.procs_blocked),
+                    "mem_total_bytes": present(s.mem_total_bytes),
+                    "mem_available_bytes": present(s.mem_available_bytes),
+                    "load": s.load,
+                });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            }
+            Format::Table => {
+                let age = shm::mono_ns().saturating_sub(s.mono_ns) as f64 / 1e6;
+                println!("agent pid {}, sample {age:.0} ms old", reader.agent_pid());
+                println!(
+                    "interrupts {}  context switches {}  forks {}",
+                    s.intr_total, s.ctxt, s.forks
+                );
+                println!(
+                    "memory: total {} MiB, available {} MiB",
+                    mib(present(s.mem_total_bytes)),
+                    mib(present(s.mem_available_bytes))
+                );
+                println!("load {:.2} {:.2} {:.2}", s.load[0], s.load[1], s.load[2]);
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let mut cur = shm::Snapshot::default();
+    let start = Instant::now();
+    let mut n = 0u64;
+    if args.format == Format::Table {
+        println!(
+            "{:>8} {:>6} {:>6} {:>6} {:>6} {:>10} {:>10} {:>8} {:>10} {:>6}",
+            "time",
+            "%usr",
+            "%sys",
+            "%iowt",
+            "%idle",
+            "intr/s",
+            "cswch/s",
+            "fork/s",
+            "avail MiB",
+            "load1"
+        );
+    }
+    while args.count.is_none_or(|c| n < c) {
+        n += 1;
+        let deadline = start + interval * n as u32;
+        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+        match reader.read_fresh(interval / 2, Duration::from_secs(5), &mut cur) {
+            Ok(()) => {}
+            // Without write access, take what the agent's schedule gives.
+            Err(shm::Error::ReadOnly) => reader.read(&mut cur)?,
+            Err(e) => return Err(e.into()),
+        }
+        let secs = cur.mono_ns.saturating_sub(prev.mono_ns) as f64 / 1e9;
+        let cpu = model::CpuPercent::between(
+            None,
+            &shm_times(&prev.cpu_ticks),
+            &shm_times(&cur.cpu_ticks),
+        );
+        let intr = model::rate(prev.intr_total, cur.intr_total, secs);
+        let cs = model::rate(prev.ctxt, cur.ctxt, secs);
+        let forks = model::rate(prev.forks, cur.forks, secs);
+        match args.format {
+            Format::Json => {
+                let v = serde_json::json!({
+                    "unix_ns": cur.unix_ns, "cpu": cpu, "intr_per_s": intr,
+                    "cswch_per_s": cs, "forks_per_s": forks,
+                    "mem_available_bytes": present(cur.mem_available_bytes), "load1": cur.load[0],
+                });
+                println!("{}", serde_json::to_string(&v)?);
+            }
+            Format::Table => println!(
+                "{:>8.1} {:>6} {:>6} {:>6} {:>6} {:>10} {:>10} {:>8} {:>10} {:>6.2}",
+                start.elapsed().as_secs_f64(),
+                f1(cpu.user),
+                f1(cpu.system),
+                f1(cpu.iowait),
+                f1(cpu.idle),
+                f1(intr),
+                f1(cs),
+                f1(forks),
+                mib(present(cur.mem_available_bytes)),
+                cur.load[0]
+            ),
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    Ok(ExitCode::SUCCESS)
 }

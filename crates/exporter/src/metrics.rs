@@ -100,6 +100,7 @@ families! {
     "node_schedstat_running_seconds_total" Counter ["cpu"] "schedstat" "Number of seconds CPU spent running a process.";
     "node_schedstat_waiting_seconds_total" Counter ["cpu"] "schedstat" "Number of seconds spent by processing waiting for this CPU.";
     "node_schedstat_timeslices_total" Counter ["cpu"] "schedstat" "Number of timeslices executed by CPU.";
+    "quietstat_interrupts_unsplit_total" Counter ["type"] "interrupts" "Interrupt counters /proc/interrupts prints without a per-CPU split (ERR, MIS).";
     "quietstat_softirqs_cpu_total" Counter ["cpu", "vector"] "softirqs" "Softirqs raised per CPU and vector, from /proc/softirqs.";
     "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";
     "quietstat_process_threads_all" Gauge [] "processes" "Threads of all processes in the latest process table.";
@@ -399,8 +400,10 @@ fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     if s.ok(Source::Interrupts) {
         let t = &s.interrupts;
         let cpus: Vec<String> = t.cpus().iter().map(u32::to_string).collect();
+        let per_cpu =
+            |r: &procfs::Row<'_>| r.counts.len() >= cpus.len() && !r.description.is_empty();
         let mut m = out.family("node_interrupts_total")?;
-        for row in t.rows() {
+        for row in t.rows().filter(per_cpu) {
             // node_exporter: for a numbered IRQ, `info` is the chip (first
             // word after the counts) and `devices` the rest; for a named one
             // (NMI, LOC) `info` is the whole description.
@@ -423,6 +426,20 @@ fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
                     ],
                     *n as f64,
                 )?;
+            }
+        }
+    }
+    if s.ok(Source::Interrupts)
+        && s.interrupts
+            .rows()
+            .any(|r| r.counts.len() < s.interrupts.cpus().len() || r.description.is_empty())
+    {
+        // ERR and MIS: one system-wide count, no description; node_exporter
+        // drops them.
+        let mut m = out.family("quietstat_interrupts_unsplit_total")?;
+        for row in s.interrupts.rows() {
+            if row.counts.len() < s.interrupts.cpus().len() || row.description.is_empty() {
+                counter_l(&mut m, &[("type", row.label)], row.total as f64)?;
             }
         }
     }

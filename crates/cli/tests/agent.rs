@@ -1,0 +1,743 @@
+//! The agent as a user runs it: the real binary, real HTTP, a real
+//! Prometheus and node_exporter from Debian's packages, the real kernel.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A child process killed (SIGTERM, then SIGKILL) and reaped on drop.
+struct Proc {
+    child: Child,
+}
+
+impl Proc {
+    fn signal(&self, sig: i32) {
+        // SAFETY: our own child's pid.
+        unsafe { libc::kill(self.child.id() as i32, sig) };
+    }
+
+    /// Waits up to `limit` for it to exit; its status.
+    fn wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let end = Instant::now() + limit;
+        while Instant::now() < end {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return Some(s);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.signal(libc::SIGTERM);
+            if self.wait(Duration::from_secs(5)).is_none() {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+            }
+        }
+    }
+}
+
+struct Agent {
+    proc: Proc,
+    addr: SocketAddr,
+    shm: PathBuf,
+    log: mpsc::Receiver<String>,
+    _dir: tempfile::TempDir,
+}
+
+/// Starts `quietstat agent` on a free loopback port with its snapshot in a
+/// temporary directory; `config` is written to a file and passed.
+fn agent(config: &str, extra: &[&str]) -> Agent {
+    let dir = tempfile::tempdir().unwrap();
+    let shm = dir.path().join("snapshot");
+    let cfg = dir.path().join("agent.toml");
+    std::fs::write(&cfg, config).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quietstat"))
+        .args(["agent", "--listen", "127.0.0.1:0", "--shm-path"])
+        .arg(&shm)
+        .arg("--config")
+        .arg(&cfg)
+        .args(extra)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let proc = Proc { child };
+    let mut seen = Vec::new();
+    loop {
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) => {
+                if let Some(rest) = line.strip_prefix("quietstat agent: serving http://") {
+                    let addr = rest.split('/').next().unwrap().parse().unwrap();
+                    return Agent {
+                        proc,
+                        addr,
+                        shm,
+                        log: rx,
+                        _dir: dir,
+                    };
+                }
+                seen.push(line);
+            }
+            Err(_) => panic!("the agent did not start serving; it said: {seen:#?}"),
+        }
+    }
+}
+
+struct Response {
+    status: u16,
+    content_type: String,
+    body: String,
+}
+
+/// A plain HTTP/1.0 GET.
+fn get(addr: SocketAddr, path: &str, accept: Option<&str>) -> Response {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let accept = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n{accept}\r\n").unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let content_type = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-type")
+                .then(|| v.trim().to_string())
+        })
+        .unwrap_or_default();
+    Response {
+        status,
+        content_type,
+        body: body.to_string(),
+    }
+}
+
+type Series = BTreeMap<(String, Vec<(String, String)>), f64>;
+
+/// Parses the text exposition format into (name, sorted labels) -> value.
+fn parse_exposition(text: &str) -> (Series, BTreeMap<String, String>) {
+    let mut series = Series::new();
+    let mut types = BTreeMap::new();
+    for line in text.lines() {
+        if let Some(t) = line.strip_prefix("# TYPE ") {
+            let (n, k) = t.split_once(' ').unwrap();
+            types.insert(n.to_string(), k.to_string());
+            continue;
+        }
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let name_end = line.find(['{', ' ']).unwrap();
+        let name = &line[..name_end];
+        let mut labels = Vec::new();
+        let mut rest = &line[name_end..];
+        if rest.starts_with('{') {
+            let b = rest.as_bytes();
+            let mut i = 1;
+            while b[i] != b'}' {
+                let eq = rest[i..].find('=').unwrap() + i;
+                let key = rest[i..eq].trim_start_matches(',').to_string();
+                let mut j = eq + 2;
+                let mut val = String::new();
+                while b[j] != b'"' {
+                    if b[j] == b'\\' {
+                        j += 1;
+                        val.push(match b[j] {
+                            b'n' => '\n',
+                            c => c as char,
+                        });
+                    } else {
+                        let c = rest[j..].chars().next().unwrap();
+                        val.push(c);
+                        j += c.len_utf8() - 1;
+                    }
+                    j += 1;
+                }
+                labels.push((key, val));
+                i = j + 1;
+                if b[i] == b',' {
+                    i += 1;
+                }
+            }
+            rest = &rest[i + 1..];
+        }
+        let value: f64 = rest.split_whitespace().next().unwrap().parse().unwrap();
+        labels.sort();
+        series.insert((name.to_string(), labels), value);
+    }
+    (series, types)
+}
+
+fn value(s: &Series, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let mut l: Vec<(String, String)> = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    l.sort();
+    s.get(&(name.to_string(), l)).copied()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn scrape(a: &Agent, query: &str) -> Series {
+    let r = get(a.addr, &format!("/metrics{query}"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    parse_exposition(&r.body).0
+}
+
+#[test]
+fn agent_serves_metrics_json_and_shared_memory_then_stops_cleanly() {
+    let mut a = agent("", &[]);
+    // Text format by default, OpenMetrics when asked.
+    let text = get(a.addr, "/metrics", None);
+    assert_eq!(text.status, 200);
+    assert!(
+        text.content_type.starts_with("text/plain; version=0.0.4"),
+        "{}",
+        text.content_type
+    );
+    assert!(
+        text.body
+            .contains("# TYPE node_cpu_seconds_total counter\n")
+    );
+    assert!(!text.body.contains("# EOF"));
+    let om = get(
+        a.addr,
+        "/metrics",
+        Some("application/openmetrics-text;version=1.0.0"),
+    );
+    assert!(
+        om.content_type.starts_with("application/openmetrics-text"),
+        "{}",
+        om.content_type
+    );
+    assert!(om.body.contains("# TYPE node_cpu_seconds counter\n"));
+    assert!(om.body.ends_with("# EOF\n"));
+
+    let (s, types) = parse_exposition(&text.body);
+    for family in [
+        "node_cpu_seconds_total",
+        "node_intr_total",
+        "node_context_switches_total",
+        "node_forks_total",
+        "node_boot_time_seconds",
+        "node_load1",
+        "node_memory_MemTotal_bytes",
+        "node_interrupts_total",
+        "node_softirqs_total",
+        "node_network_receive_bytes_total",
+        "quietstat_source_reads_total",
+        "quietstat_agent_cpu_seconds_total",
+    ] {
+        assert!(s.keys().any(|(n, _)| n == family), "{family} missing");
+    }
+    assert_eq!(types["node_vmstat_pgfault"], "untyped");
+    // The agent's figures match /proc where they must.
+    let mem_total = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kb: f64 = mem_total
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        value(&s, "node_memory_MemTotal_bytes", &[]),
+        Some(kb * 1024.0)
+    );
+
+    // JSON: only the sources asked for, each with age and status.
+    let j = get(
+        a.addr,
+        "/api/v1/snapshot?sources=loadavg,pressure/cpu",
+        None,
+    );
+    assert_eq!(j.status, 200, "{}", j.body);
+    let v: serde_json::Value = serde_json::from_str(&j.body).unwrap();
+    let sources = v["sources"].as_object().unwrap();
+    assert!(sources.contains_key("loadavg"));
+    assert!(!sources.contains_key("stat"));
+    assert_eq!(sources["loadavg"]["status"]["status"], "ok");
+    assert!(sources["loadavg"]["data"]["load1"].is_number());
+    // Bad requests are named.
+    let bad = get(a.addr, "/api/v1/snapshot?sources=cpuinfo", None);
+    assert_eq!(bad.status, 400);
+    assert!(
+        bad.body.contains("\"cpuinfo\"") && bad.body.contains("accepted"),
+        "{}",
+        bad.body
+    );
+    let bad = get(a.addr, "/metrics?max_age_ms=soon", None);
+    assert_eq!(bad.status, 400);
+    assert!(bad.body.contains("max_age_ms"), "{}", bad.body);
+    assert_eq!(get(a.addr, "/nope", None).status, 404);
+
+    // Shared memory: the same counters, no syscall.
+    let r = shm::ShmReader::open(&a.shm).unwrap();
+    let mut snap = shm::Snapshot::default();
+    r.read(&mut snap).unwrap();
+    assert_eq!(r.agent_pid(), a.proc.child.id());
+    assert!(snap.ctxt > 0 && snap.intr_total > 0 && snap.mem_total_bytes as f64 == kb * 1024.0);
+    assert_eq!(
+        snap.cpus.len(),
+        std::thread::available_parallelism().unwrap().get()
+    );
+    // A fresh sample on request.
+    let before = snap.mono_ns;
+    r.read_fresh(Duration::ZERO, Duration::from_secs(5), &mut snap)
+        .unwrap();
+    assert!(snap.mono_ns > before);
+
+    // SIGTERM: exits 0, the snapshot is marked stale, the port is closed.
+    a.proc.signal(libc::SIGTERM);
+    let status = a
+        .proc
+        .wait(Duration::from_secs(10))
+        .expect("stopped on SIGTERM");
+    assert!(status.success(), "{status:?}");
+    assert!(matches!(r.read(&mut snap), Err(shm::Error::Stopped)));
+    assert!(TcpStream::connect(a.addr).is_err());
+}
+
+#[test]
+fn sighup_reloads_the_configuration_file() {
+    let a = agent("[sources.stat]\ninterval = \"1s\"\n", &[]);
+    let conf = |s: &Series| {
+        value(
+            s,
+            "quietstat_source_configured_interval_seconds",
+            &[("source", "stat")],
+        )
+    };
+    assert_eq!(conf(&scrape(&a, "")), Some(1.0));
+    let cfg = a._dir.path().join("agent.toml");
+    std::fs::write(&cfg, "[sources.stat]\ninterval = \"2s\"\n").unwrap();
+    a.proc.signal(libc::SIGHUP);
+    let end = Instant::now() + Duration::from_secs(10);
+    while conf(&scrape(&a, "")) != Some(2.0) {
+        assert!(Instant::now() < end, "not reloaded");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A bad file is refused and the running configuration kept.
+    std::fs::write(&cfg, "[sources.stat]\ninterval = \"0s\"\n").unwrap();
+    a.proc.signal(libc::SIGHUP);
+    let line = loop {
+        let l = a
+            .log
+            .recv_timeout(Duration::from_secs(10))
+            .expect("a log line");
+        if l.contains("reload refused") {
+            break l;
+        }
+    };
+    assert!(line.contains("sources.stat.interval"), "{line}");
+    assert_eq!(conf(&scrape(&a, "")), Some(2.0));
+}
+
+#[test]
+fn bad_configuration_is_refused_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("a.toml");
+    std::fs::write(&cfg, "[sources.processes]\ninterval = \"5 parsecs\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_quietstat"))
+        .args(["agent", "--print-config", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("sources.processes.interval") && err.contains("5 parsecs"),
+        "{err}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_quietstat"))
+        .args([
+            "agent",
+            "--print-config",
+            "--listen",
+            "127.0.0.1:1234",
+            "--config",
+        ])
+        .arg(Path::new("/nonexistent/agent.toml"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/agent.toml"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_quietstat"))
+        .args(["agent", "--print-config", "--listen", "127.0.0.1:1234"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("listen = \"127.0.0.1:1234\""), "{text}");
+    assert!(
+        text.contains("[sources.interrupts]\nenabled = true\ninterval = \"5s\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn every_agent_thread_runs_on_the_housekeeping_cpus() {
+    let a = agent("", &["--housekeeping-cpus", "0"]);
+    // Make the HTTP side start its connection threads too.
+    for _ in 0..4 {
+        scrape(&a, "");
+    }
+    let pid = a.proc.child.id();
+    let mut n = 0;
+    for t in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let status = std::fs::read_to_string(t.unwrap().path().join("status")).unwrap();
+        let cpus = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap()
+            .trim()
+            .to_string();
+        assert_eq!(cpus, "0", "{status}");
+        n += 1;
+    }
+    assert!(n >= 3, "{n} threads");
+}
+
+fn reads(s: &Series, source: &str) -> f64 {
+    value(s, "quietstat_source_reads_total", &[("source", source)]).unwrap()
+}
+
+#[test]
+fn fifty_scrapers_leave_the_read_rate_unchanged() {
+    let a = agent("", &[]);
+    let before = scrape(&a, "");
+    let t0 = Instant::now();
+    let addr = a.addr;
+    let scrapers: Vec<_> = (0..50)
+        .map(|_| {
+            std::thread::spawn(move || {
+                for i in 0..30 {
+                    let r = get(
+                        addr,
+                        if i % 2 == 0 {
+                            "/metrics"
+                        } else {
+                            "/api/v1/snapshot"
+                        },
+                        None,
+                    );
+                    assert_eq!(r.status, 200);
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+        })
+        .collect();
+    for s in scrapers {
+        s.join().unwrap();
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let after = scrape(&a, "");
+    // 1500 requests in `secs`: the 1 s sources were read once a second
+    // (plus at most one at either edge), the 5 s ones once per 5 s.
+    for (src, every) in [
+        ("stat", 1.0),
+        ("meminfo", 1.0),
+        ("interrupts", 5.0),
+        ("processes", 5.0),
+    ] {
+        let n = reads(&after, src) - reads(&before, src);
+        assert!(
+            n <= (secs / every).ceil() + 1.0,
+            "{src}: {n} reads in {secs:.1} s"
+        );
+        assert!(
+            n >= (secs / every).floor() - 1.0,
+            "{src}: {n} reads in {secs:.1} s"
+        );
+    }
+}
+
+#[test]
+fn concurrent_max_age_requests_share_one_read_each() {
+    let a = agent("", &[]);
+    let before = scrape(&a, "");
+    let addr = a.addr;
+    let t0 = Instant::now();
+    // 20 clients asking for data no older than 300 ms, 20 times each over
+    // more than two seconds, so the 1 s schedule alone cannot satisfy them.
+    let clients: Vec<_> = (0..20)
+        .map(|_| {
+            std::thread::spawn(move || {
+                for _ in 0..20 {
+                    let r = get(addr, "/api/v1/snapshot?sources=stat&max_age_ms=300", None);
+                    assert_eq!(r.status, 200, "{}", r.body);
+                    let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+                    let age = v["sources"]["stat"]["age_ms"].as_f64().unwrap();
+                    assert!(age <= 300.0 + 50.0, "served {age} ms old");
+                    std::thread::sleep(Duration::from_millis(110));
+                }
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let after = scrape(&a, "");
+    let n = reads(&after, "stat") - reads(&before, "stat");
+    // At most one read per 300 ms window plus the schedule's one a second:
+    // 400 requests must not mean 400 reads.
+    let bound = (secs / 0.3).ceil() + secs.ceil() + 2.0;
+    assert!(
+        n <= bound,
+        "{n} reads of stat for 400 requests in {secs:.1} s (bound {bound})"
+    );
+    let demand = value(
+        &after,
+        "quietstat_source_demand_reads_total",
+        &[("source", "stat")],
+    )
+    .unwrap();
+    assert!(demand >= 1.0, "max_age_ms never caused a read");
+    // A source nobody asked for was not read on demand.
+    assert_eq!(
+        value(
+            &after,
+            "quietstat_source_demand_reads_total",
+            &[("source", "interrupts")]
+        ),
+        Some(0.0)
+    );
+}
+
+fn which(bin: &str) -> PathBuf {
+    let path = std::env::var("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(bin))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| {
+            panic!("{bin} not found: install Debian's prometheus and prometheus-node-exporter packages (.ci/run does)")
+        })
+}
+
+#[test]
+fn promtool_accepts_the_output() {
+    let a = agent("[process_metrics]\nmode = \"top\"\ntop_n = 5\n", &[]);
+    let body = get(a.addr, "/metrics", None).body;
+    let mut child = Command::new(which("promtool"))
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Exit 1 is a parse error; 3 is lint findings. The only findings allowed
+    // are node_exporter's own camelCase node_memory_* names, which dashboards
+    // need verbatim (node_exporter's output gets the same findings).
+    assert_ne!(out.status.code(), Some(1), "{report}");
+    for line in report.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(
+            line.starts_with("node_memory_") && line.contains("camelCase"),
+            "promtool: {line}"
+        );
+    }
+    assert!(body.contains("quietstat_process_cpu_seconds_total{pid="));
+}
+
+#[test]
+fn a_real_prometheus_scrapes_the_agent() {
+    let a = agent("", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: quietstat\n    static_configs:\n      - targets: ['{}']\n",
+            a.addr
+        ),
+    )
+    .unwrap();
+    let prom = Command::new(which("prometheus"))
+        .arg(format!("--config.file={}", cfg.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("data").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _prom = Proc { child: prom };
+    let paddr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    let mut last = String::new();
+    loop {
+        assert!(
+            Instant::now() < end,
+            "Prometheus never returned our series; last answer: {last}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+        if TcpStream::connect(paddr).is_err() {
+            continue;
+        }
+        let q = "/api/v1/query?query=node_context_switches_total%7Bjob%3D%22quietstat%22%7D";
+        let r = get(paddr, q, None);
+        last = r.body.clone();
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&r.body) else {
+            continue;
+        };
+        let Some(res) = v["data"]["result"].as_array() else {
+            continue;
+        };
+        if let Some(first) = res.first() {
+            let val: f64 = first["value"][1].as_str().unwrap().parse().unwrap();
+            assert!(val > 0.0);
+            assert_eq!(first["metric"]["instance"], a.addr.to_string());
+            break;
+        }
+    }
+    // The scrape used OpenMetrics and Prometheus stored our own series too.
+    let r = get(paddr, "/api/v1/query?query=quietstat_agent_info", None);
+    assert!(r.body.contains("\"backend\""), "{}", r.body);
+    let r = get(paddr, "/api/v1/targets", None);
+    assert!(r.body.contains("\"health\":\"up\""), "{}", r.body);
+}
+
+/// node_exporter and the agent side by side: for every family both export,
+/// the same label sets and values within what changed between two reads a
+/// moment apart (ours before and after node_exporter's).
+#[test]
+fn node_exporter_and_the_agent_agree_family_by_family() {
+    let a = agent("", &[]);
+    let port = free_port();
+    let ne = Command::new(which("prometheus-node-exporter"))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .args(["--collector.interrupts", "--collector.stat.softirq"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _ne = Proc { child: ne };
+    let naddr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let end = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(naddr).is_err() {
+        assert!(Instant::now() < end, "node_exporter did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let before = scrape(&a, "?max_age_ms=0");
+    let ne_text = get(naddr, "/metrics", None).body;
+    let after = scrape(&a, "?max_age_ms=0");
+    let (theirs, their_types) = parse_exposition(&ne_text);
+    let (_, our_types) = parse_exposition(&get(a.addr, "/metrics", None).body);
+
+    let families = |s: &Series| s.keys().map(|(n, _)| n.clone()).collect::<BTreeSet<_>>();
+    let common: BTreeSet<String> = families(&before)
+        .intersection(&families(&theirs))
+        .cloned()
+        .collect();
+    for f in [
+        "node_cpu_seconds_total",
+        "node_intr_total",
+        "node_context_switches_total",
+        "node_forks_total",
+        "node_boot_time_seconds",
+        "node_procs_running",
+        "node_load1",
+        "node_memory_MemTotal_bytes",
+        "node_memory_Active_anon_bytes",
+        "node_vmstat_pgfault",
+        "node_disk_reads_completed_total",
+        "node_network_receive_bytes_total",
+        "node_interrupts_total",
+        "node_softirqs_total",
+        "node_pressure_cpu_waiting_seconds_total",
+    ] {
+        assert!(common.contains(f), "{f} not exported by both");
+    }
+    let mut problems = Vec::new();
+    for f in &common {
+        if our_types.get(f) != their_types.get(f) {
+            problems.push(format!(
+                "{f}: type {:?} vs node_exporter {:?}",
+                our_types.get(f),
+                their_types.get(f)
+            ));
+        }
+        let labels = |s: &Series| -> BTreeSet<Vec<(String, String)>> {
+            s.keys()
+                .filter(|(n, _)| n == f)
+                .map(|(_, l)| l.clone())
+                .collect()
+        };
+        let (ours, their) = (labels(&before), labels(&theirs));
+        // Network devices node_exporter reads over netlink may omit some
+        // (e.g. lo); everything it has, we must have.
+        let missing: Vec<_> = their.difference(&ours).collect();
+        let extra: Vec<_> = ours.difference(&their).collect();
+        if !missing.is_empty() || (!extra.is_empty() && !f.starts_with("node_network_")) {
+            problems.push(format!(
+                "{f}: labels only node_exporter has {missing:?}; only we have {extra:?}"
+            ));
+            continue;
+        }
+        for l in &their {
+            let key = (f.clone(), l.clone());
+            let (b, t, c) = (before[&key], theirs[&key], after[&key]);
+            let (lo, hi) = (b.min(c), b.max(c));
+            // Gauges that move on their own between reads (free memory,
+            // load, I/O in flight) get slack; counters must lie between.
+            let slack = match f.as_str() {
+                n if n.starts_with("node_memory_") => 16.0 * 1024.0 * 1024.0 + hi * 0.001,
+                n if n.starts_with("node_load") => 0.5,
+                "node_procs_running" | "node_procs_blocked" | "node_disk_io_now" => 4.0,
+                // Counters printed with 6 significant digits by either side.
+                _ => hi.abs() * 1e-6 + 1e-9,
+            };
+            if t < lo - slack || t > hi + slack {
+                problems.push(format!("{f}{l:?}: node_exporter {t}, ours {b} then {c}"));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} disagreements:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
