@@ -327,6 +327,13 @@ impl Agent {
             .filter(|s| agent.is_scheduled(&config, *s))
             .fold(0, |m, s| m | s.bit());
         agent.read(all, 0);
+        // Loading BPF parses the kernel's BTF (megabytes, freed by now):
+        // hand the freed heap back so it does not count as resident.
+        #[cfg(target_env = "gnu")]
+        // SAFETY: malloc_trim only releases free memory.
+        unsafe {
+            libc::malloc_trim(0);
+        }
         Ok(agent)
     }
 

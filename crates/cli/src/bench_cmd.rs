@@ -200,3 +200,143 @@ pub fn run_proctable(args: &ProctableArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(clap::Args)]
+pub struct ConsumersArgs {
+    /// Consumer processes per variant.
+    #[arg(long, default_value_t = 10, value_name = "C")]
+    consumers: usize,
+    /// Reads per consumer.
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    reads: u64,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run_consumers(args: &ConsumersArgs) -> anyhow::Result<ExitCode> {
+    if args.consumers == 0 || args.reads == 0 {
+        bail!("--consumers and --reads must be at least 1");
+    }
+    let exe = std::env::current_exe().context("finding the quietstat binary")?;
+    let opts = bench::consumers::Options {
+        consumers: args.consumers,
+        reads: args.reads,
+        exe,
+    };
+    let rows = bench::consumers::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
+        .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => {
+            for r in &rows {
+                println!("{}", serde_json::to_string(r)?);
+            }
+        }
+        Format::Table => {
+            println!(
+                "{:<18} {:>9} {:>9} {:>9} {:>11} {:>10} {:>11}",
+                "variant",
+                "elapsed_s",
+                "user_s",
+                "system_s",
+                "cpu_us/read",
+                "agent_s",
+                "stat_reads"
+            );
+            for r in &rows {
+                println!(
+                    "{:<18} {:>9.3} {:>9.3} {:>9.3} {:>11.3} {:>10.3} {:>11}",
+                    r.variant,
+                    r.elapsed_s,
+                    r.consumers_user_s,
+                    r.consumers_system_s,
+                    r.cpu_us_per_read,
+                    r.agent_cpu_s,
+                    r.proc_stat_reads
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args)]
+pub struct WorkerArgs {
+    #[arg(long)]
+    variant: String,
+    #[arg(long)]
+    reads: u64,
+    #[arg(long)]
+    shm_path: std::path::PathBuf,
+    #[arg(long)]
+    addr: std::net::SocketAddr,
+}
+
+pub fn run_worker(args: &WorkerArgs) -> anyhow::Result<ExitCode> {
+    let v = bench::consumers::Variant::parse(&args.variant)
+        .with_context(|| format!("unknown variant {:?}", args.variant))?;
+    let r = bench::consumers::worker(v, args.reads, &args.shm_path, args.addr)
+        .map_err(anyhow::Error::msg)?;
+    println!("{}", serde_json::to_string(&r)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args)]
+pub struct AgentArgs {
+    /// Idle processes present during the measurement.
+    #[arg(long, default_value_t = 8000, value_name = "N")]
+    procs: usize,
+    /// How long each collector is measured (after 6 s to settle).
+    #[arg(long, value_parser = crate::parse_duration, default_value = "5m", value_name = "D")]
+    duration: std::time::Duration,
+    /// Collectors to measure, in order.
+    #[arg(long, value_delimiter = ',', default_values_t = bench::agent_cost::COLLECTORS.map(String::from).to_vec())]
+    collectors: Vec<String>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
+    for c in &args.collectors {
+        if !bench::agent_cost::COLLECTORS.contains(&c.as_str()) {
+            bail!(
+                "--collectors: unknown {c:?}; accepted: {}",
+                bench::agent_cost::COLLECTORS.join(", ")
+            );
+        }
+    }
+    crate::raise_nofile_limit();
+    let opts = bench::agent_cost::Options {
+        procs: args.procs,
+        duration: args.duration,
+        exe: std::env::current_exe().context("finding the quietstat binary")?,
+        collectors: args.collectors.clone(),
+    };
+    let rows = bench::agent_cost::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
+        .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => {
+            for r in &rows {
+                println!("{}", serde_json::to_string(r)?);
+            }
+        }
+        Format::Table => {
+            println!(
+                "{:<14} {:>6} {:>8} {:>8} {:>10} {:>8} {:>8}",
+                "collector", "procs", "seconds", "cpu_%", "wakeups/s", "rss_MiB", "threads"
+            );
+            for r in &rows {
+                println!(
+                    "{:<14} {:>6} {:>8.0} {:>8.3} {:>10.2} {:>8.1} {:>8}",
+                    r.collector,
+                    r.procs,
+                    r.seconds,
+                    r.cpu_pct,
+                    r.wakeups_per_s,
+                    r.rss_mib,
+                    r.threads
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -46,6 +46,20 @@ enum BenchCommand {
     /// One full process-table snapshot per backend with N idle processes,
     /// beside a naive /proc loop measured in the same run.
     Proctable(bench_cmd::ProctableArgs),
+    /// C consumers each reading CPU times and the IRQ total N times: from
+    /// /proc/stat, from the agent's shared memory at several max ages, and
+    /// over HTTP.
+    Consumers(bench_cmd::ConsumersArgs),
+    /// What a collector costs with N idle processes and nobody scraping:
+    /// CPU, wakeups and RSS of the agent (bpf, procfs) and of a naive
+    /// sampler, measured one after another in the same run.
+    Agent(bench_cmd::AgentArgs),
+    /// The naive sampler of `bench agent` (started by it).
+    #[command(hide = true)]
+    NaiveCollector,
+    /// One consumer of `bench consumers` (started by it).
+    #[command(hide = true)]
+    ConsumerWorker(bench_cmd::WorkerArgs),
 }
 
 /// Output formats shared by the commands.
@@ -102,6 +116,10 @@ fn main() -> ExitCode {
             ps_cmd::run(&roots.0, &roots.1, &args)
         }
         Command::Bench(BenchCommand::Proctable(args)) => bench_cmd::run_proctable(&args),
+        Command::Bench(BenchCommand::Consumers(args)) => bench_cmd::run_consumers(&args),
+        Command::Bench(BenchCommand::Agent(args)) => bench_cmd::run_agent(&args),
+        Command::Bench(BenchCommand::NaiveCollector) => bench::agent_cost::naive_collector(),
+        Command::Bench(BenchCommand::ConsumerWorker(args)) => bench_cmd::run_worker(&args),
         Command::Bench(BenchCommand::Procfs(args)) => {
             bench_cmd::run_procfs(&roots.0, &roots.1, &args)
         }

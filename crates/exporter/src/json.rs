@@ -42,7 +42,6 @@ pub fn parse_max_age(v: Option<&str>) -> Result<Option<Duration>, String> {
 
 /// The snapshot of the sources in `mask`.
 pub fn snapshot(st: &State, mask: u32, usage: &SelfUsage, now_mono_ns: u64) -> Value {
-    let sample = serde_json::to_value(&st.sample).unwrap_or(Value::Null);
     let mut sources = Map::new();
     for s in AgentSource::ALL {
         let i = s.index();
@@ -54,7 +53,11 @@ pub fn snapshot(st: &State, mask: u32, usage: &SelfUsage, now_mono_ns: u64) -> V
             AgentSource::System(src) => json!({
                 "age_ms": age_ms,
                 "status": st.sample.status[src as usize],
-                "data": sample.get(src.name()).cloned().unwrap_or(Value::Null),
+                "data": if st.sample.ok(src) {
+                    serde_json::to_value(procfs::SourceData(&st.sample, src)).unwrap_or(Value::Null)
+                } else {
+                    Value::Null
+                },
             }),
             AgentSource::Processes => json!({
                 "age_ms": age_ms,

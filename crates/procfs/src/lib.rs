@@ -42,5 +42,5 @@ pub use error::{Error, ParseError, ParseErrorKind, Result};
 pub use key_values::KeyValues;
 pub use name::Name;
 pub use reader::Reader;
-pub use sample::{SourceCost, SourceStatus, SystemSample};
+pub use sample::{SourceCost, SourceData, SourceStatus, SystemSample};
 pub use source::Source;

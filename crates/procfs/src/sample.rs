@@ -222,6 +222,34 @@ impl Reader {
     }
 }
 
+/// One source's data from a sample, serialized alone (the JSON API picks
+/// sources this way without serializing the rest).
+pub struct SourceData<'a>(pub &'a SystemSample, pub Source);
+
+impl Serialize for SourceData<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let x = self.0;
+        match self.1 {
+            Source::Stat => x.stat.serialize(s),
+            Source::Interrupts => x.interrupts.serialize(s),
+            Source::Softirqs => x.softirqs.serialize(s),
+            Source::Meminfo => x.meminfo.serialize(s),
+            Source::Vmstat => x.vmstat.serialize(s),
+            Source::Loadavg => x.loadavg.serialize(s),
+            Source::PressureCpu
+            | Source::PressureMemory
+            | Source::PressureIo
+            | Source::PressureIrq => {
+                let r = self.1.resource().expect("a pressure source");
+                x.pressure[r as usize].serialize(s)
+            }
+            Source::Diskstats => x.diskstats.serialize(s),
+            Source::NetDev => x.net_dev.serialize(s),
+            Source::Schedstat => x.schedstat.serialize(s),
+        }
+    }
+}
+
 impl Serialize for SystemSample {
     /// Sources that were not read successfully are left out of the top level;
     /// `status` says why.
@@ -232,25 +260,7 @@ impl Serialize for SystemSample {
             if !self.ok(source) {
                 continue;
             }
-            let key = source.name();
-            match source {
-                Source::Stat => m.serialize_entry(key, &self.stat)?,
-                Source::Interrupts => m.serialize_entry(key, &self.interrupts)?,
-                Source::Softirqs => m.serialize_entry(key, &self.softirqs)?,
-                Source::Meminfo => m.serialize_entry(key, &self.meminfo)?,
-                Source::Vmstat => m.serialize_entry(key, &self.vmstat)?,
-                Source::Loadavg => m.serialize_entry(key, &self.loadavg)?,
-                Source::PressureCpu
-                | Source::PressureMemory
-                | Source::PressureIo
-                | Source::PressureIrq => {
-                    let r = source.resource().expect("a pressure source");
-                    m.serialize_entry(key, &self.pressure[r as usize])?
-                }
-                Source::Diskstats => m.serialize_entry(key, &self.diskstats)?,
-                Source::NetDev => m.serialize_entry(key, &self.net_dev)?,
-                Source::Schedstat => m.serialize_entry(key, &self.schedstat)?,
-            }
+            m.serialize_entry(source.name(), &SourceData(self, source))?;
         }
         struct Status<'a>(&'a SystemSample);
         impl Serialize for Status<'_> {

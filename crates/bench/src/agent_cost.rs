@@ -1,0 +1,226 @@
+//! `bench agent`: what a collector costs the machine while nobody scrapes.
+//! With N idle processes, each collector runs for a set time sampling system
+//! sources every second and processes every five; this measures its CPU time
+//! (user + system, all threads), its wakeups (voluntary + involuntary
+//! context switches summed over all its threads) and its RSS at the end.
+//!
+//! Collectors, one after another in the same run: the agent with the bpf
+//! backend, the agent with the procfs backend, and a naive collector (the
+//! same binary, `bench naive-collector`) that reads the same system files
+//! with open/read/close every second and every /proc/PID/stat every five,
+//! sleeping in between, as a simple sampler would.
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub collector: String,
+    pub procs: usize,
+    pub seconds: f64,
+    /// CPU time in percent of one CPU.
+    pub cpu_pct: f64,
+    pub wakeups_per_s: f64,
+    pub rss_mib: f64,
+    pub threads: usize,
+}
+
+pub struct Options {
+    pub procs: usize,
+    pub duration: Duration,
+    pub exe: PathBuf,
+    pub collectors: Vec<String>,
+}
+
+pub const COLLECTORS: [&str; 3] = ["agent-bpf", "agent-procfs", "naive"];
+
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        // SAFETY: our own child's pid.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let end = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < end {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Usage {
+    cpu_ticks: u64,
+    ctxsw: u64,
+    rss_bytes: u64,
+    threads: usize,
+}
+
+/// CPU ticks from /proc/PID/stat; context switches summed over
+/// /proc/PID/task/*/status (live threads; an agent's threads live as long
+/// as it does).
+fn usage(pid: u32) -> Result<Usage, String> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).map_err(|e| format!("{pid}: {e}"))?;
+    let st = procfs::pid::parse_stat(&stat).map_err(|e| e.to_string())?;
+    let mut u = Usage {
+        cpu_ticks: st.utime_ticks + st.stime_ticks,
+        rss_bytes: st.rss_pages * 4096,
+        ..Usage::default()
+    };
+    for t in std::fs::read_dir(format!("/proc/{pid}/task")).map_err(|e| e.to_string())? {
+        let Ok(t) = t else { continue };
+        let Ok(s) = std::fs::read(t.path().join("status")) else {
+            continue;
+        };
+        if let Ok(c) = procfs::pid::parse_status_ctxsw(&s) {
+            u.ctxsw += c.voluntary + c.involuntary;
+            u.threads += 1;
+        }
+    }
+    Ok(u)
+}
+
+fn start(opts: &Options, collector: &str, dir: &std::path::Path) -> Result<Guard, String> {
+    let mut cmd = Command::new(&opts.exe);
+    match collector {
+        "agent-bpf" | "agent-procfs" => {
+            cmd.args(["agent", "--listen", "127.0.0.1:0", "--backend"])
+                .arg(collector.trim_start_matches("agent-"))
+                .arg("--shm-path")
+                .arg(dir.join("snapshot"));
+        }
+        "naive" => {
+            cmd.args(["bench", "naive-collector"]);
+        }
+        other => {
+            return Err(format!(
+                "unknown collector {other:?}; accepted: {}",
+                COLLECTORS.join(", ")
+            ));
+        }
+    }
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    // SAFETY: prctl is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    cmd.spawn()
+        .map(Guard)
+        .map_err(|e| format!("starting {collector}: {e}"))
+}
+
+pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
+    let existing = std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter(|e| {
+                e.as_ref().is_ok_and(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .bytes()
+                        .all(|b| b.is_ascii_digit())
+                })
+            })
+            .count()
+        })
+        .unwrap_or(0);
+    let (n, why) = crate::spawn::cap(opts.procs, existing);
+    if let Some(why) = why {
+        progress(&format!(
+            "spawning {n} processes, not {}: {why}",
+            opts.procs
+        ));
+    }
+    let idle = crate::spawn::Idle::start(n).map_err(|e| format!("spawning idle processes: {e}"))?;
+    let dir = std::env::temp_dir().join(format!("quietstat-bench-agent-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for c in &opts.collectors {
+        progress(&format!(
+            "{c}: {} s with {} idle processes",
+            opts.duration.as_secs(),
+            idle.count()
+        ));
+        let child = start(opts, c, &dir)?;
+        let pid = child.0.id();
+        // Let it start and take its first samples.
+        std::thread::sleep(Duration::from_secs(6));
+        let u0 = usage(pid)?;
+        let t0 = Instant::now();
+        std::thread::sleep(opts.duration);
+        let u1 = usage(pid)?;
+        let secs = t0.elapsed().as_secs_f64();
+        drop(child);
+        rows.push(Row {
+            collector: c.clone(),
+            procs: idle.count(),
+            seconds: secs,
+            cpu_pct: (u1.cpu_ticks - u0.cpu_ticks) as f64 / 100.0 / secs * 100.0,
+            wakeups_per_s: (u1.ctxsw - u0.ctxsw) as f64 / secs,
+            rss_mib: u1.rss_bytes as f64 / (1024.0 * 1024.0),
+            threads: u1.threads,
+        });
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    drop(idle);
+    Ok(rows)
+}
+
+/// The naive collector: open/read/close of each system file every second,
+/// and of every /proc/PID/stat every fifth second, sleeping in between.
+pub fn naive_collector() -> ! {
+    let files = [
+        "/proc/stat",
+        "/proc/meminfo",
+        "/proc/vmstat",
+        "/proc/loadavg",
+        "/proc/pressure/cpu",
+        "/proc/pressure/memory",
+        "/proc/pressure/io",
+        "/proc/diskstats",
+        "/proc/net/dev",
+    ];
+    let start = Instant::now();
+    let mut tick = 0u64;
+    let mut buf = Vec::with_capacity(1 << 16);
+    loop {
+        for f in files {
+            buf.clear();
+            if let Ok(mut file) = std::fs::File::open(f) {
+                let _ = std::io::Read::read_to_end(&mut file, &mut buf);
+            }
+        }
+        if tick.is_multiple_of(5) {
+            for f in ["/proc/interrupts", "/proc/softirqs"] {
+                buf.clear();
+                if let Ok(mut file) = std::fs::File::open(f) {
+                    let _ = std::io::Read::read_to_end(&mut file, &mut buf);
+                }
+            }
+            if let Ok(d) = std::fs::read_dir("/proc") {
+                for e in d.flatten() {
+                    let name = e.file_name();
+                    if name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+                        buf.clear();
+                        if let Ok(mut file) = std::fs::File::open(e.path().join("stat")) {
+                            let _ = std::io::Read::read_to_end(&mut file, &mut buf);
+                        }
+                    }
+                }
+            }
+        }
+        tick += 1;
+        let next = start + Duration::from_secs(tick);
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+}
