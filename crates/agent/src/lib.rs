@@ -18,7 +18,7 @@ pub mod placement;
 pub mod schedule;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -90,7 +90,9 @@ pub struct Shared {
     pub state: RwLock<State>,
     pub shm: ShmWriter,
     pub config: RwLock<Arc<Config>>,
-    wanted: AtomicU32,
+    /// Per source: the oldest read a consumer will accept (CLOCK_MONOTONIC
+    /// ns); raised with fetch_max by [`Shared::fresh`].
+    want_since: [AtomicU64; SOURCE_COUNT],
     pub started_unix_ns: u64,
 }
 
@@ -112,6 +114,8 @@ impl Shared {
         let since = start.saturating_sub(max_age.as_nanos().min(u64::MAX as u128) as u64);
         let deadline = Instant::now() + timeout;
         loop {
+            // Before looking: any publish after this wakes the wait below.
+            let seen = self.shm.published_count();
             let stale = {
                 let st = self.state.read().unwrap_or_else(|e| e.into_inner());
                 AgentSource::ALL
@@ -135,8 +139,12 @@ impl Shared {
                     timeout,
                 });
             }
-            self.wanted.fetch_or(stale, Ordering::AcqRel);
-            let seen = self.shm.request();
+            for s in AgentSource::ALL {
+                if stale & s.bit() != 0 {
+                    self.want_since[s.index()].fetch_max(since.max(1), Ordering::AcqRel);
+                }
+            }
+            self.shm.request();
             self.shm.wait_published(seen, deadline - now);
         }
     }
@@ -204,6 +212,14 @@ fn log(msg: impl AsRef<str>) {
     eprintln!("quietstat agent: {}", msg.as_ref());
 }
 
+/// The sources the shared-memory snapshot carries: a local reader's
+/// request for a fresh snapshot reads these.
+const SHM_SOURCES: [AgentSource; 3] = [
+    AgentSource::System(Source::Stat),
+    AgentSource::System(Source::Meminfo),
+    AgentSource::System(Source::Loadavg),
+];
+
 /// The sampler and everything it owns.
 pub struct Agent {
     shared: Arc<Shared>,
@@ -217,8 +233,6 @@ pub struct Agent {
     config_path: Option<PathBuf>,
     overrides: FileConfig,
     seen_request: u32,
-    /// Sources consumers asked for that wait for their floor.
-    pending: u32,
     /// Sources this kernel lacks.
     missing: u32,
     procs_read_mono: u64,
@@ -300,7 +314,7 @@ impl Agent {
             state: RwLock::new(state),
             shm,
             config: RwLock::new(Arc::new(config.clone())),
-            wanted: AtomicU32::new(0),
+            want_since: std::array::from_fn(|_| AtomicU64::new(0)),
             started_unix_ns: unix_ns(),
         });
         let mut agent = Agent {
@@ -315,7 +329,6 @@ impl Agent {
             config_path: config_path.map(Path::to_path_buf),
             overrides,
             seen_request: 0,
-            pending: 0,
             missing,
             procs_read_mono: 0,
         };
@@ -456,10 +469,10 @@ impl Agent {
             }
             procs_cost = t0.elapsed().as_nanos() as u64;
         }
-        let lost = self
-            .table
-            .as_mut()
-            .and_then(|t| t.bpf_mut())
+        // One map lookup, only when the process table was read.
+        let lost = procs
+            .then(|| self.table.as_mut().and_then(|t| t.bpf_mut()))
+            .flatten()
             .and_then(|b| b.exit_stats().ok())
             .map(|s| s.lost);
 
@@ -596,50 +609,54 @@ impl Agent {
             let now = unix_ns();
             let mut mask = self.schedule.due(now);
             let scheduled = mask;
-            // Consumers' requests: a local reader through shared memory
-            // wants the sources it carries; the HTTP server says which.
-            let req = self.shared.shm.request_count();
-            if req != self.seen_request {
-                self.seen_request = req;
-                let mut w = self.shared.wanted.swap(0, Ordering::AcqRel);
-                if w == 0 {
-                    w = [Source::Stat, Source::Meminfo, Source::Loadavg]
-                        .into_iter()
-                        .fold(0, |m, s| m | AgentSource::System(s).bit());
-                }
-                self.pending |= w;
-            }
+            // Consumers' requests: each asks for a sample read no earlier
+            // than some instant (now minus its max age); a source is read
+            // again only when its last read is older than the most demanding
+            // request, so requests made while a read was under way, and
+            // satisfied by it, cost nothing more.
+            self.seen_request = self.shared.shm.request_count();
+            let shm_want = self.shared.shm.want_since();
             let mono = mono_ns();
             let mut floor_wait: Option<u64> = None;
             let mut demand = 0;
-            if self.pending != 0 {
+            {
                 let config = self.shared.config();
                 let st = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
                 for s in AgentSource::ALL {
-                    if self.pending & s.bit() == 0 {
-                        continue;
+                    let i = s.index();
+                    // A read a consumer asked for within the last tenth of
+                    // the interval stands for the scheduled one: the data is
+                    // fresh, and consumers asking often never add a read.
+                    let recent = st.stats[i].interval.as_nanos() as u64 / 10;
+                    if mask & s.bit() != 0
+                        && st.stats[i].demand_reads > 0
+                        && mono.saturating_sub(st.read_mono_ns[i]) < recent
+                    {
+                        mask &= !s.bit();
                     }
-                    if !st.stats[s.index()].scheduled {
-                        self.pending &= !s.bit();
+                    let mut want = self.shared.want_since[i].load(Ordering::Acquire);
+                    if SHM_SOURCES.contains(&s) {
+                        want = want.max(shm_want);
+                    }
+                    if !st.stats[i].scheduled || want <= st.read_mono_ns[i] {
                         continue;
                     }
                     let floor = config.source(s).min_interval.as_nanos() as u64;
-                    let ready_at = st.read_mono_ns[s.index()].saturating_add(floor);
+                    let ready_at = st.read_mono_ns[i].saturating_add(floor);
                     if ready_at <= mono {
                         demand |= s.bit();
-                        self.pending &= !s.bit();
                     } else {
                         let wait = ready_at - mono;
                         floor_wait = Some(floor_wait.map_or(wait, |w: u64| w.min(wait)));
                     }
                 }
             }
-            demand &= !scheduled;
             mask |= demand;
+            demand &= !scheduled;
             if mask != 0 {
                 self.read(mask, demand);
-                self.schedule.advance(scheduled, now);
             }
+            self.schedule.advance(scheduled, now);
             let mut deadline = self.schedule.next_deadline();
             if let Some(w) = floor_wait {
                 let d = unix_ns().saturating_add(w);

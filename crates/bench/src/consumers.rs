@@ -26,17 +26,21 @@ use serde::Serialize;
 pub enum Variant {
     Direct,
     Shm(u64),
+    /// Shared memory at this max age, one read per millisecond (at most
+    /// 3000 reads each), to measure the agent's read rate over seconds.
+    ShmPaced(u64),
     Http,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 7] = [
+    pub const ALL: [Variant; 8] = [
         Variant::Direct,
         Variant::Shm(0),
         Variant::Shm(1),
         Variant::Shm(10),
         Variant::Shm(100),
         Variant::Shm(1000),
+        Variant::ShmPaced(100),
         Variant::Http,
     ];
 
@@ -44,6 +48,7 @@ impl Variant {
         match self {
             Variant::Direct => "proc-stat".into(),
             Variant::Shm(ms) => format!("shm-max-age-{ms}ms"),
+            Variant::ShmPaced(ms) => format!("shm-{ms}ms-every-1ms"),
             Variant::Http => "http-json".into(),
         }
     }
@@ -66,6 +71,7 @@ pub struct Row {
     pub agent_cpu_s: f64,
     /// Reads of /proc/stat during the run, by the consumers or the agent.
     pub proc_stat_reads: u64,
+    pub proc_stat_reads_per_s: f64,
 }
 
 pub struct Options {
@@ -198,15 +204,19 @@ pub fn worker(
                 sum = sum.wrapping_add(sample.stat.intr_total + sample.stat.total.total_ticks());
             }
         }
-        Variant::Shm(ms) => {
+        Variant::Shm(ms) | Variant::ShmPaced(ms) => {
             let r = shm::ShmReader::open(shm_path).map_err(|e| e.to_string())?;
             let mut s = shm::Snapshot::default();
             let age = Duration::from_millis(ms);
+            let paced = matches!(variant, Variant::ShmPaced(_));
             start();
             for _ in 0..reads {
                 r.read_fresh(age, Duration::from_secs(10), &mut s)
                     .map_err(|e| e.to_string())?;
                 sum = sum.wrapping_add(s.intr_total + s.cpu_ticks[0]);
+                if paced {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
             }
         }
         Variant::Http => {
@@ -289,6 +299,10 @@ fn run_in(opts: &Options, dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<
         let agent0 = cpu_of(agent_pid)?;
         let t0 = Instant::now();
         let mut kids = Vec::new();
+        let reads = match v {
+            Variant::ShmPaced(_) => opts.reads.min(3000),
+            _ => opts.reads,
+        };
         for _ in 0..opts.consumers {
             let mut c = Command::new(&opts.exe);
             c.args([
@@ -325,7 +339,7 @@ fn run_in(opts: &Options, dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<
         let elapsed = t0.elapsed().as_secs_f64();
         let agent_cpu = cpu_of(agent_pid)? - agent0;
         let agent_reads = stat_reads(addr)?.saturating_sub(reads0);
-        let total = opts.consumers as u64 * opts.reads;
+        let total = opts.consumers as u64 * reads;
         let proc_stat_reads = match v {
             Variant::Direct => total + agent_reads,
             _ => agent_reads,
@@ -333,13 +347,14 @@ fn run_in(opts: &Options, dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<
         rows.push(Row {
             variant: v.name(),
             consumers: opts.consumers,
-            reads_per_consumer: opts.reads,
+            reads_per_consumer: reads,
             elapsed_s: elapsed,
             consumers_user_s: user,
             consumers_system_s: sys,
             cpu_us_per_read: (user + sys) * 1e6 / total.max(1) as f64,
             agent_cpu_s: agent_cpu,
             proc_stat_reads,
+            proc_stat_reads_per_s: proc_stat_reads as f64 / elapsed,
         });
     }
     drop(agent);

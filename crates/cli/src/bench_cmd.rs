@@ -233,25 +233,29 @@ pub fn run_consumers(args: &ConsumersArgs) -> anyhow::Result<ExitCode> {
         }
         Format::Table => {
             println!(
-                "{:<18} {:>9} {:>9} {:>9} {:>11} {:>10} {:>11}",
+                "{:<24} {:>7} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10} {:>11}",
                 "variant",
+                "reads",
                 "elapsed_s",
                 "user_s",
                 "system_s",
                 "cpu_us/read",
                 "agent_s",
-                "stat_reads"
+                "stat_reads",
+                "stat_reads/s"
             );
             for r in &rows {
                 println!(
-                    "{:<18} {:>9.3} {:>9.3} {:>9.3} {:>11.3} {:>10.3} {:>11}",
+                    "{:<24} {:>7} {:>9.3} {:>9.3} {:>9.3} {:>11.3} {:>9.3} {:>10} {:>11.1}",
                     r.variant,
+                    r.reads_per_consumer,
                     r.elapsed_s,
                     r.consumers_user_s,
                     r.consumers_system_s,
                     r.cpu_us_per_read,
                     r.agent_cpu_s,
-                    r.proc_stat_reads
+                    r.proc_stat_reads,
+                    r.proc_stat_reads_per_s
                 );
             }
         }

@@ -50,6 +50,8 @@ struct Agent {
     addr: SocketAddr,
     shm: PathBuf,
     log: mpsc::Receiver<String>,
+    /// What it logged before it was serving.
+    early: Vec<String>,
     _dir: tempfile::TempDir,
 }
 
@@ -90,6 +92,7 @@ fn agent(config: &str, extra: &[&str]) -> Agent {
                         addr,
                         shm,
                         log: rx,
+                        early: seen,
                         _dir: dir,
                     };
                 }
@@ -359,6 +362,51 @@ fn sighup_reloads_the_configuration_file() {
     };
     assert!(line.contains("sources.stat.interval"), "{line}");
     assert_eq!(conf(&scrape(&a, "")), Some(2.0));
+}
+
+#[test]
+fn a_source_over_its_budget_share_is_slowed_and_logged_once() {
+    // 0.01% of a CPU: 100 us/s shared by weight, about 25 us/s for the
+    // process table, which costs more than that every 5 s on any machine.
+    let a = agent("overhead_budget_pct = 0.01\n", &[]);
+    let is_it =
+        |l: &str| l.starts_with("quietstat agent: processes:") && l.contains("overhead budget");
+    let end = Instant::now() + Duration::from_secs(30);
+    let line = match a.early.iter().find(|l| is_it(l)) {
+        Some(l) => l.clone(),
+        None => loop {
+            assert!(Instant::now() < end, "no budget line for processes");
+            if let Ok(l) = a.log.recv_timeout(Duration::from_secs(1))
+                && is_it(&l)
+            {
+                break l;
+            }
+        },
+    };
+    assert!(
+        line.contains("us per read") && line.contains("reading every"),
+        "{line}"
+    );
+    let s = scrape(&a, "");
+    let now = value(
+        &s,
+        "quietstat_source_interval_seconds",
+        &[("source", "processes")],
+    )
+    .unwrap();
+    let conf = value(
+        &s,
+        "quietstat_source_configured_interval_seconds",
+        &[("source", "processes")],
+    )
+    .unwrap();
+    assert_eq!(conf, 5.0);
+    assert!(now > conf && now <= 25.0, "interval in force {now} s");
+    assert_eq!(
+        now % 5.0,
+        0.0,
+        "a whole multiple of the configured interval"
+    );
 }
 
 #[test]
@@ -740,4 +788,82 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
         problems.len(),
         problems.join("\n")
     );
+}
+
+#[test]
+fn bench_consumers_reports_every_variant_and_cleans_up() {
+    let child = Command::new(env!("CARGO_BIN_EXE_quietstat"))
+        .args([
+            "bench",
+            "consumers",
+            "--consumers",
+            "2",
+            "--reads",
+            "200",
+            "--format",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bench_pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "proc-stat",
+            "shm-max-age-0ms",
+            "shm-max-age-1ms",
+            "shm-max-age-10ms",
+            "shm-max-age-100ms",
+            "shm-max-age-1000ms",
+            "shm-100ms-every-1ms",
+            "http-json"
+        ]
+    );
+    let reads = |v: &str| {
+        rows.iter().find(|r| r["variant"] == v).unwrap()["proc_stat_reads"]
+            .as_u64()
+            .unwrap()
+    };
+    // Consumers reading /proc/stat themselves read it every time.
+    assert!(reads("proc-stat") >= 400);
+    // Max age 0: every request a fresh read, shared by requests made together.
+    assert!(
+        (1..=400).contains(&reads("shm-max-age-0ms")),
+        "{}",
+        reads("shm-max-age-0ms")
+    );
+    // Max age 1 s: the snapshot serves them; at most the schedule reads.
+    assert!(
+        reads("shm-max-age-1000ms") <= 2,
+        "{}",
+        reads("shm-max-age-1000ms")
+    );
+    // No agent or consumer is left behind: the agent's command line names
+    // the benchmark's temporary directory.
+    let mark = format!("quietstat-bench-consumers-{bench_pid}");
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            assert!(
+                !String::from_utf8_lossy(&cmd).contains(&mark),
+                "left running: {}",
+                String::from_utf8_lossy(&cmd)
+            );
+        }
+    }
 }

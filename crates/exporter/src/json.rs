@@ -41,7 +41,14 @@ pub fn parse_max_age(v: Option<&str>) -> Result<Option<Duration>, String> {
 }
 
 /// The snapshot of the sources in `mask`.
-pub fn snapshot(st: &State, mask: u32, usage: &SelfUsage, now_mono_ns: u64) -> Value {
+/// `uptime_s`: seconds since the agent started, for reads per second.
+pub fn snapshot(
+    st: &State,
+    mask: u32,
+    usage: &SelfUsage,
+    now_mono_ns: u64,
+    uptime_s: f64,
+) -> Value {
     let mut sources = Map::new();
     for s in AgentSource::ALL {
         let i = s.index();
@@ -84,6 +91,7 @@ pub fn snapshot(st: &State, mask: u32, usage: &SelfUsage, now_mono_ns: u64) -> V
                 s.key().to_string(),
                 json!({
                     "reads": c.reads,
+                    "reads_per_s": c.reads as f64 / uptime_s.max(1e-9),
                     "demand_reads": c.demand_reads,
                     "read_ns": c.read_ns,
                     "parse_ns": c.parse_ns,

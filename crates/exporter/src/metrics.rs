@@ -995,3 +995,59 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod doc_sync {
+    use super::FAMILIES;
+
+    /// docs/metrics.md lists exactly the families of [`FAMILIES`], each with
+    /// its type and labels.
+    #[test]
+    fn docs_metrics_md_lists_every_family_and_no_other() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/metrics.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
+        for f in FAMILIES {
+            let kind = format!("{:?}", f.kind).to_lowercase();
+            let labels = f.labels.join(", ");
+            let row = rows
+                .iter()
+                .find(|r| r.starts_with(&format!("| `{}` |", f.name)))
+                .unwrap_or_else(|| panic!("{} missing from docs/metrics.md", f.name));
+            assert!(
+                row.contains(&format!("| {kind} |")),
+                "{}: type {kind}: {row}",
+                f.name
+            );
+            assert!(
+                row.contains(&format!("| {labels} |")),
+                "{}: labels {labels}: {row}",
+                f.name
+            );
+        }
+        for r in &rows {
+            let name = r.split('`').nth(1).unwrap();
+            assert!(
+                FAMILIES.iter().any(|f| f.name == name),
+                "docs/metrics.md lists {name}, which is not exported"
+            );
+        }
+    }
+
+    /// Prints the table for docs/metrics.md: `cargo test -p exporter print_metrics_table -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a generator, not a check"]
+    fn print_metrics_table() {
+        println!("| family | type | labels | source | meaning |\n|---|---|---|---|---|");
+        for f in FAMILIES {
+            println!(
+                "| `{}` | {} | {} | {} | {} |",
+                f.name,
+                format!("{:?}", f.kind).to_lowercase(),
+                f.labels.join(", "),
+                f.source,
+                f.help
+            );
+        }
+    }
+}

@@ -32,7 +32,10 @@
 //! 19 mem_total  20 mem_free  21 mem_available  22 buffers  23 cached
 //! 24 swap_total  25 swap_free   (bytes)
 //! 26 load1  27 load5  28 load15 (f64 bits)
-//! 29 cpus_valid (per-CPU slots filled)  30, 31 reserved (0)
+//! 29 cpus_valid (per-CPU slots filled)
+//! 30 want_since_mono_ns: written by readers (atomic max), not under `seq`:
+//!    the oldest sample time any reader asking for a fresh one accepts
+//! 31 reserved (0)
 //! 32 + 11*i: per-CPU slot i: cpu number, then its 10 tick counters
 //! ```
 //!
@@ -42,9 +45,12 @@
 //! # Freshness
 //!
 //! [`ShmReader::read_fresh`] asks for a sample no older than a given age: if
-//! the one published is older, it adds 1 to `request`, wakes the agent with
+//! the one published is older, it raises `want_since_mono_ns` to now minus
+//! that age (atomic max), adds 1 to `request`, wakes the agent with
 //! `FUTEX_WAKE` and sleeps on `published` until the agent has read the kernel
-//! again. Readers that ask at the same time are served by one read.
+//! again. The agent reads only when its last read is older than
+//! `want_since_mono_ns`, so readers that ask at the same time, or while a
+//! read is under way that satisfies them, are served by one read.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -63,6 +69,8 @@ pub const ABSENT: u64 = u64::MAX;
 pub const CPU_MODES: usize = 10;
 const FIXED_WORDS: usize = 32;
 const PER_CPU_WORDS: usize = 1 + CPU_MODES;
+
+const WANT_SINCE: usize = 30;
 
 const STATE_LIVE: u32 = 1;
 const STATE_STOPPED: u32 = 2;
@@ -381,6 +389,12 @@ impl ShmWriter {
         futex_wake(&h.published, i32::MAX);
     }
 
+    /// The oldest sample time (CLOCK_MONOTONIC ns) a reader asking for a
+    /// fresh sample accepts; 0 when none has asked.
+    pub fn want_since(&self) -> u64 {
+        self.map.words()[WANT_SINCE].load(Ordering::Acquire)
+    }
+
     /// The request counter now; pass it to [`ShmWriter::wait_request`].
     pub fn request_count(&self) -> u32 {
         self.map.header().request.load(Ordering::Acquire)
@@ -395,9 +409,10 @@ impl ShmWriter {
         h.request.load(Ordering::Acquire)
     }
 
-    /// Asks for a fresh sample from inside the agent (the HTTP server does
-    /// this for `max_age_ms`); returns the publish counter to wait on.
-    pub fn request(&self) -> u32 {
+    /// Wakes the sampler from inside the agent (the HTTP server does this
+    /// for `max_age_ms`, after saying what it wants). Load
+    /// [`ShmWriter::published_count`] before checking the data, and wait on it.
+    pub fn request(&self) {
         request(self.map.header())
     }
 
@@ -433,11 +448,9 @@ fn init_header(map: &Map, ncpu: u32, len: usize) {
     map.header().state.store(STATE_LIVE, Ordering::Release);
 }
 
-fn request(h: &Header) -> u32 {
-    let published = h.published.load(Ordering::Acquire);
+fn request(h: &Header) {
     h.request.fetch_add(1, Ordering::Release);
     futex_wake(&h.request, 1);
-    published
 }
 
 fn wait_published(h: &Header, seen: u32, timeout: Duration) {
@@ -590,7 +603,11 @@ impl ShmReader {
         let max_age_ns = max_age.as_nanos().min(u64::MAX as u128) as u64;
         let start = mono_ns();
         let timeout_ns = timeout.as_nanos().min(u64::MAX as u128) as u64;
+        let h = self.map.header();
         loop {
+            // Load the publish counter before looking at the data: a publish
+            // after this changes it, so the wait below cannot miss one.
+            let seen = h.published.load(Ordering::Acquire);
             self.read(out)?;
             if mono_ns().saturating_sub(out.mono_ns) <= max_age_ns
                 || (out.mono_ns >= start && max_age_ns == 0)
@@ -604,8 +621,9 @@ impl ShmReader {
             if waited >= timeout_ns {
                 return Err(Error::Timeout { max_age, timeout });
             }
-            let h = self.map.header();
-            let seen = request(h);
+            let since = mono_ns().saturating_sub(max_age_ns).max(1);
+            self.map.words()[WANT_SINCE].fetch_max(since, Ordering::AcqRel);
+            request(h);
             wait_published(h, seen, Duration::from_nanos(timeout_ns - waited));
         }
     }
