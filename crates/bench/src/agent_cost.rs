@@ -10,12 +10,13 @@
 //! with open/read/close every second and every /proc/PID/stat every five,
 //! sleeping in between, as a simple sampler would.
 
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+use crate::child::{Guard, die_with_parent};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
@@ -37,24 +38,6 @@ pub struct Options {
 }
 
 pub const COLLECTORS: [&str; 3] = ["agent-bpf", "agent-procfs", "naive"];
-
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        // SAFETY: our own child's pid.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        let end = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < end {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 #[derive(Default, Clone, Copy)]
 struct Usage {
@@ -108,14 +91,8 @@ fn start(opts: &Options, collector: &str, dir: &std::path::Path) -> Result<Guard
         }
     }
     cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    // SAFETY: prctl is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
-    cmd.spawn()
+    die_with_parent(&mut cmd)
+        .spawn()
         .map(Guard)
         .map_err(|e| format!("starting {collector}: {e}"))
 }

@@ -14,12 +14,13 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+use crate::child::{Guard, die_with_parent};
 
 /// How a consumer gets its figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,35 +80,6 @@ pub struct Options {
     pub reads: u64,
     /// The `quietstat` binary (for the agent and the workers).
     pub exe: PathBuf,
-}
-
-/// Kills and reaps the child on drop.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        // SAFETY: our own child's pid.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        let end = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < end {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn die_with_parent(cmd: &mut Command) -> &mut Command {
-    // SAFETY: prctl is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        })
-    }
 }
 
 /// CPU time (user, system) of a process, from /proc/PID/stat.

@@ -173,11 +173,7 @@ pub fn run_proctable(args: &ProctableArgs) -> anyhow::Result<ExitCode> {
     let rows = bench::proctable_cost::run(&opts, &mut |msg| eprintln!("quietstat: {msg}"))
         .map_err(anyhow::Error::msg)?;
     match args.format {
-        Format::Json => {
-            for r in &rows {
-                println!("{}", serde_json::to_string(r)?);
-            }
-        }
+        Format::Json => print_json_lines(&rows)?,
         Format::Table => {
             println!(
                 "{:<20} {:>6} {:>6} {:>4} {:>10} {:>10} {:>10} {:>9}",
@@ -226,11 +222,7 @@ pub fn run_consumers(args: &ConsumersArgs) -> anyhow::Result<ExitCode> {
     let rows = bench::consumers::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
         .map_err(anyhow::Error::msg)?;
     match args.format {
-        Format::Json => {
-            for r in &rows {
-                println!("{}", serde_json::to_string(r)?);
-            }
-        }
+        Format::Json => print_json_lines(&rows)?,
         Format::Table => {
             println!(
                 "{:<24} {:>7} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10} {:>11}",
@@ -318,11 +310,7 @@ pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
     let rows = bench::agent_cost::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
         .map_err(anyhow::Error::msg)?;
     match args.format {
-        Format::Json => {
-            for r in &rows {
-                println!("{}", serde_json::to_string(r)?);
-            }
-        }
+        Format::Json => print_json_lines(&rows)?,
         Format::Table => {
             println!(
                 "{:<14} {:>6} {:>8} {:>8} {:>10} {:>8} {:>8}",
@@ -343,4 +331,12 @@ pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One JSON object per row, a line each.
+fn print_json_lines<T: serde::Serialize>(rows: &[T]) -> anyhow::Result<()> {
+    for r in rows {
+        println!("{}", serde_json::to_string(r)?);
+    }
+    Ok(())
 }

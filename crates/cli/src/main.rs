@@ -2,6 +2,8 @@
 
 mod agent_cmd;
 mod bench_cmd;
+mod jitter_cmd;
+mod noise_cmd;
 mod ps_cmd;
 mod stat_cmd;
 
@@ -32,6 +34,16 @@ enum Command {
     Agent(agent_cmd::Args),
     /// Snapshot of every system source; with --interval, rates per interval.
     Stat(stat_cmd::Args),
+    /// Timer latency on one CPU (cyclictest-style), alone and beside a
+    /// command: `quietstat jitter --cpu 1 -- quietstat agent`.
+    Jitter(jitter_cmd::Args),
+    /// Every interruption on the given CPUs during a window, by cause (IPIs,
+    /// IRQs, softirqs, timers, switches, wakeups), counted with BPF.
+    Noise(noise_cmd::Args),
+    /// A deliberately noisy process: membarrier IPIs from --from to --target
+    /// (for tests and demonstrations of `noise`).
+    #[command(hide = true)]
+    NoiseHelper(noise_cmd::HelperArgs),
     /// One snapshot of the process table (BPF task iterator or /proc).
     Ps(ps_cmd::Args),
     /// Measure what reading the kernel costs.
@@ -109,6 +121,9 @@ fn main() -> ExitCode {
         cli.sys_root.clone().unwrap_or_else(|| "/sys".into()),
     );
     let result = match cli.command {
+        Command::Jitter(args) => jitter_cmd::run(&args),
+        Command::Noise(args) => noise_cmd::run(&roots.1, &args),
+        Command::NoiseHelper(args) => noise_cmd::run_helper(&args),
         Command::Agent(args) => agent_cmd::run(cli.proc_root, cli.sys_root, &args),
         Command::Stat(args) => stat_cmd::run(&roots.0, &roots.1, &args),
         Command::Ps(args) => {

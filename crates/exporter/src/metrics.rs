@@ -193,6 +193,14 @@ fn gauge_l(m: &mut MetricEncoder<'_>, labels: &impl EncodeLabelSet, v: f64) -> F
     m.encode_family(labels)?.encode_gauge(&v)
 }
 
+/// A labelled sample of family `name`, as its catalog type says.
+fn sample_l(m: &mut MetricEncoder<'_>, name: &str, labels: &impl EncodeLabelSet, v: f64) -> Fmt {
+    match family(name).expect("in FAMILIES").kind {
+        Kind::Counter => counter_l(m, labels, v),
+        _ => gauge_l(m, labels, v),
+    }
+}
+
 fn one(out: &mut Out<'_>, name: &str, v: f64) -> Fmt {
     let kind = family(name).expect("in FAMILIES").kind;
     let mut m = out.family(name)?;
@@ -279,19 +287,13 @@ fn meminfo_name(key: &str, buf: &mut String) {
     }
 }
 
+/// node_exporter's `mode`s: every column but the two guest ones, which
+/// user and nice already include (they go to node_cpu_guest_seconds_total).
 fn cpu_modes(t: &CpuTimes) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-    [
-        CpuMode::User,
-        CpuMode::Nice,
-        CpuMode::System,
-        CpuMode::Idle,
-        CpuMode::Iowait,
-        CpuMode::Irq,
-        CpuMode::Softirq,
-        CpuMode::Steal,
-    ]
-    .into_iter()
-    .filter_map(|m| Some((m.name(), t.ticks(m)?)))
+    CpuMode::ALL
+        .into_iter()
+        .filter(|m| !matches!(m, CpuMode::Guest | CpuMode::GuestNice))
+        .filter_map(|m| Some((m.name(), t.ticks(m)?)))
 }
 
 fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
@@ -542,16 +544,10 @@ fn disks(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
         if disks.iter().all(|(_, d)| get(d).is_none()) {
             continue;
         }
-        let gauge = name == "node_disk_io_now";
         let mut m = out.family(name)?;
         for (dev, d) in &disks {
             if let Some(v) = get(d) {
-                let l = [("device", dev.as_str())];
-                if gauge {
-                    gauge_l(&mut m, &l, v)?;
-                } else {
-                    counter_l(&mut m, &l, v)?;
-                }
+                sample_l(&mut m, name, &[("device", dev.as_str())], v)?;
             }
         }
     }
@@ -690,15 +686,9 @@ fn processes(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> Fmt {
             }),
         ];
         for (name, get) in fields {
-            let kind = family(name).expect("in FAMILIES").kind;
             let mut m = out.family(name)?;
             for (i, p) in sel.iter().enumerate() {
-                let v = get(p, btime);
-                if kind == Kind::Counter {
-                    counter_l(&mut m, &l(i), v)?;
-                } else {
-                    gauge_l(&mut m, &l(i), v)?;
-                }
+                sample_l(&mut m, name, &l(i), get(p, btime))?;
             }
         }
     }
@@ -789,16 +779,9 @@ fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
         }),
     ];
     for (name, get) in fields {
-        let kind = family(name).expect("in FAMILIES").kind;
         let mut m = out.family(name)?;
         for &s in &srcs {
-            let l = [("source", s.key())];
-            let v = get(st, ctx, s, now);
-            if kind == Kind::Counter {
-                counter_l(&mut m, &l, v)?;
-            } else {
-                gauge_l(&mut m, &l, v)?;
-            }
+            sample_l(&mut m, name, &[("source", s.key())], get(st, ctx, s, now))?;
         }
     }
     let u = &ctx.usage;

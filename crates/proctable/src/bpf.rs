@@ -41,7 +41,8 @@ fn bpf_err(what: &'static str) -> impl FnOnce(String) -> Error {
     move |detail| Error::Bpf { what, detail }
 }
 
-fn chain(e: &dyn std::error::Error) -> String {
+/// An error with its chain of causes, on one line.
+pub fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(cause) = src {
@@ -55,7 +56,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 /// Runs a program load, again if the verifier gave up because a signal was
 /// pending (EAGAIN; a process whose children exit gets SIGCHLD at any time),
 /// as libbpf does, up to five attempts.
-fn load_retrying(
+pub fn load_retrying(
     mut load: impl FnMut() -> std::result::Result<(), aya::programs::ProgramError>,
 ) -> std::result::Result<(), aya::programs::ProgramError> {
     let mut attempt = 1;

@@ -1,0 +1,125 @@
+//! `quietstat noise`: what interrupts a set of CPUs, and who caused it.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use probe::noise::{self, Options, Report};
+use procfs::cpu::CpuList;
+
+use crate::Format;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// CPUs to watch (default: the isolated and nohz_full CPUs).
+    #[arg(long, value_name = "LIST")]
+    cpus: Option<String>,
+    /// How long to count.
+    #[arg(long, value_parser = crate::parse_duration, default_value = "10s", value_name = "D")]
+    duration: Duration,
+    /// Also report what this process caused on those CPUs.
+    #[arg(long, value_name = "PID")]
+    pid: Option<u32>,
+    /// Rows per cause in the table (all in JSON).
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    top: usize,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run(sys_root: &std::path::Path, args: &Args) -> anyhow::Result<ExitCode> {
+    let cpus = match &args.cpus {
+        Some(l) => CpuList::parse(l).map_err(|e| {
+            anyhow::anyhow!("--cpus {l:?}: {e}; write a CPU list such as 1 or 2-3,8")
+        })?,
+        None => {
+            let topo = procfs::Reader::new("/proc", sys_root)
+                .read_topology()
+                .context("reading the CPU topology")?;
+            let reserved = topo.online.minus(&topo.housekeeping());
+            if reserved.is_empty() {
+                bail!("no CPU is isolated or nohz_full here; name the CPUs to watch with --cpus");
+            }
+            reserved
+        }
+    };
+    if let Some(pid) = args.pid
+        && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    {
+        bail!("--pid {pid}: no such process");
+    }
+    let report = noise::measure(&Options {
+        cpus,
+        duration: args.duration,
+        pid: args.pid,
+    })
+    .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Table => print_table(&report, args.top),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table(r: &Report, top: usize) {
+    println!("CPUs {} for {:.1} s", r.cpus, r.duration_s);
+    let mut groups: Vec<(&str, &str)> = r.causes.iter().map(|c| (c.kind, c.by)).collect();
+    groups.dedup();
+    for (kind, by) in groups {
+        let rows: Vec<_> = r
+            .causes
+            .iter()
+            .filter(|c| c.kind == kind && c.by == by)
+            .collect();
+        let total: u64 = rows.iter().map(|c| c.count).sum();
+        println!("\n{kind} by {by}: {total}");
+        let mut rows = rows;
+        rows.sort_by_key(|c| std::cmp::Reverse(c.count));
+        for c in rows.iter().take(top) {
+            let time = match (c.total_us, c.max_us) {
+                (Some(t), Some(m)) => format!("{t:>12.1} us total {m:>9.1} us max"),
+                _ => String::new(),
+            };
+            println!("  cpu {:<4} {:>9}  {:<44} {time}", c.cpu, c.count, c.what);
+        }
+        if rows.len() > top {
+            println!("  ... {} more", rows.len() - top);
+        }
+    }
+    if let Some(p) = &r.pid {
+        println!(
+            "\npid {} ({}): IPIs sent to these CPUs {}, wakeups caused there {}, switched in there {} times, ran there {:.1} us",
+            p.pid, p.comm, p.ipis_sent, p.wakeups_caused, p.switches_in, p.runtime_us
+        );
+        for (site, n) in &p.ipi_sites {
+            println!("  IPI from {site}: {n}");
+        }
+        for (task, n) in &p.woke {
+            println!("  woke {task}: {n}");
+        }
+    }
+    if !r.unavailable.is_empty() {
+        println!(
+            "\nnot counted (tracepoint missing on this kernel): {}",
+            r.unavailable.join("; ")
+        );
+    }
+}
+
+#[derive(clap::Args)]
+pub struct HelperArgs {
+    #[arg(long, default_value_t = 0)]
+    from: u32,
+    #[arg(long, default_value_t = 1)]
+    target: u32,
+    #[arg(long, value_parser = crate::parse_duration, default_value = "5s")]
+    duration: Duration,
+}
+
+/// `quietstat noise-helper`: sends membarrier IPIs from one CPU to another.
+pub fn run_helper(args: &HelperArgs) -> anyhow::Result<ExitCode> {
+    let n =
+        noise::noisy_helper(args.from, args.target, args.duration).map_err(anyhow::Error::msg)?;
+    println!("{n}");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,169 @@
+//! `quietstat noise` and `quietstat jitter` on the real kernel (root: BPF,
+//! SCHED_FIFO). CPU 1 plays the isolated CPU, CPU 0 the housekeeping one.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+fn quietstat() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_quietstat"))
+}
+
+/// Stopped (SIGTERM, then SIGKILL) and reaped on drop.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        // SAFETY: our own child.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        for _ in 0..500 {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn noise(pid: u32, secs: u32) -> serde_json::Value {
+    let out = quietstat()
+        .args(["noise", "--cpus", "1", "--format", "json", "--duration"])
+        .arg(format!("{secs}s"))
+        .arg("--pid")
+        .arg(pid.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_process_sending_cross_cpu_calls_is_caught() {
+    let helper = Guard(
+        quietstat()
+            .args([
+                "noise-helper",
+                "--from",
+                "0",
+                "--target",
+                "1",
+                "--duration",
+                "20s",
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let r = noise(helper.0.id(), 2);
+    let p = &r["pid"];
+    // One membarrier a millisecond, each an IPI to CPU 1: about 2000.
+    let ipis = p["ipis_sent"].as_u64().unwrap();
+    assert!(ipis >= 200, "{ipis} IPIs: {p}");
+    let causes = r["causes"].as_array().unwrap();
+    let from_cpu0 = causes
+        .iter()
+        .find(|c| c["kind"] == "ipi" && c["by"] == "from_cpu" && c["what"] == "CPU 0")
+        .expect("IPIs from CPU 0");
+    assert!(from_cpu0["count"].as_u64().unwrap() >= ipis);
+    assert!(
+        r["unavailable"].as_array().unwrap().is_empty(),
+        "{}",
+        r["unavailable"]
+    );
+    // Every kind the tool counts turned up on a busy CPU 1.
+    for kind in ["ipi", "timer", "switch", "runtime", "vector"] {
+        assert!(causes.iter().any(|c| c["kind"] == kind), "no {kind}");
+    }
+}
+
+#[test]
+fn the_agent_sends_no_ipi_and_wakes_nothing_on_an_isolated_cpu() {
+    let idle = bench::spawn::Idle::start(2000).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Its log goes to a file: a pipe would make each line wake this test's
+    // reader thread, wherever it last ran.
+    let log = dir.path().join("agent.log");
+    let agent = Guard(
+        quietstat()
+            .args([
+                "agent",
+                "--housekeeping-cpus",
+                "0",
+                "--listen",
+                "127.0.0.1:0",
+                "--shm-path",
+            ])
+            .arg(dir.path().join("snapshot"))
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    // Wait until it serves (it has read everything once by then).
+    for _ in 0..600 {
+        if std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("serving http://")
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r = noise(agent.0.id(), 30);
+    let p = &r["pid"];
+    assert_eq!(p["ipis_sent"], 0, "{p}");
+    assert_eq!(p["wakeups_caused"], 0, "{p}");
+    assert_eq!(p["switches_in"], 0, "{p}");
+    assert_eq!(idle.count(), 2000);
+}
+
+#[test]
+fn jitter_measures_alone_and_beside_a_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("h.svg");
+    let out = quietstat()
+        .args([
+            "jitter",
+            "--cpu",
+            "1",
+            "--interval",
+            "1ms",
+            "--duration",
+            "1s",
+            "--format",
+            "json",
+        ])
+        .arg("--histogram")
+        .arg(&svg)
+        .args(["--settle", "200ms", "--", "sleep", "30"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["fifo"], true, "running as root, SCHED_FIFO is permitted");
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1]["label"], "with sleep 30");
+    for r in runs {
+        let s = &r["summary"];
+        assert_eq!(s["samples"], 1000);
+        assert!(s["min_us"].as_f64().unwrap() <= s["p99_us"].as_f64().unwrap());
+    }
+    let pic = std::fs::read_to_string(&svg).unwrap();
+    assert!(pic.contains("alone (1000 samples)") && pic.contains("with sleep 30 (1000 samples)"));
+    // The command was stopped.
+    let out = Command::new("pgrep")
+        .args(["-f", "^sleep 30$"])
+        .output()
+        .unwrap();
+    assert!(out.stdout.is_empty(), "sleep 30 left running");
+}
