@@ -114,12 +114,18 @@ pub struct HelperArgs {
     target: u32,
     #[arg(long, value_parser = crate::parse_duration, default_value = "5s")]
     duration: Duration,
+    /// Instead of membarrier: read this file every millisecond on --from.
+    #[arg(long, value_name = "PATH")]
+    read: Option<std::path::PathBuf>,
 }
 
 /// `quietstat noise-helper`: sends membarrier IPIs from one CPU to another.
 pub fn run_helper(args: &HelperArgs) -> anyhow::Result<ExitCode> {
-    let n =
-        noise::noisy_helper(args.from, args.target, args.duration).map_err(anyhow::Error::msg)?;
+    let n = match &args.read {
+        Some(p) => noise::read_loop(args.from, p, args.duration),
+        None => noise::noisy_helper(args.from, args.target, args.duration),
+    }
+    .map_err(anyhow::Error::msg)?;
     println!("{n}");
     Ok(ExitCode::SUCCESS)
 }

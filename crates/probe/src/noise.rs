@@ -462,6 +462,35 @@ impl Names {
     }
 }
 
+/// Reads `path` (open, read to the end, close) every millisecond for
+/// `duration` from the calling thread pinned to `from`: run under `noise
+/// --pid` to see whether reading that file disturbs other CPUs.
+pub fn read_loop(from: u32, path: &Path, duration: Duration) -> Result<u64, String> {
+    // SAFETY: a zeroed cpu_set_t with one bit set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(from as usize, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(format!(
+                "pinning to CPU {from}: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    let end = std::time::Instant::now() + duration;
+    let mut buf = Vec::with_capacity(1 << 20);
+    let mut n = 0;
+    while std::time::Instant::now() < end {
+        buf.clear();
+        let mut f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::io::Read::read_to_end(&mut f, &mut buf)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        n += 1;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(n)
+}
+
 /// A deliberately noisy process for tests and demonstrations: one thread
 /// spins on `target` while the calling thread, on `from`, issues
 /// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) every millisecond, which
