@@ -340,3 +340,19 @@ fn print_json_lines<T: serde::Serialize>(rows: &[T]) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[derive(clap::Args)]
+pub struct IdleArgs {
+    #[arg(long, default_value_t = 8000, value_name = "N")]
+    procs: usize,
+    #[arg(long, value_parser = crate::parse_duration, default_value = "10m", value_name = "D")]
+    duration: std::time::Duration,
+}
+
+pub fn run_idle(args: &IdleArgs) -> anyhow::Result<ExitCode> {
+    let idle = bench::spawn::Idle::start(args.procs).context("spawning idle processes")?;
+    eprintln!("quietstat: {} idle processes for {:?}", idle.count(), args.duration);
+    std::thread::sleep(args.duration);
+    drop(idle);
+    Ok(ExitCode::SUCCESS)
+}

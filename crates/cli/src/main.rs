@@ -66,6 +66,10 @@ enum BenchCommand {
     /// CPU, wakeups and RSS of the agent (bpf, procfs) and of a naive
     /// sampler, measured one after another in the same run.
     Agent(bench_cmd::AgentArgs),
+    /// Holds N idle processes for a while (for observer-effect runs by hand),
+    /// cleaning them up at the end or on SIGINT/SIGTERM.
+    #[command(hide = true)]
+    Idle(bench_cmd::IdleArgs),
     /// The naive sampler of `bench agent` (started by it).
     #[command(hide = true)]
     NaiveCollector,
@@ -133,6 +137,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Proctable(args)) => bench_cmd::run_proctable(&args),
         Command::Bench(BenchCommand::Consumers(args)) => bench_cmd::run_consumers(&args),
         Command::Bench(BenchCommand::Agent(args)) => bench_cmd::run_agent(&args),
+        Command::Bench(BenchCommand::Idle(args)) => bench_cmd::run_idle(&args),
         Command::Bench(BenchCommand::NaiveCollector) => bench::agent_cost::naive_collector(),
         Command::Bench(BenchCommand::ConsumerWorker(args)) => bench_cmd::run_worker(&args),
         Command::Bench(BenchCommand::Procfs(args)) => {
