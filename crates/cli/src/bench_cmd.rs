@@ -351,7 +351,11 @@ pub struct IdleArgs {
 
 pub fn run_idle(args: &IdleArgs) -> anyhow::Result<ExitCode> {
     let idle = bench::spawn::Idle::start(args.procs).context("spawning idle processes")?;
-    eprintln!("quietstat: {} idle processes for {:?}", idle.count(), args.duration);
+    eprintln!(
+        "quietstat: {} idle processes for {:?}",
+        idle.count(),
+        args.duration
+    );
     std::thread::sleep(args.duration);
     drop(idle);
     Ok(ExitCode::SUCCESS)
