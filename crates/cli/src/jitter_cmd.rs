@@ -5,6 +5,7 @@ use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use bench::child::Guard;
 use probe::jitter::{self, Options, Run, Summary};
 
 use crate::Format;
@@ -34,27 +35,6 @@ pub struct Args {
     /// Measure alone, then while COMMAND runs (stopped afterwards).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
-}
-
-/// Stops (SIGTERM, then SIGKILL after 5 s) and reaps the command.
-struct Started(std::process::Child);
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        if let Ok(Some(_)) = self.0.try_wait() {
-            return;
-        }
-        // SAFETY: our own child.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        for _ in 0..500 {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -87,7 +67,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     if let Some((prog, rest)) = args.command.split_first() {
         let label = format!("with {}", args.command.join(" "));
-        let mut child = Started(
+        let mut child = Guard(
             Command::new(prog)
                 .args(rest)
                 .spawn()

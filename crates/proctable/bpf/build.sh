@@ -1,19 +1,3 @@
 #!/usr/bin/env bash
-# Rebuilds proctable.bpf.o from proctable.bpf.c and record.h, and records the
-# sources' hash in proctable.bpf.o.sources (a test fails when they differ).
-# Needs clang, llvm-strip, bpftool and libbpf-dev (the bpf/ helper headers):
-#   apt-get install -y clang llvm bpftool libbpf-dev
-# The kernel types come from the running kernel's BTF; the object is CO-RE,
-# so it loads on other kernels with BTF.
-set -euo pipefail
-cd "$(dirname "$0")"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-bpftool btf dump file /sys/kernel/btf/vmlinux format c > "$tmp/vmlinux.h"
-clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -I"$tmp" -I. \
-    -c proctable.bpf.c -o "$tmp/proctable.bpf.o"
-strip=$(command -v llvm-strip || ls /usr/bin/llvm-strip-* | head -n1)
-"$strip" -g "$tmp/proctable.bpf.o"
-cp "$tmp/proctable.bpf.o" proctable.bpf.o
-sha256sum record.h proctable.bpf.c > proctable.bpf.o.sources
-echo "built $(pwd)/proctable.bpf.o ($(stat -c %s proctable.bpf.o) bytes)"
+# Rebuilds proctable.bpf.o (see scripts/build-bpf.sh for what it needs).
+exec "$(dirname "$0")/../../../scripts/build-bpf.sh" "$(dirname "$0")" proctable record.h
