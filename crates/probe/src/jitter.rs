@@ -67,16 +67,6 @@ impl Run {
     }
 }
 
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 fn sleep_until(ns: u64) {
     let ts = libc::timespec {
         tv_sec: (ns / 1_000_000_000) as libc::time_t,
@@ -98,13 +88,11 @@ fn sleep_until(ns: u64) {
 /// Checks the options: the CPU exists and is online, the interval and
 /// priority are in range.
 pub fn validate(o: &Options) -> Result<(), String> {
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    let cpus = procfs::cpu::CpuList::parse(online.trim()).unwrap_or_default();
-    if !cpus.contains(o.cpu) {
+    let online = crate::online_cpus().unwrap_or_default();
+    if !online.contains(o.cpu) {
         return Err(format!(
-            "--cpu {}: not an online CPU (online: {})",
-            o.cpu,
-            online.trim()
+            "--cpu {}: not an online CPU (online: {online})",
+            o.cpu
         ));
     }
     if o.interval < Duration::from_micros(50) || o.interval > Duration::from_secs(1) {
@@ -136,18 +124,7 @@ pub fn measure(o: &Options, label: &str) -> Result<Run, String> {
 }
 
 fn run_on_this_thread(o: &Options, label: String) -> Result<Run, String> {
-    // SAFETY: plain syscalls on this thread with valid arguments.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(o.cpu as usize, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(format!(
-                "pinning to CPU {}: {}",
-                o.cpu,
-                std::io::Error::last_os_error()
-            ));
-        }
-    }
+    crate::pin_to(o.cpu)?;
     let fifo = o.priority > 0 && {
         let p = libc::sched_param {
             sched_priority: o.priority,
@@ -163,13 +140,13 @@ fn run_on_this_thread(o: &Options, label: String) -> Result<Run, String> {
     let interval = o.interval.as_nanos() as u64;
     let samples = (o.duration.as_nanos() as u64 / interval).max(1);
     let mut overruns = 0;
-    let mut next = now_ns() + interval;
+    let mut next = shm::mono_ns() + interval;
     // Touch the loop's code and stack once before measuring.
     sleep_until(next);
     next += interval;
     for _ in 0..samples {
         sleep_until(next);
-        let woke = now_ns();
+        let woke = shm::mono_ns();
         let late = woke.saturating_sub(next).clamp(1, MAX_NS);
         // In range by construction: record cannot fail.
         let _ = h.record(late);

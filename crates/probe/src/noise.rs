@@ -156,31 +156,14 @@ pub fn mount_tracefs() -> Result<(), String> {
 /// Pins this thread off the measured CPUs, so reading and sleeping here
 /// lands nowhere near them.
 fn pin_away(measured: &CpuList) -> Result<(), String> {
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
-        .map_err(|e| format!("/sys/devices/system/cpu/online: {e}"))?;
-    let online = CpuList::parse(online.trim()).map_err(|e| e.to_string())?;
+    let online = crate::online_cpus()?;
     let rest = online.minus(measured);
     if rest.is_empty() {
         return Err(format!(
             "--cpus {measured} leaves no other online CPU (online: {online}) to measure from"
         ));
     }
-    // SAFETY: a zeroed cpu_set_t with bits set in range.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in rest.cpus() {
-            if (c as usize) < libc::CPU_SETSIZE as usize {
-                libc::CPU_SET(c as usize, &mut set);
-            }
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(format!(
-                "pinning to {rest}: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-    }
-    Ok(())
+    agent::placement::pin_current_thread(&rest).map_err(|e| format!("pinning to {rest}: {e}"))
 }
 
 /// Counts for `o.duration`; the calling thread is moved off the measured
@@ -363,20 +346,15 @@ impl Names {
             })
             .collect();
         syms.sort_unstable();
+        // IRQ number -> its device name (the last word of the row).
         let mut irqs = HashMap::new();
-        if let Ok(t) = std::fs::read_to_string("/proc/interrupts") {
-            for l in t.lines().skip(1) {
-                let Some((label, rest)) = l.split_once(':') else {
-                    continue;
-                };
-                let Ok(n) = label.trim().parse::<u64>() else {
-                    continue;
-                };
-                let words: Vec<&str> = rest
-                    .split_whitespace()
-                    .skip_while(|w| w.bytes().all(|b| b.is_ascii_digit()))
-                    .collect();
-                irqs.insert(n, words.last().copied().unwrap_or("").to_string());
+        let mut reader = procfs::Reader::new("/proc", "/sys");
+        if let Ok(t) = reader.read_with(procfs::Source::Interrupts, procfs::interrupts::parse) {
+            for row in t.rows() {
+                if let Ok(n) = row.label.parse::<u64>() {
+                    let name = row.description.split_whitespace().last().unwrap_or("");
+                    irqs.insert(n, name.to_string());
+                }
             }
         }
         Names { syms, irqs }
@@ -466,17 +444,7 @@ impl Names {
 /// `duration` from the calling thread pinned to `from`: run under `noise
 /// --pid` to see whether reading that file disturbs other CPUs.
 pub fn read_loop(from: u32, path: &Path, duration: Duration) -> Result<u64, String> {
-    // SAFETY: a zeroed cpu_set_t with one bit set.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(from as usize, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(format!(
-                "pinning to CPU {from}: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-    }
+    crate::pin_to(from)?;
     let end = std::time::Instant::now() + duration;
     let mut buf = Vec::with_capacity(1 << 20);
     let mut n = 0;
@@ -498,20 +466,6 @@ pub fn read_loop(from: u32, path: &Path, duration: Duration) -> Result<u64, Stri
 pub fn noisy_helper(from: u32, target: u32, duration: Duration) -> Result<u64, String> {
     const REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
     const PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
-    let pin = |cpu: u32| -> Result<(), String> {
-        // SAFETY: a zeroed cpu_set_t with one bit set.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu as usize, &mut set);
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                return Err(format!(
-                    "pinning to CPU {cpu}: {}",
-                    std::io::Error::last_os_error()
-                ));
-            }
-        }
-        Ok(())
-    };
     // SAFETY: membarrier takes no pointers.
     if unsafe { libc::syscall(libc::SYS_membarrier, REGISTER_PRIVATE_EXPEDITED, 0, 0) } != 0 {
         return Err(format!(
@@ -522,13 +476,13 @@ pub fn noisy_helper(from: u32, target: u32, duration: Duration) -> Result<u64, S
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let s2 = stop.clone();
     let spinner = std::thread::spawn(move || -> Result<(), String> {
-        pin(target)?;
+        crate::pin_to(target)?;
         while !s2.load(std::sync::atomic::Ordering::Relaxed) {
             std::hint::spin_loop();
         }
         Ok(())
     });
-    pin(from)?;
+    crate::pin_to(from)?;
     let end = std::time::Instant::now() + duration;
     let mut sent = 0;
     while std::time::Instant::now() < end {

@@ -149,6 +149,7 @@ pub fn total_bytes(ncpu: u32) -> usize {
 }
 
 /// CLOCK_MONOTONIC in nanoseconds (vDSO: no system call).
+#[inline]
 pub fn mono_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
