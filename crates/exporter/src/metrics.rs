@@ -153,10 +153,29 @@ struct Out<'a> {
     enc: DescriptorEncoder<'a>,
 }
 
+/// A family being encoded, with its catalog type (looked up once).
+struct Fam<'s> {
+    m: MetricEncoder<'s>,
+    kind: Kind,
+}
+
+impl<'s> std::ops::Deref for Fam<'s> {
+    type Target = MetricEncoder<'s>;
+    fn deref(&self) -> &Self::Target {
+        &self.m
+    }
+}
+
+impl std::ops::DerefMut for Fam<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.m
+    }
+}
+
 impl Out<'_> {
     /// Starts family `name`; counters are named without `_total` for the
     /// encoder, which appends it.
-    fn family<'s>(&'s mut self, name: &'s str) -> Result<MetricEncoder<'s>, std::fmt::Error> {
+    fn family<'s>(&'s mut self, name: &'s str) -> Result<Fam<'s>, std::fmt::Error> {
         let f = family(name).unwrap_or_else(|| panic!("{name} is not in FAMILIES"));
         let (n, t) = match f.kind {
             Kind::Counter => (
@@ -176,7 +195,10 @@ impl Out<'_> {
         } else {
             f.help
         };
-        self.enc.encode_descriptor(n, help, None, t)
+        Ok(Fam {
+            m: self.enc.encode_descriptor(n, help, None, t)?,
+            kind: f.kind,
+        })
     }
 }
 
@@ -193,18 +215,18 @@ fn gauge_l(m: &mut MetricEncoder<'_>, labels: &impl EncodeLabelSet, v: f64) -> F
     m.encode_family(labels)?.encode_gauge(&v)
 }
 
-/// A labelled sample of family `name`, as its catalog type says.
-fn sample_l(m: &mut MetricEncoder<'_>, name: &str, labels: &impl EncodeLabelSet, v: f64) -> Fmt {
-    match family(name).expect("in FAMILIES").kind {
+/// A labelled sample, as the family's catalog type says.
+fn sample_l(m: &mut Fam<'_>, labels: &impl EncodeLabelSet, v: f64) -> Fmt {
+    match m.kind {
         Kind::Counter => counter_l(m, labels, v),
         _ => gauge_l(m, labels, v),
     }
 }
 
+/// A family with one unlabelled sample.
 fn one(out: &mut Out<'_>, name: &str, v: f64) -> Fmt {
-    let kind = family(name).expect("in FAMILIES").kind;
     let mut m = out.family(name)?;
-    match kind {
+    match m.kind {
         Kind::Counter => counter(&mut m, v),
         _ => m.encode_gauge(&v),
     }
@@ -481,7 +503,7 @@ fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
 }
 
 fn disks(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
-    use procfs::diskstats::DiskStat;
+    use procfs::diskstats::{DiskStat, SECTOR_BYTES};
     type Get = fn(&DiskStat) -> Option<f64>;
     let fields: [(&str, Get); 17] = [
         ("node_disk_reads_completed_total", |d| {
@@ -491,7 +513,7 @@ fn disks(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
             Some(d.reads_merged as f64)
         }),
         ("node_disk_read_bytes_total", |d| {
-            Some(d.read_sectors as f64 * 512.0)
+            Some(d.read_sectors as f64 * SECTOR_BYTES as f64)
         }),
         ("node_disk_read_time_seconds_total", |d| {
             Some(d.read_time_ms as f64 / 1e3)
@@ -503,7 +525,7 @@ fn disks(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
             Some(d.writes_merged as f64)
         }),
         ("node_disk_written_bytes_total", |d| {
-            Some(d.write_sectors as f64 * 512.0)
+            Some(d.write_sectors as f64 * SECTOR_BYTES as f64)
         }),
         ("node_disk_write_time_seconds_total", |d| {
             Some(d.write_time_ms as f64 / 1e3)
@@ -547,7 +569,7 @@ fn disks(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
         let mut m = out.family(name)?;
         for (dev, d) in &disks {
             if let Some(v) = get(d) {
-                sample_l(&mut m, name, &[("device", dev.as_str())], v)?;
+                sample_l(&mut m, &[("device", dev.as_str())], v)?;
             }
         }
     }
@@ -688,7 +710,7 @@ fn processes(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> Fmt {
         for (name, get) in fields {
             let mut m = out.family(name)?;
             for (i, p) in sel.iter().enumerate() {
-                sample_l(&mut m, name, &l(i), get(p, btime))?;
+                sample_l(&mut m, &l(i), get(p, btime))?;
             }
         }
     }
@@ -781,7 +803,7 @@ fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
     for (name, get) in fields {
         let mut m = out.family(name)?;
         for &s in &srcs {
-            sample_l(&mut m, name, &[("source", s.key())], get(st, ctx, s, now))?;
+            sample_l(&mut m, &[("source", s.key())], get(st, ctx, s, now))?;
         }
     }
     let u = &ctx.usage;
