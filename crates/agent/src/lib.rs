@@ -423,9 +423,7 @@ impl Agent {
         st.cgroup_filter_id = cgroup_id;
         for s in AgentSource::ALL {
             let c = config.source(s);
-            let on = c.enabled
-                && self.missing & s.bit() == 0
-                && (s != AgentSource::Processes || self.table.is_some());
+            let on = self.is_scheduled(config, s);
             let stats = &mut st.stats[s.index()];
             stats.scheduled = on;
             stats.interval = c.interval;
@@ -476,17 +474,17 @@ impl Agent {
             .and_then(|b| b.exit_stats().ok())
             .map(|s| s.lost);
 
-        let total_weight: u32 = AgentSource::ALL
-            .into_iter()
-            .filter(|s| self.is_scheduled(&config, *s))
-            .map(budget::weight)
-            .sum();
         let mut changes = Vec::new();
         {
             let shared = self.shared.clone();
             let mut guard = shared.state_mut();
             let st = &mut *guard;
             st.sampling_wakeups += 1;
+            let total_weight: u32 = AgentSource::ALL
+                .into_iter()
+                .filter(|s| st.stats[s.index()].scheduled)
+                .map(budget::weight)
+                .sum();
             for s in AgentSource::ALL {
                 let i = s.index();
                 if mask & s.bit() == 0 {
