@@ -10,7 +10,7 @@
 //! with open/read/close every second and every /proc/PID/stat every five,
 //! sleeping in between, as a simple sampler would.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -51,8 +51,7 @@ struct Usage {
 /// /proc/PID/task/*/status (live threads; an agent's threads live as long
 /// as it does).
 fn usage(pid: u32) -> Result<Usage, String> {
-    let stat = std::fs::read(format!("/proc/{pid}/stat")).map_err(|e| format!("{pid}: {e}"))?;
-    let st = procfs::pid::parse_stat(&stat).map_err(|e| e.to_string())?;
+    let st = crate::child::pid_stat(pid)?;
     let mut u = Usage {
         cpu_ticks: st.utime_ticks + st.stime_ticks,
         rss_bytes: st.rss_pages * 4096,
@@ -170,28 +169,29 @@ pub fn naive_collector() -> ! {
     let start = Instant::now();
     let mut tick = 0u64;
     let mut buf = Vec::with_capacity(1 << 16);
+    // open, read to the end, close; a file that is missing is skipped.
+    let mut slurp = |path: &Path| {
+        buf.clear();
+        if let Ok(mut file) = std::fs::File::open(path) {
+            let _ = std::io::Read::read_to_end(&mut file, &mut buf);
+        }
+    };
     loop {
         for f in files {
-            buf.clear();
-            if let Ok(mut file) = std::fs::File::open(f) {
-                let _ = std::io::Read::read_to_end(&mut file, &mut buf);
-            }
+            slurp(Path::new(f));
         }
         if tick.is_multiple_of(5) {
             for f in ["/proc/interrupts", "/proc/softirqs"] {
-                buf.clear();
-                if let Ok(mut file) = std::fs::File::open(f) {
-                    let _ = std::io::Read::read_to_end(&mut file, &mut buf);
-                }
+                slurp(Path::new(f));
             }
             if let Ok(d) = std::fs::read_dir("/proc") {
                 for e in d.flatten() {
-                    let name = e.file_name();
-                    if name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
-                        buf.clear();
-                        if let Ok(mut file) = std::fs::File::open(e.path().join("stat")) {
-                            let _ = std::io::Read::read_to_end(&mut file, &mut buf);
-                        }
+                    if e.file_name()
+                        .to_string_lossy()
+                        .bytes()
+                        .all(|b| b.is_ascii_digit())
+                    {
+                        slurp(&e.path().join("stat"));
                     }
                 }
             }

@@ -37,3 +37,10 @@ impl Drop for Guard {
         let _ = self.0.wait();
     }
 }
+
+/// A child's /proc/PID/stat, parsed (its CPU time, RSS, ...).
+pub fn pid_stat(pid: u32) -> Result<procfs::pid::PidStat, String> {
+    let path = format!("/proc/{pid}/stat");
+    let bytes = std::fs::read(&path).map_err(|e| format!("{path}: {e}"))?;
+    procfs::pid::parse_stat(&bytes).map_err(|e| format!("{path}: {e}"))
+}

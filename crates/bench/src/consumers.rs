@@ -84,8 +84,7 @@ pub struct Options {
 
 /// CPU time (user, system) of a process, from /proc/PID/stat.
 fn cpu_of(pid: u32) -> Result<f64, String> {
-    let s = std::fs::read(format!("/proc/{pid}/stat")).map_err(|e| format!("agent {pid}: {e}"))?;
-    let st = procfs::pid::parse_stat(&s).map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
+    let st = crate::child::pid_stat(pid)?;
     Ok((st.utime_ticks + st.stime_ticks) as f64 / 100.0)
 }
 

@@ -5,43 +5,35 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// A child process killed (SIGTERM, then SIGKILL) and reaped on drop.
-struct Proc {
-    child: Child,
-}
+use bench::child::Guard;
+
+/// A child process stopped (SIGTERM, then SIGKILL) and reaped on drop.
+struct Proc(Guard);
 
 impl Proc {
+    fn id(&self) -> u32 {
+        self.0.0.id()
+    }
+
     fn signal(&self, sig: i32) {
         // SAFETY: our own child's pid.
-        unsafe { libc::kill(self.child.id() as i32, sig) };
+        unsafe { libc::kill(self.id() as i32, sig) };
     }
 
     /// Waits up to `limit` for it to exit; its status.
     fn wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
         let end = Instant::now() + limit;
         while Instant::now() < end {
-            if let Ok(Some(s)) = self.child.try_wait() {
+            if let Ok(Some(s)) = self.0.0.try_wait() {
                 return Some(s);
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         None
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            self.signal(libc::SIGTERM);
-            if self.wait(Duration::from_secs(5)).is_none() {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-            }
-        }
     }
 }
 
@@ -80,7 +72,7 @@ fn agent(config: &str, extra: &[&str]) -> Agent {
             }
         }
     });
-    let proc = Proc { child };
+    let proc = Proc(Guard(child));
     let mut seen = Vec::new();
     loop {
         match rx.recv_timeout(Duration::from_secs(30)) {
@@ -306,7 +298,7 @@ fn agent_serves_metrics_json_and_shared_memory_then_stops_cleanly() {
     let r = shm::ShmReader::open(&a.shm).unwrap();
     let mut snap = shm::Snapshot::default();
     r.read(&mut snap).unwrap();
-    assert_eq!(r.agent_pid(), a.proc.child.id());
+    assert_eq!(r.agent_pid(), a.proc.id());
     assert!(snap.ctxt > 0 && snap.intr_total > 0 && snap.mem_total_bytes as f64 == kb * 1024.0);
     assert_eq!(
         snap.cpus.len(),
@@ -457,7 +449,7 @@ fn every_agent_thread_runs_on_the_housekeeping_cpus() {
     for _ in 0..4 {
         scrape(&a, "");
     }
-    let pid = a.proc.child.id();
+    let pid = a.proc.id();
     let mut n = 0;
     for t in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
         let status = std::fs::read_to_string(t.unwrap().path().join("status")).unwrap();
@@ -651,7 +643,7 @@ fn a_real_prometheus_scrapes_the_agent() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let _prom = Proc { child: prom };
+    let _prom = Guard(prom);
     let paddr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let end = Instant::now() + Duration::from_secs(60);
     let mut last = String::new();
@@ -701,7 +693,7 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let _ne = Proc { child: ne };
+    let _ne = Guard(ne);
     let naddr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let end = Instant::now() + Duration::from_secs(30);
     while TcpStream::connect(naddr).is_err() {

@@ -1,29 +1,13 @@
 //! `quietstat noise` and `quietstat jitter` on the real kernel (root: BPF,
 //! SCHED_FIFO). CPU 1 plays the isolated CPU, CPU 0 the housekeeping one.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
+
+use bench::child::Guard;
 
 fn quietstat() -> Command {
     Command::new(env!("CARGO_BIN_EXE_quietstat"))
-}
-
-/// Stopped (SIGTERM, then SIGKILL) and reaped on drop.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        // SAFETY: our own child.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        for _ in 0..500 {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 fn noise(pid: u32, secs: u32) -> serde_json::Value {
