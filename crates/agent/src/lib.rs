@@ -229,6 +229,8 @@ pub struct Agent {
     query: Query,
     work_procs: Vec<Proc>,
     exits_buf: Vec<Exit>,
+    /// Walk reloads already logged.
+    walk_reloads: u64,
     schedule: Schedule,
     config_path: Option<PathBuf>,
     overrides: FileConfig,
@@ -325,6 +327,7 @@ impl Agent {
             query: Query::default(),
             work_procs: Vec::new(),
             exits_buf: Vec::new(),
+            walk_reloads: 0,
             schedule: Schedule::default(),
             config_path: config_path.map(Path::to_path_buf),
             overrides,
@@ -371,7 +374,7 @@ impl Agent {
                             "process table: procfs backend, because BPF did not load: {why}"
                         ));
                     } else {
-                        log(format!("process table: {} backend", t.backend().name()));
+                        log(format!("process table: {} backend", t.describe()));
                     }
                     if let Some(b) = t.bpf_mut() {
                         // Drained on the sampler's own schedule: no wakeups.
@@ -464,6 +467,13 @@ impl Agent {
             self.exits_buf.clear();
             if let Some(b) = t.bpf_mut() {
                 b.drain_exits(&mut self.exits_buf);
+                if b.walk_reloads() > self.walk_reloads {
+                    self.walk_reloads = b.walk_reloads();
+                    log(format!(
+                        "process table: the walk's array was too small; reloaded with room for {} rows",
+                        b.walk_capacity().unwrap_or(0)
+                    ));
+                }
             }
             procs_cost = t0.elapsed().as_nanos() as u64;
         }

@@ -6,6 +6,7 @@
 use std::io::Read;
 use std::time::Instant;
 
+use proctable::bpf::{Bpf, Method};
 use proctable::{BackendChoice, Proc, ProcTable, Query};
 use serde::Serialize;
 
@@ -82,6 +83,24 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             None
         }
     };
+    if let Some(why) = bpf
+        .as_mut()
+        .and_then(|t| t.bpf_mut())
+        .and_then(|b| b.walk_unavailable().map(str::to_string))
+    {
+        note(&format!("bpf backend uses the task iterator: {why}"));
+    }
+    // The iter/task link, for comparison where the walk is the default.
+    let mut bpf_iter = match bpf.as_mut().and_then(|t| t.bpf_mut()).map(|b| b.method()) {
+        Some(Method::Walk) => match Bpf::open_with(Method::Iter) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                note(&format!("bpf-iter not measured: {e}"));
+                None
+            }
+        },
+        _ => None,
+    };
     let mut procfs =
         ProcTable::open(BackendChoice::Procfs, "/proc", "/sys").map_err(|e| e.to_string())?;
     let mut cold = proctable::dir::ProcDir::open("/proc", "/sys").map_err(|e| e.to_string())?;
@@ -109,6 +128,9 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             times.push(("bpf", Vec::new()));
             times.push(("bpf-all-but-io", Vec::new()));
         }
+        if bpf_iter.is_some() {
+            times.push(("bpf-iter", Vec::new()));
+        }
         let mut naive_rows = Vec::new();
         let mut table: Vec<Proc> = Vec::new();
         let mut table_rows = 0;
@@ -131,6 +153,11 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                     }
                     "bpf" => {
                         let b = bpf.as_mut().expect("bpf opened");
+                        b.snapshot(&query, &mut table).map_err(|e| e.to_string())?;
+                        table.len()
+                    }
+                    "bpf-iter" => {
+                        let b = bpf_iter.as_mut().expect("bpf-iter opened");
                         b.snapshot(&query, &mut table).map_err(|e| e.to_string())?;
                         table.len()
                     }

@@ -206,6 +206,9 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
     if let Some(why) = table.fallback_reason() {
         eprintln!("quietstat: using the procfs backend: BPF unavailable: {why}");
     }
+    if let Some(why) = table.bpf().and_then(|b| b.walk_unavailable()) {
+        eprintln!("quietstat: BPF backend uses the task iterator: the walk is unavailable: {why}");
+    }
     let query = Query {
         fields: read.with(Field::Pid),
         threads: args.threads,

@@ -44,6 +44,29 @@ impl Comm {
         c
     }
 
+    /// From a kernel `comm[16]` as a BPF program copies it: up to the
+    /// first NUL, with every byte after it cleared (the kernel pads with
+    /// NULs, but a copy taken during a rename may hold old bytes there).
+    /// Word operations, no byte loop: this runs once per task per snapshot.
+    pub fn from_task_comm(raw: &[u8; 16]) -> Comm {
+        const ONES: u128 = u128::from_le_bytes([0x01; 16]);
+        const HIGHS: u128 = u128::from_le_bytes([0x80; 16]);
+        let v = u128::from_le_bytes(*raw);
+        // The lowest set high bit marks the first zero byte (bytes above it
+        // may be marked wrongly by the borrow; they are ignored).
+        let zeros = v.wrapping_sub(ONES) & !v & HIGHS;
+        let len = (zeros.trailing_zeros() / 8).min(16) as usize;
+        let kept = if len == 16 {
+            v
+        } else {
+            v & ((1u128 << (len * 8)) - 1)
+        };
+        let mut c = Comm::default();
+        c.bytes[..16].copy_from_slice(&kept.to_le_bytes());
+        c.len = len as u8;
+        c
+    }
+
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
     }

@@ -124,6 +124,17 @@ proptest! {
         check(parser, &bytes);
     }
 
+    /// The word-at-a-time name decoder agrees with the byte loop, for any
+    /// 16 bytes (NULs anywhere, old bytes after the first NUL).
+    #[test]
+    fn task_comm_decoder_matches_the_byte_loop(raw in any::<[u8; 16]>(), nul in 0usize..20) {
+        let mut raw = raw;
+        if nul < 16 {
+            raw[nul] = 0;
+        }
+        prop_assert_eq!(procfs::pid::Comm::from_task_comm(&raw), procfs::pid::Comm::new(&raw));
+    }
+
     #[test]
     fn mutated_real_files_never_panic(seed in any::<prop::sample::Index>(), muts in prop::collection::vec(mutation(), 1..6)) {
         let seeds = seeds();

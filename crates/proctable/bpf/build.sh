@@ -1,3 +1,7 @@
 #!/usr/bin/env bash
-# Rebuilds proctable.bpf.o (see scripts/build-bpf.sh for what it needs).
-exec "$(dirname "$0")/../../../scripts/build-bpf.sh" "$(dirname "$0")" proctable record.h
+# Rebuilds proctable.bpf.o and walk.bpf.o (see scripts/build-bpf.sh for what
+# it needs).
+set -e
+build="$(dirname "$0")/../../../scripts/build-bpf.sh"
+"$build" "$(dirname "$0")" proctable record.h task.h
+"$build" "$(dirname "$0")" walk record.h task.h

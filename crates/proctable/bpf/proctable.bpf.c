@@ -14,6 +14,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "record.h"
+#include "task.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -45,27 +46,6 @@ struct {
 	__type(value, struct qs_exit_stats);
 } qs_exit_stats SEC(".maps");
 
-static __always_inline __u64 counter(struct mm_struct *mm, int i)
-{
-	__s64 n = mm->rss_stat[i].count;
-	return n < 0 ? 0 : n;
-}
-
-static __always_inline __u64 mm_rss(struct mm_struct *mm)
-{
-	return counter(mm, MM_FILEPAGES) + counter(mm, MM_ANONPAGES) +
-	       counter(mm, MM_SHMEMPAGES);
-}
-
-/* Two 8-byte loads instead of a helper call. */
-static __always_inline void copy_comm(char *dst, struct task_struct *task)
-{
-	__u64 *d = (__u64 *)dst;
-
-	d[0] = *(__u64 *)&task->comm[0];
-	d[1] = *(__u64 *)&task->comm[8];
-}
-
 SEC("iter/task")
 int qs_tasks(struct bpf_iter__task *ctx)
 {
@@ -73,8 +53,6 @@ int qs_tasks(struct bpf_iter__task *ctx)
 	struct task_struct *task = ctx->task;
 	__u32 zero = 0;
 	struct qs_config *cfg;
-	struct signal_struct *sig;
-	struct mm_struct *mm;
 	struct qs_task rec;
 	__u32 tgid;
 	int group_row;
@@ -88,72 +66,14 @@ int qs_tasks(struct bpf_iter__task *ctx)
 	if ((cfg->flags & QS_CFG_FILTER) && !bpf_map_lookup_elem(&qs_pids, &tgid))
 		return 0;
 
-	sig = task->signal;
-	mm = task->mm;
 	group_row = !(cfg->flags & QS_CFG_THREADS) && task->pid == tgid;
-
-	rec.start_boottime_ns = task->start_boottime;
-	rec.utime_ns = task->utime;
-	rec.stime_ns = task->stime;
-	rec.runtime_ns = task->se.sum_exec_runtime;
-	rec.min_flt = task->min_flt;
-	rec.maj_flt = task->maj_flt;
-	if (group_row) {
-		rec.utime_ns += sig->utime;
-		rec.stime_ns += sig->stime;
-		rec.runtime_ns += sig->sum_sched_runtime;
-		rec.min_flt += sig->min_flt;
-		rec.maj_flt += sig->maj_flt;
-		rec.prev_utime_ns = sig->prev_cputime.utime;
-		rec.prev_stime_ns = sig->prev_cputime.stime;
-	} else {
-		rec.prev_utime_ns = task->prev_cputime.utime;
-		rec.prev_stime_ns = task->prev_cputime.stime;
-	}
-	rec.nvcsw = task->nvcsw;
-	rec.nivcsw = task->nivcsw;
-	if (mm) {
-		rec.vm_pages = mm->total_vm;
-		rec.rss_pages = mm_rss(mm);
-	} else {
-		rec.vm_pages = 0;
-		rec.rss_pages = 0;
-	}
-	rec.cgroup_id = (cfg->flags & QS_CFG_CGROUP) ? task->cgroups->dfl_cgrp->kn->id : 0;
-	rec.pid = task->pid;
-	rec.tgid = tgid;
-	rec.ppid = task->real_parent->tgid;
-	rec.state = task->__state;
-	rec.exit_state = task->exit_state;
-	rec.flags = task->flags;
-	rec.prio = task->prio;
-	rec.static_prio = task->static_prio;
-	rec.policy = task->policy;
-	rec.rt_priority = task->rt_priority;
-	rec.cpu = task->thread_info.cpu;
-	rec.nr_threads = sig->nr_threads;
-	copy_comm(rec.comm, task);
+	qs_fill_task(&rec, task, group_row, cfg->flags & QS_CFG_CGROUP);
 	bpf_seq_write(seq, &rec, sizeof(rec));
 
 	if (cfg->flags & QS_CFG_IO) {
 		struct qs_io io;
 
-		io.rchar = task->ioac.rchar;
-		io.wchar = task->ioac.wchar;
-		io.syscr = task->ioac.syscr;
-		io.syscw = task->ioac.syscw;
-		io.read_bytes = task->ioac.read_bytes;
-		io.write_bytes = task->ioac.write_bytes;
-		io.cancelled_write_bytes = task->ioac.cancelled_write_bytes;
-		if (group_row) {
-			io.rchar += sig->ioac.rchar;
-			io.wchar += sig->ioac.wchar;
-			io.syscr += sig->ioac.syscr;
-			io.syscw += sig->ioac.syscw;
-			io.read_bytes += sig->ioac.read_bytes;
-			io.write_bytes += sig->ioac.write_bytes;
-			io.cancelled_write_bytes += sig->ioac.cancelled_write_bytes;
-		}
+		qs_fill_io(&io, task, group_row);
 		bpf_seq_write(seq, &io, sizeof(io));
 	}
 	return 0;

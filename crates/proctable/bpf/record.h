@@ -18,6 +18,14 @@
 #define QS_CFG_CGROUP 8  /* read the cgroup id (three dependent loads per task) */
 
 #define QS_MAX_PIDS 65536
+#define QS_WALK_MIN_ROWS 4096 /* qs_rows' capacity is set at load: at least this */
+
+/* Kernel functions walk.bpf.c calls. The object calls them as helpers with
+ * these numbers; the loader rewrites each such call into a kernel-function
+ * call with the function's BTF id in the running kernel. */
+#define QS_KFUNC_ITER_TASK_NEW 1879048193     /* bpf_iter_task_new */
+#define QS_KFUNC_ITER_TASK_NEXT 1879048194    /* bpf_iter_task_next */
+#define QS_KFUNC_ITER_TASK_DESTROY 1879048195 /* bpf_iter_task_destroy */
 #define QS_COMM_LEN 16
 #define QS_EXIT_RING_BYTES 4194304
 
@@ -27,7 +35,13 @@ struct qs_config {
 	__u32 wakeup_bytes; /* exit ring: wake the reader only once this many bytes wait */
 };
 
-/* One task seen by the task iterator. Counters are the task's own, plus, on a
+/* The one entry of walk.bpf.c's qs_walk_out array: what the last walk wrote. */
+struct qs_walk_out {
+	__u64 rows;  /* records written to qs_rows (and qs_rows_io) */
+	__u64 wanted; /* records that would have been written: > rows when qs_rows is too small */
+};
+
+/* One task seen by the task iterator (or walk). Counters are the task's own, plus, on a
  * leader's row in process mode, those the group's dead threads left in
  * signal_struct (as /proc/PID/stat adds them). */
 struct qs_task {

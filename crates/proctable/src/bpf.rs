@@ -1,12 +1,20 @@
-//! The BPF backend: an `iter/task` program writes one fixed-size record per
-//! task (layout: `bpf/record.h`), read back in large batches from the
-//! iterator's fd into one reused buffer and decoded in place. A
-//! `tp_btf/sched_process_exit` program records every thread group that ends
-//! into a ring buffer that wakes its reader only past a watermark.
+//! The BPF backend. A snapshot is taken one of two ways, both writing one
+//! fixed-size record per process or thread (layout: `bpf/record.h`):
 //!
-//! The object is `bpf/proctable.bpf.o`, built by `bpf/build.sh` from
-//! `bpf/proctable.bpf.c` and committed (a test fails when it is older than
-//! its sources): it is CO-RE, relocated at load time against the running
+//! - [`Method::Walk`] (Linux 6.7 and later; see [`crate::walk`]): a program
+//!   run on demand walks the task list with the open-coded task iterator and
+//!   writes into a memory-mapped array decoded in place, summing each
+//!   group's threads into its leader's row in the kernel.
+//! - [`Method::Iter`] (Linux 5.8 and later): an `iter/task` program whose
+//!   records are read back in large batches from the iterator's fd into one
+//!   reused buffer; the threads are summed here.
+//!
+//! A `tp_btf/sched_process_exit` program records every thread group that
+//! ends into a ring buffer that wakes its reader only past a watermark.
+//!
+//! The objects are `bpf/proctable.bpf.o` and `bpf/walk.bpf.o`, built by
+//! `bpf/build.sh` and committed (a test fails when one is older than its
+//! sources): they are CO-RE, relocated at load time against the running
 //! kernel's BTF, so building quietstat needs no clang and no libbpf.
 
 use std::io::Read;
@@ -26,6 +34,7 @@ use crate::record::{
     QS_CFG_CGROUP, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_THREADS, QS_EXIT_RING_BYTES, QS_MAX_PIDS,
     QsConfig, QsExit, QsExitStats, QsIo, QsTask,
 };
+use crate::walk::{self, Walk};
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/proctable.bpf.o");
@@ -37,7 +46,7 @@ unsafe impl aya::Pod for QsExitStats {}
 
 const ITER_READ_BYTES: usize = 1 << 20;
 
-fn bpf_err(what: &'static str) -> impl FnOnce(String) -> Error {
+pub(crate) fn bpf_err(what: &'static str) -> impl FnOnce(String) -> Error {
     move |detail| Error::Bpf { what, detail }
 }
 
@@ -53,15 +62,19 @@ pub fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-/// Runs a program load, again if the verifier gave up because a signal was
-/// pending (EAGAIN; a process whose children exit gets SIGCHLD at any time),
-/// as libbpf does, up to five attempts.
+/// Runs a program load with every signal blocked in this thread, and again
+/// if the verifier still gave up because a signal was pending (EAGAIN), as
+/// libbpf does, up to five attempts. The verifier stops at any pending
+/// signal: a process whose children exit gets SIGCHLD at any time, and a
+/// 10 ms verification under a stream of them would never finish. Blocked
+/// signals stay pending and are delivered when the mask is restored.
 pub fn load_retrying(
     mut load: impl FnMut() -> std::result::Result<(), aya::programs::ProgramError>,
 ) -> std::result::Result<(), aya::programs::ProgramError> {
     let mut attempt = 1;
     loop {
-        match load() {
+        let result = with_signals_blocked(&mut load);
+        match result {
             Err(aya::programs::ProgramError::LoadError { io_error, .. })
                 if io_error.raw_os_error() == Some(libc::EAGAIN) && attempt < 5 =>
             {
@@ -72,9 +85,87 @@ pub fn load_retrying(
     }
 }
 
+fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: sigset_t is plain data filled by sigfillset; pthread_sigmask
+    // only changes this thread's mask, restored below.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        let blocked = libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) == 0;
+        let out = f();
+        if blocked {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        }
+        out
+    }
+}
+
+/// Writes the one entry of an object's `qs_config` map.
+pub(crate) fn write_config(ebpf: &mut Ebpf, cfg: QsConfig) -> Result<()> {
+    let map = ebpf
+        .map_mut("qs_config")
+        .ok_or_else(|| bpf_err("qs_config")("not in the object".into()))?;
+    let mut arr: Array<_, QsConfig> =
+        Array::try_from(map).map_err(|e| bpf_err("qs_config")(chain(&e)))?;
+    arr.set(0, cfg, 0)
+        .map_err(|e| bpf_err("writing qs_config")(chain(&e)))
+}
+
+/// Makes an object's `qs_pids` map hold `pids`, given that it holds
+/// `current` (updated).
+pub(crate) fn write_filter(ebpf: &mut Ebpf, current: &mut Vec<u32>, pids: &[u32]) -> Result<()> {
+    let mut want: Vec<u32> = pids.to_vec();
+    want.sort_unstable();
+    want.dedup();
+    if want == *current {
+        return Ok(());
+    }
+    let map = ebpf
+        .map_mut("qs_pids")
+        .ok_or_else(|| bpf_err("qs_pids")("not in the object".into()))?;
+    let mut hash: BpfHashMap<_, u32, u8> =
+        BpfHashMap::try_from(map).map_err(|e| bpf_err("qs_pids")(chain(&e)))?;
+    for pid in current.iter() {
+        if want.binary_search(pid).is_err() {
+            let _ = hash.remove(pid);
+        }
+    }
+    for pid in &want {
+        hash.insert(pid, 1, 0)
+            .map_err(|e| bpf_err("writing qs_pids")(chain(&e)))?;
+    }
+    *current = want;
+    Ok(())
+}
+
+/// How the BPF backend takes a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// The open-coded task iterator run on demand into a mapped array.
+    Walk,
+    /// The `iter/task` link read through its fd.
+    Iter,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Walk => "walk",
+            Method::Iter => "iter",
+        }
+    }
+}
+
 /// A loaded process-table program (and, once enabled, exit capture).
 pub struct Bpf {
     ebpf: Ebpf,
+    btf: Btf,
+    walk: Option<Walk>,
+    walk_object: Vec<u64>,
+    walk_unavailable: Option<String>,
+    order: Vec<u64>,
     config: QsConfig,
     filter: Vec<u32>,
     buf: Vec<u8>,
@@ -95,8 +186,16 @@ pub struct ExitStats {
 
 impl Bpf {
     /// Loads the programs (needs CAP_BPF and CAP_PERFMON, or root, and a
-    /// kernel with BTF and BPF iterators: 5.8 or later).
+    /// kernel with BTF and BPF iterators: 5.8 or later), taking snapshots
+    /// with [`Method::Walk`] where the kernel has it, else [`Method::Iter`]
+    /// ([`Bpf::walk_unavailable`] says why).
     pub fn open() -> Result<Bpf> {
+        Bpf::open_with(Method::Walk)
+    }
+
+    /// As [`Bpf::open`], with `Method::Iter` to use the iterator even where
+    /// the walk is available (to compare them).
+    pub fn open_with(method: Method) -> Result<Bpf> {
         let btf = Btf::from_sys_fs()
             .map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))?;
         let mut ebpf = EbpfLoader::new()
@@ -119,8 +218,24 @@ impl Bpf {
             .map_err(|e| bpf_err("verifying the exit tracepoint")(chain(&e)))?;
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let mut walk_object = Vec::new();
+        let (walk, walk_unavailable) = match method {
+            Method::Iter => (None, Some("the iterator was asked for".to_string())),
+            Method::Walk => match walk::link_kfuncs(walk::OBJECT, &btf).and_then(|(object, _)| {
+                walk_object = object;
+                Walk::open(words_as_bytes(&walk_object), &btf)
+            }) {
+                Ok(w) => (Some(w), None),
+                Err(e) => (None, Some(e.to_string())),
+            },
+        };
         let mut bpf = Bpf {
             ebpf,
+            btf,
+            walk,
+            walk_object,
+            walk_unavailable,
+            order: Vec::new(),
             config: QsConfig {
                 flags: u32::MAX,
                 wakeup_bytes: (QS_EXIT_RING_BYTES / 2) as u32,
@@ -139,45 +254,46 @@ impl Bpf {
         Ok(bpf)
     }
 
+    /// How snapshots are taken.
+    pub fn method(&self) -> Method {
+        if self.walk.is_some() {
+            Method::Walk
+        } else {
+            Method::Iter
+        }
+    }
+
+    /// Why snapshots are not taken with [`Method::Walk`], if they are not.
+    pub fn walk_unavailable(&self) -> Option<&str> {
+        self.walk_unavailable.as_deref()
+    }
+
+    /// Rows the walk's mapped array holds before it is reloaded larger.
+    pub fn walk_capacity(&self) -> Option<u32> {
+        self.walk.as_ref().map(Walk::capacity)
+    }
+
+    /// How many times the walk was reloaded with a larger array since it
+    /// was opened (each may flush every CPU's TLB: see [`crate::walk`]).
+    pub fn walk_reloads(&self) -> u64 {
+        self.walk.as_ref().map_or(0, Walk::reloads)
+    }
+
+    /// Reloads the walk with room for `rows` rows (it grows by itself when a
+    /// walk finds more; this sets it, e.g. small to exercise that).
+    pub fn set_walk_capacity(&mut self, rows: u32) -> Result<()> {
+        match self.walk.as_mut() {
+            Some(w) => w.reload(words_as_bytes(&self.walk_object), &self.btf, rows),
+            None => Ok(()),
+        }
+    }
+
     fn set_config(&mut self, cfg: QsConfig) -> Result<()> {
         if cfg == self.config {
             return Ok(());
         }
-        let map = self
-            .ebpf
-            .map_mut("qs_config")
-            .ok_or_else(|| bpf_err("qs_config")("not in the object".into()))?;
-        let mut arr: Array<_, QsConfig> =
-            Array::try_from(map).map_err(|e| bpf_err("qs_config")(chain(&e)))?;
-        arr.set(0, cfg, 0)
-            .map_err(|e| bpf_err("writing qs_config")(chain(&e)))?;
+        write_config(&mut self.ebpf, cfg)?;
         self.config = cfg;
-        Ok(())
-    }
-
-    fn set_filter(&mut self, pids: &[u32]) -> Result<()> {
-        let mut want: Vec<u32> = pids.to_vec();
-        want.sort_unstable();
-        want.dedup();
-        if want == self.filter {
-            return Ok(());
-        }
-        let map = self
-            .ebpf
-            .map_mut("qs_pids")
-            .ok_or_else(|| bpf_err("qs_pids")("not in the object".into()))?;
-        let mut hash: BpfHashMap<_, u32, u8> =
-            BpfHashMap::try_from(map).map_err(|e| bpf_err("qs_pids")(chain(&e)))?;
-        for pid in &self.filter {
-            if want.binary_search(pid).is_err() {
-                let _ = hash.remove(pid);
-            }
-        }
-        for pid in &want {
-            hash.insert(pid, 1, 0)
-                .map_err(|e| bpf_err("writing qs_pids")(chain(&e)))?;
-        }
-        self.filter = want;
         Ok(())
     }
 
@@ -232,16 +348,37 @@ impl Bpf {
             .pids
             .as_ref()
             .filter(|p| p.len() <= QS_MAX_PIDS as usize);
-        if let Some(pids) = in_kernel {
+        if in_kernel.is_some() {
             flags |= QS_CFG_FILTER as u32;
-            self.set_filter(pids)?;
         }
-        self.set_config(QsConfig {
-            flags,
-            wakeup_bytes: self.config.wakeup_bytes,
-        })?;
-        let len = self.run_iterator()?;
-        self.decode(len, query, out)?;
+        if let Some(walk) = self.walk.as_mut() {
+            if let Some(pids) = in_kernel {
+                walk.set_filter(pids)?;
+            }
+            walk.set_config(QsConfig {
+                flags,
+                wakeup_bytes: 0,
+            })?;
+            let (tasks, io) = walk.run(words_as_bytes(&self.walk_object), &self.btf)?;
+            decode_walk(
+                tasks,
+                io,
+                self.page_size,
+                query.fields,
+                &mut self.order,
+                out,
+            );
+        } else {
+            if let Some(pids) = in_kernel {
+                write_filter(&mut self.ebpf, &mut self.filter, pids)?;
+            }
+            self.set_config(QsConfig {
+                flags,
+                wakeup_bytes: self.config.wakeup_bytes,
+            })?;
+            let len = self.run_iterator()?;
+            self.decode(len, query, out)?;
+        }
         if let Some(pids) = query.pids.as_ref().filter(|_| in_kernel.is_none()) {
             let mut want = pids.clone();
             want.sort_unstable();
@@ -272,15 +409,7 @@ impl Bpf {
                 let r: QsIo = unsafe {
                     std::ptr::read_unaligned(chunk[size_of::<QsTask>()..].as_ptr().cast())
                 };
-                PidIo {
-                    rchar: r.rchar,
-                    wchar: r.wchar,
-                    syscr: r.syscr,
-                    syscw: r.syscw,
-                    read_bytes: r.read_bytes,
-                    write_bytes: r.write_bytes,
-                    cancelled_write_bytes: r.cancelled_write_bytes,
-                }
+                pid_io(&r)
             });
             (t, io)
         };
@@ -418,7 +547,7 @@ impl Bpf {
             out.push(Exit {
                 pid: e.pid,
                 ppid: e.ppid,
-                comm: Comm::new(&e.comm),
+                comm: Comm::from_task_comm(&e.comm),
                 start_ns: e.start_boottime_ns,
                 start_ticks: e.start_boottime_ns / NS_PER_TICK,
                 exit_ns: e.exit_boottime_ns,
@@ -452,12 +581,80 @@ impl Bpf {
     }
 }
 
+fn words_as_bytes(words: &[u64]) -> &[u8] {
+    // SAFETY: any u64 slice is a valid byte slice of eight times its length.
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 8) }
+}
+
+fn pid_io(r: &QsIo) -> PidIo {
+    PidIo {
+        rchar: r.rchar,
+        wchar: r.wchar,
+        syscr: r.syscr,
+        syscw: r.syscw,
+        read_bytes: r.read_bytes,
+        write_bytes: r.write_bytes,
+        cancelled_write_bytes: r.cancelled_write_bytes,
+    }
+}
+
+/// Rows from the walk's records, in PID order: threads are already summed
+/// into their leaders' rows; `io` is empty or holds one record per task.
+/// The records are in task-list (creation) order, sorted but where PIDs
+/// wrapped: sorting (PID, index) keys and writing each row once in its
+/// place beats moving whole rows.
+fn decode_walk(
+    tasks: &[QsTask],
+    io: &[QsIo],
+    page: u64,
+    fields: crate::Fields,
+    order: &mut Vec<u64>,
+    out: &mut Vec<Proc>,
+) {
+    order.clear();
+    order.extend(
+        tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (u64::from(t.pid) << 32) | i as u64),
+    );
+    if !order.is_sorted() {
+        // Stable sort finds the sorted runs (one per PID wrap) and merges.
+        order.sort();
+    }
+    out.reserve(tasks.len());
+    let start = out.len();
+    // Each row is built in its slot: a row built aside and pushed is one
+    // more 280-byte copy per task.
+    for (slot, &key) in out.spare_capacity_mut().iter_mut().zip(order.iter()) {
+        let i = key as u32 as usize;
+        let t = &tasks[i];
+        let (utime_ns, stime_ns) = adjust(RawCputime {
+            utime: t.utime_ns,
+            stime: t.stime_ns,
+            runtime: t.runtime_ns,
+            prev_utime: t.prev_utime_ns,
+            prev_stime: t.prev_stime_ns,
+        });
+        slot.write(Proc {
+            utime_ns,
+            stime_ns,
+            io: io.get(i).map(pid_io),
+            ..row(t, page, fields)
+        });
+    }
+    // SAFETY: the loop above initialised the first order.len() spare slots
+    // (reserve made room for tasks.len() == order.len()).
+    unsafe { out.set_len(start + order.len()) };
+}
+
+#[inline(always)]
 fn row(t: &QsTask, page: u64, fields: crate::Fields) -> Proc {
     Proc {
         pid: t.pid,
         tgid: t.tgid,
         ppid: t.ppid,
-        comm: Comm::new(&t.comm),
+        comm: Comm::from_task_comm(&t.comm),
         state: state_letter(t.state, t.exit_state),
         start_ns: t.start_boottime_ns,
         start_ticks: t.start_boottime_ns / NS_PER_TICK,

@@ -3,9 +3,11 @@
 //! One call returns chosen fields of every process (or thread), or of a given
 //! list of PIDs, from one of two backends:
 //!
-//! - [`bpf`]: a BPF task iterator writes fixed-size records (layout in
-//!   `bpf/record.h`, shared with the decoder) that are read in large batches;
-//!   needs CAP_BPF and CAP_PERFMON (or root).
+//! - [`bpf`]: a BPF program walks the task list and writes fixed-size
+//!   records (layout in `bpf/record.h`, shared with the decoder) into a
+//!   memory-mapped array ([`walk`]; Linux 6.7 and later), or a task iterator
+//!   writes them to be read in large batches (older kernels); needs CAP_BPF
+//!   and CAP_PERFMON (or root).
 //! - [`dir`]: /proc read relative to one directory fd, listed with large
 //!   `getdents64` batches, with kept-open /proc/PID/stat fds re-read by
 //!   `pread`. Needs no privileges.
@@ -25,6 +27,7 @@ mod proc;
 mod query;
 pub mod rates;
 mod table;
+pub mod walk;
 
 pub mod record {
     //! The BPF record layout, generated from `bpf/record.h`.

@@ -103,6 +103,26 @@ impl ProcTable {
         self.fallback.as_deref()
     }
 
+    /// The BPF backend, if in use.
+    pub fn bpf(&self) -> Option<&Bpf> {
+        match &self.inner {
+            Inner::Bpf(b) => Some(b),
+            Inner::Procfs(_) => None,
+        }
+    }
+
+    /// The backend in words, for a log line: `bpf (walk)`, `bpf (iterator:
+    /// WHY)` or `procfs`.
+    pub fn describe(&self) -> String {
+        match self.bpf() {
+            Some(b) => match b.walk_unavailable() {
+                None => "bpf (walk)".to_string(),
+                Some(why) => format!("bpf (iterator; the walk is unavailable: {why})"),
+            },
+            None => "procfs".to_string(),
+        }
+    }
+
     /// The BPF backend, for exit capture.
     pub fn bpf_mut(&mut self) -> Option<&mut Bpf> {
         match &mut self.inner {

@@ -1,26 +1,65 @@
-//! The committed BPF object must be built from the committed sources:
-//! bpf/build.sh records their SHA-256 in bpf/proctable.bpf.o.sources.
+//! The committed BPF objects must be built from the committed sources:
+//! bpf/build.sh records their SHA-256 in bpf/NAME.bpf.o.sources.
 
 use sha2::{Digest, Sha256};
 
-#[test]
-fn committed_object_is_built_from_current_sources() {
+fn check(name: &str, embedded: &[u8]) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bpf");
-    let recorded = std::fs::read_to_string(dir.join("proctable.bpf.o.sources"))
-        .expect("bpf/proctable.bpf.o.sources (written by bpf/build.sh)");
-    let mut files = 0;
+    let recorded = std::fs::read_to_string(dir.join(format!("{name}.bpf.o.sources")))
+        .unwrap_or_else(|e| panic!("bpf/{name}.bpf.o.sources (written by bpf/build.sh): {e}"));
+    let mut files = Vec::new();
     for line in recorded.lines() {
-        let (hash, name) = line.split_once("  ").expect("sha256sum format: HASH  FILE");
-        let bytes = std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (hash, file) = line.split_once("  ").expect("sha256sum format: HASH  FILE");
+        let bytes = std::fs::read(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         let now = format!("{:x}", Sha256::digest(&bytes));
         assert_eq!(
             now, hash,
-            "bpf/{name} changed since proctable.bpf.o was built: run crates/proctable/bpf/build.sh"
+            "bpf/{file} changed since {name}.bpf.o was built: run crates/proctable/bpf/build.sh"
         );
-        files += 1;
+        files.push(file.to_string());
     }
-    assert_eq!(files, 2, "record.h and proctable.bpf.c are both recorded");
-    let object = std::fs::read(dir.join("proctable.bpf.o")).unwrap();
+    files.sort();
+    let mut want = vec![
+        "record.h".to_string(),
+        "task.h".to_string(),
+        format!("{name}.bpf.c"),
+    ];
+    want.sort();
+    assert_eq!(files, want, "every source of {name}.bpf.o is recorded");
+    let object = std::fs::read(dir.join(format!("{name}.bpf.o"))).unwrap();
     assert_eq!(&object[..4], b"\x7fELF");
-    assert_eq!(object.as_slice(), proctable::bpf::OBJECT);
+    assert_eq!(object.as_slice(), embedded);
+}
+
+#[test]
+fn committed_objects_are_built_from_current_sources() {
+    check("proctable", proctable::bpf::OBJECT);
+    check("walk", proctable::walk::OBJECT);
+}
+
+/// Every placeholder call in the walk is rewritten into a kernel-function
+/// call (three in the source: new, next in the loop test, destroy; the
+/// compiler may duplicate `next`).
+#[test]
+fn walk_kfunc_calls_are_linked() {
+    let Ok(btf) = aya::Btf::from_sys_fs() else {
+        panic!("this kernel has no /sys/kernel/btf/vmlinux");
+    };
+    let (object, n) = proctable::walk::link_kfuncs(proctable::walk::OBJECT, &btf)
+        .expect("bpf_iter_task_* are in this kernel's BTF");
+    assert!(n >= 3, "{n} calls rewritten");
+    // No placeholder is left anywhere in the object.
+    let bytes: Vec<u8> = object.iter().flat_map(|w| w.to_le_bytes()).collect();
+    for placeholder in [
+        proctable::record::QS_KFUNC_ITER_TASK_NEW,
+        proctable::record::QS_KFUNC_ITER_TASK_NEXT,
+        proctable::record::QS_KFUNC_ITER_TASK_DESTROY,
+    ] {
+        let imm = (placeholder as i32).to_le_bytes();
+        let left = bytes
+            .chunks_exact(8)
+            .filter(|i| i[0] == 0x85 && i[4..8] == imm)
+            .count();
+        assert_eq!(left, 0, "placeholder {placeholder} left in {left} calls");
+    }
 }

@@ -6,7 +6,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use proctable::bpf::Bpf;
+use proctable::bpf::{Bpf, Method};
 use proctable::dir::ProcDir;
 use proctable::{Fields, Proc, Query};
 
@@ -33,9 +33,25 @@ fn spawn(script: &str) -> Child {
         .expect("spawn sh")
 }
 
-fn bpf() -> Bpf {
-    Bpf::open().unwrap_or_else(|e| panic!("the BPF backend must load here (run as root): {e}"))
+fn bpf_with(method: Method) -> Bpf {
+    let b = Bpf::open_with(method)
+        .unwrap_or_else(|e| panic!("the BPF backend must load here (run as root): {e}"));
+    // This kernel (6.18) has the open-coded task iterator: the walk must
+    // load, not quietly fall back.
+    assert_eq!(
+        b.method(),
+        method,
+        "walk unavailable: {:?}",
+        b.walk_unavailable()
+    );
+    b
 }
+
+fn bpf() -> Bpf {
+    bpf_with(Method::Walk)
+}
+
+const METHODS: [Method; 2] = [Method::Walk, Method::Iter];
 
 /// Field 1-based from /proc/PID/stat, split after the last ')'.
 fn proc_stat(pid: u32) -> Vec<String> {
@@ -58,6 +74,12 @@ fn find(rows: &[Proc], pid: u32) -> &Proc {
 
 #[test]
 fn backends_agree_field_by_field_with_each_other_and_proc() {
+    for method in METHODS {
+        agree(method);
+    }
+}
+
+fn agree(method: Method) {
     let kids = Kids(vec![
         spawn("while :; do :; done"),
         spawn("while :; do :; done"),
@@ -84,7 +106,7 @@ fn backends_agree_field_by_field_with_each_other_and_proc() {
         pids: Some(pids.clone()),
     };
     let mut dir = ProcDir::open("/proc", "/sys").unwrap();
-    let mut b = bpf();
+    let mut b = bpf_with(method);
     let (mut from_bpf, mut from_dir) = (Vec::new(), Vec::new());
     let t = std::time::Instant::now();
     b.snapshot(&query, &mut from_bpf).unwrap();
@@ -169,8 +191,14 @@ fn backends_agree_field_by_field_with_each_other_and_proc() {
 
 #[test]
 fn whole_tables_match_but_for_processes_that_came_or_went() {
+    for method in METHODS {
+        whole_tables_match(method);
+    }
+}
+
+fn whole_tables_match(method: Method) {
     let mut dir = ProcDir::open("/proc", "/sys").unwrap();
-    let mut b = bpf();
+    let mut b = bpf_with(method);
     let q = Query::default();
     let (mut a, mut d, mut a2) = (Vec::new(), Vec::new(), Vec::new());
     b.snapshot(&q, &mut a).unwrap();
@@ -210,6 +238,40 @@ fn whole_tables_match_but_for_processes_that_came_or_went() {
 }
 
 #[test]
+fn walk_grows_its_array_when_the_tasks_do_not_fit() {
+    let mut small = bpf();
+    small.set_walk_capacity(8).unwrap();
+    assert_eq!(small.walk_capacity(), Some(8));
+    let mut big = bpf();
+    let q = Query::default();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    small.snapshot(&q, &mut a).unwrap();
+    big.snapshot(&q, &mut b).unwrap();
+    assert!(small.walk_capacity().unwrap() as usize >= a.len());
+    assert_eq!(small.walk_reloads(), 2, "set once, grown once");
+    assert_eq!(big.walk_reloads(), 0, "sized for the machine at open");
+    assert!(a.len() > 8, "{} rows", a.len());
+    // The same processes but for any that came or went between the walks.
+    let ids = |rows: &[Proc]| rows.iter().map(Proc::identity).collect::<Vec<_>>();
+    let (ia, ib) = (ids(&a), ids(&b));
+    let common = ia.iter().filter(|i| ib.contains(i)).count();
+    assert!(common + 5 >= ia.len().max(ib.len()), "{ia:?} vs {ib:?}");
+    // Threads mode grows too, and rows are one per thread.
+    small.set_walk_capacity(8).unwrap();
+    let threads = Query {
+        threads: true,
+        ..Query::default()
+    };
+    small.snapshot(&threads, &mut a).unwrap();
+    assert!(
+        a.len() > b.len(),
+        "{} threads, {} processes",
+        a.len(),
+        b.len()
+    );
+}
+
+#[test]
 fn processes_exiting_mid_scan_are_skipped_never_half_read() {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let churn = {
@@ -224,7 +286,8 @@ fn processes_exiting_mid_scan_are_skipped_never_half_read() {
         })
     };
     let mut dir = ProcDir::open("/proc", "/sys").unwrap();
-    let mut b = bpf();
+    let mut walk = bpf();
+    let mut iter = bpf_with(Method::Iter);
     let all = Query {
         fields: Fields::all(),
         ..Query::default()
@@ -237,7 +300,9 @@ fn processes_exiting_mid_scan_are_skipped_never_half_read() {
             rows.iter().all(|p| p.start_ticks > 0 || p.pid <= 2),
             "half-read row"
         );
-        b.snapshot(&all, &mut rows).expect("bpf scan with exits");
+        walk.snapshot(&all, &mut rows).expect("bpf walk with exits");
+        iter.snapshot(&all, &mut rows)
+            .expect("bpf iterator with exits");
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     assert!(churn.join().unwrap() > 10, "the churn thread ran");

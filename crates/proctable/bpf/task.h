@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Filling qs_task and qs_io records from a task_struct: shared by the
+ * iterator (proctable.bpf.c) and the walk (walk.bpf.c). Include after
+ * vmlinux.h and record.h.
+ */
+#ifndef QS_TASK_H
+#define QS_TASK_H
+
+static __always_inline __u64 counter(struct mm_struct *mm, int i)
+{
+	__s64 n = mm->rss_stat[i].count;
+	return n < 0 ? 0 : n;
+}
+
+static __always_inline __u64 mm_rss(struct mm_struct *mm)
+{
+	return counter(mm, MM_FILEPAGES) + counter(mm, MM_ANONPAGES) +
+	       counter(mm, MM_SHMEMPAGES);
+}
+
+/* Two 8-byte loads instead of a helper call. */
+static __always_inline void copy_comm(char *dst, struct task_struct *task)
+{
+	__u64 *d = (__u64 *)dst;
+
+	d[0] = *(__u64 *)&task->comm[0];
+	d[1] = *(__u64 *)&task->comm[8];
+}
+
+/* The task's own counters; on a group row (a leader in process mode) plus
+ * those the group's dead threads left in signal_struct, as /proc/PID/stat
+ * adds them. */
+static __always_inline void qs_fill_task(struct qs_task *rec, struct task_struct *task,
+					 int group_row, int cgroup)
+{
+	struct signal_struct *sig = task->signal;
+	struct mm_struct *mm = task->mm;
+
+	rec->start_boottime_ns = task->start_boottime;
+	rec->utime_ns = task->utime;
+	rec->stime_ns = task->stime;
+	rec->runtime_ns = task->se.sum_exec_runtime;
+	rec->min_flt = task->min_flt;
+	rec->maj_flt = task->maj_flt;
+	if (group_row) {
+		rec->utime_ns += sig->utime;
+		rec->stime_ns += sig->stime;
+		rec->runtime_ns += sig->sum_sched_runtime;
+		rec->min_flt += sig->min_flt;
+		rec->maj_flt += sig->maj_flt;
+		rec->prev_utime_ns = sig->prev_cputime.utime;
+		rec->prev_stime_ns = sig->prev_cputime.stime;
+	} else {
+		rec->prev_utime_ns = task->prev_cputime.utime;
+		rec->prev_stime_ns = task->prev_cputime.stime;
+	}
+	rec->nvcsw = task->nvcsw;
+	rec->nivcsw = task->nivcsw;
+	if (mm) {
+		rec->vm_pages = mm->total_vm;
+		rec->rss_pages = mm_rss(mm);
+	} else {
+		rec->vm_pages = 0;
+		rec->rss_pages = 0;
+	}
+	rec->cgroup_id = cgroup ? task->cgroups->dfl_cgrp->kn->id : 0;
+	rec->pid = task->pid;
+	rec->tgid = task->tgid;
+	rec->ppid = task->real_parent->tgid;
+	rec->state = task->__state;
+	rec->exit_state = task->exit_state;
+	rec->flags = task->flags;
+	rec->prio = task->prio;
+	rec->static_prio = task->static_prio;
+	rec->policy = task->policy;
+	rec->rt_priority = task->rt_priority;
+	rec->cpu = task->thread_info.cpu;
+	rec->nr_threads = sig->nr_threads;
+	copy_comm(rec->comm, task);
+}
+
+/* A live thread's own counters, added to its group's row. */
+static __always_inline void qs_add_thread(struct qs_task *rec, struct task_struct *t)
+{
+	rec->utime_ns += t->utime;
+	rec->stime_ns += t->stime;
+	rec->runtime_ns += t->se.sum_exec_runtime;
+	rec->min_flt += t->min_flt;
+	rec->maj_flt += t->maj_flt;
+}
+
+static __always_inline void qs_fill_io(struct qs_io *io, struct task_struct *task, int group_row)
+{
+	struct signal_struct *sig = task->signal;
+
+	io->rchar = task->ioac.rchar;
+	io->wchar = task->ioac.wchar;
+	io->syscr = task->ioac.syscr;
+	io->syscw = task->ioac.syscw;
+	io->read_bytes = task->ioac.read_bytes;
+	io->write_bytes = task->ioac.write_bytes;
+	io->cancelled_write_bytes = task->ioac.cancelled_write_bytes;
+	if (group_row) {
+		io->rchar += sig->ioac.rchar;
+		io->wchar += sig->ioac.wchar;
+		io->syscr += sig->ioac.syscr;
+		io->syscw += sig->ioac.syscw;
+		io->read_bytes += sig->ioac.read_bytes;
+		io->write_bytes += sig->ioac.write_bytes;
+		io->cancelled_write_bytes += sig->ioac.cancelled_write_bytes;
+	}
+}
+
+static __always_inline void qs_add_thread_io(struct qs_io *io, struct task_struct *t)
+{
+	io->rchar += t->ioac.rchar;
+	io->wchar += t->ioac.wchar;
+	io->syscr += t->ioac.syscr;
+	io->syscw += t->ioac.syscw;
+	io->read_bytes += t->ioac.read_bytes;
+	io->write_bytes += t->ioac.write_bytes;
+	io->cancelled_write_bytes += t->ioac.cancelled_write_bytes;
+}
+
+#endif
