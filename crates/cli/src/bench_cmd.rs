@@ -360,3 +360,78 @@ pub fn run_idle(args: &IdleArgs) -> anyhow::Result<ExitCode> {
     drop(idle);
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(clap::Args)]
+pub struct ExitsArgs {
+    /// Children forked (and exiting at once) per second.
+    #[arg(long, default_value_t = 5000, value_name = "N")]
+    rate: u32,
+    /// How long the load runs.
+    #[arg(long, value_parser = crate::parse_duration, default_value = "20s", value_name = "D")]
+    duration: std::time::Duration,
+    /// How often the exit ring is drained (the agent's process-table
+    /// interval: 5 s by default).
+    #[arg(long, value_parser = crate::parse_duration, default_value = "5s", value_name = "D")]
+    drain_every: std::time::Duration,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run_exits(args: &ExitsArgs) -> anyhow::Result<ExitCode> {
+    if args.rate == 0 || args.duration.is_zero() || args.drain_every.is_zero() {
+        bail!("--rate, --duration and --drain-every must be positive");
+    }
+    let opts = bench::exits::Options {
+        rate: args.rate,
+        duration: args.duration,
+        drain_every: args.drain_every,
+        exe: std::env::current_exe().context("finding the quietstat binary")?,
+    };
+    let r = bench::exits::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
+        .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => print_json_lines(std::slice::from_ref(&r))?,
+        Format::Table => {
+            println!(
+                "offered {}/s for {:.1} s: forked {} ({:.0}/s), captured {} ({} with a wrong exit code), lost {}",
+                r.offered_per_s,
+                r.seconds,
+                r.forked,
+                r.forked_per_s,
+                r.captured,
+                r.wrong_code,
+                r.lost
+            );
+            println!(
+                "drained {} exits machine-wide in {} drains (max {} in one), {:.0} ns of reader CPU per exit",
+                r.drained, r.drains, r.max_per_drain, r.drain_ns_per_exit
+            );
+        }
+    }
+    Ok(
+        if r.captured == r.forked && r.lost == 0 && r.wrong_code == 0 {
+            ExitCode::SUCCESS
+        } else {
+            eprintln!("quietstat: exits were missed");
+            ExitCode::from(1)
+        },
+    )
+}
+
+#[derive(clap::Args)]
+pub struct ForkerArgs {
+    #[arg(long)]
+    rate: u32,
+    #[arg(long)]
+    duration_ms: u64,
+}
+
+pub fn run_forker(args: &ForkerArgs) -> anyhow::Result<ExitCode> {
+    let n = bench::exits::forker(
+        args.rate,
+        std::time::Duration::from_millis(args.duration_ms),
+    )
+    .map_err(anyhow::Error::msg)?;
+    println!("{n}");
+    Ok(ExitCode::SUCCESS)
+}

@@ -66,6 +66,12 @@ enum BenchCommand {
     /// CPU, wakeups and RSS of the agent (bpf, procfs) and of a naive
     /// sampler, measured one after another in the same run.
     Agent(bench_cmd::AgentArgs),
+    /// Exit capture under a fork/exit load (default 5,000 children/s):
+    /// every child must be found in the exit ring, none lost.
+    Exits(bench_cmd::ExitsArgs),
+    /// The forker of `bench exits` (started by it).
+    #[command(hide = true)]
+    Forker(bench_cmd::ForkerArgs),
     /// Holds N idle processes for a while (for observer-effect runs by hand),
     /// cleaning them up at the end or on SIGINT/SIGTERM.
     #[command(hide = true)]
@@ -138,6 +144,8 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Consumers(args)) => bench_cmd::run_consumers(&args),
         Command::Bench(BenchCommand::Agent(args)) => bench_cmd::run_agent(&args),
         Command::Bench(BenchCommand::Idle(args)) => bench_cmd::run_idle(&args),
+        Command::Bench(BenchCommand::Exits(args)) => bench_cmd::run_exits(&args),
+        Command::Bench(BenchCommand::Forker(args)) => bench_cmd::run_forker(&args),
         Command::Bench(BenchCommand::NaiveCollector) => bench::agent_cost::naive_collector(),
         Command::Bench(BenchCommand::ConsumerWorker(args)) => bench_cmd::run_worker(&args),
         Command::Bench(BenchCommand::Procfs(args)) => {

@@ -1,0 +1,200 @@
+//! `bench exits`: exit capture under a sustained fork/exit load. A forker
+//! process (the hidden `bench forker`) forks children that exit at once, at
+//! a fixed rate for a fixed time, reaping them as it goes; meanwhile the
+//! benchmark drains the BPF exit ring on the agent's schedule (no wakeup
+//! per exit) and counts the exits whose parent is the forker. Every child
+//! forked must be captured, with its exit code, and none lost.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use proctable::Exit;
+use proctable::bpf::Bpf;
+use serde::Serialize;
+
+use crate::child::{Guard, die_with_parent};
+
+/// What to measure.
+pub struct Options {
+    /// Children per second the forker aims at.
+    pub rate: u32,
+    pub duration: Duration,
+    /// How often the ring is drained (the agent drains it when it reads the
+    /// process table: every 5 s by default).
+    pub drain_every: Duration,
+    /// The quietstat binary (runs `bench forker`).
+    pub exe: std::path::PathBuf,
+}
+
+/// The outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub offered_per_s: u32,
+    pub seconds: f64,
+    /// Children the forker forked (and reaped), and per second.
+    pub forked: u64,
+    pub forked_per_s: f64,
+    /// Of those, exits found in the ring, with the right exit code.
+    pub captured: u64,
+    pub wrong_code: u64,
+    /// Exits the BPF program counted but could not record (ring full),
+    /// machine-wide, during the run.
+    pub lost: u64,
+    /// Exits of every process on the machine drained during the run.
+    pub drained: u64,
+    pub drains: u64,
+    pub max_per_drain: u64,
+    /// Reader CPU per exit drained (the benchmark's own thread time while
+    /// draining, over the exits drained).
+    pub drain_ns_per_exit: f64,
+}
+
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Runs the load and the capture; `note` receives progress messages.
+pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String> {
+    let mut bpf = Bpf::open().map_err(|e| format!("exit capture needs BPF: {e}"))?;
+    bpf.enable_exits(u32::MAX).map_err(|e| e.to_string())?;
+    let before = bpf.exit_stats().map_err(|e| e.to_string())?;
+    let mut exits: Vec<Exit> = Vec::new();
+    bpf.drain_exits(&mut exits);
+    exits.clear();
+
+    let mut cmd = Command::new(&opts.exe);
+    cmd.args([
+        "bench",
+        "forker",
+        "--rate",
+        &opts.rate.to_string(),
+        "--duration-ms",
+        &opts.duration.as_millis().to_string(),
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped());
+    die_with_parent(&mut cmd);
+    let mut forker = Guard(
+        cmd.spawn()
+            .map_err(|e| format!("starting the forker: {e}"))?,
+    );
+    let forker_pid = forker.0.id();
+    note(&format!(
+        "forker {forker_pid}: {} children/s for {:?}, ring drained every {:?}",
+        opts.rate, opts.duration, opts.drain_every
+    ));
+    let start = Instant::now();
+    let (mut captured, mut wrong_code, mut drained, mut drains, mut max_per_drain) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut drain_cpu = 0u64;
+    let mut next = start + opts.drain_every;
+    let mut drain = |bpf: &mut Bpf| {
+        let t = thread_cpu_ns();
+        exits.clear();
+        let n = bpf.drain_exits(&mut exits) as u64;
+        for e in exits.iter().filter(|e| e.ppid == forker_pid) {
+            captured += 1;
+            // The forker's children exit with code pid % 100 (wait status
+            // code << 8).
+            if e.exit_status != ((e.pid % 100) << 8) as i32 {
+                wrong_code += 1;
+            }
+        }
+        drain_cpu += thread_cpu_ns() - t;
+        drained += n;
+        drains += 1;
+        max_per_drain = max_per_drain.max(n);
+    };
+    let status = loop {
+        if let Some(status) = forker.0.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if Instant::now() >= next {
+            drain(&mut bpf);
+            next += opts.drain_every;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    drain(&mut bpf);
+    if !status.success() {
+        return Err(format!("the forker failed: {status}"));
+    }
+    let mut out = String::new();
+    forker
+        .0
+        .stdout
+        .take()
+        .ok_or("the forker's stdout")?
+        .read_to_string(&mut out)
+        .map_err(|e| e.to_string())?;
+    let forked: u64 = out
+        .trim()
+        .parse()
+        .map_err(|_| format!("the forker printed {out:?}, not a count"))?;
+    let after = bpf.exit_stats().map_err(|e| e.to_string())?;
+    Ok(Report {
+        offered_per_s: opts.rate,
+        seconds,
+        forked,
+        forked_per_s: forked as f64 / opts.duration.as_secs_f64(),
+        captured,
+        wrong_code,
+        lost: after.lost - before.lost,
+        drained,
+        drains,
+        max_per_drain,
+        drain_ns_per_exit: drain_cpu as f64 / drained.max(1) as f64,
+    })
+}
+
+/// The forker: forks `rate` children per second for `duration`, each
+/// exiting at once with code pid % 100, reaping them as it goes; prints how
+/// many it forked. Paced on a 1 ms grid of absolute deadlines.
+pub fn forker(rate: u32, duration: Duration) -> Result<u64, String> {
+    let start = Instant::now();
+    let mut forked = 0u64;
+    let mut live = 0u64;
+    let reap = |live: &mut u64, block: bool| {
+        loop {
+            let mut status = 0;
+            let flags = if block { 0 } else { libc::WNOHANG };
+            // SAFETY: waits for our own children.
+            let pid = unsafe { libc::waitpid(-1, &mut status, flags) };
+            if pid <= 0 {
+                break;
+            }
+            *live -= 1;
+            if block && *live == 0 {
+                break;
+            }
+        }
+    };
+    while start.elapsed() < duration {
+        let due = (start.elapsed().as_secs_f64() * rate as f64) as u64 + 1;
+        while forked < due {
+            // SAFETY: the child only calls getpid and _exit.
+            match unsafe { libc::fork() } {
+                0 => unsafe { libc::_exit(libc::getpid() % 100) },
+                -1 => return Err(format!("fork: {}", std::io::Error::last_os_error())),
+                _ => {
+                    forked += 1;
+                    live += 1;
+                }
+            }
+        }
+        reap(&mut live, false);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    if live > 0 {
+        reap(&mut live, true);
+    }
+    Ok(forked)
+}
