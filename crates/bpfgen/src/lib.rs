@@ -84,7 +84,9 @@ pub fn generate(header: &str, out_name: &str) {
                 })
                 .collect::<String>();
             writeln!(out, "\n/// `struct {name}` of {}.", header.display()).unwrap();
-            out.push_str("#[repr(C)]\n#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]\n");
+            out.push_str(
+                "#[repr(C)]\n#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]\n",
+            );
             writeln!(out, "pub struct {rust} {{").unwrap();
             current = Some((rust, 0));
             continue;

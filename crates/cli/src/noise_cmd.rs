@@ -20,11 +20,23 @@ pub struct Args {
     /// Also report what this process caused on those CPUs.
     #[arg(long, value_name = "PID")]
     pid: Option<u32>,
+    /// How to count: BPF programs on the tracepoints, or the kernel's trace
+    /// events in a private tracefs instance (no BPF needed); auto takes BPF
+    /// when it loads.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    backend: BackendArg,
     /// Rows per cause in the table (all in JSON).
     #[arg(long, default_value_t = 8, value_name = "N")]
     top: usize,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum BackendArg {
+    Auto,
+    Bpf,
+    Tracefs,
 }
 
 pub fn run(sys_root: &std::path::Path, args: &Args) -> anyhow::Result<ExitCode> {
@@ -52,8 +64,22 @@ pub fn run(sys_root: &std::path::Path, args: &Args) -> anyhow::Result<ExitCode> 
         cpus,
         duration: args.duration,
         pid: args.pid,
+        backend: match args.backend {
+            BackendArg::Auto => noise::Backend::Auto,
+            BackendArg::Bpf => noise::Backend::Bpf,
+            BackendArg::Tracefs => noise::Backend::Tracefs,
+        },
     })
     .map_err(anyhow::Error::msg)?;
+    if let Some(why) = &report.fallback {
+        eprintln!("quietstat: counted with tracefs: BPF did not load: {why}");
+    }
+    if report.lost_events > 0 {
+        eprintln!(
+            "quietstat: the trace buffers dropped {} events: counts are short by at most that many",
+            report.lost_events
+        );
+    }
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Table => print_table(&report, args.top),
@@ -62,7 +88,10 @@ pub fn run(sys_root: &std::path::Path, args: &Args) -> anyhow::Result<ExitCode> 
 }
 
 fn print_table(r: &Report, top: usize) {
-    println!("CPUs {} for {:.1} s", r.cpus, r.duration_s);
+    println!(
+        "CPUs {} for {:.1} s (counted with {})",
+        r.cpus, r.duration_s, r.backend
+    );
     let mut groups: Vec<(&str, &str)> = r.causes.iter().map(|c| (c.kind, c.by)).collect();
     groups.dedup();
     for (kind, by) in groups {

@@ -11,8 +11,21 @@ fn quietstat() -> Command {
 }
 
 fn noise(pid: u32, secs: u32) -> serde_json::Value {
+    noise_with(pid, secs, "auto")
+}
+
+fn noise_with(pid: u32, secs: u32, backend: &str) -> serde_json::Value {
     let out = quietstat()
-        .args(["noise", "--cpus", "1", "--format", "json", "--duration"])
+        .args([
+            "noise",
+            "--cpus",
+            "1",
+            "--format",
+            "json",
+            "--backend",
+            backend,
+        ])
+        .args(["--duration"])
         .arg(format!("{secs}s"))
         .arg("--pid")
         .arg(pid.to_string())
@@ -44,25 +57,36 @@ fn a_process_sending_cross_cpu_calls_is_caught() {
             .unwrap(),
     );
     std::thread::sleep(Duration::from_millis(300));
-    let r = noise(helper.0.id(), 2);
-    let p = &r["pid"];
-    // One membarrier a millisecond, each an IPI to CPU 1: about 2000.
-    let ipis = p["ipis_sent"].as_u64().unwrap();
-    assert!(ipis >= 200, "{ipis} IPIs: {p}");
-    let causes = r["causes"].as_array().unwrap();
-    let from_cpu0 = causes
-        .iter()
-        .find(|c| c["kind"] == "ipi" && c["by"] == "from_cpu" && c["what"] == "CPU 0")
-        .expect("IPIs from CPU 0");
-    assert!(from_cpu0["count"].as_u64().unwrap() >= ipis);
-    assert!(
-        r["unavailable"].as_array().unwrap().is_empty(),
-        "{}",
-        r["unavailable"]
-    );
-    // Every kind the tool counts turned up on a busy CPU 1.
-    for kind in ["ipi", "timer", "switch", "runtime", "vector"] {
-        assert!(causes.iter().any(|c| c["kind"] == kind), "no {kind}");
+    // Both ways of counting: BPF programs, and trace events in a tracefs
+    // instance (the fallback where BPF is not allowed).
+    for backend in ["bpf", "tracefs"] {
+        let r = noise_with(helper.0.id(), 2, backend);
+        assert_eq!(r["backend"], backend);
+        assert_eq!(r["lost_events"], 0, "{backend}");
+        let p = &r["pid"];
+        // One membarrier a millisecond, each an IPI to CPU 1: about 2000.
+        let ipis = p["ipis_sent"].as_u64().unwrap();
+        assert!(ipis >= 200, "{backend}: {ipis} IPIs: {p}");
+        let sites = p["ipi_sites"].to_string();
+        assert!(sites.contains("membarrier"), "{backend}: {sites}");
+        let causes = r["causes"].as_array().unwrap();
+        let from_cpu0 = causes
+            .iter()
+            .find(|c| c["kind"] == "ipi" && c["by"] == "from_cpu" && c["what"] == "CPU 0")
+            .expect("IPIs from CPU 0");
+        assert!(from_cpu0["count"].as_u64().unwrap() >= ipis);
+        assert!(
+            r["unavailable"].as_array().unwrap().is_empty(),
+            "{backend}: {}",
+            r["unavailable"]
+        );
+        // Every kind the tool counts turned up on a busy CPU 1.
+        for kind in ["ipi", "timer", "switch", "runtime", "vector"] {
+            assert!(
+                causes.iter().any(|c| c["kind"] == kind),
+                "{backend}: no {kind}"
+            );
+        }
     }
 }
 

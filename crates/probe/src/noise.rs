@@ -1,6 +1,8 @@
 //! `noise`: every interruption that lands on a set of CPUs during a window,
 //! by cause, counted in the kernel by BPF programs on tracepoints (see
-//! bpf/noise.bpf.c) and read once at the end from a housekeeping CPU.
+//! bpf/noise.bpf.c) and read once at the end from a housekeeping CPU; where
+//! BPF is not allowed, recorded by the kernel's trace events into a private
+//! tracefs instance and counted at the end ([`crate::noise_tracefs`]).
 //!
 //! The programs are loaded and attached before the window opens and the
 //! measured-CPU map is filled only then, and emptied before they are
@@ -16,6 +18,8 @@ use aya::programs::BtfTracePoint;
 use aya::{Btf, EbpfLoader};
 use procfs::cpu::CpuList;
 use proctable::bpf::{chain, load_retrying};
+
+use crate::noise_tracefs::Interned;
 use serde::Serialize;
 
 #[allow(dead_code)]
@@ -64,11 +68,21 @@ const SCHED_PROGRAMS: [(&str, &str); 3] = [
     ("qn_wakeup", "sched_wakeup"),
 ];
 
+/// How the events are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// BPF when it loads, else tracefs (saying why).
+    Auto,
+    Bpf,
+    Tracefs,
+}
+
 #[derive(Debug, Clone)]
 pub struct Options {
     pub cpus: CpuList,
     pub duration: Duration,
     pub pid: Option<u32>,
+    pub backend: Backend,
 }
 
 /// One cause on one CPU.
@@ -109,6 +123,13 @@ pub struct PidReport {
 pub struct Report {
     pub cpus: String,
     pub duration_s: f64,
+    /// `bpf` or `tracefs`.
+    pub backend: &'static str,
+    /// Why BPF was not used, when `auto` fell back to tracefs.
+    pub fallback: Option<String>,
+    /// Events the trace buffers dropped (tracefs only): counts are short by
+    /// at most this many.
+    pub lost_events: u64,
     pub causes: Vec<Cause>,
     pub pid: Option<PidReport>,
     /// Tracepoints this kernel lacks (their causes are not counted).
@@ -186,6 +207,71 @@ pub fn measure(o: &Options) -> Result<Report, String> {
     }
     pin_away(&o.cpus)?;
     let _ = mount_tracefs();
+    let (counted, fallback) = match o.backend {
+        Backend::Bpf => (count_bpf(o)?, None),
+        Backend::Tracefs => (tracefs_counted(o)?, None),
+        Backend::Auto => match count_bpf(o) {
+            Ok(c) => (c, None),
+            Err(e) => (tracefs_counted(o)?, Some(e)),
+        },
+    };
+    let Counted {
+        raw,
+        interned,
+        lost,
+        unavailable,
+        seconds,
+        backend,
+    } = counted;
+    let names = Names::load(interned);
+    let mut causes: Vec<Cause> = raw
+        .iter()
+        .filter(|(k, _)| !matches!(k.kind as u64, QN_PID_IPI_SITE | QN_PID_WAKEE))
+        .map(|(k, v)| names.cause(k, v))
+        .collect();
+    causes.sort_by(|a, b| {
+        (a.kind, a.by, a.cpu)
+            .cmp(&(b.kind, b.by, b.cpu))
+            .then(b.count.cmp(&a.count))
+            .then(a.what.cmp(&b.what))
+    });
+    let pid = o.pid.map(|pid| pid_report(pid, &raw, &names));
+    Ok(Report {
+        cpus: o.cpus.to_string(),
+        duration_s: seconds,
+        backend,
+        fallback,
+        lost_events: lost,
+        causes,
+        pid,
+        unavailable,
+    })
+}
+
+/// Counts from either backend.
+struct Counted {
+    raw: Vec<(QnKey, QnValue)>,
+    interned: Interned,
+    lost: u64,
+    unavailable: Vec<String>,
+    seconds: f64,
+    backend: &'static str,
+}
+
+fn tracefs_counted(o: &Options) -> Result<Counted, String> {
+    let c = crate::noise_tracefs::count(&o.cpus, o.duration, o.pid)?;
+    Ok(Counted {
+        raw: c.raw,
+        interned: c.interned,
+        lost: c.lost,
+        unavailable: c.unavailable,
+        seconds: c.seconds,
+        backend: "tracefs",
+    })
+}
+
+/// The BPF programs of bpf/noise.bpf.c, attached for the window.
+fn count_bpf(o: &Options) -> Result<Counted, String> {
     let btf = Btf::from_sys_fs()
         .map_err(|e| format!("reading /sys/kernel/btf/vmlinux: {}", chain(&e)))?;
     let list_len = o.cpus.len() as u32;
@@ -251,25 +337,13 @@ pub fn measure(o: &Options) -> Result<Report, String> {
         raw.push((k, v));
     }
     drop(ebpf);
-    let names = Names::load();
-    let mut causes: Vec<Cause> = raw
-        .iter()
-        .filter(|(k, _)| !matches!(k.kind as u64, QN_PID_IPI_SITE | QN_PID_WAKEE))
-        .map(|(k, v)| names.cause(k, v))
-        .collect();
-    causes.sort_by(|a, b| {
-        (a.kind, a.by, a.cpu)
-            .cmp(&(b.kind, b.by, b.cpu))
-            .then(b.count.cmp(&a.count))
-            .then(a.what.cmp(&b.what))
-    });
-    let pid = o.pid.map(|pid| pid_report(pid, &raw, &names));
-    Ok(Report {
-        cpus: o.cpus.to_string(),
-        duration_s: secs,
-        causes,
-        pid,
+    Ok(Counted {
+        raw,
+        interned: Interned::default(),
+        lost: 0,
         unavailable,
+        seconds: secs,
+        backend: "bpf",
     })
 }
 
@@ -325,6 +399,8 @@ struct Names {
     /// (address, name), sorted.
     syms: Vec<(u64, String)>,
     irqs: HashMap<u64, String>,
+    /// Names the trace gave as text (tracefs), by their small ids.
+    interned: Interned,
 }
 
 const SOFTIRQS: [&str; 10] = [
@@ -332,7 +408,7 @@ const SOFTIRQS: [&str; 10] = [
 ];
 
 impl Names {
-    fn load() -> Names {
+    fn load(interned: Interned) -> Names {
         let mut syms: Vec<(u64, String)> = std::fs::read_to_string("/proc/kallsyms")
             .unwrap_or_default()
             .lines()
@@ -357,12 +433,19 @@ impl Names {
                 }
             }
         }
-        Names { syms, irqs }
+        Names {
+            syms,
+            irqs,
+            interned,
+        }
     }
 
     fn sym(&self, addr: u64) -> String {
         if addr == 0 {
             return "(none)".into();
+        }
+        if let Some(name) = self.interned.name(addr) {
+            return name.to_string();
         }
         match self.syms.partition_point(|(a, _)| *a <= addr) {
             0 => format!("{addr:#x}"),
@@ -527,6 +610,7 @@ mod tests {
         let n = Names {
             syms: vec![(0x1000, "a".into()), (0x2000, "b".into())],
             irqs: HashMap::new(),
+            interned: Interned::default(),
         };
         assert_eq!(n.sym(0x1000), "a");
         assert_eq!(n.sym(0x2010), "b+0x10");
