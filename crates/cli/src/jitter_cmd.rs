@@ -24,8 +24,9 @@ pub struct Args {
     /// SCHED_FIFO priority (0: SCHED_OTHER).
     #[arg(long, default_value_t = 95, value_name = "P")]
     priority: i32,
-    /// Write both runs' histograms as an SVG picture.
-    #[arg(long, value_name = "FILE.svg")]
+    /// Write both runs' histograms as a picture: SVG or PNG, by the name's
+    /// extension.
+    #[arg(long, value_name = "FILE.svg|FILE.png")]
     histogram: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -45,14 +46,18 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         priority: args.priority,
     };
     jitter::validate(&o).map_err(anyhow::Error::msg)?;
-    if let Some(p) = &args.histogram
-        && p.extension().and_then(|e| e.to_str()) != Some("svg")
+    let png = match args
+        .histogram
+        .as_ref()
+        .map(|p| (p, p.extension().and_then(|e| e.to_str())))
     {
-        bail!(
-            "--histogram {}: only SVG is written (any browser shows it); name the file *.svg",
+        Some((_, Some("png"))) => true,
+        Some((_, Some("svg"))) | None => false,
+        Some((p, _)) => bail!(
+            "--histogram {}: the picture's format comes from the name; accepted: *.svg, *.png",
             p.display()
-        );
-    }
+        ),
+    };
     let mut runs = vec![jitter::measure(&o, "alone").map_err(anyhow::Error::msg)?];
     if !runs[0].fifo && args.priority > 0 {
         eprintln!(
@@ -99,8 +104,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 hist: &r.histogram,
             })
             .collect();
-        std::fs::write(p, probe::svg::render(&title, &series))
-            .with_context(|| format!("writing {}", p.display()))?;
+        let bytes = if png {
+            probe::png::render(&title, &series).map_err(anyhow::Error::msg)?
+        } else {
+            probe::svg::render(&title, &series).into_bytes()
+        };
+        std::fs::write(p, bytes).with_context(|| format!("writing {}", p.display()))?;
     }
     print(args, &runs)?;
     Ok(ExitCode::SUCCESS)

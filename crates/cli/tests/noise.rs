@@ -175,3 +175,34 @@ fn jitter_measures_alone_and_beside_a_command() {
         .unwrap();
     assert!(out.stdout.is_empty(), "sleep 30 left running");
 }
+
+#[test]
+fn jitter_writes_a_png_and_refuses_other_picture_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("h.png");
+    let run = |pic: &std::path::Path| {
+        quietstat()
+            .args(["jitter", "--cpu", "1", "--duration", "300ms"])
+            .arg("--histogram")
+            .arg(pic)
+            .output()
+            .unwrap()
+    };
+    let out = run(&png);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let jpg = dir.path().join("h.jpg");
+    let out = run(&jpg);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("h.jpg") && err.contains("*.svg, *.png"),
+        "{err}"
+    );
+    assert!(!jpg.exists());
+}

@@ -7,6 +7,7 @@ use procfs::cpu::CpuList;
 pub mod jitter;
 pub mod noise;
 pub mod noise_tracefs;
+pub mod png;
 pub mod svg;
 
 /// The online CPUs, from /sys/devices/system/cpu/online.

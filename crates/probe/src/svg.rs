@@ -1,5 +1,7 @@
-//! A latency histogram as SVG, for a person to read: title, axes with units,
-//! a legend, counts on a log scale, one step line per run.
+//! A latency histogram for a person to read: title, axes with units, a
+//! legend, counts on a log scale, one step line per run. [`layout`] places
+//! the shapes once; [`render`] writes them as SVG and [`crate::png`] draws
+//! them into a PNG.
 
 use std::fmt::Write as _;
 
@@ -36,9 +38,58 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// Draws every series over the same bins. Latencies beyond the x range
+/// Where text is anchored at its x.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Anchor {
+    Start,
+    Middle,
+    End,
+}
+
+/// What the picture is made of, drawn by [`render`] (SVG) and
+/// [`crate::png::render`] alike.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    Rect {
+        x: f64,
+        y: f64,
+        w: f64,
+        h: f64,
+        color: &'static str,
+    },
+    Line {
+        points: Vec<(f64, f64)>,
+        color: &'static str,
+    },
+    /// A step line, filled faintly down to `base`.
+    Area {
+        points: Vec<(f64, f64)>,
+        base: f64,
+        color: &'static str,
+    },
+    /// `y` is the baseline; `vertical` text reads bottom to top.
+    Text {
+        x: f64,
+        y: f64,
+        text: String,
+        anchor: Anchor,
+        size: f64,
+        vertical: bool,
+    },
+}
+
+/// The picture: `W` x `H` and its shapes, in drawing order.
+pub struct Plot {
+    pub width: f64,
+    pub height: f64,
+    pub shapes: Vec<Shape>,
+}
+
+pub const FILL_OPACITY: f64 = 0.12;
+
+/// Lays out every series over the same bins. Latencies beyond the x range
 /// (the largest p99.9 times 1.5) are counted in the last bin, labelled so.
-pub fn render(title: &str, series: &[Series<'_>]) -> String {
+pub fn layout(title: &str, series: &[Series<'_>]) -> Plot {
     let p999 = series
         .iter()
         .map(|s| s.hist.value_at_quantile(0.999) as f64 / 1e3)
@@ -76,90 +127,165 @@ pub fn render(title: &str, series: &[Series<'_>]) -> String {
         };
         TOP + ph - v / (decades + 0.3) * ph
     };
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="13">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="30" text-anchor="middle" font-size="17">{}</text>"#,
-        W / 2.0,
-        esc(title)
-    );
-    // Axes, grid and ticks.
-    let _ = writeln!(
-        s,
-        r#"<path d="M{LEFT},{TOP} V{} H{}" stroke="black" fill="none"/>"#,
-        TOP + ph,
-        LEFT + pw
-    );
+    let text = |x: f64, y: f64, t: String, anchor: Anchor, size: f64| Shape::Text {
+        x,
+        y,
+        text: t,
+        anchor,
+        size,
+        vertical: false,
+    };
+    let mut shapes = vec![
+        Shape::Rect {
+            x: 0.0,
+            y: 0.0,
+            w: W,
+            h: H,
+            color: "#ffffff",
+        },
+        text(W / 2.0, 30.0, title.to_string(), Anchor::Middle, 17.0),
+    ];
+    // Grid and y ticks, then the axes over them.
     for d in 0..=decades as u32 {
         let c = 10u64.pow(d);
         let yy = y(c);
-        let _ = writeln!(
-            s,
-            r##"<line x1="{LEFT}" x2="{}" y1="{yy:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{c}</text>"##,
-            LEFT + pw,
-            LEFT - 6.0,
-            yy + 4.0
-        );
+        shapes.push(Shape::Line {
+            points: vec![(LEFT, yy), (LEFT + pw, yy)],
+            color: "#dddddd",
+        });
+        shapes.push(text(LEFT - 6.0, yy + 4.0, c.to_string(), Anchor::End, 13.0));
     }
-    let xticks = 10;
-    let xstep = nice_step(xmax, xticks as f64);
+    shapes.push(Shape::Line {
+        points: vec![(LEFT, TOP), (LEFT, TOP + ph), (LEFT + pw, TOP + ph)],
+        color: "#000000",
+    });
+    let xstep = nice_step(xmax, 10.0);
     let mut t = 0.0;
     while t <= xmax + 1e-9 {
         let xx = x(t);
-        let _ = writeln!(
-            s,
-            r#"<line x1="{xx:.1}" x2="{xx:.1}" y1="{}" y2="{}" stroke="black"/><text x="{xx:.1}" y="{}" text-anchor="middle">{}</text>"#,
-            TOP + ph,
-            TOP + ph + 5.0,
-            TOP + ph + 20.0,
-            if (t - xmax).abs() < 1e-9 {
-                format!("≥{t}")
-            } else {
-                format!("{t}")
-            }
-        );
+        shapes.push(Shape::Line {
+            points: vec![(xx, TOP + ph), (xx, TOP + ph + 5.0)],
+            color: "#000000",
+        });
+        let label = if (t - xmax).abs() < 1e-9 {
+            format!("≥{t}")
+        } else {
+            format!("{t}")
+        };
+        shapes.push(text(xx, TOP + ph + 20.0, label, Anchor::Middle, 13.0));
         t += xstep;
     }
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">wakeup latency (µs), bins of {step} µs</text>"#,
+    shapes.push(text(
         LEFT + pw / 2.0,
-        H - 20.0
-    );
-    let _ = writeln!(
-        s,
-        r#"<text transform="translate(20,{}) rotate(-90)" text-anchor="middle">samples per bin (log scale)</text>"#,
-        TOP + ph / 2.0
-    );
-    // One step line per series.
+        H - 20.0,
+        format!("wakeup latency (µs), bins of {step} µs"),
+        Anchor::Middle,
+        14.0,
+    ));
+    shapes.push(Shape::Text {
+        x: 20.0,
+        y: TOP + ph / 2.0,
+        text: "samples per bin (log scale)".into(),
+        anchor: Anchor::Middle,
+        size: 14.0,
+        vertical: true,
+    });
+    // One step line per series, and its legend entry.
     for (i, (ser, c)) in series.iter().zip(&counts).enumerate() {
         let color = COLORS[i % COLORS.len()];
-        let mut d = format!("M{:.1},{:.1}", x(0.0), y(0));
+        let mut points = vec![(x(0.0), y(0))];
         for (b, &n) in c.iter().enumerate() {
             let (x0, x1) = (x(b as f64 * step), x((b + 1) as f64 * step).min(LEFT + pw));
-            let _ = write!(d, " L{x0:.1},{:.1} L{x1:.1},{:.1}", y(n), y(n));
+            points.push((x0, y(n)));
+            points.push((x1, y(n)));
         }
-        let _ = write!(d, " L{:.1},{:.1}", LEFT + pw, y(0));
-        let _ = writeln!(
-            s,
-            r#"<path d="{d}" stroke="{color}" stroke-width="1.6" fill="{color}" fill-opacity="0.12"/>"#
-        );
+        points.push((LEFT + pw, y(0)));
+        shapes.push(Shape::Area {
+            points,
+            base: y(0),
+            color,
+        });
         let ly = TOP + 10.0 + i as f64 * 20.0;
         let lx = LEFT + pw - 260.0;
-        let _ = writeln!(
-            s,
-            r#"<rect x="{lx}" y="{:.1}" width="14" height="10" fill="{color}"/><text x="{}" y="{:.1}">{} ({} samples)</text>"#,
-            ly - 9.0,
+        shapes.push(Shape::Rect {
+            x: lx,
+            y: ly - 9.0,
+            w: 14.0,
+            h: 10.0,
+            color,
+        });
+        shapes.push(text(
             lx + 20.0,
             ly,
-            esc(ser.label),
-            ser.hist.len()
-        );
+            format!("{} ({} samples)", ser.label, ser.hist.len()),
+            Anchor::Start,
+            13.0,
+        ));
+    }
+    Plot {
+        width: W,
+        height: H,
+        shapes,
+    }
+}
+
+/// The histogram as SVG.
+pub fn render(title: &str, series: &[Series<'_>]) -> String {
+    let plot = layout(title, series);
+    let (w, h) = (plot.width, plot.height);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="13">"#
+    );
+    let path = |points: &[(f64, f64)]| {
+        let mut d = String::new();
+        for (i, (x, y)) in points.iter().enumerate() {
+            let _ = write!(d, "{}{x:.1},{y:.1}", if i == 0 { "M" } else { " L" });
+        }
+        d
+    };
+    for shape in &plot.shapes {
+        let _ = match shape {
+            Shape::Rect { x, y, w, h, color } => writeln!(
+                s,
+                r#"<rect x="{x:.1}" y="{y:.1}" width="{w}" height="{h}" fill="{color}"/>"#
+            ),
+            Shape::Line { points, color } => writeln!(
+                s,
+                r#"<path d="{}" stroke="{color}" fill="none"/>"#,
+                path(points)
+            ),
+            Shape::Area { points, color, .. } => writeln!(
+                s,
+                r#"<path d="{}" stroke="{color}" stroke-width="1.6" fill="{color}" fill-opacity="{FILL_OPACITY}"/>"#,
+                path(points)
+            ),
+            Shape::Text {
+                x,
+                y,
+                text,
+                anchor,
+                size,
+                vertical,
+            } => {
+                let anchor = match anchor {
+                    Anchor::Start => "start",
+                    Anchor::Middle => "middle",
+                    Anchor::End => "end",
+                };
+                let place = if *vertical {
+                    format!(r#"transform="translate({x:.1},{y:.1}) rotate(-90)""#)
+                } else {
+                    format!(r#"x="{x:.1}" y="{y:.1}""#)
+                };
+                writeln!(
+                    s,
+                    r#"<text {place} text-anchor="{anchor}" font-size="{size}">{}</text>"#,
+                    esc(text)
+                )
+            }
+        };
     }
     s.push_str("</svg>\n");
     s
