@@ -54,9 +54,13 @@ pub struct SourceStats {
 /// Exits captured between process-table reads.
 #[derive(Debug, Clone, Default)]
 pub struct Exits {
+    /// How exits are captured: `bpf` (ring buffer), `taskstats`, or `None`
+    /// (not captured).
+    pub capture: Option<&'static str>,
     /// Thread groups whose end was recorded, since the agent started.
     pub captured: u64,
-    /// Records the ring buffer dropped (full), since capture began.
+    /// Records dropped, since capture began: by the BPF ring buffer (full),
+    /// or taskstats receive-buffer overflows (each at least one record).
     pub lost: u64,
     /// Those drained at the last process-table read.
     pub last: Vec<Exit>,
@@ -231,6 +235,8 @@ pub struct Agent {
     exits_buf: Vec<Exit>,
     /// Exits drained since the process table was last published.
     exits_pending: Vec<Exit>,
+    /// Exit capture where BPF is not in use.
+    taskstats: Option<proctable::taskstats::TaskstatsExits>,
     /// Walk reloads already logged.
     walk_reloads: u64,
     schedule: Schedule,
@@ -330,6 +336,7 @@ impl Agent {
             work_procs: Vec::new(),
             exits_buf: Vec::new(),
             exits_pending: Vec::new(),
+            taskstats: None,
             walk_reloads: 0,
             schedule: Schedule::default(),
             config_path: config_path.map(Path::to_path_buf),
@@ -366,6 +373,16 @@ impl Agent {
             && (s != AgentSource::Processes || self.table.is_some())
     }
 
+    /// Moves the exits recorded since the last call (BPF ring or taskstats
+    /// socket; neither blocks) into `exits_pending`.
+    fn drain_exits(&mut self) {
+        if let Some(b) = self.table.as_mut().and_then(|t| t.bpf_mut()) {
+            b.drain_exits(&mut self.exits_pending);
+        } else if let Some(ts) = self.taskstats.as_mut() {
+            ts.drain(&mut self.exits_pending);
+        }
+    }
+
     /// Applies a (new) configuration: the process table, the schedule.
     fn apply(&mut self, config: &Config, first: bool) {
         let procs_on = config.source(AgentSource::Processes).enabled;
@@ -379,15 +396,31 @@ impl Agent {
                     } else {
                         log(format!("process table: {} backend", t.describe()));
                     }
+                    let mut capture = None;
                     if let Some(b) = t.bpf_mut() {
                         // Drained on the sampler's own schedule: no wakeups.
-                        if let Err(e) = b.enable_exits(u32::MAX) {
-                            log(format!("exit capture off: {e}"));
+                        match b.enable_exits(u32::MAX) {
+                            Ok(()) => capture = Some("bpf"),
+                            Err(e) => log(format!("exit capture off: {e}")),
+                        }
+                    } else {
+                        let possible = std::fs::read_to_string(
+                            config.sys_root.join("devices/system/cpu/possible"),
+                        )
+                        .unwrap_or_else(|_| "0".into());
+                        match proctable::taskstats::TaskstatsExits::open(possible.trim()) {
+                            Ok(ts) => {
+                                log("exit capture: taskstats (BPF not in use)");
+                                self.taskstats = Some(ts);
+                                capture = Some("taskstats");
+                            }
+                            Err(e) => log(format!("exit capture off: taskstats: {e}")),
                         }
                     }
                     let mut st = self.shared.state_mut();
                     st.backend = Some(t.backend());
                     st.backend_note = t.fallback_reason().map(str::to_string);
+                    st.exits.capture = capture;
                     drop(st);
                     self.table = Some(t);
                 }
@@ -396,6 +429,7 @@ impl Agent {
         }
         if !procs_on {
             self.table = None;
+            self.taskstats = None;
         }
         let cgroup_id = config.process_metrics.cgroup.as_ref().and_then(|path| {
             use std::os::unix::fs::MetadataExt;
@@ -466,34 +500,37 @@ impl Agent {
         // empty), not only with the process table: the ring holds about
         // 35,000 exits, seven seconds at 5,000 exits/s, and the table may
         // be read far less often than that.
-        if let Some(b) = self.table.as_mut().and_then(|t| t.bpf_mut()) {
-            b.drain_exits(&mut self.exits_pending);
-        }
+        self.drain_exits();
         if procs && let Some(t) = self.table.as_mut() {
             let i = AgentSource::Processes.index();
             read_at[i] = mono_ns();
             let t0 = Instant::now();
             procs_result = Some(t.snapshot(&self.query, &mut self.work_procs));
-            if let Some(b) = t.bpf_mut() {
-                b.drain_exits(&mut self.exits_pending);
-                std::mem::swap(&mut self.exits_buf, &mut self.exits_pending);
-                self.exits_pending.clear();
-                if b.walk_reloads() > self.walk_reloads {
-                    self.walk_reloads = b.walk_reloads();
-                    log(format!(
-                        "process table: the walk's array was too small; reloaded with room for {} rows",
-                        b.walk_capacity().unwrap_or(0)
-                    ));
-                }
+            if let Some(b) = t.bpf_mut()
+                && b.walk_reloads() > self.walk_reloads
+            {
+                self.walk_reloads = b.walk_reloads();
+                log(format!(
+                    "process table: the walk's array was too small; reloaded with room for {} rows",
+                    b.walk_capacity().unwrap_or(0)
+                ));
             }
+            self.drain_exits();
+            std::mem::swap(&mut self.exits_buf, &mut self.exits_pending);
+            self.exits_pending.clear();
             procs_cost = t0.elapsed().as_nanos() as u64;
         }
         // One map lookup, only when the process table was read.
-        let lost = procs
-            .then(|| self.table.as_mut().and_then(|t| t.bpf_mut()))
-            .flatten()
-            .and_then(|b| b.exit_stats().ok())
-            .map(|s| s.lost);
+        let lost = match (&self.taskstats, procs) {
+            (_, false) => None,
+            (Some(ts), true) => Some(ts.overflows()),
+            (None, true) => self
+                .table
+                .as_mut()
+                .and_then(|t| t.bpf_mut())
+                .and_then(|b| b.exit_stats().ok())
+                .map(|s| s.lost),
+        };
 
         let mut changes = Vec::new();
         {

@@ -860,3 +860,31 @@ fn bench_consumers_reports_every_variant_and_cleans_up() {
         }
     }
 }
+
+/// Without BPF (the procfs backend), exits are captured through taskstats:
+/// children that end between two reads of the process table are counted,
+/// and listed with their exit status.
+#[test]
+fn exits_are_captured_through_taskstats_without_bpf() {
+    let a = agent("", &["--backend", "procfs"]);
+    assert!(
+        a.early
+            .iter()
+            .any(|l| l.contains("exit capture: taskstats")),
+        "{:?}",
+        a.early
+    );
+    let captured =
+        |a: &Agent| value(&scrape(a, ""), "quietstat_process_exits_total", &[]).unwrap_or(0.0);
+    let before = captured(&a);
+    for _ in 0..5 {
+        Command::new("sh").args(["-c", "exit 42"]).status().unwrap();
+    }
+    let end = Instant::now() + Duration::from_secs(15);
+    while captured(&a) < before + 5.0 {
+        assert!(Instant::now() < end, "exits not captured: {}", captured(&a));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let lost = value(&scrape(&a, ""), "quietstat_process_exits_lost_total", &[]);
+    assert_eq!(lost, Some(0.0));
+}

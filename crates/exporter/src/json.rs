@@ -74,6 +74,7 @@ pub fn snapshot(
                 "count": st.procs.len(),
                 "rows": st.procs,
                 "exits": {
+                    "capture": st.exits.capture,
                     "captured_total": st.exits.captured,
                     "lost_total": st.exits.lost,
                     "since_last_read": st.exits.last,

@@ -105,7 +105,7 @@ families! {
     "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";
     "quietstat_process_threads_all" Gauge [] "processes" "Threads of all processes in the latest process table.";
     "quietstat_process_exits_total" Counter [] "processes" "Processes whose exit was captured with final counters.";
-    "quietstat_process_exits_lost_total" Counter [] "processes" "Exit records dropped because the ring buffer was full.";
+    "quietstat_process_exits_lost_total" Counter [] "processes" "Exit records dropped: BPF ring buffer full, or taskstats receive-buffer overflows (each at least one record).";
     "quietstat_process_cpu_seconds_total" Counter ["pid", "comm", "mode"] "processes" "CPU time of a selected process, user or system.";
     "quietstat_process_resident_memory_bytes" Gauge ["pid", "comm"] "processes" "Resident set size of a selected process.";
     "quietstat_process_virtual_memory_bytes" Gauge ["pid", "comm"] "processes" "Virtual memory size of a selected process.";
@@ -662,7 +662,7 @@ fn processes(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> Fmt {
     one(out, "quietstat_processes", st.procs.len() as f64)?;
     let threads: u64 = st.procs.iter().map(|p| p.num_threads as u64).sum();
     one(out, "quietstat_process_threads_all", threads as f64)?;
-    if st.backend == Some(proctable::Backend::Bpf) {
+    if st.exits.capture.is_some() {
         one(
             out,
             "quietstat_process_exits_total",

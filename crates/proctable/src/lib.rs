@@ -27,6 +27,7 @@ mod proc;
 mod query;
 pub mod rates;
 mod table;
+pub mod taskstats;
 pub mod walk;
 
 pub mod record {

@@ -354,3 +354,91 @@ fn exit_capture_finds_a_thousand_short_lived_children() {
         assert_eq!(e.comm.to_string_lossy(), thread_comm.trim_end());
     }
 }
+
+/// Exit capture without BPF (taskstats, as root): every child found with
+/// the same exit status, parent, name and CPU time as the BPF capture
+/// records for it, a multi-threaded one summed over its threads.
+#[test]
+fn taskstats_captures_the_same_exits_as_bpf() {
+    let possible = std::fs::read_to_string("/sys/devices/system/cpu/possible").unwrap();
+    let mut ts = proctable::taskstats::TaskstatsExits::open(possible.trim())
+        .expect("taskstats registration (root, CONFIG_TASKSTATS)");
+    let mut b = bpf();
+    b.enable_exits(64 * 1024).unwrap();
+    let (mut from_ts, mut from_bpf) = (Vec::new(), Vec::new());
+    ts.drain(&mut from_ts);
+    b.drain_exits(&mut from_bpf);
+    let mut kids: Vec<(Child, i32)> = (1..=40)
+        .map(|k| {
+            let c = Command::new("sh")
+                .args(["-c", &format!("exit {k}")])
+                .spawn()
+                .unwrap();
+            (c, k)
+        })
+        .collect();
+    // A CPU burner and a 6-thread process whose threads burn too.
+    kids.push((
+        Command::new("sh")
+            .args([
+                "-c",
+                "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; exit 77",
+            ])
+            .spawn()
+            .unwrap(),
+        77,
+    ));
+    kids.push((
+        Command::new("python3")
+            .args([
+                "-c",
+                "import threading,os\n\
+                 def burn():\n    x=0\n    for i in range(3000000): x+=i\n\
+                 ts=[threading.Thread(target=burn) for _ in range(5)]\n\
+                 [t.start() for t in ts]\n[t.join() for t in ts]\nos._exit(99)",
+            ])
+            .spawn()
+            .unwrap(),
+        99,
+    ));
+    let pids: Vec<(u32, i32)> = kids.iter().map(|(c, k)| (c.id(), *k)).collect();
+    for (c, _) in &mut kids {
+        c.wait().unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    ts.drain(&mut from_ts);
+    b.drain_exits(&mut from_bpf);
+    assert_eq!(ts.overflows(), 0);
+    for (pid, code) in pids {
+        let t = from_ts
+            .iter()
+            .find(|e| e.pid == pid)
+            .unwrap_or_else(|| panic!("taskstats missed {pid}"));
+        let e = from_bpf.iter().find(|e| e.pid == pid).unwrap();
+        assert_eq!(t.exit_code(), Some(code), "{t:?}");
+        assert_eq!(
+            (t.exit_status, t.ppid),
+            (e.exit_status, e.ppid),
+            "{t:?} vs {e:?}"
+        );
+        assert_eq!(t.comm, e.comm);
+        assert_eq!((t.minflt, t.majflt), (e.minflt, e.majflt), "{t:?} vs {e:?}");
+        let cpu = |x: &proctable::Exit| (x.utime_ns + x.stime_ns) as i64;
+        assert!(
+            (cpu(t) - cpu(e)).abs() <= 10_000_000,
+            "cpu of {pid}: {t:?} vs {e:?}"
+        );
+        // Whole seconds of wall clock against the boot clock.
+        assert!(
+            t.start_ns.abs_diff(e.start_ns) <= 2_000_000_000,
+            "{t:?} vs {e:?}"
+        );
+        assert!(t.maxrss_bytes > 0);
+        if code >= 77 {
+            assert!(
+                cpu(t) > 50_000_000,
+                "the threads' CPU time is summed: {t:?}"
+            );
+        }
+    }
+}

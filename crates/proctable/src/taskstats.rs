@@ -1,0 +1,484 @@
+//! Exit capture without BPF: the kernel's taskstats interface (generic
+//! netlink). A listener registered for every CPU receives, for each task
+//! that exits, its final accounting record (CPU times, faults, RSS
+//! high-water mark, exit code); the last task of a thread group carries the
+//! `AGROUP` flag. Records are summed per thread group here and a process's
+//! [`Exit`] is produced when its last task ends.
+//!
+//! Needs CAP_NET_ADMIN (the kernel refuses the registration otherwise) and
+//! CONFIG_TASKSTATS. The socket is non-blocking and drained on the caller's
+//! schedule, so no thread is woken per exit; the kernel queues records in
+//! the socket's receive buffer (raised to 32 MiB) and drops them when it is
+//! full, which shows as ENOBUFS and is counted in [`TaskstatsExits::overflows`].
+//!
+//! Resolution: taskstats gives the start time in whole seconds of wall-clock
+//! time (`ac_btime64`), so `start_ns`/`start_ticks` (and `exit_ns`, start
+//! plus the exact elapsed time) are to the second; CPU times come in
+//! microseconds and are scaled to the precise runtime (`cpu_run_real_total`)
+//! as /proc does, without the monotonic clamp of earlier reads.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use procfs::pid::Comm;
+
+use crate::cputime::{RawCputime, adjust};
+use crate::proc::{Exit, NS_PER_TICK};
+
+const GENL_ID_CTRL: u16 = 0x10;
+const CTRL_CMD_GETFAMILY: u8 = 3;
+const CTRL_ATTR_FAMILY_ID: u16 = 1;
+const CTRL_ATTR_FAMILY_NAME: u16 = 2;
+const NLMSG_ERROR: u16 = 2;
+const NLM_F_REQUEST: u16 = 1;
+const NLM_F_ACK: u16 = 4;
+const TASKSTATS_CMD_GET: u8 = 1;
+const TASKSTATS_CMD_NEW: u8 = 2;
+const TASKSTATS_CMD_ATTR_REGISTER_CPUMASK: u16 = 3;
+const TASKSTATS_TYPE_STATS: u16 = 3;
+const TASKSTATS_TYPE_AGGR_PID: u16 = 4;
+const NLA_TYPE_MASK: u16 = 0x3fff;
+const AGROUP: u8 = 0x20;
+
+/// Offsets in `struct taskstats` (include/uapi/linux/taskstats.h, x86-64
+/// layout; fields after `ac_flag` are 8-byte aligned where the header says
+/// so). `ac_tgid` appeared in version 10; older records are per process
+/// only and use `ac_pid`.
+mod off {
+    pub const VERSION: usize = 0;
+    pub const EXITCODE: usize = 4;
+    pub const FLAG: usize = 8;
+    pub const CPU_RUN_REAL_TOTAL: usize = 64;
+    pub const COMM: usize = 80;
+    pub const PID: usize = 128;
+    pub const PPID: usize = 132;
+    pub const BTIME: usize = 136;
+    pub const ETIME: usize = 144;
+    pub const UTIME: usize = 152;
+    pub const STIME: usize = 160;
+    pub const MINFLT: usize = 168;
+    pub const MAJFLT: usize = 176;
+    pub const HIWATER_RSS: usize = 200;
+    pub const BTIME64: usize = 344;
+    pub const TGID: usize = 368;
+    pub const END_V10: usize = 372;
+}
+
+/// One task's final record, as far as an [`Exit`] needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskRecord {
+    pub pid: u32,
+    pub tgid: u32,
+    pub ppid: u32,
+    pub exit_code: i32,
+    pub last_of_group: bool,
+    pub comm: [u8; 16],
+    pub btime_s: u64,
+    pub etime_us: u64,
+    pub utime_us: u64,
+    pub stime_us: u64,
+    pub runtime_ns: u64,
+    pub minflt: u64,
+    pub majflt: u64,
+    pub hiwater_rss_kb: u64,
+}
+
+fn u16_at(b: &[u8], o: usize) -> Option<u16> {
+    Some(u16::from_ne_bytes(b.get(o..o + 2)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], o: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(b.get(o..o + 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], o: usize) -> Option<u64> {
+    Some(u64::from_ne_bytes(b.get(o..o + 8)?.try_into().ok()?))
+}
+
+/// Reads a `struct taskstats` payload; `None` when it is too short for the
+/// fields used.
+pub fn parse_taskstats(b: &[u8]) -> Option<TaskRecord> {
+    let version = u16_at(b, off::VERSION)?;
+    let pid = u32_at(b, off::PID)?;
+    let tgid = if version >= 10 && b.len() >= off::END_V10 {
+        u32_at(b, off::TGID)?
+    } else {
+        pid
+    };
+    let mut comm = [0u8; 16];
+    comm.copy_from_slice(b.get(off::COMM..off::COMM + 16)?);
+    let btime64 = u64_at(b, off::BTIME64).unwrap_or(0);
+    Some(TaskRecord {
+        pid,
+        tgid,
+        ppid: u32_at(b, off::PPID)?,
+        exit_code: u32_at(b, off::EXITCODE)? as i32,
+        last_of_group: b.get(off::FLAG)? & AGROUP != 0,
+        comm,
+        btime_s: if btime64 != 0 {
+            btime64
+        } else {
+            u64::from(u32_at(b, off::BTIME)?)
+        },
+        etime_us: u64_at(b, off::ETIME)?,
+        utime_us: u64_at(b, off::UTIME)?,
+        stime_us: u64_at(b, off::STIME)?,
+        runtime_ns: u64_at(b, off::CPU_RUN_REAL_TOTAL)?,
+        minflt: u64_at(b, off::MINFLT)?,
+        majflt: u64_at(b, off::MAJFLT)?,
+        hiwater_rss_kb: u64_at(b, off::HIWATER_RSS)?,
+    })
+}
+
+/// Netlink attributes in `b`: (type, payload).
+fn attrs(mut b: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
+    std::iter::from_fn(move || {
+        let len = usize::from(u16_at(b, 0)?);
+        let kind = u16_at(b, 2)? & NLA_TYPE_MASK;
+        if len < 4 || len > b.len() {
+            return None;
+        }
+        let payload = &b[4..len];
+        b = &b[len.next_multiple_of(4).min(b.len())..];
+        Some((kind, payload))
+    })
+}
+
+/// The task records in one netlink datagram (several messages may share
+/// it).
+pub fn parse_datagram(mut b: &[u8], family: u16, out: &mut Vec<TaskRecord>) {
+    while b.len() >= 20 {
+        let len = u32_at(b, 0).unwrap_or(0) as usize;
+        if len < 20 || len > b.len() {
+            return;
+        }
+        let kind = u16_at(b, 4).unwrap_or(0);
+        if kind == family && b[16] == TASKSTATS_CMD_NEW {
+            for (t, nested) in attrs(&b[20..len]) {
+                if t != TASKSTATS_TYPE_AGGR_PID {
+                    continue;
+                }
+                for (t, payload) in attrs(nested) {
+                    if t == TASKSTATS_TYPE_STATS
+                        && let Some(r) = parse_taskstats(payload)
+                    {
+                        out.push(r);
+                    }
+                }
+            }
+        }
+        b = &b[len.next_multiple_of(4).min(b.len())..];
+    }
+}
+
+/// Sums of a thread group's tasks that ended so far.
+#[derive(Default)]
+struct Partial {
+    utime_us: u64,
+    stime_us: u64,
+    runtime_ns: u64,
+    minflt: u64,
+    majflt: u64,
+    hiwater_rss_kb: u64,
+    leader: Option<TaskRecord>,
+}
+
+/// A registered taskstats listener.
+pub struct TaskstatsExits {
+    sock: OwnedFd,
+    family: u16,
+    seq: u32,
+    buf: Vec<u8>,
+    records: Vec<TaskRecord>,
+    pending: HashMap<u32, Partial>,
+    boot_wall_ns: i128,
+    overflows: u64,
+}
+
+fn send(sock: &OwnedFd, msg: &[u8]) -> io::Result<()> {
+    // SAFETY: a plain send of our buffer on our socket (to the kernel: the
+    // socket is not connected, the default destination is pid 0).
+    let n = unsafe { libc::send(sock.as_raw_fd(), msg.as_ptr().cast(), msg.len(), 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A generic-netlink request: header, genl header, one attribute.
+fn request(kind: u16, flags: u16, seq: u32, cmd: u8, attr: u16, payload: &[u8]) -> Vec<u8> {
+    let attr_len = 4 + payload.len();
+    let len = 16 + 4 + attr_len.next_multiple_of(4);
+    let mut m = Vec::with_capacity(len);
+    m.extend_from_slice(&(len as u32).to_ne_bytes());
+    m.extend_from_slice(&kind.to_ne_bytes());
+    m.extend_from_slice(&flags.to_ne_bytes());
+    m.extend_from_slice(&seq.to_ne_bytes());
+    m.extend_from_slice(&0u32.to_ne_bytes());
+    m.extend_from_slice(&[cmd, 1, 0, 0]);
+    m.extend_from_slice(&(attr_len as u16).to_ne_bytes());
+    m.extend_from_slice(&attr.to_ne_bytes());
+    m.extend_from_slice(payload);
+    m.resize(len, 0);
+    m
+}
+
+impl TaskstatsExits {
+    /// Registers for the exits of tasks on `cpus` (a CPU list such as
+    /// `0-63`, normally every possible CPU).
+    pub fn open(cpus: &str) -> io::Result<TaskstatsExits> {
+        // SAFETY: socket(2) with constant arguments; the fd is owned below.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_NETLINK,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                libc::NETLINK_GENERIC,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fd is a fresh socket we own.
+        let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: a zeroed sockaddr_nl with the family set is valid.
+        let mut addr: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+        addr.nl_family = libc::AF_NETLINK as u16;
+        // SAFETY: addr outlives the call; its size is passed.
+        if unsafe {
+            libc::bind(
+                fd,
+                (&raw const addr).cast(),
+                size_of::<libc::sockaddr_nl>() as u32,
+            )
+        } < 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        let big: libc::c_int = 32 << 20;
+        for opt in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
+            // SAFETY: setsockopt with an int option value.
+            let r = unsafe {
+                libc::setsockopt(
+                    fd,
+                    libc::SOL_SOCKET,
+                    opt,
+                    (&raw const big).cast(),
+                    size_of::<libc::c_int>() as u32,
+                )
+            };
+            if r == 0 {
+                break;
+            }
+        }
+        // A receive timeout for the two replies of the setup; the drains
+        // never block (MSG_DONTWAIT).
+        let tv = libc::timeval {
+            tv_sec: 2,
+            tv_usec: 0,
+        };
+        // SAFETY: setsockopt with a timeval.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&raw const tv).cast(),
+                size_of::<libc::timeval>() as u32,
+            )
+        };
+        let mut me = TaskstatsExits {
+            sock,
+            family: 0,
+            seq: 1,
+            buf: vec![0; 1 << 16],
+            records: Vec::new(),
+            pending: HashMap::new(),
+            boot_wall_ns: boot_wall_ns(),
+            overflows: 0,
+        };
+        me.family = me.resolve_family()?;
+        let reg = request(
+            me.family,
+            NLM_F_REQUEST | NLM_F_ACK,
+            me.next_seq(),
+            TASKSTATS_CMD_GET,
+            TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
+            format!("{cpus}\0").as_bytes(),
+        );
+        send(&me.sock, &reg)?;
+        me.wait_ack()?;
+        Ok(me)
+    }
+
+    fn next_seq(&mut self) -> u32 {
+        self.seq += 1;
+        self.seq
+    }
+
+    fn recv(&mut self, flags: i32) -> io::Result<usize> {
+        // SAFETY: recv into our buffer, its length passed.
+        let n = unsafe {
+            libc::recv(
+                self.sock.as_raw_fd(),
+                self.buf.as_mut_ptr().cast(),
+                self.buf.len(),
+                flags,
+            )
+        };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    fn resolve_family(&mut self) -> io::Result<u16> {
+        let seq = self.next_seq();
+        let m = request(
+            GENL_ID_CTRL,
+            NLM_F_REQUEST,
+            seq,
+            CTRL_CMD_GETFAMILY,
+            CTRL_ATTR_FAMILY_NAME,
+            b"TASKSTATS\0",
+        );
+        send(&self.sock, &m)?;
+        let n = self.recv(0)?;
+        let b = &self.buf[..n];
+        if u16_at(b, 4) == Some(NLMSG_ERROR) {
+            let errno = -(u32_at(b, 16).unwrap_or(0) as i32);
+            return Err(io::Error::other(format!(
+                "taskstats is not in this kernel (CONFIG_TASKSTATS): {}",
+                io::Error::from_raw_os_error(errno)
+            )));
+        }
+        attrs(b.get(20..n).unwrap_or(&[]))
+            .find(|(t, _)| *t == CTRL_ATTR_FAMILY_ID)
+            .and_then(|(_, p)| u16_at(p, 0))
+            .ok_or_else(|| io::Error::other("no TASKSTATS family id in the reply"))
+    }
+
+    fn wait_ack(&mut self) -> io::Result<()> {
+        loop {
+            let n = self.recv(0)?;
+            let b = &self.buf[..n];
+            if u16_at(b, 4) == Some(NLMSG_ERROR) {
+                let errno = -(u32_at(b, 16).unwrap_or(0) as i32);
+                if errno == 0 {
+                    return Ok(());
+                }
+                let e = io::Error::from_raw_os_error(errno);
+                return Err(if errno == libc::EPERM {
+                    io::Error::new(
+                        e.kind(),
+                        "registering for taskstats exits needs CAP_NET_ADMIN",
+                    )
+                } else {
+                    e
+                });
+            }
+            // An exit record that came before the ack: keep it.
+            let family = self.family;
+            parse_datagram(&self.buf[..n], family, &mut self.records);
+        }
+    }
+
+    /// Receive-buffer overflows seen (each lost an unknown number of
+    /// records).
+    pub fn overflows(&self) -> u64 {
+        self.overflows
+    }
+
+    /// Appends every process that ended since the last call; returns how
+    /// many.
+    pub fn drain(&mut self, out: &mut Vec<Exit>) -> usize {
+        loop {
+            match self.recv(libc::MSG_DONTWAIT) {
+                Ok(n) => {
+                    let family = self.family;
+                    parse_datagram(&self.buf[..n], family, &mut self.records);
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => self.overflows += 1,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        let before = out.len();
+        for r in std::mem::take(&mut self.records) {
+            let p = self.pending.entry(r.tgid).or_default();
+            p.utime_us += r.utime_us;
+            p.stime_us += r.stime_us;
+            p.runtime_ns += r.runtime_ns;
+            p.minflt += r.minflt;
+            p.majflt += r.majflt;
+            p.hiwater_rss_kb = p.hiwater_rss_kb.max(r.hiwater_rss_kb);
+            if r.pid == r.tgid {
+                p.leader = Some(r);
+            }
+            if !r.last_of_group {
+                continue;
+            }
+            let p = self.pending.remove(&r.tgid).unwrap_or_default();
+            let named = p.leader.unwrap_or(r);
+            let start_ns =
+                (i128::from(named.btime_s) * 1_000_000_000 - self.boot_wall_ns).max(0) as u64;
+            let (utime_ns, stime_ns) = if p.runtime_ns > 0 {
+                adjust(RawCputime {
+                    utime: p.utime_us * 1000,
+                    stime: p.stime_us * 1000,
+                    runtime: p.runtime_ns,
+                    prev_utime: 0,
+                    prev_stime: 0,
+                })
+            } else {
+                (p.utime_us * 1000, p.stime_us * 1000)
+            };
+            out.push(Exit {
+                pid: r.tgid,
+                ppid: r.ppid,
+                comm: Comm::from_task_comm(&named.comm),
+                start_ns,
+                start_ticks: start_ns / NS_PER_TICK,
+                exit_ns: start_ns + named.etime_us * 1000,
+                utime_ns,
+                stime_ns,
+                minflt: p.minflt,
+                majflt: p.majflt,
+                maxrss_bytes: p.hiwater_rss_kb * 1024,
+                exit_status: r.exit_code,
+            });
+        }
+        out.len() - before
+    }
+}
+
+/// Wall-clock time of boot in nanoseconds (realtime minus boottime).
+fn boot_wall_ns() -> i128 {
+    let now = |clock| {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: ts is a valid out-pointer.
+        unsafe { libc::clock_gettime(clock, &mut ts) };
+        i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
+    };
+    now(libc::CLOCK_REALTIME) - now(libc::CLOCK_BOOTTIME)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attributes_and_a_short_record() {
+        // Two attributes, the first padded to 4 bytes.
+        let b = [6u8, 0, 1, 0, 0xaa, 0xbb, 0, 0, 8, 0, 2, 0, 1, 2, 3, 4];
+        let v: Vec<_> = attrs(&b).collect();
+        assert_eq!(v, vec![(1, &[0xaa, 0xbb][..]), (2, &[1, 2, 3, 4][..])]);
+        // A length past the end stops the walk without a panic.
+        assert_eq!(attrs(&[200u8, 0, 1, 0]).count(), 0);
+        assert_eq!(parse_taskstats(&[0; 100]), None);
+    }
+}

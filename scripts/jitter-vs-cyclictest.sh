@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# quietstat jitter beside cyclictest (Debian's rt-tests) on one CPU, in
+# many short rounds alternated back to back, so that the machine's slow
+# drifts fall on both tools alike. Prints each round, then per tool the
+# median over rounds of avg, p50 and p99, and their ratios.
+#   scripts/jitter-vs-cyclictest.sh [ROUNDS] [SECONDS] [CPU]
+# Needs root (SCHED_FIFO 95), cyclictest (apt-get install rt-tests) and a
+# release build (cargo build --release).
+set -euo pipefail
+rounds=${1:-12} secs=${2:-10} cpu=${3:-1}
+qs=${QUIETSTAT:-target/release/quietstat}
+command -v cyclictest >/dev/null || { echo "cyclictest missing: apt-get install rt-tests" >&2; exit 1; }
+[ -x "$qs" ] || { echo "$qs missing: cargo build --release" >&2; exit 1; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for r in $(seq "$rounds"); do
+    "$qs" jitter --cpu "$cpu" --interval 1ms --duration "${secs}s" --priority 95 \
+        --format json > "$out/q$r.json"
+    cyclictest -m -q -p 95 -i 1000 -a "$cpu" -t 1 -D "$secs" -h 20000 > "$out/c$r.txt"
+done
+python3 - "$out" "$rounds" <<'EOF'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+rows = {"quietstat jitter": [], "cyclictest": []}
+for r in range(1, rounds + 1):
+    s = json.load(open(f"{out}/q{r}.json"))["runs"][0]["summary"]
+    rows["quietstat jitter"].append((s["samples"], s["avg_us"], s["p50_us"], s["p99_us"], s["max_us"]))
+    hist, avg, mx, over = [], None, None, 0
+    for line in open(f"{out}/c{r}.txt"):
+        if line.startswith("# Avg Latencies:"):
+            avg = float(line.split(":")[1])
+        elif line.startswith("# Max Latencies:"):
+            mx = float(line.split(":")[1])
+        elif line.startswith("# Histogram Overflows:"):
+            over = int(line.split(":")[1])
+        elif not line.startswith("#") and line.strip():
+            us, n = line.split()[:2]
+            hist.append((int(us), int(n)))
+    total = sum(n for _, n in hist) + over
+    def q(p):
+        acc = 0
+        for us, n in hist:
+            acc += n
+            if acc >= p * total:
+                return float(us)
+        return float("inf")
+    rows["cyclictest"].append((total, avg, q(0.5), q(0.99), mx))
+print(f"{'round':>5} {'tool':<17} {'samples':>8} {'avg':>8} {'p50':>8} {'p99':>8} {'max':>9}")
+for r in range(rounds):
+    for tool, v in rows.items():
+        n, a, p50, p99, m = v[r]
+        print(f"{r + 1:>5} {tool:<17} {n:>8} {a:>8.1f} {p50:>8.1f} {p99:>8.1f} {m:>9.0f}")
+med = {t: [statistics.median(x[i] for x in v) for i in (1, 2, 3)] for t, v in rows.items()}
+print()
+for t, (a, p50, p99) in med.items():
+    print(f"median over {rounds} rounds, {t:<17}: avg {a:.1f} us, p50 {p50:.1f} us, p99 {p99:.1f} us")
+q, c = med["quietstat jitter"], med["cyclictest"]
+print(f"quietstat / cyclictest: avg {q[0] / c[0]:.3f}, p50 {q[1] / c[1]:.3f}, p99 {q[2] / c[2]:.3f}")
+EOF
