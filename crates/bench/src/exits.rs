@@ -25,11 +25,39 @@ pub struct Options {
     pub drain_every: Duration,
     /// The quietstat binary (runs `bench forker`).
     pub exe: std::path::PathBuf,
+    /// Capture through taskstats instead of the BPF ring buffer.
+    pub taskstats: bool,
+}
+
+/// Either way of capturing exits.
+enum Capture {
+    Bpf(Box<Bpf>),
+    Taskstats(proctable::taskstats::TaskstatsExits),
+}
+
+impl Capture {
+    fn drain(&mut self, out: &mut Vec<Exit>) -> usize {
+        match self {
+            Capture::Bpf(b) => b.drain_exits(out),
+            Capture::Taskstats(t) => t.drain(out),
+        }
+    }
+
+    /// Records lost so far: BPF ring-buffer drops, or taskstats socket
+    /// overflows (each at least one record).
+    fn lost(&self) -> Result<u64, String> {
+        match self {
+            Capture::Bpf(b) => b.exit_stats().map(|s| s.lost).map_err(|e| e.to_string()),
+            Capture::Taskstats(t) => Ok(t.overflows()),
+        }
+    }
 }
 
 /// The outcome.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// `bpf` or `taskstats`.
+    pub capture: &'static str,
     pub offered_per_s: u32,
     pub seconds: f64,
     /// Children the forker forked (and reaped), and per second.
@@ -38,8 +66,8 @@ pub struct Report {
     /// Of those, exits found in the ring, with the right exit code.
     pub captured: u64,
     pub wrong_code: u64,
-    /// Exits the BPF program counted but could not record (ring full),
-    /// machine-wide, during the run.
+    /// Records lost machine-wide during the run: BPF ring-buffer drops, or
+    /// taskstats socket overflows (each at least one record).
     pub lost: u64,
     /// Exits of every process on the machine drained during the run.
     pub drained: u64,
@@ -62,11 +90,21 @@ fn thread_cpu_ns() -> u64 {
 
 /// Runs the load and the capture; `note` receives progress messages.
 pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String> {
-    let mut bpf = Bpf::open().map_err(|e| format!("exit capture needs BPF: {e}"))?;
-    bpf.enable_exits(u32::MAX).map_err(|e| e.to_string())?;
-    let before = bpf.exit_stats().map_err(|e| e.to_string())?;
+    let mut capture = if opts.taskstats {
+        let possible = std::fs::read_to_string("/sys/devices/system/cpu/possible")
+            .map_err(|e| format!("/sys/devices/system/cpu/possible: {e}"))?;
+        Capture::Taskstats(
+            proctable::taskstats::TaskstatsExits::open(possible.trim())
+                .map_err(|e| format!("taskstats: {e}"))?,
+        )
+    } else {
+        let mut bpf = Bpf::open().map_err(|e| format!("exit capture needs BPF: {e}"))?;
+        bpf.enable_exits(u32::MAX).map_err(|e| e.to_string())?;
+        Capture::Bpf(Box::new(bpf))
+    };
+    let before = capture.lost()?;
     let mut exits: Vec<Exit> = Vec::new();
-    bpf.drain_exits(&mut exits);
+    capture.drain(&mut exits);
     exits.clear();
 
     let mut cmd = Command::new(&opts.exe);
@@ -95,10 +133,10 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut drain_cpu = 0u64;
     let mut next = start + opts.drain_every;
-    let mut drain = |bpf: &mut Bpf| {
+    let mut drain = |capture: &mut Capture| {
         let t = thread_cpu_ns();
         exits.clear();
-        let n = bpf.drain_exits(&mut exits) as u64;
+        let n = capture.drain(&mut exits) as u64;
         for e in exits.iter().filter(|e| e.ppid == forker_pid) {
             captured += 1;
             // The forker's children exit with code pid % 100 (wait status
@@ -117,13 +155,13 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
             break status;
         }
         if Instant::now() >= next {
-            drain(&mut bpf);
+            drain(&mut capture);
             next += opts.drain_every;
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     let seconds = start.elapsed().as_secs_f64();
-    drain(&mut bpf);
+    drain(&mut capture);
     if !status.success() {
         return Err(format!("the forker failed: {status}"));
     }
@@ -139,7 +177,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
         .trim()
         .parse()
         .map_err(|_| format!("the forker printed {out:?}, not a count"))?;
-    let after = bpf.exit_stats().map_err(|e| e.to_string())?;
+    let after = capture.lost()?;
     Ok(Report {
         offered_per_s: opts.rate,
         seconds,
@@ -147,7 +185,8 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
         forked_per_s: forked as f64 / opts.duration.as_secs_f64(),
         captured,
         wrong_code,
-        lost: after.lost - before.lost,
+        capture: if opts.taskstats { "taskstats" } else { "bpf" },
+        lost: after - before,
         drained,
         drains,
         max_per_drain,

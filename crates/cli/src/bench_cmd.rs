@@ -373,6 +373,10 @@ pub struct ExitsArgs {
     /// interval: 5 s by default).
     #[arg(long, value_parser = crate::parse_duration, default_value = "5s", value_name = "D")]
     drain_every: std::time::Duration,
+    /// Capture through taskstats (the agent's way without BPF) instead of
+    /// the BPF ring buffer.
+    #[arg(long)]
+    taskstats: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -386,6 +390,7 @@ pub fn run_exits(args: &ExitsArgs) -> anyhow::Result<ExitCode> {
         duration: args.duration,
         drain_every: args.drain_every,
         exe: std::env::current_exe().context("finding the quietstat binary")?,
+        taskstats: args.taskstats,
     };
     let r = bench::exits::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
         .map_err(anyhow::Error::msg)?;
@@ -393,7 +398,8 @@ pub fn run_exits(args: &ExitsArgs) -> anyhow::Result<ExitCode> {
         Format::Json => print_json_lines(std::slice::from_ref(&r))?,
         Format::Table => {
             println!(
-                "offered {}/s for {:.1} s: forked {} ({:.0}/s), captured {} ({} with a wrong exit code), lost {}",
+                "{}: offered {}/s for {:.1} s: forked {} ({:.0}/s), captured {} ({} with a wrong exit code), lost {}",
+                r.capture,
                 r.offered_per_s,
                 r.seconds,
                 r.forked,

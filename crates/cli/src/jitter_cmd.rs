@@ -28,6 +28,14 @@ pub struct Args {
     /// extension.
     #[arg(long, value_name = "FILE.svg|FILE.png")]
     histogram: Option<PathBuf>,
+    /// Hold this CPU wakeup latency (us) on /dev/cpu_dma_latency while
+    /// measuring, as cyclictest does (its --latency, default 0): idle CPUs
+    /// then stay out of deep sleep states.
+    #[arg(long, default_value_t = 0, value_name = "US")]
+    dma_latency: i32,
+    /// Leave /dev/cpu_dma_latency alone (cyclictest's --laptop).
+    #[arg(long)]
+    laptop: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// With COMMAND: how long it runs before the second measurement starts.
@@ -57,6 +65,26 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             "--histogram {}: the picture's format comes from the name; accepted: *.svg, *.png",
             p.display()
         ),
+    };
+    if args.dma_latency < 0 {
+        bail!(
+            "--dma-latency {}: accepted 0 or more microseconds (or --laptop)",
+            args.dma_latency
+        );
+    }
+    // Held (the file open) until both runs are done.
+    let dma = if args.laptop {
+        None
+    } else {
+        match jitter::hold_dma_latency(args.dma_latency) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                eprintln!(
+                    "quietstat: CPU wakeup latency not held ({e}): deep idle states may show as latency"
+                );
+                None
+            }
+        }
     };
     let mut runs = vec![jitter::measure(&o, "alone").map_err(anyhow::Error::msg)?];
     if !runs[0].fifo && args.priority > 0 {
@@ -111,11 +139,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         };
         std::fs::write(p, bytes).with_context(|| format!("writing {}", p.display()))?;
     }
-    print(args, &runs)?;
+    let dma_held = dma.is_some();
+    drop(dma);
+    print(args, &runs, dma_held)?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn print(args: &Args, runs: &[Run]) -> anyhow::Result<()> {
+fn print(args: &Args, runs: &[Run], dma_held: bool) -> anyhow::Result<()> {
     let sums: Vec<Summary> = runs.iter().map(Run::summary).collect();
     match args.format {
         Format::Json => {
@@ -126,6 +156,7 @@ fn print(args: &Args, runs: &[Run]) -> anyhow::Result<()> {
                 "priority": args.priority,
                 "fifo": runs[0].fifo,
                 "memory_locked": runs[0].locked,
+                "dma_latency_us": dma_held.then_some(args.dma_latency),
                 "runs": runs.iter().zip(&sums).map(|(r, s)| serde_json::json!({
                     "label": r.label, "overruns": r.overruns, "summary": s,
                 })).collect::<Vec<_>>(),

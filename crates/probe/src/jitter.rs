@@ -85,6 +85,23 @@ fn sleep_until(ns: u64) {
     };
 }
 
+/// Holds a CPU-wakeup-latency request of `us` microseconds on
+/// /dev/cpu_dma_latency (PM QoS) for as long as the file stays open, as
+/// cyclictest does by default (`--latency`, 0 unless `--laptop`): with 0,
+/// idle CPUs stay out of deep sleep states, whose exit latency would
+/// otherwise be part of every measurement. Needs root.
+pub fn hold_dma_latency(us: i32) -> Result<std::fs::File, String> {
+    use std::io::Write as _;
+    let path = "/dev/cpu_dma_latency";
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| format!("{path}: {e}"))?;
+    f.write_all(&us.to_ne_bytes())
+        .map_err(|e| format!("{path}: {e}"))?;
+    Ok(f)
+}
+
 /// Checks the options: the CPU exists and is online, the interval and
 /// priority are in range.
 pub fn validate(o: &Options) -> Result<(), String> {
