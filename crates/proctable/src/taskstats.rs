@@ -13,9 +13,13 @@
 //!
 //! Resolution: taskstats gives the start time in whole seconds of wall-clock
 //! time (`ac_btime64`), so `start_ns`/`start_ticks` (and `exit_ns`, start
-//! plus the exact elapsed time) are to the second; CPU times come in
-//! microseconds and are scaled to the precise runtime (`cpu_run_real_total`)
-//! as /proc does, without the monotonic clamp of earlier reads.
+//! plus the exact elapsed time) are to the second. CPU times are the
+//! kernel's tick-sampled user and system times: taskstats carries no
+//! precise runtime to scale them by (its `cpu_run_real_total` is their
+//! sum), so they can differ from what /proc (and the BPF capture) report by
+//! the sampling error, a few ticks per busy process. The RSS high-water
+//! mark is that of the last program the process ran (BPF's, like
+//! getrusage's, also counts the forked parent's image before an exec).
 
 use std::collections::HashMap;
 use std::io;
@@ -23,7 +27,6 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use procfs::pid::Comm;
 
-use crate::cputime::{RawCputime, adjust};
 use crate::proc::{Exit, NS_PER_TICK};
 
 const GENL_ID_CTRL: u16 = 0x10;
@@ -49,7 +52,6 @@ mod off {
     pub const VERSION: usize = 0;
     pub const EXITCODE: usize = 4;
     pub const FLAG: usize = 8;
-    pub const CPU_RUN_REAL_TOTAL: usize = 64;
     pub const COMM: usize = 80;
     pub const PID: usize = 128;
     pub const PPID: usize = 132;
@@ -78,7 +80,6 @@ pub struct TaskRecord {
     pub etime_us: u64,
     pub utime_us: u64,
     pub stime_us: u64,
-    pub runtime_ns: u64,
     pub minflt: u64,
     pub majflt: u64,
     pub hiwater_rss_kb: u64,
@@ -124,7 +125,6 @@ pub fn parse_taskstats(b: &[u8]) -> Option<TaskRecord> {
         etime_us: u64_at(b, off::ETIME)?,
         utime_us: u64_at(b, off::UTIME)?,
         stime_us: u64_at(b, off::STIME)?,
-        runtime_ns: u64_at(b, off::CPU_RUN_REAL_TOTAL)?,
         minflt: u64_at(b, off::MINFLT)?,
         majflt: u64_at(b, off::MAJFLT)?,
         hiwater_rss_kb: u64_at(b, off::HIWATER_RSS)?,
@@ -177,7 +177,6 @@ pub fn parse_datagram(mut b: &[u8], family: u16, out: &mut Vec<TaskRecord>) {
 struct Partial {
     utime_us: u64,
     stime_us: u64,
-    runtime_ns: u64,
     minflt: u64,
     majflt: u64,
     hiwater_rss_kb: u64,
@@ -409,7 +408,6 @@ impl TaskstatsExits {
             let p = self.pending.entry(r.tgid).or_default();
             p.utime_us += r.utime_us;
             p.stime_us += r.stime_us;
-            p.runtime_ns += r.runtime_ns;
             p.minflt += r.minflt;
             p.majflt += r.majflt;
             p.hiwater_rss_kb = p.hiwater_rss_kb.max(r.hiwater_rss_kb);
@@ -423,17 +421,7 @@ impl TaskstatsExits {
             let named = p.leader.unwrap_or(r);
             let start_ns =
                 (i128::from(named.btime_s) * 1_000_000_000 - self.boot_wall_ns).max(0) as u64;
-            let (utime_ns, stime_ns) = if p.runtime_ns > 0 {
-                adjust(RawCputime {
-                    utime: p.utime_us * 1000,
-                    stime: p.stime_us * 1000,
-                    runtime: p.runtime_ns,
-                    prev_utime: 0,
-                    prev_stime: 0,
-                })
-            } else {
-                (p.utime_us * 1000, p.stime_us * 1000)
-            };
+            let (utime_ns, stime_ns) = (p.utime_us * 1000, p.stime_us * 1000);
             out.push(Exit {
                 pid: r.tgid,
                 ppid: r.ppid,
