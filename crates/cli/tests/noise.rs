@@ -6,6 +6,15 @@ use std::time::Duration;
 
 use bench::child::Guard;
 
+/// Every test here measures or loads CPU 1 (a SCHED_FIFO jitter thread
+/// there starves the helper's spinner, and membarrier then sends it no
+/// IPI): they take turns.
+static CPU1: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn cpu1() -> std::sync::MutexGuard<'static, ()> {
+    CPU1.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn quietstat() -> Command {
     Command::new(env!("CARGO_BIN_EXE_quietstat"))
 }
@@ -41,6 +50,7 @@ fn noise_with(pid: u32, secs: u32, backend: &str) -> serde_json::Value {
 
 #[test]
 fn a_process_sending_cross_cpu_calls_is_caught() {
+    let _cpu1 = cpu1();
     let helper = Guard(
         quietstat()
             .args([
@@ -92,6 +102,7 @@ fn a_process_sending_cross_cpu_calls_is_caught() {
 
 #[test]
 fn the_agent_sends_no_ipi_and_wakes_nothing_on_an_isolated_cpu() {
+    let _cpu1 = cpu1();
     let idle = bench::spawn::Idle::start(2000).unwrap();
     let dir = tempfile::tempdir().unwrap();
     // Its log goes to a file: a pipe would make each line wake this test's
@@ -132,6 +143,7 @@ fn the_agent_sends_no_ipi_and_wakes_nothing_on_an_isolated_cpu() {
 
 #[test]
 fn jitter_measures_alone_and_beside_a_command() {
+    let _cpu1 = cpu1();
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("h.svg");
     let out = quietstat()
@@ -178,6 +190,7 @@ fn jitter_measures_alone_and_beside_a_command() {
 
 #[test]
 fn jitter_writes_a_png_and_refuses_other_picture_formats() {
+    let _cpu1 = cpu1();
     let dir = tempfile::tempdir().unwrap();
     let png = dir.path().join("h.png");
     let run = |pic: &std::path::Path| {
