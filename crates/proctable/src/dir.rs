@@ -58,7 +58,20 @@ pub struct ProcDir {
     generation: u32,
     page_size: u64,
     cgroup_ids: HashMap<Box<[u8]>, Option<u64>>,
+    /// /proc/loadavg, kept open when `root` is the live /proc of our own
+    /// PID namespace: its last allocated PID and task total let a full scan
+    /// skip the listing.
+    loadavg: Option<OwnedFd>,
+    pid_max: u32,
+    /// The processes of the last full scan, sorted, and the last PID
+    /// allocated when it began (`None`: list next time).
+    listed: Vec<u32>,
+    last_pid: Option<u32>,
+    skipped_listings: u64,
 }
+
+/// New PIDs probed directly instead of listing /proc, at most.
+const PROBE_MAX: u32 = 256;
 
 fn cstr_path(p: &Path) -> io::Result<CString> {
     CString::new(p.as_os_str().as_bytes()).map_err(|_| io::ErrorKind::InvalidInput.into())
@@ -223,7 +236,64 @@ impl ProcDir {
             generation: 0,
             page_size: if page > 0 { page as u64 } else { 4096 },
             cgroup_ids: HashMap::new(),
-        })
+            loadavg: None,
+            pid_max: 0,
+            listed: Vec::new(),
+            last_pid: None,
+            skipped_listings: 0,
+        }
+        .with_loadavg())
+    }
+
+    /// Keeps /proc/loadavg open when `root` is the live /proc seen from our
+    /// own PID namespace (its last PID is that namespace's).
+    fn with_loadavg(mut self) -> ProcDir {
+        let ours = std::fs::read_link(self.root.join("self"))
+            .ok()
+            .and_then(|p| p.to_str()?.parse::<u32>().ok())
+            == Some(std::process::id());
+        let pid_max = std::fs::read_to_string(self.root.join("sys/kernel/pid_max"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok());
+        if self.root == Path::new("/proc")
+            && ours
+            && let Some(pid_max) = pid_max
+        {
+            self.pid_max = pid_max;
+            self.loadavg = open_at(self.dirfd.as_raw_fd(), b"loadavg", libc::O_RDONLY).ok();
+        }
+        self
+    }
+
+    /// (tasks in the system, last PID allocated), from /proc/loadavg.
+    fn read_loadavg(&self) -> Option<(u64, u32)> {
+        let fd = self.loadavg.as_ref()?;
+        let mut b = [0u8; 128];
+        // SAFETY: pread into a stack buffer, its length passed.
+        let n = unsafe { libc::pread(fd.as_raw_fd(), b.as_mut_ptr().cast(), b.len(), 0) };
+        let text = std::str::from_utf8(b.get(..usize::try_from(n).ok()?)?).ok()?;
+        let mut w = text.split_ascii_whitespace().skip(3);
+        let total = w.next()?.split_once('/')?.1.parse().ok()?;
+        let last = w.next()?.parse().ok()?;
+        Some((total, last))
+    }
+
+    /// The PIDs allocated after `prev` up to `last` (in the kernel's cyclic
+    /// order), or `None` when there are more than [`PROBE_MAX`].
+    fn new_pids(&self, prev: u32, last: u32) -> Option<Vec<u32>> {
+        let ranges = if last >= prev {
+            [(prev + 1, last), (1, 0)]
+        } else {
+            [(prev + 1, self.pid_max.saturating_sub(1)), (1, last)]
+        };
+        let span: u32 = ranges.iter().map(|&(a, b)| (b + 1).saturating_sub(a)).sum();
+        (span <= PROBE_MAX).then(|| ranges.iter().flat_map(|&(a, b)| a..=b).collect())
+    }
+
+    /// Full scans that did not list /proc (no new task, or only a few
+    /// probed directly, and the task total agreed).
+    pub fn skipped_listings(&self) -> u64 {
+        self.skipped_listings
     }
 
     /// Bounds the /proc/PID/stat fds kept open between snapshots (0: open,
@@ -249,36 +319,104 @@ impl ProcDir {
     }
 
     /// Fills `out` with one row per process (or thread) that `query` selects.
+    ///
+    /// A full process scan with kept fds may skip listing /proc: when
+    /// /proc/loadavg shows that no PID was allocated since the last full
+    /// scan (or only a few, which are probed directly), the processes are
+    /// the last scan's plus those; the scan stands only if, read again
+    /// after it, /proc/loadavg is unchanged and the rows' threads add up to
+    /// its task total. Otherwise (a thread probed as if a process, a
+    /// zombie, a task made during the scan) /proc is listed and the rows
+    /// are made to match the listing.
     pub fn snapshot(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
         out.clear();
         self.generation = self.generation.wrapping_add(1);
         self.cgroup_ids.clear();
         let mut pids = std::mem::take(&mut self.pids);
-        match &query.pids {
-            Some(list) => {
+        let full = query.pids.is_none() && !query.threads && self.max_kept > 0;
+        let before = if full { self.read_loadavg() } else { None };
+        let quick = match (before, self.last_pid) {
+            (Some((_, last)), Some(prev)) => self.new_pids(prev, last),
+            _ => None,
+        };
+        let listed = match (&query.pids, &quick) {
+            (Some(list), _) => {
                 pids.clear();
                 pids.extend_from_slice(list);
+                false
             }
-            None => list_numeric(self.dirfd.as_raw_fd(), &mut self.dents, &mut pids).map_err(
-                |source| Error::Io {
-                    path: self.root.clone(),
-                    source,
-                },
-            )?,
-        }
-        let result = pids.iter().try_for_each(|&pid| {
+            (None, Some(new)) => {
+                pids.clear();
+                pids.extend_from_slice(&self.listed);
+                pids.extend(new.iter().filter(|p| self.listed.binary_search(p).is_err()));
+                false
+            }
+            (None, None) => {
+                self.list(&mut pids)?;
+                true
+            }
+        };
+        let mut result = pids.iter().try_for_each(|&pid| {
             if query.threads {
                 self.read_threads(pid, query.fields, out)
             } else {
                 self.read_one(pid, None, query.fields, out)
             }
         });
+        if result.is_ok() && quick.is_some() {
+            let threads: u64 = out.iter().map(|p| u64::from(p.num_threads)).sum();
+            let after = self.read_loadavg();
+            if after == before && before.is_some_and(|(total, _)| total == threads) {
+                self.skipped_listings += 1;
+            } else {
+                result = self.reconcile(&mut pids, query.fields, out);
+            }
+        }
+        if full && result.is_ok() {
+            if listed || quick.is_some() {
+                self.listed.clear();
+                self.listed.extend(out.iter().map(|p| p.pid));
+                self.listed.sort_unstable();
+            }
+            self.last_pid = before.map(|(_, last)| last);
+        } else if query.pids.is_none() {
+            self.last_pid = None;
+        }
         self.pids = pids;
         let generation = self.generation;
         if query.pids.is_none() {
             self.kept.retain(|_, k| k.generation == generation);
         }
         result
+    }
+
+    fn list(&mut self, pids: &mut Vec<u32>) -> Result<()> {
+        list_numeric(self.dirfd.as_raw_fd(), &mut self.dents, pids).map_err(|source| Error::Io {
+            path: self.root.clone(),
+            source,
+        })
+    }
+
+    /// After a scan without a listing that did not add up: lists /proc,
+    /// drops rows of PIDs it does not list (threads probed as processes)
+    /// and reads the processes missing.
+    fn reconcile(
+        &mut self,
+        pids: &mut Vec<u32>,
+        fields: Fields,
+        out: &mut Vec<Proc>,
+    ) -> Result<()> {
+        self.list(pids)?;
+        pids.sort_unstable();
+        out.retain(|p| pids.binary_search(&p.pid).is_ok());
+        out.sort_unstable_by_key(|p| p.pid);
+        let have: Vec<u32> = out.iter().map(|p| p.pid).collect();
+        for &pid in pids.iter() {
+            if have.binary_search(&pid).is_err() {
+                self.read_one(pid, None, fields, out)?;
+            }
+        }
+        Ok(())
     }
 
     /// Start time (clock ticks since boot) of each PID, `None` for one that
