@@ -14,11 +14,12 @@
 //! Resolution: taskstats gives the start time in whole seconds of wall-clock
 //! time (`ac_btime64`), so `start_ns`/`start_ticks` (and `exit_ns`, start
 //! plus the exact elapsed time) are to the second. CPU times are the
-//! kernel's tick-sampled user and system times: taskstats carries no
-//! precise runtime to scale them by (its `cpu_run_real_total` is their
-//! sum), so they can differ from what /proc (and the BPF capture) report by
-//! the sampling error, a few ticks per busy process. The RSS high-water
-//! mark is that of the last program the process ran (BPF's, like
+//! kernel's tick-sampled user and system times scaled to the task's exact
+//! runtime (`cpu_run_virtual_total`, filled by delay accounting's hook), as
+//! /proc scales them, without /proc's monotonic clamp; each task's runtime
+//! is read as it begins to exit, so the exit's own work (tearing down the
+//! address space) is not in it: a few ms for a big process. The RSS
+//! high-water mark is that of the last program the process ran (BPF's, like
 //! getrusage's, also counts the forked parent's image before an exec).
 
 use std::collections::HashMap;
@@ -27,6 +28,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use procfs::pid::Comm;
 
+use crate::cputime::{RawCputime, adjust};
 use crate::proc::{Exit, NS_PER_TICK};
 
 const GENL_ID_CTRL: u16 = 0x10;
@@ -52,6 +54,9 @@ mod off {
     pub const VERSION: usize = 0;
     pub const EXITCODE: usize = 4;
     pub const FLAG: usize = 8;
+    /// The task's exact runtime (se.sum_exec_runtime, ns), filled by
+    /// delay accounting's taskstats hook.
+    pub const CPU_RUN_VIRTUAL_TOTAL: usize = 72;
     pub const COMM: usize = 80;
     pub const PID: usize = 128;
     pub const PPID: usize = 132;
@@ -80,6 +85,7 @@ pub struct TaskRecord {
     pub etime_us: u64,
     pub utime_us: u64,
     pub stime_us: u64,
+    pub runtime_ns: u64,
     pub minflt: u64,
     pub majflt: u64,
     pub hiwater_rss_kb: u64,
@@ -125,6 +131,7 @@ pub fn parse_taskstats(b: &[u8]) -> Option<TaskRecord> {
         etime_us: u64_at(b, off::ETIME)?,
         utime_us: u64_at(b, off::UTIME)?,
         stime_us: u64_at(b, off::STIME)?,
+        runtime_ns: u64_at(b, off::CPU_RUN_VIRTUAL_TOTAL)?,
         minflt: u64_at(b, off::MINFLT)?,
         majflt: u64_at(b, off::MAJFLT)?,
         hiwater_rss_kb: u64_at(b, off::HIWATER_RSS)?,
@@ -177,6 +184,7 @@ pub fn parse_datagram(mut b: &[u8], family: u16, out: &mut Vec<TaskRecord>) {
 struct Partial {
     utime_us: u64,
     stime_us: u64,
+    runtime_ns: u64,
     minflt: u64,
     majflt: u64,
     hiwater_rss_kb: u64,
@@ -408,6 +416,7 @@ impl TaskstatsExits {
             let p = self.pending.entry(r.tgid).or_default();
             p.utime_us += r.utime_us;
             p.stime_us += r.stime_us;
+            p.runtime_ns += r.runtime_ns;
             p.minflt += r.minflt;
             p.majflt += r.majflt;
             p.hiwater_rss_kb = p.hiwater_rss_kb.max(r.hiwater_rss_kb);
@@ -421,7 +430,19 @@ impl TaskstatsExits {
             let named = p.leader.unwrap_or(r);
             let start_ns =
                 (i128::from(named.btime_s) * 1_000_000_000 - self.boot_wall_ns).max(0) as u64;
-            let (utime_ns, stime_ns) = (p.utime_us * 1000, p.stime_us * 1000);
+            // Scaled to the exact runtime as /proc does (without its
+            // monotonic clamp), where the kernel filled it in.
+            let (utime_ns, stime_ns) = if p.runtime_ns > 0 {
+                adjust(RawCputime {
+                    utime: p.utime_us * 1000,
+                    stime: p.stime_us * 1000,
+                    runtime: p.runtime_ns,
+                    prev_utime: 0,
+                    prev_stime: 0,
+                })
+            } else {
+                (p.utime_us * 1000, p.stime_us * 1000)
+            };
             out.push(Exit {
                 pid: r.tgid,
                 ppid: r.ppid,
