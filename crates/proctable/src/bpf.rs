@@ -161,7 +161,6 @@ impl Method {
 /// A loaded process-table program (and, once enabled, exit capture).
 pub struct Bpf {
     ebpf: Ebpf,
-    btf: Btf,
     walk: Option<Walk>,
     walk_object: Vec<u64>,
     walk_unavailable: Option<String>,
@@ -229,9 +228,9 @@ impl Bpf {
                 Err(e) => (None, Some(e.to_string())),
             },
         };
+        drop(btf);
         let mut bpf = Bpf {
             ebpf,
-            btf,
             walk,
             walk_object,
             walk_unavailable,
@@ -283,7 +282,7 @@ impl Bpf {
     /// walk finds more; this sets it, e.g. small to exercise that).
     pub fn set_walk_capacity(&mut self, rows: u32) -> Result<()> {
         match self.walk.as_mut() {
-            Some(w) => w.reload(words_as_bytes(&self.walk_object), &self.btf, rows),
+            Some(w) => w.reload(words_as_bytes(&self.walk_object), rows),
             None => Ok(()),
         }
     }
@@ -359,7 +358,7 @@ impl Bpf {
                 flags,
                 wakeup_bytes: 0,
             })?;
-            let (tasks, io) = walk.run(words_as_bytes(&self.walk_object), &self.btf)?;
+            let (tasks, io) = walk.run(words_as_bytes(&self.walk_object))?;
             decode_walk(
                 tasks,
                 io,

@@ -277,10 +277,10 @@ impl Walk {
     /// Runs the walk (reloading it with more rows when they did not fit)
     /// and returns the records it wrote: tasks, and their I/O when the
     /// configuration asks for it (else empty).
-    pub(crate) fn run(&mut self, object: &[u8], btf: &Btf) -> Result<(&[QsTask], &[QsIo])> {
+    pub(crate) fn run(&mut self, object: &[u8]) -> Result<(&[QsTask], &[QsIo])> {
         let mut out = self.run_once()?;
         if out.wanted > out.rows {
-            self.reload(object, btf, capacity_for(out.wanted as u32))?;
+            self.reload(object, capacity_for(out.wanted as u32))?;
             out = self.run_once()?;
         }
         let n = (out.rows as usize).min(self.capacity as usize);
@@ -298,12 +298,15 @@ impl Walk {
     }
 
     /// Loads the walk again with room for `capacity` rows, keeping its
-    /// configuration and PID filter.
-    pub(crate) fn reload(&mut self, object: &[u8], btf: &Btf, capacity: u32) -> Result<()> {
+    /// configuration and PID filter. The kernel's BTF is read again rather
+    /// than kept: parsed, it holds about 10 MiB, and reloads are rare.
+    pub(crate) fn reload(&mut self, object: &[u8], capacity: u32) -> Result<()> {
+        let btf = Btf::from_sys_fs()
+            .map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))?;
         let config = self.config;
         let filter = std::mem::take(&mut self.filter);
         let reloads = self.reloads + 1;
-        *self = Walk::load(object, btf, capacity.max(1))?;
+        *self = Walk::load(object, &btf, capacity.max(1))?;
         self.reloads = reloads;
         self.set_config(config)?;
         self.set_filter(&filter)
