@@ -235,8 +235,6 @@ pub struct Agent {
     exits_buf: Vec<Exit>,
     /// Exits drained since the process table was last published.
     exits_pending: Vec<Exit>,
-    /// Exit capture where BPF is not in use.
-    taskstats: Option<proctable::taskstats::TaskstatsExits>,
     /// Walk reloads already logged.
     walk_reloads: u64,
     schedule: Schedule,
@@ -336,7 +334,6 @@ impl Agent {
             work_procs: Vec::new(),
             exits_buf: Vec::new(),
             exits_pending: Vec::new(),
-            taskstats: None,
             walk_reloads: 0,
             schedule: Schedule::default(),
             config_path: config_path.map(Path::to_path_buf),
@@ -373,13 +370,11 @@ impl Agent {
             && (s != AgentSource::Processes || self.table.is_some())
     }
 
-    /// Moves the exits recorded since the last call (BPF ring or taskstats
-    /// socket; neither blocks) into `exits_pending`.
+    /// Moves the exits recorded since the last call (nothing blocks) into
+    /// `exits_pending`.
     fn drain_exits(&mut self) {
-        if let Some(b) = self.table.as_mut().and_then(|t| t.bpf_mut()) {
-            b.drain_exits(&mut self.exits_pending);
-        } else if let Some(ts) = self.taskstats.as_mut() {
-            ts.drain(&mut self.exits_pending);
+        if let Some(t) = self.table.as_mut() {
+            t.drain_exits(&mut self.exits_pending);
         }
     }
 
@@ -396,27 +391,19 @@ impl Agent {
                     } else {
                         log(format!("process table: {} backend", t.describe()));
                     }
-                    let mut capture = None;
-                    if let Some(b) = t.bpf_mut() {
-                        // Drained on the sampler's own schedule: no wakeups.
-                        match b.enable_exits(u32::MAX) {
-                            Ok(()) => capture = Some("bpf"),
-                            Err(e) => log(format!("exit capture off: {e}")),
-                        }
-                    } else {
-                        let possible = std::fs::read_to_string(
-                            config.sys_root.join("devices/system/cpu/possible"),
-                        )
-                        .unwrap_or_else(|_| "0".into());
-                        match proctable::taskstats::TaskstatsExits::open(possible.trim()) {
-                            Ok(ts) => {
+                    // Drained on the sampler's own schedule: no wakeups.
+                    let capture = match t.enable_exits() {
+                        Ok(how) => {
+                            if how == "taskstats" {
                                 log("exit capture: taskstats (BPF not in use)");
-                                self.taskstats = Some(ts);
-                                capture = Some("taskstats");
                             }
-                            Err(e) => log(format!("exit capture off: taskstats: {e}")),
+                            Some(how)
                         }
-                    }
+                        Err(e) => {
+                            log(format!("exit capture off: {e}"));
+                            None
+                        }
+                    };
                     let mut st = self.shared.state_mut();
                     st.backend = Some(t.backend());
                     st.backend_note = t.fallback_reason().map(str::to_string);
@@ -429,7 +416,6 @@ impl Agent {
         }
         if !procs_on {
             self.table = None;
-            self.taskstats = None;
         }
         let cgroup_id = config.process_metrics.cgroup.as_ref().and_then(|path| {
             use std::os::unix::fs::MetadataExt;
@@ -521,16 +507,9 @@ impl Agent {
             procs_cost = t0.elapsed().as_nanos() as u64;
         }
         // One map lookup, only when the process table was read.
-        let lost = match (&self.taskstats, procs) {
-            (_, false) => None,
-            (Some(ts), true) => Some(ts.overflows()),
-            (None, true) => self
-                .table
-                .as_mut()
-                .and_then(|t| t.bpf_mut())
-                .and_then(|b| b.exit_stats().ok())
-                .map(|s| s.lost),
-        };
+        let lost = procs
+            .then(|| self.table.as_ref().and_then(ProcTable::exits_lost))
+            .flatten();
 
         let mut changes = Vec::new();
         {

@@ -9,8 +9,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use proctable::Exit;
-use proctable::bpf::Bpf;
+use proctable::{BackendChoice, Exit, ProcTable};
 use serde::Serialize;
 
 use crate::child::{Guard, die_with_parent};
@@ -27,30 +26,6 @@ pub struct Options {
     pub exe: std::path::PathBuf,
     /// Capture through taskstats instead of the BPF ring buffer.
     pub taskstats: bool,
-}
-
-/// Either way of capturing exits.
-enum Capture {
-    Bpf(Box<Bpf>),
-    Taskstats(proctable::taskstats::TaskstatsExits),
-}
-
-impl Capture {
-    fn drain(&mut self, out: &mut Vec<Exit>) -> usize {
-        match self {
-            Capture::Bpf(b) => b.drain_exits(out),
-            Capture::Taskstats(t) => t.drain(out),
-        }
-    }
-
-    /// Records lost so far: BPF ring-buffer drops, or taskstats socket
-    /// overflows (each at least one record).
-    fn lost(&self) -> Result<u64, String> {
-        match self {
-            Capture::Bpf(b) => b.exit_stats().map(|s| s.lost).map_err(|e| e.to_string()),
-            Capture::Taskstats(t) => Ok(t.overflows()),
-        }
-    }
 }
 
 /// The outcome.
@@ -90,21 +65,19 @@ fn thread_cpu_ns() -> u64 {
 
 /// Runs the load and the capture; `note` receives progress messages.
 pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String> {
-    let mut capture = if opts.taskstats {
-        let possible = std::fs::read_to_string("/sys/devices/system/cpu/possible")
-            .map_err(|e| format!("/sys/devices/system/cpu/possible: {e}"))?;
-        Capture::Taskstats(
-            proctable::taskstats::TaskstatsExits::open(possible.trim())
-                .map_err(|e| format!("taskstats: {e}"))?,
-        )
+    // The procfs backend captures through taskstats, the bpf one through
+    // its ring buffer.
+    let backend = if opts.taskstats {
+        BackendChoice::Procfs
     } else {
-        let mut bpf = Bpf::open().map_err(|e| format!("exit capture needs BPF: {e}"))?;
-        bpf.enable_exits(u32::MAX).map_err(|e| e.to_string())?;
-        Capture::Bpf(Box::new(bpf))
+        BackendChoice::Bpf
     };
-    let before = capture.lost()?;
+    let mut capture = ProcTable::open(backend, "/proc", "/sys").map_err(|e| e.to_string())?;
+    capture.enable_exits().map_err(|e| e.to_string())?;
+    let lost = |t: &ProcTable| t.exits_lost().unwrap_or(0);
+    let before = lost(&capture);
     let mut exits: Vec<Exit> = Vec::new();
-    capture.drain(&mut exits);
+    capture.drain_exits(&mut exits);
     exits.clear();
 
     let mut cmd = Command::new(&opts.exe);
@@ -133,10 +106,10 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut drain_cpu = 0u64;
     let mut next = start + opts.drain_every;
-    let mut drain = |capture: &mut Capture| {
+    let mut drain = |capture: &mut ProcTable| {
         let t = thread_cpu_ns();
         exits.clear();
-        let n = capture.drain(&mut exits) as u64;
+        let n = capture.drain_exits(&mut exits) as u64;
         for e in exits.iter().filter(|e| e.ppid == forker_pid) {
             captured += 1;
             // The forker's children exit with code pid % 100 (wait status
@@ -177,7 +150,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
         .trim()
         .parse()
         .map_err(|_| format!("the forker printed {out:?}, not a count"))?;
-    let after = capture.lost()?;
+    let after = lost(&capture);
     Ok(Report {
         offered_per_s: opts.rate,
         seconds,

@@ -22,6 +22,8 @@ pub enum Error {
     Bpf { what: &'static str, detail: String },
     #[error("BPF record stream: {0}")]
     Decode(String),
+    #[error("taskstats: {0}")]
+    Taskstats(#[source] std::io::Error),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -1,13 +1,14 @@
 //! Backend choice: `auto` takes BPF when it loads and otherwise procfs,
 //! keeping the reason BPF was not used so the caller can log it once.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::bpf::Bpf;
 use crate::dir::ProcDir;
-use crate::error::Result;
-use crate::proc::Proc;
+use crate::error::{Error, Result};
+use crate::proc::{Exit, Proc};
 use crate::query::Query;
+use crate::taskstats::TaskstatsExits;
 
 /// Which backend to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +55,9 @@ enum Inner {
 pub struct ProcTable {
     inner: Inner,
     fallback: Option<String>,
+    sys_root: PathBuf,
+    /// Exit capture on the procfs backend, once enabled.
+    taskstats: Option<TaskstatsExits>,
 }
 
 impl ProcTable {
@@ -65,27 +69,27 @@ impl ProcTable {
         sys_root: impl AsRef<Path>,
     ) -> Result<ProcTable> {
         let live = proc_root.as_ref() == Path::new("/proc");
+        let table = |inner, fallback| ProcTable {
+            inner,
+            fallback,
+            sys_root: sys_root.as_ref().to_path_buf(),
+            taskstats: None,
+        };
         let procfs = |fallback| -> Result<ProcTable> {
-            Ok(ProcTable {
-                inner: Inner::Procfs(Box::new(ProcDir::open(&proc_root, &sys_root)?)),
+            Ok(table(
+                Inner::Procfs(Box::new(ProcDir::open(&proc_root, &sys_root)?)),
                 fallback,
-            })
+            ))
         };
         match choice {
             BackendChoice::Procfs => procfs(None),
-            BackendChoice::Bpf => Ok(ProcTable {
-                inner: Inner::Bpf(Box::new(Bpf::open()?)),
-                fallback: None,
-            }),
+            BackendChoice::Bpf => Ok(table(Inner::Bpf(Box::new(Bpf::open()?)), None)),
             BackendChoice::Auto if !live => procfs(Some(format!(
                 "proc root is {}, not the live /proc",
                 proc_root.as_ref().display()
             ))),
             BackendChoice::Auto => match Bpf::open() {
-                Ok(b) => Ok(ProcTable {
-                    inner: Inner::Bpf(Box::new(b)),
-                    fallback: None,
-                }),
+                Ok(b) => Ok(table(Inner::Bpf(Box::new(b)), None)),
                 Err(e) => procfs(Some(e.to_string())),
             },
         }
@@ -128,6 +132,51 @@ impl ProcTable {
         match &mut self.inner {
             Inner::Bpf(b) => Some(b),
             Inner::Procfs(_) => None,
+        }
+    }
+
+    /// Starts capturing every process that ends, with its final counters,
+    /// until [`ProcTable::drain_exits`] takes them: through the BPF ring
+    /// buffer on the bpf backend (its wakeup watermark beyond the ring, so
+    /// it never wakes anyone), else through taskstats (needs
+    /// CAP_NET_ADMIN). Returns which.
+    pub fn enable_exits(&mut self) -> Result<&'static str> {
+        match &mut self.inner {
+            Inner::Bpf(b) => b.enable_exits(u32::MAX).map(|()| "bpf"),
+            Inner::Procfs(_) => {
+                if self.taskstats.is_none() {
+                    let path = self.sys_root.join("devices/system/cpu/possible");
+                    let io_err = |source| Error::Io {
+                        path: path.clone(),
+                        source,
+                    };
+                    let possible = std::fs::read_to_string(&path).map_err(io_err)?;
+                    self.taskstats =
+                        Some(TaskstatsExits::open(possible.trim()).map_err(Error::Taskstats)?);
+                }
+                Ok("taskstats")
+            }
+        }
+    }
+
+    /// Appends the exits captured since the last call (nothing blocks);
+    /// returns how many.
+    pub fn drain_exits(&mut self, out: &mut Vec<Exit>) -> usize {
+        match (&mut self.inner, &mut self.taskstats) {
+            (Inner::Bpf(b), _) => b.drain_exits(out),
+            (Inner::Procfs(_), Some(t)) => t.drain(out),
+            (Inner::Procfs(_), None) => 0,
+        }
+    }
+
+    /// Exit records lost since capture began: dropped by the full BPF ring
+    /// buffer, or taskstats receive-buffer overflows (each at least one
+    /// record). `None` when exits are not captured.
+    pub fn exits_lost(&self) -> Option<u64> {
+        match (&self.inner, &self.taskstats) {
+            (Inner::Bpf(b), _) => b.exit_stats().ok().map(|s| s.lost),
+            (Inner::Procfs(_), Some(t)) => Some(t.overflows()),
+            (Inner::Procfs(_), None) => None,
         }
     }
 
