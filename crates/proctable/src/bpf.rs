@@ -101,15 +101,32 @@ fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
-/// Writes the one entry of an object's `qs_config` map.
-pub(crate) fn write_config(ebpf: &mut Ebpf, cfg: QsConfig) -> Result<()> {
+/// The program `name` of `ebpf` as its type (`Iter`, `BtfTracePoint`, ...).
+pub(crate) fn program<'a, T>(ebpf: &'a mut Ebpf, name: &'static str) -> Result<&'a mut T>
+where
+    &'a mut T: TryFrom<&'a mut aya::programs::Program, Error = aya::programs::ProgramError>,
+{
+    ebpf.program_mut(name)
+        .ok_or_else(|| bpf_err(name)("not in the object".into()))?
+        .try_into()
+        .map_err(|e| bpf_err(name)(chain(&e)))
+}
+
+/// Makes the one entry of an object's `qs_config` map `cfg`, given that it
+/// holds `current` (updated); writes only on a change.
+pub(crate) fn write_config(ebpf: &mut Ebpf, current: &mut QsConfig, cfg: QsConfig) -> Result<()> {
+    if cfg == *current {
+        return Ok(());
+    }
     let map = ebpf
         .map_mut("qs_config")
         .ok_or_else(|| bpf_err("qs_config")("not in the object".into()))?;
     let mut arr: Array<_, QsConfig> =
         Array::try_from(map).map_err(|e| bpf_err("qs_config")(chain(&e)))?;
     arr.set(0, cfg, 0)
-        .map_err(|e| bpf_err("writing qs_config")(chain(&e)))
+        .map_err(|e| bpf_err("writing qs_config")(chain(&e)))?;
+    *current = cfg;
+    Ok(())
 }
 
 /// Makes an object's `qs_pids` map hold `pids`, given that it holds
@@ -201,18 +218,10 @@ impl Bpf {
             .btf(Some(&btf))
             .load(OBJECT)
             .map_err(|e| bpf_err("loading proctable.bpf.o")(chain(&e)))?;
-        let prog: &mut Iter = ebpf
-            .program_mut("qs_tasks")
-            .ok_or_else(|| bpf_err("finding qs_tasks")("not in the object".into()))?
-            .try_into()
-            .map_err(|e| bpf_err("qs_tasks")(chain(&e)))?;
+        let prog: &mut Iter = program(&mut ebpf, "qs_tasks")?;
         load_retrying(|| prog.load("task", &btf))
             .map_err(|e| bpf_err("verifying the task iterator")(chain(&e)))?;
-        let exit: &mut BtfTracePoint = ebpf
-            .program_mut("qs_exit")
-            .ok_or_else(|| bpf_err("finding qs_exit")("not in the object".into()))?
-            .try_into()
-            .map_err(|e| bpf_err("qs_exit")(chain(&e)))?;
+        let exit: &mut BtfTracePoint = program(&mut ebpf, "qs_exit")?;
         load_retrying(|| exit.load("sched_process_exit", &btf))
             .map_err(|e| bpf_err("verifying the exit tracepoint")(chain(&e)))?;
         // SAFETY: sysconf has no preconditions.
@@ -288,22 +297,12 @@ impl Bpf {
     }
 
     fn set_config(&mut self, cfg: QsConfig) -> Result<()> {
-        if cfg == self.config {
-            return Ok(());
-        }
-        write_config(&mut self.ebpf, cfg)?;
-        self.config = cfg;
-        Ok(())
+        write_config(&mut self.ebpf, &mut self.config, cfg)
     }
 
     /// Runs the iterator once and returns the bytes it wrote.
     fn run_iterator(&mut self) -> Result<usize> {
-        let prog: &mut Iter = self
-            .ebpf
-            .program_mut("qs_tasks")
-            .ok_or_else(|| bpf_err("qs_tasks")("not in the object".into()))?
-            .try_into()
-            .map_err(|e| bpf_err("qs_tasks")(chain(&e)))?;
+        let prog: &mut Iter = program(&mut self.ebpf, "qs_tasks")?;
         let id = prog
             .attach()
             .map_err(|e| bpf_err("attaching the task iterator")(chain(&e)))?;
@@ -505,12 +504,7 @@ impl Bpf {
             .take_map("qs_exits")
             .ok_or_else(|| bpf_err("qs_exits")("not in the object".into()))?;
         let ring = RingBuf::try_from(ring).map_err(|e| bpf_err("qs_exits")(chain(&e)))?;
-        let exit: &mut BtfTracePoint = self
-            .ebpf
-            .program_mut("qs_exit")
-            .ok_or_else(|| bpf_err("qs_exit")("not in the object".into()))?
-            .try_into()
-            .map_err(|e| bpf_err("qs_exit")(chain(&e)))?;
+        let exit: &mut BtfTracePoint = program(&mut self.ebpf, "qs_exit")?;
         exit.attach()
             .map_err(|e| bpf_err("attaching sched_process_exit")(chain(&e)))?;
         self.exits = Some(ring);

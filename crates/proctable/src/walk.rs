@@ -19,7 +19,7 @@ use aya::{Btf, Ebpf, EbpfLoader};
 use aya_obj::btf::BtfKind;
 use object::{Object, ObjectSection, SectionKind};
 
-use crate::bpf::{bpf_err, chain, load_retrying, write_config, write_filter};
+use crate::bpf::{bpf_err, chain, load_retrying, program, write_config, write_filter};
 use crate::error::Result;
 use crate::record::{
     QS_KFUNC_ITER_TASK_DESTROY, QS_KFUNC_ITER_TASK_NEW, QS_KFUNC_ITER_TASK_NEXT, QS_WALK_MIN_ROWS,
@@ -196,11 +196,7 @@ impl Walk {
             .map_max_entries("qs_rows_io", capacity)
             .load(object)
             .map_err(|e| bpf_err("loading walk.bpf.o")(chain(&e)))?;
-        let prog: &mut RawTracePoint = ebpf
-            .program_mut("qs_walk")
-            .ok_or_else(|| bpf_err("finding qs_walk")("not in the object".into()))?
-            .try_into()
-            .map_err(|e| bpf_err("qs_walk")(chain(&e)))?;
+        let prog: &mut RawTracePoint = program(&mut ebpf, "qs_walk")?;
         load_retrying(|| prog.load()).map_err(|e| bpf_err("verifying the task walk")(chain(&e)))?;
         let map = |name: &'static str, ebpf: &Ebpf, size: usize| -> Result<Mapped> {
             let m = ebpf
@@ -235,11 +231,7 @@ impl Walk {
     }
 
     pub(crate) fn set_config(&mut self, cfg: QsConfig) -> Result<()> {
-        if cfg != self.config {
-            write_config(&mut self.ebpf, cfg)?;
-            self.config = cfg;
-        }
-        Ok(())
+        write_config(&mut self.ebpf, &mut self.config, cfg)
     }
 
     pub(crate) fn set_filter(&mut self, pids: &[u32]) -> Result<()> {
@@ -247,12 +239,7 @@ impl Walk {
     }
 
     fn run_once(&mut self) -> Result<QsWalkOut> {
-        let prog: &RawTracePoint = self
-            .ebpf
-            .program("qs_walk")
-            .ok_or_else(|| bpf_err("qs_walk")("not in the object".into()))?
-            .try_into()
-            .map_err(|e| bpf_err("qs_walk")(chain(&e)))?;
+        let prog: &mut RawTracePoint = program(&mut self.ebpf, "qs_walk")?;
         // No CPU given: the walk runs on this thread's CPU, so no other
         // CPU is interrupted.
         let ret = prog
