@@ -180,7 +180,6 @@ pub fn render(title: &str, series: &[Series<'_>]) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hdrhistogram::Histogram;
 
     fn decode(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
         let dec = png::Decoder::new(std::io::Cursor::new(bytes));
@@ -193,14 +192,7 @@ mod tests {
 
     #[test]
     fn a_readable_picture_with_both_runs() {
-        let mut a = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).unwrap();
-        let mut b = a.clone();
-        for v in [3_000, 4_000, 4_000, 60_000] {
-            a.record(v).unwrap();
-        }
-        for v in [5_000, 120_000] {
-            b.record(v).unwrap();
-        }
+        let (a, b) = crate::svg::two_runs();
         let series = [
             Series {
                 label: "alone",

@@ -291,20 +291,28 @@ pub fn render(title: &str, series: &[Series<'_>]) -> String {
     s
 }
 
+/// Two small runs for the pictures' tests: 4 samples (3-60 us) and 2
+/// (5 and 120 us).
+#[cfg(test)]
+pub(crate) fn two_runs() -> (Histogram<u64>, Histogram<u64>) {
+    let mut a = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).unwrap();
+    let mut b = a.clone();
+    for v in [3_000, 4_000, 4_000, 60_000] {
+        a.record(v).unwrap();
+    }
+    for v in [5_000, 120_000] {
+        b.record(v).unwrap();
+    }
+    (a, b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_picture_has_title_axes_legend_and_one_line_per_run() {
-        let mut a = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).unwrap();
-        let mut b = a.clone();
-        for v in [3_000, 4_000, 4_000, 60_000] {
-            a.record(v).unwrap();
-        }
-        for v in [5_000, 120_000] {
-            b.record(v).unwrap();
-        }
+        let (a, b) = two_runs();
         let svg = render(
             "Timer latency on CPU 1",
             &[
