@@ -158,7 +158,8 @@ fn print(args: &Args, runs: &[Run], dma_held: bool) -> anyhow::Result<()> {
                 "memory_locked": runs[0].locked,
                 "dma_latency_us": dma_held.then_some(args.dma_latency),
                 "runs": runs.iter().zip(&sums).map(|(r, s)| serde_json::json!({
-                    "label": r.label, "overruns": r.overruns, "summary": s,
+                    "label": r.label, "overruns": r.overruns, "steal_ms": r.steal_ms,
+                    "summary": s,
                 })).collect::<Vec<_>>(),
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
@@ -188,6 +189,14 @@ fn print(args: &Args, runs: &[Run], dma_held: bool) -> anyhow::Result<()> {
                 }
                 println!();
             }
+            // Host steal is not the guest's doing: shown so that a run
+            // disturbed by the hypervisor is recognised as such.
+            let steal = |r: &Run| r.steal_ms.map_or("-".into(), |ms| ms.to_string());
+            print!("{:<10} {:>12}", "steal ms", steal(&runs[0]));
+            if let Some(w) = runs.get(1) {
+                print!(" {:>12}", steal(w));
+            }
+            println!();
         }
     }
     Ok(())

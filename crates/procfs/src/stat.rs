@@ -83,6 +83,10 @@ impl CpuMode {
     }
 }
 
+/// Clock ticks per second in /proc/stat and /proc/PID/stat (USER_HZ): 100
+/// on every architecture Linux exports them for.
+pub const USER_HZ: u64 = 100;
+
 /// One `cpu` row: time spent per mode, in USER_HZ ticks (1/100 s on every
 /// architecture Linux exports it for).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
