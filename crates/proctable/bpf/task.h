@@ -7,6 +7,9 @@
 #ifndef QS_TASK_H
 #define QS_TASK_H
 
+/* include/linux/sched.h: set by do_exit before exit_state is. */
+#define QS_PF_EXITING 0x00000004
+
 static __always_inline __u64 counter(struct mm_struct *mm, int i)
 {
 	__s64 n = mm->rss_stat[i].count;
@@ -28,6 +31,16 @@ static __always_inline void copy_comm(char *dst, struct task_struct *task)
 	d[1] = *(__u64 *)&task->comm[8];
 }
 
+/* Whether signal_struct may hold dead threads' counters. They are only ever
+ * added under stats_lock (__exit_signal; wait_task_zombie writes under it
+ * too, for reaped children), so while its sequence is 0 they are all 0 and
+ * their cache lines (three, with the I/O ones) need not be read: the common
+ * case of a process that never lost a thread nor reaped a child. */
+static __always_inline int dead_threads_counted(struct signal_struct *sig)
+{
+	return sig->stats_lock.seqcount.seqcount.sequence != 0;
+}
+
 /* The task's own counters; on a group row (a leader in process mode) plus
  * those the group's dead threads left in signal_struct, as /proc/PID/stat
  * adds them. */
@@ -44,11 +57,13 @@ static __always_inline void qs_fill_task(struct qs_task *rec, struct task_struct
 	rec->min_flt = task->min_flt;
 	rec->maj_flt = task->maj_flt;
 	if (group_row) {
-		rec->utime_ns += sig->utime;
-		rec->stime_ns += sig->stime;
-		rec->runtime_ns += sig->sum_sched_runtime;
-		rec->min_flt += sig->min_flt;
-		rec->maj_flt += sig->maj_flt;
+		if (dead_threads_counted(sig)) {
+			rec->utime_ns += sig->utime;
+			rec->stime_ns += sig->stime;
+			rec->runtime_ns += sig->sum_sched_runtime;
+			rec->min_flt += sig->min_flt;
+			rec->maj_flt += sig->maj_flt;
+		}
 		rec->prev_utime_ns = sig->prev_cputime.utime;
 		rec->prev_stime_ns = sig->prev_cputime.stime;
 	} else {
@@ -69,8 +84,11 @@ static __always_inline void qs_fill_task(struct qs_task *rec, struct task_struct
 	rec->tgid = task->tgid;
 	rec->ppid = task->real_parent->tgid;
 	rec->state = task->__state;
-	rec->exit_state = task->exit_state;
 	rec->flags = task->flags;
+	/* exit_state has a cache line to itself among the fields read here;
+	 * it is only ever set after PF_EXITING (flags share a line with
+	 * __state), so a live task's is not read. */
+	rec->exit_state = rec->flags & QS_PF_EXITING ? task->exit_state : 0;
 	rec->prio = task->prio;
 	rec->static_prio = task->static_prio;
 	rec->policy = task->policy;
@@ -101,7 +119,7 @@ static __always_inline void qs_fill_io(struct qs_io *io, struct task_struct *tas
 	io->read_bytes = task->ioac.read_bytes;
 	io->write_bytes = task->ioac.write_bytes;
 	io->cancelled_write_bytes = task->ioac.cancelled_write_bytes;
-	if (group_row) {
+	if (group_row && dead_threads_counted(sig)) {
 		io->rchar += sig->ioac.rchar;
 		io->wchar += sig->ioac.wchar;
 		io->syscr += sig->ioac.syscr;

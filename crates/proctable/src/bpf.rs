@@ -418,7 +418,7 @@ impl Bpf {
             if !query.threads && t.pid != t.tgid {
                 continue;
             }
-            out.push(row(&t, page, fields));
+            out.push(row(&t, page, fields, (0, 0), None));
             self.raw.push(RawCputime {
                 utime: t.utime_ns,
                 stime: t.stime_ns,
@@ -622,27 +622,31 @@ fn decode_walk(
     for (slot, &key) in out.spare_capacity_mut().iter_mut().zip(order.iter()) {
         let i = key as u32 as usize;
         let t = &tasks[i];
-        let (utime_ns, stime_ns) = adjust(RawCputime {
+        let times = adjust(RawCputime {
             utime: t.utime_ns,
             stime: t.stime_ns,
             runtime: t.runtime_ns,
             prev_utime: t.prev_utime_ns,
             prev_stime: t.prev_stime_ns,
         });
-        slot.write(Proc {
-            utime_ns,
-            stime_ns,
-            io: io.get(i).map(pid_io),
-            ..row(t, page, fields)
-        });
+        slot.write(row(t, page, fields, times, io.get(i).map(pid_io)));
     }
     // SAFETY: the loop above initialised the first order.len() spare slots
     // (reserve made room for tasks.len() == order.len()).
     unsafe { out.set_len(start + order.len()) };
 }
 
+/// One row; `times` are the scaled (utime, stime). Every field is set here
+/// (no struct update from a second value): the row is then written once, in
+/// place, not built aside and copied.
 #[inline(always)]
-fn row(t: &QsTask, page: u64, fields: crate::Fields) -> Proc {
+fn row(
+    t: &QsTask,
+    page: u64,
+    fields: crate::Fields,
+    (utime_ns, stime_ns): (u64, u64),
+    io: Option<PidIo>,
+) -> Proc {
     Proc {
         pid: t.pid,
         tgid: t.tgid,
@@ -651,8 +655,8 @@ fn row(t: &QsTask, page: u64, fields: crate::Fields) -> Proc {
         state: state_letter(t.state, t.exit_state),
         start_ns: t.start_boottime_ns,
         start_ticks: t.start_boottime_ns / NS_PER_TICK,
-        utime_ns: 0,
-        stime_ns: 0,
+        utime_ns,
+        stime_ns,
         minflt: t.min_flt,
         majflt: t.maj_flt,
         num_threads: t.nr_threads,
@@ -664,7 +668,7 @@ fn row(t: &QsTask, page: u64, fields: crate::Fields) -> Proc {
         rt_priority: t.rt_priority,
         cpu: t.cpu,
         cgroup_id: fields.has(Field::Cgroup).then_some(t.cgroup_id),
-        io: None,
+        io,
         ctxsw: fields.has(Field::Ctxsw).then_some(CtxSwitches {
             voluntary: t.nvcsw,
             involuntary: t.nivcsw,

@@ -97,7 +97,34 @@ fn agree(method: Method) {
             ])
             .spawn()
             .expect("python3"),
+        // Threads that burn CPU, fault and write, then exit: their counters
+        // are only in the process's signal_struct now.
+        Command::new("python3")
+            .process_group(0)
+            .args([
+                "-c",
+                "import threading,time\n\
+                 def work():\n\
+                 \x20x=bytearray(8000000)\n\
+                 \x20sum(range(2000000))\n\
+                 \x20open('/dev/null','w').write('y'*50000)\n\
+                 ts=[threading.Thread(target=work) for _ in range(3)]\n\
+                 [t.start() for t in ts]\n\
+                 [t.join() for t in ts]\n\
+                 time.sleep(1000)",
+            ])
+            .spawn()
+            .expect("python3"),
     ]);
+    let joined = kids.0[5].id();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while proc_stat(joined).get(20).map(String::as_str) != Some("1") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{joined}'s threads never ended"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     std::thread::sleep(Duration::from_millis(700));
     let pids: Vec<u32> = kids.0.iter().map(|c| c.id()).collect();
     let query = Query {
@@ -162,6 +189,11 @@ fn agree(method: Method) {
             assert_eq!(a.ctxsw, d.ctxsw, "ctxsw of {pid}");
         }
     }
+    // The dead threads' CPU, faults and writes are in its row.
+    let j = find(&from_bpf, joined);
+    assert!(j.utime_ticks() + j.stime_ticks() >= 3, "{j:?}");
+    assert!(j.minflt >= 3 * 8_000_000 / 4096, "{j:?}");
+    assert!(j.io.unwrap().wchar >= 150_000, "{j:?}");
     // The thread-heavy child: 21 threads, the same TIDs from both.
     let py = kids.0[4].id();
     assert_eq!(find(&from_bpf, py).num_threads, 21);
