@@ -15,5 +15,13 @@ fuzz_target!(|data: &[u8]| {
     // Twice into the same value: reuse must not depend on what was there.
     let _ = sample.parse_source(source, bytes);
     let _ = procfs::cpu::parse_cmdline(&String::from_utf8_lossy(bytes));
+    // /proc/PID/stat: the fast path accepts only what the general parser
+    // does, and reads it the same.
+    if let Some(fast) = procfs::pid::parse_stat_fast(bytes) {
+        assert_eq!(Ok(fast), procfs::pid::parse_stat_general(bytes));
+    }
+    let _ = procfs::pid::parse_status_ctxsw(bytes);
+    let _ = procfs::pid::parse_io(bytes);
+    let _ = procfs::pid::parse_start_ticks(bytes);
     let _ = procfs::cpu::CpuList::parse(&String::from_utf8_lossy(bytes));
 });

@@ -27,6 +27,28 @@ const CASES: &[(&str, Source)] = &[
     ("this-machine", Source::NetDev),
 ];
 
+const PID_STAT: &[(&str, &str)] = &[
+    (
+        "user-process",
+        "27600 (cat) R 27598 27598 9840 0 -1 4194304 101 0 0 0 0 0 0 0 20 0 1 0 2441176 \
+         3133440 380 18446744073709551615 94579038654464 94579038674345 140727514499808 0 0 \
+         0 0 0 0 0 0 0 17 1 0 0 0 0 0 94579038690352 94579038691968 94579608465408 \
+         140727514507826 140727514507846 140727514507846 140727514509291 0\n",
+    ),
+    (
+        "kernel-thread",
+        "4 (kworker/R-rcu_gp) I 2 0 0 0 -1 69238880 0 0 0 0 0 0 0 0 0 -20 1 0 9 0 0 \
+         18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 \
+         0\n",
+    ),
+    (
+        "name-with-parens",
+        "31337 (a) (b) S 1 31337 31337 0 -1 4194560 1510 0 0 0 3 1 0 0 20 0 1 0 2440000 \
+         8151040 896 18446744073709551615 1 1 0 0 0 0 0 4096 65536 0 0 0 17 0 0 0 0 0 0 0 0 \
+         0 0 0 0 0 0\n",
+    ),
+];
+
 fn parsers(c: &mut Criterion) {
     let mut group = c.benchmark_group("parse");
     for &(tree, source) in CASES {
@@ -48,6 +70,17 @@ fn parsers(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(bytes.len() as u64));
         group.bench_function(format!("{tree}/{}", source.name()), |b| {
             b.iter(|| sample.parse_source(source, black_box(&bytes)))
+        });
+    }
+    group.finish();
+
+    // /proc/PID/stat lines as they come from the kernel: a process table
+    // parses one per process.
+    let mut group = c.benchmark_group("pid_stat");
+    for (name, line) in PID_STAT {
+        group.throughput(Throughput::Bytes(line.len() as u64));
+        group.bench_function(*name, |b| {
+            b.iter(|| procfs::pid::parse_stat(black_box(line.as_bytes())))
         });
     }
     group.finish();
