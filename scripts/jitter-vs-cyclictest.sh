@@ -4,8 +4,8 @@
 # drifts fall on both tools alike. Prints each round with the host's steal
 # time on the CPU during each tool's run (/proc/stat), then per tool the
 # median over rounds of avg, p50 and p99 and their ratios: over all rounds,
-# and over the calm rounds (no steal during either tool's run), the
-# "idle machine" of a virtual machine.
+# and over the calm rounds (at most 20 ms, two clock ticks, of steal during
+# either tool's run), the nearest a shared host comes to an idle machine.
 #   scripts/jitter-vs-cyclictest.sh [ROUNDS] [SECONDS] [CPU]
 # Needs root (SCHED_FIFO 95), cyclictest (apt-get install rt-tests) and a
 # release build (cargo build --release).
@@ -21,7 +21,10 @@ for r in $(seq "$rounds"); do
     "$qs" jitter --cpu "$cpu" --interval 1ms --duration "${secs}s" --priority 95 \
         --format json > "$out/q$r.json"
     s0=$(steal)
-    cyclictest -m -q -p 95 -i 1000 -a "$cpu" -t 1 -D "$secs" -h 20000 > "$out/c$r.txt"
+    # -N: cyclictest keeps nanoseconds (by default it truncates every sample
+    # and its average to whole microseconds, about 1 us low on the average);
+    # -h: a histogram of 1 ns buckets up to 1 ms, beyond it overflows.
+    cyclictest -m -q -N -p 95 -i 1000 -a "$cpu" -t 1 -D "$secs" -h 1000000 > "$out/c$r.txt"
     echo $(( ($(steal) - s0) * 10 )) > "$out/s$r.txt"
 done
 python3 - "$out" "$rounds" <<'EOF'
@@ -35,21 +38,22 @@ for r in range(1, rounds + 1):
     hist, avg, mx, over = [], None, None, 0
     for line in open(f"{out}/c{r}.txt"):
         if line.startswith("# Avg Latencies:"):
-            avg = float(line.split(":")[1])
+            avg = float(line.split(":")[1]) / 1e3
         elif line.startswith("# Max Latencies:"):
-            mx = float(line.split(":")[1])
+            mx = float(line.split(":")[1]) / 1e3
         elif line.startswith("# Histogram Overflows:"):
             over = int(line.split(":")[1])
         elif not line.startswith("#") and line.strip():
-            us, n = line.split()[:2]
-            hist.append((int(us), int(n)))
+            ns, n = line.split()[:2]
+            if n != "000000":
+                hist.append((int(ns) / 1e3, int(n)))
     total = sum(n for _, n in hist) + over
     def q(p):
         acc = 0
         for us, n in hist:
             acc += n
             if acc >= p * total:
-                return float(us)
+                return us
         return float("inf")
     rows["cyclictest"].append((total, avg, q(0.5), q(0.99), mx, int(open(f"{out}/s{r}.txt").read())))
 print(f"{'round':>5} {'tool':<17} {'samples':>8} {'avg':>8} {'p50':>8} {'p99':>8} {'max':>9} {'steal ms':>9}")
@@ -57,7 +61,7 @@ for r in range(rounds):
     for tool, v in rows.items():
         n, a, p50, p99, m, st = v[r]
         print(f"{r + 1:>5} {tool:<17} {n:>8} {a:>8.1f} {p50:>8.1f} {p99:>8.1f} {m:>9.0f} {st:>9}")
-calm = [r for r in range(rounds) if all(v[r][5] == 0 for v in rows.values())]
+calm = [r for r in range(rounds) if all(v[r][5] <= 20 for v in rows.values())]
 for name, pick in (("all", range(rounds)), ("calm", calm)):
     print()
     if not pick:
