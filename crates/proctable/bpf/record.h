@@ -26,6 +26,7 @@
 #define QS_KFUNC_ITER_TASK_NEW 1879048193     /* bpf_iter_task_new */
 #define QS_KFUNC_ITER_TASK_NEXT 1879048194    /* bpf_iter_task_next */
 #define QS_KFUNC_ITER_TASK_DESTROY 1879048195 /* bpf_iter_task_destroy */
+#define QS_KFUNC_RDONLY_CAST 1879048196       /* bpf_rdonly_cast */
 #define QS_COMM_LEN 16
 #define QS_EXIT_RING_BYTES 4194304
 

@@ -21,6 +21,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include "record.h"
 #include "task.h"
 
@@ -32,6 +33,7 @@ static struct task_struct *(*qs_iter_task_next)(struct bpf_iter_task *it) =
 	(void *)QS_KFUNC_ITER_TASK_NEXT;
 static void (*qs_iter_task_destroy)(struct bpf_iter_task *it) =
 	(void *)QS_KFUNC_ITER_TASK_DESTROY;
+static void *(*qs_rdonly_cast)(const void *obj, __u32 btf_id) = (void *)QS_KFUNC_RDONLY_CAST;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -71,26 +73,52 @@ struct {
 	__type(value, struct qs_walk_out);
 } qs_walk_out SEC(".maps");
 
-SEC("raw_tp/qs_walk")
-int qs_walk(void *ctx)
+/* A group's thread list, walked by hand from its leader's row. */
+struct qs_thread_walk {
+	__u64 pos;  /* address of the list node last visited */
+	__u64 head; /* address of signal_struct.thread_head */
+	__u32 idx;  /* the group's row */
+	__u32 io;   /* add I/O counters too */
+};
+
+/* bpf_loop callback: adds the next thread (not the leader) to the group's
+ * row; stops back at the head. The list is RCU-protected, as the kernel's
+ * own __next_thread walks it; addresses are read as numbers and the task
+ * read through a read-only cast (loads that cannot fault). */
+static long qs_add_next_thread(__u64 i, void *ctx)
+{
+	struct qs_thread_walk *w = ctx;
+	struct task_struct *t;
+	struct qs_task *rec;
+	struct qs_io *io;
+	__u64 next = 0;
+
+	if (bpf_probe_read_kernel(&next, sizeof(next), (void *)w->pos) || !next ||
+	    next == w->head)
+		return 1;
+	w->pos = next;
+	t = qs_rdonly_cast((void *)(next - bpf_core_field_offset(struct task_struct, thread_node)),
+			   bpf_core_type_id_kernel(struct task_struct));
+	if (t->pid == t->tgid)
+		return 0;
+	rec = bpf_map_lookup_elem(&qs_rows, &w->idx);
+	if (!rec)
+		return 1;
+	qs_add_thread(rec, t);
+	if (w->io) {
+		io = bpf_map_lookup_elem(&qs_rows_io, &w->idx);
+		if (io)
+			qs_add_thread_io(io, t);
+	}
+	return 0;
+}
+
+/* One row per thread. */
+static __always_inline void qs_walk_threads(struct qs_walk_out *out, __u32 flags)
 {
 	struct bpf_iter_task it;
 	struct task_struct *task;
-	struct qs_walk_out *out;
-	struct qs_config *cfg;
-	__u32 zero = 0, flags;
-	int threads;
 
-	out = bpf_map_lookup_elem(&qs_walk_out, &zero);
-	cfg = bpf_map_lookup_elem(&qs_config, &zero);
-	if (!out || !cfg)
-		return 1;
-	flags = cfg->flags;
-	threads = flags & QS_CFG_THREADS;
-	out->rows = 0;
-	out->wanted = 0;
-	/* The counters live in the map value, not in registers, so the
-	 * verifier sees an unknown index and checks the loop body once. */
 	qs_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_THREADS);
 	while ((task = qs_iter_task_next(&it))) {
 		struct qs_task *rec;
@@ -101,41 +129,85 @@ int qs_walk(void *ctx)
 			continue;
 		if ((flags & QS_CFG_FILTER) && !bpf_map_lookup_elem(&qs_pids, &tgid))
 			continue;
-		if (!threads && task->pid != tgid) {
-			/* A thread after its leader: add it to the leader's row. */
-			idx = out->rows - 1;
-			rec = bpf_map_lookup_elem(&qs_rows, &idx);
-			if (!rec || rec->tgid != tgid)
-				continue;
-			qs_add_thread(rec, task);
-			if (flags & QS_CFG_IO) {
-				io = bpf_map_lookup_elem(&qs_rows_io, &idx);
-				if (io)
-					qs_add_thread_io(io, task);
-			}
-			continue;
-		}
 		out->wanted++;
 		idx = out->rows;
 		rec = bpf_map_lookup_elem(&qs_rows, &idx);
 		if (!rec)
 			continue;
 		out->rows = idx + 1;
-		/* Constant group_row arguments: with one variable argument the
-		 * compiler merges the two fills' loads, which the verifier
-		 * refuses (one load through a task and a map pointer). */
-		if (threads)
-			qs_fill_task(rec, task, 0, flags & QS_CFG_CGROUP);
-		else
-			qs_fill_task(rec, task, 1, flags & QS_CFG_CGROUP);
+		qs_fill_task(rec, task, 0, flags & QS_CFG_CGROUP);
 		if (flags & QS_CFG_IO) {
 			io = bpf_map_lookup_elem(&qs_rows_io, &idx);
-			if (io && threads)
+			if (io)
 				qs_fill_io(io, task, 0);
-			else if (io)
-				qs_fill_io(io, task, 1);
 		}
 	}
 	qs_iter_task_destroy(&it);
+}
+
+/* One row per process: the iterator visits leaders only (one list pointer
+ * per process), and a multi-threaded group's other threads are added from
+ * its thread list. */
+static __always_inline void qs_walk_procs(struct qs_walk_out *out, __u32 flags)
+{
+	struct bpf_iter_task it;
+	struct task_struct *task;
+
+	qs_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_PROCS);
+	while ((task = qs_iter_task_next(&it))) {
+		struct qs_thread_walk w;
+		struct signal_struct *sig;
+		struct qs_task *rec;
+		struct qs_io *io;
+		__u32 idx, tgid = task->tgid;
+
+		if (task->pid == 0)
+			continue;
+		if ((flags & QS_CFG_FILTER) && !bpf_map_lookup_elem(&qs_pids, &tgid))
+			continue;
+		out->wanted++;
+		idx = out->rows;
+		rec = bpf_map_lookup_elem(&qs_rows, &idx);
+		if (!rec)
+			continue;
+		out->rows = idx + 1;
+		qs_fill_task(rec, task, 1, flags & QS_CFG_CGROUP);
+		if (flags & QS_CFG_IO) {
+			io = bpf_map_lookup_elem(&qs_rows_io, &idx);
+			if (io)
+				qs_fill_io(io, task, 1);
+		}
+		if (rec->nr_threads <= 1)
+			continue;
+		sig = task->signal;
+		w.head = (__u64)&sig->thread_head;
+		w.pos = w.head;
+		w.idx = idx;
+		w.io = flags & QS_CFG_IO;
+		/* Threads may come while walking: room for twice as many. */
+		bpf_loop(2 * rec->nr_threads + 16, qs_add_next_thread, &w, 0);
+	}
+	qs_iter_task_destroy(&it);
+}
+
+SEC("raw_tp/qs_walk")
+int qs_walk(void *ctx)
+{
+	struct qs_walk_out *out;
+	struct qs_config *cfg;
+	__u32 zero = 0;
+
+	out = bpf_map_lookup_elem(&qs_walk_out, &zero);
+	cfg = bpf_map_lookup_elem(&qs_config, &zero);
+	if (!out || !cfg)
+		return 1;
+	out->rows = 0;
+	out->wanted = 0;
+	/* The counters live in the map value, not in registers, so the
+	 * verifier sees an unknown index and checks each loop body once. */
+	if (cfg->flags & QS_CFG_THREADS)
+		qs_walk_threads(out, cfg->flags);
+	else
+		qs_walk_procs(out, cfg->flags);
 	return 0;
 }

@@ -22,8 +22,8 @@ use object::{Object, ObjectSection, SectionKind};
 use crate::bpf::{bpf_err, chain, load_retrying, program, write_config, write_filter};
 use crate::error::Result;
 use crate::record::{
-    QS_KFUNC_ITER_TASK_DESTROY, QS_KFUNC_ITER_TASK_NEW, QS_KFUNC_ITER_TASK_NEXT, QS_WALK_MIN_ROWS,
-    QsConfig, QsIo, QsTask, QsWalkOut,
+    QS_KFUNC_ITER_TASK_DESTROY, QS_KFUNC_ITER_TASK_NEW, QS_KFUNC_ITER_TASK_NEXT,
+    QS_KFUNC_RDONLY_CAST, QS_WALK_MIN_ROWS, QsConfig, QsIo, QsTask, QsWalkOut,
 };
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
@@ -32,10 +32,11 @@ pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/walk.bpf.o");
 // SAFETY: plain #[repr(C)] integer struct with no padding.
 unsafe impl aya::Pod for QsWalkOut {}
 
-const KFUNCS: [(u64, &str); 3] = [
+const KFUNCS: [(u64, &str); 4] = [
     (QS_KFUNC_ITER_TASK_NEW, "bpf_iter_task_new"),
     (QS_KFUNC_ITER_TASK_NEXT, "bpf_iter_task_next"),
     (QS_KFUNC_ITER_TASK_DESTROY, "bpf_iter_task_destroy"),
+    (QS_KFUNC_RDONLY_CAST, "bpf_rdonly_cast"),
 ];
 
 const BPF_JMP_CALL: u8 = 0x85;

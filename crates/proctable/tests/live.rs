@@ -89,10 +89,17 @@ fn agree(method: Method) {
             .process_group(0)
             .args([
                 "-c",
-                "import threading,time\n\
-                 ts=[threading.Thread(target=time.sleep,args=(1000,)) for _ in range(20)]\n\
+                "import threading,time,os\n\
+                 b=threading.Barrier(21)\n\
+                 def work():\n\
+                 \x20sum(range(400000))\n\
+                 \x20b.wait()\n\
+                 \x20time.sleep(1000)\n\
+                 ts=[threading.Thread(target=work) for _ in range(20)]\n\
                  [t.start() for t in ts]\n\
+                 b.wait()\n\
                  open('/dev/null','w').write('x'*100000)\n\
+                 open('/tmp/qs-live-threads-%d' % os.getpid(),'w').close()\n\
                  time.sleep(1000)",
             ])
             .spawn()
@@ -116,6 +123,17 @@ fn agree(method: Method) {
             .spawn()
             .expect("python3"),
     ]);
+    // The 20 live threads have burnt their CPU and wait.
+    let ready = format!("/tmp/qs-live-threads-{}", kids.0[4].id());
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !std::path::Path::new(&ready).exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{ready} never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = std::fs::remove_file(&ready);
     let joined = kids.0[5].id();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while proc_stat(joined).get(20).map(String::as_str) != Some("1") {
@@ -194,9 +212,12 @@ fn agree(method: Method) {
     assert!(j.utime_ticks() + j.stime_ticks() >= 3, "{j:?}");
     assert!(j.minflt >= 3 * 8_000_000 / 4096, "{j:?}");
     assert!(j.io.unwrap().wchar >= 150_000, "{j:?}");
-    // The thread-heavy child: 21 threads, the same TIDs from both.
+    // The thread-heavy child: 21 threads, the same TIDs from both; its row
+    // carries the CPU its live threads used (the leader only waited).
     let py = kids.0[4].id();
     assert_eq!(find(&from_bpf, py).num_threads, 21);
+    let p = find(&from_bpf, py);
+    assert!(p.utime_ticks() + p.stime_ticks() >= 5, "{p:?}");
     assert!(find(&from_bpf, py).io.unwrap().wchar >= 100_000);
     let threads = Query {
         fields: Fields::stat(),
