@@ -113,34 +113,57 @@ static long qs_add_next_thread(__u64 i, void *ctx)
 	return 0;
 }
 
+/* The next row, for `task`; NULL for the idle task, for a group the PID
+ * filter leaves out, and when the array is full (counted in `wanted`, so
+ * that the reader reloads with room). */
+static __always_inline struct qs_task *qs_next_row(struct qs_walk_out *out,
+						   struct task_struct *task, __u32 flags,
+						   __u32 *idx)
+{
+	struct qs_task *rec;
+	__u32 tgid = task->tgid;
+
+	if (task->pid == 0)
+		return NULL;
+	if ((flags & QS_CFG_FILTER) && !bpf_map_lookup_elem(&qs_pids, &tgid))
+		return NULL;
+	out->wanted++;
+	*idx = out->rows;
+	rec = bpf_map_lookup_elem(&qs_rows, idx);
+	if (rec)
+		out->rows = *idx + 1;
+	return rec;
+}
+
+/* Fills row `idx` (and its I/O record when asked). Call with a constant
+ * group_row: with a variable one the compiler merges the two fills' loads,
+ * which the verifier refuses (one load through a task and a map pointer). */
+static __always_inline void qs_fill_row(struct qs_task *rec, __u32 idx, struct task_struct *task,
+					__u32 flags, int group_row)
+{
+	struct qs_io *io;
+
+	qs_fill_task(rec, task, group_row, flags & QS_CFG_CGROUP);
+	if (flags & QS_CFG_IO) {
+		io = bpf_map_lookup_elem(&qs_rows_io, &idx);
+		if (io)
+			qs_fill_io(io, task, group_row);
+	}
+}
+
 /* One row per thread. */
 static __always_inline void qs_walk_threads(struct qs_walk_out *out, __u32 flags)
 {
 	struct bpf_iter_task it;
 	struct task_struct *task;
+	struct qs_task *rec;
+	__u32 idx;
 
 	qs_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_THREADS);
 	while ((task = qs_iter_task_next(&it))) {
-		struct qs_task *rec;
-		struct qs_io *io;
-		__u32 idx, tgid = task->tgid;
-
-		if (task->pid == 0)
-			continue;
-		if ((flags & QS_CFG_FILTER) && !bpf_map_lookup_elem(&qs_pids, &tgid))
-			continue;
-		out->wanted++;
-		idx = out->rows;
-		rec = bpf_map_lookup_elem(&qs_rows, &idx);
-		if (!rec)
-			continue;
-		out->rows = idx + 1;
-		qs_fill_task(rec, task, 0, flags & QS_CFG_CGROUP);
-		if (flags & QS_CFG_IO) {
-			io = bpf_map_lookup_elem(&qs_rows_io, &idx);
-			if (io)
-				qs_fill_io(io, task, 0);
-		}
+		rec = qs_next_row(out, task, flags, &idx);
+		if (rec)
+			qs_fill_row(rec, idx, task, flags, 0);
 	}
 	qs_iter_task_destroy(&it);
 }
@@ -152,31 +175,17 @@ static __always_inline void qs_walk_procs(struct qs_walk_out *out, __u32 flags)
 {
 	struct bpf_iter_task it;
 	struct task_struct *task;
+	struct qs_thread_walk w;
+	struct signal_struct *sig;
+	struct qs_task *rec;
+	__u32 idx;
 
 	qs_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_PROCS);
 	while ((task = qs_iter_task_next(&it))) {
-		struct qs_thread_walk w;
-		struct signal_struct *sig;
-		struct qs_task *rec;
-		struct qs_io *io;
-		__u32 idx, tgid = task->tgid;
-
-		if (task->pid == 0)
-			continue;
-		if ((flags & QS_CFG_FILTER) && !bpf_map_lookup_elem(&qs_pids, &tgid))
-			continue;
-		out->wanted++;
-		idx = out->rows;
-		rec = bpf_map_lookup_elem(&qs_rows, &idx);
+		rec = qs_next_row(out, task, flags, &idx);
 		if (!rec)
 			continue;
-		out->rows = idx + 1;
-		qs_fill_task(rec, task, 1, flags & QS_CFG_CGROUP);
-		if (flags & QS_CFG_IO) {
-			io = bpf_map_lookup_elem(&qs_rows_io, &idx);
-			if (io)
-				qs_fill_io(io, task, 1);
-		}
+		qs_fill_row(rec, idx, task, flags, 1);
 		if (rec->nr_threads <= 1)
 			continue;
 		sig = task->signal;
