@@ -109,7 +109,9 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
     let query = Query::default();
     // Item 1's fields but I/O: adds the cgroup id and context switches.
     let all_but_io = Query {
-        fields: proctable::Fields::all().without(proctable::Field::Io),
+        fields: proctable::Fields::all()
+            .without(proctable::Field::Io)
+            .without(proctable::Field::Cmdline),
         ..Query::default()
     };
     for &asked in &opts.procs {

@@ -80,7 +80,7 @@ fn columns(fields: &[Field]) -> Vec<Column> {
 }
 
 /// A column's value: numbers sort as numbers, names as text.
-fn value(p: &Proc, col: &Column) -> Value {
+fn value(p: &Proc, col: &Column, table: &ProcTable) -> Value {
     let io = |get: fn(&procfs::pid::PidIo) -> u64| {
         p.io.as_ref().map_or(Value::Null, |io| json!(get(io)))
     };
@@ -110,6 +110,7 @@ fn value(p: &Proc, col: &Column) -> Value {
         "wchar" => io(|io| io.wchar),
         "syscr" => io(|io| io.syscr),
         "syscw" => io(|io| io.syscw),
+        "cmdline" => table.cmdline(p).map_or(Value::Null, |c| json!(c)),
         "voluntary_ctxsw" => p.ctxsw.map_or(Value::Null, |c| json!(c.voluntary)),
         "involuntary_ctxsw" => p.ctxsw.map_or(Value::Null, |c| json!(c.involuntary)),
         other => unreachable!("column {other} has no value"),
@@ -219,7 +220,7 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
     if let Some((field, desc)) = sort {
         let col = columns(&[field]).remove(0);
         rows.sort_by(|a, b| {
-            let o = compare(&value(a, &col), &value(b, &col));
+            let o = compare(&value(a, &col, &table), &value(b, &col, &table));
             if desc { o.reverse() } else { o }
         });
     }
@@ -231,7 +232,7 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
                 .map(|p| {
                     let mut m = Map::new();
                     for c in &cols {
-                        m.insert(c.name.to_string(), value(p, c));
+                        m.insert(c.name.to_string(), value(p, c, &table));
                     }
                     Value::Object(m)
                 })
@@ -249,14 +250,17 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
             let header: Vec<&str> = cols.iter().map(|c| c.name).collect();
             println!("{}", header.join(","));
             for p in &rows {
-                let cells: Vec<String> = cols.iter().map(|c| csv_cell(&value(p, c))).collect();
+                let cells: Vec<String> = cols
+                    .iter()
+                    .map(|c| csv_cell(&value(p, c, &table)))
+                    .collect();
                 println!("{}", cells.join(","));
             }
         }
         PsFormat::Table => {
             let cells: Vec<Vec<String>> = rows
                 .iter()
-                .map(|p| cols.iter().map(|c| text(&value(p, c))).collect())
+                .map(|p| cols.iter().map(|c| text(&value(p, c, &table))).collect())
                 .collect();
             let widths: Vec<usize> = cols
                 .iter()
@@ -276,8 +280,8 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
                     .zip(&cols)
                     .zip(&widths)
                     .map(|((v, c), &w)| {
-                        if c.field == Field::Comm {
-                            v.to_string()
+                        if matches!(c.field, Field::Comm | Field::Cmdline) {
+                            format!("{v:<w$}")
                         } else {
                             format!("{v:>w$}")
                         }

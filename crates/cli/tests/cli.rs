@@ -189,11 +189,23 @@ fn ps_lists_this_process_in_csv_and_json_from_both_backends() {
             "{backend}"
         );
     }
-    let out = quietstat(&["ps", "--format", "json", "--pids", &me, "--sort=-utime"]);
+    let out = quietstat(&[
+        "ps",
+        "--format",
+        "json",
+        "--pids",
+        &me,
+        "--sort=-utime",
+        "--fields",
+        "pid,cmdline",
+    ]);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["rows"].as_array().unwrap().len(), 1);
     assert_eq!(v["rows"][0]["pid"].to_string(), me);
+    // This test binary's own arguments, as /proc shows them.
+    let args: Vec<String> = std::env::args().collect();
+    assert_eq!(v["rows"][0]["cmdline"], args.join(" "));
 }
 
 #[test]

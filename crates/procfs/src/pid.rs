@@ -122,6 +122,11 @@ pub struct PidStat {
     pub vsize_bytes: u64,
     /// (24) Resident set in pages.
     pub rss_pages: u64,
+    /// (28) Address of the start of the main stack: shown to whoever may
+    /// ptrace-read the process (0 to others). Randomised at every exec where
+    /// address-space randomisation is on, so with the name it tells an exec
+    /// apart from the same process carrying on.
+    pub start_stack: u64,
     /// (39) CPU last run on (since 2.2.8).
     pub processor: u32,
     /// (40) Real-time priority, 0 for other policies (since 2.5.19).
@@ -283,6 +288,7 @@ pub fn parse_stat_fast(buf: &[u8]) -> Option<PidStat> {
         start_ticks: digits(field(19))?,
         vsize_bytes: digits(field(20))?,
         rss_pages: digits(field(21))?,
+        start_stack: digits(field(25))?,
         processor: opt_u32(36)?,
         rt_priority: opt_u32(37)?,
         policy: opt_u32(38)?,
@@ -341,11 +347,11 @@ pub fn parse_stat_general(buf: &[u8]) -> Result<PidStat, ParseError> {
     s.vsize_bytes = c.u64("vsize")?;
     s.rss_pages = c.u64("rss")?;
     // Fields 25..38; 39..41 are absent before 2.5.19 and read as 0.
+    for f in ["rsslim", "startcode", "endcode"] {
+        c.skip_word(f)?;
+    }
+    s.start_stack = c.u64("startstack")?;
     for f in [
-        "rsslim",
-        "startcode",
-        "endcode",
-        "startstack",
         "kstkesp",
         "kstkeip",
         "signal",
@@ -369,6 +375,23 @@ pub fn parse_stat_general(buf: &[u8]) -> Result<PidStat, ParseError> {
         s.policy = to_u32(&c, v, "policy")?;
     }
     Ok(s)
+}
+
+/// /proc/PID/cmdline as `ps` shows it: the arguments (NUL-terminated in the
+/// file) joined by single spaces, bytes that are not UTF-8 replaced. A
+/// process that rewrote its argument area keeps whatever text it wrote.
+/// `None` when empty: kernel threads, zombies, and processes whose memory
+/// is gone.
+pub fn cmdline_text(buf: &[u8]) -> Option<String> {
+    let args = buf.strip_suffix(b"\0").unwrap_or(buf);
+    if args.is_empty() {
+        return None;
+    }
+    let joined: Vec<u8> = args
+        .iter()
+        .map(|&b| if b == 0 { b' ' } else { b })
+        .collect();
+    Some(String::from_utf8_lossy(&joined).into_owned())
 }
 
 /// Reads only field 22 (start time in ticks): the identity check of a
@@ -586,7 +609,22 @@ mod tests {
     }
 
     const STAT: &[u8] = b"1234 (a) (b) R 1 1234 1234 0 -1 4194560 157 0 2 0 37 12 0 0 -51 -20 3 0 \
-5821 9551872 1162 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 50 1 0 0 0 0 0 0 0 0 0 0 0\n";
+5821 9551872 1162 18446744073709551615 1 1 140727514499808 0 0 0 0 0 0 0 0 0 17 1 50 1 0 0 0 0 0 0 0 0 0 \
+0 0\n";
+
+    #[test]
+    fn command_lines_as_ps_shows_them() {
+        assert_eq!(cmdline_text(b"sleep\0x\0").as_deref(), Some("sleep x"));
+        assert_eq!(cmdline_text(b"a b\0\0c\0").as_deref(), Some("a b  c"));
+        // Rewritten by the process itself: no terminating NUL.
+        assert_eq!(
+            cmdline_text(b"postgres: writer").as_deref(),
+            Some("postgres: writer")
+        );
+        assert_eq!(cmdline_text(b"\xff\0").as_deref(), Some("\u{fffd}"));
+        assert_eq!(cmdline_text(b""), None);
+        assert_eq!(cmdline_text(b"\0"), None);
+    }
 
     #[test]
     fn stat_fields_and_a_name_with_parentheses() {
@@ -601,6 +639,7 @@ mod tests {
             (s.start_ticks, s.vsize_bytes, s.rss_pages),
             (5821, 9551872, 1162)
         );
+        assert_eq!(s.start_stack, 140727514499808);
         assert_eq!((s.processor, s.rt_priority, s.policy), (1, 50, 1));
         assert_eq!(parse_start_ticks(STAT).unwrap(), 5821);
     }

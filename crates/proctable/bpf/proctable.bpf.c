@@ -67,7 +67,7 @@ int qs_tasks(struct bpf_iter__task *ctx)
 		return 0;
 
 	group_row = !(cfg->flags & QS_CFG_THREADS) && task->pid == tgid;
-	qs_fill_task(&rec, task, group_row, cfg->flags & QS_CFG_CGROUP);
+	qs_fill_task(&rec, task, group_row, cfg->flags);
 	bpf_seq_write(seq, &rec, sizeof(rec));
 
 	if (cfg->flags & QS_CFG_IO) {

@@ -16,6 +16,7 @@
 #define QS_CFG_IO 2      /* append a qs_io after every qs_task */
 #define QS_CFG_FILTER 4  /* only thread groups whose tgid is a key of qs_pids */
 #define QS_CFG_CGROUP 8  /* read the cgroup id (three dependent loads per task) */
+#define QS_CFG_EXEC 16   /* read the exec count (one more cache line per task) */
 
 #define QS_MAX_PIDS 65536
 #define QS_WALK_MIN_ROWS 4096 /* qs_rows' capacity is set at load: at least this */
@@ -59,6 +60,7 @@ struct qs_task {
 	__u64 vm_pages;     /* mm->total_vm; 0 for kernel threads */
 	__u64 rss_pages;    /* file + anon + shmem, each clamped at 0 as /proc does */
 	__u64 cgroup_id;    /* cgroup v2 id (kernfs node id = inode number) */
+	__u64 exec_id;      /* self_exec_id: counts the task's execs; 0 unless asked */
 	__u32 pid;
 	__u32 tgid;
 	__u32 ppid;

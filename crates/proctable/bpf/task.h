@@ -45,7 +45,7 @@ static __always_inline int dead_threads_counted(struct signal_struct *sig)
  * those the group's dead threads left in signal_struct, as /proc/PID/stat
  * adds them. */
 static __always_inline void qs_fill_task(struct qs_task *rec, struct task_struct *task,
-					 int group_row, int cgroup)
+					 int group_row, __u32 flags)
 {
 	struct signal_struct *sig = task->signal;
 	struct mm_struct *mm = task->mm;
@@ -79,7 +79,8 @@ static __always_inline void qs_fill_task(struct qs_task *rec, struct task_struct
 		rec->vm_pages = 0;
 		rec->rss_pages = 0;
 	}
-	rec->cgroup_id = cgroup ? task->cgroups->dfl_cgrp->kn->id : 0;
+	rec->cgroup_id = flags & QS_CFG_CGROUP ? task->cgroups->dfl_cgrp->kn->id : 0;
+	rec->exec_id = flags & QS_CFG_EXEC ? task->self_exec_id : 0;
 	rec->pid = task->pid;
 	rec->tgid = task->tgid;
 	rec->ppid = task->real_parent->tgid;

@@ -143,7 +143,7 @@ static __always_inline void qs_fill_row(struct qs_task *rec, __u32 idx, struct t
 {
 	struct qs_io *io;
 
-	qs_fill_task(rec, task, group_row, flags & QS_CFG_CGROUP);
+	qs_fill_task(rec, task, group_row, flags);
 	if (flags & QS_CFG_IO) {
 		io = bpf_map_lookup_elem(&qs_rows_io, &idx);
 		if (io)

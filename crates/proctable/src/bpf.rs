@@ -31,8 +31,8 @@ use crate::fields::Field;
 use crate::proc::{Exit, NS_PER_TICK, Proc, state_letter};
 use crate::query::Query;
 use crate::record::{
-    QS_CFG_CGROUP, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_THREADS, QS_EXIT_RING_BYTES, QS_MAX_PIDS,
-    QsConfig, QsExit, QsExitStats, QsIo, QsTask,
+    QS_CFG_CGROUP, QS_CFG_EXEC, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_THREADS, QS_EXIT_RING_BYTES,
+    QS_MAX_PIDS, QsConfig, QsExit, QsExitStats, QsIo, QsTask,
 };
 use crate::walk::{self, Walk};
 
@@ -340,6 +340,9 @@ impl Bpf {
         }
         if query.fields.has(Field::Cgroup) {
             flags |= QS_CFG_CGROUP as u32;
+        }
+        if query.fields.has(Field::Cmdline) {
+            flags |= QS_CFG_EXEC as u32;
         }
         // Past the map's size, filter here instead.
         let in_kernel = query
@@ -673,5 +676,6 @@ fn row(
             voluntary: t.nvcsw,
             involuntary: t.nivcsw,
         }),
+        exec: t.exec_id,
     }
 }

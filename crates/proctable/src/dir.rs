@@ -77,7 +77,24 @@ fn cstr_path(p: &Path) -> io::Result<CString> {
     CString::new(p.as_os_str().as_bytes()).map_err(|_| io::ErrorKind::InvalidInput.into())
 }
 
-fn open_at(dir: RawFd, name: &[u8], flags: i32) -> io::Result<OwnedFd> {
+/// Opens a directory (the proc root) for `openat` beneath it.
+pub(crate) fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+    let c = cstr_path(path)?;
+    // SAFETY: c is NUL-terminated; open returns a new fd we own or -1.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+pub(crate) fn open_at(dir: RawFd, name: &[u8], flags: i32) -> io::Result<OwnedFd> {
     let mut z = [0u8; 64];
     if name.len() >= z.len() {
         return Err(io::ErrorKind::InvalidInput.into());
@@ -209,24 +226,13 @@ impl ProcDir {
             path: root.clone(),
             source,
         };
-        let c = cstr_path(&root).map_err(io_err)?;
-        // SAFETY: c is NUL-terminated.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(io_err(io::Error::last_os_error()));
-        }
+        let dirfd = open_dir(&root).map_err(io_err)?;
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         Ok(ProcDir {
             cgroup_root: sys_root.as_ref().join("fs/cgroup"),
             root,
-            // SAFETY: fd is fresh.
-            dirfd: unsafe { OwnedFd::from_raw_fd(fd) },
+            dirfd,
             dents: vec![0; DENTS_BYTES],
             buf: vec![0; READ_BYTES],
             pids: Vec::new(),
@@ -575,6 +581,7 @@ impl ProcDir {
         p.policy = s.policy;
         p.rt_priority = s.rt_priority;
         p.cpu = s.processor;
+        p.exec = s.start_stack;
         Ok(())
     }
 

@@ -75,6 +75,7 @@ fields! {
     Cgroup = "cgroup": "cgroup v2 id",
     Io = "io": "I/O: bytes read and written, read/write syscalls",
     Ctxsw = "ctxsw": "voluntary and involuntary context switches (of the task itself)",
+    Cmdline = "cmdline": "command line, arguments joined by spaces (first 4096 bytes; read once per program the process runs)",
 }
 
 /// A set of [`Field`]s.
@@ -96,6 +97,7 @@ impl Fields {
             .without(Field::Cgroup)
             .without(Field::Io)
             .without(Field::Ctxsw)
+            .without(Field::Cmdline)
     }
 
     pub fn with(self, f: Field) -> Fields {
@@ -111,8 +113,11 @@ impl Fields {
     }
 
     /// True if any field of /proc/PID/stat is wanted.
+    /// Whether /proc/PID/stat must be read: for its own fields, and for a
+    /// command line (its start time and exec marker tell a cached one is
+    /// still the process's).
     pub fn needs_stat(self) -> bool {
-        self.0 & Fields::stat().0 != 0
+        self.0 & Fields::stat().with(Field::Cmdline).0 != 0
     }
 
     pub fn iter(self) -> impl Iterator<Item = Field> {

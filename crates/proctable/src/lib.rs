@@ -19,6 +19,7 @@
 //! so short-lived processes between two snapshots are not lost.
 
 pub mod bpf;
+mod cmdline;
 pub mod cputime;
 pub mod dir;
 mod error;
@@ -35,6 +36,7 @@ pub mod record {
     include!(concat!(env!("OUT_DIR"), "/record.rs"));
 }
 
+pub use cmdline::CMDLINE_MAX;
 pub use error::{Error, Result};
 pub use fields::{Field, Fields, UnknownField};
 pub use proc::{Exit, Identity, NS_PER_TICK, Proc, state_letter};

@@ -58,6 +58,11 @@ pub struct Proc {
     /// The task's own context switches (for a process row: its leader
     /// thread's, as /proc/PID/status shows).
     pub ctxsw: Option<CtxSwitches>,
+    /// Changes when the process execs another program; compare for equality
+    /// only. BPF: the task's exec count (`self_exec_id`); procfs: the start of
+    /// its stack, randomised at each exec (0 where /proc hides it from us).
+    /// Read with [`crate::Field::Cmdline`], else 0.
+    pub exec: u64,
 }
 
 impl Proc {

@@ -4,8 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::bpf::Bpf;
+use crate::cmdline::Cmdlines;
 use crate::dir::ProcDir;
 use crate::error::{Error, Result};
+use crate::fields::Field;
 use crate::proc::{Exit, Proc};
 use crate::query::Query;
 use crate::taskstats::TaskstatsExits;
@@ -58,6 +60,7 @@ pub struct ProcTable {
     sys_root: PathBuf,
     /// Exit capture on the procfs backend, once enabled.
     taskstats: Option<TaskstatsExits>,
+    cmdlines: Cmdlines,
 }
 
 impl ProcTable {
@@ -74,6 +77,7 @@ impl ProcTable {
             fallback,
             sys_root: sys_root.as_ref().to_path_buf(),
             taskstats: None,
+            cmdlines: Cmdlines::new(proc_root.as_ref()),
         };
         let procfs = |fallback| -> Result<ProcTable> {
             Ok(table(
@@ -190,7 +194,24 @@ impl ProcTable {
         if !out.is_sorted_by_key(|p| p.pid) {
             out.sort_unstable_by_key(|p| p.pid);
         }
+        if query.fields.has(Field::Cmdline) {
+            self.cmdlines.update(out)?;
+        }
         Ok(())
+    }
+
+    /// The command line of `p`'s process, from the last snapshot that asked
+    /// for [`Field::Cmdline`]: read from /proc the first time a process (or
+    /// the program it exec'd) is seen, then kept (see `cmdline.rs`). `None`
+    /// for kernel threads, zombies and processes that went before they
+    /// were read. At most [`crate::CMDLINE_MAX`] bytes.
+    pub fn cmdline(&self, p: &Proc) -> Option<&str> {
+        self.cmdlines.get(p)
+    }
+
+    /// Command lines read from /proc so far (the rest came from the cache).
+    pub fn cmdline_reads(&self) -> u64 {
+        self.cmdlines.reads()
     }
 
     /// Start time in clock ticks of each PID (`None`: no such process).

@@ -498,3 +498,76 @@ fn taskstats_captures_the_same_exits_as_bpf() {
         }
     }
 }
+
+/// A command line is read once per program: served from the cache while
+/// the process runs it, read again after an exec, even of a program with
+/// the same name; kernel threads have none.
+#[test]
+fn command_lines_are_read_once_per_program() {
+    use proctable::{BackendChoice, Field, ProcTable};
+    use std::io::Write;
+    let wait_for = |pid: u32, text: &[u8]| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default() != text {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{pid} never showed {text:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    for choice in [BackendChoice::Bpf, BackendChoice::Procfs] {
+        let mut table = ProcTable::open(choice, "/proc", "/sys").unwrap();
+        let mut kids = Kids(vec![
+            Command::new("sh")
+                .args(["-c", "read line; exec sh -c 'read again; sleep 1000'"])
+                .process_group(0)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn sh"),
+        ]);
+        let pid = kids.0[0].id();
+        let query = Query {
+            fields: Fields::NONE.with(Field::Pid).with(Field::Cmdline),
+            threads: false,
+            pids: Some(vec![2, pid]),
+        };
+        let mut rows = Vec::new();
+        let mut line = |table: &mut ProcTable| {
+            table.snapshot(&query, &mut rows).unwrap();
+            assert_eq!(
+                table.cmdline(&rows[0]),
+                None,
+                "kthreadd has no command line"
+            );
+            let row = rows.iter().find(|p| p.pid == pid).expect("the child's row");
+            table.cmdline(row).map(str::to_string)
+        };
+        wait_for(
+            pid,
+            b"sh\0-c\0read line; exec sh -c 'read again; sleep 1000'\0",
+        );
+        let first = "sh -c read line; exec sh -c 'read again; sleep 1000'";
+        assert_eq!(line(&mut table).as_deref(), Some(first), "{choice:?}");
+        let reads = table.cmdline_reads();
+        assert_eq!(line(&mut table).as_deref(), Some(first));
+        assert_eq!(
+            table.cmdline_reads(),
+            reads,
+            "{choice:?}: read again without an exec"
+        );
+        // The same name (sh) after the exec.
+        kids.0[0]
+            .stdin
+            .as_mut()
+            .unwrap()
+            .write_all(b"go\n")
+            .unwrap();
+        wait_for(pid, b"sh\0-c\0read again; sleep 1000\0");
+        let second = "sh -c read again; sleep 1000";
+        assert_eq!(line(&mut table).as_deref(), Some(second), "{choice:?}");
+        assert_eq!(table.cmdline_reads(), reads + 1, "{choice:?}");
+    }
+}

@@ -1,0 +1,139 @@
+//! Command lines, read from /proc/PID/cmdline once per program a process
+//! runs and kept until it execs another or goes.
+//!
+//! A command line changes only at exec (or when a process rewrites its own
+//! argument area, as some servers do to show their state: that is seen when
+//! the process is next read for another reason, not followed). Each
+//! process's entry is keyed by its identity (PID, start time), its exec
+//! marker ([`Proc::exec`]) and its name; a row whose key matches is served
+//! from the cache, any other is read again. The read is checked against the
+//! row: the process directory is opened first, its start time read under
+//! it, and the command line read only if it is the row's process, so a PID
+//! reused between the snapshot and the read never lends its command line.
+//! A process caught inside exec shows an empty command line for a moment
+//! (its new arguments are not set up yet, while its exec count has already
+//! moved): an empty one is kept only for kernel threads and zombies.
+
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use procfs::pid::Comm;
+
+use crate::dir::open_at;
+use crate::error::{Error, Result};
+use crate::proc::Proc;
+
+/// Bytes of a command line kept: the rest is cut, as `ps` cuts to its
+/// column width.
+pub const CMDLINE_MAX: usize = 4096;
+
+struct Entry {
+    start_ticks: u64,
+    exec: u64,
+    comm: Comm,
+    text: Option<Arc<str>>,
+    seen: u64,
+}
+
+pub(crate) struct Cmdlines {
+    proc_root: PathBuf,
+    dirfd: Option<OwnedFd>,
+    map: HashMap<u32, Entry>,
+    generation: u64,
+    buf: Vec<u8>,
+    reads: u64,
+}
+
+impl Cmdlines {
+    pub(crate) fn new(proc_root: &Path) -> Cmdlines {
+        Cmdlines {
+            proc_root: proc_root.to_path_buf(),
+            dirfd: None,
+            map: HashMap::new(),
+            generation: 0,
+            buf: vec![0; CMDLINE_MAX],
+            reads: 0,
+        }
+    }
+
+    /// Brings the cache to `rows` (one snapshot): reads what is new or
+    /// exec'd, forgets processes no longer there. In a threads snapshot
+    /// the leaders' rows stand for their processes.
+    pub(crate) fn update(&mut self, rows: &[Proc]) -> Result<()> {
+        if self.dirfd.is_none() {
+            let root = &self.proc_root;
+            let fd = crate::dir::open_dir(root).map_err(|source| Error::Io {
+                path: root.clone(),
+                source,
+            })?;
+            self.dirfd = Some(fd);
+        }
+        self.generation += 1;
+        let generation = self.generation;
+        for p in rows.iter().filter(|p| p.pid == p.tgid) {
+            if let Some(e) = self.map.get_mut(&p.pid)
+                && (e.start_ticks, e.exec, e.comm) == (p.start_ticks, p.exec, p.comm)
+            {
+                e.seen = generation;
+                continue;
+            }
+            let text = self.read(p.pid, p.start_ticks);
+            // An empty command line is final for kernel threads (kthreadd
+            // and its children) and zombies; for anything else it may be a
+            // process caught inside exec, before its new arguments are
+            // set up: not kept, read again next time.
+            let kernel_thread = p.pid == 2 || p.ppid == 2;
+            if text.is_none() && !kernel_thread && !matches!(p.state, 'Z' | 'X') {
+                self.map.remove(&p.pid);
+                continue;
+            }
+            self.map.insert(
+                p.pid,
+                Entry {
+                    start_ticks: p.start_ticks,
+                    exec: p.exec,
+                    comm: p.comm,
+                    text,
+                    seen: generation,
+                },
+            );
+        }
+        self.map.retain(|_, e| e.seen == generation);
+        Ok(())
+    }
+
+    /// The command line of `p`'s process as of the last update; `None` for
+    /// kernel threads, zombies, and processes gone before they were read.
+    pub(crate) fn get(&self, p: &Proc) -> Option<&str> {
+        let e = self.map.get(&p.tgid)?;
+        e.text.as_deref()
+    }
+
+    /// Command lines read from /proc so far (cache misses).
+    pub(crate) fn reads(&self) -> u64 {
+        self.reads
+    }
+
+    fn read(&mut self, pid: u32, start_ticks: u64) -> Option<Arc<str>> {
+        let root = self.dirfd.as_ref()?.as_raw_fd();
+        self.reads += 1;
+        let name = pid.to_string();
+        let dir = open_at(root, name.as_bytes(), libc::O_PATH | libc::O_DIRECTORY).ok()?;
+        let n = read_under(&dir, b"stat", &mut self.buf)?;
+        if procfs::pid::parse_start_ticks(&self.buf[..n]).ok()? != start_ticks {
+            return None;
+        }
+        let n = read_under(&dir, b"cmdline", &mut self.buf)?;
+        procfs::pid::cmdline_text(&self.buf[..n]).map(Arc::from)
+    }
+}
+
+/// The first `buf.len()` bytes of `name` under the directory `dir`.
+fn read_under(dir: &OwnedFd, name: &[u8], buf: &mut [u8]) -> Option<usize> {
+    let fd = open_at(dir.as_raw_fd(), name, libc::O_RDONLY).ok()?;
+    // SAFETY: reads into buf, within its length.
+    let n = unsafe { libc::pread(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+    usize::try_from(n).ok()
+}
