@@ -14,7 +14,6 @@
 //! (its new arguments are not set up yet, while its exec count has already
 //! moved): an empty one is kept only for kernel threads and zombies.
 
-use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,18 +29,19 @@ use crate::proc::Proc;
 pub const CMDLINE_MAX: usize = 4096;
 
 struct Entry {
+    pid: u32,
     start_ticks: u64,
     exec: u64,
     comm: Comm,
     text: Option<Arc<str>>,
-    seen: u64,
 }
 
+/// Entries sorted by PID, as snapshot rows are: an update is one merge of
+/// the two, no hashing per row.
 pub(crate) struct Cmdlines {
     proc_root: PathBuf,
     dirfd: Option<OwnedFd>,
-    map: HashMap<u32, Entry>,
-    generation: u64,
+    entries: Vec<Entry>,
     buf: Vec<u8>,
     reads: u64,
 }
@@ -51,8 +51,7 @@ impl Cmdlines {
         Cmdlines {
             proc_root: proc_root.to_path_buf(),
             dirfd: None,
-            map: HashMap::new(),
-            generation: 0,
+            entries: Vec::new(),
             buf: vec![0; CMDLINE_MAX],
             reads: 0,
         }
@@ -70,13 +69,14 @@ impl Cmdlines {
             })?;
             self.dirfd = Some(fd);
         }
-        self.generation += 1;
-        let generation = self.generation;
+        let mut new = Vec::with_capacity(self.entries.len().max(16));
+        let mut old = std::mem::take(&mut self.entries).into_iter().peekable();
         for p in rows.iter().filter(|p| p.pid == p.tgid) {
-            if let Some(e) = self.map.get_mut(&p.pid)
-                && (e.start_ticks, e.exec, e.comm) == (p.start_ticks, p.exec, p.comm)
-            {
-                e.seen = generation;
+            while old.next_if(|e| e.pid < p.pid).is_some() {}
+            if let Some(e) = old.next_if(|e| {
+                e.pid == p.pid && (e.start_ticks, e.exec, e.comm) == (p.start_ticks, p.exec, p.comm)
+            }) {
+                new.push(e);
                 continue;
             }
             let text = self.read(p.pid, p.start_ticks);
@@ -86,29 +86,28 @@ impl Cmdlines {
             // set up: not kept, read again next time.
             let kernel_thread = p.pid == 2 || p.ppid == 2;
             if text.is_none() && !kernel_thread && !matches!(p.state, 'Z' | 'X') {
-                self.map.remove(&p.pid);
                 continue;
             }
-            self.map.insert(
-                p.pid,
-                Entry {
-                    start_ticks: p.start_ticks,
-                    exec: p.exec,
-                    comm: p.comm,
-                    text,
-                    seen: generation,
-                },
-            );
+            new.push(Entry {
+                pid: p.pid,
+                start_ticks: p.start_ticks,
+                exec: p.exec,
+                comm: p.comm,
+                text,
+            });
         }
-        self.map.retain(|_, e| e.seen == generation);
+        // Rows come sorted by PID (ProcTable sorts them); the merge relies
+        // on it.
+        debug_assert!(new.is_sorted_by_key(|e| e.pid));
+        self.entries = new;
         Ok(())
     }
 
     /// The command line of `p`'s process as of the last update; `None` for
     /// kernel threads, zombies, and processes gone before they were read.
     pub(crate) fn get(&self, p: &Proc) -> Option<&str> {
-        let e = self.map.get(&p.tgid)?;
-        e.text.as_deref()
+        let i = self.entries.binary_search_by_key(&p.tgid, |e| e.pid).ok()?;
+        self.entries[i].text.as_deref()
     }
 
     /// Command lines read from /proc so far (cache misses).
