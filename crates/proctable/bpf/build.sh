@@ -3,5 +3,5 @@
 # it needs).
 set -e
 build="$(dirname "$0")/../../../scripts/build-bpf.sh"
-"$build" "$(dirname "$0")" proctable record.h task.h
-"$build" "$(dirname "$0")" walk record.h task.h
+"$build" "$(dirname "$0")" proctable record.h task.h maps.h
+"$build" "$(dirname "$0")" walk record.h task.h maps.h

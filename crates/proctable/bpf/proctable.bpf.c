@@ -15,24 +15,11 @@
 #include <bpf/bpf_tracing.h>
 #include "record.h"
 #include "task.h"
+#include "maps.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 #define SIGNAL_GROUP_EXIT 0x00000004
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct qs_config);
-} qs_config SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, QS_MAX_PIDS);
-	__type(key, __u32);
-	__type(value, __u8);
-} qs_pids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -109,37 +109,29 @@ static __always_inline void qs_add_thread(struct qs_task *rec, struct task_struc
 	rec->maj_flt += t->maj_flt;
 }
 
+/* Adds one set of I/O counters (a task's, or a group's dead threads'). */
+static __always_inline void qs_io_add(struct qs_io *io, struct task_io_accounting *ac)
+{
+	io->rchar += ac->rchar;
+	io->wchar += ac->wchar;
+	io->syscr += ac->syscr;
+	io->syscw += ac->syscw;
+	io->read_bytes += ac->read_bytes;
+	io->write_bytes += ac->write_bytes;
+	io->cancelled_write_bytes += ac->cancelled_write_bytes;
+}
+
 static __always_inline void qs_fill_io(struct qs_io *io, struct task_struct *task, int group_row)
 {
-	struct signal_struct *sig = task->signal;
-
-	io->rchar = task->ioac.rchar;
-	io->wchar = task->ioac.wchar;
-	io->syscr = task->ioac.syscr;
-	io->syscw = task->ioac.syscw;
-	io->read_bytes = task->ioac.read_bytes;
-	io->write_bytes = task->ioac.write_bytes;
-	io->cancelled_write_bytes = task->ioac.cancelled_write_bytes;
-	if (group_row && dead_threads_counted(sig)) {
-		io->rchar += sig->ioac.rchar;
-		io->wchar += sig->ioac.wchar;
-		io->syscr += sig->ioac.syscr;
-		io->syscw += sig->ioac.syscw;
-		io->read_bytes += sig->ioac.read_bytes;
-		io->write_bytes += sig->ioac.write_bytes;
-		io->cancelled_write_bytes += sig->ioac.cancelled_write_bytes;
-	}
+	__builtin_memset(io, 0, sizeof(*io));
+	qs_io_add(io, &task->ioac);
+	if (group_row && dead_threads_counted(task->signal))
+		qs_io_add(io, &task->signal->ioac);
 }
 
 static __always_inline void qs_add_thread_io(struct qs_io *io, struct task_struct *t)
 {
-	io->rchar += t->ioac.rchar;
-	io->wchar += t->ioac.wchar;
-	io->syscr += t->ioac.syscr;
-	io->syscw += t->ioac.syscw;
-	io->read_bytes += t->ioac.read_bytes;
-	io->write_bytes += t->ioac.write_bytes;
-	io->cancelled_write_bytes += t->ioac.cancelled_write_bytes;
+	qs_io_add(io, &t->ioac);
 }
 
 #endif

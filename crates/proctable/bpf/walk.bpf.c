@@ -24,6 +24,7 @@
 #include <bpf/bpf_core_read.h>
 #include "record.h"
 #include "task.h"
+#include "maps.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -34,20 +35,6 @@ static struct task_struct *(*qs_iter_task_next)(struct bpf_iter_task *it) =
 static void (*qs_iter_task_destroy)(struct bpf_iter_task *it) =
 	(void *)QS_KFUNC_ITER_TASK_DESTROY;
 static void *(*qs_rdonly_cast)(const void *obj, __u32 btf_id) = (void *)QS_KFUNC_RDONLY_CAST;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct qs_config);
-} qs_config SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, QS_MAX_PIDS);
-	__type(key, __u32);
-	__type(value, __u8);
-} qs_pids SEC(".maps");
 
 /* max_entries is set by the loader from the number of tasks. */
 struct {

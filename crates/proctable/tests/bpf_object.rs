@@ -22,6 +22,7 @@ fn check(name: &str, embedded: &[u8]) {
     let mut want = vec![
         "record.h".to_string(),
         "task.h".to_string(),
+        "maps.h".to_string(),
         format!("{name}.bpf.c"),
     ];
     want.sort();
