@@ -129,9 +129,4 @@ static __always_inline void qs_fill_io(struct qs_io *io, struct task_struct *tas
 		qs_io_add(io, &task->signal->ioac);
 }
 
-static __always_inline void qs_add_thread_io(struct qs_io *io, struct task_struct *t)
-{
-	qs_io_add(io, &t->ioac);
-}
-
 #endif

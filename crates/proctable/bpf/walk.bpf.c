@@ -11,13 +11,15 @@
  *           (or thread) into qs_rows, a memory-mapped array the reader
  *           decodes in place: no copy through a read() buffer.
  *
- * In process mode a group's live threads are summed into its leader's row
- * here: the iterator visits a leader and then each of its threads.
+ * In process mode the iterator visits leaders only, and a multi-threaded
+ * group's live threads are summed into its leader's row here, from the
+ * group's thread list; in threads mode every thread gets its own row.
  *
- * The three iterator kernel functions are called through helper-style
- * pointers with the QS_KFUNC_* numbers of record.h; the loader rewrites those
- * calls into kernel-function calls (BTF ids of the running kernel), which
- * the loader library cannot resolve from extern declarations itself.
+ * The kernel functions (the task iterator's three and bpf_rdonly_cast) are
+ * called through helper-style pointers with the QS_KFUNC_* numbers of
+ * record.h; the loader rewrites those calls into kernel-function calls (BTF
+ * ids of the running kernel), which the loader library cannot resolve from
+ * extern declarations itself.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -95,7 +97,7 @@ static long qs_add_next_thread(__u64 i, void *ctx)
 	if (w->io) {
 		io = bpf_map_lookup_elem(&qs_rows_io, &w->idx);
 		if (io)
-			qs_add_thread_io(io, t);
+			qs_io_add(io, &t->ioac);
 	}
 	return 0;
 }
