@@ -73,7 +73,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
         BackendChoice::Bpf
     };
     let mut capture = ProcTable::open(backend, "/proc", "/sys").map_err(|e| e.to_string())?;
-    capture.enable_exits().map_err(|e| e.to_string())?;
+    let how = capture.enable_exits().map_err(|e| e.to_string())?;
     let lost = |t: &ProcTable| t.exits_lost().unwrap_or(0);
     let before = lost(&capture);
     let mut exits: Vec<Exit> = Vec::new();
@@ -158,7 +158,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
         forked_per_s: forked as f64 / opts.duration.as_secs_f64(),
         captured,
         wrong_code,
-        capture: if opts.taskstats { "taskstats" } else { "bpf" },
+        capture: how,
         lost: after - before,
         drained,
         drains,
