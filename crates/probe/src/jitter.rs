@@ -161,6 +161,9 @@ fn run_on_this_thread(o: &Options, label: String) -> Result<Run, String> {
     h.auto(false);
     let interval = o.interval.as_nanos() as u64;
     let mut overruns = 0;
+    // Read before the first deadline is set: reading and parsing /proc/stat
+    // allocates and takes time the first sleep should not pay.
+    let steal_before = steal_ticks(o.cpu);
     let mut next = shm::mono_ns() + interval;
     // Touch the loop's code and stack once before measuring.
     sleep_until(next);
@@ -168,7 +171,6 @@ fn run_on_this_thread(o: &Options, label: String) -> Result<Run, String> {
     // Deadlines within the duration, as cyclictest's --duration: a run
     // with overruns records fewer samples, it does not run longer.
     let end = next + o.duration.as_nanos() as u64;
-    let steal_before = steal_ticks(o.cpu);
     while next < end {
         sleep_until(next);
         let woke = shm::mono_ns();
