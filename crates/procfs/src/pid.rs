@@ -391,7 +391,11 @@ pub fn cmdline_text(buf: &[u8]) -> Option<String> {
         .iter()
         .map(|&b| if b == 0 { b' ' } else { b })
         .collect();
-    Some(String::from_utf8_lossy(&joined).into_owned())
+    // Valid UTF-8 (the usual case) becomes the string without a second copy.
+    Some(
+        String::from_utf8(joined)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    )
 }
 
 /// Reads only field 22 (start time in ticks): the identity check of a
