@@ -61,10 +61,16 @@ impl Comm {
         } else {
             v & ((1u128 << (len * 8)) - 1)
         };
-        let mut c = Comm::default();
-        c.bytes[..16].copy_from_slice(&kept.to_le_bytes());
-        c.len = len as u8;
-        c
+        // Built whole from four words: a zeroed array written in part and
+        // then copied into its row costs a stack round trip per task.
+        let words = [kept, 0, 0, 0];
+        // SAFETY: [u128; 4] and [u8; 64] have the same size, and any bits
+        // are valid bytes.
+        let bytes: [u8; COMM_CAPACITY] = unsafe { std::mem::transmute(words) };
+        Comm {
+            len: len as u8,
+            bytes,
+        }
     }
 
     pub fn as_bytes(&self) -> &[u8] {

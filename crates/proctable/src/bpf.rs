@@ -598,8 +598,9 @@ fn pid_io(r: &QsIo) -> PidIo {
 /// into their leaders' rows; `io` is empty or holds one record per task.
 /// The records are in task-list (creation) order, sorted but where PIDs
 /// wrapped: sorting (PID, index) keys and writing each row once in its
-/// place beats moving whole rows.
-fn decode_walk(
+/// place beats moving whole rows. `order` is scratch space kept between
+/// calls; `page` the page size in bytes.
+pub fn decode_walk(
     tasks: &[QsTask],
     io: &[QsIo],
     page: u64,
@@ -607,6 +608,7 @@ fn decode_walk(
     order: &mut Vec<u64>,
     out: &mut Vec<Proc>,
 ) {
+    out.clear();
     order.clear();
     order.extend(
         tasks
@@ -619,7 +621,6 @@ fn decode_walk(
         order.sort();
     }
     out.reserve(tasks.len());
-    let start = out.len();
     // Each row is built in its slot: a row built aside and pushed is one
     // more 280-byte copy per task.
     for (slot, &key) in out.spare_capacity_mut().iter_mut().zip(order.iter()) {
@@ -634,9 +635,9 @@ fn decode_walk(
         });
         slot.write(row(t, page, fields, times, io.get(i).map(pid_io)));
     }
-    // SAFETY: the loop above initialised the first order.len() spare slots
-    // (reserve made room for tasks.len() == order.len()).
-    unsafe { out.set_len(start + order.len()) };
+    // SAFETY: out was empty; the loop above initialised its first
+    // order.len() slots (reserve made room for tasks.len() == order.len()).
+    unsafe { out.set_len(order.len()) };
 }
 
 /// One row; `times` are the scaled (utime, stime). Every field is set here
