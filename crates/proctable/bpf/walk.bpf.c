@@ -15,6 +15,9 @@
  * group's live threads are summed into its leader's row here, from the
  * group's thread list; in threads mode every thread gets its own row.
  *
+ * The list is followed two links ahead of the iterator (qs_prefetch_list):
+ * a walk of thousands of tasks waits on memory, not on work.
+ *
  * The kernel functions (the task iterator's three and bpf_rdonly_cast) are
  * called through helper-style pointers with the QS_KFUNC_* numbers of
  * record.h; the loader rewrites those calls into kernel-function calls (BTF
@@ -140,6 +143,26 @@ static __always_inline void qs_fill_row(struct qs_task *rec, __u32 idx, struct t
 	}
 }
 
+/* Loads, and drops, the next two links of the task list ahead of the
+ * iterator. The list is a chain of dependent loads, each a cache miss on a
+ * large machine: started while this task's row is filled, the next ones are
+ * in flight or in cache when the iterator follows them. The loads go
+ * through a read-only cast (they cannot fault); the last task's next is
+ * init_task, as harmless to read. Touching more of the next task (its
+ * other lines, its mm and signal_struct) measured slower on the machine of
+ * BENCHMARKS.md, not faster. */
+static __always_inline void qs_prefetch_list(struct task_struct *task)
+{
+	__u64 node = (__u64)task->tasks.next;
+	struct task_struct *next;
+	struct list_head *after;
+
+	next = qs_rdonly_cast((void *)(node - bpf_core_field_offset(struct task_struct, tasks)),
+			      bpf_core_type_id_kernel(struct task_struct));
+	after = next->tasks.next->next;
+	asm volatile("" : : "r"(after));
+}
+
 /* One row per thread. */
 static __always_inline void qs_walk_threads(struct qs_walk_out *out, __u32 flags)
 {
@@ -171,6 +194,7 @@ static __always_inline void qs_walk_procs(struct qs_walk_out *out, __u32 flags)
 
 	qs_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_PROCS);
 	while ((task = qs_iter_task_next(&it))) {
+		qs_prefetch_list(task);
 		rec = qs_next_row(out, task, flags, &idx);
 		if (!rec)
 			continue;
