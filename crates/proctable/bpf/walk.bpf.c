@@ -65,6 +65,13 @@ struct {
 	__type(value, struct qs_walk_out);
 } qs_walk_out SEC(".maps");
 
+/* The task whose `member` list node is at address `node`, through a
+ * read-only cast: loads through it cannot fault. */
+#define qs_task_of(node, member)                                                          \
+	((struct task_struct *)qs_rdonly_cast(                                             \
+		(void *)((node) - bpf_core_field_offset(struct task_struct, member)),      \
+		bpf_core_type_id_kernel(struct task_struct)))
+
 /* A group's thread list, walked by hand from its leader's row. */
 struct qs_thread_walk {
 	__u64 pos;  /* address of the list node last visited */
@@ -89,8 +96,7 @@ static long qs_add_next_thread(__u64 i, void *ctx)
 	    next == w->head)
 		return 1;
 	w->pos = next;
-	t = qs_rdonly_cast((void *)(next - bpf_core_field_offset(struct task_struct, thread_node)),
-			   bpf_core_type_id_kernel(struct task_struct));
+	t = qs_task_of(next, thread_node);
 	if (t->pid == t->tgid)
 		return 0;
 	rec = bpf_map_lookup_elem(&qs_rows, &w->idx);
@@ -153,13 +159,9 @@ static __always_inline void qs_fill_row(struct qs_task *rec, __u32 idx, struct t
  * BENCHMARKS.md, not faster. */
 static __always_inline void qs_prefetch_list(struct task_struct *task)
 {
-	__u64 node = (__u64)task->tasks.next;
-	struct task_struct *next;
-	struct list_head *after;
+	struct task_struct *next = qs_task_of((__u64)task->tasks.next, tasks);
+	struct list_head *after = next->tasks.next->next;
 
-	next = qs_rdonly_cast((void *)(node - bpf_core_field_offset(struct task_struct, tasks)),
-			      bpf_core_type_id_kernel(struct task_struct));
-	after = next->tasks.next->next;
 	asm volatile("" : : "r"(after));
 }
 
