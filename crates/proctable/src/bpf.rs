@@ -622,7 +622,7 @@ pub fn decode_walk(
     }
     out.reserve(tasks.len());
     // Each row is built in its slot: a row built aside and pushed is one
-    // more 280-byte copy per task.
+    // more copy of the whole row per task.
     for (slot, &key) in out.spare_capacity_mut().iter_mut().zip(order.iter()) {
         let i = key as u32 as usize;
         let t = &tasks[i];
