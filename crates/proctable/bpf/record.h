@@ -37,10 +37,43 @@ struct qs_config {
 	__u32 wakeup_bytes; /* exit ring: wake the reader only once this many bytes wait */
 };
 
-/* The one entry of walk.bpf.c's qs_walk_out array: what the last walk wrote. */
+/* A process-mode walk may be split between walkers, each run on its own CPU:
+ * walker 0 from the list's head, walker k from a task an earlier walk marked,
+ * each stopping where the next starts. */
+#define QS_MAX_WALKERS 16
+#define QS_WALK_MARKS 32
+#define QS_WALK_STALE_START 1 /* qs_walk_out.status: the start task is no longer where it was marked */
+
+/* What one walker is told: BPF_PROG_RUN's context (the tracepoint arguments). */
+struct qs_walk_args {
+	__u64 walker;        /* its entry in qs_walk_out; 0 walks from the list's head */
+	__u64 first_row;     /* its rows go to qs_rows[first_row, first_row + max_rows) */
+	__u64 max_rows;
+	__u64 start_task;    /* walker > 0: the task to start at, as a walk marked it */
+	__u64 start_ns;      /* and that task's start_boottime and pid, checked first */
+	__u64 start_pid;
+	__u64 stop_task;     /* stop before this task (the next walker's start); 0: none */
+	__u64 stop_after_ns; /* or before a task started after this: the stop task left the list */
+	__u64 mark_every;    /* mark every this many processes visited; 0: none */
+};
+
+/* One entry per walker of walk.bpf.c's qs_walk_out array: what its last walk wrote. */
 struct qs_walk_out {
 	__u64 rows;  /* records written to qs_rows (and qs_rows_io) */
-	__u64 wanted; /* records that would have been written: > rows when qs_rows is too small */
+	__u64 wanted; /* records that would have been written: > rows when its rows did not fit */
+	__u64 visited; /* processes visited, rows or not (the PID filter leaves some out) */
+	__u64 status;  /* 0, or QS_WALK_STALE_START (nothing walked) */
+	__u64 marks;   /* entries of mark_* written */
+	__u64 first_row; /* the walk's own state from here to mark_left */
+	__u64 max_rows;
+	__u64 stop_task;
+	__u64 stop_after_ns;
+	__u64 mark_every;
+	__u64 mark_left;
+	__u64 next_task; /* walker > 0: the task to visit next */
+	__u64 mark_task[32]; /* every mark_every-th process visited: its address, */
+	__u64 mark_ns[32];   /* start_boottime */
+	__u64 mark_pid[32];  /* and pid */
 };
 
 /* One task seen by the task iterator (or walk). Counters are the task's own, plus, on a

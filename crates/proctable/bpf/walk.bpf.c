@@ -60,7 +60,8 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, QS_MAX_WALKERS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct qs_walk_out);
 } qs_walk_out SEC(".maps");
@@ -112,8 +113,8 @@ static long qs_add_next_thread(__u64 i, void *ctx)
 }
 
 /* The next row, for `task`; NULL for the idle task, for a group the PID
- * filter leaves out, and when the array is full (counted in `wanted`, so
- * that the reader reloads with room). */
+ * filter leaves out, and when the walker's rows are full (counted in
+ * `wanted`, so that the reader reloads with room). */
 static __always_inline struct qs_task *qs_next_row(struct qs_walk_out *out,
 						   struct task_struct *task, __u32 flags,
 						   __u32 *idx)
@@ -126,10 +127,12 @@ static __always_inline struct qs_task *qs_next_row(struct qs_walk_out *out,
 	if ((flags & QS_CFG_FILTER) && !bpf_map_lookup_elem(&qs_pids, &tgid))
 		return NULL;
 	out->wanted++;
-	*idx = out->rows;
+	if (out->rows >= out->max_rows)
+		return NULL;
+	*idx = out->first_row + out->rows;
 	rec = bpf_map_lookup_elem(&qs_rows, idx);
 	if (rec)
-		out->rows = *idx + 1;
+		out->rows++;
 	return rec;
 }
 
@@ -182,56 +185,157 @@ static __always_inline void qs_walk_threads(struct qs_walk_out *out, __u32 flags
 	qs_iter_task_destroy(&it);
 }
 
-/* One row per process: the iterator visits leaders only (one list pointer
- * per process), and a multi-threaded group's other threads are added from
- * its thread list. */
+/* Notes every mark_every-th process visited, where a later walk may split
+ * the list between walkers. */
+static __always_inline void qs_mark(struct qs_walk_out *out, struct task_struct *task)
+{
+	__u64 n = out->marks;
+
+	out->visited++;
+	if (!out->mark_every || --out->mark_left)
+		return;
+	out->mark_left = out->mark_every;
+	if (n >= QS_WALK_MARKS)
+		return;
+	out->mark_task[n] = (__u64)task;
+	out->mark_ns[n] = task->start_boottime;
+	out->mark_pid[n] = task->pid;
+	out->marks = n + 1;
+}
+
+/* Visits out->next_task (of walker `walker`) and moves out->next_task on
+ * to the next process in the list. Returns 0, QS_VISIT_STOP where the
+ * walker stops, or QS_VISIT_HEAD at the list's head (init_task, the one
+ * task of PID 0 in the list; not visited). A walker stops at the task the
+ * next walker starts at, or, should that task have left the list
+ * meanwhile, at the first one started after it (the list is in fork order;
+ * the margin in stop_after_ns covers forks that set their start time in
+ * one order and joined the list in the other); rows walked twice then are
+ * dropped by the reader.
+ *
+ * A global function, so that the verifier checks it once, not once for
+ * every way into it: inlined in both walks' loops, whose every branch
+ * multiplies the paths checked, loading took seconds. The task is read
+ * through a read-only cast of its address (loads that cannot fault); the
+ * list is RCU-protected, as the iterator walks it. */
+#define QS_VISIT_STOP 1
+#define QS_VISIT_HEAD 2
+__noinline int qs_visit_next(__u32 walker, __u32 flags)
+{
+	struct qs_walk_out *out = bpf_map_lookup_elem(&qs_walk_out, &walker);
+	struct qs_thread_walk w;
+	struct task_struct *task;
+	struct qs_task *rec;
+	__u32 idx;
+
+	if (!out)
+		return QS_VISIT_STOP;
+	task = qs_rdonly_cast((void *)out->next_task, bpf_core_type_id_kernel(struct task_struct));
+	if (!task->pid)
+		return QS_VISIT_HEAD;
+	if (out->next_task == out->stop_task || task->start_boottime > out->stop_after_ns)
+		return QS_VISIT_STOP;
+	out->next_task = (__u64)qs_task_of((__u64)task->tasks.next, tasks);
+	qs_prefetch_list(task);
+	qs_mark(out, task);
+	rec = qs_next_row(out, task, flags, &idx);
+	if (!rec)
+		return 0;
+	qs_fill_row(rec, idx, task, flags, 1);
+	if (rec->nr_threads <= 1)
+		return 0;
+	w.head = (__u64)&task->signal->thread_head;
+	w.pos = w.head;
+	w.idx = idx;
+	w.io = flags & QS_CFG_IO;
+	/* Threads may come while walking: room for twice as many. */
+	bpf_loop(2 * rec->nr_threads + 16, qs_add_next_thread, &w, 0);
+	return 0;
+}
+
+/* One row per process from the list's head: the iterator visits leaders
+ * only (one list pointer per process), and a multi-threaded group's other
+ * threads are added from its thread list. */
 static __always_inline void qs_walk_procs(struct qs_walk_out *out, __u32 flags)
 {
 	struct bpf_iter_task it;
 	struct task_struct *task;
-	struct qs_thread_walk w;
-	struct signal_struct *sig;
-	struct qs_task *rec;
-	__u32 idx;
 
 	qs_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_PROCS);
 	while ((task = qs_iter_task_next(&it))) {
-		qs_prefetch_list(task);
-		rec = qs_next_row(out, task, flags, &idx);
-		if (!rec)
-			continue;
-		qs_fill_row(rec, idx, task, flags, 1);
-		if (rec->nr_threads <= 1)
-			continue;
-		sig = task->signal;
-		w.head = (__u64)&sig->thread_head;
-		w.pos = w.head;
-		w.idx = idx;
-		w.io = flags & QS_CFG_IO;
-		/* Threads may come while walking: room for twice as many. */
-		bpf_loop(2 * rec->nr_threads + 16, qs_add_next_thread, &w, 0);
+		out->next_task = (__u64)task;
+		if (qs_visit_next(0, flags) == QS_VISIT_STOP)
+			break;
 	}
 	qs_iter_task_destroy(&it);
 }
 
+struct qs_walker {
+	__u32 walker;
+	__u32 flags;
+};
+
+/* bpf_loop callback of a walker > 0: the next process, up to the list's
+ * head. */
+static long qs_walk_step(__u64 i, void *ctx)
+{
+	struct qs_walker *w = ctx;
+
+	return qs_visit_next(w->walker, w->flags) != 0;
+}
+
+/* Walker > 0: from the marked task, once it is found where it was marked:
+ * the same PID and start time, and still linked in the list (its
+ * successor's back link points at it; a task that left the list has not,
+ * and its memory may have been reused). */
+static __always_inline void qs_walk_from(struct qs_walk_out *out, struct qs_walk_args *args,
+					 __u32 walker, __u32 flags)
+{
+	struct task_struct *task;
+	struct qs_walker w = { .walker = walker, .flags = flags };
+	__u64 link = args->start_task + bpf_core_field_offset(struct task_struct, tasks);
+
+	task = qs_rdonly_cast((void *)args->start_task, bpf_core_type_id_kernel(struct task_struct));
+	if (task->pid != args->start_pid || task->start_boottime != args->start_ns ||
+	    (__u64)task->tasks.next->prev != link) {
+		out->status = QS_WALK_STALE_START;
+		return;
+	}
+	out->next_task = args->start_task;
+	bpf_loop(QS_MAX_PIDS * 64, qs_walk_step, &w, 0);
+}
+
 SEC("raw_tp/qs_walk")
-int qs_walk(void *ctx)
+int qs_walk(struct qs_walk_args *args)
 {
 	struct qs_walk_out *out;
 	struct qs_config *cfg;
+	__u32 walker = args->walker;
 	__u32 zero = 0;
 
-	out = bpf_map_lookup_elem(&qs_walk_out, &zero);
+	out = bpf_map_lookup_elem(&qs_walk_out, &walker);
 	cfg = bpf_map_lookup_elem(&qs_config, &zero);
 	if (!out || !cfg)
 		return 1;
+	/* The counters and the walk's bounds live in the map value, not in
+	 * registers, so the verifier sees unknown values and checks each loop
+	 * body once. */
 	out->rows = 0;
 	out->wanted = 0;
-	/* The counters live in the map value, not in registers, so the
-	 * verifier sees an unknown index and checks each loop body once. */
+	out->visited = 0;
+	out->status = 0;
+	out->marks = 0;
+	out->first_row = args->first_row;
+	out->max_rows = args->max_rows;
+	out->stop_task = args->stop_task;
+	out->stop_after_ns = args->stop_after_ns;
+	out->mark_every = args->mark_every;
+	out->mark_left = args->mark_every;
 	if (cfg->flags & QS_CFG_THREADS)
 		qs_walk_threads(out, cfg->flags);
-	else
+	else if (walker == 0)
 		qs_walk_procs(out, cfg->flags);
+	else
+		qs_walk_from(out, args, walker, cfg->flags);
 	return 0;
 }

@@ -35,6 +35,7 @@ use crate::record::{
     QS_MAX_PIDS, QsConfig, QsExit, QsExitStats, QsIo, QsTask,
 };
 use crate::walk::{self, Walk};
+pub use crate::walk::{MIN_PER_WALKER, WalkStats, Walkers};
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/proctable.bpf.o");
@@ -287,6 +288,18 @@ impl Bpf {
         self.walk.as_ref().map_or(0, Walk::reloads)
     }
 
+    /// How many walkers split a process-mode walk (see [`Walkers`]).
+    pub fn set_walkers(&mut self, walkers: Walkers) {
+        if let Some(w) = self.walk.as_mut() {
+            w.set_walkers(walkers);
+        }
+    }
+
+    /// What split walks did; `None` without the walk.
+    pub fn walk_stats(&self) -> Option<WalkStats> {
+        self.walk.as_ref().map(Walk::stats)
+    }
+
     /// Reloads the walk with room for `rows` rows (it grows by itself when a
     /// walk finds more; this sets it, e.g. small to exercise that).
     pub fn set_walk_capacity(&mut self, rows: u32) -> Result<()> {
@@ -360,10 +373,11 @@ impl Bpf {
                 flags,
                 wakeup_bytes: 0,
             })?;
-            let (tasks, io) = walk.run(words_as_bytes(&self.walk_object))?;
-            decode_walk(
-                tasks,
-                io,
+            let rows = walk.run(words_as_bytes(&self.walk_object))?;
+            decode_walk_ranges(
+                rows.tasks,
+                rows.io,
+                rows.ranges,
                 self.page_size,
                 query.fields,
                 &mut self.order,
@@ -608,22 +622,55 @@ pub fn decode_walk(
     order: &mut Vec<u64>,
     out: &mut Vec<Proc>,
 ) {
+    let all = 0..tasks.len();
+    decode_walk_ranges(
+        tasks,
+        io,
+        std::slice::from_ref(&all),
+        page,
+        fields,
+        order,
+        out,
+    );
+}
+
+/// As [`decode_walk`], for the records in `ranges` of `tasks` (and `io`),
+/// which follow one another in task-list order: the shares of a split
+/// walk. A process found twice (where walkers overlapped) gets one row.
+pub fn decode_walk_ranges(
+    tasks: &[QsTask],
+    io: &[QsIo],
+    ranges: &[std::ops::Range<usize>],
+    page: u64,
+    fields: crate::Fields,
+    order: &mut Vec<u64>,
+    out: &mut Vec<Proc>,
+) {
     out.clear();
     order.clear();
-    order.extend(
-        tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (u64::from(t.pid) << 32) | i as u64),
-    );
+    for r in ranges {
+        order.extend(
+            tasks[r.clone()]
+                .iter()
+                .zip(r.clone())
+                .map(|(t, i)| (u64::from(t.pid) << 32) | i as u64),
+        );
+    }
     if !order.is_sorted() {
         // Stable sort finds the sorted runs (one per PID wrap) and merges.
         order.sort();
     }
-    out.reserve(tasks.len());
+    out.reserve(order.len());
     // Each row is built in its slot: a row built aside and pushed is one
     // more copy of the whole row per task.
-    for (slot, &key) in out.spare_capacity_mut().iter_mut().zip(order.iter()) {
+    let slots = out.spare_capacity_mut();
+    let mut n = 0;
+    let mut last = u64::MAX;
+    for &key in order.iter() {
+        if key >> 32 == last {
+            continue;
+        }
+        last = key >> 32;
         let i = key as u32 as usize;
         let t = &tasks[i];
         let times = adjust(RawCputime {
@@ -633,11 +680,12 @@ pub fn decode_walk(
             prev_utime: t.prev_utime_ns,
             prev_stime: t.prev_stime_ns,
         });
-        slot.write(row(t, page, fields, times, io.get(i).map(pid_io)));
+        slots[n].write(row(t, page, fields, times, io.get(i).map(pid_io)));
+        n += 1;
     }
-    // SAFETY: out was empty; the loop above initialised its first
-    // order.len() slots (reserve made room for tasks.len() == order.len()).
-    unsafe { out.set_len(order.len()) };
+    // SAFETY: out was empty; the loop above initialised its first n slots
+    // (n <= order.len(), for which reserve made room).
+    unsafe { out.set_len(n) };
 }
 
 /// One row; `times` are the scaled (utime, stime). Every field is set here
@@ -678,5 +726,50 @@ fn row(
             involuntary: t.nivcsw,
         }),
         exec: t.exec_id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(pid: u32) -> QsTask {
+        QsTask {
+            pid,
+            tgid: pid,
+            start_boottime_ns: u64::from(pid) * 1_000,
+            ..QsTask::default()
+        }
+    }
+
+    fn pids(rows: &[Proc]) -> Vec<u32> {
+        rows.iter().map(|p| p.pid).collect()
+    }
+
+    #[test]
+    fn split_walk_rows_decode_in_pid_order_once_each() {
+        // Two walkers' shares of a 10-row array: rows 0..3 and 5..9; the
+        // first walker ran on past the second's start (PID 7 twice) and
+        // PIDs wrapped in the second share (2 after 9).
+        let mut tasks = vec![QsTask::default(); 10];
+        for (i, pid) in [(0, 3), (1, 5), (2, 7), (5, 7), (6, 8), (7, 9), (8, 2)] {
+            tasks[i] = task(pid);
+        }
+        let (mut order, mut out) = (Vec::new(), Vec::new());
+        let fields = crate::Fields::stat();
+        decode_walk_ranges(
+            &tasks,
+            &[],
+            &[0..3, 5..9],
+            4096,
+            fields,
+            &mut order,
+            &mut out,
+        );
+        assert_eq!(pids(&out), [2, 3, 5, 7, 8, 9]);
+        assert!(out.iter().all(|p| p.io.is_none()));
+        // One range, as decode_walk takes it; the gap rows are not read.
+        decode_walk(&tasks[5..9], &[], 4096, fields, &mut order, &mut out);
+        assert_eq!(pids(&out), [2, 7, 8, 9]);
     }
 }

@@ -30,6 +30,7 @@ pub mod rates;
 mod table;
 pub mod taskstats;
 pub mod walk;
+mod walkers;
 
 pub mod record {
     //! The BPF record layout, generated from `bpf/record.h`.

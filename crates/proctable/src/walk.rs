@@ -11,10 +11,10 @@
 //! kernel-function call with the function's BTF id in the running kernel
 //! before the object is loaded.
 
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 
 use aya::maps::Map;
-use aya::programs::{RawTracePoint, RawTracePointRunOptions, TestRun};
+use aya::programs::RawTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
 use aya_obj::btf::BtfKind;
 use object::{Object, ObjectSection, SectionKind};
@@ -22,15 +22,14 @@ use object::{Object, ObjectSection, SectionKind};
 use crate::bpf::{bpf_err, chain, load_retrying, program, write_config, write_filter};
 use crate::error::Result;
 use crate::record::{
-    QS_KFUNC_ITER_TASK_DESTROY, QS_KFUNC_ITER_TASK_NEW, QS_KFUNC_ITER_TASK_NEXT,
-    QS_KFUNC_RDONLY_CAST, QS_WALK_MIN_ROWS, QsConfig, QsIo, QsTask, QsWalkOut,
+    QS_CFG_IO, QS_CFG_THREADS, QS_KFUNC_ITER_TASK_DESTROY, QS_KFUNC_ITER_TASK_NEW,
+    QS_KFUNC_ITER_TASK_NEXT, QS_KFUNC_RDONLY_CAST, QS_MAX_WALKERS, QS_WALK_MARKS, QS_WALK_MIN_ROWS,
+    QS_WALK_STALE_START, QsConfig, QsIo, QsTask, QsWalkArgs, QsWalkOut,
 };
+use crate::walkers::{Args, Helpers, test_run};
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/walk.bpf.o");
-
-// SAFETY: plain #[repr(C)] integer struct with no padding.
-unsafe impl aya::Pod for QsWalkOut {}
 
 const KFUNCS: [(u64, &str); 4] = [
     (QS_KFUNC_ITER_TASK_NEW, "bpf_iter_task_new"),
@@ -148,16 +147,72 @@ impl Drop for Mapped {
     }
 }
 
+/// How many walkers split a process-mode walk between them, each on its
+/// own thread (and so, with CPUs free, its own CPU).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walkers {
+    /// One per CPU this thread may run on, one per [`MIN_PER_WALKER`]
+    /// processes at most, up to `QS_MAX_WALKERS`: an agent confined to
+    /// housekeeping CPUs walks on those only.
+    Auto,
+    /// This many (1 to `QS_MAX_WALKERS`), whatever the table's size.
+    Fixed(usize),
+}
+
+/// Processes per walker below which a walk is not split: a helper thread's
+/// wakeup and its cold start cost about what walking this many saves.
+pub const MIN_PER_WALKER: u64 = 2048;
+
+/// Where a walk may be split: a task a walk marked, at a position counted
+/// in processes from the list's head.
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    at: u64,
+    task: u64,
+    start_ns: u64,
+    pid: u64,
+}
+
 /// The loaded walk program with its mapped output arrays.
 pub(crate) struct Walk {
     rows: Mapped,
     io: Mapped,
+    outs: Mapped,
     capacity: u32,
     reloads: u64,
     config: QsConfig,
     filter: Vec<u32>,
+    walkers: Walkers,
+    marks: Vec<Mark>,
+    /// Processes the last process-mode walk visited.
+    visited: u64,
+    ranges: Vec<std::ops::Range<usize>>,
+    stats: WalkStats,
+    helpers: Helpers,
     // Dropped last: the mappings hold the maps' memory, not their fds.
     ebpf: Ebpf,
+}
+
+/// The rows a walk wrote: `tasks` and `io` (empty unless the configuration
+/// asks for I/O) are the whole arrays, of which the walkers wrote `ranges`,
+/// in task-list order. A split walk's ranges may hold a few processes twice
+/// (see walk.bpf.c's qs_visit); the reader keeps one.
+pub(crate) struct WalkRows<'a> {
+    pub tasks: &'a [QsTask],
+    pub io: &'a [QsIo],
+    pub ranges: &'a [std::ops::Range<usize>],
+}
+
+/// What split walks did since the walk was opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct WalkStats {
+    /// Walkers of the last walk.
+    pub last_walkers: usize,
+    /// Walks split between walkers that stood.
+    pub split: u64,
+    /// Split walks walked again by one walker: a start task had left the
+    /// list, or a walker's rows did not fit its share of the array.
+    pub redone: u64,
 }
 
 // SAFETY: the mappings are only read through &self/&mut self.
@@ -187,6 +242,60 @@ fn capacity_for(tasks: u32) -> u32 {
     tasks.saturating_mul(2).max(QS_WALK_MIN_ROWS as u32)
 }
 
+/// How far past a stop task's start a walker runs on when that task left
+/// the list during the walk: longer than any fork takes between setting a
+/// task's start time and linking it into the list.
+const STOP_MARGIN_NS: u64 = 1_000_000_000;
+
+/// The CPUs this thread may run on.
+fn allowed_cpu_set() -> Option<libc::cpu_set_t> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity
+    // writes at most its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        (libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) == 0).then_some(set)
+    }
+}
+
+/// How many CPUs this thread may run on.
+fn allowed_cpus() -> usize {
+    // SAFETY: CPU_COUNT reads the set.
+    allowed_cpu_set().map_or(1, |set| unsafe { libc::CPU_COUNT(&set) }.max(1) as usize)
+}
+
+/// The program's context for walker `a.walker`.
+fn walker_args(a: &QsWalkArgs) -> Args {
+    let mut args = [0; 12];
+    args[..9].copy_from_slice(&[
+        a.walker,
+        a.first_row,
+        a.max_rows,
+        a.start_task,
+        a.start_ns,
+        a.start_pid,
+        a.stop_task,
+        a.stop_after_ns,
+        a.mark_every,
+    ]);
+    args
+}
+
+fn walker_returned(ret: u32) -> Result<()> {
+    if ret != 0 {
+        return Err(bpf_err("running the task walk")(format!(
+            "the program returned {ret} (its maps are missing)"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs walker `args.walker` on this thread's CPU.
+fn run_walker(prog_fd: RawFd, args: &QsWalkArgs) -> Result<()> {
+    let ret = test_run(prog_fd, &walker_args(args))
+        .map_err(|e| bpf_err("running the task walk")(e.to_string()))?;
+    walker_returned(ret)
+}
+
 impl Walk {
     /// Loads the walk with room for `capacity` rows; `object` is
     /// [`OBJECT`] after [`link_kfuncs`].
@@ -207,9 +316,19 @@ impl Walk {
         };
         let rows = map("qs_rows", &ebpf, size_of::<QsTask>())?;
         let io = map("qs_rows_io", &ebpf, size_of::<QsIo>())?;
+        let outs = {
+            let m = ebpf
+                .map("qs_walk_out")
+                .ok_or_else(|| bpf_err("qs_walk_out")("not in the object".into()))?;
+            Mapped::new(
+                m,
+                page_round(QS_MAX_WALKERS as usize * size_of::<QsWalkOut>()),
+            )?
+        };
         let mut walk = Walk {
             rows,
             io,
+            outs,
             capacity,
             reloads: 0,
             config: QsConfig {
@@ -217,6 +336,12 @@ impl Walk {
                 wakeup_bytes: 0,
             },
             filter: Vec::new(),
+            walkers: Walkers::Auto,
+            marks: Vec::new(),
+            visited: 0,
+            ranges: Vec::new(),
+            stats: WalkStats::default(),
+            helpers: Helpers::default(),
             ebpf,
         };
         walk.set_config(QsConfig {
@@ -239,42 +364,71 @@ impl Walk {
         write_filter(&mut self.ebpf, &mut self.filter, pids)
     }
 
-    fn run_once(&mut self) -> Result<QsWalkOut> {
-        let prog: &mut RawTracePoint = program(&mut self.ebpf, "qs_walk")?;
-        // No CPU given: the walk runs on this thread's CPU, so no other
-        // CPU is interrupted.
-        let ret = prog
-            .test_run(RawTracePointRunOptions::new())
-            .map_err(|e| bpf_err("running the task walk")(chain(&e)))?;
-        if ret.return_value != 0 {
-            return Err(bpf_err("running the task walk")(format!(
-                "the program returned {} (its maps are missing)",
-                ret.return_value
-            )));
-        }
-        let map = self
-            .ebpf
-            .map("qs_walk_out")
-            .ok_or_else(|| bpf_err("qs_walk_out")("not in the object".into()))?;
-        let arr: aya::maps::Array<_, QsWalkOut> =
-            aya::maps::Array::try_from(map).map_err(|e| bpf_err("qs_walk_out")(chain(&e)))?;
-        arr.get(&0, 0)
-            .map_err(|e| bpf_err("reading qs_walk_out")(chain(&e)))
+    /// What walker `j` wrote in its last run.
+    fn out(&self, j: usize) -> QsWalkOut {
+        debug_assert!(j < QS_MAX_WALKERS as usize);
+        // SAFETY: qs_walk_out holds QS_MAX_WALKERS QsWalkOut values (a
+        // multiple of 8 bytes each); the program that wrote them has
+        // returned (BPF_PROG_RUN is a full barrier). Copied out by value.
+        unsafe { self.outs.slice::<QsWalkOut>(QS_MAX_WALKERS as usize)[j] }
     }
 
-    /// Runs the walk (reloading it with more rows when they did not fit)
-    /// and returns the records it wrote: tasks, and their I/O when the
-    /// configuration asks for it (else empty).
-    pub(crate) fn run(&mut self, object: &[u8]) -> Result<(&[QsTask], &[QsIo])> {
-        let mut out = self.run_once()?;
-        if out.wanted > out.rows {
-            self.reload(object, capacity_for(out.wanted as u32))?;
-            out = self.run_once()?;
+    /// Marks every this many processes: about QS_WALK_MARKS / 2 over the
+    /// table, so one walker's share is found to within a few percent.
+    fn mark_every(&self) -> u64 {
+        let procs = if self.visited > 0 {
+            self.visited
+        } else {
+            u64::from(tasks_now())
+        };
+        (procs / (QS_WALK_MARKS / 2)).max(1)
+    }
+
+    /// Where the next walk splits: the marks of the last walk nearest to
+    /// even shares, one per walker but the first (none: one walker). Fewer
+    /// walkers than asked for where the marks are too few to tell apart.
+    fn plan(&self) -> Vec<Mark> {
+        if self.config.flags & QS_CFG_THREADS as u32 != 0 {
+            return Vec::new();
         }
-        let n = (out.rows as usize).min(self.capacity as usize);
-        let want_io = self.config.flags & crate::record::QS_CFG_IO as u32 != 0;
+        let walkers = match self.walkers {
+            Walkers::Fixed(n) => n,
+            Walkers::Auto => allowed_cpus().min((self.visited / MIN_PER_WALKER) as usize),
+        }
+        .clamp(1, QS_MAX_WALKERS as usize) as u64;
+        let mut starts: Vec<Mark> = Vec::new();
+        for j in 1..walkers {
+            let want = self.visited * j / walkers;
+            let Some(m) = self.marks.iter().min_by_key(|m| m.at.abs_diff(want)) else {
+                break;
+            };
+            if m.at > 0 && starts.last().is_none_or(|l| l.at < m.at) {
+                starts.push(*m);
+            }
+        }
+        starts
+    }
+
+    /// Runs the walk (split between walkers when [`Walk::plan`] says so,
+    /// else, or when a split walk does not stand, by one walker that
+    /// reloads with more rows when they did not fit) and returns the rows
+    /// it wrote.
+    pub(crate) fn run(&mut self, object: &[u8]) -> Result<WalkRows<'_>> {
+        let starts = self.plan();
+        if !starts.is_empty() && self.run_split(&starts)? {
+            self.stats.split += 1;
+            self.stats.last_walkers = starts.len() + 1;
+        } else {
+            if !starts.is_empty() {
+                self.stats.redone += 1;
+            }
+            self.run_single(object)?;
+            self.stats.last_walkers = 1;
+        }
+        let n = self.capacity as usize;
+        let want_io = self.config.flags & QS_CFG_IO as u32 != 0;
         // SAFETY: qs_rows holds QsTask values, qs_rows_io QsIo values (both
-        // multiples of 8 bytes), `capacity` of each; n <= capacity.
+        // multiples of 8 bytes), `capacity` of each.
         let tasks = unsafe { self.rows.slice::<QsTask>(n) };
         let io = if want_io {
             // SAFETY: as above.
@@ -282,7 +436,131 @@ impl Walk {
         } else {
             &[]
         };
-        Ok((tasks, io))
+        Ok(WalkRows {
+            tasks,
+            io,
+            ranges: &self.ranges,
+        })
+    }
+
+    fn prog_fd(&self) -> Result<RawFd> {
+        let prog = self
+            .ebpf
+            .program("qs_walk")
+            .ok_or_else(|| bpf_err("qs_walk")("not in the object".into()))?;
+        let prog: &RawTracePoint = prog
+            .try_into()
+            .map_err(|e: aya::programs::ProgramError| bpf_err("qs_walk")(chain(&e)))?;
+        let fd = prog.fd().map_err(|e| bpf_err("qs_walk")(chain(&e)))?;
+        Ok(fd.as_fd().as_raw_fd())
+    }
+
+    /// One walker over the whole list.
+    fn run_single(&mut self, object: &[u8]) -> Result<()> {
+        let mut args = QsWalkArgs {
+            walker: 0,
+            first_row: 0,
+            max_rows: u64::from(self.capacity),
+            start_task: 0,
+            start_ns: 0,
+            start_pid: 0,
+            stop_task: 0,
+            stop_after_ns: u64::MAX,
+            mark_every: self.mark_every(),
+        };
+        run_walker(self.prog_fd()?, &args)?;
+        let mut out = self.out(0);
+        if out.wanted > out.rows {
+            self.reload(object, capacity_for(out.wanted as u32))?;
+            args.max_rows = u64::from(self.capacity);
+            run_walker(self.prog_fd()?, &args)?;
+            out = self.out(0);
+        }
+        self.ranges.clear();
+        self.ranges
+            .push(0..(out.rows as usize).min(self.capacity as usize));
+        self.take_marks(1);
+        Ok(())
+    }
+
+    /// One walker from the list's head and one from each of `starts`, each
+    /// to the next one's start, run at once on as many threads (this one
+    /// the first). Returns whether the walk stands: false when a start
+    /// task was no longer where it was marked, or a walker's rows did not
+    /// fit its share of the array.
+    fn run_split(&mut self, starts: &[Mark]) -> Result<bool> {
+        let walkers = starts.len() + 1;
+        let share = u64::from(self.capacity) / walkers as u64;
+        let mark_every = self.mark_every();
+        let args: Vec<QsWalkArgs> = (0..walkers)
+            .map(|j| {
+                let start = j.checked_sub(1).map(|i| starts[i]);
+                let stop = starts.get(j);
+                QsWalkArgs {
+                    walker: j as u64,
+                    first_row: share * j as u64,
+                    max_rows: share,
+                    start_task: start.map_or(0, |m| m.task),
+                    start_ns: start.map_or(0, |m| m.start_ns),
+                    start_pid: start.map_or(0, |m| m.pid),
+                    stop_task: stop.map_or(0, |m| m.task),
+                    stop_after_ns: stop
+                        .map_or(u64::MAX, |m| m.start_ns.saturating_add(STOP_MARGIN_NS)),
+                    mark_every,
+                }
+            })
+            .collect();
+        let fd = self.prog_fd()?;
+        let runs: Vec<Args> = args.iter().map(walker_args).collect();
+        let ret = self
+            .helpers
+            .run(fd, &runs)
+            .map_err(|e| bpf_err("running the task walk")(e.to_string()))?;
+        for r in ret {
+            walker_returned(r)?;
+        }
+        self.ranges.clear();
+        for (j, a) in args.iter().enumerate() {
+            let out = self.out(j);
+            if out.status == QS_WALK_STALE_START || out.wanted > out.rows {
+                return Ok(false);
+            }
+            let first = a.first_row as usize;
+            self.ranges.push(first..first + out.rows as usize);
+        }
+        self.take_marks(walkers);
+        Ok(true)
+    }
+
+    /// Keeps the marks the last walk's `walkers` walkers left, at their
+    /// positions from the list's head.
+    fn take_marks(&mut self, walkers: usize) {
+        self.marks.clear();
+        let mut at = 0;
+        for j in 0..walkers {
+            let out = self.out(j);
+            let n = (out.marks as usize).min(QS_WALK_MARKS as usize);
+            for i in 0..n {
+                // The k-th mark (from 1) is the (k * mark_every)-th process
+                // visited: this many came before it.
+                self.marks.push(Mark {
+                    at: at + (i as u64 + 1) * out.mark_every - 1,
+                    task: out.mark_task[i],
+                    start_ns: out.mark_ns[i],
+                    pid: out.mark_pid[i],
+                });
+            }
+            at += out.visited;
+        }
+        self.visited = at;
+    }
+
+    pub(crate) fn set_walkers(&mut self, walkers: Walkers) {
+        self.walkers = walkers;
+    }
+
+    pub(crate) fn stats(&self) -> WalkStats {
+        self.stats
     }
 
     /// Loads the walk again with room for `capacity` rows, keeping its
@@ -294,8 +572,17 @@ impl Walk {
         let config = self.config;
         let filter = std::mem::take(&mut self.filter);
         let reloads = self.reloads + 1;
+        let (walkers, stats, visited) = (self.walkers, self.stats, self.visited);
+        let marks = std::mem::take(&mut self.marks);
+        let helpers = std::mem::take(&mut self.helpers);
         *self = Walk::load(object, &btf, capacity.max(1))?;
+        self.helpers = helpers;
         self.reloads = reloads;
+        // Marks are tasks, not rows: they stand across a reload.
+        self.walkers = walkers;
+        self.stats = stats;
+        self.visited = visited;
+        self.marks = marks;
         self.set_config(config)?;
         self.set_filter(&filter)
     }
