@@ -6,7 +6,7 @@
 use std::io::Read;
 use std::time::Instant;
 
-use proctable::bpf::{Bpf, Method};
+use proctable::bpf::{Bpf, Method, Walkers};
 use proctable::{BackendChoice, Proc, ProcTable, Query};
 use serde::Serialize;
 
@@ -26,6 +26,9 @@ pub struct Row {
     pub runs: usize,
     pub median_ms: f64,
     pub p99_ms: f64,
+    /// Median CPU time of one snapshot, all of this process's threads (a
+    /// walk split between walkers takes less time than CPU).
+    pub cpu_ms: f64,
     pub ms_per_1000: f64,
     /// The naive loop's median over this one's (1 for the naive loop).
     pub speedup_vs_naive: f64,
@@ -60,6 +63,17 @@ pub fn naive_snapshot(out: &mut Vec<(u32, u64, u64, u64)>) -> usize {
         out.push((pid, num(11), num(12), num(19)));
     }
     out.len()
+}
+
+/// CPU time this process (all its threads) has used, in milliseconds.
+fn process_cpu_ms() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
 }
 
 fn percentile_ms(sorted: &[f64], p: f64) -> f64 {
@@ -101,6 +115,20 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         },
         _ => None,
     };
+    // The walk by one walker, where the default splits it between CPUs.
+    let mut one_walker = match bpf.as_mut().and_then(|t| t.bpf_mut()).map(|b| b.method()) {
+        Some(Method::Walk) => match Bpf::open_with(Method::Walk) {
+            Ok(mut b) => {
+                b.set_walkers(Walkers::Fixed(1));
+                Some(b)
+            }
+            Err(e) => {
+                note(&format!("bpf-all-but-io-1walker not measured: {e}"));
+                None
+            }
+        },
+        _ => None,
+    };
     let mut procfs =
         ProcTable::open(BackendChoice::Procfs, "/proc", "/sys").map_err(|e| e.to_string())?;
     let mut cold = proctable::dir::ProcDir::open("/proc", "/sys").map_err(|e| e.to_string())?;
@@ -137,15 +165,20 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             times.push(("bpf-all-but-io", Vec::new()));
             times.push(("bpf-cmdline", Vec::new()));
         }
+        if one_walker.is_some() {
+            times.push(("bpf-all-but-io-1walker", Vec::new()));
+        }
         if bpf_iter.is_some() {
             times.push(("bpf-iter", Vec::new()));
         }
+        let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); times.len()];
         let mut naive_rows = Vec::new();
         let mut table: Vec<Proc> = Vec::new();
         let mut table_rows = 0;
         // One warm-up round (fills kept fds, caches, buffers), then runs.
         for run in 0..=opts.runs {
-            for (name, samples) in times.iter_mut() {
+            for (k, (name, samples)) in times.iter_mut().enumerate() {
+                let c = process_cpu_ms();
                 let t = Instant::now();
                 let got = match *name {
                     "naive" => naive_snapshot(&mut naive_rows),
@@ -170,6 +203,12 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                         b.snapshot(&query, &mut table).map_err(|e| e.to_string())?;
                         table.len()
                     }
+                    "bpf-all-but-io-1walker" => {
+                        let b = one_walker.as_mut().expect("one walker opened");
+                        b.snapshot(&all_but_io, &mut table)
+                            .map_err(|e| e.to_string())?;
+                        table.len()
+                    }
                     "bpf-cmdline" => {
                         let b = bpf.as_mut().expect("bpf opened");
                         b.snapshot(&with_cmdline, &mut table)
@@ -186,6 +225,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                 let ms = t.elapsed().as_secs_f64() * 1e3;
                 if run > 0 {
                     samples.push(ms);
+                    cpu[k].push(process_cpu_ms() - c);
                 }
                 table_rows = table_rows.max(got);
             }
@@ -197,8 +237,9 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             (percentile_ms(v, 50.0), percentile_ms(v, 99.0))
         };
         let mut naive_median = 0.0;
-        for (name, samples) in times.iter_mut() {
+        for ((name, samples), cpu) in times.iter_mut().zip(cpu.iter_mut()) {
             let (med, p99) = median(samples);
+            let (cpu_ms, _) = median(cpu);
             if *name == "naive" {
                 naive_median = med;
             }
@@ -209,6 +250,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                 runs: opts.runs,
                 median_ms: med,
                 p99_ms: p99,
+                cpu_ms,
                 ms_per_1000: med * 1000.0 / table_rows.max(1) as f64,
                 speedup_vs_naive: if med > 0.0 { naive_median / med } else { 0.0 },
             });

@@ -176,18 +176,27 @@ pub fn run_proctable(args: &ProctableArgs) -> anyhow::Result<ExitCode> {
         Format::Json => print_json_lines(&rows)?,
         Format::Table => {
             println!(
-                "{:<20} {:>6} {:>6} {:>4} {:>10} {:>10} {:>10} {:>9}",
-                "backend", "procs", "rows", "runs", "median_ms", "p99_ms", "ms/1000", "vs_naive"
+                "{:<24} {:>6} {:>6} {:>4} {:>10} {:>10} {:>10} {:>10} {:>9}",
+                "backend",
+                "procs",
+                "rows",
+                "runs",
+                "median_ms",
+                "p99_ms",
+                "cpu_ms",
+                "ms/1000",
+                "vs_naive"
             );
             for r in &rows {
                 println!(
-                    "{:<20} {:>6} {:>6} {:>4} {:>10.3} {:>10.3} {:>10.3} {:>8.1}x",
+                    "{:<24} {:>6} {:>6} {:>4} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>8.1}x",
                     r.backend,
                     r.procs,
                     r.table_rows,
                     r.runs,
                     r.median_ms,
                     r.p99_ms,
+                    r.cpu_ms,
                     r.ms_per_1000,
                     r.speedup_vs_naive
                 );
