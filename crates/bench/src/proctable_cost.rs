@@ -230,6 +230,16 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                 table_rows = table_rows.max(got);
             }
         }
+        if let Some(stats) = bpf
+            .as_mut()
+            .and_then(|t| t.bpf_mut())
+            .and_then(|b| b.walk_stats())
+        {
+            note(&format!(
+                "{n} processes: bpf walks so far: {} split (the last between {} walkers), {} walked again by one walker",
+                stats.split, stats.last_walkers, stats.redone
+            ));
+        }
         let count = idle.count();
         drop(idle);
         let median = |v: &mut Vec<f64>| {
