@@ -384,6 +384,12 @@ impl Agent {
         if procs_on && self.table.is_none() {
             match ProcTable::open(config.process_backend, &config.proc_root, &config.sys_root) {
                 Ok(mut t) => {
+                    // One walker: an agent is judged by the CPU it takes,
+                    // and a walk split between CPUs takes more CPU (about a
+                    // third more at 8,000 processes) for less time.
+                    if let Some(b) = t.bpf_mut() {
+                        b.set_walkers(proctable::bpf::Walkers::Fixed(1));
+                    }
                     if let Some(why) = t.fallback_reason() {
                         log(format!(
                             "process table: procfs backend, because BPF did not load: {why}"
