@@ -384,9 +384,10 @@ impl Agent {
         if procs_on && self.table.is_none() {
             match ProcTable::open(config.process_backend, &config.proc_root, &config.sys_root) {
                 Ok(mut t) => {
-                    // One walker: an agent is judged by the CPU it takes,
-                    // and a walk split between CPUs takes more CPU (about a
-                    // third more at 8,000 processes) for less time.
+                    // One walker: a split walk takes less time but no
+                    // less CPU (BENCHMARKS.md, runs 15-16) and wakes a
+                    // second thread on a second CPU every walk; an agent is
+                    // judged by its CPU and its wakeups, not its latency.
                     if let Some(b) = t.bpf_mut() {
                         b.set_walkers(proctable::bpf::Walkers::Fixed(1));
                     }
