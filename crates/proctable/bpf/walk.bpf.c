@@ -18,6 +18,12 @@
  * The list is followed two links ahead of the iterator (qs_prefetch_list):
  * a walk of thousands of tasks waits on memory, not on work.
  *
+ * A process-mode walk may be split between walkers run at once on several
+ * CPUs (qs_walk_args): walker 0 iterates from the list's head, walker k
+ * follows the list by hand from a task an earlier walk marked (qs_walk_from),
+ * each stopping where the next starts; every walker visits a process
+ * through one global function, qs_visit_next.
+ *
  * The kernel functions (the task iterator's three and bpf_rdonly_cast) are
  * called through helper-style pointers with the QS_KFUNC_* numbers of
  * record.h; the loader rewrites those calls into kernel-function calls (BTF
