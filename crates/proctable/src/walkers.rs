@@ -156,18 +156,20 @@ impl Helpers {
                 st = h.shared.wait(st);
             }
         }
-        let first = test_run(prog_fd, mine);
-        let mut ret = Vec::with_capacity(args.len());
-        ret.push(0);
+        let mut ret = vec![test_run(prog_fd, mine)];
+        // Every helper is done before any error is returned: one still
+        // running would report into the next walk.
         for h in helpers {
             let mut st = h.shared.lock();
-            while st.done.is_none() {
+            loop {
+                if let Some(done) = st.done.take() {
+                    ret.push(done);
+                    break;
+                }
                 st = h.shared.wait(st);
             }
-            ret.push(st.done.take().expect("waited for")?);
         }
-        ret[0] = first?;
-        Ok(ret)
+        ret.into_iter().collect()
     }
 }
 
