@@ -196,7 +196,7 @@ pub(crate) struct Walk {
 /// The rows a walk wrote: `tasks` and `io` (empty unless the configuration
 /// asks for I/O) are the whole arrays, of which the walkers wrote `ranges`,
 /// in task-list order. A split walk's ranges may hold a few processes twice
-/// (see walk.bpf.c's qs_visit); the reader keeps one.
+/// (see walk.bpf.c's qs_visit_next); the reader keeps one.
 pub(crate) struct WalkRows<'a> {
     pub tasks: &'a [QsTask],
     pub io: &'a [QsIo],
@@ -263,20 +263,22 @@ fn allowed_cpus() -> usize {
     allowed_cpu_set().map_or(1, |set| unsafe { libc::CPU_COUNT(&set) }.max(1) as usize)
 }
 
-/// The program's context for walker `a.walker`.
+const _: () = assert!(size_of::<QsWalkArgs>() <= size_of::<Args>());
+
+/// The program's context for walker `a.walker`: the struct's words in
+/// record.h's order, the rest 0.
 fn walker_args(a: &QsWalkArgs) -> Args {
     let mut args = [0; 12];
-    args[..9].copy_from_slice(&[
-        a.walker,
-        a.first_row,
-        a.max_rows,
-        a.start_task,
-        a.start_ns,
-        a.start_pid,
-        a.stop_task,
-        a.stop_after_ns,
-        a.mark_every,
-    ]);
+    // SAFETY: QsWalkArgs is #[repr(C)] with only u64 members (record.h;
+    // the generated size assertion rules out padding) and no larger than
+    // Args (asserted above).
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            (a as *const QsWalkArgs).cast::<u64>(),
+            args.as_mut_ptr(),
+            size_of::<QsWalkArgs>() / 8,
+        )
+    };
     args
 }
 
@@ -455,19 +457,36 @@ impl Walk {
         Ok(fd.as_fd().as_raw_fd())
     }
 
+    /// The walkers' arguments: one from the list's head and one from each
+    /// of `starts`, each to the next one's start, each with an even share
+    /// of the array.
+    fn shares(&self, starts: &[Mark]) -> Vec<QsWalkArgs> {
+        let walkers = starts.len() + 1;
+        let share = u64::from(self.capacity) / walkers as u64;
+        let mark_every = self.mark_every();
+        (0..walkers)
+            .map(|j| {
+                let start = j.checked_sub(1).map(|i| starts[i]);
+                let stop = starts.get(j);
+                QsWalkArgs {
+                    walker: j as u64,
+                    first_row: share * j as u64,
+                    max_rows: share,
+                    start_task: start.map_or(0, |m| m.task),
+                    start_ns: start.map_or(0, |m| m.start_ns),
+                    start_pid: start.map_or(0, |m| m.pid),
+                    stop_task: stop.map_or(0, |m| m.task),
+                    stop_after_ns: stop
+                        .map_or(u64::MAX, |m| m.start_ns.saturating_add(STOP_MARGIN_NS)),
+                    mark_every,
+                }
+            })
+            .collect()
+    }
+
     /// One walker over the whole list.
     fn run_single(&mut self, object: &[u8]) -> Result<()> {
-        let mut args = QsWalkArgs {
-            walker: 0,
-            first_row: 0,
-            max_rows: u64::from(self.capacity),
-            start_task: 0,
-            start_ns: 0,
-            start_pid: 0,
-            stop_task: 0,
-            stop_after_ns: u64::MAX,
-            mark_every: self.mark_every(),
-        };
+        let mut args = self.shares(&[])[0];
         run_walker(self.prog_fd()?, &args)?;
         let mut out = self.out(0);
         if out.wanted > out.rows {
@@ -489,27 +508,7 @@ impl Walk {
     /// task was no longer where it was marked, or a walker's rows did not
     /// fit its share of the array.
     fn run_split(&mut self, starts: &[Mark]) -> Result<bool> {
-        let walkers = starts.len() + 1;
-        let share = u64::from(self.capacity) / walkers as u64;
-        let mark_every = self.mark_every();
-        let args: Vec<QsWalkArgs> = (0..walkers)
-            .map(|j| {
-                let start = j.checked_sub(1).map(|i| starts[i]);
-                let stop = starts.get(j);
-                QsWalkArgs {
-                    walker: j as u64,
-                    first_row: share * j as u64,
-                    max_rows: share,
-                    start_task: start.map_or(0, |m| m.task),
-                    start_ns: start.map_or(0, |m| m.start_ns),
-                    start_pid: start.map_or(0, |m| m.pid),
-                    stop_task: stop.map_or(0, |m| m.task),
-                    stop_after_ns: stop
-                        .map_or(u64::MAX, |m| m.start_ns.saturating_add(STOP_MARGIN_NS)),
-                    mark_every,
-                }
-            })
-            .collect();
+        let args = self.shares(starts);
         let fd = self.prog_fd()?;
         let runs: Vec<Args> = args.iter().map(walker_args).collect();
         let ret = self
@@ -528,7 +527,7 @@ impl Walk {
             let first = a.first_row as usize;
             self.ranges.push(first..first + out.rows as usize);
         }
-        self.take_marks(walkers);
+        self.take_marks(args.len());
         Ok(true)
     }
 
