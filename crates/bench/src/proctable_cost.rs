@@ -104,31 +104,22 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
     {
         note(&format!("bpf backend uses the task iterator: {why}"));
     }
-    // The iter/task link, for comparison where the walk is the default.
-    let mut bpf_iter = match bpf.as_mut().and_then(|t| t.bpf_mut()).map(|b| b.method()) {
-        Some(Method::Walk) => match Bpf::open_with(Method::Iter) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                note(&format!("bpf-iter not measured: {e}"));
-                None
-            }
-        },
-        _ => None,
+    // Where the walk is the default, two more for comparison: the iter/task
+    // link, and the walk by one walker (the default splits it between CPUs).
+    let walks = bpf.as_mut().and_then(|t| t.bpf_mut()).map(|b| b.method()) == Some(Method::Walk);
+    let mut beside = |method: Method, name: &str| -> Option<Bpf> {
+        if !walks {
+            return None;
+        }
+        Bpf::open_with(method)
+            .map_err(|e| note(&format!("{name} not measured: {e}")))
+            .ok()
     };
-    // The walk by one walker, where the default splits it between CPUs.
-    let mut one_walker = match bpf.as_mut().and_then(|t| t.bpf_mut()).map(|b| b.method()) {
-        Some(Method::Walk) => match Bpf::open_with(Method::Walk) {
-            Ok(mut b) => {
-                b.set_walkers(Walkers::Fixed(1));
-                Some(b)
-            }
-            Err(e) => {
-                note(&format!("bpf-all-but-io-1walker not measured: {e}"));
-                None
-            }
-        },
-        _ => None,
-    };
+    let mut bpf_iter = beside(Method::Iter, "bpf-iter");
+    let mut one_walker = beside(Method::Walk, "bpf-all-but-io-1walker").map(|mut b| {
+        b.set_walkers(Walkers::Fixed(1));
+        b
+    });
     let mut procfs =
         ProcTable::open(BackendChoice::Procfs, "/proc", "/sys").map_err(|e| e.to_string())?;
     let mut cold = proctable::dir::ProcDir::open("/proc", "/sys").map_err(|e| e.to_string())?;
