@@ -15,7 +15,7 @@
  * group's live threads are summed into its leader's row here, from the
  * group's thread list; in threads mode every thread gets its own row.
  *
- * The list is followed two links ahead of the iterator (qs_prefetch_list):
+ * The list is followed two links ahead of the walker (qs_prefetch_list):
  * a walk of thousands of tasks waits on memory, not on work.
  *
  * A process-mode walk may be split between walkers run at once on several
@@ -72,12 +72,14 @@ struct {
 	__type(value, struct qs_walk_out);
 } qs_walk_out SEC(".maps");
 
-/* The task whose `member` list node is at address `node`, through a
- * read-only cast: loads through it cannot fault. */
-#define qs_task_of(node, member)                                                          \
-	((struct task_struct *)qs_rdonly_cast(                                             \
-		(void *)((node) - bpf_core_field_offset(struct task_struct, member)),      \
-		bpf_core_type_id_kernel(struct task_struct)))
+/* The task at address `addr`, through a read-only cast: loads through it
+ * cannot fault. */
+#define qs_task_at(addr)                                                                   \
+	((struct task_struct *)qs_rdonly_cast((void *)(addr),                               \
+					      bpf_core_type_id_kernel(struct task_struct)))
+
+/* The task whose `member` list node is at address `node`. */
+#define qs_task_of(node, member) qs_task_at((node) - bpf_core_field_offset(struct task_struct, member))
 
 /* A group's thread list, walked by hand from its leader's row. */
 struct qs_thread_walk {
@@ -158,17 +160,17 @@ static __always_inline void qs_fill_row(struct qs_task *rec, __u32 idx, struct t
 	}
 }
 
-/* Loads, and drops, the next two links of the task list ahead of the
- * iterator. The list is a chain of dependent loads, each a cache miss on a
- * large machine: started while this task's row is filled, the next ones are
- * in flight or in cache when the iterator follows them. The loads go
- * through a read-only cast (they cannot fault); the last task's next is
- * init_task, as harmless to read. Touching more of the next task (its
- * other lines, its mm and signal_struct) measured slower on the machine of
- * BENCHMARKS.md, not faster. */
-static __always_inline void qs_prefetch_list(struct task_struct *task)
+/* Loads, and drops, the next two links of the task list after `next` (the
+ * task after the one being visited) ahead of the walker. The list is a
+ * chain of dependent loads, each a cache miss on a large machine: started
+ * while this task's row is filled, the next ones are in flight or in cache
+ * when the walker follows them. The loads go through a read-only cast
+ * (they cannot fault); the last task's next is init_task, as harmless to
+ * read. Touching more of the next task (its other lines, its mm and
+ * signal_struct) measured slower on the machine of BENCHMARKS.md, not
+ * faster. */
+static __always_inline void qs_prefetch_list(struct task_struct *next)
 {
-	struct task_struct *next = qs_task_of((__u64)task->tasks.next, tasks);
 	struct list_head *after = next->tasks.next->next;
 
 	asm volatile("" : : "r"(after));
@@ -229,20 +231,21 @@ static __always_inline void qs_mark(struct qs_walk_out *out, struct task_struct 
 __noinline int qs_visit_next(__u32 walker, __u32 flags)
 {
 	struct qs_walk_out *out = bpf_map_lookup_elem(&qs_walk_out, &walker);
+	struct task_struct *task, *next;
 	struct qs_thread_walk w;
-	struct task_struct *task;
 	struct qs_task *rec;
 	__u32 idx;
 
 	if (!out)
 		return QS_VISIT_STOP;
-	task = qs_rdonly_cast((void *)out->next_task, bpf_core_type_id_kernel(struct task_struct));
+	task = qs_task_at(out->next_task);
 	if (!task->pid)
 		return QS_VISIT_HEAD;
 	if (out->next_task == out->stop_task || task->start_boottime > out->stop_after_ns)
 		return QS_VISIT_STOP;
-	out->next_task = (__u64)qs_task_of((__u64)task->tasks.next, tasks);
-	qs_prefetch_list(task);
+	next = qs_task_of((__u64)task->tasks.next, tasks);
+	out->next_task = (__u64)next;
+	qs_prefetch_list(next);
 	qs_mark(out, task);
 	rec = qs_next_row(out, task, flags, &idx);
 	if (!rec)
@@ -301,7 +304,7 @@ static __always_inline void qs_walk_from(struct qs_walk_out *out, struct qs_walk
 	struct qs_walker w = { .walker = walker, .flags = flags };
 	__u64 link = args->start_task + bpf_core_field_offset(struct task_struct, tasks);
 
-	task = qs_rdonly_cast((void *)args->start_task, bpf_core_type_id_kernel(struct task_struct));
+	task = qs_task_at(args->start_task);
 	if (task->pid != args->start_pid || task->start_boottime != args->start_ns ||
 	    (__u64)task->tasks.next->prev != link) {
 		out->status = QS_WALK_STALE_START;
