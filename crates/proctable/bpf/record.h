@@ -70,7 +70,7 @@ struct qs_walk_out {
 	__u64 stop_after_ns;
 	__u64 mark_every;
 	__u64 mark_left;
-	__u64 next_task; /* walker > 0: the task to visit next */
+	__u64 next_task; /* the task to visit next */
 	__u64 mark_task[32]; /* every mark_every-th process visited: its address, */
 	__u64 mark_ns[32];   /* start_boottime */
 	__u64 mark_pid[32];  /* and pid */

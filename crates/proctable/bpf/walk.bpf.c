@@ -5,24 +5,30 @@
  * field reads in task.h.
  *
  *  qs_walk  raw_tp program run on demand with BPF_PROG_RUN (never attached):
- *           walks the task list with the open-coded task iterator (a
- *           pointer chase per task, no PID lookup or reference per task, as
- *           the iter/task link needs) and writes one qs_task per process
- *           (or thread) into qs_rows, a memory-mapped array the reader
- *           decodes in place: no copy through a read() buffer.
+ *           walks the task list (a pointer chase per task, no PID lookup or
+ *           reference per task, as the iter/task link needs) and writes one
+ *           qs_task per process (or thread) into qs_rows, a memory-mapped
+ *           array the reader decodes in place: no copy through a read()
+ *           buffer.
  *
- * In process mode the iterator visits leaders only, and a multi-threaded
- * group's live threads are summed into its leader's row here, from the
- * group's thread list; in threads mode every thread gets its own row.
+ * In process mode the walk visits leaders only, following the list of
+ * thread groups by hand from init_task (which the open-coded task iterator
+ * gives), and a multi-threaded group's live threads are summed into its
+ * leader's row here, from the group's thread list. In threads mode the
+ * open-coded iterator visits every thread, each with its own row. Every
+ * process-mode walker so runs the same loop, and the walk finds PID 1,
+ * which this machine's kernel's iterator skips in process mode; per
+ * process the hand walk costs about what the iterator did (2-4% less in
+ * alternating runs, BENCHMARKS.md).
  *
  * The list is followed two links ahead of the walker (qs_prefetch_list):
  * a walk of thousands of tasks waits on memory, not on work.
  *
  * A process-mode walk may be split between walkers run at once on several
- * CPUs (qs_walk_args): walker 0 iterates from the list's head, walker k
- * follows the list by hand from a task an earlier walk marked (qs_walk_from),
- * each stopping where the next starts; every walker visits a process
- * through one global function, qs_visit_next.
+ * CPUs (qs_walk_args): walker 0 starts at the list's head, walker k at a
+ * task an earlier walk marked (qs_walk_from), each stopping where the next
+ * starts; every walker visits a process through one global function,
+ * qs_visit_next.
  *
  * The kernel functions (the task iterator's three and bpf_rdonly_cast) are
  * called through helper-style pointers with the QS_KFUNC_* numbers of
@@ -262,23 +268,6 @@ __noinline int qs_visit_next(__u32 walker, __u32 flags)
 	return 0;
 }
 
-/* One row per process from the list's head: the iterator visits leaders
- * only (one list pointer per process), and a multi-threaded group's other
- * threads are added from its thread list. */
-static __always_inline void qs_walk_procs(struct qs_walk_out *out, __u32 flags)
-{
-	struct bpf_iter_task it;
-	struct task_struct *task;
-
-	qs_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_PROCS);
-	while ((task = qs_iter_task_next(&it))) {
-		out->next_task = (__u64)task;
-		if (qs_visit_next(0, flags) == QS_VISIT_STOP)
-			break;
-	}
-	qs_iter_task_destroy(&it);
-}
-
 struct qs_walker {
 	__u32 walker;
 	__u32 flags;
@@ -314,6 +303,24 @@ static __always_inline void qs_walk_from(struct qs_walk_out *out, struct qs_walk
 	bpf_loop(QS_MAX_PIDS * 64, qs_walk_step, &w, 0);
 }
 
+/* Walker 0: from the list's head (init_task, the iterator's first task), by
+ * hand. */
+static __always_inline void qs_walk_procs(struct qs_walk_out *out, __u32 walker, __u32 flags)
+{
+	struct bpf_iter_task it;
+	struct task_struct *task;
+	struct qs_walker w = { .walker = walker, .flags = flags };
+
+	qs_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_PROCS);
+	task = qs_iter_task_next(&it);
+	if (task)
+		out->next_task = (__u64)qs_task_of((__u64)task->tasks.next, tasks);
+	qs_iter_task_destroy(&it);
+	if (!task)
+		return;
+	bpf_loop(QS_MAX_PIDS * 64, qs_walk_step, &w, 0);
+}
+
 SEC("raw_tp/qs_walk")
 int qs_walk(struct qs_walk_args *args)
 {
@@ -343,7 +350,7 @@ int qs_walk(struct qs_walk_args *args)
 	if (cfg->flags & QS_CFG_THREADS)
 		qs_walk_threads(out, cfg->flags);
 	else if (walker == 0)
-		qs_walk_procs(out, cfg->flags);
+		qs_walk_procs(out, walker, cfg->flags);
 	else
 		qs_walk_from(out, args, walker, cfg->flags);
 	return 0;

@@ -498,7 +498,7 @@ impl Walk {
         self.ranges.clear();
         self.ranges
             .push(0..(out.rows as usize).min(self.capacity as usize));
-        self.take_marks(1);
+        self.take_marks(&[]);
         Ok(())
     }
 
@@ -527,16 +527,22 @@ impl Walk {
             let first = a.first_row as usize;
             self.ranges.push(first..first + out.rows as usize);
         }
-        self.take_marks(args.len());
+        self.take_marks(starts);
         Ok(true)
     }
 
-    /// Keeps the marks the last walk's `walkers` walkers left, at their
-    /// positions from the list's head.
-    fn take_marks(&mut self, walkers: usize) {
+    /// Keeps the marks the last walk's walkers left, at their positions
+    /// from the list's head, with the tasks walkers after the first started
+    /// at (`starts`): a walker's own marks begin a share's length past its
+    /// start, so without them the next plan would split away from the even
+    /// point the last one found.
+    fn take_marks(&mut self, starts: &[Mark]) {
         self.marks.clear();
         let mut at = 0;
-        for j in 0..walkers {
+        for j in 0..=starts.len() {
+            if let Some(&start) = j.checked_sub(1).map(|i| &starts[i]) {
+                self.marks.push(Mark { at, ..start });
+            }
             let out = self.out(j);
             let n = (out.marks as usize).min(QS_WALK_MARKS as usize);
             for i in 0..n {
