@@ -18,7 +18,8 @@
 //! kernel's BTF, so building quietstat needs no clang and no libbpf.
 
 use std::io::Read;
-use std::mem::size_of;
+use std::mem::{MaybeUninit, size_of};
+use std::sync::Mutex;
 
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, RingBuf};
 use aya::programs::{BtfTracePoint, Iter};
@@ -34,8 +35,9 @@ use crate::record::{
     QS_CFG_CGROUP, QS_CFG_EXEC, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_THREADS, QS_EXIT_RING_BYTES,
     QS_MAX_PIDS, QsConfig, QsExit, QsExitStats, QsIo, QsTask,
 };
-use crate::walk::{self, Walk};
+use crate::walk::{self, Walk, WalkRows};
 pub use crate::walk::{MIN_PER_WALKER, WalkStats, Walkers};
+use crate::walkers::Helpers;
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/proctable.bpf.o");
@@ -182,6 +184,8 @@ pub struct Bpf {
     walk: Option<Walk>,
     walk_object: Vec<u64>,
     walk_unavailable: Option<String>,
+    /// The split walk's threads, also decoding its rows.
+    helpers: Helpers,
     order: Vec<u64>,
     config: QsConfig,
     filter: Vec<u32>,
@@ -244,6 +248,7 @@ impl Bpf {
             walk,
             walk_object,
             walk_unavailable,
+            helpers: Helpers::default(),
             order: Vec::new(),
             config: QsConfig {
                 flags: u32::MAX,
@@ -373,16 +378,15 @@ impl Bpf {
                 flags,
                 wakeup_bytes: 0,
             })?;
-            let rows = walk.run(words_as_bytes(&self.walk_object))?;
-            decode_walk_ranges(
-                rows.tasks,
-                rows.io,
-                rows.ranges,
+            let rows = walk.run(words_as_bytes(&self.walk_object), &mut self.helpers)?;
+            decode_walk_parts(
+                &rows,
+                &mut self.helpers,
                 self.page_size,
                 query.fields,
                 &mut self.order,
                 out,
-            );
+            )?;
         } else {
             if let Some(pids) = in_kernel {
                 write_filter(&mut self.ebpf, &mut self.filter, pids)?;
@@ -646,7 +650,71 @@ pub fn decode_walk_ranges(
     order: &mut Vec<u64>,
     out: &mut Vec<Proc>,
 ) {
+    walk_order(tasks, ranges, order);
     out.clear();
+    out.reserve(order.len());
+    let n = order.len();
+    decode_keys(
+        tasks,
+        io,
+        order,
+        page,
+        fields,
+        &mut out.spare_capacity_mut()[..n],
+    );
+    // SAFETY: out was empty; decode_keys initialised its first n slots,
+    // for which reserve made room.
+    unsafe { out.set_len(n) };
+}
+
+/// As [`decode_walk_ranges`], for a walk's rows, the rows decoded in
+/// `rows.walkers` parts at once: by this thread and the walk's helpers,
+/// which are idle and hold their shares' rows in cache. Filling 280-byte
+/// rows is most of decoding: 2 ms at 30,000 processes on one thread.
+fn decode_walk_parts(
+    rows: &WalkRows<'_>,
+    helpers: &mut Helpers,
+    page: u64,
+    fields: crate::Fields,
+    order: &mut Vec<u64>,
+    out: &mut Vec<Proc>,
+) -> Result<()> {
+    if rows.walkers <= 1 {
+        decode_walk_ranges(rows.tasks, rows.io, rows.ranges, page, fields, order, out);
+        return Ok(());
+    }
+    walk_order(rows.tasks, rows.ranges, order);
+    out.clear();
+    out.reserve(order.len());
+    let n = order.len();
+    let mut slots = &mut out.spare_capacity_mut()[..n];
+    let mut keys = &order[..];
+    let mut parts = Vec::with_capacity(rows.walkers);
+    for j in 0..rows.walkers {
+        let len = n * (j + 1) / rows.walkers - n * j / rows.walkers;
+        let (k, rest_keys) = keys.split_at(len);
+        let (sl, rest_slots) = slots.split_at_mut(len);
+        parts.push(Mutex::new((k, sl)));
+        (keys, slots) = (rest_keys, rest_slots);
+    }
+    helpers
+        .run(parts.len(), &|j| {
+            let mut part = parts[j].lock().unwrap_or_else(|e| e.into_inner());
+            let (keys, slots) = &mut *part;
+            decode_keys(rows.tasks, rows.io, keys, page, fields, slots);
+            Ok(0)
+        })
+        .map_err(|e| Error::Decode(format!("decoding the walk's rows: {e}")))?;
+    // SAFETY: out was empty; the parts, which cover its first n slots
+    // (reserved above), were each initialised by decode_keys.
+    unsafe { out.set_len(n) };
+    Ok(())
+}
+
+/// Fills `order` with one (PID << 32 | index) key per process in `ranges`
+/// of `tasks`, in PID order; of a process found twice (where walkers
+/// overlapped), one.
+fn walk_order(tasks: &[QsTask], ranges: &[std::ops::Range<usize>], order: &mut Vec<u64>) {
     order.clear();
     for r in ranges {
         order.extend(
@@ -660,17 +728,22 @@ pub fn decode_walk_ranges(
         // Stable sort finds the sorted runs (one per PID wrap) and merges.
         order.sort();
     }
-    out.reserve(order.len());
-    // Each row is built in its slot: a row built aside and pushed is one
-    // more copy of the whole row per task.
-    let slots = out.spare_capacity_mut();
-    let mut n = 0;
-    let mut last = u64::MAX;
-    for &key in order.iter() {
-        if key >> 32 == last {
-            continue;
-        }
-        last = key >> 32;
+    order.dedup_by_key(|k| *k >> 32);
+}
+
+/// Decodes the rows `keys` name (see [`walk_order`]) into `slots`, one
+/// each: built in its slot, as a row built aside and moved is one more
+/// copy of the whole row per task.
+fn decode_keys(
+    tasks: &[QsTask],
+    io: &[QsIo],
+    keys: &[u64],
+    page: u64,
+    fields: crate::Fields,
+    slots: &mut [MaybeUninit<Proc>],
+) {
+    debug_assert_eq!(keys.len(), slots.len());
+    for (slot, &key) in slots.iter_mut().zip(keys) {
         let i = key as u32 as usize;
         let t = &tasks[i];
         let times = adjust(RawCputime {
@@ -680,12 +753,8 @@ pub fn decode_walk_ranges(
             prev_utime: t.prev_utime_ns,
             prev_stime: t.prev_stime_ns,
         });
-        slots[n].write(row(t, page, fields, times, io.get(i).map(pid_io)));
-        n += 1;
+        slot.write(row(t, page, fields, times, io.get(i).map(pid_io)));
     }
-    // SAFETY: out was empty; the loop above initialised its first n slots
-    // (n <= order.len(), for which reserve made room).
-    unsafe { out.set_len(n) };
 }
 
 /// One row; `times` are the scaled (utime, stime). Every field is set here
@@ -771,5 +840,53 @@ mod tests {
         // One range, as decode_walk takes it; the gap rows are not read.
         decode_walk(&tasks[5..9], &[], 4096, fields, &mut order, &mut out);
         assert_eq!(pids(&out), [2, 7, 8, 9]);
+    }
+
+    #[test]
+    fn rows_decoded_in_parts_on_helpers_match_one_thread() {
+        // Three walkers' shares of 3,000 rows, PIDs wrapped inside the
+        // second, the third starting on two rows the second also walked;
+        // I/O records to show each part reads its own rows' records.
+        let mut tasks = Vec::new();
+        let mut io = Vec::new();
+        for i in 0..3000u32 {
+            let pid = match i {
+                0..1000 => 300 + i,
+                1000..1500 => 2300 + (i - 1000),
+                1500..2000 => 1300 + (i - 1500),
+                _ => 6000 + (i - 2000),
+            };
+            let mut t = task(pid);
+            t.utime_ns = u64::from(i) * 10;
+            t.runtime_ns = t.utime_ns;
+            tasks.push(t);
+            io.push(QsIo {
+                rchar: u64::from(pid),
+                ..QsIo::default()
+            });
+        }
+        tasks[2000] = tasks[1998];
+        tasks[2001] = tasks[1999];
+        io[2000] = io[1998];
+        io[2001] = io[1999];
+        let ranges = [0..1000, 1000..2000, 2000..3000];
+        let fields = crate::Fields::all();
+        let (mut order, mut one) = (Vec::new(), Vec::new());
+        decode_walk_ranges(&tasks, &io, &ranges, 4096, fields, &mut order, &mut one);
+        assert!(one.is_sorted_by_key(|p| p.pid));
+        assert_eq!(one.len(), 2998);
+        let mut helpers = Helpers::default();
+        for walkers in 1..=4 {
+            let rows = WalkRows {
+                tasks: &tasks,
+                io: &io,
+                ranges: &ranges,
+                walkers,
+            };
+            let mut parts = vec![Proc::default(); 5];
+            decode_walk_parts(&rows, &mut helpers, 4096, fields, &mut order, &mut parts).unwrap();
+            assert_eq!(parts, one, "{walkers} parts");
+        }
+        assert!(one.iter().all(|p| p.io.unwrap().rchar == u64::from(p.pid)));
     }
 }

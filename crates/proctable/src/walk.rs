@@ -188,7 +188,6 @@ pub(crate) struct Walk {
     visited: u64,
     ranges: Vec<std::ops::Range<usize>>,
     stats: WalkStats,
-    helpers: Helpers,
     // Dropped last: the mappings hold the maps' memory, not their fds.
     ebpf: Ebpf,
 }
@@ -201,6 +200,8 @@ pub(crate) struct WalkRows<'a> {
     pub tasks: &'a [QsTask],
     pub io: &'a [QsIo],
     pub ranges: &'a [std::ops::Range<usize>],
+    /// How many walkers wrote them, each on its own thread.
+    pub walkers: usize,
 }
 
 /// What split walks did since the walk was opened.
@@ -343,7 +344,6 @@ impl Walk {
             visited: 0,
             ranges: Vec::new(),
             stats: WalkStats::default(),
-            helpers: Helpers::default(),
             ebpf,
         };
         walk.set_config(QsConfig {
@@ -415,9 +415,9 @@ impl Walk {
     /// else, or when a split walk does not stand, by one walker that
     /// reloads with more rows when they did not fit) and returns the rows
     /// it wrote.
-    pub(crate) fn run(&mut self, object: &[u8]) -> Result<WalkRows<'_>> {
+    pub(crate) fn run(&mut self, object: &[u8], helpers: &mut Helpers) -> Result<WalkRows<'_>> {
         let starts = self.plan();
-        if !starts.is_empty() && self.run_split(&starts)? {
+        if !starts.is_empty() && self.run_split(&starts, helpers)? {
             self.stats.split += 1;
             self.stats.last_walkers = starts.len() + 1;
         } else {
@@ -442,6 +442,7 @@ impl Walk {
             tasks,
             io,
             ranges: &self.ranges,
+            walkers: self.stats.last_walkers,
         })
     }
 
@@ -507,13 +508,12 @@ impl Walk {
     /// the first). Returns whether the walk stands: false when a start
     /// task was no longer where it was marked, or a walker's rows did not
     /// fit its share of the array.
-    fn run_split(&mut self, starts: &[Mark]) -> Result<bool> {
+    fn run_split(&mut self, starts: &[Mark], helpers: &mut Helpers) -> Result<bool> {
         let args = self.shares(starts);
         let fd = self.prog_fd()?;
         let runs: Vec<Args> = args.iter().map(walker_args).collect();
-        let ret = self
-            .helpers
-            .run(fd, &runs)
+        let ret = helpers
+            .run(runs.len(), &|j| test_run(fd, &runs[j]))
             .map_err(|e| bpf_err("running the task walk")(e.to_string()))?;
         for r in ret {
             walker_returned(r)?;
@@ -579,9 +579,7 @@ impl Walk {
         let reloads = self.reloads + 1;
         let (walkers, stats, visited) = (self.walkers, self.stats, self.visited);
         let marks = std::mem::take(&mut self.marks);
-        let helpers = std::mem::take(&mut self.helpers);
         *self = Walk::load(object, &btf, capacity.max(1))?;
-        self.helpers = helpers;
         self.reloads = reloads;
         // Marks are tasks, not rows: they stand across a reload.
         self.walkers = walkers;

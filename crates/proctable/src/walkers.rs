@@ -1,8 +1,9 @@
 //! The helper threads of a split walk (see [`crate::walk`]): started on the
 //! first split walk and kept, each runs one walker per walk, at the same
-//! time as the calling thread runs the first. Kept rather than started per
-//! walk: a thread's start and end (its stack mapped and unmapped) cost
-//! about a quarter of what splitting an 8,000-process walk saves.
+//! time as the calling thread runs the first, and then decodes a part of
+//! the rows. Kept rather than started per walk: a thread's start and end
+//! (its stack mapped and unmapped) cost about a quarter of what splitting
+//! an 8,000-process walk saves.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -62,9 +63,23 @@ pub(crate) fn test_run(prog_fd: RawFd, args: &Args) -> io::Result<u32> {
     Ok(attr.retval)
 }
 
+/// Work split in parts run at once: `job(j)` does part `j` and returns what
+/// the caller collects for it.
+pub(crate) type Job<'a> = dyn Fn(usize) -> io::Result<u32> + Sync + 'a;
+
+/// A job's address with its borrow's lifetime erased, to hand to a kept
+/// thread. Sound because [`Helpers::run`] waits for every helper to finish
+/// its part before it returns or unwinds: the job outlives every use.
+#[derive(Clone, Copy)]
+struct JobPtr(*const Job<'static>);
+
+// SAFETY: the job is Sync, so calling it from another thread is sound; see
+// JobPtr for its lifetime.
+unsafe impl Send for JobPtr {}
+
 #[derive(Default)]
 struct State {
-    job: Option<(RawFd, Args)>,
+    job: Option<(usize, JobPtr)>,
     started: bool,
     done: Option<io::Result<u32>>,
     quit: bool,
@@ -97,13 +112,17 @@ fn helper_loop(shared: &Shared) {
         while st.job.is_none() && !st.quit {
             st = shared.wait(st);
         }
-        let Some((fd, args)) = st.job.take() else {
+        let Some((part, job)) = st.job.take() else {
             return;
         };
         st.started = true;
         shared.cv.notify_all();
         drop(st);
-        let r = test_run(fd, &args);
+        // SAFETY: Helpers::run does not return (nor unwind) before this
+        // part is reported done below (JobPtr).
+        let job = unsafe { &*job.0 };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(part)))
+            .unwrap_or_else(|_| Err(io::Error::other("a walker thread's part panicked")));
         shared.lock().done = Some(r);
         shared.cv.notify_all();
     }
@@ -115,15 +134,47 @@ pub(crate) struct Helpers {
     helpers: Vec<Helper>,
 }
 
+/// The parts handed to helpers, collected as they finish; on drop (also
+/// when this thread's own part unwinds) it waits for every one: a part
+/// still running borrows the caller's job, and would report into the next
+/// run.
+struct Pending<'h> {
+    /// The helpers not yet waited for.
+    helpers: &'h [Helper],
+    done: Vec<io::Result<u32>>,
+}
+
+impl Pending<'_> {
+    fn finish(&mut self) {
+        while let Some((h, rest)) = self.helpers.split_first() {
+            let mut st = h.shared.lock();
+            loop {
+                if let Some(done) = st.done.take() {
+                    self.done.push(done);
+                    break;
+                }
+                st = h.shared.wait(st);
+            }
+            self.helpers = rest;
+        }
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
 impl Helpers {
-    /// Runs `prog_fd` with each of `args` at once: the first on this
-    /// thread, the others on helpers. Returns each run's return value, in
-    /// the order of `args`.
-    pub(crate) fn run(&mut self, prog_fd: RawFd, args: &[Args]) -> io::Result<Vec<u32>> {
-        let Some((mine, theirs)) = args.split_first() else {
+    /// Runs `job`'s `parts` parts at once: part 0 on this thread, the
+    /// others on helpers. Returns each part's value, in part order, or the
+    /// first error once every part is done.
+    pub(crate) fn run(&mut self, parts: usize, job: &Job<'_>) -> io::Result<Vec<u32>> {
+        if parts == 0 {
             return Ok(Vec::new());
-        };
-        while self.helpers.len() < theirs.len() {
+        }
+        while self.helpers.len() < parts - 1 {
             let shared = Arc::new(Shared {
                 state: Mutex::new(State::default()),
                 cv: Condvar::new(),
@@ -137,39 +188,38 @@ impl Helpers {
                 thread: Some(thread),
             });
         }
-        let helpers = &self.helpers[..theirs.len()];
-        for (h, a) in helpers.iter().zip(theirs) {
+        // SAFETY: only the lifetime is erased; see JobPtr.
+        let ptr = JobPtr(unsafe {
+            std::mem::transmute::<*const Job<'_>, *const Job<'static>>(job as *const Job<'_>)
+        });
+        let helpers = &self.helpers[..parts - 1];
+        let mut pending = Pending {
+            helpers,
+            done: Vec::with_capacity(parts - 1),
+        };
+        for (k, h) in helpers.iter().enumerate() {
             let mut st = h.shared.lock();
-            st.job = Some((prog_fd, *a));
+            st.job = Some((k + 1, ptr));
             st.started = false;
             st.done = None;
             h.shared.cv.notify_all();
         }
-        // Each helper is running before this walker starts: the walk is
-        // not preempted, so a helper woken onto this CPU would otherwise
-        // wait out this walker, and the walks would run one after the
-        // other. Waiting here lets it run, and the scheduler then finds
-        // this thread a CPU of its own.
+        // Each helper is running before this thread starts its part: a
+        // walk is not preempted, so a helper woken onto this CPU would
+        // otherwise wait out this thread's walk, and the walks would run
+        // one after the other. Waiting here lets it run, and the scheduler
+        // then finds this thread a CPU of its own.
         for h in helpers {
             let mut st = h.shared.lock();
             while !st.started {
                 st = h.shared.wait(st);
             }
         }
-        let mut ret = vec![test_run(prog_fd, mine)];
-        // Every helper is done before any error is returned: one still
-        // running would report into the next walk.
-        for h in helpers {
-            let mut st = h.shared.lock();
-            loop {
-                if let Some(done) = st.done.take() {
-                    ret.push(done);
-                    break;
-                }
-                st = h.shared.wait(st);
-            }
-        }
-        ret.into_iter().collect()
+        let mine = job(0);
+        pending.finish();
+        std::iter::once(mine)
+            .chain(pending.done.drain(..))
+            .collect()
     }
 }
 
