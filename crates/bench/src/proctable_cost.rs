@@ -76,6 +76,13 @@ fn process_cpu_ms() -> f64 {
     ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
 }
 
+/// Steal ticks of all CPUs in /proc/stat so far.
+fn steal_ticks() -> Option<u64> {
+    let text = std::fs::read("/proc/stat").ok()?;
+    let stat = procfs::stat::parse(&text).ok()?;
+    stat.total.ticks(procfs::stat::CpuMode::Steal)
+}
+
 fn percentile_ms(sorted: &[f64], p: f64) -> f64 {
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
@@ -166,6 +173,8 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         let mut naive_rows = Vec::new();
         let mut table: Vec<Proc> = Vec::new();
         let mut table_rows = 0;
+        let steal_before = steal_ticks();
+        let started = Instant::now();
         // One warm-up round (fills kept fds, caches, buffers), then runs.
         for run in 0..=opts.runs {
             for (k, (name, samples)) in times.iter_mut().enumerate() {
@@ -220,6 +229,18 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                 }
                 table_rows = table_rows.max(got);
             }
+        }
+        // The host's share of these CPUs: a split walk's walkers overlap
+        // only where the host runs both vCPUs at once.
+        if let Some(ticks) = steal_before
+            .zip(steal_ticks())
+            .map(|(a, b)| b.saturating_sub(a))
+        {
+            note(&format!(
+                "{n} processes: steal {} ms over all CPUs in {:.1} s of runs",
+                ticks * 1000 / procfs::stat::USER_HZ,
+                started.elapsed().as_secs_f64()
+            ));
         }
         if let Some(stats) = bpf
             .as_mut()
