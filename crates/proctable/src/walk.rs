@@ -26,7 +26,7 @@ use crate::record::{
     QS_KFUNC_ITER_TASK_NEXT, QS_KFUNC_RDONLY_CAST, QS_MAX_WALKERS, QS_WALK_MARKS, QS_WALK_MIN_ROWS,
     QS_WALK_STALE_START, QsConfig, QsIo, QsTask, QsWalkArgs, QsWalkOut,
 };
-use crate::walkers::{Args, Helpers, test_run};
+use crate::walkers::{Args, Helpers, allowed_cpu_set, test_run};
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/walk.bpf.o");
@@ -247,16 +247,6 @@ fn capacity_for(tasks: u32) -> u32 {
 /// the list during the walk: longer than any fork takes between setting a
 /// task's start time and linking it into the list.
 const STOP_MARGIN_NS: u64 = 1_000_000_000;
-
-/// The CPUs this thread may run on.
-fn allowed_cpu_set() -> Option<libc::cpu_set_t> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity
-    // writes at most its size.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        (libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) == 0).then_some(set)
-    }
-}
 
 /// How many CPUs this thread may run on.
 fn allowed_cpus() -> usize {
