@@ -18,8 +18,8 @@
  * open-coded iterator visits every thread, each with its own row. Every
  * process-mode walker so runs the same loop, and the walk finds PID 1,
  * which this machine's kernel's iterator skips in process mode; per
- * process the hand walk costs about what the iterator did (2-4% less in
- * alternating runs, BENCHMARKS.md).
+ * process the hand walk costs about what the iterator did (2-5% less at
+ * 30,000 processes in alternating runs, BENCHMARKS.md run 17).
  *
  * The list is followed two links ahead of the walker (qs_prefetch_list):
  * a walk of thousands of tasks waits on memory, not on work.
