@@ -320,8 +320,8 @@ mod tests {
                 // One CPU fewer than the caller's: the one it was on.
                 assert_eq!(count(&mask), count(&allowed) - 1);
             }
-            for j in 1..3 {
-                let cpu = cpus[j].load(Ordering::Relaxed);
+            for (j, cpu) in cpus.iter().enumerate().skip(1) {
+                let cpu = cpu.load(Ordering::Relaxed);
                 let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
                 // SAFETY: as above.
                 unsafe {
