@@ -11,15 +11,14 @@
  *           array the reader decodes in place: no copy through a read()
  *           buffer.
  *
- * In process mode the walk visits leaders only, following the list of
- * thread groups by hand from init_task (which the open-coded task iterator
- * gives), and a multi-threaded group's live threads are summed into its
- * leader's row here, from the group's thread list. In threads mode the
- * open-coded iterator visits every thread, each with its own row. Every
- * process-mode walker so runs the same loop, and the walk finds PID 1,
- * which this machine's kernel's iterator skips in process mode; per
- * process the hand walk costs about what the iterator did (2-5% less at
- * 30,000 processes in alternating runs, BENCHMARKS.md run 17).
+ * The walk follows the list of thread groups by hand from init_task (which
+ * the open-coded task iterator gives). In process mode it writes one row
+ * per group, a multi-threaded group's live threads summed into its
+ * leader's row from the group's thread list; in threads mode one row per
+ * thread on that list. Every walker so runs the same loop, and the walk
+ * finds PID 1 and its threads, which this machine's kernel's iterator
+ * skips; per process the hand walk costs about what the iterator did (2-5%
+ * less at 30,000 processes in alternating runs, BENCHMARKS.md run 17).
  *
  * The list is followed two links ahead of the walker (qs_prefetch_list):
  * a walk of thousands of tasks waits on memory, not on work.
@@ -182,21 +181,45 @@ static __always_inline void qs_prefetch_list(struct task_struct *next)
 	asm volatile("" : : "r"(after));
 }
 
-/* One row per thread. */
-static __always_inline void qs_walk_threads(struct qs_walk_out *out, __u32 flags)
+/* Threads mode: one row for the thread at address `addr`. A global
+ * function, checked once. */
+__noinline int qs_visit_thread(__u32 walker, __u32 flags, __u64 addr)
 {
-	struct bpf_iter_task it;
-	struct task_struct *task;
+	struct qs_walk_out *out = bpf_map_lookup_elem(&qs_walk_out, &walker);
+	struct task_struct *task = qs_task_at(addr);
 	struct qs_task *rec;
 	__u32 idx;
 
-	qs_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_THREADS);
-	while ((task = qs_iter_task_next(&it))) {
-		rec = qs_next_row(out, task, flags, &idx);
-		if (rec)
-			qs_fill_row(rec, idx, task, flags, 0);
-	}
-	qs_iter_task_destroy(&it);
+	if (!out)
+		return 1;
+	rec = qs_next_row(out, task, flags, &idx);
+	if (rec)
+		qs_fill_row(rec, idx, task, flags, 0);
+	return 0;
+}
+
+/* A group's thread list, walked by hand for threads mode's rows. */
+struct qs_thread_rows {
+	__u64 pos;  /* address of the list node last visited */
+	__u64 head; /* address of signal_struct.thread_head */
+	__u32 walker;
+	__u32 flags;
+};
+
+/* bpf_loop callback: a row for the next thread of the group (the leader
+ * too: every thread is on the list); stops back at the head. */
+static long qs_next_thread_row(__u64 i, void *ctx)
+{
+	struct qs_thread_rows *w = ctx;
+	__u64 next = 0;
+
+	if (bpf_probe_read_kernel(&next, sizeof(next), (void *)w->pos) || !next ||
+	    next == w->head)
+		return 1;
+	w->pos = next;
+	qs_visit_thread(w->walker, w->flags,
+			next - bpf_core_field_offset(struct task_struct, thread_node));
+	return 0;
 }
 
 /* Notes every mark_every-th process visited, where a later walk may split
@@ -253,6 +276,15 @@ __noinline int qs_visit_next(__u32 walker, __u32 flags)
 	out->next_task = (__u64)next;
 	qs_prefetch_list(next);
 	qs_mark(out, task);
+	if (flags & QS_CFG_THREADS) {
+		struct qs_thread_rows t = { .walker = walker, .flags = flags };
+
+		t.head = (__u64)&task->signal->thread_head;
+		t.pos = t.head;
+		/* Threads may come while walking: room for twice as many. */
+		bpf_loop(2 * task->signal->nr_threads + 16, qs_next_thread_row, &t, 0);
+		return 0;
+	}
 	rec = qs_next_row(out, task, flags, &idx);
 	if (!rec)
 		return 0;
@@ -347,9 +379,7 @@ int qs_walk(struct qs_walk_args *args)
 	out->stop_after_ns = args->stop_after_ns;
 	out->mark_every = args->mark_every;
 	out->mark_left = args->mark_every;
-	if (cfg->flags & QS_CFG_THREADS)
-		qs_walk_threads(out, cfg->flags);
-	else if (walker == 0)
+	if (walker == 0)
 		qs_walk_procs(out, walker, cfg->flags);
 	else
 		qs_walk_from(out, args, walker, cfg->flags);
