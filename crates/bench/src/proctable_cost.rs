@@ -146,6 +146,11 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         fields: all_but_io.fields.with(proctable::Field::Cmdline),
         ..Query::default()
     };
+    // One row per thread, the stat fields (never split between walkers).
+    let threads = Query {
+        threads: true,
+        ..Query::default()
+    };
     for &asked in &opts.procs {
         let existing = std::fs::read_dir("/proc").map(|d| d.count()).unwrap_or(0);
         let (n, why) = cap(asked, existing);
@@ -162,6 +167,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             times.push(("bpf", Vec::new()));
             times.push(("bpf-all-but-io", Vec::new()));
             times.push(("bpf-cmdline", Vec::new()));
+            times.push(("bpf-threads", Vec::new()));
         }
         if one_walker.is_some() {
             times.push(("bpf-all-but-io-1walker", Vec::new()));
@@ -209,6 +215,12 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                             .map_err(|e| e.to_string())?;
                         table.len()
                     }
+                    "bpf-threads" => {
+                        let b = bpf.as_mut().expect("bpf opened");
+                        b.snapshot(&threads, &mut table)
+                            .map_err(|e| e.to_string())?;
+                        table.len()
+                    }
                     "bpf-cmdline" => {
                         let b = bpf.as_mut().expect("bpf opened");
                         b.snapshot(&with_cmdline, &mut table)
@@ -227,7 +239,10 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                     samples.push(ms);
                     cpu[k].push(process_cpu_ms() - c);
                 }
-                table_rows = table_rows.max(got);
+                // Processes: the threads row has one per thread.
+                if *name != "bpf-threads" {
+                    table_rows = table_rows.max(got);
+                }
             }
         }
         // The host's share of these CPUs: a split walk's walkers overlap
