@@ -261,13 +261,15 @@ __noinline int qs_visit_next(__u32 walker, __u32 flags)
 {
 	struct qs_walk_out *out = bpf_map_lookup_elem(&qs_walk_out, &walker);
 	struct task_struct *task, *next;
+	__u64 addr;
 	struct qs_thread_walk w;
 	struct qs_task *rec;
 	__u32 idx;
 
 	if (!out)
 		return QS_VISIT_STOP;
-	task = qs_task_at(out->next_task);
+	addr = out->next_task;
+	task = qs_task_at(addr);
 	if (!task->pid)
 		return QS_VISIT_HEAD;
 	if (out->next_task == out->stop_task || task->start_boottime > out->stop_after_ns)
@@ -278,11 +280,16 @@ __noinline int qs_visit_next(__u32 walker, __u32 flags)
 	qs_mark(out, task);
 	if (flags & QS_CFG_THREADS) {
 		struct qs_thread_rows t = { .walker = walker, .flags = flags };
+		__u32 threads = task->signal->nr_threads;
 
+		/* One thread (or none live: a zombie): the leader, without
+		 * walking the list. */
+		if (threads <= 1)
+			return qs_visit_thread(walker, flags, addr);
 		t.head = (__u64)&task->signal->thread_head;
 		t.pos = t.head;
 		/* Threads may come while walking: room for twice as many. */
-		bpf_loop(2 * task->signal->nr_threads + 16, qs_next_thread_row, &t, 0);
+		bpf_loop(2 * threads + 16, qs_next_thread_row, &t, 0);
 		return 0;
 	}
 	rec = qs_next_row(out, task, flags, &idx);
