@@ -240,8 +240,9 @@ static __always_inline void qs_mark(struct qs_walk_out *out, struct task_struct 
 	out->marks = n + 1;
 }
 
-/* Visits out->next_task (of walker `walker`) and moves out->next_task on
- * to the next process in the list. Returns 0, QS_VISIT_STOP where the
+/* Visits out->next_task (of walker `walker`): its row, or in threads mode
+ * a row for each of its threads; and moves out->next_task on to the next
+ * process in the list. Returns 0, QS_VISIT_STOP where the
  * walker stops, or QS_VISIT_HEAD at the list's head (init_task, the one
  * task of PID 0 in the list; not visited). A walker stops at the task the
  * next walker starts at, or, should that task have left the list
@@ -312,8 +313,8 @@ struct qs_walker {
 	__u32 flags;
 };
 
-/* bpf_loop callback of a walker > 0: the next process, up to the list's
- * head. */
+/* bpf_loop callback of every walker: the next process, up to the list's
+ * head or the walker's stop. */
 static long qs_walk_step(__u64 i, void *ctx)
 {
 	struct qs_walker *w = ctx;
@@ -344,7 +345,8 @@ static __always_inline void qs_walk_from(struct qs_walk_out *out, struct qs_walk
 
 /* Walker 0: from the list's head (init_task, the iterator's first task), by
  * hand. */
-static __always_inline void qs_walk_procs(struct qs_walk_out *out, __u32 walker, __u32 flags)
+static __always_inline void qs_walk_from_head(struct qs_walk_out *out, __u32 walker,
+					      __u32 flags)
 {
 	struct bpf_iter_task it;
 	struct task_struct *task;
@@ -387,7 +389,7 @@ int qs_walk(struct qs_walk_args *args)
 	out->mark_every = args->mark_every;
 	out->mark_left = args->mark_every;
 	if (walker == 0)
-		qs_walk_procs(out, walker, cfg->flags);
+		qs_walk_from_head(out, walker, cfg->flags);
 	else
 		qs_walk_from(out, args, walker, cfg->flags);
 	return 0;
