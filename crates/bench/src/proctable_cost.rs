@@ -88,6 +88,22 @@ fn percentile_ms(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+/// What takes a row's snapshot.
+#[derive(Clone, Copy)]
+enum Source {
+    /// The naive open/read/close loop.
+    Naive,
+    /// The procfs backend without kept-open files.
+    Cold,
+    Procfs,
+    /// The BPF backend as `ProcTable` opens it (the walk, split).
+    Bpf,
+    /// The walk by one walker.
+    OneWalker,
+    /// The `iter/task` link.
+    Iter,
+}
+
 /// What to measure.
 pub struct Options {
     pub procs: Vec<usize>,
@@ -158,22 +174,28 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             note(&format!("{asked} processes capped to {n}: {why}"));
         }
         let idle = Idle::start(n).map_err(|e| format!("spawning {n} idle processes: {e}"))?;
-        let mut times: Vec<(&str, Vec<f64>)> = vec![
-            ("naive", Vec::new()),
-            ("procfs-no-kept-fds", Vec::new()),
-            ("procfs", Vec::new()),
+        // (row name, what takes the snapshot, what it asks for, samples).
+        let mut times: Vec<(&str, Source, &Query, Vec<f64>)> = vec![
+            ("naive", Source::Naive, &query, Vec::new()),
+            ("procfs-no-kept-fds", Source::Cold, &query, Vec::new()),
+            ("procfs", Source::Procfs, &query, Vec::new()),
         ];
         if bpf.is_some() {
-            times.push(("bpf", Vec::new()));
-            times.push(("bpf-all-but-io", Vec::new()));
-            times.push(("bpf-cmdline", Vec::new()));
-            times.push(("bpf-threads", Vec::new()));
+            times.push(("bpf", Source::Bpf, &query, Vec::new()));
+            times.push(("bpf-all-but-io", Source::Bpf, &all_but_io, Vec::new()));
+            times.push(("bpf-cmdline", Source::Bpf, &with_cmdline, Vec::new()));
+            times.push(("bpf-threads", Source::Bpf, &threads, Vec::new()));
         }
         if one_walker.is_some() {
-            times.push(("bpf-all-but-io-1walker", Vec::new()));
+            times.push((
+                "bpf-all-but-io-1walker",
+                Source::OneWalker,
+                &all_but_io,
+                Vec::new(),
+            ));
         }
         if bpf_iter.is_some() {
-            times.push(("bpf-iter", Vec::new()));
+            times.push(("bpf-iter", Source::Iter, &query, Vec::new()));
         }
         let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); times.len()];
         let mut naive_rows = Vec::new();
@@ -183,64 +205,34 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         let started = Instant::now();
         // One warm-up round (fills kept fds, caches, buffers), then runs.
         for run in 0..=opts.runs {
-            for (k, (name, samples)) in times.iter_mut().enumerate() {
+            for (k, (_, source, q, samples)) in times.iter_mut().enumerate() {
                 let c = process_cpu_ms();
                 let t = Instant::now();
-                let got = match *name {
-                    "naive" => naive_snapshot(&mut naive_rows),
-                    "procfs-no-kept-fds" => {
-                        cold.snapshot(&query, &mut table)
-                            .map_err(|e| e.to_string())?;
-                        table.len()
-                    }
-                    "procfs" => {
-                        procfs
-                            .snapshot(&query, &mut table)
-                            .map_err(|e| e.to_string())?;
-                        table.len()
-                    }
-                    "bpf" => {
+                let got = match source {
+                    Source::Naive => Ok(naive_snapshot(&mut naive_rows)),
+                    Source::Cold => cold.snapshot(q, &mut table).map(|_| table.len()),
+                    Source::Procfs => procfs.snapshot(q, &mut table).map(|_| table.len()),
+                    Source::Bpf => {
                         let b = bpf.as_mut().expect("bpf opened");
-                        b.snapshot(&query, &mut table).map_err(|e| e.to_string())?;
-                        table.len()
+                        b.snapshot(q, &mut table).map(|_| table.len())
                     }
-                    "bpf-iter" => {
-                        let b = bpf_iter.as_mut().expect("bpf-iter opened");
-                        b.snapshot(&query, &mut table).map_err(|e| e.to_string())?;
-                        table.len()
-                    }
-                    "bpf-all-but-io-1walker" => {
+                    Source::OneWalker => {
                         let b = one_walker.as_mut().expect("one walker opened");
-                        b.snapshot(&all_but_io, &mut table)
-                            .map_err(|e| e.to_string())?;
-                        table.len()
+                        b.snapshot(q, &mut table).map(|_| table.len())
                     }
-                    "bpf-threads" => {
-                        let b = bpf.as_mut().expect("bpf opened");
-                        b.snapshot(&threads, &mut table)
-                            .map_err(|e| e.to_string())?;
-                        table.len()
+                    Source::Iter => {
+                        let b = bpf_iter.as_mut().expect("bpf-iter opened");
+                        b.snapshot(q, &mut table).map(|_| table.len())
                     }
-                    "bpf-cmdline" => {
-                        let b = bpf.as_mut().expect("bpf opened");
-                        b.snapshot(&with_cmdline, &mut table)
-                            .map_err(|e| e.to_string())?;
-                        table.len()
-                    }
-                    _ => {
-                        let b = bpf.as_mut().expect("bpf opened");
-                        b.snapshot(&all_but_io, &mut table)
-                            .map_err(|e| e.to_string())?;
-                        table.len()
-                    }
-                };
+                }
+                .map_err(|e| e.to_string())?;
                 let ms = t.elapsed().as_secs_f64() * 1e3;
                 if run > 0 {
                     samples.push(ms);
                     cpu[k].push(process_cpu_ms() - c);
                 }
-                // Processes: the threads row has one per thread.
-                if *name != "bpf-threads" {
+                // Processes: a threads query has one row per thread.
+                if !q.threads {
                     table_rows = table_rows.max(got);
                 }
             }
@@ -274,10 +266,10 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             (percentile_ms(v, 50.0), percentile_ms(v, 99.0))
         };
         let mut naive_median = 0.0;
-        for ((name, samples), cpu) in times.iter_mut().zip(cpu.iter_mut()) {
+        for ((name, source, _, samples), cpu) in times.iter_mut().zip(cpu.iter_mut()) {
             let (med, p99) = median(samples);
             let (cpu_ms, _) = median(cpu);
-            if *name == "naive" {
+            if matches!(source, Source::Naive) {
                 naive_median = med;
             }
             rows.push(Row {
