@@ -301,23 +301,20 @@ impl Walk {
             .map_err(|e| bpf_err("loading walk.bpf.o")(chain(&e)))?;
         let prog: &mut RawTracePoint = program(&mut ebpf, "qs_walk")?;
         load_retrying(|| prog.load()).map_err(|e| bpf_err("verifying the task walk")(chain(&e)))?;
-        let map = |name: &'static str, ebpf: &Ebpf, size: usize| -> Result<Mapped> {
+        // The first `entries` values of the map, in whole pages.
+        let map = |name: &'static str, entries: usize, size: usize| -> Result<Mapped> {
             let m = ebpf
                 .map(name)
                 .ok_or_else(|| bpf_err(name)("not in the object".into()))?;
-            Mapped::new(m, page_round(capacity as usize * size))
+            Mapped::new(m, page_round(entries * size))
         };
-        let rows = map("qs_rows", &ebpf, size_of::<QsTask>())?;
-        let io = map("qs_rows_io", &ebpf, size_of::<QsIo>())?;
-        let outs = {
-            let m = ebpf
-                .map("qs_walk_out")
-                .ok_or_else(|| bpf_err("qs_walk_out")("not in the object".into()))?;
-            Mapped::new(
-                m,
-                page_round(QS_MAX_WALKERS as usize * size_of::<QsWalkOut>()),
-            )?
-        };
+        let rows = map("qs_rows", capacity as usize, size_of::<QsTask>())?;
+        let io = map("qs_rows_io", capacity as usize, size_of::<QsIo>())?;
+        let outs = map(
+            "qs_walk_out",
+            QS_MAX_WALKERS as usize,
+            size_of::<QsWalkOut>(),
+        )?;
         let mut walk = Walk {
             rows,
             io,
