@@ -98,10 +98,8 @@ enum Source {
     Procfs,
     /// The BPF backend as `ProcTable` opens it (the walk, split).
     Bpf,
-    /// The walk by one walker.
-    OneWalker,
-    /// The `iter/task` link.
-    Iter,
+    /// One of the BPF backends opened beside it for comparison (`beside`).
+    Beside(usize),
 }
 
 /// What to measure.
@@ -127,22 +125,31 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
     {
         note(&format!("bpf backend uses the task iterator: {why}"));
     }
-    // Where the walk is the default, two more for comparison: the iter/task
-    // link, and the walk by one walker (the default splits it between CPUs).
+    // Where the walk is the default, more for comparison: the walk by one
+    // walker (the default splits it between CPUs), the walk split in one
+    // stretch per thread fixed in advance (the default cuts it in
+    // stretches the threads take in turn), and the iter/task link.
     let walks = bpf.as_mut().and_then(|t| t.bpf_mut()).map(|b| b.method()) == Some(Method::Walk);
-    let mut beside = |method: Method, name: &str| -> Option<Bpf> {
-        if !walks {
-            return None;
+    let mut beside: Vec<(&str, bool, Bpf)> = Vec::new();
+    if walks {
+        for (name, method, all_fields) in [
+            ("bpf-all-but-io-1walker", Method::Walk, true),
+            ("bpf-all-but-io-halves", Method::Walk, true),
+            ("bpf-iter", Method::Iter, false),
+        ] {
+            match Bpf::open_with(method) {
+                Ok(mut b) => {
+                    if name.ends_with("1walker") {
+                        b.set_walkers(Walkers::Fixed(1));
+                    } else if name.ends_with("halves") {
+                        b.set_stretch_procs(u64::MAX);
+                    }
+                    beside.push((name, all_fields, b));
+                }
+                Err(e) => note(&format!("{name} not measured: {e}")),
+            }
         }
-        Bpf::open_with(method)
-            .map_err(|e| note(&format!("{name} not measured: {e}")))
-            .ok()
-    };
-    let mut bpf_iter = beside(Method::Iter, "bpf-iter");
-    let mut one_walker = beside(Method::Walk, "bpf-all-but-io-1walker").map(|mut b| {
-        b.set_walkers(Walkers::Fixed(1));
-        b
-    });
+    }
     let mut procfs =
         ProcTable::open(BackendChoice::Procfs, "/proc", "/sys").map_err(|e| e.to_string())?;
     let mut cold = proctable::dir::ProcDir::open("/proc", "/sys").map_err(|e| e.to_string())?;
@@ -186,16 +193,9 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             times.push(("bpf-cmdline", Source::Bpf, &with_cmdline, Vec::new()));
             times.push(("bpf-threads", Source::Bpf, &threads, Vec::new()));
         }
-        if one_walker.is_some() {
-            times.push((
-                "bpf-all-but-io-1walker",
-                Source::OneWalker,
-                &all_but_io,
-                Vec::new(),
-            ));
-        }
-        if bpf_iter.is_some() {
-            times.push(("bpf-iter", Source::Iter, &query, Vec::new()));
+        for (k, &(name, all_fields, _)) in beside.iter().enumerate() {
+            let q = if all_fields { &all_but_io } else { &query };
+            times.push((name, Source::Beside(k), q, Vec::new()));
         }
         let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); times.len()];
         let mut naive_rows = Vec::new();
@@ -216,14 +216,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                         let b = bpf.as_mut().expect("bpf opened");
                         b.snapshot(q, &mut table).map(|_| table.len())
                     }
-                    Source::OneWalker => {
-                        let b = one_walker.as_mut().expect("one walker opened");
-                        b.snapshot(q, &mut table).map(|_| table.len())
-                    }
-                    Source::Iter => {
-                        let b = bpf_iter.as_mut().expect("bpf-iter opened");
-                        b.snapshot(q, &mut table).map(|_| table.len())
-                    }
+                    Source::Beside(i) => beside[*i].2.snapshot(q, &mut table).map(|_| table.len()),
                 }
                 .map_err(|e| e.to_string())?;
                 let ms = t.elapsed().as_secs_f64() * 1e3;
@@ -255,8 +248,8 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             .and_then(|b| b.walk_stats())
         {
             note(&format!(
-                "{n} processes: bpf walks so far: {} split (the last between {} walkers), {} walked again by one walker",
-                stats.split, stats.last_walkers, stats.redone
+                "{n} processes: bpf walks so far: {} split (the last in {} stretches on {} threads), {} walked again by one walker",
+                stats.split, stats.last_walkers, stats.last_threads, stats.redone
             ));
         }
         let count = idle.count();

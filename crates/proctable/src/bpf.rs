@@ -33,10 +33,10 @@ use crate::proc::{Exit, NS_PER_TICK, Proc, state_letter};
 use crate::query::Query;
 use crate::record::{
     QS_CFG_CGROUP, QS_CFG_EXEC, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_THREADS, QS_EXIT_RING_BYTES,
-    QS_MAX_PIDS, QsConfig, QsExit, QsExitStats, QsIo, QsTask,
+    QS_MAX_PIDS, QS_MAX_WALKERS, QsConfig, QsExit, QsExitStats, QsIo, QsTask,
 };
 use crate::walk::{self, Walk, WalkRows};
-pub use crate::walk::{MIN_PER_WALKER, WalkStats, Walkers};
+pub use crate::walk::{MIN_PER_WALKER, PROCS_PER_STRETCH, WalkStats, Walkers};
 use crate::walkers::Helpers;
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
@@ -293,10 +293,19 @@ impl Bpf {
         self.walk.as_ref().map_or(0, Walk::reloads)
     }
 
-    /// How many walkers split a process-mode walk (see [`Walkers`]).
+    /// How many threads split a process-mode walk (see [`Walkers`]).
     pub fn set_walkers(&mut self, walkers: Walkers) {
         if let Some(w) = self.walk.as_mut() {
             w.set_walkers(walkers);
+        }
+    }
+
+    /// Processes per stretch of a split walk ([`PROCS_PER_STRETCH`] unless
+    /// set): `u64::MAX` cuts it into one stretch per thread, fixed in
+    /// advance.
+    pub fn set_stretch_procs(&mut self, procs: u64) {
+        if let Some(w) = self.walk.as_mut() {
+            w.set_stretch_procs(procs);
         }
     }
 
@@ -667,10 +676,13 @@ pub fn decode_walk_ranges(
     unsafe { out.set_len(n) };
 }
 
-/// As [`decode_walk_ranges`], for a walk's rows, the rows decoded in
-/// `rows.walkers` parts at once: by this thread and the walk's helpers,
-/// which are idle and hold their shares' rows in cache. Filling 280-byte
-/// rows is most of decoding: 2 ms at 30,000 processes on one thread.
+/// Rows per part of a split walk's decoding (see [`decode_walk_parts`]).
+const DECODE_PART_ROWS: usize = 2048;
+
+/// As [`decode_walk_ranges`], for a walk's rows, the rows decoded in parts
+/// that the walk's `rows.threads` threads (this one and its helpers, idle
+/// now) take in turn, as they took the walk's stretches. Filling the rows
+/// is most of decoding: 2 ms at 30,000 processes on one thread.
 fn decode_walk_parts(
     rows: &WalkRows<'_>,
     helpers: &mut Helpers,
@@ -679,7 +691,7 @@ fn decode_walk_parts(
     order: &mut Vec<u64>,
     out: &mut Vec<Proc>,
 ) -> Result<()> {
-    if rows.walkers <= 1 {
+    if rows.threads <= 1 {
         decode_walk_ranges(rows.tasks, rows.io, rows.ranges, page, fields, order, out);
         return Ok(());
     }
@@ -689,16 +701,17 @@ fn decode_walk_parts(
     let n = order.len();
     let mut slots = &mut out.spare_capacity_mut()[..n];
     let mut keys = &order[..];
-    let mut parts = Vec::with_capacity(rows.walkers);
-    for j in 0..rows.walkers {
-        let len = n * (j + 1) / rows.walkers - n * j / rows.walkers;
+    let count = (n / DECODE_PART_ROWS).clamp(rows.threads, 4 * QS_MAX_WALKERS as usize);
+    let mut parts = Vec::with_capacity(count);
+    for j in 0..count {
+        let len = n * (j + 1) / count - n * j / count;
         let (k, rest_keys) = keys.split_at(len);
         let (sl, rest_slots) = slots.split_at_mut(len);
         parts.push(Mutex::new((k, sl)));
         (keys, slots) = (rest_keys, rest_slots);
     }
     helpers
-        .run(parts.len(), &|j| {
+        .run_shared(rows.threads, parts.len(), &|j| {
             let mut part = parts[j].lock().unwrap_or_else(|e| e.into_inner());
             let (keys, slots) = &mut *part;
             decode_keys(rows.tasks, rows.io, keys, page, fields, slots);
@@ -844,17 +857,19 @@ mod tests {
 
     #[test]
     fn rows_decoded_in_parts_on_helpers_match_one_thread() {
-        // Three walkers' shares of 3,000 rows, PIDs wrapped inside the
+        // Three walkers' shares of 9,000 rows, PIDs wrapped inside the
         // second, the third starting on two rows the second also walked;
-        // I/O records to show each part reads its own rows' records.
+        // I/O records to show each part reads its own rows' records. More
+        // rows than DECODE_PART_ROWS for each thread: threads take several
+        // parts each.
         let mut tasks = Vec::new();
         let mut io = Vec::new();
-        for i in 0..3000u32 {
+        for i in 0..9000u32 {
             let pid = match i {
-                0..1000 => 300 + i,
-                1000..1500 => 2300 + (i - 1000),
-                1500..2000 => 1300 + (i - 1500),
-                _ => 6000 + (i - 2000),
+                0..3000 => 300 + i,
+                3000..4500 => 6300 + (i - 3000),
+                4500..6000 => 3300 + (i - 4500),
+                _ => 9000 + (i - 6000),
             };
             let mut t = task(pid);
             t.utime_ns = u64::from(i) * 10;
@@ -865,27 +880,28 @@ mod tests {
                 ..QsIo::default()
             });
         }
-        tasks[2000] = tasks[1998];
-        tasks[2001] = tasks[1999];
-        io[2000] = io[1998];
-        io[2001] = io[1999];
-        let ranges = [0..1000, 1000..2000, 2000..3000];
+        tasks[6000] = tasks[5998];
+        tasks[6001] = tasks[5999];
+        io[6000] = io[5998];
+        io[6001] = io[5999];
+        let ranges = [0..3000, 3000..6000, 6000..9000];
         let fields = crate::Fields::all();
         let (mut order, mut one) = (Vec::new(), Vec::new());
         decode_walk_ranges(&tasks, &io, &ranges, 4096, fields, &mut order, &mut one);
         assert!(one.is_sorted_by_key(|p| p.pid));
-        assert_eq!(one.len(), 2998);
+        assert_eq!(one.len(), 8998);
+        assert!(one.len() > 4 * DECODE_PART_ROWS);
         let mut helpers = Helpers::default();
-        for walkers in 1..=4 {
+        for threads in 1..=4 {
             let rows = WalkRows {
                 tasks: &tasks,
                 io: &io,
                 ranges: &ranges,
-                walkers,
+                threads,
             };
             let mut parts = vec![Proc::default(); 5];
             decode_walk_parts(&rows, &mut helpers, 4096, fields, &mut order, &mut parts).unwrap();
-            assert_eq!(parts, one, "{walkers} parts");
+            assert_eq!(parts, one, "{threads} threads");
         }
         assert!(one.iter().all(|p| p.io.unwrap().rchar == u64::from(p.pid)));
     }

@@ -147,8 +147,8 @@ impl Drop for Mapped {
     }
 }
 
-/// How many walkers split a process-mode walk between them, each on its
-/// own thread (and so, with CPUs free, its own CPU).
+/// How many threads (and so, with CPUs free, CPUs) split a process-mode
+/// walk between them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Walkers {
     /// One per CPU this thread may run on, one per [`MIN_PER_WALKER`]
@@ -159,9 +159,22 @@ pub enum Walkers {
     Fixed(usize),
 }
 
-/// Processes per walker below which a walk is not split: a helper thread's
+/// Processes per thread below which a walk is not split: a helper thread's
 /// wakeup and its cold start cost about what walking this many saves.
 pub const MIN_PER_WALKER: u64 = 2048;
+
+/// Processes per stretch of a split walk. A split walk is cut into
+/// stretches, one program run ("walker") each, that the threads take in
+/// turn: a thread whose CPU runs slow or whose start is late walks fewer.
+/// On the VM of BENCHMARKS.md the second CPU at times ran a 15,000-process
+/// half in 14-27 ms against the first's 5-7, which halves fixed in advance
+/// cannot absorb. Each stretch costs one `BPF_PROG_RUN` and a cold start of
+/// the list's prefetch: a few microseconds.
+pub const PROCS_PER_STRETCH: u64 = 1024;
+
+/// The most marks a walk lays over the whole table: 4 in each of the most
+/// stretches a walk is cut into.
+const MARKS_PER_TABLE: u64 = 4 * QS_MAX_WALKERS;
 
 /// Where a walk may be split: a task a walk marked, at a position counted
 /// in processes from the list's head.
@@ -183,6 +196,7 @@ pub(crate) struct Walk {
     config: QsConfig,
     filter: Vec<u32>,
     walkers: Walkers,
+    stretch_procs: u64,
     marks: Vec<Mark>,
     /// Processes the last process-mode walk visited.
     visited: u64,
@@ -200,15 +214,17 @@ pub(crate) struct WalkRows<'a> {
     pub tasks: &'a [QsTask],
     pub io: &'a [QsIo],
     pub ranges: &'a [std::ops::Range<usize>],
-    /// How many walkers wrote them, each on its own thread.
-    pub walkers: usize,
+    /// How many threads walked them.
+    pub threads: usize,
 }
 
 /// What split walks did since the walk was opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct WalkStats {
-    /// Walkers of the last walk.
+    /// Walkers (stretches, one program run each) of the last walk.
     pub last_walkers: usize,
+    /// Threads that ran them.
+    pub last_threads: usize,
     /// Walks split between walkers that stood.
     pub split: u64,
     /// Split walks walked again by one walker: a start task had left the
@@ -327,6 +343,7 @@ impl Walk {
             },
             filter: Vec::new(),
             walkers: Walkers::Auto,
+            stretch_procs: PROCS_PER_STRETCH,
             marks: Vec::new(),
             visited: 0,
             ranges: Vec::new(),
@@ -362,32 +379,43 @@ impl Walk {
         unsafe { self.outs.slice::<QsWalkOut>(QS_MAX_WALKERS as usize)[j] }
     }
 
-    /// Marks every this many processes: about QS_WALK_MARKS / 2 over the
-    /// table, so one walker's share is found to within a few percent.
-    fn mark_every(&self) -> u64 {
+    /// How often a walk by `walkers` walkers marks: every this many
+    /// processes, so that each walker fills half its mark slots over its
+    /// share of the last walk's table (the other half is room for the table
+    /// to grow), and at most [`MARKS_PER_TABLE`] over the table: with 16
+    /// stretches, each is found to within a quarter of its length.
+    fn mark_every(&self, walkers: usize) -> u64 {
         let procs = if self.visited > 0 {
             self.visited
         } else {
             u64::from(tasks_now())
         };
-        (procs / (QS_WALK_MARKS / 2)).max(1)
+        let marks = (walkers as u64 * (QS_WALK_MARKS / 2)).min(MARKS_PER_TABLE);
+        (procs / marks).max(1)
     }
 
-    /// Where the next walk splits: the marks of the last walk nearest to
-    /// even shares, one per walker but the first (none: one walker). Fewer
-    /// walkers than asked for where the marks are too few to tell apart.
-    fn plan(&self) -> Vec<Mark> {
+    /// How the next walk splits: between how many threads, and where its
+    /// stretches start, the marks of the last walk nearest to even shares,
+    /// one per stretch but the first (none: one walker on this thread).
+    /// Fewer stretches than asked for where the marks are too few to tell
+    /// apart.
+    fn plan(&self) -> (usize, Vec<Mark>) {
         if self.config.flags & QS_CFG_THREADS as u32 != 0 {
-            return Vec::new();
+            return (1, Vec::new());
         }
-        let walkers = match self.walkers {
+        let threads = match self.walkers {
             Walkers::Fixed(n) => n,
             Walkers::Auto => allowed_cpus().min((self.visited / MIN_PER_WALKER) as usize),
         }
-        .clamp(1, QS_MAX_WALKERS as usize) as u64;
+        .clamp(1, QS_MAX_WALKERS as usize);
+        if threads == 1 {
+            return (1, Vec::new());
+        }
+        let stretches =
+            (self.visited / self.stretch_procs.max(1)).clamp(threads as u64, QS_MAX_WALKERS);
         let mut starts: Vec<Mark> = Vec::new();
-        for j in 1..walkers {
-            let want = self.visited * j / walkers;
+        for j in 1..stretches {
+            let want = self.visited * j / stretches;
             let Some(m) = self.marks.iter().min_by_key(|m| m.at.abs_diff(want)) else {
                 break;
             };
@@ -395,24 +423,25 @@ impl Walk {
                 starts.push(*m);
             }
         }
-        starts
+        (threads.min(starts.len() + 1), starts)
     }
 
-    /// Runs the walk (split between walkers when [`Walk::plan`] says so,
-    /// else, or when a split walk does not stand, by one walker that
-    /// reloads with more rows when they did not fit) and returns the rows
-    /// it wrote.
+    /// Runs the walk (split when [`Walk::plan`] says so, else, or when a
+    /// split walk does not stand, by one walker that reloads with more rows
+    /// when they did not fit) and returns the rows it wrote.
     pub(crate) fn run(&mut self, object: &[u8], helpers: &mut Helpers) -> Result<WalkRows<'_>> {
-        let starts = self.plan();
-        if !starts.is_empty() && self.run_split(&starts, helpers)? {
+        let (threads, starts) = self.plan();
+        if !starts.is_empty() && self.run_split(threads, &starts, helpers)? {
             self.stats.split += 1;
             self.stats.last_walkers = starts.len() + 1;
+            self.stats.last_threads = threads;
         } else {
             if !starts.is_empty() {
                 self.stats.redone += 1;
             }
             self.run_single(object)?;
             self.stats.last_walkers = 1;
+            self.stats.last_threads = 1;
         }
         let n = self.capacity as usize;
         let want_io = self.config.flags & QS_CFG_IO as u32 != 0;
@@ -429,7 +458,7 @@ impl Walk {
             tasks,
             io,
             ranges: &self.ranges,
-            walkers: self.stats.last_walkers,
+            threads: self.stats.last_threads,
         })
     }
 
@@ -446,35 +475,55 @@ impl Walk {
     }
 
     /// The walkers' arguments: one from the list's head and one from each
-    /// of `starts`, each to the next one's start, each with an even share
-    /// of the array.
-    fn shares(&self, starts: &[Mark]) -> Vec<QsWalkArgs> {
-        let walkers = starts.len() + 1;
-        let share = u64::from(self.capacity) / walkers as u64;
-        let mark_every = self.mark_every();
-        (0..walkers)
-            .map(|j| {
-                let start = j.checked_sub(1).map(|i| starts[i]);
-                let stop = starts.get(j);
-                QsWalkArgs {
-                    walker: j as u64,
-                    first_row: share * j as u64,
-                    max_rows: share,
-                    start_task: start.map_or(0, |m| m.task),
-                    start_ns: start.map_or(0, |m| m.start_ns),
-                    start_pid: start.map_or(0, |m| m.pid),
-                    stop_task: stop.map_or(0, |m| m.task),
-                    stop_after_ns: stop
-                        .map_or(u64::MAX, |m| m.start_ns.saturating_add(STOP_MARGIN_NS)),
-                    mark_every,
+    /// of `starts`, each to the next one's start; None when their rows do
+    /// not fit the array. A stretch between two marks gets rows for the
+    /// processes the last walk found there and an eighth more: new
+    /// processes join the list at its end, so such a stretch holds no more
+    /// unless its stop task left and its walker ran on past it (see
+    /// walk.bpf.c's qs_visit_next). The last stretch, where new processes
+    /// come, gets the rest of the array.
+    fn shares(&self, starts: &[Mark]) -> Option<Vec<QsWalkArgs>> {
+        let capacity = u64::from(self.capacity);
+        let mark_every = self.mark_every(starts.len() + 1);
+        let mut first_row = 0;
+        let mut args = Vec::with_capacity(starts.len() + 1);
+        for j in 0..=starts.len() {
+            let start = j.checked_sub(1).map(|i| starts[i]);
+            let stop = starts.get(j);
+            let rest = capacity.checked_sub(first_row).filter(|&r| r > 0)?;
+            let max_rows = match stop {
+                Some(stop) => {
+                    let procs = stop.at - start.map_or(0, |m| m.at);
+                    procs + procs / 8 + 64
                 }
-            })
-            .collect()
+                None => rest,
+            };
+            if max_rows > rest {
+                return None;
+            }
+            args.push(QsWalkArgs {
+                walker: j as u64,
+                first_row,
+                max_rows,
+                start_task: start.map_or(0, |m| m.task),
+                start_ns: start.map_or(0, |m| m.start_ns),
+                start_pid: start.map_or(0, |m| m.pid),
+                stop_task: stop.map_or(0, |m| m.task),
+                stop_after_ns: stop.map_or(u64::MAX, |m| m.start_ns.saturating_add(STOP_MARGIN_NS)),
+                mark_every,
+            });
+            first_row += max_rows;
+        }
+        Some(args)
     }
 
     /// One walker over the whole list.
     fn run_single(&mut self, object: &[u8]) -> Result<()> {
-        let mut args = self.shares(&[])[0];
+        let Some(&[mut args]) = self.shares(&[]).as_deref() else {
+            return Err(bpf_err("running the task walk")(
+                "the row array is empty".into(),
+            ));
+        };
         run_walker(self.prog_fd()?, &args)?;
         let mut out = self.out(0);
         if out.wanted > out.rows {
@@ -491,16 +540,23 @@ impl Walk {
     }
 
     /// One walker from the list's head and one from each of `starts`, each
-    /// to the next one's start, run at once on as many threads (this one
-    /// the first). Returns whether the walk stands: false when a start
-    /// task was no longer where it was marked, or a walker's rows did not
-    /// fit its share of the array.
-    fn run_split(&mut self, starts: &[Mark], helpers: &mut Helpers) -> Result<bool> {
-        let args = self.shares(starts);
+    /// to the next one's start, taken in turn by `threads` threads (this
+    /// one among them). Returns whether the walk stands: false when a
+    /// start task was no longer where it was marked, or a walker's rows
+    /// did not fit its share of the array.
+    fn run_split(
+        &mut self,
+        threads: usize,
+        starts: &[Mark],
+        helpers: &mut Helpers,
+    ) -> Result<bool> {
+        let Some(args) = self.shares(starts) else {
+            return Ok(false);
+        };
         let fd = self.prog_fd()?;
         let runs: Vec<Args> = args.iter().map(walker_args).collect();
         let ret = helpers
-            .run(runs.len(), &|j| test_run(fd, &runs[j]))
+            .run_shared(threads, runs.len(), &|j| test_run(fd, &runs[j]))
             .map_err(|e| bpf_err("running the task walk")(e.to_string()))?;
         for r in ret {
             walker_returned(r)?;
@@ -551,6 +607,10 @@ impl Walk {
         self.walkers = walkers;
     }
 
+    pub(crate) fn set_stretch_procs(&mut self, procs: u64) {
+        self.stretch_procs = procs;
+    }
+
     pub(crate) fn stats(&self) -> WalkStats {
         self.stats
     }
@@ -564,12 +624,14 @@ impl Walk {
         let config = self.config;
         let filter = std::mem::take(&mut self.filter);
         let reloads = self.reloads + 1;
-        let (walkers, stats, visited) = (self.walkers, self.stats, self.visited);
+        let (walkers, stretch_procs, stats, visited) =
+            (self.walkers, self.stretch_procs, self.stats, self.visited);
         let marks = std::mem::take(&mut self.marks);
         *self = Walk::load(object, &btf, capacity.max(1))?;
         self.reloads = reloads;
         // Marks are tasks, not rows: they stand across a reload.
         self.walkers = walkers;
+        self.stretch_procs = stretch_procs;
         self.stats = stats;
         self.visited = visited;
         self.marks = marks;

@@ -1,12 +1,13 @@
 //! The helper threads of a split walk (see [`crate::walk`]): started on the
-//! first split walk and kept, each runs one walker per walk, at the same
-//! time as the calling thread runs the first, and then decodes a part of
-//! the rows. Kept rather than started per walk: a thread's start and end
-//! (its stack mapped and unmapped) cost about a quarter of what splitting
-//! an 8,000-process walk saves.
+//! first split walk and kept, they take the walk's stretches in turn with
+//! the calling thread, and then parts of the decoding. Kept rather than
+//! started per walk: a thread's start and end (its stack mapped and
+//! unmapped) cost about a quarter of what splitting an 8,000-process walk
+//! saves.
 
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -223,6 +224,33 @@ impl Helpers {
             .chain(pending.done.drain(..))
             .collect()
     }
+
+    /// Runs `job`'s `parts` parts on `threads` threads at once (this one
+    /// and helpers), each taking the next part not yet taken until none is
+    /// left: a thread that starts late or runs slow (its CPU shared with
+    /// the host's other work) takes fewer parts, the others more. Returns
+    /// each part's value, in part order, or the first error once every
+    /// thread is done (a thread stops taking parts at its first error).
+    pub(crate) fn run_shared(
+        &mut self,
+        threads: usize,
+        parts: usize,
+        job: &Job<'_>,
+    ) -> io::Result<Vec<u32>> {
+        let next = AtomicUsize::new(0);
+        let values: Vec<AtomicU32> = (0..parts).map(|_| AtomicU32::new(0)).collect();
+        self.run(threads.clamp(1, parts.max(1)), &|_| {
+            loop {
+                let part = next.fetch_add(1, Ordering::Relaxed);
+                if part >= parts {
+                    return Ok(0);
+                }
+                values[part].store(job(part)?, Ordering::Relaxed);
+            }
+        })?;
+        // Every thread is done: run() waited for each under its lock.
+        Ok(values.into_iter().map(AtomicU32::into_inner).collect())
+    }
 }
 
 /// The CPUs this thread may run on.
@@ -285,7 +313,7 @@ impl Drop for Helpers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicI32, Ordering};
+    use std::sync::atomic::AtomicI32;
 
     fn count(set: &libc::cpu_set_t) -> usize {
         // SAFETY: CPU_COUNT only reads the set.
@@ -338,6 +366,47 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn shared_parts_run_once_each_and_a_slow_thread_takes_fewer() {
+        let mut helpers = Helpers::default();
+        // SAFETY: gettid has no preconditions.
+        let caller = unsafe { libc::gettid() };
+        let runs: Vec<AtomicI32> = (0..40).map(|_| AtomicI32::new(0)).collect();
+        let by_helper = AtomicI32::new(0);
+        let values = helpers
+            .run_shared(2, runs.len(), &|part| {
+                runs[part].fetch_add(1, Ordering::Relaxed);
+                // SAFETY: as above.
+                if unsafe { libc::gettid() } != caller {
+                    by_helper.fetch_add(1, Ordering::Relaxed);
+                    // A helper 200 times slower than this thread.
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                } else {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Ok(part as u32 * 3)
+            })
+            .unwrap();
+        assert_eq!(values, (0..40).map(|p| p * 3).collect::<Vec<u32>>());
+        assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
+        // The caller takes the parts the helper is too slow for (it runs
+        // 40 in about 40 ms; the helper one in 200).
+        let helper = by_helper.load(Ordering::Relaxed);
+        assert!(helper <= 2, "the slow helper ran {helper} of 40 parts");
+        // More threads than parts: one part each at most, none lost.
+        assert_eq!(helpers.run_shared(3, 2, &|p| Ok(p as u32)).unwrap(), [0, 1]);
+        assert!(helpers.run_shared(2, 0, &|_| Ok(9)).unwrap().is_empty());
+        // An error comes back once every thread is done.
+        let r = helpers.run_shared(2, 10, &|p| {
+            if p == 4 {
+                Err(io::Error::other("part 4"))
+            } else {
+                Ok(0)
+            }
+        });
+        assert_eq!(r.unwrap_err().to_string(), "part 4");
     }
 
     #[test]

@@ -95,7 +95,7 @@ fn split_walk_finds_what_one_walker_finds_once_each() {
         fields: Fields::all().without(Field::Cmdline),
         ..Query::default()
     };
-    let (mut a, mut s, mut a2) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut a, mut s) = (Vec::new(), Vec::new());
     // The first walk is one walker's: it marks where the next may split.
     split.snapshot(&all, &mut s).unwrap();
     assert_eq!(split.walk_stats().unwrap().last_walkers, 1);
@@ -108,55 +108,15 @@ fn split_walk_finds_what_one_walker_finds_once_each() {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    let mut children = kids.pids();
+    children.push(py);
     for round in 0..5 {
-        one.snapshot(&all, &mut a).unwrap();
-        split.snapshot(&all, &mut s).unwrap();
-        one.snapshot(&all, &mut a2).unwrap();
-        let stats = split.walk_stats().unwrap();
-        assert_eq!(stats.last_walkers, 3, "round {round}: {stats:?}");
-        assert_once_each(&s);
-        // Alive through all three walks => in the split one, and the
-        // split one finds nothing that neither walk around it found.
-        let (ia, is, ia2) = (ids(&a), ids(&s), ids(&a2));
-        for i in ia.iter().filter(|i| ia2.contains(i)) {
-            assert!(
-                is.contains(i),
-                "round {round}: {i:?} missing from the split walk"
-            );
-        }
-        for i in &is {
-            assert!(
-                ia.contains(i) || ia2.contains(i),
-                "round {round}: {i:?} only in the split walk"
-            );
-        }
-        // Field by field for the children (their counters do not move).
-        for pid in kids.pids().into_iter().chain([py]) {
-            let (x, y) = (
-                a.iter().find(|p| p.pid == pid).unwrap(),
-                s.iter().find(|p| p.pid == pid).unwrap(),
-            );
-            assert_eq!(
-                (
-                    x.identity(),
-                    x.ppid,
-                    x.comm,
-                    x.num_threads,
-                    x.rss_bytes,
-                    x.cgroup_id
-                ),
-                (
-                    y.identity(),
-                    y.ppid,
-                    y.comm,
-                    y.num_threads,
-                    y.rss_bytes,
-                    y.cgroup_id
-                ),
-                "round {round}: pid {pid}"
-            );
-            assert_eq!(x.io, y.io, "round {round}: pid {pid}");
-        }
+        let stats = walk_beside_one(&mut one, &mut split, &all, &children, round);
+        assert_eq!(
+            (stats.last_walkers, stats.last_threads),
+            (3, 3),
+            "round {round}: {stats:?}"
+        );
     }
     assert!(split.walk_stats().unwrap().split >= 5);
     assert_eq!(split.walk_stats().unwrap().redone, 0);
@@ -179,6 +139,102 @@ fn split_walk_finds_what_one_walker_finds_once_each() {
     split.snapshot(&threads, &mut s).unwrap();
     assert_eq!(split.walk_stats().unwrap().last_walkers, 1);
     assert_eq!(s.iter().filter(|p| p.tgid == py).count(), 8);
+}
+
+/// One walk by `split` between two by `one`: every process alive through
+/// all three is in the split walk, the split walk finds nothing neither
+/// walk around it found, once each, and `children` (whose counters do not
+/// move) have the same fields. Returns the split walk's stats.
+fn walk_beside_one(
+    one: &mut Bpf,
+    split: &mut Bpf,
+    q: &Query,
+    children: &[u32],
+    round: usize,
+) -> proctable::bpf::WalkStats {
+    let (mut a, mut s, mut a2) = (Vec::new(), Vec::new(), Vec::new());
+    one.snapshot(q, &mut a).unwrap();
+    split.snapshot(q, &mut s).unwrap();
+    one.snapshot(q, &mut a2).unwrap();
+    assert_once_each(&s);
+    let (ia, is, ia2) = (ids(&a), ids(&s), ids(&a2));
+    for i in ia.iter().filter(|i| ia2.contains(i)) {
+        assert!(
+            is.contains(i),
+            "round {round}: {i:?} missing from the split walk"
+        );
+    }
+    for i in &is {
+        assert!(
+            ia.contains(i) || ia2.contains(i),
+            "round {round}: {i:?} only in the split walk"
+        );
+    }
+    for &pid in children {
+        let (x, y) = (
+            a.iter().find(|p| p.pid == pid).unwrap(),
+            s.iter().find(|p| p.pid == pid).unwrap(),
+        );
+        assert_eq!(
+            (
+                x.identity(),
+                x.ppid,
+                x.comm,
+                x.num_threads,
+                x.rss_bytes,
+                x.cgroup_id
+            ),
+            (
+                y.identity(),
+                y.ppid,
+                y.comm,
+                y.num_threads,
+                y.rss_bytes,
+                y.cgroup_id
+            ),
+            "round {round}: pid {pid}"
+        );
+        assert_eq!(x.io, y.io, "round {round}: pid {pid}");
+    }
+    split.walk_stats().unwrap()
+}
+
+#[test]
+fn split_walk_in_more_stretches_than_threads_finds_what_one_walker_finds() {
+    let _serial = serial();
+    let kids = Kids::sleepers(600);
+    let mut one = walk(Walkers::Fixed(1));
+    let mut split = walk(Walkers::Fixed(2));
+    // About 700 processes in stretches of 64: ten of them, the most
+    // (QS_MAX_WALKERS, 16) not reached.
+    split.set_stretch_procs(64);
+    let all = Query {
+        fields: Fields::all().without(Field::Cmdline),
+        ..Query::default()
+    };
+    let mut s = Vec::new();
+    split.snapshot(&all, &mut s).unwrap();
+    assert_eq!(split.walk_stats().unwrap().last_walkers, 1);
+    let want = s.len() / 64;
+    for round in 0..5 {
+        let stats = walk_beside_one(&mut one, &mut split, &all, &kids.pids(), round);
+        assert_eq!(stats.last_threads, 2, "round {round}: {stats:?}");
+        // One walker marked 16 times over the table, too few to cut ten
+        // stretches apart; a split walk marks 64 times, so from the second
+        // split on every stretch is found.
+        let near = if round == 0 { 4 } else { 1 };
+        assert!(
+            stats.last_walkers.abs_diff(want) <= near && stats.last_walkers < 16,
+            "round {round}: {} stretches, {want} expected: {stats:?}",
+            stats.last_walkers
+        );
+    }
+    let stats = split.walk_stats().unwrap();
+    assert_eq!((stats.split, stats.redone), (5, 0), "{stats:?}");
+    // A large table with the default stretches: as many as fit, up to 16.
+    split.set_stretch_procs(1);
+    split.snapshot(&all, &mut s).unwrap();
+    assert_eq!(split.walk_stats().unwrap().last_walkers, 16);
 }
 
 #[test]
