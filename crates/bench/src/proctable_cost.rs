@@ -126,14 +126,17 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         note(&format!("bpf backend uses the task iterator: {why}"));
     }
     // Where the walk is the default, more for comparison: the walk by one
-    // walker (the default splits it between CPUs), the walk split in one
-    // stretch per thread fixed in advance (the default cuts it in
-    // stretches the threads take in turn), and the iter/task link.
+    // walker (the default splits it between CPUs), the split walk that
+    // waits for a helper stalled in a stretch (the default walks that
+    // stretch again), the walk split in one stretch per thread fixed in
+    // advance and waited for (the default cuts it in stretches the threads
+    // take in turn), and the iter/task link.
     let walks = bpf.as_mut().and_then(|t| t.bpf_mut()).map(|b| b.method()) == Some(Method::Walk);
     let mut beside: Vec<(&str, bool, Bpf)> = Vec::new();
     if walks {
         for (name, method, all_fields) in [
             ("bpf-all-but-io-1walker", Method::Walk, true),
+            ("bpf-all-but-io-no-backups", Method::Walk, true),
             ("bpf-all-but-io-halves", Method::Walk, true),
             ("bpf-iter", Method::Iter, false),
         ] {
@@ -141,8 +144,11 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                 Ok(mut b) => {
                     if name.ends_with("1walker") {
                         b.set_walkers(Walkers::Fixed(1));
+                    } else if name.ends_with("no-backups") {
+                        b.set_backups(false);
                     } else if name.ends_with("halves") {
                         b.set_stretch_procs(u64::MAX);
+                        b.set_backups(false);
                     }
                     beside.push((name, all_fields, b));
                 }
@@ -248,8 +254,8 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             .and_then(|b| b.walk_stats())
         {
             note(&format!(
-                "{n} processes: bpf walks so far: {} split (the last in {} stretches on {} threads), {} walked again by one walker",
-                stats.split, stats.last_walkers, stats.last_threads, stats.redone
+                "{n} processes: bpf walks so far: {} split (the last in {} stretches on {} threads), {} walked again by one walker, {} with a stalled stretch walked again",
+                stats.split, stats.last_walkers, stats.last_threads, stats.redone, stats.backups
             ));
         }
         let count = idle.count();

@@ -46,10 +46,10 @@ struct qs_config {
 
 /* What one walker is told: BPF_PROG_RUN's context (the tracepoint arguments). */
 struct qs_walk_args {
-	__u64 walker;        /* its entry in qs_walk_out; 0 walks from the list's head */
+	__u64 walker;        /* its entry in qs_walk_out */
 	__u64 first_row;     /* its rows go to qs_rows[first_row, first_row + max_rows) */
 	__u64 max_rows;
-	__u64 start_task;    /* walker > 0: the task to start at, as a walk marked it */
+	__u64 start_task;    /* the task to start at, as a walk marked it; 0: the list's head */
 	__u64 start_ns;      /* and that task's start_boottime and pid, checked first */
 	__u64 start_pid;
 	__u64 stop_task;     /* stop before this task (the next walker's start); 0: none */

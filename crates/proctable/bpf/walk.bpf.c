@@ -23,11 +23,12 @@
  * The list is followed two links ahead of the walker (qs_prefetch_list):
  * a walk of thousands of tasks waits on memory, not on work.
  *
- * A process-mode walk may be split between walkers run at once on several
- * CPUs (qs_walk_args): walker 0 starts at the list's head, walker k at a
- * task an earlier walk marked (qs_walk_from), each stopping where the next
- * starts; every walker visits a process through one global function,
- * qs_visit_next.
+ * A process-mode walk may be split in stretches, one walker each, run on
+ * several CPUs (qs_walk_args): the first starts at the list's head, the
+ * others at tasks an earlier walk marked (qs_walk_from), each stopping
+ * where the next starts; every walker visits a process through one global
+ * function, qs_visit_next. A walker's entry in qs_walk_out is not tied to
+ * its stretch: a stalled stretch may be walked again into a spare entry.
  *
  * The kernel functions (the task iterator's three and bpf_rdonly_cast) are
  * called through helper-style pointers with the QS_KFUNC_* numbers of
@@ -322,7 +323,7 @@ static long qs_walk_step(__u64 i, void *ctx)
 	return qs_visit_next(w->walker, w->flags) != 0;
 }
 
-/* Walker > 0: from the marked task, once it is found where it was marked:
+/* A walker given a start task: from it, once it is found where it was marked:
  * the same PID and start time, and still linked in the list (its
  * successor's back link points at it; a task that left the list has not,
  * and its memory may have been reused). */
@@ -343,7 +344,7 @@ static __always_inline void qs_walk_from(struct qs_walk_out *out, struct qs_walk
 	bpf_loop(QS_MAX_PIDS * 64, qs_walk_step, &w, 0);
 }
 
-/* Walker 0: from the list's head (init_task, the iterator's first task), by
+/* A walker given no start task: from the list's head (init_task, the iterator's first task), by
  * hand. */
 static __always_inline void qs_walk_from_head(struct qs_walk_out *out, __u32 walker,
 					      __u32 flags)
@@ -388,7 +389,7 @@ int qs_walk(struct qs_walk_args *args)
 	out->stop_after_ns = args->stop_after_ns;
 	out->mark_every = args->mark_every;
 	out->mark_left = args->mark_every;
-	if (walker == 0)
+	if (!args->start_task)
 		qs_walk_from_head(out, walker, cfg->flags);
 	else
 		qs_walk_from(out, args, walker, cfg->flags);

@@ -309,6 +309,26 @@ impl Bpf {
         }
     }
 
+    /// Whether the calling thread walks again a stretch a helper stalls on
+    /// (on unless set; see [`WalkStats::backups`]); off, it waits for the
+    /// helper (the benchmark's comparison row).
+    pub fn set_backups(&mut self, on: bool) {
+        if let Some(w) = self.walk.as_mut() {
+            w.set_backups(on);
+        }
+    }
+
+    /// Tests only: helper threads of split walks sleep this long at the
+    /// start of each stretch they take, as if their CPU were taken away, so
+    /// that the calling thread walks that stretch again (see
+    /// [`WalkStats::backups`]).
+    #[doc(hidden)]
+    pub fn set_helper_stall(&mut self, stall: Option<std::time::Duration>) {
+        if let Some(w) = self.walk.as_mut() {
+            w.set_helper_stall(stall);
+        }
+    }
+
     /// What split walks did; `None` without the walk.
     pub fn walk_stats(&self) -> Option<WalkStats> {
         self.walk.as_ref().map(Walk::stats)

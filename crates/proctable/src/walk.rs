@@ -11,7 +11,9 @@
 //! kernel-function call with the function's BTF id in the running kernel
 //! before the object is loaded.
 
-use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::sync::Arc;
+use std::time::Duration;
 
 use aya::maps::Map;
 use aya::programs::RawTracePoint;
@@ -26,7 +28,7 @@ use crate::record::{
     QS_KFUNC_ITER_TASK_NEXT, QS_KFUNC_RDONLY_CAST, QS_MAX_WALKERS, QS_WALK_MARKS, QS_WALK_MIN_ROWS,
     QS_WALK_STALE_START, QsConfig, QsIo, QsTask, QsWalkArgs, QsWalkOut,
 };
-use crate::walkers::{Args, Helpers, allowed_cpu_set, test_run};
+use crate::walkers::{Args, Helpers, OwnedJob, allowed_cpu_set, test_run};
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/walk.bpf.o");
@@ -152,10 +154,10 @@ impl Drop for Mapped {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Walkers {
     /// One per CPU this thread may run on, one per [`MIN_PER_WALKER`]
-    /// processes at most, up to `QS_MAX_WALKERS`: an agent confined to
-    /// housekeeping CPUs walks on those only.
+    /// processes at most, up to 15: an agent confined to housekeeping CPUs
+    /// walks on those only.
     Auto,
-    /// This many (1 to `QS_MAX_WALKERS`), whatever the table's size.
+    /// This many (1 to 15), whatever the table's size.
     Fixed(usize),
 }
 
@@ -175,6 +177,10 @@ pub const PROCS_PER_STRETCH: u64 = 1024;
 /// The most marks a walk lays over the whole table: 4 in each of the most
 /// stretches a walk is cut into.
 const MARKS_PER_TABLE: u64 = 4 * QS_MAX_WALKERS;
+
+/// The `qs_walk_out` entry a stalled stretch is walked again into; the
+/// others (so up to this many stretches, and threads) are the stretches'.
+const SPARE: usize = QS_MAX_WALKERS as usize - 1;
 
 /// Where a walk may be split: a task a walk marked, at a position counted
 /// in processes from the list's head.
@@ -197,6 +203,8 @@ pub(crate) struct Walk {
     filter: Vec<u32>,
     walkers: Walkers,
     stretch_procs: u64,
+    helper_stall: Option<Duration>,
+    backups: bool,
     marks: Vec<Mark>,
     /// Processes the last process-mode walk visited.
     visited: u64,
@@ -230,6 +238,10 @@ pub struct WalkStats {
     /// Split walks walked again by one walker: a start task had left the
     /// list, or a walker's rows did not fit its share of the array.
     pub redone: u64,
+    /// Stretches of split walks the calling thread walked again because a
+    /// helper's run of it stalled (its CPU taken away mid-walk); the walk
+    /// then returned without waiting for that helper.
+    pub backups: u64,
 }
 
 // SAFETY: the mappings are only read through &self/&mut self.
@@ -344,6 +356,8 @@ impl Walk {
             filter: Vec::new(),
             walkers: Walkers::Auto,
             stretch_procs: PROCS_PER_STRETCH,
+            helper_stall: None,
+            backups: true,
             marks: Vec::new(),
             visited: 0,
             ranges: Vec::new(),
@@ -382,7 +396,7 @@ impl Walk {
     /// How often a walk by `walkers` walkers marks: every this many
     /// processes, so that each walker fills half its mark slots over its
     /// share of the last walk's table (the other half is room for the table
-    /// to grow), and at most [`MARKS_PER_TABLE`] over the table: with 16
+    /// to grow), and at most [`MARKS_PER_TABLE`] over the table: with 15
     /// stretches, each is found to within a quarter of its length.
     fn mark_every(&self, walkers: usize) -> u64 {
         let procs = if self.visited > 0 {
@@ -407,12 +421,12 @@ impl Walk {
             Walkers::Fixed(n) => n,
             Walkers::Auto => allowed_cpus().min((self.visited / MIN_PER_WALKER) as usize),
         }
-        .clamp(1, QS_MAX_WALKERS as usize);
+        .clamp(1, SPARE);
         if threads == 1 {
             return (1, Vec::new());
         }
         let stretches =
-            (self.visited / self.stretch_procs.max(1)).clamp(threads as u64, QS_MAX_WALKERS);
+            (self.visited / self.stretch_procs.max(1)).clamp(threads as u64, SPARE as u64);
         let mut starts: Vec<Mark> = Vec::new();
         for j in 1..stretches {
             let want = self.visited * j / stretches;
@@ -430,6 +444,9 @@ impl Walk {
     /// split walk does not stand, by one walker that reloads with more rows
     /// when they did not fit) and returns the rows it wrote.
     pub(crate) fn run(&mut self, object: &[u8], helpers: &mut Helpers) -> Result<WalkRows<'_>> {
+        // A stretch a helper still walks writes into the arrays this walk
+        // reuses.
+        helpers.wait_idle();
         let (threads, starts) = self.plan();
         if !starts.is_empty() && self.run_split(threads, &starts, helpers)? {
             self.stats.split += 1;
@@ -481,8 +498,10 @@ impl Walk {
     /// processes join the list at its end, so such a stretch holds no more
     /// unless its stop task left and its walker ran on past it (see
     /// walk.bpf.c's qs_visit_next). The last stretch, where new processes
-    /// come, gets the rest of the array.
-    fn shares(&self, starts: &[Mark]) -> Option<Vec<QsWalkArgs>> {
+    /// come, gets the rest of the array, or with `spare` half of it, the
+    /// other half (returned as its first row and length) left for walking
+    /// a stalled stretch again.
+    fn shares(&self, starts: &[Mark], spare: bool) -> Option<(Vec<QsWalkArgs>, u64, u64)> {
         let capacity = u64::from(self.capacity);
         let mark_every = self.mark_every(starts.len() + 1);
         let mut first_row = 0;
@@ -496,9 +515,10 @@ impl Walk {
                     let procs = stop.at - start.map_or(0, |m| m.at);
                     procs + procs / 8 + 64
                 }
+                None if spare => rest / 2,
                 None => rest,
             };
-            if max_rows > rest {
+            if max_rows > rest || max_rows == 0 {
                 return None;
             }
             args.push(QsWalkArgs {
@@ -514,12 +534,16 @@ impl Walk {
             });
             first_row += max_rows;
         }
-        Some(args)
+        Some((args, first_row, capacity - first_row))
     }
 
     /// One walker over the whole list.
     fn run_single(&mut self, object: &[u8]) -> Result<()> {
-        let Some(&[mut args]) = self.shares(&[]).as_deref() else {
+        let Some((&[mut args], ..)) = self
+            .shares(&[], false)
+            .as_ref()
+            .map(|(a, f, r)| (&a[..], f, r))
+        else {
             return Err(bpf_err("running the task walk")(
                 "the row array is empty".into(),
             ));
@@ -535,14 +559,16 @@ impl Walk {
         self.ranges.clear();
         self.ranges
             .push(0..(out.rows as usize).min(self.capacity as usize));
-        self.take_marks(&[]);
+        self.take_marks(&[], &|j| j);
         Ok(())
     }
 
     /// One walker from the list's head and one from each of `starts`, each
     /// to the next one's start, taken in turn by `threads` threads (this
-    /// one among them). Returns whether the walk stands: false when a
-    /// start task was no longer where it was marked, or a walker's rows
+    /// one among them); a stretch a helper stalls on (its CPU taken away
+    /// mid-walk) this thread walks again into the spare rows and entry
+    /// (`Helpers::run_backed`). Returns whether the walk stands: false when
+    /// a start task was no longer where it was marked, or a walker's rows
     /// did not fit its share of the array.
     fn run_split(
         &mut self,
@@ -550,27 +576,65 @@ impl Walk {
         starts: &[Mark],
         helpers: &mut Helpers,
     ) -> Result<bool> {
-        let Some(args) = self.shares(starts) else {
+        let Some((args, spare_first, spare_rows)) = self.shares(starts, true) else {
             return Ok(false);
         };
         let fd = self.prog_fd()?;
-        let runs: Vec<Args> = args.iter().map(walker_args).collect();
-        let ret = helpers
-            .run_shared(threads, runs.len(), &|j| test_run(fd, &runs[j]))
+        // The helpers' own handle on the program: a stretch left running
+        // may outlive this walk (and a reload).
+        // SAFETY: fd is the program's, open while self is borrowed.
+        let prog = unsafe { BorrowedFd::borrow_raw(fd) }
+            .try_clone_to_owned()
             .map_err(|e| bpf_err("running the task walk")(e.to_string()))?;
-        for r in ret {
+        let runs: Vec<Args> = args.iter().map(walker_args).collect();
+        let job: Arc<OwnedJob> = Arc::new(move |j| test_run(prog.as_raw_fd(), &runs[j]));
+        let again = |j: usize| QsWalkArgs {
+            walker: SPARE as u64,
+            first_row: spare_first,
+            max_rows: spare_rows,
+            ..args[j]
+        };
+        let backed = helpers
+            .run_backed(
+                threads,
+                args.len(),
+                job,
+                self.backups
+                    .then_some(&|j| test_run(fd, &walker_args(&again(j)))),
+                self.helper_stall,
+            )
+            .map_err(|e| bpf_err("running the task walk")(e.to_string()))?;
+        for &r in &backed.values {
             walker_returned(r)?;
         }
+        let slot = |j: usize| {
+            if backed.backed_up == Some(j) {
+                SPARE
+            } else {
+                j
+            }
+        };
         self.ranges.clear();
         for (j, a) in args.iter().enumerate() {
-            let out = self.out(j);
+            let out = self.out(slot(j));
             if out.status == QS_WALK_STALE_START || out.wanted > out.rows {
                 return Ok(false);
             }
-            let first = a.first_row as usize;
+            let first = out.first_row as usize;
+            debug_assert_eq!(
+                out.first_row,
+                if slot(j) == SPARE {
+                    spare_first
+                } else {
+                    a.first_row
+                }
+            );
             self.ranges.push(first..first + out.rows as usize);
         }
-        self.take_marks(starts);
+        if backed.backed_up.is_some() {
+            self.stats.backups += 1;
+        }
+        self.take_marks(starts, &slot);
         Ok(true)
     }
 
@@ -579,14 +643,14 @@ impl Walk {
     /// at (`starts`): a walker's own marks begin a share's length past its
     /// start, so without them the next plan would split away from the even
     /// point the last one found.
-    fn take_marks(&mut self, starts: &[Mark]) {
+    fn take_marks(&mut self, starts: &[Mark], slot: &dyn Fn(usize) -> usize) {
         self.marks.clear();
         let mut at = 0;
         for j in 0..=starts.len() {
             if let Some(&start) = j.checked_sub(1).map(|i| &starts[i]) {
                 self.marks.push(Mark { at, ..start });
             }
-            let out = self.out(j);
+            let out = self.out(slot(j));
             let n = (out.marks as usize).min(QS_WALK_MARKS as usize);
             for i in 0..n {
                 // The k-th mark (from 1) is the (k * mark_every)-th process
@@ -611,6 +675,14 @@ impl Walk {
         self.stretch_procs = procs;
     }
 
+    pub(crate) fn set_backups(&mut self, on: bool) {
+        self.backups = on;
+    }
+
+    pub(crate) fn set_helper_stall(&mut self, after: Option<Duration>) {
+        self.helper_stall = after;
+    }
+
     pub(crate) fn stats(&self) -> WalkStats {
         self.stats
     }
@@ -624,14 +696,22 @@ impl Walk {
         let config = self.config;
         let filter = std::mem::take(&mut self.filter);
         let reloads = self.reloads + 1;
-        let (walkers, stretch_procs, stats, visited) =
-            (self.walkers, self.stretch_procs, self.stats, self.visited);
+        let (walkers, stretch_procs, helper_stall, backups, stats, visited) = (
+            self.walkers,
+            self.stretch_procs,
+            self.helper_stall,
+            self.backups,
+            self.stats,
+            self.visited,
+        );
         let marks = std::mem::take(&mut self.marks);
         *self = Walk::load(object, &btf, capacity.max(1))?;
         self.reloads = reloads;
         // Marks are tasks, not rows: they stand across a reload.
         self.walkers = walkers;
         self.stretch_procs = stretch_procs;
+        self.helper_stall = helper_stall;
+        self.backups = backups;
         self.stats = stats;
         self.visited = visited;
         self.marks = marks;

@@ -1,15 +1,19 @@
 //! The helper threads of a split walk (see [`crate::walk`]): started on the
 //! first split walk and kept, they take the walk's stretches in turn with
-//! the calling thread, and then parts of the decoding. Kept rather than
+//! the calling thread, and then parts of the decoding. A stretch a helper
+//! stalls in (its vCPU taken away by the host) the calling thread walks
+//! again and does not wait for ([`Helpers::run_backed`]): such a part owns
+//! what it uses. Kept rather than
 //! started per walk: a thread's start and end (its stack mapped and
 //! unmapped) cost about a quarter of what splitting an 8,000-process walk
 //! saves.
 
 use std::io;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// `BPF_PROG_TEST_RUN`'s part of `union bpf_attr` (include/uapi/linux/bpf.h).
 #[repr(C)]
@@ -68,6 +72,10 @@ pub(crate) fn test_run(prog_fd: RawFd, args: &Args) -> io::Result<u32> {
 /// the caller collects for it.
 pub(crate) type Job<'a> = dyn Fn(usize) -> io::Result<u32> + Sync + 'a;
 
+/// A job a helper may still be running after the caller returned: it owns
+/// what it uses.
+pub(crate) type OwnedJob = dyn Fn(usize) -> io::Result<u32> + Send + Sync;
+
 /// A job's address with its borrow's lifetime erased, to hand to a kept
 /// thread. Sound because [`Helpers::run`] waits for every helper to finish
 /// its part before it returns or unwinds: the job outlives every use.
@@ -78,11 +86,21 @@ struct JobPtr(*const Job<'static>);
 // JobPtr for its lifetime.
 unsafe impl Send for JobPtr {}
 
+/// What a helper is handed: a borrowed job the caller waits for, or an
+/// owned one it may leave running.
+#[derive(Clone)]
+enum JobRef {
+    Borrowed(JobPtr),
+    Owned(Arc<OwnedJob>),
+}
+
 #[derive(Default)]
 struct State {
     /// The helper's thread id, set when it starts.
     tid: Option<libc::pid_t>,
-    job: Option<(usize, JobPtr)>,
+    job: Option<(usize, JobRef)>,
+    /// From the job's handing over to its end.
+    busy: bool,
     done: Option<io::Result<u32>>,
     quit: bool,
 }
@@ -109,6 +127,27 @@ struct Helper {
     thread: Option<JoinHandle<()>>,
 }
 
+impl Helper {
+    fn idle(&self) -> bool {
+        !self.shared.lock().busy
+    }
+
+    /// Hands `job`'s part `part` over; the helper must be idle.
+    fn hand(&self, part: usize, job: JobRef) {
+        let mut st = self.shared.lock();
+        st.job = Some((part, job));
+        st.busy = true;
+        st.done = None;
+        self.shared.cv.notify_all();
+    }
+}
+
+/// Runs `job(part)`, a panic turned into an error.
+fn call(job: &(dyn Fn(usize) -> io::Result<u32> + Sync), part: usize) -> io::Result<u32> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(part)))
+        .unwrap_or_else(|_| Err(io::Error::other("a walker thread's part panicked")))
+}
+
 fn helper_loop(shared: &Shared) {
     // SAFETY: gettid has no preconditions.
     shared.lock().tid = Some(unsafe { libc::gettid() });
@@ -122,12 +161,16 @@ fn helper_loop(shared: &Shared) {
             return;
         };
         drop(st);
-        // SAFETY: Helpers::run does not return (nor unwind) before this
-        // part is reported done below (JobPtr).
-        let job = unsafe { &*job.0 };
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(part)))
-            .unwrap_or_else(|_| Err(io::Error::other("a walker thread's part panicked")));
-        shared.lock().done = Some(r);
+        let r = match job {
+            // SAFETY: Helpers::run does not return (nor unwind) before
+            // this part is reported done below (JobPtr).
+            JobRef::Borrowed(ptr) => call(unsafe { &*ptr.0 }, part),
+            JobRef::Owned(job) => call(&*job, part),
+        };
+        let mut st = shared.lock();
+        st.done = Some(r);
+        st.busy = false;
+        drop(st);
         shared.cv.notify_all();
     }
 }
@@ -144,22 +187,22 @@ pub(crate) struct Helpers {
 /// run.
 struct Pending<'h> {
     /// The helpers not yet waited for.
-    helpers: &'h [Helper],
+    helpers: Vec<&'h Helper>,
     done: Vec<io::Result<u32>>,
 }
 
 impl Pending<'_> {
     fn finish(&mut self) {
-        while let Some((h, rest)) = self.helpers.split_first() {
+        for h in self.helpers.drain(..) {
             let mut st = h.shared.lock();
-            loop {
-                if let Some(done) = st.done.take() {
-                    self.done.push(done);
-                    break;
-                }
+            while st.busy {
                 st = h.shared.wait(st);
             }
-            self.helpers = rest;
+            self.done.push(
+                st.done
+                    .take()
+                    .unwrap_or_else(|| Err(io::Error::other("no result"))),
+            );
         }
     }
 }
@@ -170,15 +213,84 @@ impl Drop for Pending<'_> {
     }
 }
 
-impl Helpers {
-    /// Runs `job`'s `parts` parts at once: part 0 on this thread, the
-    /// others on helpers. Returns each part's value, in part order, or the
-    /// first error once every part is done.
-    pub(crate) fn run(&mut self, parts: usize, job: &Job<'_>) -> io::Result<Vec<u32>> {
-        if parts == 0 {
-            return Ok(Vec::new());
+/// What the threads of [`Helpers::run_backed`] did, shared with helpers
+/// that may outlive the call.
+struct Tally {
+    parts: usize,
+    next: AtomicUsize,
+    t0: Instant,
+    /// Per part: when it started, in nanoseconds from t0 plus one (0: not
+    /// yet); whether it is done; its value.
+    started: Vec<AtomicU64>,
+    done: Vec<AtomicBool>,
+    values: Vec<AtomicU32>,
+    error: Mutex<Option<io::Error>>,
+    progress: Mutex<()>,
+    cv: Condvar,
+}
+
+impl Tally {
+    /// Takes parts of `job` until none is left, sleeping `stall` first in
+    /// each (tests: a CPU taken away mid-part); returns the longest one
+    /// this thread ran.
+    fn take(&self, job: &OwnedJob, stall: Option<Duration>) -> Duration {
+        let mut longest = Duration::ZERO;
+        loop {
+            let part = self.next.fetch_add(1, Ordering::Relaxed);
+            if part >= self.parts {
+                return longest;
+            }
+            let start = Instant::now();
+            let ns = start.duration_since(self.t0).as_nanos() as u64;
+            self.started[part].store(ns + 1, Ordering::Release);
+            if let Some(stall) = stall {
+                std::thread::sleep(stall);
+            }
+            match call(job, part) {
+                Ok(v) => self.values[part].store(v, Ordering::Relaxed),
+                Err(e) => {
+                    let mut err = self.error.lock().unwrap_or_else(|e| e.into_inner());
+                    err.get_or_insert(e);
+                }
+            }
+            longest = longest.max(start.elapsed());
+            self.done[part].store(true, Ordering::Release);
+            let _g = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+            self.cv.notify_all();
         }
-        while self.helpers.len() < parts - 1 {
+    }
+
+    /// When part `part` started, if it has.
+    fn started(&self, part: usize) -> Option<Instant> {
+        match self.started[part].load(Ordering::Acquire) {
+            0 => None,
+            ns => Some(self.t0 + Duration::from_nanos(ns - 1)),
+        }
+    }
+}
+
+/// A part of [`Helpers::run_backed`] runs this much longer than the longest
+/// the calling thread ran before the caller runs it again: an outlier,
+/// such as a vCPU the host took away mid-part.
+const BACKUP_AFTER_LONGEST: u32 = 2;
+
+/// And at least this long.
+const BACKUP_AFTER_MIN: Duration = Duration::from_micros(200);
+
+/// What [`Helpers::run_backed`] returns: each part's value, in part order,
+/// and the part the calling thread ran again (its value is the backup's).
+#[derive(Debug)]
+pub(crate) struct Backed {
+    pub values: Vec<u32>,
+    pub backed_up: Option<usize>,
+}
+
+impl Helpers {
+    /// Idle helpers for `n` parts: the idle ones first, then new ones while
+    /// there are fewer than `n` in all; none replaces a busy one (a part
+    /// left running by [`Helpers::run_backed`]), so there may be fewer.
+    fn idle(&mut self, n: usize) -> io::Result<Vec<&Helper>> {
+        while self.helpers.len() < n {
             let shared = Arc::new(Shared {
                 state: Mutex::new(State::default()),
                 cv: Condvar::new(),
@@ -202,26 +314,50 @@ impl Helpers {
                 thread: Some(thread),
             });
         }
+        let idle: Vec<&Helper> = self.helpers.iter().filter(|h| h.idle()).take(n).collect();
+        keep_off_this_cpu(&idle);
+        Ok(idle)
+    }
+
+    /// Waits until no helper runs a part left running by
+    /// [`Helpers::run_backed`]: its walker writes into arrays the next
+    /// walk reuses.
+    pub(crate) fn wait_idle(&self) {
+        for h in &self.helpers {
+            let mut st = h.shared.lock();
+            while st.busy {
+                st = h.shared.wait(st);
+            }
+        }
+    }
+
+    /// Runs `job`'s `parts` parts at once: part 0 on this thread, the
+    /// others on idle helpers; parts no helper is idle for run on this
+    /// thread after its own. Returns each part's value, in part order, or
+    /// the first error once every part is done.
+    pub(crate) fn run(&mut self, parts: usize, job: &Job<'_>) -> io::Result<Vec<u32>> {
+        if parts == 0 {
+            return Ok(Vec::new());
+        }
         // SAFETY: only the lifetime is erased; see JobPtr.
         let ptr = JobPtr(unsafe {
             std::mem::transmute::<*const Job<'_>, *const Job<'static>>(job as *const Job<'_>)
         });
-        let helpers = &self.helpers[..parts - 1];
-        keep_off_this_cpu(helpers);
+        let helpers = self.idle(parts - 1)?;
+        let handed = helpers.len();
         let mut pending = Pending {
             helpers,
             done: Vec::with_capacity(parts - 1),
         };
-        for (k, h) in helpers.iter().enumerate() {
-            let mut st = h.shared.lock();
-            st.job = Some((k + 1, ptr));
-            st.done = None;
-            h.shared.cv.notify_all();
+        for (k, h) in pending.helpers.iter().enumerate() {
+            h.hand(k + 1, JobRef::Borrowed(ptr));
         }
         let mine = job(0);
+        let rest: Vec<io::Result<u32>> = (handed + 1..parts).map(job).collect();
         pending.finish();
         std::iter::once(mine)
             .chain(pending.done.drain(..))
+            .chain(rest)
             .collect()
     }
 
@@ -251,6 +387,95 @@ impl Helpers {
         // Every thread is done: run() waited for each under its lock.
         Ok(values.into_iter().map(AtomicU32::into_inner).collect())
     }
+
+    /// As [`Helpers::run_shared`], but a part a helper runs for far longer
+    /// than the parts this thread ran (more than [`BACKUP_AFTER_LONGEST`]
+    /// times the longest, its CPU taken away mid-part) is run again by this
+    /// thread through `backup(part)`, once per call, and the call returns
+    /// without waiting for the helper: its part runs on with what `job`
+    /// owns, and [`Helpers::wait_idle`] waits for it. `backup` must not
+    /// touch what `job(part)` writes. With `stall`, helpers sleep that long
+    /// in each part before running it (tests).
+    pub(crate) fn run_backed(
+        &mut self,
+        threads: usize,
+        parts: usize,
+        job: Arc<OwnedJob>,
+        backup: Option<&Job<'_>>,
+        stall: Option<Duration>,
+    ) -> io::Result<Backed> {
+        let tally = Arc::new(Tally {
+            parts,
+            next: AtomicUsize::new(0),
+            t0: Instant::now(),
+            started: (0..parts).map(|_| AtomicU64::new(0)).collect(),
+            done: (0..parts).map(|_| AtomicBool::new(false)).collect(),
+            values: (0..parts).map(|_| AtomicU32::new(0)).collect(),
+            error: Mutex::new(None),
+            progress: Mutex::new(()),
+            cv: Condvar::new(),
+        });
+        let helpers = self.idle(threads.clamp(1, parts.max(1)) - 1)?;
+        let takes: Arc<OwnedJob> = {
+            let (tally, job) = (tally.clone(), job.clone());
+            Arc::new(move |_| {
+                tally.take(&*job, stall);
+                Ok(0)
+            })
+        };
+        for h in &helpers {
+            h.hand(0, JobRef::Owned(takes.clone()));
+        }
+        let after = (tally.take(&*job, None) * BACKUP_AFTER_LONGEST).max(BACKUP_AFTER_MIN);
+        let mut backed: Option<(usize, io::Result<u32>)> = None;
+        // When this thread first saw a part taken but not started.
+        let mut seen: Vec<Option<Instant>> = vec![None; parts];
+        let mut g = tally.progress.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let now = Instant::now();
+            let running = (0..parts)
+                .filter(|&p| !tally.done[p].load(Ordering::Acquire))
+                .filter(|&p| backed.as_ref().is_none_or(|(b, _)| *b != p))
+                .map(|p| (p, tally.started(p).unwrap_or(*seen[p].get_or_insert(now))))
+                .min_by_key(|&(_, at)| at);
+            let Some((part, at)) = running else {
+                break;
+            };
+            let Some(backup) = backup.filter(|_| backed.is_none()) else {
+                g = tally.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+                continue;
+            };
+            let deadline = at + after;
+            if now < deadline {
+                g = tally
+                    .cv
+                    .wait_timeout(g, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                continue;
+            }
+            drop(g);
+            backed = Some((part, call(backup, part)));
+            g = tally.progress.lock().unwrap_or_else(|e| e.into_inner());
+        }
+        drop(g);
+        if let Some(e) = tally.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Err(e);
+        }
+        let mut values: Vec<u32> = tally
+            .values
+            .iter()
+            .map(|v| v.load(Ordering::Relaxed))
+            .collect();
+        let backed_up = match backed {
+            Some((part, r)) => {
+                values[part] = r?;
+                Some(part)
+            }
+            None => None,
+        };
+        Ok(Backed { values, backed_up })
+    }
 }
 
 /// The CPUs this thread may run on.
@@ -273,7 +498,7 @@ pub(crate) fn allowed_cpu_set() -> Option<libc::cpu_set_t> {
 /// is a sleeping thread's mask (no migration), and this thread may have
 /// moved. Where this thread has one CPU, the helpers share it. Best
 /// effort: a failure leaves the mask as it was.
-fn keep_off_this_cpu(helpers: &[Helper]) {
+fn keep_off_this_cpu(helpers: &[&Helper]) {
     // SAFETY: sched_getcpu has no preconditions.
     let here = unsafe { libc::sched_getcpu() };
     let Some(mut set) = allowed_cpu_set() else {
@@ -406,6 +631,78 @@ mod tests {
                 Ok(0)
             }
         });
+        assert_eq!(r.unwrap_err().to_string(), "part 4");
+    }
+
+    #[test]
+    fn a_stalled_part_is_run_again_here_and_not_waited_for() {
+        let mut helpers = Helpers::default();
+        // SAFETY: gettid has no preconditions.
+        let caller = unsafe { libc::gettid() };
+        let stalled = Arc::new(AtomicI32::new(-1));
+        let finished = Arc::new(AtomicBool::new(false));
+        let job: Arc<OwnedJob> = {
+            let (stalled, finished) = (stalled.clone(), finished.clone());
+            Arc::new(move |part| {
+                // SAFETY: as above.
+                let on_helper = unsafe { libc::gettid() } != caller;
+                if on_helper
+                    && stalled
+                        .compare_exchange(-1, part as i32, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                {
+                    // The helper's first part stalls for 2 s.
+                    std::thread::sleep(Duration::from_secs(2));
+                    finished.store(true, Ordering::Release);
+                } else {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Ok(part as u32 * 3)
+            })
+        };
+        let backed = helpers
+            .run_backed(
+                2,
+                20,
+                job.clone(),
+                Some(&|part| Ok(1000 + part as u32)),
+                None,
+            )
+            .unwrap();
+        // Returned long before the stalled part ended.
+        assert!(!finished.load(Ordering::Acquire));
+        let p = stalled.load(Ordering::Acquire);
+        assert!(p >= 0, "the helper took no part");
+        assert_eq!(backed.backed_up, Some(p as usize));
+        for (part, &v) in backed.values.iter().enumerate() {
+            let want = if part == p as usize {
+                1000 + part as u32
+            } else {
+                part as u32 * 3
+            };
+            assert_eq!(v, want, "part {part}");
+        }
+        // The next run finds the helper busy and runs without it; waiting
+        // for it lets the stalled part end.
+        let r = helpers.run_shared(2, 4, &|p| Ok(p as u32)).unwrap();
+        assert_eq!(r, [0, 1, 2, 3]);
+        assert!(!finished.load(Ordering::Acquire));
+        helpers.wait_idle();
+        assert!(finished.load(Ordering::Acquire));
+        // No stall now (a part run again for a slow sleep gives the same
+        // value); an error comes back.
+        let backed = helpers
+            .run_backed(2, 6, job, Some(&|part| Ok(part as u32 * 3)), None)
+            .unwrap();
+        assert_eq!(backed.values, [0, 3, 6, 9, 12, 15]);
+        let failing: Arc<OwnedJob> = Arc::new(|part| {
+            if part == 4 {
+                Err(io::Error::other("part 4"))
+            } else {
+                Ok(0)
+            }
+        });
+        let r = helpers.run_backed(2, 10, failing, None, None);
         assert_eq!(r.unwrap_err().to_string(), "part 4");
     }
 
