@@ -199,19 +199,26 @@ fn walk_beside_one(
     split.walk_stats().unwrap()
 }
 
-#[test]
-fn split_walk_in_more_stretches_than_threads_finds_what_one_walker_finds() {
-    let _serial = serial();
+/// 600 sleeping children, one walker, and two threads splitting a walk of
+/// about 700 processes in stretches of 64: ten of them, the most (15:
+/// QS_MAX_WALKERS but the spare entry) not reached; and every field but
+/// command lines.
+fn in_stretches_of_64() -> (Kids, Bpf, Bpf, Query) {
     let kids = Kids::sleepers(600);
-    let mut one = walk(Walkers::Fixed(1));
+    let one = walk(Walkers::Fixed(1));
     let mut split = walk(Walkers::Fixed(2));
-    // About 700 processes in stretches of 64: ten of them, the most (15:
-    // QS_MAX_WALKERS but the spare entry) not reached.
     split.set_stretch_procs(64);
     let all = Query {
         fields: Fields::all().without(Field::Cmdline),
         ..Query::default()
     };
+    (kids, one, split, all)
+}
+
+#[test]
+fn split_walk_in_more_stretches_than_threads_finds_what_one_walker_finds() {
+    let _serial = serial();
+    let (kids, mut one, mut split, all) = in_stretches_of_64();
     let mut s = Vec::new();
     split.snapshot(&all, &mut s).unwrap();
     assert_eq!(split.walk_stats().unwrap().last_walkers, 1);
@@ -240,20 +247,13 @@ fn split_walk_in_more_stretches_than_threads_finds_what_one_walker_finds() {
 #[test]
 fn split_walk_with_stalled_stretches_walked_again_finds_what_one_walker_finds() {
     let _serial = serial();
-    let kids = Kids::sleepers(600);
-    let mut one = walk(Walkers::Fixed(1));
-    let mut split = walk(Walkers::Fixed(2));
-    split.set_stretch_procs(64);
+    let (kids, mut one, mut split, all) = in_stretches_of_64();
     // The helper sleeps 30 ms in every stretch before walking it: this
     // thread walks all other stretches meanwhile, then the helper's again
     // into the spare rows and entry, and returns; the helper's run then
     // writes into the stretch's own rows and entry, which the decoder must
     // not read (they hold the last walk's, or nothing).
     split.set_helper_stall(Some(std::time::Duration::from_millis(30)));
-    let all = Query {
-        fields: Fields::all().without(Field::Cmdline),
-        ..Query::default()
-    };
     let mut s = Vec::new();
     split.snapshot(&all, &mut s).unwrap();
     // A walk the helper wakes too late for (this thread walked every
