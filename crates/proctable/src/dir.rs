@@ -389,6 +389,12 @@ impl ProcDir {
             self.last_pid = None;
         }
         self.pids = pids;
+        // PID order, as the BPF backend gives and rates::between merges
+        // by: a list of PIDs asked for, new PIDs probed after a wrap, and
+        // a thread list (in creation order) may be out of it.
+        if !out.is_sorted_by_key(|p| p.pid) {
+            out.sort_unstable_by_key(|p| p.pid);
+        }
         let generation = self.generation;
         if query.pids.is_none() {
             self.kept.retain(|_, k| k.generation == generation);
@@ -729,5 +735,40 @@ mod tests {
         let mut b = [0u8; 48];
         assert_eq!(pid_path(&mut b, 4194304, b"/stat"), b"4194304/stat");
         assert_eq!(pid_path(&mut b, 0, b""), b"0");
+    }
+
+    #[test]
+    fn rows_come_in_pid_order_whatever_order_they_are_asked_or_made_in() {
+        let mut d = ProcDir::open("/proc", "/sys").unwrap();
+        let me = std::process::id();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let rx = std::sync::Arc::new(std::sync::Mutex::new(rx));
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let rx = rx.clone();
+                std::thread::spawn(move || {
+                    let _ = rx.lock().unwrap().recv();
+                })
+            })
+            .collect();
+        let mut rows = Vec::new();
+        for threads_mode in [false, true] {
+            let q = Query {
+                pids: Some(vec![me, 1]),
+                threads: threads_mode,
+                ..Query::default()
+            };
+            d.snapshot(&q, &mut rows).unwrap();
+            let got: Vec<u32> = rows.iter().map(|p| p.pid).collect();
+            assert!(got.is_sorted(), "threads {threads_mode}: {got:?}");
+            assert_eq!((got[0], got.contains(&me)), (1, true), "{got:?}");
+            if threads_mode {
+                assert!(rows.iter().filter(|p| p.tgid == me).count() >= 3, "{got:?}");
+            }
+        }
+        drop(tx);
+        for t in threads {
+            t.join().unwrap();
+        }
     }
 }
