@@ -102,6 +102,11 @@ enum Source {
     Beside(usize),
 }
 
+/// A BPF backend opened beside the default for comparison: its row's
+/// name, method, whether it reads all fields but I/O (else /proc/PID/stat's),
+/// and how it is set.
+type BesideRow = (&'static str, Method, bool, fn(&mut Bpf));
+
 /// What to measure.
 pub struct Options {
     pub procs: Vec<usize>,
@@ -134,22 +139,23 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
     let walks = bpf.as_mut().and_then(|t| t.bpf_mut()).map(|b| b.method()) == Some(Method::Walk);
     let mut beside: Vec<(&str, bool, Bpf)> = Vec::new();
     if walks {
-        for (name, method, all_fields) in [
-            ("bpf-all-but-io-1walker", Method::Walk, true),
-            ("bpf-all-but-io-no-backups", Method::Walk, true),
-            ("bpf-all-but-io-halves", Method::Walk, true),
-            ("bpf-iter", Method::Iter, false),
-        ] {
+        let rows: [BesideRow; 4] = [
+            ("bpf-all-but-io-1walker", Method::Walk, true, |b| {
+                b.set_walkers(Walkers::Fixed(1))
+            }),
+            ("bpf-all-but-io-no-backups", Method::Walk, true, |b| {
+                b.set_backups(false)
+            }),
+            ("bpf-all-but-io-halves", Method::Walk, true, |b| {
+                b.set_stretch_procs(u64::MAX);
+                b.set_backups(false);
+            }),
+            ("bpf-iter", Method::Iter, false, |_| {}),
+        ];
+        for (name, method, all_fields, configure) in rows {
             match Bpf::open_with(method) {
                 Ok(mut b) => {
-                    if name.ends_with("1walker") {
-                        b.set_walkers(Walkers::Fixed(1));
-                    } else if name.ends_with("no-backups") {
-                        b.set_backups(false);
-                    } else if name.ends_with("halves") {
-                        b.set_stretch_procs(u64::MAX);
-                        b.set_backups(false);
-                    }
+                    configure(&mut b);
                     beside.push((name, all_fields, b));
                 }
                 Err(e) => note(&format!("{name} not measured: {e}")),

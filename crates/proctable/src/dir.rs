@@ -378,23 +378,23 @@ impl ProcDir {
                 result = self.reconcile(&mut pids, query.fields, out);
             }
         }
-        if full && result.is_ok() {
-            if listed || quick.is_some() {
-                self.listed.clear();
-                self.listed.extend(out.iter().map(|p| p.pid));
-                self.listed.sort_unstable();
-            }
-            self.last_pid = before.map(|(_, last)| last);
-        } else if query.pids.is_none() {
-            self.last_pid = None;
-        }
-        self.pids = pids;
         // PID order, as the BPF backend gives and rates::between merges
         // by: a list of PIDs asked for, new PIDs probed after a wrap, and
         // a thread list (in creation order) may be out of it.
         if !out.is_sorted_by_key(|p| p.pid) {
             out.sort_unstable_by_key(|p| p.pid);
         }
+        if full && result.is_ok() {
+            if listed || quick.is_some() {
+                // Sorted: out is in PID order.
+                self.listed.clear();
+                self.listed.extend(out.iter().map(|p| p.pid));
+            }
+            self.last_pid = before.map(|(_, last)| last);
+        } else if query.pids.is_none() {
+            self.last_pid = None;
+        }
+        self.pids = pids;
         let generation = self.generation;
         if query.pids.is_none() {
             self.kept.retain(|_, k| k.generation == generation);

@@ -11,6 +11,7 @@
 //! kernel-function call with the function's BTF id in the running kernel
 //! before the object is loaded.
 
+use std::ops::Range;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
@@ -182,6 +183,28 @@ const MARKS_PER_TABLE: u64 = 4 * QS_MAX_WALKERS;
 /// others (so up to this many stretches, and threads) are the stretches'.
 const SPARE: usize = QS_MAX_WALKERS as usize - 1;
 
+/// How walks split, as the caller set it; kept across reloads.
+#[derive(Debug, Clone, Copy)]
+struct SplitSettings {
+    walkers: Walkers,
+    stretch_procs: u64,
+    /// Walk again a stretch a helper stalls in (else wait for it).
+    backups: bool,
+    /// Tests: helpers sleep this long in each stretch.
+    helper_stall: Option<Duration>,
+}
+
+impl Default for SplitSettings {
+    fn default() -> Self {
+        SplitSettings {
+            walkers: Walkers::Auto,
+            stretch_procs: PROCS_PER_STRETCH,
+            backups: true,
+            helper_stall: None,
+        }
+    }
+}
+
 /// Where a walk may be split: a task a walk marked, at a position counted
 /// in processes from the list's head.
 #[derive(Debug, Clone, Copy)]
@@ -201,14 +224,11 @@ pub(crate) struct Walk {
     reloads: u64,
     config: QsConfig,
     filter: Vec<u32>,
-    walkers: Walkers,
-    stretch_procs: u64,
-    helper_stall: Option<Duration>,
-    backups: bool,
+    split: SplitSettings,
     marks: Vec<Mark>,
     /// Processes the last process-mode walk visited.
     visited: u64,
-    ranges: Vec<std::ops::Range<usize>>,
+    ranges: Vec<Range<usize>>,
     stats: WalkStats,
     // Dropped last: the mappings hold the maps' memory, not their fds.
     ebpf: Ebpf,
@@ -221,7 +241,7 @@ pub(crate) struct Walk {
 pub(crate) struct WalkRows<'a> {
     pub tasks: &'a [QsTask],
     pub io: &'a [QsIo],
-    pub ranges: &'a [std::ops::Range<usize>],
+    pub ranges: &'a [Range<usize>],
     /// How many threads walked them.
     pub threads: usize,
 }
@@ -354,10 +374,7 @@ impl Walk {
                 wakeup_bytes: 0,
             },
             filter: Vec::new(),
-            walkers: Walkers::Auto,
-            stretch_procs: PROCS_PER_STRETCH,
-            helper_stall: None,
-            backups: true,
+            split: SplitSettings::default(),
             marks: Vec::new(),
             visited: 0,
             ranges: Vec::new(),
@@ -417,7 +434,7 @@ impl Walk {
         if self.config.flags & QS_CFG_THREADS as u32 != 0 {
             return (1, Vec::new());
         }
-        let threads = match self.walkers {
+        let threads = match self.split.walkers {
             Walkers::Fixed(n) => n,
             Walkers::Auto => allowed_cpus().min((self.visited / MIN_PER_WALKER) as usize),
         }
@@ -426,7 +443,7 @@ impl Walk {
             return (1, Vec::new());
         }
         let stretches =
-            (self.visited / self.stretch_procs.max(1)).clamp(threads as u64, SPARE as u64);
+            (self.visited / self.split.stretch_procs.max(1)).clamp(threads as u64, SPARE as u64);
         let mut starts: Vec<Mark> = Vec::new();
         for j in 1..stretches {
             let want = self.visited * j / stretches;
@@ -499,9 +516,8 @@ impl Walk {
     /// unless its stop task left and its walker ran on past it (see
     /// walk.bpf.c's qs_visit_next). The last stretch, where new processes
     /// come, gets the rest of the array, or with `spare` half of it, the
-    /// other half (returned as its first row and length) left for walking
-    /// a stalled stretch again.
-    fn shares(&self, starts: &[Mark], spare: bool) -> Option<(Vec<QsWalkArgs>, u64, u64)> {
+    /// other half (returned) left for walking a stalled stretch again.
+    fn shares(&self, starts: &[Mark], spare: bool) -> Option<(Vec<QsWalkArgs>, Range<u64>)> {
         let capacity = u64::from(self.capacity);
         let mark_every = self.mark_every(starts.len() + 1);
         let mut first_row = 0;
@@ -534,20 +550,15 @@ impl Walk {
             });
             first_row += max_rows;
         }
-        Some((args, first_row, capacity - first_row))
+        Some((args, first_row..capacity))
     }
 
     /// One walker over the whole list.
     fn run_single(&mut self, object: &[u8]) -> Result<()> {
-        let Some((&[mut args], ..)) = self
+        let mut args = self
             .shares(&[], false)
-            .as_ref()
-            .map(|(a, f, r)| (&a[..], f, r))
-        else {
-            return Err(bpf_err("running the task walk")(
-                "the row array is empty".into(),
-            ));
-        };
+            .and_then(|(args, _)| args.first().copied())
+            .ok_or_else(|| bpf_err("running the task walk")("the row array is empty".into()))?;
         run_walker(self.prog_fd()?, &args)?;
         let mut out = self.out(0);
         if out.wanted > out.rows {
@@ -576,7 +587,7 @@ impl Walk {
         starts: &[Mark],
         helpers: &mut Helpers,
     ) -> Result<bool> {
-        let Some((args, spare_first, spare_rows)) = self.shares(starts, true) else {
+        let Some((args, spare)) = self.shares(starts, true) else {
             return Ok(false);
         };
         let fd = self.prog_fd()?;
@@ -590,8 +601,8 @@ impl Walk {
         let job: Arc<OwnedJob> = Arc::new(move |j| test_run(prog.as_raw_fd(), &runs[j]));
         let again = |j: usize| QsWalkArgs {
             walker: SPARE as u64,
-            first_row: spare_first,
-            max_rows: spare_rows,
+            first_row: spare.start,
+            max_rows: spare.end - spare.start,
             ..args[j]
         };
         let backed = helpers
@@ -599,42 +610,34 @@ impl Walk {
                 threads,
                 args.len(),
                 job,
-                self.backups
+                self.split
+                    .backups
                     .then_some(&|j| test_run(fd, &walker_args(&again(j)))),
-                self.helper_stall,
+                self.split.helper_stall,
             )
             .map_err(|e| bpf_err("running the task walk")(e.to_string()))?;
         for &r in &backed.values {
             walker_returned(r)?;
         }
-        let slot = |j: usize| {
-            if backed.backed_up == Some(j) {
-                SPARE
-            } else {
-                j
-            }
+        // Stretch j's arguments as walked: a stalled one's, the spare's.
+        let used = |j: usize| match backed.backed_up {
+            Some(b) if b == j => again(j),
+            _ => args[j],
         };
         self.ranges.clear();
-        for (j, a) in args.iter().enumerate() {
-            let out = self.out(slot(j));
+        for j in 0..args.len() {
+            let a = used(j);
+            let out = self.out(a.walker as usize);
             if out.status == QS_WALK_STALE_START || out.wanted > out.rows {
                 return Ok(false);
             }
-            let first = out.first_row as usize;
-            debug_assert_eq!(
-                out.first_row,
-                if slot(j) == SPARE {
-                    spare_first
-                } else {
-                    a.first_row
-                }
-            );
+            let first = a.first_row as usize;
             self.ranges.push(first..first + out.rows as usize);
         }
         if backed.backed_up.is_some() {
             self.stats.backups += 1;
         }
-        self.take_marks(starts, &slot);
+        self.take_marks(starts, &|j| used(j).walker as usize);
         Ok(true)
     }
 
@@ -642,7 +645,8 @@ impl Walk {
     /// from the list's head, with the tasks walkers after the first started
     /// at (`starts`): a walker's own marks begin a share's length past its
     /// start, so without them the next plan would split away from the even
-    /// point the last one found.
+    /// point the last one found. `slot(j)` is stretch j's `qs_walk_out`
+    /// entry.
     fn take_marks(&mut self, starts: &[Mark], slot: &dyn Fn(usize) -> usize) {
         self.marks.clear();
         let mut at = 0;
@@ -668,19 +672,19 @@ impl Walk {
     }
 
     pub(crate) fn set_walkers(&mut self, walkers: Walkers) {
-        self.walkers = walkers;
+        self.split.walkers = walkers;
     }
 
     pub(crate) fn set_stretch_procs(&mut self, procs: u64) {
-        self.stretch_procs = procs;
+        self.split.stretch_procs = procs;
     }
 
     pub(crate) fn set_backups(&mut self, on: bool) {
-        self.backups = on;
+        self.split.backups = on;
     }
 
-    pub(crate) fn set_helper_stall(&mut self, after: Option<Duration>) {
-        self.helper_stall = after;
+    pub(crate) fn set_helper_stall(&mut self, stall: Option<Duration>) {
+        self.split.helper_stall = stall;
     }
 
     pub(crate) fn stats(&self) -> WalkStats {
@@ -696,22 +700,12 @@ impl Walk {
         let config = self.config;
         let filter = std::mem::take(&mut self.filter);
         let reloads = self.reloads + 1;
-        let (walkers, stretch_procs, helper_stall, backups, stats, visited) = (
-            self.walkers,
-            self.stretch_procs,
-            self.helper_stall,
-            self.backups,
-            self.stats,
-            self.visited,
-        );
+        let (split, stats, visited) = (self.split, self.stats, self.visited);
         let marks = std::mem::take(&mut self.marks);
         *self = Walk::load(object, &btf, capacity.max(1))?;
         self.reloads = reloads;
         // Marks are tasks, not rows: they stand across a reload.
-        self.walkers = walkers;
-        self.stretch_procs = stretch_procs;
-        self.helper_stall = helper_stall;
-        self.backups = backups;
+        self.split = split;
         self.stats = stats;
         self.visited = visited;
         self.marks = marks;

@@ -3,10 +3,9 @@
 //! the calling thread, and then parts of the decoding. A stretch a helper
 //! stalls in (its vCPU taken away by the host) the calling thread walks
 //! again and does not wait for ([`Helpers::run_backed`]): such a part owns
-//! what it uses. Kept rather than
-//! started per walk: a thread's start and end (its stack mapped and
-//! unmapped) cost about a quarter of what splitting an 8,000-process walk
-//! saves.
+//! what it uses. Kept rather than started per walk: a thread's start and
+//! end (its stack mapped and unmapped) cost about a quarter of what
+//! splitting an 8,000-process walk saves.
 
 use std::io;
 use std::os::fd::RawFd;
