@@ -384,13 +384,12 @@ impl Agent {
         if procs_on && self.table.is_none() {
             match ProcTable::open(config.process_backend, &config.proc_root, &config.sys_root) {
                 Ok(mut t) => {
-                    // One walker: a split walk takes less time but no
+                    // One thread: a split snapshot takes less time but no
                     // less CPU (BENCHMARKS.md, runs 15-16) and wakes a
-                    // second thread on a second CPU every walk; an agent is
-                    // judged by its CPU and its wakeups, not its latency.
-                    if let Some(b) = t.bpf_mut() {
-                        b.set_walkers(proctable::bpf::Walkers::Fixed(1));
-                    }
+                    // second thread on a second CPU every snapshot; an
+                    // agent is judged by its CPU and its wakeups, not its
+                    // latency.
+                    t.set_threads(proctable::Threads::Fixed(1));
                     if let Some(why) = t.fallback_reason() {
                         log(format!(
                             "process table: procfs backend, because BPF did not load: {why}"

@@ -6,7 +6,8 @@
 use std::io::Read;
 use std::time::Instant;
 
-use proctable::bpf::{Bpf, Method, Walkers};
+use proctable::Threads;
+use proctable::bpf::{Bpf, Method};
 use proctable::{BackendChoice, Proc, ProcTable, Query};
 use serde::Serialize;
 
@@ -93,8 +94,11 @@ fn percentile_ms(sorted: &[f64], p: f64) -> f64 {
 enum Source {
     /// The naive open/read/close loop.
     Naive,
-    /// The procfs backend without kept-open files.
-    Cold,
+    /// A procfs backend opened beside the default for comparison
+    /// (`dirs`).
+    Dir(usize),
+    /// The procfs backend as `ProcTable` opens it (reads split between
+    /// threads).
     Procfs,
     /// The BPF backend as `ProcTable` opens it (the walk, split).
     Bpf,
@@ -141,7 +145,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
     if walks {
         let rows: [BesideRow; 4] = [
             ("bpf-all-but-io-1walker", Method::Walk, true, |b| {
-                b.set_walkers(Walkers::Fixed(1))
+                b.set_walkers(Threads::Fixed(1))
             }),
             ("bpf-all-but-io-no-backups", Method::Walk, true, |b| {
                 b.set_backups(false)
@@ -164,8 +168,17 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
     }
     let mut procfs =
         ProcTable::open(BackendChoice::Procfs, "/proc", "/sys").map_err(|e| e.to_string())?;
-    let mut cold = proctable::dir::ProcDir::open("/proc", "/sys").map_err(|e| e.to_string())?;
-    cold.set_max_kept(0);
+    // The procfs backend on one thread, with and without kept-open fds.
+    let mut dirs = Vec::new();
+    for (name, max_kept) in [
+        ("procfs-1thread", proctable::dir::default_max_kept()),
+        ("procfs-no-kept-fds", 0),
+    ] {
+        let mut d = proctable::dir::ProcDir::open("/proc", "/sys").map_err(|e| e.to_string())?;
+        d.set_threads(Threads::Fixed(1));
+        d.set_max_kept(max_kept);
+        dirs.push((name, d));
+    }
     // What the naive loop reads too: every field of /proc/PID/stat.
     let query = Query::default();
     // Item 1's fields but I/O: adds the cgroup id and context switches.
@@ -196,9 +209,11 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         // (row name, what takes the snapshot, what it asks for, samples).
         let mut times: Vec<(&str, Source, &Query, Vec<f64>)> = vec![
             ("naive", Source::Naive, &query, Vec::new()),
-            ("procfs-no-kept-fds", Source::Cold, &query, Vec::new()),
             ("procfs", Source::Procfs, &query, Vec::new()),
         ];
+        for (k, (name, _)) in dirs.iter().enumerate() {
+            times.push((name, Source::Dir(k), &query, Vec::new()));
+        }
         if bpf.is_some() {
             times.push(("bpf", Source::Bpf, &query, Vec::new()));
             times.push(("bpf-all-but-io", Source::Bpf, &all_but_io, Vec::new()));
@@ -222,7 +237,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                 let t = Instant::now();
                 let got = match source {
                     Source::Naive => Ok(naive_snapshot(&mut naive_rows)),
-                    Source::Cold => cold.snapshot(q, &mut table).map(|_| table.len()),
+                    Source::Dir(i) => dirs[*i].1.snapshot(q, &mut table).map(|_| table.len()),
                     Source::Procfs => procfs.snapshot(q, &mut table).map(|_| table.len()),
                     Source::Bpf => {
                         let b = bpf.as_mut().expect("bpf opened");

@@ -36,8 +36,9 @@ use crate::record::{
     QS_MAX_PIDS, QS_MAX_WALKERS, QsConfig, QsExit, QsExitStats, QsIo, QsTask,
 };
 use crate::walk::{self, Walk, WalkRows};
-pub use crate::walk::{MIN_PER_WALKER, PROCS_PER_STRETCH, WalkStats, Walkers};
+pub use crate::walk::{MIN_PER_WALKER, PROCS_PER_STRETCH, WalkStats};
 use crate::walkers::Helpers;
+pub use crate::walkers::Threads;
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/proctable.bpf.o");
@@ -293,8 +294,8 @@ impl Bpf {
         self.walk.as_ref().map_or(0, Walk::reloads)
     }
 
-    /// How many threads split a process-mode walk (see [`Walkers`]).
-    pub fn set_walkers(&mut self, walkers: Walkers) {
+    /// How many threads split a process-mode walk (see [`Threads`]).
+    pub fn set_walkers(&mut self, walkers: Threads) {
         if let Some(w) = self.walk.as_mut() {
             w.set_walkers(walkers);
         }

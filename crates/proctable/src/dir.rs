@@ -22,6 +22,8 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use procfs::pid;
 
@@ -29,35 +31,70 @@ use crate::error::{Error, Result};
 use crate::fields::{Field, Fields};
 use crate::proc::{NS_PER_TICK, Proc};
 use crate::query::Query;
+use crate::walkers::{Helpers, MAX_THREADS, Threads, allowed_cpus};
 
 const DENTS_BYTES: usize = 256 * 1024;
 const READ_BYTES: usize = 4096;
 /// Bytes of /proc/PID/status we accept (it is about 1.5 KiB).
 const STATUS_LIMIT: usize = 64 * 1024;
+/// Processes a thread of a split scan takes at a time: about a millisecond
+/// of reads.
+const PIDS_PER_PART: usize = 256;
+
+/// Processes per thread below which a scan is not split: a helper's wakeup
+/// costs about what reading a few dozen processes does, but every split
+/// wakes a second CPU.
+pub const MIN_PER_READER: usize = 512;
+
 /// fds left for everything else when the kept-open bound comes from
 /// RLIMIT_NOFILE.
 const FD_RESERVE: usize = 256;
 
-struct Kept {
-    fd: OwnedFd,
-    generation: u32,
+/// What reading a process needs that no read changes: shared by the
+/// threads of a split scan.
+struct Tree {
+    root: PathBuf,
+    cgroup_root: PathBuf,
+    dirfd: OwnedFd,
+    page_size: u64,
+}
+
+/// A reading thread's own: its read buffer, the cgroup ids it resolved,
+/// and what it found of the kept fds, for the scan's end to apply (a
+/// split scan's threads share the kept fds read-only).
+#[derive(Default)]
+struct Reader {
+    buf: Vec<u8>,
+    cgroup_ids: HashMap<Box<[u8]>, Option<u64>>,
+    /// Fds opened for tasks with none kept, to keep: (PID or TID, fd).
+    opened: Vec<(u32, OwnedFd)>,
+    /// Tasks whose kept fd showed them gone: the PID may be reused.
+    gone: Vec<u32>,
+}
+
+/// What the threads of one scan share: the tree, the kept fds (read only),
+/// and how many more may be kept.
+#[derive(Clone, Copy)]
+struct Scan<'a> {
+    tree: &'a Tree,
+    kept: &'a HashMap<u32, OwnedFd>,
+    room: &'a AtomicUsize,
 }
 
 /// The procfs process-table reader. Keep one per proc root and reuse it: its
 /// buffers and kept-open fds are what make the second snapshot cheap.
 pub struct ProcDir {
-    root: PathBuf,
-    cgroup_root: PathBuf,
-    dirfd: OwnedFd,
+    tree: Tree,
+    reader: Reader,
     dents: Vec<u8>,
-    buf: Vec<u8>,
     pids: Vec<u32>,
     tids: Vec<u32>,
-    kept: HashMap<u32, Kept>,
+    kept: HashMap<u32, OwnedFd>,
     max_kept: usize,
-    generation: u32,
-    page_size: u64,
-    cgroup_ids: HashMap<Box<[u8]>, Option<u64>>,
+    threads: Threads,
+    /// Processes a thread takes at a time ([`PIDS_PER_PART`] unless set).
+    part_pids: usize,
+    helpers: Helpers,
     /// /proc/loadavg, kept open when `root` is the live /proc of our own
     /// PID namespace: its last allocated PID and task total let a full scan
     /// skip the listing.
@@ -68,6 +105,7 @@ pub struct ProcDir {
     listed: Vec<u32>,
     last_pid: Option<u32>,
     skipped_listings: u64,
+    last_threads: usize,
 }
 
 /// New PIDs probed directly instead of listing /proc, at most.
@@ -115,6 +153,9 @@ pub(crate) fn open_at(dir: RawFd, name: &[u8], flags: i32) -> io::Result<OwnedFd
 /// (which, at an offset other than the file position, would make the kernel
 /// generate the text again). A full buffer is grown and the read retried.
 fn pread_all(fd: RawFd, buf: &mut Vec<u8>, limit: usize) -> io::Result<usize> {
+    if buf.is_empty() {
+        buf.resize(READ_BYTES, 0);
+    }
     loop {
         // SAFETY: the destination range lies within buf.
         let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
@@ -217,6 +258,261 @@ pub fn default_max_kept() -> usize {
     (lim.rlim_cur as usize).saturating_sub(FD_RESERVE)
 }
 
+impl Tree {
+    fn path(&self, rel: &[u8]) -> PathBuf {
+        self.root.join(std::ffi::OsStr::from_bytes(rel))
+    }
+
+    fn read_error(&self, rel: &[u8], source: io::Error) -> Error {
+        if source.raw_os_error() == Some(libc::EFBIG) {
+            Error::TooLarge {
+                path: self.path(rel),
+                limit: STATUS_LIMIT,
+            }
+        } else {
+            Error::Io {
+                path: self.path(rel),
+                source,
+            }
+        }
+    }
+
+    /// Opens `name` under `dir`; `None` when the process is gone.
+    fn open_live(
+        &self,
+        dir: RawFd,
+        name: &[u8],
+        flags: i32,
+        rel: &[u8],
+    ) -> Result<Option<OwnedFd>> {
+        match open_at(dir, name, flags) {
+            Ok(fd) => Ok(Some(fd)),
+            Err(e) if is_gone(&e) => Ok(None),
+            Err(source) => Err(Error::Io {
+                path: self.path(rel),
+                source,
+            }),
+        }
+    }
+}
+
+impl Reader {
+    fn new() -> Reader {
+        Reader {
+            buf: vec![0; READ_BYTES],
+            cgroup_ids: HashMap::new(),
+            opened: Vec::new(),
+            gone: Vec::new(),
+        }
+    }
+
+    /// Reads PID/stat (or PID/task/TID/stat) into self.buf through a kept fd
+    /// or a fresh one, kept if there is room; `None` when the task is gone.
+    fn read_stat_bytes(&mut self, scan: Scan<'_>, key: u32, rel: &[u8]) -> Result<Option<usize>> {
+        if let Some(fd) = scan.kept.get(&key) {
+            match pread_all(fd.as_raw_fd(), &mut self.buf, STATUS_LIMIT) {
+                Ok(len) if len > 0 => return Ok(Some(len)),
+                // Gone (ESRCH or empty): the PID may now be another process's.
+                _ => self.gone.push(key),
+            }
+        }
+        let tree = scan.tree;
+        let Some(fd) = tree.open_live(tree.dirfd.as_raw_fd(), rel, libc::O_RDONLY, rel)? else {
+            return Ok(None);
+        };
+        let len = match pread_all(fd.as_raw_fd(), &mut self.buf, STATUS_LIMIT) {
+            Ok(0) => return Ok(None),
+            Ok(len) => len,
+            Err(e) if is_gone(&e) => return Ok(None),
+            Err(source) => return Err(tree.read_error(rel, source)),
+        };
+        let room = scan
+            .room
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(1));
+        if room.is_ok() {
+            self.opened.push((key, fd));
+        }
+        Ok(Some(len))
+    }
+
+    /// Reads `file` under an open process directory into self.buf.
+    fn read_under(
+        &mut self,
+        tree: &Tree,
+        dir: &OwnedFd,
+        file: &[u8],
+        rel: &[u8],
+    ) -> Result<Option<usize>> {
+        let Some(fd) = tree.open_live(dir.as_raw_fd(), file, libc::O_RDONLY, rel)? else {
+            return Ok(None);
+        };
+        match pread_all(fd.as_raw_fd(), &mut self.buf, STATUS_LIMIT) {
+            Ok(0) => Ok(None),
+            Ok(len) => Ok(Some(len)),
+            Err(e) if is_gone(&e) => Ok(None),
+            Err(source) => Err(tree.read_error(rel, source)),
+        }
+    }
+
+    fn fill_stat(&self, tree: &Tree, rel: &[u8], len: usize, p: &mut Proc) -> Result<()> {
+        let s = pid::parse_stat(&self.buf[..len]).map_err(|source| Error::Parse {
+            path: tree.path(rel),
+            source,
+        })?;
+        p.ppid = s.ppid;
+        p.comm = s.comm;
+        p.state = s.state as char;
+        p.start_ticks = s.start_ticks;
+        p.start_ns = s.start_ticks * NS_PER_TICK;
+        p.utime_ns = s.utime_ticks * NS_PER_TICK;
+        p.stime_ns = s.stime_ticks * NS_PER_TICK;
+        p.minflt = s.minflt;
+        p.majflt = s.majflt;
+        p.num_threads = s.num_threads.min(u32::MAX as u64) as u32;
+        p.rss_bytes = s.rss_pages * tree.page_size;
+        p.vsize_bytes = s.vsize_bytes;
+        p.nice = s.nice as i32;
+        p.priority = s.priority as i32;
+        p.policy = s.policy;
+        p.rt_priority = s.rt_priority;
+        p.cpu = s.processor;
+        p.exec = s.start_stack;
+        Ok(())
+    }
+
+    /// The cgroup id of a v2 path: the inode number of its directory.
+    fn cgroup_id(&mut self, tree: &Tree, path: &[u8]) -> Option<u64> {
+        if let Some(&id) = self.cgroup_ids.get(path) {
+            return id;
+        }
+        let rel = std::ffi::OsStr::from_bytes(path.strip_prefix(b"/").unwrap_or(path));
+        let full = tree.cgroup_root.join(rel);
+        let id = std::fs::metadata(full)
+            .ok()
+            .map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+        self.cgroup_ids.insert(path.into(), id);
+        id
+    }
+
+    /// One process row (`tgid` None) or one thread row of process `tgid`.
+    fn read_one(
+        &mut self,
+        scan: Scan<'_>,
+        id: u32,
+        tgid: Option<u32>,
+        fields: Fields,
+        out: &mut Vec<Proc>,
+    ) -> Result<()> {
+        let tree = scan.tree;
+        // "PID" or "TGID/task/TID", then "/stat" etc. after it.
+        let mut rel = [0u8; 64];
+        let mut dir_len = match tgid {
+            Some(tgid) => {
+                let mut head = [0u8; 48];
+                let head = pid_path(&mut head, tgid, b"/task/");
+                rel[..head.len()].copy_from_slice(head);
+                head.len()
+            }
+            None => 0,
+        };
+        let mut tail = [0u8; 48];
+        let tail = pid_path(&mut tail, id, b"");
+        rel[dir_len..dir_len + tail.len()].copy_from_slice(tail);
+        dir_len += tail.len();
+        let with = |rel: &mut [u8; 64], file: &[u8]| -> usize {
+            rel[dir_len] = b'/';
+            rel[dir_len + 1..dir_len + 1 + file.len()].copy_from_slice(file);
+            dir_len + 1 + file.len()
+        };
+
+        let mut p = Proc {
+            pid: id,
+            tgid: tgid.unwrap_or(id),
+            ..Proc::default()
+        };
+        let secondary =
+            fields.has(Field::Io) || fields.has(Field::Ctxsw) || fields.has(Field::Cgroup);
+        if !secondary {
+            let n = with(&mut rel, b"stat");
+            let Some(len) = self.read_stat_bytes(scan, id, &rel[..n])? else {
+                return Ok(());
+            };
+            self.fill_stat(tree, &rel[..n], len, &mut p)?;
+            out.push(p);
+            return Ok(());
+        }
+        // Every file under one directory fd: one process, even if its PID is
+        // reused while we read.
+        let Some(dir) = tree.open_live(
+            tree.dirfd.as_raw_fd(),
+            &rel[..dir_len],
+            libc::O_PATH | libc::O_DIRECTORY,
+            &rel[..dir_len],
+        )?
+        else {
+            return Ok(());
+        };
+        if fields.needs_stat() {
+            let n = with(&mut rel, b"stat");
+            let Some(len) = self.read_under(tree, &dir, b"stat", &rel[..n])? else {
+                return Ok(());
+            };
+            self.fill_stat(tree, &rel[..n], len, &mut p)?;
+        }
+        if fields.has(Field::Ctxsw) {
+            let n = with(&mut rel, b"status");
+            let Some(len) = self.read_under(tree, &dir, b"status", &rel[..n])? else {
+                return Ok(());
+            };
+            let cs = pid::parse_status_ctxsw(&self.buf[..len]).map_err(|source| Error::Parse {
+                path: tree.path(&rel[..n]),
+                source,
+            })?;
+            p.ctxsw = Some(cs);
+        }
+        if fields.has(Field::Io) {
+            let n = with(&mut rel, b"io");
+            match self.read_under(tree, &dir, b"io", &rel[..n]) {
+                Ok(None) => return Ok(()),
+                Ok(Some(len)) => {
+                    let io = pid::parse_io(&self.buf[..len]).map_err(|source| Error::Parse {
+                        path: tree.path(&rel[..n]),
+                        source,
+                    })?;
+                    p.io = Some(io);
+                }
+                // Another user's process without CAP_SYS_PTRACE: no I/O row.
+                Err(Error::Io { source, .. })
+                    if source.kind() == io::ErrorKind::PermissionDenied => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if fields.has(Field::Cgroup) {
+            let n = with(&mut rel, b"cgroup");
+            let Some(len) = self.read_under(tree, &dir, b"cgroup", &rel[..n])? else {
+                return Ok(());
+            };
+            let buf = std::mem::take(&mut self.buf);
+            let parsed = pid::parse_cgroup_v2(&buf[..len]);
+            let result = match parsed {
+                Ok(Some(path)) => {
+                    p.cgroup_id = self.cgroup_id(tree, path);
+                    Ok(())
+                }
+                Ok(None) => Ok(()),
+                Err(source) => Err(Error::Parse {
+                    path: tree.path(&rel[..n]),
+                    source,
+                }),
+            };
+            self.buf = buf;
+            result?;
+        }
+        out.push(p);
+        Ok(())
+    }
+}
+
 impl ProcDir {
     /// Opens `proc_root` (e.g. `/proc`); cgroup ids resolve under
     /// `sys_root/fs/cgroup`.
@@ -230,23 +526,27 @@ impl ProcDir {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         Ok(ProcDir {
-            cgroup_root: sys_root.as_ref().join("fs/cgroup"),
-            root,
-            dirfd,
+            tree: Tree {
+                cgroup_root: sys_root.as_ref().join("fs/cgroup"),
+                root,
+                dirfd,
+                page_size: if page > 0 { page as u64 } else { 4096 },
+            },
+            reader: Reader::new(),
             dents: vec![0; DENTS_BYTES],
-            buf: vec![0; READ_BYTES],
             pids: Vec::new(),
             tids: Vec::new(),
             kept: HashMap::new(),
             max_kept: default_max_kept(),
-            generation: 0,
-            page_size: if page > 0 { page as u64 } else { 4096 },
-            cgroup_ids: HashMap::new(),
+            threads: Threads::Auto,
+            part_pids: PIDS_PER_PART,
+            helpers: Helpers::default(),
             loadavg: None,
             pid_max: 0,
             listed: Vec::new(),
             last_pid: None,
             skipped_listings: 0,
+            last_threads: 0,
         }
         .with_loadavg())
     }
@@ -254,19 +554,20 @@ impl ProcDir {
     /// Keeps /proc/loadavg open when `root` is the live /proc seen from our
     /// own PID namespace (its last PID is that namespace's).
     fn with_loadavg(mut self) -> ProcDir {
-        let ours = std::fs::read_link(self.root.join("self"))
+        let root = &self.tree.root;
+        let ours = std::fs::read_link(root.join("self"))
             .ok()
             .and_then(|p| p.to_str()?.parse::<u32>().ok())
             == Some(std::process::id());
-        let pid_max = std::fs::read_to_string(self.root.join("sys/kernel/pid_max"))
+        let pid_max = std::fs::read_to_string(root.join("sys/kernel/pid_max"))
             .ok()
             .and_then(|s| s.trim().parse().ok());
-        if self.root == Path::new("/proc")
+        if root == Path::new("/proc")
             && ours
             && let Some(pid_max) = pid_max
         {
             self.pid_max = pid_max;
-            self.loadavg = open_at(self.dirfd.as_raw_fd(), b"loadavg", libc::O_RDONLY).ok();
+            self.loadavg = open_at(self.tree.dirfd.as_raw_fd(), b"loadavg", libc::O_RDONLY).ok();
         }
         self
     }
@@ -316,12 +617,47 @@ impl ProcDir {
         self.kept.len()
     }
 
-    pub fn root(&self) -> &Path {
-        &self.root
+    /// How many threads read a process-mode scan (see [`Threads`]).
+    pub fn set_threads(&mut self, threads: Threads) {
+        self.threads = threads;
     }
 
-    fn path(&self, rel: &[u8]) -> PathBuf {
-        self.root.join(std::ffi::OsStr::from_bytes(rel))
+    /// Tests: processes a thread of a split scan takes at a time, so that
+    /// a small table is split too.
+    #[doc(hidden)]
+    pub fn set_part_pids(&mut self, n: usize) {
+        self.part_pids = n.max(1);
+    }
+
+    /// The threads the last process-mode scan's reads were split between
+    /// (1: read on the calling thread alone).
+    pub fn last_threads(&self) -> usize {
+        self.last_threads
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.tree.root
+    }
+
+    fn scan<'a>(&'a self, room: &'a AtomicUsize) -> Scan<'a> {
+        Scan {
+            tree: &self.tree,
+            kept: &self.kept,
+            room,
+        }
+    }
+
+    fn room(&self) -> AtomicUsize {
+        AtomicUsize::new(self.max_kept.saturating_sub(self.kept.len()))
+    }
+
+    /// Applies what a reader found of the kept fds: drops those of tasks
+    /// gone, keeps those it opened.
+    fn settle(&mut self, reader: &mut Reader) {
+        for key in reader.gone.drain(..) {
+            self.kept.remove(&key);
+        }
+        self.kept.extend(reader.opened.drain(..));
     }
 
     /// Fills `out` with one row per process (or thread) that `query` selects.
@@ -334,10 +670,12 @@ impl ProcDir {
     /// its task total. Otherwise (a thread probed as if a process, a
     /// zombie, a task made during the scan) /proc is listed and the rows
     /// are made to match the listing.
+    ///
+    /// A process-mode scan of many processes is split between threads
+    /// (see [`Threads`]).
     pub fn snapshot(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
         out.clear();
-        self.generation = self.generation.wrapping_add(1);
-        self.cgroup_ids.clear();
+        self.reader.cgroup_ids.clear();
         let mut pids = std::mem::take(&mut self.pids);
         let full = query.pids.is_none() && !query.threads && self.max_kept > 0;
         let before = if full { self.read_loadavg() } else { None };
@@ -362,13 +700,12 @@ impl ProcDir {
                 true
             }
         };
-        let mut result = pids.iter().try_for_each(|&pid| {
-            if query.threads {
-                self.read_threads(pid, query.fields, out)
-            } else {
-                self.read_one(pid, None, query.fields, out)
-            }
-        });
+        let mut result = if query.threads {
+            pids.iter()
+                .try_for_each(|&pid| self.read_threads(pid, query.fields, out))
+        } else {
+            self.read_processes(&pids, query.fields, out)
+        };
         if result.is_ok() && quick.is_some() {
             let threads: u64 = out.iter().map(|p| u64::from(p.num_threads)).sum();
             let after = self.read_loadavg();
@@ -395,17 +732,82 @@ impl ProcDir {
             self.last_pid = None;
         }
         self.pids = pids;
-        let generation = self.generation;
+        // A whole scan: close the fds of tasks it did not find.
         if query.pids.is_none() {
-            self.kept.retain(|_, k| k.generation == generation);
+            self.kept
+                .retain(|key, _| out.binary_search_by_key(key, |p| p.pid).is_ok());
         }
         result
     }
 
-    fn list(&mut self, pids: &mut Vec<u32>) -> Result<()> {
-        list_numeric(self.dirfd.as_raw_fd(), &mut self.dents, pids).map_err(|source| Error::Io {
-            path: self.root.clone(),
+    /// One row per process of `pids`, split between threads when there are
+    /// many: each takes [`PIDS_PER_PART`] at a time until none is left; rows
+    /// come back in the order of `pids`.
+    fn read_processes(&mut self, pids: &[u32], fields: Fields, out: &mut Vec<Proc>) -> Result<()> {
+        let threads = match self.threads {
+            Threads::Fixed(n) => n,
+            Threads::Auto => allowed_cpus().min(pids.len() / MIN_PER_READER),
+        }
+        .clamp(1, MAX_THREADS);
+        let per = self.part_pids;
+        let parts = pids.len().div_ceil(per);
+        self.last_threads = threads.min(parts.max(1));
+        let room = self.room();
+        if self.last_threads == 1 {
+            let mut reader = std::mem::take(&mut self.reader);
+            let scan = self.scan(&room);
+            let result = pids
+                .iter()
+                .try_for_each(|&pid| reader.read_one(scan, pid, None, fields, out));
+            self.settle(&mut reader);
+            self.reader = reader;
+            return result;
+        }
+        type Part = (Reader, Vec<Proc>, Result<()>);
+        let done: Vec<Mutex<Option<Part>>> = (0..parts).map(|_| Mutex::new(None)).collect();
+        let scan = Scan {
+            tree: &self.tree,
+            kept: &self.kept,
+            room: &room,
+        };
+        let job = |part: usize| -> io::Result<u32> {
+            let chunk = &pids[part * per..((part + 1) * per).min(pids.len())];
+            let mut reader = Reader::new();
+            let mut rows = Vec::with_capacity(chunk.len());
+            let result = chunk
+                .iter()
+                .try_for_each(|&pid| reader.read_one(scan, pid, None, fields, &mut rows));
+            *done[part].lock().unwrap_or_else(|e| e.into_inner()) = Some((reader, rows, result));
+            Ok(0)
+        };
+        let ran = self.helpers.run_shared(self.last_threads, parts, &job);
+        // Every part's fds are settled, whatever else failed: none leaks
+        // past the bound.
+        let mut first_error = None;
+        for slot in done {
+            let part = slot.into_inner().unwrap_or_else(|e| e.into_inner());
+            let Some((mut reader, rows, result)) = part else {
+                continue;
+            };
+            self.settle(&mut reader);
+            out.extend(rows);
+            if let Err(e) = result {
+                first_error.get_or_insert(e);
+            }
+        }
+        ran.map_err(|source| Error::Io {
+            path: self.tree.root.clone(),
             source,
+        })?;
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn list(&mut self, pids: &mut Vec<u32>) -> Result<()> {
+        list_numeric(self.tree.dirfd.as_raw_fd(), &mut self.dents, pids).map_err(|source| {
+            Error::Io {
+                path: self.tree.root.clone(),
+                source,
+            }
         })
     }
 
@@ -422,45 +824,50 @@ impl ProcDir {
         pids.sort_unstable();
         out.retain(|p| pids.binary_search(&p.pid).is_ok());
         out.sort_unstable_by_key(|p| p.pid);
-        let have: Vec<u32> = out.iter().map(|p| p.pid).collect();
-        for &pid in pids.iter() {
-            if have.binary_search(&pid).is_err() {
-                self.read_one(pid, None, fields, out)?;
-            }
-        }
-        Ok(())
+        let missing: Vec<u32> = pids
+            .iter()
+            .copied()
+            .filter(|pid| out.binary_search_by_key(pid, |p| p.pid).is_err())
+            .collect();
+        // The scan's split is the main read's, not this one's.
+        let threads = self.last_threads;
+        let result = self.read_processes(&missing, fields, out);
+        self.last_threads = threads;
+        result
     }
 
     /// Start time (clock ticks since boot) of each PID, `None` for one that
     /// does not exist: the vectored identity check.
     pub fn start_ticks(&mut self, pids: &[u32]) -> Result<Vec<Option<u64>>> {
         let mut out = Vec::with_capacity(pids.len());
-        for &pid in pids {
+        let room = self.room();
+        let mut reader = std::mem::take(&mut self.reader);
+        let scan = self.scan(&room);
+        let result = pids.iter().try_for_each(|&pid| {
             let mut name = [0u8; 48];
             let rel = pid_path(&mut name, pid, b"/stat");
-            let len = match self.read_stat_bytes(pid, rel) {
-                Ok(Some(len)) => len,
-                Ok(None) => {
-                    out.push(None);
-                    continue;
-                }
-                Err(e) => return Err(e),
+            let Some(len) = reader.read_stat_bytes(scan, pid, rel)? else {
+                out.push(None);
+                return Ok(());
             };
             let ticks =
-                pid::parse_start_ticks(&self.buf[..len]).map_err(|source| Error::Parse {
-                    path: self.path(rel),
+                pid::parse_start_ticks(&reader.buf[..len]).map_err(|source| Error::Parse {
+                    path: scan.tree.path(rel),
                     source,
                 })?;
             out.push(Some(ticks));
-        }
-        Ok(out)
+            Ok(())
+        });
+        self.settle(&mut reader);
+        self.reader = reader;
+        result.map(|()| out)
     }
 
     fn read_threads(&mut self, pid: u32, fields: Fields, out: &mut Vec<Proc>) -> Result<()> {
         let mut name = [0u8; 48];
         let rel = pid_path(&mut name, pid, b"/task");
-        let Some(task) = self.open_live(
-            self.dirfd.as_raw_fd(),
+        let Some(task) = self.tree.open_live(
+            self.tree.dirfd.as_raw_fd(),
             rel,
             libc::O_RDONLY | libc::O_DIRECTORY,
             rel,
@@ -470,255 +877,23 @@ impl ProcDir {
         };
         let mut tids = std::mem::take(&mut self.tids);
         let listed = list_numeric(task.as_raw_fd(), &mut self.dents, &mut tids);
+        let room = self.room();
+        let mut reader = std::mem::take(&mut self.reader);
+        let scan = self.scan(&room);
         let result = match listed {
             Ok(()) => tids
                 .iter()
-                .try_for_each(|&tid| self.read_one(tid, Some(pid), fields, out)),
+                .try_for_each(|&tid| reader.read_one(scan, tid, Some(pid), fields, out)),
             Err(e) if is_gone(&e) => Ok(()),
             Err(source) => Err(Error::Io {
-                path: self.path(rel),
+                path: scan.tree.path(rel),
                 source,
             }),
         };
+        self.settle(&mut reader);
+        self.reader = reader;
         self.tids = tids;
         result
-    }
-
-    /// Reads PID/stat (or PID/task/TID/stat) into self.buf through a kept fd
-    /// or a fresh one; `None` when the task is gone.
-    fn read_stat_bytes(&mut self, key: u32, rel: &[u8]) -> Result<Option<usize>> {
-        if let Some(k) = self.kept.get_mut(&key) {
-            match pread_all(k.fd.as_raw_fd(), &mut self.buf, STATUS_LIMIT) {
-                Ok(len) if len > 0 => {
-                    k.generation = self.generation;
-                    return Ok(Some(len));
-                }
-                // Gone (ESRCH or empty): the PID may now be another process's.
-                _ => {
-                    self.kept.remove(&key);
-                }
-            }
-        }
-        let Some(fd) = self.open_live(self.dirfd.as_raw_fd(), rel, libc::O_RDONLY, rel)? else {
-            return Ok(None);
-        };
-        let len = match pread_all(fd.as_raw_fd(), &mut self.buf, STATUS_LIMIT) {
-            Ok(0) => return Ok(None),
-            Ok(len) => len,
-            Err(e) if is_gone(&e) => return Ok(None),
-            Err(source) => return Err(self.read_error(rel, source)),
-        };
-        if self.kept.len() < self.max_kept {
-            self.kept.insert(
-                key,
-                Kept {
-                    fd,
-                    generation: self.generation,
-                },
-            );
-        }
-        Ok(Some(len))
-    }
-
-    fn read_error(&self, rel: &[u8], source: io::Error) -> Error {
-        if source.raw_os_error() == Some(libc::EFBIG) {
-            Error::TooLarge {
-                path: self.path(rel),
-                limit: STATUS_LIMIT,
-            }
-        } else {
-            Error::Io {
-                path: self.path(rel),
-                source,
-            }
-        }
-    }
-
-    /// Opens `name` under `dir`; `None` when the process is gone.
-    fn open_live(
-        &self,
-        dir: RawFd,
-        name: &[u8],
-        flags: i32,
-        rel: &[u8],
-    ) -> Result<Option<OwnedFd>> {
-        match open_at(dir, name, flags) {
-            Ok(fd) => Ok(Some(fd)),
-            Err(e) if is_gone(&e) => Ok(None),
-            Err(source) => Err(Error::Io {
-                path: self.path(rel),
-                source,
-            }),
-        }
-    }
-
-    /// Reads `file` under an open process directory into self.buf.
-    fn read_under(&mut self, dir: &OwnedFd, file: &[u8], rel: &[u8]) -> Result<Option<usize>> {
-        let Some(fd) = self.open_live(dir.as_raw_fd(), file, libc::O_RDONLY, rel)? else {
-            return Ok(None);
-        };
-        match pread_all(fd.as_raw_fd(), &mut self.buf, STATUS_LIMIT) {
-            Ok(0) => Ok(None),
-            Ok(len) => Ok(Some(len)),
-            Err(e) if is_gone(&e) => Ok(None),
-            Err(source) => Err(self.read_error(rel, source)),
-        }
-    }
-
-    fn fill_stat(&self, rel: &[u8], len: usize, p: &mut Proc) -> Result<()> {
-        let s = pid::parse_stat(&self.buf[..len]).map_err(|source| Error::Parse {
-            path: self.path(rel),
-            source,
-        })?;
-        p.ppid = s.ppid;
-        p.comm = s.comm;
-        p.state = s.state as char;
-        p.start_ticks = s.start_ticks;
-        p.start_ns = s.start_ticks * NS_PER_TICK;
-        p.utime_ns = s.utime_ticks * NS_PER_TICK;
-        p.stime_ns = s.stime_ticks * NS_PER_TICK;
-        p.minflt = s.minflt;
-        p.majflt = s.majflt;
-        p.num_threads = s.num_threads.min(u32::MAX as u64) as u32;
-        p.rss_bytes = s.rss_pages * self.page_size;
-        p.vsize_bytes = s.vsize_bytes;
-        p.nice = s.nice as i32;
-        p.priority = s.priority as i32;
-        p.policy = s.policy;
-        p.rt_priority = s.rt_priority;
-        p.cpu = s.processor;
-        p.exec = s.start_stack;
-        Ok(())
-    }
-
-    /// The cgroup id of a v2 path: the inode number of its directory.
-    fn cgroup_id(&mut self, path: &[u8]) -> Option<u64> {
-        if let Some(&id) = self.cgroup_ids.get(path) {
-            return id;
-        }
-        let rel = std::ffi::OsStr::from_bytes(path.strip_prefix(b"/").unwrap_or(path));
-        let full = self.cgroup_root.join(rel);
-        let id = std::fs::metadata(full)
-            .ok()
-            .map(|m| std::os::unix::fs::MetadataExt::ino(&m));
-        self.cgroup_ids.insert(path.into(), id);
-        id
-    }
-
-    /// One process row (`tgid` None) or one thread row of process `tgid`.
-    fn read_one(
-        &mut self,
-        id: u32,
-        tgid: Option<u32>,
-        fields: Fields,
-        out: &mut Vec<Proc>,
-    ) -> Result<()> {
-        // "PID" or "TGID/task/TID", then "/stat" etc. after it.
-        let mut rel = [0u8; 64];
-        let mut dir_len = match tgid {
-            Some(tgid) => {
-                let mut head = [0u8; 48];
-                let head = pid_path(&mut head, tgid, b"/task/");
-                rel[..head.len()].copy_from_slice(head);
-                head.len()
-            }
-            None => 0,
-        };
-        let mut tail = [0u8; 48];
-        let tail = pid_path(&mut tail, id, b"");
-        rel[dir_len..dir_len + tail.len()].copy_from_slice(tail);
-        dir_len += tail.len();
-        let with = |rel: &mut [u8; 64], file: &[u8]| -> usize {
-            rel[dir_len] = b'/';
-            rel[dir_len + 1..dir_len + 1 + file.len()].copy_from_slice(file);
-            dir_len + 1 + file.len()
-        };
-
-        let mut p = Proc {
-            pid: id,
-            tgid: tgid.unwrap_or(id),
-            ..Proc::default()
-        };
-        let secondary =
-            fields.has(Field::Io) || fields.has(Field::Ctxsw) || fields.has(Field::Cgroup);
-        if !secondary {
-            let n = with(&mut rel, b"stat");
-            let Some(len) = self.read_stat_bytes(id, &rel[..n])? else {
-                return Ok(());
-            };
-            self.fill_stat(&rel[..n], len, &mut p)?;
-            out.push(p);
-            return Ok(());
-        }
-        // Every file under one directory fd: one process, even if its PID is
-        // reused while we read.
-        let Some(dir) = self.open_live(
-            self.dirfd.as_raw_fd(),
-            &rel[..dir_len],
-            libc::O_PATH | libc::O_DIRECTORY,
-            &rel[..dir_len],
-        )?
-        else {
-            return Ok(());
-        };
-        if fields.needs_stat() {
-            let n = with(&mut rel, b"stat");
-            let Some(len) = self.read_under(&dir, b"stat", &rel[..n])? else {
-                return Ok(());
-            };
-            self.fill_stat(&rel[..n], len, &mut p)?;
-        }
-        if fields.has(Field::Ctxsw) {
-            let n = with(&mut rel, b"status");
-            let Some(len) = self.read_under(&dir, b"status", &rel[..n])? else {
-                return Ok(());
-            };
-            let cs = pid::parse_status_ctxsw(&self.buf[..len]).map_err(|source| Error::Parse {
-                path: self.path(&rel[..n]),
-                source,
-            })?;
-            p.ctxsw = Some(cs);
-        }
-        if fields.has(Field::Io) {
-            let n = with(&mut rel, b"io");
-            match self.read_under(&dir, b"io", &rel[..n]) {
-                Ok(None) => return Ok(()),
-                Ok(Some(len)) => {
-                    let io = pid::parse_io(&self.buf[..len]).map_err(|source| Error::Parse {
-                        path: self.path(&rel[..n]),
-                        source,
-                    })?;
-                    p.io = Some(io);
-                }
-                // Another user's process without CAP_SYS_PTRACE: no I/O row.
-                Err(Error::Io { source, .. })
-                    if source.kind() == io::ErrorKind::PermissionDenied => {}
-                Err(e) => return Err(e),
-            }
-        }
-        if fields.has(Field::Cgroup) {
-            let n = with(&mut rel, b"cgroup");
-            let Some(len) = self.read_under(&dir, b"cgroup", &rel[..n])? else {
-                return Ok(());
-            };
-            let buf = std::mem::take(&mut self.buf);
-            let parsed = pid::parse_cgroup_v2(&buf[..len]);
-            let result = match parsed {
-                Ok(Some(path)) => {
-                    p.cgroup_id = self.cgroup_id(path);
-                    Ok(())
-                }
-                Ok(None) => Ok(()),
-                Err(source) => Err(Error::Parse {
-                    path: self.path(&rel[..n]),
-                    source,
-                }),
-            };
-            self.buf = buf;
-            result?;
-        }
-        out.push(p);
-        Ok(())
     }
 }
 

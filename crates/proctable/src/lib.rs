@@ -43,3 +43,4 @@ pub use fields::{Field, Fields, UnknownField};
 pub use proc::{Exit, Identity, NS_PER_TICK, Proc, state_letter};
 pub use query::Query;
 pub use table::{Backend, BackendChoice, ProcTable};
+pub use walkers::{MAX_THREADS, Threads};

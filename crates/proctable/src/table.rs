@@ -11,6 +11,7 @@ use crate::fields::Field;
 use crate::proc::{Exit, Proc};
 use crate::query::Query;
 use crate::taskstats::TaskstatsExits;
+use crate::walkers::Threads;
 
 /// Which backend to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +137,15 @@ impl ProcTable {
         match &mut self.inner {
             Inner::Bpf(b) => Some(b),
             Inner::Procfs(_) => None,
+        }
+    }
+
+    /// How many threads a process-mode snapshot is split between, on
+    /// either backend (see [`Threads`]).
+    pub fn set_threads(&mut self, threads: Threads) {
+        match &mut self.inner {
+            Inner::Bpf(b) => b.set_walkers(threads),
+            Inner::Procfs(d) => d.set_threads(threads),
         }
     }
 

@@ -29,7 +29,7 @@ use crate::record::{
     QS_KFUNC_ITER_TASK_NEXT, QS_KFUNC_RDONLY_CAST, QS_MAX_WALKERS, QS_WALK_MARKS, QS_WALK_MIN_ROWS,
     QS_WALK_STALE_START, QsConfig, QsIo, QsTask, QsWalkArgs, QsWalkOut,
 };
-use crate::walkers::{Args, Helpers, OwnedJob, allowed_cpu_set, test_run};
+use crate::walkers::{Args, Helpers, MAX_THREADS, OwnedJob, Threads, allowed_cpus, test_run};
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/walk.bpf.o");
@@ -150,18 +150,6 @@ impl Drop for Mapped {
     }
 }
 
-/// How many threads (and so, with CPUs free, CPUs) split a process-mode
-/// walk between them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Walkers {
-    /// One per CPU this thread may run on, one per [`MIN_PER_WALKER`]
-    /// processes at most, up to 15: an agent confined to housekeeping CPUs
-    /// walks on those only.
-    Auto,
-    /// This many (1 to 15), whatever the table's size.
-    Fixed(usize),
-}
-
 /// Processes per thread below which a walk is not split: a helper thread's
 /// wakeup and its cold start cost about what walking this many saves.
 pub const MIN_PER_WALKER: u64 = 2048;
@@ -186,7 +174,7 @@ const SPARE: usize = QS_MAX_WALKERS as usize - 1;
 /// How walks split, as the caller set it; kept across reloads.
 #[derive(Debug, Clone, Copy)]
 struct SplitSettings {
-    walkers: Walkers,
+    walkers: Threads,
     stretch_procs: u64,
     /// Walk again a stretch a helper stalls in (else wait for it).
     backups: bool,
@@ -197,7 +185,7 @@ struct SplitSettings {
 impl Default for SplitSettings {
     fn default() -> Self {
         SplitSettings {
-            walkers: Walkers::Auto,
+            walkers: Threads::Auto,
             stretch_procs: PROCS_PER_STRETCH,
             backups: true,
             helper_stall: None,
@@ -296,11 +284,7 @@ fn capacity_for(tasks: u32) -> u32 {
 /// task's start time and linking it into the list.
 const STOP_MARGIN_NS: u64 = 1_000_000_000;
 
-/// How many CPUs this thread may run on.
-fn allowed_cpus() -> usize {
-    // SAFETY: CPU_COUNT reads the set.
-    allowed_cpu_set().map_or(1, |set| unsafe { libc::CPU_COUNT(&set) }.max(1) as usize)
-}
+const _: () = assert!(SPARE == MAX_THREADS);
 
 const _: () = assert!(size_of::<QsWalkArgs>() <= size_of::<Args>());
 
@@ -435,8 +419,8 @@ impl Walk {
             return (1, Vec::new());
         }
         let threads = match self.split.walkers {
-            Walkers::Fixed(n) => n,
-            Walkers::Auto => allowed_cpus().min((self.visited / MIN_PER_WALKER) as usize),
+            Threads::Fixed(n) => n,
+            Threads::Auto => allowed_cpus().min((self.visited / MIN_PER_WALKER) as usize),
         }
         .clamp(1, SPARE);
         if threads == 1 {
@@ -671,7 +655,7 @@ impl Walk {
         self.visited = at;
     }
 
-    pub(crate) fn set_walkers(&mut self, walkers: Walkers) {
+    pub(crate) fn set_walkers(&mut self, walkers: Threads) {
         self.split.walkers = walkers;
     }
 

@@ -296,7 +296,7 @@ impl Helpers {
             });
             let s = shared.clone();
             let thread = std::thread::Builder::new()
-                .name("qs-walker".into())
+                .name("qs-helper".into())
                 .spawn(move || helper_loop(&s))?;
             let tid = {
                 let mut st = shared.lock();
@@ -475,6 +475,28 @@ impl Helpers {
         };
         Ok(Backed { values, backed_up })
     }
+}
+
+/// How many threads (and so, with CPUs free, CPUs) a process-mode snapshot
+/// is split between: the BPF walk's stretches, the procfs backend's reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// One per CPU this thread may run on, one per so many processes at
+    /// most ([`crate::bpf::MIN_PER_WALKER`] for a walk,
+    /// [`crate::dir::MIN_PER_READER`] for procfs), up to [`MAX_THREADS`]:
+    /// an agent confined to housekeeping CPUs reads on those only.
+    Auto,
+    /// This many (1 to [`MAX_THREADS`]), whatever the table's size.
+    Fixed(usize),
+}
+
+/// The most threads a snapshot is split between.
+pub const MAX_THREADS: usize = 15;
+
+/// How many CPUs this thread may run on.
+pub(crate) fn allowed_cpus() -> usize {
+    // SAFETY: CPU_COUNT reads the set.
+    allowed_cpu_set().map_or(1, |set| unsafe { libc::CPU_COUNT(&set) }.max(1) as usize)
 }
 
 /// The CPUs this thread may run on.

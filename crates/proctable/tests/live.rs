@@ -346,6 +346,10 @@ fn processes_exiting_mid_scan_are_skipped_never_half_read() {
         })
     };
     let mut dir = ProcDir::open("/proc", "/sys").unwrap();
+    // Reads split between threads, in parts small enough for this table.
+    let mut split = ProcDir::open("/proc", "/sys").unwrap();
+    split.set_threads(proctable::Threads::Fixed(2));
+    split.set_part_pids(16);
     let mut walk = bpf();
     let mut iter = bpf_with(Method::Iter);
     let all = Query {
@@ -359,6 +363,13 @@ fn processes_exiting_mid_scan_are_skipped_never_half_read() {
         assert!(
             rows.iter().all(|p| p.start_ticks > 0 || p.pid <= 2),
             "half-read row"
+        );
+        split
+            .snapshot(&all, &mut rows)
+            .expect("split procfs scan with exits");
+        assert!(
+            rows.iter().all(|p| p.start_ticks > 0 || p.pid <= 2),
+            "half-read row (split)"
         );
         walk.snapshot(&all, &mut rows).expect("bpf walk with exits");
         iter.snapshot(&all, &mut rows)

@@ -6,7 +6,8 @@
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
-use proctable::bpf::{Bpf, Method, Walkers};
+use proctable::Threads;
+use proctable::bpf::{Bpf, Method};
 use proctable::{Field, Fields, Identity, Proc, Query};
 
 /// Children killed and reaped when dropped (also when a test fails).
@@ -55,7 +56,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn walk(walkers: Walkers) -> Bpf {
+fn walk(walkers: Threads) -> Bpf {
     let mut b = Bpf::open_with(Method::Walk)
         .unwrap_or_else(|e| panic!("the BPF backend must load here (run as root): {e}"));
     assert_eq!(b.method(), Method::Walk, "{:?}", b.walk_unavailable());
@@ -89,8 +90,8 @@ fn split_walk_finds_what_one_walker_finds_once_each() {
         .spawn()
         .expect("python3");
     let threaded = Kids(vec![threaded]);
-    let mut one = walk(Walkers::Fixed(1));
-    let mut split = walk(Walkers::Fixed(3));
+    let mut one = walk(Threads::Fixed(1));
+    let mut split = walk(Threads::Fixed(3));
     let all = Query {
         fields: Fields::all().without(Field::Cmdline),
         ..Query::default()
@@ -205,8 +206,8 @@ fn walk_beside_one(
 /// command lines.
 fn in_stretches_of_64() -> (Kids, Bpf, Bpf, Query) {
     let kids = Kids::sleepers(600);
-    let one = walk(Walkers::Fixed(1));
-    let mut split = walk(Walkers::Fixed(2));
+    let one = walk(Threads::Fixed(1));
+    let mut split = walk(Threads::Fixed(2));
     split.set_stretch_procs(64);
     let all = Query {
         fields: Fields::all().without(Field::Cmdline),
@@ -284,7 +285,7 @@ fn split_walk_with_stalled_stretches_walked_again_finds_what_one_walker_finds() 
 fn split_walk_is_walked_again_when_a_start_task_has_left() {
     let _serial = serial();
     let mut kids = Kids::sleepers(800);
-    let mut split = walk(Walkers::Fixed(4));
+    let mut split = walk(Threads::Fixed(4));
     let q = Query::default();
     let mut s = Vec::new();
     split.snapshot(&q, &mut s).unwrap();
@@ -312,7 +313,7 @@ fn split_walk_is_walked_again_when_a_start_task_has_left() {
 fn split_walk_is_walked_again_when_a_share_of_rows_does_not_fit() {
     let _serial = serial();
     let kids = Kids::sleepers(600);
-    let mut split = walk(Walkers::Fixed(2));
+    let mut split = walk(Threads::Fixed(2));
     let q = Query::default();
     let (mut s, mut one) = (Vec::new(), Vec::new());
     split.snapshot(&q, &mut s).unwrap();
@@ -324,7 +325,7 @@ fn split_walk_is_walked_again_when_a_share_of_rows_does_not_fit() {
     let stats = split.walk_stats().unwrap();
     assert_eq!((stats.redone, stats.last_walkers), (1, 1), "{stats:?}");
     assert_eq!(split.walk_reloads(), reloads + 1, "grown by the one walker");
-    walk(Walkers::Fixed(1)).snapshot(&q, &mut one).unwrap();
+    walk(Threads::Fixed(1)).snapshot(&q, &mut one).unwrap();
     assert_once_each(&s);
     for pid in kids.pids() {
         assert!(s.iter().any(|p| p.pid == pid), "{pid} missing");
@@ -342,7 +343,7 @@ fn auto_splits_by_cpus_and_table_size() {
     let _serial = serial();
     // A small table (this machine's, with no children) is one walker's
     // however many CPUs there are.
-    let mut auto = walk(Walkers::Auto);
+    let mut auto = walk(Threads::Auto);
     let mut s = Vec::new();
     auto.snapshot(&Query::default(), &mut s).unwrap();
     auto.snapshot(&Query::default(), &mut s).unwrap();
