@@ -94,12 +94,11 @@ fn percentile_ms(sorted: &[f64], p: f64) -> f64 {
 enum Source {
     /// The naive open/read/close loop.
     Naive,
-    /// A procfs backend opened beside the default for comparison
-    /// (`dirs`).
-    Dir(usize),
-    /// The procfs backend as `ProcTable` opens it (reads split between
-    /// threads).
-    Procfs,
+    /// The procfs backend as `ProcTable` opens it, its reads split between
+    /// threads as set (`Auto`: the default).
+    Procfs(Threads),
+    /// A procfs backend that opens, reads and closes every file.
+    Cold,
     /// The BPF backend as `ProcTable` opens it (the walk, split).
     Bpf,
     /// One of the BPF backends opened beside it for comparison (`beside`).
@@ -168,17 +167,13 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
     }
     let mut procfs =
         ProcTable::open(BackendChoice::Procfs, "/proc", "/sys").map_err(|e| e.to_string())?;
-    // The procfs backend on one thread, with and without kept-open fds.
-    let mut dirs = Vec::new();
-    for (name, max_kept) in [
-        ("procfs-1thread", proctable::dir::default_max_kept()),
-        ("procfs-no-kept-fds", 0),
-    ] {
-        let mut d = proctable::dir::ProcDir::open("/proc", "/sys").map_err(|e| e.to_string())?;
-        d.set_threads(Threads::Fixed(1));
-        d.set_max_kept(max_kept);
-        dirs.push((name, d));
-    }
+    // On one thread, every file opened, read and closed. The one-thread
+    // row with kept fds is the default backend set to one thread for its
+    // snapshot: the same kept fds (two readers each keeping one per
+    // process would run out of them).
+    let mut cold = proctable::dir::ProcDir::open("/proc", "/sys").map_err(|e| e.to_string())?;
+    cold.set_threads(Threads::Fixed(1));
+    cold.set_max_kept(0);
     // What the naive loop reads too: every field of /proc/PID/stat.
     let query = Query::default();
     // Item 1's fields but I/O: adds the cgroup id and context switches.
@@ -209,11 +204,15 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         // (row name, what takes the snapshot, what it asks for, samples).
         let mut times: Vec<(&str, Source, &Query, Vec<f64>)> = vec![
             ("naive", Source::Naive, &query, Vec::new()),
-            ("procfs", Source::Procfs, &query, Vec::new()),
+            ("procfs", Source::Procfs(Threads::Auto), &query, Vec::new()),
+            (
+                "procfs-1thread",
+                Source::Procfs(Threads::Fixed(1)),
+                &query,
+                Vec::new(),
+            ),
+            ("procfs-no-kept-fds", Source::Cold, &query, Vec::new()),
         ];
-        for (k, (name, _)) in dirs.iter().enumerate() {
-            times.push((name, Source::Dir(k), &query, Vec::new()));
-        }
         if bpf.is_some() {
             times.push(("bpf", Source::Bpf, &query, Vec::new()));
             times.push(("bpf-all-but-io", Source::Bpf, &all_but_io, Vec::new()));
@@ -237,8 +236,11 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                 let t = Instant::now();
                 let got = match source {
                     Source::Naive => Ok(naive_snapshot(&mut naive_rows)),
-                    Source::Dir(i) => dirs[*i].1.snapshot(q, &mut table).map(|_| table.len()),
-                    Source::Procfs => procfs.snapshot(q, &mut table).map(|_| table.len()),
+                    Source::Cold => cold.snapshot(q, &mut table).map(|_| table.len()),
+                    Source::Procfs(threads) => {
+                        procfs.set_threads(*threads);
+                        procfs.snapshot(q, &mut table).map(|_| table.len())
+                    }
                     Source::Bpf => {
                         let b = bpf.as_mut().expect("bpf opened");
                         b.snapshot(q, &mut table).map(|_| table.len())

@@ -245,6 +245,12 @@ fn is_gone(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH))
 }
 
+/// Opening a file failed for want of fds (this process's or the system's).
+fn out_of_fds(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. }
+        if matches!(source.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)))
+}
+
 /// The soft RLIMIT_NOFILE less a reserve: how many fds a reader may keep.
 pub fn default_max_kept() -> usize {
     let mut lim = libc::rlimit {
@@ -673,7 +679,32 @@ impl ProcDir {
     ///
     /// A process-mode scan of many processes is split between threads
     /// (see [`Threads`]).
+    ///
+    /// A scan that runs out of fds (EMFILE, ENFILE: the process holds
+    /// more than the bound allowed for, or the system is out) halves the
+    /// fds kept, lowers the bound to that, and scans again, once.
     pub fn snapshot(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
+        match self.snapshot_once(query, out) {
+            Err(e) if out_of_fds(&e) && !self.kept.is_empty() => {
+                self.shrink_kept();
+                self.snapshot_once(query, out)
+            }
+            result => result,
+        }
+    }
+
+    /// Keeps half the kept fds, and at most that many from now on.
+    fn shrink_kept(&mut self) {
+        let keep = self.kept.len() / 2;
+        self.max_kept = keep;
+        let mut n = 0;
+        self.kept.retain(|_, _| {
+            n += 1;
+            n <= keep
+        });
+    }
+
+    fn snapshot_once(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
         out.clear();
         self.reader.cgroup_ids.clear();
         let mut pids = std::mem::take(&mut self.pids);
@@ -837,8 +868,19 @@ impl ProcDir {
     }
 
     /// Start time (clock ticks since boot) of each PID, `None` for one that
-    /// does not exist: the vectored identity check.
+    /// does not exist: the vectored identity check. Out of fds, it frees
+    /// kept ones and tries again once, as [`ProcDir::snapshot`] does.
     pub fn start_ticks(&mut self, pids: &[u32]) -> Result<Vec<Option<u64>>> {
+        match self.start_ticks_once(pids) {
+            Err(e) if out_of_fds(&e) && !self.kept.is_empty() => {
+                self.shrink_kept();
+                self.start_ticks_once(pids)
+            }
+            result => result,
+        }
+    }
+
+    fn start_ticks_once(&mut self, pids: &[u32]) -> Result<Vec<Option<u64>>> {
         let mut out = Vec::with_capacity(pids.len());
         let room = self.room();
         let mut reader = std::mem::take(&mut self.reader);
