@@ -230,8 +230,14 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         let steal_before = steal_ticks();
         let started = Instant::now();
         // One warm-up round (fills kept fds, caches, buffers), then runs.
+        // Each run starts one row later than the last: a row's time
+        // depends on what ran before it (the naive loop and procfs evict
+        // the caches a walk right after another finds warm), so no row
+        // always follows the same one.
+        let kinds = times.len();
         for run in 0..=opts.runs {
-            for (k, (_, source, q, samples)) in times.iter_mut().enumerate() {
+            for k in (0..kinds).map(|i| (i + run) % kinds) {
+                let (_, source, q, samples) = &mut times[k];
                 let c = process_cpu_ms();
                 let t = Instant::now();
                 let got = match source {
