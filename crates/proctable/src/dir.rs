@@ -34,6 +34,8 @@ use crate::query::Query;
 use crate::walkers::{Helpers, MAX_THREADS, Threads, allowed_cpus};
 
 const DENTS_BYTES: usize = 256 * 1024;
+/// A task directory's listing buffer (about 1,000 threads per call).
+const TASK_DENTS_BYTES: usize = 32 * 1024;
 const READ_BYTES: usize = 4096;
 /// Bytes of /proc/PID/status we accept (it is about 1.5 KiB).
 const STATUS_LIMIT: usize = 64 * 1024;
@@ -70,6 +72,9 @@ struct Reader {
     opened: Vec<(u32, OwnedFd)>,
     /// Tasks whose kept fd showed them gone: the PID may be reused.
     gone: Vec<u32>,
+    /// A process's task directory listing (threads mode).
+    dents: Vec<u8>,
+    tids: Vec<u32>,
 }
 
 /// What the threads of one scan share: the tree, the kept fds (read only),
@@ -88,7 +93,6 @@ pub struct ProcDir {
     reader: Reader,
     dents: Vec<u8>,
     pids: Vec<u32>,
-    tids: Vec<u32>,
     kept: HashMap<u32, OwnedFd>,
     max_kept: usize,
     threads: Threads,
@@ -309,7 +313,47 @@ impl Reader {
             cgroup_ids: HashMap::new(),
             opened: Vec::new(),
             gone: Vec::new(),
+            dents: Vec::new(),
+            tids: Vec::new(),
         }
+    }
+
+    /// One row per thread of process `pid`.
+    fn read_threads(
+        &mut self,
+        scan: Scan<'_>,
+        pid: u32,
+        fields: Fields,
+        out: &mut Vec<Proc>,
+    ) -> Result<()> {
+        let tree = scan.tree;
+        let mut name = [0u8; 48];
+        let rel = pid_path(&mut name, pid, b"/task");
+        let Some(task) = tree.open_live(
+            tree.dirfd.as_raw_fd(),
+            rel,
+            libc::O_RDONLY | libc::O_DIRECTORY,
+            rel,
+        )?
+        else {
+            return Ok(());
+        };
+        if self.dents.is_empty() {
+            self.dents.resize(TASK_DENTS_BYTES, 0);
+        }
+        let mut tids = std::mem::take(&mut self.tids);
+        let result = match list_numeric(task.as_raw_fd(), &mut self.dents, &mut tids) {
+            Ok(()) => tids
+                .iter()
+                .try_for_each(|&tid| self.read_one(scan, tid, Some(pid), fields, out)),
+            Err(e) if is_gone(&e) => Ok(()),
+            Err(source) => Err(Error::Io {
+                path: tree.path(rel),
+                source,
+            }),
+        };
+        self.tids = tids;
+        result
     }
 
     /// Reads PID/stat (or PID/task/TID/stat) into self.buf through a kept fd
@@ -541,7 +585,6 @@ impl ProcDir {
             reader: Reader::new(),
             dents: vec![0; DENTS_BYTES],
             pids: Vec::new(),
-            tids: Vec::new(),
             kept: HashMap::new(),
             max_kept: default_max_kept(),
             threads: Threads::Auto,
@@ -623,7 +666,7 @@ impl ProcDir {
         self.kept.len()
     }
 
-    /// How many threads read a process-mode scan (see [`Threads`]).
+    /// How many threads a scan's reads are split between (see [`Threads`]).
     pub fn set_threads(&mut self, threads: Threads) {
         self.threads = threads;
     }
@@ -635,7 +678,7 @@ impl ProcDir {
         self.part_pids = n.max(1);
     }
 
-    /// The threads the last process-mode scan's reads were split between
+    /// The threads the last scan's reads were split between
     /// (1: read on the calling thread alone).
     pub fn last_threads(&self) -> usize {
         self.last_threads
@@ -677,8 +720,8 @@ impl ProcDir {
     /// zombie, a task made during the scan) /proc is listed and the rows
     /// are made to match the listing.
     ///
-    /// A process-mode scan of many processes is split between threads
-    /// (see [`Threads`]).
+    /// A scan of many processes is split between threads (see
+    /// [`Threads`]); in threads mode a process's threads are read by one.
     ///
     /// A scan that runs out of fds (EMFILE, ENFILE: the process holds
     /// more than the bound allowed for, or the system is out) halves the
@@ -731,12 +774,7 @@ impl ProcDir {
                 true
             }
         };
-        let mut result = if query.threads {
-            pids.iter()
-                .try_for_each(|&pid| self.read_threads(pid, query.fields, out))
-        } else {
-            self.read_processes(&pids, query.fields, out)
-        };
+        let mut result = self.read_pids(&pids, query.fields, query.threads, out);
         if result.is_ok() && quick.is_some() {
             let threads: u64 = out.iter().map(|p| u64::from(p.num_threads)).sum();
             let after = self.read_loadavg();
@@ -771,10 +809,24 @@ impl ProcDir {
         result
     }
 
-    /// One row per process of `pids`, split between threads when there are
-    /// many: each takes [`PIDS_PER_PART`] at a time until none is left; rows
-    /// come back in the order of `pids`.
-    fn read_processes(&mut self, pids: &[u32], fields: Fields, out: &mut Vec<Proc>) -> Result<()> {
+    /// One row per process of `pids` (per thread of each in threads mode),
+    /// split between threads when there are many processes: each takes
+    /// [`PIDS_PER_PART`] at a time until none is left; rows come back in
+    /// the order of `pids`.
+    fn read_pids(
+        &mut self,
+        pids: &[u32],
+        fields: Fields,
+        threads_mode: bool,
+        out: &mut Vec<Proc>,
+    ) -> Result<()> {
+        let read = |reader: &mut Reader, scan, pid, out: &mut Vec<Proc>| {
+            if threads_mode {
+                reader.read_threads(scan, pid, fields, out)
+            } else {
+                reader.read_one(scan, pid, None, fields, out)
+            }
+        };
         let threads = match self.threads {
             Threads::Fixed(n) => n,
             Threads::Auto => allowed_cpus().min(pids.len() / MIN_PER_READER),
@@ -789,7 +841,7 @@ impl ProcDir {
             let scan = self.scan(&room);
             let result = pids
                 .iter()
-                .try_for_each(|&pid| reader.read_one(scan, pid, None, fields, out));
+                .try_for_each(|&pid| read(&mut reader, scan, pid, out));
             self.settle(&mut reader);
             self.reader = reader;
             return result;
@@ -807,7 +859,7 @@ impl ProcDir {
             let mut rows = Vec::with_capacity(chunk.len());
             let result = chunk
                 .iter()
-                .try_for_each(|&pid| reader.read_one(scan, pid, None, fields, &mut rows));
+                .try_for_each(|&pid| read(&mut reader, scan, pid, &mut rows));
             *done[part].lock().unwrap_or_else(|e| e.into_inner()) = Some((reader, rows, result));
             Ok(0)
         };
@@ -862,7 +914,7 @@ impl ProcDir {
             .collect();
         // The scan's split is the main read's, not this one's.
         let threads = self.last_threads;
-        let result = self.read_processes(&missing, fields, out);
+        let result = self.read_pids(&missing, fields, false, out);
         self.last_threads = threads;
         result
     }
@@ -903,39 +955,6 @@ impl ProcDir {
         self.settle(&mut reader);
         self.reader = reader;
         result.map(|()| out)
-    }
-
-    fn read_threads(&mut self, pid: u32, fields: Fields, out: &mut Vec<Proc>) -> Result<()> {
-        let mut name = [0u8; 48];
-        let rel = pid_path(&mut name, pid, b"/task");
-        let Some(task) = self.tree.open_live(
-            self.tree.dirfd.as_raw_fd(),
-            rel,
-            libc::O_RDONLY | libc::O_DIRECTORY,
-            rel,
-        )?
-        else {
-            return Ok(());
-        };
-        let mut tids = std::mem::take(&mut self.tids);
-        let listed = list_numeric(task.as_raw_fd(), &mut self.dents, &mut tids);
-        let room = self.room();
-        let mut reader = std::mem::take(&mut self.reader);
-        let scan = self.scan(&room);
-        let result = match listed {
-            Ok(()) => tids
-                .iter()
-                .try_for_each(|&tid| reader.read_one(scan, tid, Some(pid), fields, out)),
-            Err(e) if is_gone(&e) => Ok(()),
-            Err(source) => Err(Error::Io {
-                path: scan.tree.path(rel),
-                source,
-            }),
-        };
-        self.settle(&mut reader);
-        self.reader = reader;
-        self.tids = tids;
-        result
     }
 }
 

@@ -140,7 +140,7 @@ impl ProcTable {
         }
     }
 
-    /// How many threads a process-mode snapshot is split between, on
+    /// How many threads a snapshot is split between, on
     /// either backend (see [`Threads`]).
     pub fn set_threads(&mut self, threads: Threads) {
         match &mut self.inner {

@@ -477,8 +477,9 @@ impl Helpers {
     }
 }
 
-/// How many threads (and so, with CPUs free, CPUs) a process-mode snapshot
-/// is split between: the BPF walk's stretches, the procfs backend's reads.
+/// How many threads (and so, with CPUs free, CPUs) a snapshot is split
+/// between: the BPF walk's stretches (process mode only), the procfs
+/// backend's reads (either mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Threads {
     /// One per CPU this thread may run on, one per so many processes at

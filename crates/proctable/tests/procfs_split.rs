@@ -1,5 +1,5 @@
 //! The procfs backend's reads split between threads: the same rows as one
-//! thread, the kept-open fds within their bound, and a bad file an error
+//! thread (process and threads mode), the kept-open fds within their bound, and a bad file an error
 //! naming it whichever thread read it.
 
 use std::process::{Child, Command, Stdio};
@@ -118,6 +118,57 @@ fn split_scans_give_the_rows_one_thread_gives() {
     assert_eq!(split.last_threads(), 3);
     asked.sort_unstable();
     assert_eq!(rows.iter().map(|p| p.pid).collect::<Vec<_>>(), asked);
+}
+
+#[test]
+fn split_thread_scans_give_the_rows_one_thread_gives() {
+    let kids = Sleepers::start(CHILDREN);
+    settled(&kids);
+    // Threads of our own, asleep until the sender is dropped.
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let rx = std::sync::Arc::new(std::sync::Mutex::new(rx));
+    let sleepers: Vec<_> = (0..4)
+        .map(|_| {
+            let rx = rx.clone();
+            std::thread::spawn(move || {
+                let _ = rx.lock().unwrap().recv();
+            })
+        })
+        .collect();
+    let mut one = reader(1);
+    let mut split = reader(3);
+    let q = Query {
+        threads: true,
+        ..Query::default()
+    };
+    let (mut a, mut b, mut a2) = (Vec::new(), Vec::new(), Vec::new());
+    one.snapshot(&q, &mut a).unwrap();
+    split.snapshot(&q, &mut b).unwrap();
+    one.snapshot(&q, &mut a2).unwrap();
+    assert_eq!(split.last_threads(), 3);
+    assert!(b.is_sorted_by_key(|p| p.pid), "not in TID order");
+    for p in a
+        .iter()
+        .filter(|p| a2.iter().any(|q| q.identity() == p.identity()))
+    {
+        let found: Vec<&Proc> = b.iter().filter(|q| q.pid == p.pid).collect();
+        assert_eq!(found.len(), 1, "{p:?}");
+        assert_eq!((found[0].identity(), found[0].tgid), (p.identity(), p.tgid));
+    }
+    let me = std::process::id();
+    assert!(
+        b.iter().filter(|p| p.tgid == me).count() >= 5,
+        "our threads"
+    );
+    for pid in kids.pids() {
+        let row = |rows: &[Proc]| rows.iter().find(|p| p.pid == pid).copied();
+        assert!(row(&a).is_some(), "child {pid} missing");
+        assert_eq!(row(&b), row(&a), "child {pid}");
+    }
+    drop(tx);
+    for t in sleepers {
+        t.join().unwrap();
+    }
 }
 
 #[test]
