@@ -15,8 +15,9 @@
 //! [`ProcTable`] picks one (`auto`: BPF when it loads, else procfs, saying
 //! why once). A process is an [`Identity`] (PID and start time): rates are
 //! computed only within one identity, so PID reuse never yields a bogus delta.
-//! [`bpf::Exits`] captures every process that ends, with its final counters,
-//! so short-lived processes between two snapshots are not lost.
+//! [`ProcTable::enable_exits`] captures every process that ends, with its
+//! final counters, so short-lived processes between two snapshots are not
+//! lost.
 
 pub mod bpf;
 mod cmdline;
