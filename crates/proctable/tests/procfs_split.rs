@@ -63,6 +63,40 @@ fn settled(kids: &Sleepers) {
     }
 }
 
+/// Scans with `q` by one thread, split, and by one thread again; checks
+/// that every row the one-thread scans both found (alive throughout) the
+/// split scan found once, with the same identity and process, and that the
+/// sleeping children's rows are equal field by field. Returns the split
+/// scan's rows.
+fn compare(kids: &Sleepers, one: &mut ProcDir, split: &mut ProcDir, q: &Query) -> Vec<Proc> {
+    let (mut a, mut b, mut a2) = (Vec::new(), Vec::new(), Vec::new());
+    one.snapshot(q, &mut a).unwrap();
+    split.snapshot(q, &mut b).unwrap();
+    one.snapshot(q, &mut a2).unwrap();
+    assert_eq!(one.last_threads(), 1);
+    assert_eq!(split.last_threads(), 3, "{q:?}");
+    assert!(b.is_sorted_by_key(|p| p.pid), "{q:?}: not in PID order");
+    for p in a
+        .iter()
+        .filter(|p| a2.iter().any(|q| q.identity() == p.identity()))
+    {
+        let found: Vec<&Proc> = b.iter().filter(|q| q.pid == p.pid).collect();
+        assert_eq!(found.len(), 1, "{q:?}: {p:?}");
+        assert_eq!(
+            (found[0].identity(), found[0].tgid),
+            (p.identity(), p.tgid),
+            "{q:?}"
+        );
+    }
+    // The sleeping children do not change.
+    for pid in kids.pids() {
+        let row = |rows: &[Proc]| rows.iter().find(|p| p.pid == pid).copied();
+        assert!(row(&a).is_some(), "{q:?}: child {pid} missing");
+        assert_eq!(row(&b), row(&a), "{q:?}: child {pid}");
+    }
+    b
+}
+
 #[test]
 fn split_scans_give_the_rows_one_thread_gives() {
     let kids = Sleepers::start(CHILDREN);
@@ -78,33 +112,7 @@ fn split_scans_give_the_rows_one_thread_gives() {
             fields,
             ..Query::default()
         };
-        let (mut a, mut b, mut a2) = (Vec::new(), Vec::new(), Vec::new());
-        one.snapshot(&q, &mut a).unwrap();
-        split.snapshot(&q, &mut b).unwrap();
-        one.snapshot(&q, &mut a2).unwrap();
-        assert_eq!(one.last_threads(), 1);
-        assert_eq!(split.last_threads(), 3, "{fields:?}");
-        assert!(
-            b.is_sorted_by_key(|p| p.pid),
-            "{fields:?}: not in PID order"
-        );
-        // Each process found by one thread before and after is found by
-        // the split scan, once.
-        for p in a
-            .iter()
-            .filter(|p| a2.iter().any(|q| q.identity() == p.identity()))
-        {
-            let found: Vec<&Proc> = b.iter().filter(|q| q.pid == p.pid).collect();
-            assert_eq!(found.len(), 1, "{fields:?}: {p:?}");
-            assert_eq!(found[0].identity(), p.identity(), "{fields:?}");
-        }
-        // The sleeping children do not change: their rows are equal,
-        // field by field.
-        for pid in kids.pids() {
-            let row = |rows: &[Proc]| rows.iter().find(|p| p.pid == pid).copied();
-            assert!(row(&a).is_some(), "{fields:?}: child {pid} missing");
-            assert_eq!(row(&b), row(&a), "{fields:?}: child {pid}");
-        }
+        compare(&kids, &mut one, &mut split, &q);
     }
     // A list of PIDs asked for is split too, and comes back in PID order.
     let mut asked = kids.pids();
@@ -141,30 +149,12 @@ fn split_thread_scans_give_the_rows_one_thread_gives() {
         threads: true,
         ..Query::default()
     };
-    let (mut a, mut b, mut a2) = (Vec::new(), Vec::new(), Vec::new());
-    one.snapshot(&q, &mut a).unwrap();
-    split.snapshot(&q, &mut b).unwrap();
-    one.snapshot(&q, &mut a2).unwrap();
-    assert_eq!(split.last_threads(), 3);
-    assert!(b.is_sorted_by_key(|p| p.pid), "not in TID order");
-    for p in a
-        .iter()
-        .filter(|p| a2.iter().any(|q| q.identity() == p.identity()))
-    {
-        let found: Vec<&Proc> = b.iter().filter(|q| q.pid == p.pid).collect();
-        assert_eq!(found.len(), 1, "{p:?}");
-        assert_eq!((found[0].identity(), found[0].tgid), (p.identity(), p.tgid));
-    }
+    let b = compare(&kids, &mut one, &mut split, &q);
     let me = std::process::id();
     assert!(
         b.iter().filter(|p| p.tgid == me).count() >= 5,
         "our threads"
     );
-    for pid in kids.pids() {
-        let row = |rows: &[Proc]| rows.iter().find(|p| p.pid == pid).copied();
-        assert!(row(&a).is_some(), "child {pid} missing");
-        assert_eq!(row(&b), row(&a), "child {pid}");
-    }
     drop(tx);
     for t in sleepers {
         t.join().unwrap();
