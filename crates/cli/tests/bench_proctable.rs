@@ -1,0 +1,148 @@
+//! `quietstat bench proctable` end to end: one JSON object per backend and
+//! count, and every idle process it spawned gone once it ends, also when
+//! it is interrupted. The counts asked for are odd ones no other test
+//! uses: the spawned processes are forks of the benchmark, and are found by
+//! the `--procs` value in their command line.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_quietstat");
+
+/// Processes whose command line has `--procs N` (the benchmark, its
+/// spawner and the idle processes, all forks of one command).
+fn forks_of(n: &str) -> usize {
+    let needle = format!("--procs\0{n}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|s| s.parse::<u32>().is_ok())
+        })
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| c.windows(needle.len()).any(|w| w == needle.as_bytes()))
+        .count()
+}
+
+/// On drop (a failed test too), kills whatever forks of `--procs N` are
+/// left: they are this test's.
+struct Reap(&'static str);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        let needle = format!("--procs\0{}\0", self.0);
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(c) = std::fs::read(e.path().join("cmdline")) else {
+                continue;
+            };
+            if c.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                // SAFETY: kill on a PID; only forks of this test's command
+                // carry its `--procs` value.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// Waits up to `limit` for `cond`.
+fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    cond()
+}
+
+#[test]
+fn json_has_one_object_per_backend_and_count_and_no_process_is_left() {
+    let _reap = Reap("37,41");
+    let out = Command::new(BIN)
+        .args([
+            "bench",
+            "proctable",
+            "--procs",
+            "37,41",
+            "--runs",
+            "2",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for procs in [37, 41] {
+        let here: Vec<&serde_json::Value> = rows.iter().filter(|r| r["procs"] == procs).collect();
+        let names: Vec<&str> = here
+            .iter()
+            .map(|r| r["backend"].as_str().unwrap())
+            .collect();
+        for want in [
+            "naive",
+            "procfs",
+            "procfs-1thread",
+            "procfs-no-kept-fds",
+            "bpf",
+            "bpf-all-but-io",
+        ] {
+            assert_eq!(
+                names.iter().filter(|&&n| n == want).count(),
+                1,
+                "{procs}: {names:?}"
+            );
+        }
+        for r in here {
+            assert_eq!(r["runs"], 2, "{r}");
+            let (median, p99) = (
+                r["median_ms"].as_f64().unwrap(),
+                r["p99_ms"].as_f64().unwrap(),
+            );
+            assert!(median > 0.0 && p99 >= median, "{r}");
+            assert!(r["table_rows"].as_u64().unwrap() >= procs, "{r}");
+        }
+    }
+    assert!(
+        wait_for(Duration::from_secs(5), || forks_of("37,41") == 0),
+        "{} processes left",
+        forks_of("37,41")
+    );
+}
+
+#[test]
+fn an_interrupted_run_leaves_no_process_behind() {
+    let _reap = Reap("301");
+    let mut bench = Command::new(BIN)
+        .args(["bench", "proctable", "--procs", "301", "--runs", "1000000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The benchmark, its spawner and the 301 idle processes.
+    let up = wait_for(Duration::from_secs(60), || forks_of("301") >= 303);
+    // SAFETY: kill on the PID of a child we started and have not reaped.
+    unsafe { libc::kill(bench.id() as libc::pid_t, libc::SIGINT) };
+    let status = bench.wait().unwrap();
+    assert!(up, "the idle processes never all came up");
+    assert!(!status.success(), "interrupted, yet {status}");
+    assert!(
+        wait_for(Duration::from_secs(10), || forks_of("301") == 0),
+        "{} processes left",
+        forks_of("301")
+    );
+}
