@@ -318,6 +318,22 @@ impl Reader {
         }
     }
 
+    /// Process `pid`'s row, or in threads mode one row per thread of it.
+    fn read_pid(
+        &mut self,
+        scan: Scan<'_>,
+        pid: u32,
+        fields: Fields,
+        threads_mode: bool,
+        out: &mut Vec<Proc>,
+    ) -> Result<()> {
+        if threads_mode {
+            self.read_threads(scan, pid, fields, out)
+        } else {
+            self.read_one(scan, pid, None, fields, out)
+        }
+    }
+
     /// One row per thread of process `pid`.
     fn read_threads(
         &mut self,
@@ -700,6 +716,17 @@ impl ProcDir {
         AtomicUsize::new(self.max_kept.saturating_sub(self.kept.len()))
     }
 
+    /// Runs `op` on this thread with the kept reader, then applies what it
+    /// found of the kept fds.
+    fn with_reader<T>(&mut self, op: impl FnOnce(&mut Reader, Scan<'_>) -> T) -> T {
+        let room = self.room();
+        let mut reader = std::mem::take(&mut self.reader);
+        let result = op(&mut reader, self.scan(&room));
+        self.settle(&mut reader);
+        self.reader = reader;
+        result
+    }
+
     /// Applies what a reader found of the kept fds: drops those of tasks
     /// gone, keeps those it opened.
     fn settle(&mut self, reader: &mut Reader) {
@@ -727,10 +754,16 @@ impl ProcDir {
     /// more than the bound allowed for, or the system is out) halves the
     /// fds kept, lowers the bound to that, and scans again, once.
     pub fn snapshot(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
-        match self.snapshot_once(query, out) {
+        self.retrying_out_of_fds(|d| d.snapshot_once(query, out))
+    }
+
+    /// Runs `op`; should it fail for want of fds while fds are kept, frees
+    /// half of them ([`ProcDir::shrink_kept`]) and runs it again, once.
+    fn retrying_out_of_fds<T>(&mut self, mut op: impl FnMut(&mut Self) -> Result<T>) -> Result<T> {
+        match op(self) {
             Err(e) if out_of_fds(&e) && !self.kept.is_empty() => {
                 self.shrink_kept();
-                self.snapshot_once(query, out)
+                op(self)
             }
             result => result,
         }
@@ -820,13 +853,6 @@ impl ProcDir {
         threads_mode: bool,
         out: &mut Vec<Proc>,
     ) -> Result<()> {
-        let read = |reader: &mut Reader, scan, pid, out: &mut Vec<Proc>| {
-            if threads_mode {
-                reader.read_threads(scan, pid, fields, out)
-            } else {
-                reader.read_one(scan, pid, None, fields, out)
-            }
-        };
         let threads = match self.threads {
             Threads::Fixed(n) => n,
             Threads::Auto => allowed_cpus().min(pids.len() / MIN_PER_READER),
@@ -835,17 +861,13 @@ impl ProcDir {
         let per = self.part_pids;
         let parts = pids.len().div_ceil(per);
         self.last_threads = threads.min(parts.max(1));
-        let room = self.room();
         if self.last_threads == 1 {
-            let mut reader = std::mem::take(&mut self.reader);
-            let scan = self.scan(&room);
-            let result = pids
-                .iter()
-                .try_for_each(|&pid| read(&mut reader, scan, pid, out));
-            self.settle(&mut reader);
-            self.reader = reader;
-            return result;
+            return self.with_reader(|reader, scan| {
+                pids.iter()
+                    .try_for_each(|&pid| reader.read_pid(scan, pid, fields, threads_mode, out))
+            });
         }
+        let room = self.room();
         type Part = (Reader, Vec<Proc>, Result<()>);
         let done: Vec<Mutex<Option<Part>>> = (0..parts).map(|_| Mutex::new(None)).collect();
         let scan = Scan {
@@ -859,7 +881,7 @@ impl ProcDir {
             let mut rows = Vec::with_capacity(chunk.len());
             let result = chunk
                 .iter()
-                .try_for_each(|&pid| read(&mut reader, scan, pid, &mut rows));
+                .try_for_each(|&pid| reader.read_pid(scan, pid, fields, threads_mode, &mut rows));
             *done[part].lock().unwrap_or_else(|e| e.into_inner()) = Some((reader, rows, result));
             Ok(0)
         };
@@ -923,37 +945,28 @@ impl ProcDir {
     /// does not exist: the vectored identity check. Out of fds, it frees
     /// kept ones and tries again once, as [`ProcDir::snapshot`] does.
     pub fn start_ticks(&mut self, pids: &[u32]) -> Result<Vec<Option<u64>>> {
-        match self.start_ticks_once(pids) {
-            Err(e) if out_of_fds(&e) && !self.kept.is_empty() => {
-                self.shrink_kept();
-                self.start_ticks_once(pids)
-            }
-            result => result,
-        }
+        self.retrying_out_of_fds(|d| d.start_ticks_once(pids))
     }
 
     fn start_ticks_once(&mut self, pids: &[u32]) -> Result<Vec<Option<u64>>> {
         let mut out = Vec::with_capacity(pids.len());
-        let room = self.room();
-        let mut reader = std::mem::take(&mut self.reader);
-        let scan = self.scan(&room);
-        let result = pids.iter().try_for_each(|&pid| {
-            let mut name = [0u8; 48];
-            let rel = pid_path(&mut name, pid, b"/stat");
-            let Some(len) = reader.read_stat_bytes(scan, pid, rel)? else {
-                out.push(None);
-                return Ok(());
-            };
-            let ticks =
-                pid::parse_start_ticks(&reader.buf[..len]).map_err(|source| Error::Parse {
-                    path: scan.tree.path(rel),
-                    source,
-                })?;
-            out.push(Some(ticks));
-            Ok(())
+        let result = self.with_reader(|reader, scan| {
+            pids.iter().try_for_each(|&pid| {
+                let mut name = [0u8; 48];
+                let rel = pid_path(&mut name, pid, b"/stat");
+                let Some(len) = reader.read_stat_bytes(scan, pid, rel)? else {
+                    out.push(None);
+                    return Ok(());
+                };
+                let ticks =
+                    pid::parse_start_ticks(&reader.buf[..len]).map_err(|source| Error::Parse {
+                        path: scan.tree.path(rel),
+                        source,
+                    })?;
+                out.push(Some(ticks));
+                Ok(())
+            })
         });
-        self.settle(&mut reader);
-        self.reader = reader;
         result.map(|()| out)
     }
 }
