@@ -215,7 +215,6 @@ impl Drop for Pending<'_> {
 /// What the threads of [`Helpers::run_backed`] did, shared with helpers
 /// that may outlive the call.
 struct Tally {
-    parts: usize,
     next: AtomicUsize,
     t0: Instant,
     /// Per part: when it started, in nanoseconds from t0 plus one (0: not
@@ -236,7 +235,7 @@ impl Tally {
         let mut longest = Duration::ZERO;
         loop {
             let part = self.next.fetch_add(1, Ordering::Relaxed);
-            if part >= self.parts {
+            if part >= self.done.len() {
                 return longest;
             }
             let start = Instant::now();
@@ -404,7 +403,6 @@ impl Helpers {
         stall: Option<Duration>,
     ) -> io::Result<Backed> {
         let tally = Arc::new(Tally {
-            parts,
             next: AtomicUsize::new(0),
             t0: Instant::now(),
             started: (0..parts).map(|_| AtomicU64::new(0)).collect(),
