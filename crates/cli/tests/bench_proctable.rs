@@ -9,21 +9,23 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_quietstat");
 
-/// Processes whose command line has `--procs N` (the benchmark, its
-/// spawner and the idle processes, all forks of one command).
-fn forks_of(n: &str) -> usize {
+/// The PIDs of processes whose command line has `--procs N` (the
+/// benchmark, its spawner and the idle processes, all forks of one
+/// command).
+fn forks_of(n: &str) -> Vec<i32> {
     let needle = format!("--procs\0{n}\0");
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|s| s.parse::<u32>().is_ok())
+        .filter_map(|e| {
+            let pid = e.file_name().to_str()?.parse::<i32>().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            cmdline
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes())
+                .then_some(pid)
         })
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .filter(|c| c.windows(needle.len()).any(|w| w == needle.as_bytes()))
-        .count()
+        .collect()
 }
 
 /// On drop (a failed test too), kills whatever forks of `--procs N` are
@@ -32,19 +34,10 @@ struct Reap(&'static str);
 
 impl Drop for Reap {
     fn drop(&mut self) {
-        let needle = format!("--procs\0{}\0", self.0);
-        for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-                continue;
-            };
-            let Ok(c) = std::fs::read(e.path().join("cmdline")) else {
-                continue;
-            };
-            if c.windows(needle.len()).any(|w| w == needle.as_bytes()) {
-                // SAFETY: kill on a PID; only forks of this test's command
-                // carry its `--procs` value.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
+        for pid in forks_of(self.0) {
+            // SAFETY: kill on a PID; only forks of this test's command
+            // carry its `--procs` value.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     }
 }
@@ -118,8 +111,8 @@ fn json_has_one_object_per_backend_and_count_and_no_process_is_left() {
         }
     }
     assert!(
-        wait_for(Duration::from_secs(5), || forks_of("37,41") == 0),
-        "{} processes left",
+        wait_for(Duration::from_secs(5), || forks_of("37,41").is_empty()),
+        "processes left: {:?}",
         forks_of("37,41")
     );
 }
@@ -134,15 +127,15 @@ fn an_interrupted_run_leaves_no_process_behind() {
         .spawn()
         .unwrap();
     // The benchmark, its spawner and the 301 idle processes.
-    let up = wait_for(Duration::from_secs(60), || forks_of("301") >= 303);
+    let up = wait_for(Duration::from_secs(60), || forks_of("301").len() >= 303);
     // SAFETY: kill on the PID of a child we started and have not reaped.
     unsafe { libc::kill(bench.id() as libc::pid_t, libc::SIGINT) };
     let status = bench.wait().unwrap();
     assert!(up, "the idle processes never all came up");
     assert!(!status.success(), "interrupted, yet {status}");
     assert!(
-        wait_for(Duration::from_secs(10), || forks_of("301") == 0),
-        "{} processes left",
+        wait_for(Duration::from_secs(10), || forks_of("301").is_empty()),
+        "processes left: {:?}",
         forks_of("301")
     );
 }
