@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::fields::{Field, Fields};
 use crate::proc::{NS_PER_TICK, Proc};
 use crate::query::Query;
-use crate::walkers::{Helpers, MAX_THREADS, Threads, allowed_cpus};
+use crate::walkers::{Helpers, Threads};
 
 const DENTS_BYTES: usize = 256 * 1024;
 /// A task directory's listing buffer (about 1,000 threads per call).
@@ -853,11 +853,7 @@ impl ProcDir {
         threads_mode: bool,
         out: &mut Vec<Proc>,
     ) -> Result<()> {
-        let threads = match self.threads {
-            Threads::Fixed(n) => n,
-            Threads::Auto => allowed_cpus().min(pids.len() / MIN_PER_READER),
-        }
-        .clamp(1, MAX_THREADS);
+        let threads = self.threads.count(pids.len() as u64, MIN_PER_READER as u64);
         let per = self.part_pids;
         let parts = pids.len().div_ceil(per);
         self.last_threads = threads.min(parts.max(1));

@@ -29,7 +29,7 @@ use crate::record::{
     QS_KFUNC_ITER_TASK_NEXT, QS_KFUNC_RDONLY_CAST, QS_MAX_WALKERS, QS_WALK_MARKS, QS_WALK_MIN_ROWS,
     QS_WALK_STALE_START, QsConfig, QsIo, QsTask, QsWalkArgs, QsWalkOut,
 };
-use crate::walkers::{Args, Helpers, MAX_THREADS, OwnedJob, Threads, allowed_cpus, test_run};
+use crate::walkers::{Args, Helpers, MAX_THREADS, OwnedJob, Threads, test_run};
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/walk.bpf.o");
@@ -418,11 +418,7 @@ impl Walk {
         if self.config.flags & QS_CFG_THREADS as u32 != 0 {
             return (1, Vec::new());
         }
-        let threads = match self.split.walkers {
-            Threads::Fixed(n) => n,
-            Threads::Auto => allowed_cpus().min((self.visited / MIN_PER_WALKER) as usize),
-        }
-        .clamp(1, SPARE);
+        let threads = self.split.walkers.count(self.visited, MIN_PER_WALKER);
         if threads == 1 {
             return (1, Vec::new());
         }

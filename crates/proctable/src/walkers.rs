@@ -492,8 +492,21 @@ pub enum Threads {
 /// The most threads a snapshot is split between.
 pub const MAX_THREADS: usize = 15;
 
+impl Threads {
+    /// How many threads to split `procs` processes between, given
+    /// `min_per_thread` processes per thread for `Auto`: 1 to
+    /// [`MAX_THREADS`].
+    pub(crate) fn count(self, procs: u64, min_per_thread: u64) -> usize {
+        match self {
+            Threads::Fixed(n) => n,
+            Threads::Auto => allowed_cpus().min((procs / min_per_thread) as usize),
+        }
+        .clamp(1, MAX_THREADS)
+    }
+}
+
 /// How many CPUs this thread may run on.
-pub(crate) fn allowed_cpus() -> usize {
+fn allowed_cpus() -> usize {
     // SAFETY: CPU_COUNT reads the set.
     allowed_cpu_set().map_or(1, |set| unsafe { libc::CPU_COUNT(&set) }.max(1) as usize)
 }
