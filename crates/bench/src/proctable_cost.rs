@@ -116,6 +116,30 @@ pub struct Options {
     pub runs: usize,
 }
 
+/// The order of the `kinds` rows in run `run`: a permutation drawn afresh
+/// for each run (Fisher-Yates over a fixed-seed splitmix64, so a run's order
+/// is the same from one invocation to the next). A row's time depends on
+/// what ran just before it: the naive loop and procfs evict the caches a
+/// walk right after another walk finds warm, at 1,000 processes by up to
+/// 2x. Over the runs every row so follows a mix of the others; a rotation
+/// (each run starting one row later) left each row after the same one in
+/// all runs but one in `kinds`.
+fn run_order(kinds: usize, run: usize) -> Vec<usize> {
+    let mut state = 0x5157_4154_5052_4f43_u64 ^ (run as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut order: Vec<usize> = (0..kinds).collect();
+    for i in (1..kinds).rev() {
+        order.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+    order
+}
+
 /// Measures every N; `note` receives messages (caps, skipped backends).
 pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
@@ -229,14 +253,11 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         let mut table_rows = 0;
         let steal_before = steal_ticks();
         let started = Instant::now();
-        // One warm-up round (fills kept fds, caches, buffers), then runs.
-        // Each run starts one row later than the last: a row's time
-        // depends on what ran before it (the naive loop and procfs evict
-        // the caches a walk right after another finds warm), so no row
-        // always follows the same one.
+        // One warm-up round (fills kept fds, caches, buffers), then runs,
+        // each in its own order (see `run_order`).
         let kinds = times.len();
         for run in 0..=opts.runs {
-            for k in (0..kinds).map(|i| (i + run) % kinds) {
+            for k in run_order(kinds, run) {
                 let (_, source, q, samples) = &mut times[k];
                 let c = process_cpu_ms();
                 let t = Instant::now();
@@ -314,4 +335,37 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         }
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_order;
+
+    #[test]
+    fn each_run_orders_every_row_once_and_rows_follow_a_mix_of_others() {
+        let (kinds, runs) = (12, 16);
+        // How often row b ran right after row a.
+        let mut after = vec![vec![0; kinds]; kinds];
+        let mut orders = Vec::new();
+        for run in 0..runs {
+            let order = run_order(kinds, run);
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(
+                sorted,
+                (0..kinds).collect::<Vec<_>>(),
+                "run {run}: {order:?}"
+            );
+            for w in order.windows(2) {
+                after[w[0]][w[1]] += 1;
+            }
+            orders.push(order);
+        }
+        assert_eq!(run_order(kinds, 3), orders[3], "not reproducible");
+        orders.dedup();
+        assert_eq!(orders.len(), runs, "two runs in a row in the same order");
+        // A rotation puts each row after the same one in 15 of 16 runs.
+        let most = after.iter().flatten().max().copied().unwrap_or(0);
+        assert!(most <= runs / 3, "a row followed the same one {most} times");
+    }
 }
