@@ -986,16 +986,7 @@ mod tests {
     fn rows_come_in_pid_order_whatever_order_they_are_asked_or_made_in() {
         let mut d = ProcDir::open("/proc", "/sys").unwrap();
         let me = std::process::id();
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let rx = std::sync::Arc::new(std::sync::Mutex::new(rx));
-        let threads: Vec<_> = (0..2)
-            .map(|_| {
-                let rx = rx.clone();
-                std::thread::spawn(move || {
-                    let _ = rx.lock().unwrap().recv();
-                })
-            })
-            .collect();
+        let threads = fixtures::threads::Parked::start(2);
         let mut rows = Vec::new();
         for threads_mode in [false, true] {
             let q = Query {
@@ -1011,9 +1002,6 @@ mod tests {
                 assert!(rows.iter().filter(|p| p.tgid == me).count() >= 3, "{got:?}");
             }
         }
-        drop(tx);
-        for t in threads {
-            t.join().unwrap();
-        }
+        drop(threads);
     }
 }

@@ -132,17 +132,7 @@ fn split_scans_give_the_rows_one_thread_gives() {
 fn split_thread_scans_give_the_rows_one_thread_gives() {
     let kids = Sleepers::start(CHILDREN);
     settled(&kids);
-    // Threads of our own, asleep until the sender is dropped.
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    let rx = std::sync::Arc::new(std::sync::Mutex::new(rx));
-    let sleepers: Vec<_> = (0..4)
-        .map(|_| {
-            let rx = rx.clone();
-            std::thread::spawn(move || {
-                let _ = rx.lock().unwrap().recv();
-            })
-        })
-        .collect();
+    let sleepers = fixtures::threads::Parked::start(4);
     let mut one = reader(1);
     let mut split = reader(3);
     let q = Query {
@@ -155,10 +145,7 @@ fn split_thread_scans_give_the_rows_one_thread_gives() {
         b.iter().filter(|p| p.tgid == me).count() >= 5,
         "our threads"
     );
-    drop(tx);
-    for t in sleepers {
-        t.join().unwrap();
-    }
+    drop(sleepers);
 }
 
 #[test]
