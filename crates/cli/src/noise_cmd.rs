@@ -80,6 +80,12 @@ pub fn run(sys_root: &std::path::Path, args: &Args) -> anyhow::Result<ExitCode> 
             report.lost_events
         );
     }
+    if let Some(p) = report.pid.as_ref().filter(|p| !p.alive_whole_window) {
+        eprintln!(
+            "quietstat: --pid {} ended during the window: its counts cover only part of it",
+            p.pid
+        );
+    }
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Table => print_table(&report, args.top),
@@ -120,6 +126,9 @@ fn print_table(r: &Report, top: usize) {
             "\npid {} ({}): IPIs sent to these CPUs {}, wakeups caused there {}, switched in there {} times, ran there {:.1} us",
             p.pid, p.comm, p.ipis_sent, p.wakeups_caused, p.switches_in, p.runtime_us
         );
+        if !p.alive_whole_window {
+            println!("  (it ended during the window: these counts cover only part of it)");
+        }
         for (site, n) in &p.ipi_sites {
             println!("  IPI from {site}: {n}");
         }

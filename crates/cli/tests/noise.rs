@@ -124,21 +124,36 @@ fn the_agent_sends_no_ipi_and_wakes_nothing_on_an_isolated_cpu() {
             .unwrap(),
     );
     // Wait until it serves (it has read everything once by then).
-    for _ in 0..600 {
-        if std::fs::read_to_string(&log)
+    let serving = (0..600).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        std::fs::read_to_string(&log)
             .unwrap()
             .contains("serving http://")
-        {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    });
+    assert!(
+        serving,
+        "the agent never served: {}",
+        std::fs::read_to_string(&log).unwrap()
+    );
     let r = noise(agent.0.id(), 30);
     let p = &r["pid"];
+    // Zeros mean nothing unless the agent ran for the whole window.
+    assert_eq!(p["alive_whole_window"], true, "{p}");
     assert_eq!(p["ipis_sent"], 0, "{p}");
     assert_eq!(p["wakeups_caused"], 0, "{p}");
     assert_eq!(p["switches_in"], 0, "{p}");
     assert_eq!(idle.count(), 2000);
+}
+
+#[test]
+fn a_pid_that_ends_mid_window_is_flagged() {
+    let _cpu1 = cpu1();
+    let short = Guard(Command::new("sleep").arg("0.5").spawn().unwrap());
+    let r = noise(short.0.id(), 2);
+    assert_eq!(r["pid"]["alive_whole_window"], false, "{}", r["pid"]);
+    let helper = Guard(Command::new("sleep").arg("30").spawn().unwrap());
+    let r = noise(helper.0.id(), 1);
+    assert_eq!(r["pid"]["alive_whole_window"], true, "{}", r["pid"]);
 }
 
 #[test]

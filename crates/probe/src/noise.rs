@@ -117,6 +117,10 @@ pub struct PidReport {
     /// Where its IPIs to those CPUs came from, and whom it woke there.
     pub ipi_sites: Vec<(String, u64)>,
     pub woke: Vec<(String, u64)>,
+    /// True when the same process (PID and start time) was there at the
+    /// start and at the end of the window. False: it exited (or its PID was
+    /// reused) during the window, and the counts above cover only part of it.
+    pub alive_whole_window: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -207,6 +211,7 @@ pub fn measure(o: &Options) -> Result<Report, String> {
     }
     pin_away(&o.cpus)?;
     let _ = mount_tracefs();
+    let pid_start = o.pid.map(start_ticks_of);
     let (counted, fallback) = match o.backend {
         Backend::Bpf => (count_bpf(o)?, None),
         Backend::Tracefs => (tracefs_counted(o)?, None),
@@ -235,7 +240,12 @@ pub fn measure(o: &Options) -> Result<Report, String> {
             .then(b.count.cmp(&a.count))
             .then(a.what.cmp(&b.what))
     });
-    let pid = o.pid.map(|pid| pid_report(pid, &raw, &names));
+    let pid = o.pid.map(|pid| {
+        let mut r = pid_report(pid, &raw, &names);
+        r.alive_whole_window =
+            pid_start.flatten().is_some() && start_ticks_of(pid) == pid_start.flatten();
+        r
+    });
     Ok(Report {
         cpus: o.cpus.to_string(),
         duration_s: seconds,
@@ -360,6 +370,14 @@ fn process_name(id: u64) -> String {
     } else {
         format!("{id} ({})", comm_of(id))
     }
+}
+
+/// The start time of process `pid` (clock ticks after boot), or `None` when
+/// there is no such process or it has ended (a zombie not yet reaped).
+fn start_ticks_of(pid: u32) -> Option<u64> {
+    let buf = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let st = procfs::pid::parse_stat(&buf).ok()?;
+    (!matches!(st.state, b'Z' | b'X' | b'x')).then_some(st.start_ticks)
 }
 
 /// What `pid` did: its threads are the tids under /proc/PID/task at the end

@@ -44,9 +44,10 @@
 //!
 //! # Freshness
 //!
-//! [`ShmReader::read_fresh`] asks for a sample no older than a given age: if
-//! the one published is older, it raises `want_since_mono_ns` to now minus
-//! that age (atomic max), adds 1 to `request`, wakes the agent with
+//! [`ShmReader::read_fresh`] asks for a sample no older than a given age at
+//! the moment of asking: if the one published is older, it raises
+//! `want_since_mono_ns` to that moment minus the age (atomic max; the same
+//! instant however often the reader is woken before it is served), adds 1 to `request`, wakes the agent with
 //! `FUTEX_WAKE` and sleeps on `published` until the agent has read the kernel
 //! again. The agent reads only when its last read is older than
 //! `want_since_mono_ns`, so readers that ask at the same time, or while a
@@ -590,8 +591,9 @@ impl ShmReader {
         Err(Error::Torn)
     }
 
-    /// Like [`ShmReader::read`], but the sample is no older than `max_age`:
-    /// if the published one is older, asks the agent for a fresh one and
+    /// Like [`ShmReader::read`], but the sample is no older than `max_age`
+    /// was at the moment of the call (with `max_age` 0: read after the call
+    /// began): if the published one is older, asks the agent for one and
     /// sleeps until it is published (at most `timeout`). The agent still
     /// never reads more often than its floor, and serves readers that ask
     /// together with one read.
@@ -603,6 +605,11 @@ impl ShmReader {
     ) -> Result<(), Error> {
         let max_age_ns = max_age.as_nanos().min(u64::MAX as u128) as u64;
         let start = mono_ns();
+        // The oldest read this call accepts, fixed when it is made. Asking
+        // again after a wakeup must not move it: a later instant would make
+        // the agent read once more although the read under way (begun after
+        // `start`) already satisfies this call.
+        let since = start.saturating_sub(max_age_ns).max(1);
         let timeout_ns = timeout.as_nanos().min(u64::MAX as u128) as u64;
         let h = self.map.header();
         loop {
@@ -610,9 +617,7 @@ impl ShmReader {
             // after this changes it, so the wait below cannot miss one.
             let seen = h.published.load(Ordering::Acquire);
             self.read(out)?;
-            if mono_ns().saturating_sub(out.mono_ns) <= max_age_ns
-                || (out.mono_ns >= start && max_age_ns == 0)
-            {
+            if out.mono_ns >= since {
                 return Ok(());
             }
             if !self.writable {
@@ -622,7 +627,6 @@ impl ShmReader {
             if waited >= timeout_ns {
                 return Err(Error::Timeout { max_age, timeout });
             }
-            let since = mono_ns().saturating_sub(max_age_ns).max(1);
             self.map.words()[WANT_SINCE].fetch_max(since, Ordering::AcqRel);
             request(h);
             wait_published(h, seen, Duration::from_nanos(timeout_ns - waited));
@@ -733,6 +737,48 @@ mod tests {
         .unwrap();
         assert_eq!(out.unix_ns, 2);
         agent.join().unwrap();
+    }
+
+    /// A reader woken by a publish that does not satisfy it (a read begun
+    /// before it asked) asks again for the same instant, not a later one:
+    /// otherwise the agent reads once more after the read that serves it.
+    #[test]
+    fn read_fresh_asks_again_for_the_same_instant() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let w = std::sync::Arc::new(ShmWriter::create(Some(&path), 1).unwrap());
+        let mut old = sample(1, 1);
+        old.mono_ns = 1;
+        w.publish(&old);
+        let asked_at = mono_ns();
+        let w2 = w.clone();
+        let agent = std::thread::spawn(move || {
+            // First request: publish a read that began before the call.
+            let seen = w2.wait_request(w2.request_count(), Some(unix_ns() + 10_000_000_000));
+            let mut under_way = sample(2, 1);
+            under_way.mono_ns = asked_at - 1;
+            std::thread::sleep(Duration::from_millis(20));
+            let published_at = mono_ns();
+            w2.publish(&under_way);
+            // The reader asks again: what it wants must not have moved.
+            let _ = w2.wait_request(seen, Some(unix_ns() + 10_000_000_000));
+            let want = w2.want_since();
+            w2.publish(&sample(3, 1));
+            (want, published_at)
+        });
+        std::thread::sleep(Duration::from_millis(5));
+        let r = ShmReader::open(&path).unwrap();
+        let mut out = Snapshot::default();
+        r.read_fresh(Duration::ZERO, Duration::from_secs(10), &mut out)
+            .unwrap();
+        let (want, published_at) = agent.join().unwrap();
+        assert_eq!(out.unix_ns, 3);
+        // The call began before the first request, so before that publish.
+        assert!(
+            want < published_at,
+            "want_since moved {} ns past the unsatisfying publish",
+            want - published_at
+        );
     }
 
     #[test]
