@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 use procfs::cpu::CpuList;
 use procfs::{Reader, Source, SourceStatus, SystemSample};
 use proctable::{Backend, Exit, Fields, Proc, ProcTable, Query};
-use shm::{ShmWriter, mono_ns, unix_ns};
+use shm::ShmWriter;
+use sys::{mono_ns, unix_ns};
 
 use crate::config::{AgentSource, Config, ConfigError, FileConfig, SOURCE_COUNT};
 use crate::schedule::Schedule;
@@ -599,7 +600,8 @@ impl Agent {
                 || mask & AgentSource::System(Source::Meminfo).bit() != 0
                 || mask & AgentSource::System(Source::Loadavg).bit() != 0
             {
-                let snap = shm_snapshot(&st.sample, st.read_mono_ns[Source::Stat as usize]);
+                let snap =
+                    shm::Snapshot::from_sample(&st.sample, st.read_mono_ns[Source::Stat as usize]);
                 self.shared.shm.publish(&snap);
             } else {
                 // Wake in-process consumers waiting for other sources.
@@ -753,43 +755,6 @@ fn keys(mask: u32) -> String {
         .join(", ")
 }
 
-/// The shared-memory view of a sample.
-pub fn shm_snapshot(s: &SystemSample, mono: u64) -> shm::Snapshot {
-    use procfs::meminfo::MemKey;
-    use procfs::stat::{CpuMode, CpuTimes};
-    let ticks = |t: &CpuTimes| CpuMode::ALL.map(|m| t.ticks(m).unwrap_or(shm::ABSENT));
-    let mem = |k| s.meminfo.get(k).unwrap_or(shm::ABSENT);
-    shm::Snapshot {
-        unix_ns: s.unix_ns,
-        mono_ns: mono,
-        cpu_ticks: ticks(&s.stat.total),
-        intr_total: s.stat.intr_total,
-        ctxt: s.stat.ctxt,
-        forks: s.stat.processes,
-        procs_running: s.stat.procs_running.unwrap_or(shm::ABSENT),
-        procs_blocked: s.stat.procs_blocked.unwrap_or(shm::ABSENT),
-        btime_secs: s.stat.btime_secs,
-        softirq_total: s.stat.softirq_total.unwrap_or(shm::ABSENT),
-        mem_total_bytes: mem(MemKey::MemTotal),
-        mem_free_bytes: mem(MemKey::MemFree),
-        mem_available_bytes: mem(MemKey::MemAvailable),
-        buffers_bytes: mem(MemKey::Buffers),
-        cached_bytes: mem(MemKey::Cached),
-        swap_total_bytes: mem(MemKey::SwapTotal),
-        swap_free_bytes: mem(MemKey::SwapFree),
-        load: [s.loadavg.load1, s.loadavg.load5, s.loadavg.load15],
-        cpus: s
-            .stat
-            .cpus
-            .iter()
-            .map(|c| shm::CpuSlot {
-                cpu: c.cpu,
-                ticks: ticks(&c.times),
-            })
-            .collect(),
-    }
-}
-
 /// The agent's own resource use.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SelfUsage {
@@ -813,7 +778,7 @@ pub fn self_usage() -> SelfUsage {
         ru
     };
     let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
-    let page = 4096;
+    let page = sys::page_size();
     let rss_pages = std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())

@@ -40,19 +40,7 @@ pub fn housekeeping(configured: Option<&CpuList>, topo: &Topology) -> Result<Cpu
 
 /// Pins the calling thread (and so every thread it creates later) to `cpus`.
 pub fn pin_current_thread(cpus: &CpuList) -> io::Result<()> {
-    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET bounds-checks the index.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus.cpus() {
-            if (c as usize) < libc::CPU_SETSIZE as usize {
-                libc::CPU_SET(c as usize, &mut set);
-            }
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    sys::pin_current_thread(cpus.cpus())
 }
 
 /// Each thread of this process with the CPUs it may run on, from

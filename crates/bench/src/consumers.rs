@@ -85,7 +85,7 @@ pub struct Options {
 /// CPU time (user, system) of a process, from /proc/PID/stat.
 fn cpu_of(pid: u32) -> Result<f64, String> {
     let st = crate::child::pid_stat(pid)?;
-    Ok((st.utime_ticks + st.stime_ticks) as f64 / 100.0)
+    Ok((st.utime_ticks + st.stime_ticks) as f64 / procfs::stat::USER_HZ as f64)
 }
 
 fn http_get(

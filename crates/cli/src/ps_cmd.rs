@@ -1,13 +1,13 @@
 //! `quietstat ps`: one process-table snapshot, printed.
 
-use std::cmp::Ordering;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args as ClapArgs, ValueEnum};
-use proctable::{BackendChoice, Field, Fields, Proc, ProcTable, Query};
-use serde_json::{Map, Value, json};
+use model::columns::{Column, Value};
+use proctable::{BackendChoice, Field, Fields, ProcTable, Query};
+use serde_json::{Map, json};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PsFormat {
@@ -47,115 +47,21 @@ pub struct Args {
     backend: BackendArg,
 }
 
-/// One output column: a field may give several (io, ctxsw).
-struct Column {
-    field: Field,
-    name: &'static str,
+/// The columns shown for `fields`, in order (a field may give several: io,
+/// ctxsw, policy).
+fn columns(fields: &[Field]) -> Vec<&'static Column> {
+    fields.iter().flat_map(|&f| Column::for_field(f)).collect()
 }
 
-fn columns(fields: &[Field]) -> Vec<Column> {
-    let mut cols = Vec::new();
-    for &f in fields {
-        let names: &[&'static str] = match f {
-            Field::Start => &["start_ticks"],
-            Field::Utime => &["utime_ticks"],
-            Field::Stime => &["stime_ticks"],
-            Field::Rss => &["rss_kib"],
-            Field::Vsize => &["vsize_kib"],
-            Field::Policy => &["policy", "rt_priority"],
-            Field::Io => &[
-                "read_bytes",
-                "write_bytes",
-                "rchar",
-                "wchar",
-                "syscr",
-                "syscw",
-            ],
-            Field::Ctxsw => &["voluntary_ctxsw", "involuntary_ctxsw"],
-            _ => &[f.name()],
-        };
-        cols.extend(names.iter().map(|&name| Column { field: f, name }));
-    }
-    cols
-}
-
-/// A column's value: numbers sort as numbers, names as text.
-fn value(p: &Proc, col: &Column, table: &ProcTable) -> Value {
-    let io = |get: fn(&procfs::pid::PidIo) -> u64| {
-        p.io.as_ref().map_or(Value::Null, |io| json!(get(io)))
-    };
-    match col.name {
-        "pid" => json!(p.pid),
-        "tgid" => json!(p.tgid),
-        "ppid" => json!(p.ppid),
-        "comm" => json!(p.comm.to_string_lossy()),
-        "state" => json!(p.state.to_string()),
-        "start_ticks" => json!(p.start_ticks),
-        "utime_ticks" => json!(p.utime_ticks()),
-        "stime_ticks" => json!(p.stime_ticks()),
-        "minflt" => json!(p.minflt),
-        "majflt" => json!(p.majflt),
-        "threads" => json!(p.num_threads),
-        "rss_kib" => json!(p.rss_bytes / 1024),
-        "vsize_kib" => json!(p.vsize_bytes / 1024),
-        "nice" => json!(p.nice),
-        "priority" => json!(p.priority),
-        "policy" => json!(policy_name(p.policy)),
-        "rt_priority" => json!(p.rt_priority),
-        "cpu" => json!(p.cpu),
-        "cgroup" => p.cgroup_id.map_or(Value::Null, |id| json!(id)),
-        "read_bytes" => io(|io| io.read_bytes),
-        "write_bytes" => io(|io| io.write_bytes),
-        "rchar" => io(|io| io.rchar),
-        "wchar" => io(|io| io.wchar),
-        "syscr" => io(|io| io.syscr),
-        "syscw" => io(|io| io.syscw),
-        "cmdline" => table.cmdline(p).map_or(Value::Null, |c| json!(c)),
-        "voluntary_ctxsw" => p.ctxsw.map_or(Value::Null, |c| json!(c.voluntary)),
-        "involuntary_ctxsw" => p.ctxsw.map_or(Value::Null, |c| json!(c.involuntary)),
-        other => unreachable!("column {other} has no value"),
-    }
-}
-
-fn policy_name(policy: u32) -> &'static str {
-    match policy {
-        0 => "other",
-        1 => "fifo",
-        2 => "rr",
-        3 => "batch",
-        5 => "idle",
-        6 => "deadline",
-        7 => "ext",
-        _ => "?",
-    }
-}
-
-fn compare(a: &Value, b: &Value) -> Ordering {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x
-            .as_f64()
-            .unwrap_or(0.0)
-            .total_cmp(&y.as_f64().unwrap_or(0.0)),
-        (Value::Null, Value::Null) => Ordering::Equal,
-        (Value::Null, _) => Ordering::Less,
-        (_, Value::Null) => Ordering::Greater,
-        _ => a.as_str().unwrap_or("").cmp(b.as_str().unwrap_or("")),
-    }
-}
-
-fn text(v: &Value) -> String {
+fn text(v: &Value<'_>) -> String {
     match v {
-        Value::Null => "-".into(),
-        Value::String(s) => s.clone(),
+        Value::Absent => "-".into(),
         other => other.to_string(),
     }
 }
 
-fn csv_cell(v: &Value) -> String {
-    let s = match v {
-        Value::Null => String::new(),
-        other => text(other),
-    };
+fn csv_cell(v: &Value<'_>) -> String {
+    let s = v.to_string();
     if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -165,8 +71,9 @@ fn csv_cell(v: &Value) -> String {
 
 pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
     if args.fields == "help" {
-        for f in Field::ALL {
-            println!("{:<9} {}", f.name(), f.describe());
+        for &f in Field::ALL {
+            let cols: Vec<&str> = Column::for_field(f).map(|c| c.name).collect();
+            println!("{:<9} {}: {}", f.name(), cols.join(", "), f.describe());
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -218,23 +125,23 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
     let mut rows = Vec::new();
     table.snapshot(&query, &mut rows)?;
     if let Some((field, desc)) = sort {
-        let col = columns(&[field]).remove(0);
+        let col = columns(&[field])[0];
         rows.sort_by(|a, b| {
-            let o = compare(&value(a, &col, &table), &value(b, &col, &table));
+            let o = col.value(a, &table).compare(&col.value(b, &table));
             if desc { o.reverse() } else { o }
         });
     }
     let cols = columns(&order);
     match args.format {
         PsFormat::Json => {
-            let out: Vec<Value> = rows
+            let out: Vec<serde_json::Value> = rows
                 .iter()
                 .map(|p| {
-                    let mut m = Map::new();
-                    for c in &cols {
-                        m.insert(c.name.to_string(), value(p, c, &table));
-                    }
-                    Value::Object(m)
+                    let m: Map<String, serde_json::Value> = cols
+                        .iter()
+                        .map(|c| (c.name.to_string(), json!(c.value(p, &table))))
+                        .collect();
+                    serde_json::Value::Object(m)
                 })
                 .collect();
             println!(
@@ -250,17 +157,15 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
             let header: Vec<&str> = cols.iter().map(|c| c.name).collect();
             println!("{}", header.join(","));
             for p in &rows {
-                let cells: Vec<String> = cols
-                    .iter()
-                    .map(|c| csv_cell(&value(p, c, &table)))
-                    .collect();
+                let cells: Vec<String> =
+                    cols.iter().map(|c| csv_cell(&c.value(p, &table))).collect();
                 println!("{}", cells.join(","));
             }
         }
         PsFormat::Table => {
             let cells: Vec<Vec<String>> = rows
                 .iter()
-                .map(|p| cols.iter().map(|c| text(&value(p, c, &table))).collect())
+                .map(|p| cols.iter().map(|c| text(&c.value(p, &table))).collect())
                 .collect();
             let widths: Vec<usize> = cols
                 .iter()

@@ -69,17 +69,28 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> anyhow::Result<Exi
         let deadline = start + interval * n as u32;
         std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
         reader.read_sample(&Source::ALL, &mut cur);
-        let rates = SystemRates::between(&prev, &cur);
-        match args.format {
-            Format::Json => {
-                let v = serde_json::json!({ "unix_ns": cur.unix_ns, "rates": rates });
-                println!("{}", serde_json::to_string(&v)?);
-            }
-            Format::Table => print_rates(&rates, &cur, n == 1),
-        }
+        print_interval(&prev, &cur, args.format, n == 1)?;
         std::mem::swap(&mut prev, &mut cur);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One interval's rates, as one JSON line or a block of table rows.
+fn print_interval(
+    prev: &SystemSample,
+    cur: &SystemSample,
+    format: Format,
+    first: bool,
+) -> anyhow::Result<()> {
+    let rates = SystemRates::between(prev, cur);
+    match format {
+        Format::Json => {
+            let v = serde_json::json!({ "unix_ns": cur.unix_ns, "rates": rates });
+            println!("{}", serde_json::to_string(&v)?);
+        }
+        Format::Table => print_rates(&rates, cur, first),
+    }
+    Ok(())
 }
 
 fn f1(v: Option<f64>) -> String {
@@ -108,7 +119,11 @@ fn print_snapshot(s: &SystemSample, t: &procfs::cpu::Topology) {
         list(&t.nohz_full),
         t.housekeeping()
     );
-    let hz = 100.0;
+    print_totals(s);
+}
+
+/// The counters since boot and the gauges of a sample, source by source.
+fn print_totals(s: &SystemSample) {
     println!("\nCPU time since boot, seconds");
     print!("{:>5}", "cpu");
     for m in CpuMode::ALL {
@@ -119,7 +134,7 @@ fn print_snapshot(s: &SystemSample, t: &procfs::cpu::Topology) {
         print!("{label:>5}");
         for m in CpuMode::ALL {
             match times.ticks(m) {
-                Some(v) => print!(" {:>11.2}", v as f64 / hz),
+                Some(v) => print!(" {:>11.2}", model::units::ticks_to_secs(v)),
                 None => print!(" {:>11}", "-"),
             }
         }
@@ -142,10 +157,15 @@ fn print_snapshot(s: &SystemSample, t: &procfs::cpu::Topology) {
     );
     if s.ok(Source::Loadavg) {
         let l = &s.loadavg;
-        println!(
-            "load {:.2} {:.2} {:.2}  runnable {}/{}  last pid {}",
-            l.load1, l.load5, l.load15, l.runnable, l.threads, l.last_pid
-        );
+        print!("load {:.2} {:.2} {:.2}", l.load1, l.load5, l.load15);
+        // A sample from the agent's snapshot carries the averages only.
+        if l.threads > 0 {
+            print!(
+                "  runnable {}/{}  last pid {}",
+                l.runnable, l.threads, l.last_pid
+            );
+        }
+        println!();
     }
     if s.ok(Source::Meminfo) {
         let m = |k| s.meminfo.get(k);
@@ -380,129 +400,52 @@ fn print_rates(r: &SystemRates, cur: &SystemSample, first: bool) {
     print_status(cur);
 }
 
-/// CPU times of a shared-memory snapshot, as the model takes them.
-fn shm_times(ticks: &[u64; shm::CPU_MODES]) -> procfs::stat::CpuTimes {
-    let n = ticks.iter().take_while(|&&t| t != shm::ABSENT).count();
-    procfs::stat::CpuTimes::from_ticks(&ticks[..n])
-}
-
-fn present(v: u64) -> Option<u64> {
-    (v != shm::ABSENT).then_some(v)
-}
-
 /// `stat --from-agent`: the agent's snapshot, or rates between snapshots
-/// asked to be no older than half the interval.
+/// asked to be no older than half the interval. The snapshot becomes a
+/// partial sample, so the figures, their names and their printing are those
+/// of `stat --interval`.
 fn from_agent(path: &Path, args: &Args) -> anyhow::Result<ExitCode> {
     let reader = shm::ShmReader::open(path).map_err(|e| {
         anyhow::anyhow!(
             "{e}; is `quietstat agent` running, publishing to this path (its --shm-path)?"
         )
     })?;
-    let mut prev = shm::Snapshot::default();
-    reader.read(&mut prev)?;
+    let mut snap = shm::Snapshot::default();
+    reader.read(&mut snap)?;
+    let mut prev = snap.to_sample();
     let Some(interval) = args.interval else {
-        let s = &prev;
         match args.format {
             Format::Json => {
-                let cpus: Vec<_> = s
-                    .cpus
-                    .iter()
-                    .map(|c| serde_json::json!({"cpu": c.cpu, "ticks": shm_times(&c.ticks)}))
-                    .collect();
                 let v = serde_json::json!({
                     "agent_pid": reader.agent_pid(),
-                    "unix_ns": s.unix_ns,
-                    "cpu_total": shm_times(&s.cpu_ticks),
-                    "cpus": cpus,
-                    "intr_total": s.intr_total,
-                    "ctxt": s.ctxt,
-                    "forks": s.forks,
-                    "procs_running": present(s.procs_running),
-                    "procs_blocked": present(s.procs_blocked),
-                    "mem_total_bytes": present(s.mem_total_bytes),
-                    "mem_available_bytes": present(s.mem_available_bytes),
-                    "load": s.load,
+                    "age_ms": sys::mono_ns().saturating_sub(snap.mono_ns) as f64 / 1e6,
+                    "sample": prev,
                 });
                 println!("{}", serde_json::to_string_pretty(&v)?);
             }
             Format::Table => {
-                let age = shm::mono_ns().saturating_sub(s.mono_ns) as f64 / 1e6;
+                let age = sys::mono_ns().saturating_sub(snap.mono_ns) as f64 / 1e6;
                 println!("agent pid {}, sample {age:.0} ms old", reader.agent_pid());
-                println!(
-                    "interrupts {}  context switches {}  forks {}",
-                    s.intr_total, s.ctxt, s.forks
-                );
-                println!(
-                    "memory: total {} MiB, available {} MiB",
-                    mib(present(s.mem_total_bytes)),
-                    mib(present(s.mem_available_bytes))
-                );
-                println!("load {:.2} {:.2} {:.2}", s.load[0], s.load[1], s.load[2]);
+                print_totals(&prev);
             }
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let mut cur = shm::Snapshot::default();
     let start = Instant::now();
     let mut n = 0u64;
-    if args.format == Format::Table {
-        println!(
-            "{:>8} {:>6} {:>6} {:>6} {:>6} {:>10} {:>10} {:>8} {:>10} {:>6}",
-            "time",
-            "%usr",
-            "%sys",
-            "%iowt",
-            "%idle",
-            "intr/s",
-            "cswch/s",
-            "fork/s",
-            "avail MiB",
-            "load1"
-        );
-    }
     while args.count.is_none_or(|c| n < c) {
         n += 1;
         let deadline = start + interval * n as u32;
         std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
-        match reader.read_fresh(interval / 2, Duration::from_secs(5), &mut cur) {
+        match reader.read_fresh(interval / 2, Duration::from_secs(5), &mut snap) {
             Ok(()) => {}
             // Without write access, take what the agent's schedule gives.
-            Err(shm::Error::ReadOnly) => reader.read(&mut cur)?,
+            Err(shm::Error::ReadOnly) => reader.read(&mut snap)?,
             Err(e) => return Err(e.into()),
         }
-        let secs = cur.mono_ns.saturating_sub(prev.mono_ns) as f64 / 1e9;
-        let cpu = model::CpuPercent::between(
-            None,
-            &shm_times(&prev.cpu_ticks),
-            &shm_times(&cur.cpu_ticks),
-        );
-        let intr = model::rate(prev.intr_total, cur.intr_total, secs);
-        let cs = model::rate(prev.ctxt, cur.ctxt, secs);
-        let forks = model::rate(prev.forks, cur.forks, secs);
-        match args.format {
-            Format::Json => {
-                let v = serde_json::json!({
-                    "unix_ns": cur.unix_ns, "cpu": cpu, "intr_per_s": intr,
-                    "cswch_per_s": cs, "forks_per_s": forks,
-                    "mem_available_bytes": present(cur.mem_available_bytes), "load1": cur.load[0],
-                });
-                println!("{}", serde_json::to_string(&v)?);
-            }
-            Format::Table => println!(
-                "{:>8.1} {:>6} {:>6} {:>6} {:>6} {:>10} {:>10} {:>8} {:>10} {:>6.2}",
-                start.elapsed().as_secs_f64(),
-                f1(cpu.user),
-                f1(cpu.system),
-                f1(cpu.iowait),
-                f1(cpu.idle),
-                f1(intr),
-                f1(cs),
-                f1(forks),
-                mib(present(cur.mem_available_bytes)),
-                cur.load[0]
-            ),
-        }
-        std::mem::swap(&mut prev, &mut cur);
+        let cur = snap.to_sample();
+        print_interval(&prev, &cur, args.format, n == 1)?;
+        prev = cur;
     }
     Ok(ExitCode::SUCCESS)
 }

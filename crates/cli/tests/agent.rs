@@ -895,3 +895,80 @@ fn exits_are_captured_through_taskstats_without_bpf() {
     let lost = value(&scrape(&a, ""), "quietstat_process_exits_lost_total", &[]);
     assert_eq!(lost, Some(0.0));
 }
+
+/// Keys of a JSON object, recursively, as `a.b.c` paths (array elements
+/// merged), for comparing the shape of two outputs.
+fn key_paths(v: &serde_json::Value, prefix: &str, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                let p = format!("{prefix}.{k}");
+                out.insert(p.clone());
+                key_paths(v, &p, out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for v in a {
+                key_paths(v, &format!("{prefix}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn stat_from_agent_gives_the_same_rates_under_the_same_names_as_stat() {
+    let a = agent("[sources.processes]\nenabled = false\n", &[]);
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_quietstat"))
+            .args([
+                "stat",
+                "--interval",
+                "300ms",
+                "--count",
+                "2",
+                "--format",
+                "json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        lines
+    };
+    let direct = run(&[]);
+    let from_agent = run(&["--from-agent", a.shm.to_str().unwrap()]);
+    let (mut d, mut f) = (Default::default(), Default::default());
+    key_paths(&direct[1], "", &mut d);
+    key_paths(&from_agent[1], "", &mut f);
+    // Every figure the snapshot carries is named as stat names it: the
+    // agent's keys are a subset of stat's (disks, nets, IRQs are not in the
+    // snapshot), and the CPU, system and memory figures are there.
+    let extra: Vec<_> = f.difference(&d).collect();
+    assert!(extra.is_empty(), "names only --from-agent uses: {extra:?}");
+    for key in [
+        ".rates.cpu_all.user",
+        ".rates.cpus[].busy",
+        ".rates.interrupts_per_sec",
+        ".rates.context_switches_per_sec",
+        ".rates.forks_per_sec",
+        ".rates.memory.available_bytes",
+        ".rates.load1",
+    ] {
+        assert!(f.contains(key), "{key} missing from --from-agent: {f:?}");
+    }
+    let r = &from_agent[1]["rates"];
+    assert!(r["interrupts_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(r["cpu_all"]["idle"].as_f64().is_some(), "{r}");
+    let secs = r["interval_secs"].as_f64().unwrap();
+    assert!((0.1..2.0).contains(&secs), "interval {secs}");
+}

@@ -209,8 +209,8 @@ fn snapshot_response(
     let usage = agent::self_usage();
     let body = {
         let st = shared.state.read().unwrap_or_else(|e| e.into_inner());
-        let uptime = shm::unix_ns().saturating_sub(shared.started_unix_ns) as f64 / 1e9;
-        json::snapshot(&st, mask, &usage, shm::mono_ns(), uptime).to_string()
+        let uptime = sys::unix_ns().saturating_sub(shared.started_unix_ns) as f64 / 1e9;
+        json::snapshot(&st, mask, &usage, sys::mono_ns(), uptime).to_string()
     };
     Response::from_string(body).with_header(header("Content-Type", "application/json"))
 }

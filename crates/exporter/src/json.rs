@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use agent::config::AgentSource;
 use agent::{SelfUsage, State};
+use model::columns::{self, Column, NoExtra};
 use procfs::Source;
 use serde_json::{Map, Value, json};
 
@@ -40,6 +41,24 @@ pub fn parse_max_age(v: Option<&str>) -> Result<Option<Duration>, String> {
     }
 }
 
+/// Process rows as objects keyed by the process fields' names (those of
+/// `ps`; `model::columns`). The agent keeps no command lines.
+fn process_rows(procs: &[proctable::Proc]) -> Vec<Map<String, Value>> {
+    let cols: Vec<&Column> = columns::ALL
+        .iter()
+        .copied()
+        .filter(|c| c.field != proctable::Field::Cmdline)
+        .collect();
+    procs
+        .iter()
+        .map(|p| {
+            cols.iter()
+                .map(|c| (c.name.to_string(), json!(c.value(p, &NoExtra))))
+                .collect()
+        })
+        .collect()
+}
+
 /// The snapshot of the sources in `mask`.
 /// `uptime_s`: seconds since the agent started, for reads per second.
 pub fn snapshot(
@@ -72,7 +91,7 @@ pub fn snapshot(
                 "backend": st.backend,
                 "interval_s": st.procs_secs,
                 "count": st.procs.len(),
-                "rows": st.procs,
+                "rows": process_rows(&st.procs),
                 "exits": {
                     "capture": st.exits.capture,
                     "captured_total": st.exits.captured,
@@ -103,22 +122,28 @@ pub fn snapshot(
             )
         })
         .collect();
+    let mut agent = json!({
+        "housekeeping_cpus": st.housekeeping.to_string(),
+        "backend": st.backend,
+        "backend_note": st.backend_note,
+        "sampling_wakeups": st.sampling_wakeups,
+        "cpu_user_ns": usage.user_ns,
+        "cpu_system_ns": usage.system_ns,
+        "sources": costs,
+    });
+    // The agent's own process figures, under the process fields' names.
+    for (col, v) in [
+        (&columns::VOLUNTARY_CTXSW, usage.voluntary_ctxsw),
+        (&columns::INVOLUNTARY_CTXSW, usage.involuntary_ctxsw),
+        (&columns::RSS_BYTES, usage.rss_bytes),
+        (&columns::THREADS, usage.threads),
+    ] {
+        agent[col.name] = json!(v);
+    }
     json!({
         "unix_ns": st.sample.unix_ns,
         "sources": sources,
-        "agent": {
-            "housekeeping_cpus": st.housekeeping.to_string(),
-            "backend": st.backend,
-            "backend_note": st.backend_note,
-            "sampling_wakeups": st.sampling_wakeups,
-            "cpu_user_ns": usage.user_ns,
-            "cpu_system_ns": usage.system_ns,
-            "voluntary_ctxsw": usage.voluntary_ctxsw,
-            "involuntary_ctxsw": usage.involuntary_ctxsw,
-            "rss_bytes": usage.rss_bytes,
-            "threads": usage.threads,
-            "sources": costs,
-        },
+        "agent": agent,
     })
 }
 

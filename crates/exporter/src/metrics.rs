@@ -16,10 +16,15 @@ use std::sync::Arc;
 
 use agent::config::Config;
 use agent::{ProcessMetricsMode, SelfUsage, Shared, State};
+use model::columns::{self, Column};
+use model::process::{self, Group, GroupBy, Rank};
+use model::units::{
+    boot_ticks_to_unix_secs, ms_to_secs, ns_to_secs, sectors_to_bytes, ticks_to_secs, us_to_secs,
+};
 use procfs::pressure::Resource;
 use procfs::stat::{CpuMode, CpuTimes};
 use procfs::{Source, SystemSample};
-use proctable::{NS_PER_TICK, Proc};
+use proctable::Proc;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
@@ -43,108 +48,115 @@ pub struct Family {
     pub help: &'static str,
 }
 
+/// Declares each family as a static (the encoders name it by that static,
+/// so a family that is not declared does not compile) and [`FAMILIES`],
+/// all of them in order.
 macro_rules! families {
-    ($( $name:literal $kind:ident [$($l:literal),*] $src:literal $help:literal; )*) => {
-        pub static FAMILIES: &[Family] = &[$(Family {
+    ($( $id:ident $name:literal $kind:ident [$($l:literal),*] $src:literal $help:literal; )*) => {
+        $( pub static $id: Family = Family {
             name: $name,
             kind: Kind::$kind,
             labels: &[$($l),*],
             source: $src,
             help: $help,
-        },)*];
+        }; )*
+        pub static FAMILIES: &[&Family] = &[$( &$id, )*];
     };
 }
 
 families! {
-    "node_cpu_seconds_total" Counter ["cpu", "mode"] "stat" "Seconds the CPUs spent in each mode.";
-    "node_cpu_guest_seconds_total" Counter ["cpu", "mode"] "stat" "Seconds the CPUs spent in guests (VMs) for each mode.";
-    "node_intr_total" Counter [] "stat" "Total number of interrupts serviced.";
-    "node_context_switches_total" Counter [] "stat" "Total number of context switches.";
-    "node_forks_total" Counter [] "stat" "Total number of forks.";
-    "node_boot_time_seconds" Gauge [] "stat" "Node boot time, in unixtime.";
-    "node_procs_running" Gauge [] "stat" "Number of processes in runnable state.";
-    "node_procs_blocked" Gauge [] "stat" "Number of processes blocked waiting for I/O to complete.";
-    "node_softirqs_total" Counter ["vector"] "stat" "Number of softirq calls.";
-    "node_load1" Gauge [] "loadavg" "1m load average.";
-    "node_load5" Gauge [] "loadavg" "5m load average.";
-    "node_load15" Gauge [] "loadavg" "15m load average.";
-    "node_memory_*_bytes" Gauge [] "meminfo" "Memory information field (bytes; lines in kB in /proc/meminfo).";
-    "node_memory_HugePages_*" Gauge [] "meminfo" "Memory information field (a count of huge pages).";
-    "node_vmstat_*" Unknown [] "vmstat" "/proc/vmstat information field (node_exporter's default set: oom_kill, pgpg*, pswp*, pg*fault*).";
-    "node_pressure_cpu_waiting_seconds_total" Counter [] "pressure_cpu" "Total time in seconds that processes have waited for CPU time";
-    "node_pressure_memory_waiting_seconds_total" Counter [] "pressure_memory" "Total time in seconds that processes have waited for memory";
-    "node_pressure_memory_stalled_seconds_total" Counter [] "pressure_memory" "Total time in seconds no process could make progress due to memory congestion";
-    "node_pressure_io_waiting_seconds_total" Counter [] "pressure_io" "Total time in seconds that processes have waited due to IO congestion";
-    "node_pressure_io_stalled_seconds_total" Counter [] "pressure_io" "Total time in seconds no process could make progress due to IO congestion";
-    "node_pressure_irq_stalled_seconds_total" Counter [] "pressure_irq" "Total time in seconds no process could make progress due to IRQ congestion";
-    "node_disk_reads_completed_total" Counter ["device"] "diskstats" "The total number of reads completed successfully.";
-    "node_disk_reads_merged_total" Counter ["device"] "diskstats" "The total number of reads merged.";
-    "node_disk_read_bytes_total" Counter ["device"] "diskstats" "The total number of bytes read successfully.";
-    "node_disk_read_time_seconds_total" Counter ["device"] "diskstats" "The total number of seconds spent by all reads.";
-    "node_disk_writes_completed_total" Counter ["device"] "diskstats" "The total number of writes completed successfully.";
-    "node_disk_writes_merged_total" Counter ["device"] "diskstats" "The number of writes merged.";
-    "node_disk_written_bytes_total" Counter ["device"] "diskstats" "The total number of bytes written successfully.";
-    "node_disk_write_time_seconds_total" Counter ["device"] "diskstats" "This is the total number of seconds spent by all writes.";
-    "node_disk_io_now" Gauge ["device"] "diskstats" "The number of I/Os currently in progress.";
-    "node_disk_io_time_seconds_total" Counter ["device"] "diskstats" "Total seconds spent doing I/Os.";
-    "node_disk_io_time_weighted_seconds_total" Counter ["device"] "diskstats" "The weighted # of seconds spent doing I/Os.";
-    "node_disk_discards_completed_total" Counter ["device"] "diskstats" "The total number of discards completed successfully.";
-    "node_disk_discards_merged_total" Counter ["device"] "diskstats" "The total number of discards merged.";
-    "node_disk_discarded_sectors_total" Counter ["device"] "diskstats" "The total number of sectors discarded successfully.";
-    "node_disk_discard_time_seconds_total" Counter ["device"] "diskstats" "This is the total number of seconds spent by all discards.";
-    "node_disk_flush_requests_total" Counter ["device"] "diskstats" "The total number of flush requests completed successfully";
-    "node_disk_flush_requests_time_seconds_total" Counter ["device"] "diskstats" "This is the total number of seconds spent by all flush requests.";
-    "node_network_receive_*_total" Counter ["device"] "net_dev" "Network device statistic receive_* (bytes, packets, errs, drop, fifo, frame, compressed, multicast).";
-    "node_network_transmit_*_total" Counter ["device"] "net_dev" "Network device statistic transmit_* (bytes, packets, errs, drop, fifo, colls, carrier, compressed).";
-    "node_interrupts_total" Counter ["cpu", "devices", "info", "type"] "interrupts" "Interrupt details.";
-    "node_schedstat_running_seconds_total" Counter ["cpu"] "schedstat" "Number of seconds CPU spent running a process.";
-    "node_schedstat_waiting_seconds_total" Counter ["cpu"] "schedstat" "Number of seconds spent by processing waiting for this CPU.";
-    "node_schedstat_timeslices_total" Counter ["cpu"] "schedstat" "Number of timeslices executed by CPU.";
-    "quietstat_interrupts_unsplit_total" Counter ["type"] "interrupts" "Interrupt counters /proc/interrupts prints without a per-CPU split (ERR, MIS).";
-    "quietstat_softirqs_cpu_total" Counter ["cpu", "vector"] "softirqs" "Softirqs raised per CPU and vector, from /proc/softirqs.";
-    "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";
-    "quietstat_process_threads_all" Gauge [] "processes" "Threads of all processes in the latest process table.";
-    "quietstat_process_exits_total" Counter [] "processes" "Processes whose exit was captured with final counters.";
-    "quietstat_process_exits_lost_total" Counter [] "processes" "Exit records dropped: BPF ring buffer full, or taskstats receive-buffer overflows (each at least one record).";
-    "quietstat_process_cpu_seconds_total" Counter ["pid", "comm", "mode"] "processes" "CPU time of a selected process, user or system.";
-    "quietstat_process_resident_memory_bytes" Gauge ["pid", "comm"] "processes" "Resident set size of a selected process.";
-    "quietstat_process_virtual_memory_bytes" Gauge ["pid", "comm"] "processes" "Virtual memory size of a selected process.";
-    "quietstat_process_major_faults_total" Counter ["pid", "comm"] "processes" "Major page faults of a selected process.";
-    "quietstat_process_minor_faults_total" Counter ["pid", "comm"] "processes" "Minor page faults of a selected process.";
-    "quietstat_process_threads" Gauge ["pid", "comm"] "processes" "Threads of a selected process.";
-    "quietstat_process_start_time_seconds" Gauge ["pid", "comm"] "processes" "Start time of a selected process, in unixtime.";
-    "quietstat_process_group_processes" Gauge ["groupname"] "processes" "Processes with this comm.";
-    "quietstat_process_group_threads" Gauge ["groupname"] "processes" "Threads of the processes with this comm.";
-    "quietstat_process_group_cpu_seconds_total" Counter ["groupname", "mode"] "processes" "CPU time of the live processes with this comm (falls when one exits).";
-    "quietstat_process_group_resident_memory_bytes" Gauge ["groupname"] "processes" "Resident set size of the processes with this comm.";
-    "quietstat_process_group_major_faults_total" Counter ["groupname"] "processes" "Major page faults of the live processes with this comm.";
-    "quietstat_source_reads_total" Counter ["source"] "agent" "Kernel reads of a source.";
-    "quietstat_source_demand_reads_total" Counter ["source"] "agent" "Kernel reads of a source a consumer asked for (max age), beyond the schedule.";
-    "quietstat_source_read_seconds_total" Counter ["source"] "agent" "Time in the read system calls of a source (the whole snapshot for processes).";
-    "quietstat_source_parse_seconds_total" Counter ["source"] "agent" "Time parsing a source.";
-    "quietstat_source_read_bytes_total" Counter ["source"] "agent" "Bytes read from a source.";
-    "quietstat_source_last_cost_seconds" Gauge ["source"] "agent" "Read plus parse time of the last read of a source.";
-    "quietstat_source_interval_seconds" Gauge ["source"] "agent" "Interval in force (longer than configured while over the overhead budget).";
-    "quietstat_source_configured_interval_seconds" Gauge ["source"] "agent" "Interval configured.";
-    "quietstat_source_age_seconds" Gauge ["source"] "agent" "Age of the data served for a source.";
-    "quietstat_source_up" Gauge ["source"] "agent" "1 when the last read of a source succeeded.";
-    "quietstat_agent_cpu_seconds_total" Counter ["mode"] "agent" "CPU time of the agent, all threads, user or system.";
-    "quietstat_agent_context_switches_total" Counter ["kind"] "agent" "Context switches of all agent threads (each one a wakeup or preemption).";
-    "quietstat_agent_sampling_wakeups_total" Counter [] "agent" "Wakeups of the sampler that read the kernel.";
-    "quietstat_agent_resident_memory_bytes" Gauge [] "agent" "Resident set size of the agent.";
-    "quietstat_agent_threads" Gauge [] "agent" "Threads of the agent.";
-    "quietstat_agent_start_time_seconds" Gauge [] "agent" "When the agent started, in unixtime.";
-    "quietstat_agent_info" Gauge ["version", "backend"] "agent" "Always 1: the agent's version and process-table backend.";
+    NODE_CPU_SECONDS_TOTAL "node_cpu_seconds_total" Counter ["cpu", "mode"] "stat" "Seconds the CPUs spent in each mode.";
+    NODE_CPU_GUEST_SECONDS_TOTAL "node_cpu_guest_seconds_total" Counter ["cpu", "mode"] "stat" "Seconds the CPUs spent in guests (VMs) for each mode.";
+    NODE_INTR_TOTAL "node_intr_total" Counter [] "stat" "Total number of interrupts serviced.";
+    NODE_CONTEXT_SWITCHES_TOTAL "node_context_switches_total" Counter [] "stat" "Total number of context switches.";
+    NODE_FORKS_TOTAL "node_forks_total" Counter [] "stat" "Total number of forks.";
+    NODE_BOOT_TIME_SECONDS "node_boot_time_seconds" Gauge [] "stat" "Node boot time, in unixtime.";
+    NODE_PROCS_RUNNING "node_procs_running" Gauge [] "stat" "Number of processes in runnable state.";
+    NODE_PROCS_BLOCKED "node_procs_blocked" Gauge [] "stat" "Number of processes blocked waiting for I/O to complete.";
+    NODE_SOFTIRQS_TOTAL "node_softirqs_total" Counter ["vector"] "stat" "Number of softirq calls.";
+    NODE_LOAD1 "node_load1" Gauge [] "loadavg" "1m load average.";
+    NODE_LOAD5 "node_load5" Gauge [] "loadavg" "5m load average.";
+    NODE_LOAD15 "node_load15" Gauge [] "loadavg" "15m load average.";
+    NODE_MEMORY_BYTES "node_memory_*_bytes" Gauge [] "meminfo" "Memory information field (bytes; lines in kB in /proc/meminfo).";
+    NODE_MEMORY_HUGEPAGES "node_memory_HugePages_*" Gauge [] "meminfo" "Memory information field (a count of huge pages).";
+    NODE_VMSTAT "node_vmstat_*" Unknown [] "vmstat" "/proc/vmstat information field (node_exporter's default set: oom_kill, pgpg*, pswp*, pg*fault*).";
+    NODE_PRESSURE_CPU_WAITING_SECONDS_TOTAL "node_pressure_cpu_waiting_seconds_total" Counter [] "pressure_cpu" "Total time in seconds that processes have waited for CPU time";
+    NODE_PRESSURE_MEMORY_WAITING_SECONDS_TOTAL "node_pressure_memory_waiting_seconds_total" Counter [] "pressure_memory" "Total time in seconds that processes have waited for memory";
+    NODE_PRESSURE_MEMORY_STALLED_SECONDS_TOTAL "node_pressure_memory_stalled_seconds_total" Counter [] "pressure_memory" "Total time in seconds no process could make progress due to memory congestion";
+    NODE_PRESSURE_IO_WAITING_SECONDS_TOTAL "node_pressure_io_waiting_seconds_total" Counter [] "pressure_io" "Total time in seconds that processes have waited due to IO congestion";
+    NODE_PRESSURE_IO_STALLED_SECONDS_TOTAL "node_pressure_io_stalled_seconds_total" Counter [] "pressure_io" "Total time in seconds no process could make progress due to IO congestion";
+    NODE_PRESSURE_IRQ_STALLED_SECONDS_TOTAL "node_pressure_irq_stalled_seconds_total" Counter [] "pressure_irq" "Total time in seconds no process could make progress due to IRQ congestion";
+    NODE_DISK_READS_COMPLETED_TOTAL "node_disk_reads_completed_total" Counter ["device"] "diskstats" "The total number of reads completed successfully.";
+    NODE_DISK_READS_MERGED_TOTAL "node_disk_reads_merged_total" Counter ["device"] "diskstats" "The total number of reads merged.";
+    NODE_DISK_READ_BYTES_TOTAL "node_disk_read_bytes_total" Counter ["device"] "diskstats" "The total number of bytes read successfully.";
+    NODE_DISK_READ_TIME_SECONDS_TOTAL "node_disk_read_time_seconds_total" Counter ["device"] "diskstats" "The total number of seconds spent by all reads.";
+    NODE_DISK_WRITES_COMPLETED_TOTAL "node_disk_writes_completed_total" Counter ["device"] "diskstats" "The total number of writes completed successfully.";
+    NODE_DISK_WRITES_MERGED_TOTAL "node_disk_writes_merged_total" Counter ["device"] "diskstats" "The number of writes merged.";
+    NODE_DISK_WRITTEN_BYTES_TOTAL "node_disk_written_bytes_total" Counter ["device"] "diskstats" "The total number of bytes written successfully.";
+    NODE_DISK_WRITE_TIME_SECONDS_TOTAL "node_disk_write_time_seconds_total" Counter ["device"] "diskstats" "This is the total number of seconds spent by all writes.";
+    NODE_DISK_IO_NOW "node_disk_io_now" Gauge ["device"] "diskstats" "The number of I/Os currently in progress.";
+    NODE_DISK_IO_TIME_SECONDS_TOTAL "node_disk_io_time_seconds_total" Counter ["device"] "diskstats" "Total seconds spent doing I/Os.";
+    NODE_DISK_IO_TIME_WEIGHTED_SECONDS_TOTAL "node_disk_io_time_weighted_seconds_total" Counter ["device"] "diskstats" "The weighted # of seconds spent doing I/Os.";
+    NODE_DISK_DISCARDS_COMPLETED_TOTAL "node_disk_discards_completed_total" Counter ["device"] "diskstats" "The total number of discards completed successfully.";
+    NODE_DISK_DISCARDS_MERGED_TOTAL "node_disk_discards_merged_total" Counter ["device"] "diskstats" "The total number of discards merged.";
+    NODE_DISK_DISCARDED_SECTORS_TOTAL "node_disk_discarded_sectors_total" Counter ["device"] "diskstats" "The total number of sectors discarded successfully.";
+    NODE_DISK_DISCARD_TIME_SECONDS_TOTAL "node_disk_discard_time_seconds_total" Counter ["device"] "diskstats" "This is the total number of seconds spent by all discards.";
+    NODE_DISK_FLUSH_REQUESTS_TOTAL "node_disk_flush_requests_total" Counter ["device"] "diskstats" "The total number of flush requests completed successfully";
+    NODE_DISK_FLUSH_REQUESTS_TIME_SECONDS_TOTAL "node_disk_flush_requests_time_seconds_total" Counter ["device"] "diskstats" "This is the total number of seconds spent by all flush requests.";
+    NODE_NETWORK_RECEIVE_TOTAL "node_network_receive_*_total" Counter ["device"] "net_dev" "Network device statistic receive_* (bytes, packets, errs, drop, fifo, frame, compressed, multicast).";
+    NODE_NETWORK_TRANSMIT_TOTAL "node_network_transmit_*_total" Counter ["device"] "net_dev" "Network device statistic transmit_* (bytes, packets, errs, drop, fifo, colls, carrier, compressed).";
+    NODE_INTERRUPTS_TOTAL "node_interrupts_total" Counter ["cpu", "devices", "info", "type"] "interrupts" "Interrupt details.";
+    NODE_SCHEDSTAT_RUNNING_SECONDS_TOTAL "node_schedstat_running_seconds_total" Counter ["cpu"] "schedstat" "Number of seconds CPU spent running a process.";
+    NODE_SCHEDSTAT_WAITING_SECONDS_TOTAL "node_schedstat_waiting_seconds_total" Counter ["cpu"] "schedstat" "Number of seconds spent by processing waiting for this CPU.";
+    NODE_SCHEDSTAT_TIMESLICES_TOTAL "node_schedstat_timeslices_total" Counter ["cpu"] "schedstat" "Number of timeslices executed by CPU.";
+    QUIETSTAT_INTERRUPTS_UNSPLIT_TOTAL "quietstat_interrupts_unsplit_total" Counter ["type"] "interrupts" "Interrupt counters /proc/interrupts prints without a per-CPU split (ERR, MIS).";
+    QUIETSTAT_SOFTIRQS_CPU_TOTAL "quietstat_softirqs_cpu_total" Counter ["cpu", "vector"] "softirqs" "Softirqs raised per CPU and vector, from /proc/softirqs.";
+    QUIETSTAT_PROCESSES "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";
+    QUIETSTAT_PROCESS_THREADS_ALL "quietstat_process_threads_all" Gauge [] "processes" "Threads of all processes in the latest process table.";
+    QUIETSTAT_PROCESS_EXITS_TOTAL "quietstat_process_exits_total" Counter [] "processes" "Processes whose exit was captured with final counters.";
+    QUIETSTAT_PROCESS_EXITS_LOST_TOTAL "quietstat_process_exits_lost_total" Counter [] "processes" "Exit records dropped: BPF ring buffer full, or taskstats receive-buffer overflows (each at least one record).";
+    QUIETSTAT_PROCESS_CPU_SECONDS_TOTAL "quietstat_process_cpu_seconds_total" Counter ["pid", "comm", "mode"] "processes" "CPU time of a selected process, user or system.";
+    QUIETSTAT_PROCESS_RESIDENT_MEMORY_BYTES "quietstat_process_resident_memory_bytes" Gauge ["pid", "comm"] "processes" "Resident set size of a selected process.";
+    QUIETSTAT_PROCESS_VIRTUAL_MEMORY_BYTES "quietstat_process_virtual_memory_bytes" Gauge ["pid", "comm"] "processes" "Virtual memory size of a selected process.";
+    QUIETSTAT_PROCESS_MAJOR_FAULTS_TOTAL "quietstat_process_major_faults_total" Counter ["pid", "comm"] "processes" "Major page faults of a selected process.";
+    QUIETSTAT_PROCESS_MINOR_FAULTS_TOTAL "quietstat_process_minor_faults_total" Counter ["pid", "comm"] "processes" "Minor page faults of a selected process.";
+    QUIETSTAT_PROCESS_THREADS "quietstat_process_threads" Gauge ["pid", "comm"] "processes" "Threads of a selected process.";
+    QUIETSTAT_PROCESS_START_TIME_SECONDS "quietstat_process_start_time_seconds" Gauge ["pid", "comm"] "processes" "Start time of a selected process, in unixtime.";
+    QUIETSTAT_PROCESS_GROUP_PROCESSES "quietstat_process_group_processes" Gauge ["groupname"] "processes" "Processes with this comm.";
+    QUIETSTAT_PROCESS_GROUP_THREADS "quietstat_process_group_threads" Gauge ["groupname"] "processes" "Threads of the processes with this comm.";
+    QUIETSTAT_PROCESS_GROUP_CPU_SECONDS_TOTAL "quietstat_process_group_cpu_seconds_total" Counter ["groupname", "mode"] "processes" "CPU time of the live processes with this comm (falls when one exits).";
+    QUIETSTAT_PROCESS_GROUP_RESIDENT_MEMORY_BYTES "quietstat_process_group_resident_memory_bytes" Gauge ["groupname"] "processes" "Resident set size of the processes with this comm.";
+    QUIETSTAT_PROCESS_GROUP_MAJOR_FAULTS_TOTAL "quietstat_process_group_major_faults_total" Counter ["groupname"] "processes" "Major page faults of the live processes with this comm.";
+    QUIETSTAT_SOURCE_READS_TOTAL "quietstat_source_reads_total" Counter ["source"] "agent" "Kernel reads of a source.";
+    QUIETSTAT_SOURCE_DEMAND_READS_TOTAL "quietstat_source_demand_reads_total" Counter ["source"] "agent" "Kernel reads of a source a consumer asked for (max age), beyond the schedule.";
+    QUIETSTAT_SOURCE_READ_SECONDS_TOTAL "quietstat_source_read_seconds_total" Counter ["source"] "agent" "Time in the read system calls of a source (the whole snapshot for processes).";
+    QUIETSTAT_SOURCE_PARSE_SECONDS_TOTAL "quietstat_source_parse_seconds_total" Counter ["source"] "agent" "Time parsing a source.";
+    QUIETSTAT_SOURCE_READ_BYTES_TOTAL "quietstat_source_read_bytes_total" Counter ["source"] "agent" "Bytes read from a source.";
+    QUIETSTAT_SOURCE_LAST_COST_SECONDS "quietstat_source_last_cost_seconds" Gauge ["source"] "agent" "Read plus parse time of the last read of a source.";
+    QUIETSTAT_SOURCE_INTERVAL_SECONDS "quietstat_source_interval_seconds" Gauge ["source"] "agent" "Interval in force (longer than configured while over the overhead budget).";
+    QUIETSTAT_SOURCE_CONFIGURED_INTERVAL_SECONDS "quietstat_source_configured_interval_seconds" Gauge ["source"] "agent" "Interval configured.";
+    QUIETSTAT_SOURCE_AGE_SECONDS "quietstat_source_age_seconds" Gauge ["source"] "agent" "Age of the data served for a source.";
+    QUIETSTAT_SOURCE_UP "quietstat_source_up" Gauge ["source"] "agent" "1 when the last read of a source succeeded.";
+    QUIETSTAT_AGENT_CPU_SECONDS_TOTAL "quietstat_agent_cpu_seconds_total" Counter ["mode"] "agent" "CPU time of the agent, all threads, user or system.";
+    QUIETSTAT_AGENT_CONTEXT_SWITCHES_TOTAL "quietstat_agent_context_switches_total" Counter ["kind"] "agent" "Context switches of all agent threads (each one a wakeup or preemption).";
+    QUIETSTAT_AGENT_SAMPLING_WAKEUPS_TOTAL "quietstat_agent_sampling_wakeups_total" Counter [] "agent" "Wakeups of the sampler that read the kernel.";
+    QUIETSTAT_AGENT_RESIDENT_MEMORY_BYTES "quietstat_agent_resident_memory_bytes" Gauge [] "agent" "Resident set size of the agent.";
+    QUIETSTAT_AGENT_THREADS "quietstat_agent_threads" Gauge [] "agent" "Threads of the agent.";
+    QUIETSTAT_AGENT_START_TIME_SECONDS "quietstat_agent_start_time_seconds" Gauge [] "agent" "When the agent started, in unixtime.";
+    QUIETSTAT_AGENT_INFO "quietstat_agent_info" Gauge ["version", "backend"] "agent" "Always 1: the agent's version and process-table backend.";
 }
 
 /// The catalog entry for `name` (a concrete name matches its `*` pattern).
 pub fn family(name: &str) -> Option<&'static Family> {
-    FAMILIES.iter().find(|f| match f.name.split_once('*') {
-        None => f.name == name,
-        Some((pre, post)) => {
-            name.len() > pre.len() + post.len() && name.starts_with(pre) && name.ends_with(post)
-        }
-    })
+    FAMILIES
+        .iter()
+        .copied()
+        .find(|f| match f.name.split_once('*') {
+            None => f.name == name,
+            Some((pre, post)) => {
+                name.len() > pre.len() + post.len() && name.starts_with(pre) && name.ends_with(post)
+            }
+        })
 }
 
 type Fmt = Result<(), std::fmt::Error>;
@@ -175,25 +187,46 @@ impl std::ops::DerefMut for Fam<'_> {
 impl Out<'_> {
     /// Starts family `name`; counters are named without `_total` for the
     /// encoder, which appends it.
-    fn family<'s>(&'s mut self, name: &'s str) -> Result<Fam<'s>, std::fmt::Error> {
-        let f = family(name).unwrap_or_else(|| panic!("{name} is not in FAMILIES"));
+    fn family<'s>(&'s mut self, f: &'static Family) -> Result<Fam<'s>, std::fmt::Error> {
+        debug_assert!(!f.name.contains('*'), "{} needs its key", f.name);
+        self.start(f, f.name, f.help)
+    }
+
+    /// Starts one family of a per-key family `f` (`node_memory_*_bytes`):
+    /// its name is `f`'s with `key` for the `*`.
+    fn family_of<'s>(
+        &'s mut self,
+        f: &'static Family,
+        key: &str,
+        name: &'s mut String,
+    ) -> Result<Fam<'s>, std::fmt::Error> {
+        let (pre, post) = f.name.split_once('*').ok_or(std::fmt::Error)?;
+        name.clear();
+        name.push_str(pre);
+        name.push_str(key);
+        name.push_str(post);
+        // node_exporter's wording for per-key families.
+        let help = match f.source {
+            "meminfo" => "Memory information field.",
+            "vmstat" => "/proc/vmstat information field.",
+            _ => "Network device statistic.",
+        };
+        self.start(f, name, help)
+    }
+
+    fn start<'s>(
+        &'s mut self,
+        f: &'static Family,
+        name: &'s str,
+        help: &'s str,
+    ) -> Result<Fam<'s>, std::fmt::Error> {
         let (n, t) = match f.kind {
             Kind::Counter => (
-                name.strip_suffix("_total").expect("counters end in _total"),
+                name.strip_suffix("_total").ok_or(std::fmt::Error)?,
                 MetricType::Counter,
             ),
             Kind::Gauge => (name, MetricType::Gauge),
             Kind::Unknown => (name, MetricType::Unknown),
-        };
-        let help = if f.name.contains('*') {
-            // node_exporter's wording for per-key families.
-            match f.source {
-                "meminfo" => "Memory information field.",
-                "vmstat" => "/proc/vmstat information field.",
-                _ => "Network device statistic.",
-            }
-        } else {
-            f.help
         };
         Ok(Fam {
             m: self.enc.encode_descriptor(n, help, None, t)?,
@@ -224,15 +257,13 @@ fn sample_l(m: &mut Fam<'_>, labels: &impl EncodeLabelSet, v: f64) -> Fmt {
 }
 
 /// A family with one unlabelled sample.
-fn one(out: &mut Out<'_>, name: &str, v: f64) -> Fmt {
-    let mut m = out.family(name)?;
+fn one(out: &mut Out<'_>, f: &'static Family, v: f64) -> Fmt {
+    let mut m = out.family(f)?;
     match m.kind {
         Kind::Counter => counter(&mut m, v),
         _ => m.encode_gauge(&v),
     }
 }
-
-const USER_HZ: f64 = 100.0;
 
 /// node_exporter's names for /proc/stat's softirq columns.
 const SOFTIRQ_VECTORS: [&str; 10] = [
@@ -292,20 +323,23 @@ pub fn vmstat_exported(name: &str) -> bool {
         || (name.starts_with("pg") && name[2..].contains("fault"))
 }
 
-/// node_exporter's meminfo name: `Active(anon)` -> `Active_anon`, and
-/// `_bytes` for lines in kB.
-fn meminfo_name(key: &str, buf: &mut String) {
-    buf.clear();
-    buf.push_str("node_memory_");
-    for c in key.chars() {
-        match c {
-            '(' => buf.push('_'),
-            ')' => {}
-            c => buf.push(c),
+/// node_exporter's meminfo family for a key (`HugePages_*` are counts, the
+/// rest bytes) and the part of its name that stands for the key:
+/// `Active(anon)` -> `Active_anon`.
+fn meminfo_family(key: &str, part: &mut String) -> &'static Family {
+    part.clear();
+    match key.strip_prefix("HugePages_") {
+        Some(rest) => {
+            part.push_str(rest);
+            &NODE_MEMORY_HUGEPAGES
         }
-    }
-    if !key.starts_with("HugePages_") {
-        buf.push_str("_bytes");
+        None => {
+            part.extend(key.chars().filter(|&c| c != ')').map(|c| match c {
+                '(' => '_',
+                c => c,
+            }));
+            &NODE_MEMORY_BYTES
+        }
     }
 }
 
@@ -321,18 +355,18 @@ fn cpu_modes(t: &CpuTimes) -> impl Iterator<Item = (&'static str, u64)> + '_ {
 fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     if s.ok(Source::Stat) {
         let st = &s.stat;
-        let mut m = out.family("node_cpu_seconds_total")?;
+        let mut m = out.family(&NODE_CPU_SECONDS_TOTAL)?;
         for c in &st.cpus {
             let cpu = c.cpu.to_string();
             for (mode, ticks) in cpu_modes(&c.times) {
                 counter_l(
                     &mut m,
                     &[("cpu", cpu.as_str()), ("mode", mode)],
-                    ticks as f64 / USER_HZ,
+                    ticks_to_secs(ticks),
                 )?;
             }
         }
-        let mut m = out.family("node_cpu_guest_seconds_total")?;
+        let mut m = out.family(&NODE_CPU_GUEST_SECONDS_TOTAL)?;
         for c in &st.cpus {
             let cpu = c.cpu.to_string();
             for (mode, m2) in [("user", CpuMode::Guest), ("nice", CpuMode::GuestNice)] {
@@ -340,79 +374,76 @@ fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
                     counter_l(
                         &mut m,
                         &[("cpu", cpu.as_str()), ("mode", mode)],
-                        t as f64 / USER_HZ,
+                        ticks_to_secs(t),
                     )?;
                 }
             }
         }
-        one(out, "node_intr_total", st.intr_total as f64)?;
-        one(out, "node_context_switches_total", st.ctxt as f64)?;
-        one(out, "node_forks_total", st.processes as f64)?;
-        one(out, "node_boot_time_seconds", st.btime_secs as f64)?;
+        one(out, &NODE_INTR_TOTAL, st.intr_total as f64)?;
+        one(out, &NODE_CONTEXT_SWITCHES_TOTAL, st.ctxt as f64)?;
+        one(out, &NODE_FORKS_TOTAL, st.processes as f64)?;
+        one(out, &NODE_BOOT_TIME_SECONDS, st.btime_secs as f64)?;
         if let Some(r) = st.procs_running {
-            one(out, "node_procs_running", r as f64)?;
+            one(out, &NODE_PROCS_RUNNING, r as f64)?;
         }
         if let Some(b) = st.procs_blocked {
-            one(out, "node_procs_blocked", b as f64)?;
+            one(out, &NODE_PROCS_BLOCKED, b as f64)?;
         }
         if !st.softirq_counts.is_empty() {
-            let mut m = out.family("node_softirqs_total")?;
+            let mut m = out.family(&NODE_SOFTIRQS_TOTAL)?;
             for (v, n) in SOFTIRQ_VECTORS.iter().zip(&st.softirq_counts) {
                 counter_l(&mut m, &[("vector", *v)], *n as f64)?;
             }
         }
     }
     if s.ok(Source::Loadavg) {
-        one(out, "node_load1", s.loadavg.load1)?;
-        one(out, "node_load5", s.loadavg.load5)?;
-        one(out, "node_load15", s.loadavg.load15)?;
+        one(out, &NODE_LOAD1, s.loadavg.load1)?;
+        one(out, &NODE_LOAD5, s.loadavg.load5)?;
+        one(out, &NODE_LOAD15, s.loadavg.load15)?;
     }
     if s.ok(Source::Meminfo) {
-        let mut name = String::new();
+        let (mut part, mut name) = (String::new(), String::new());
         for (k, v) in s.meminfo.all().iter() {
-            meminfo_name(k, &mut name);
-            let mut m = out.family(&name)?;
+            let f = meminfo_family(k, &mut part);
+            let mut m = out.family_of(f, &part, &mut name)?;
             m.encode_gauge(&(v as f64))?;
         }
     }
     if s.ok(Source::Vmstat) {
         let mut name = String::new();
         for (k, v) in s.vmstat.all().iter().filter(|(k, _)| vmstat_exported(k)) {
-            name.clear();
-            name.push_str("node_vmstat_");
-            name.push_str(k);
-            let mut m = out.family(&name)?;
+            let mut m = out.family_of(&NODE_VMSTAT, k, &mut name)?;
             m.encode_gauge(&(v as f64))?;
         }
     }
     for (r, waiting, stalled) in [
         (
             Resource::Cpu,
-            Some("node_pressure_cpu_waiting_seconds_total"),
+            Some(&NODE_PRESSURE_CPU_WAITING_SECONDS_TOTAL),
             None,
         ),
         (
             Resource::Memory,
-            Some("node_pressure_memory_waiting_seconds_total"),
-            Some("node_pressure_memory_stalled_seconds_total"),
+            Some(&NODE_PRESSURE_MEMORY_WAITING_SECONDS_TOTAL),
+            Some(&NODE_PRESSURE_MEMORY_STALLED_SECONDS_TOTAL),
         ),
         (
             Resource::Io,
-            Some("node_pressure_io_waiting_seconds_total"),
-            Some("node_pressure_io_stalled_seconds_total"),
+            Some(&NODE_PRESSURE_IO_WAITING_SECONDS_TOTAL),
+            Some(&NODE_PRESSURE_IO_STALLED_SECONDS_TOTAL),
         ),
         (
             Resource::Irq,
             None,
-            Some("node_pressure_irq_stalled_seconds_total"),
+            Some(&NODE_PRESSURE_IRQ_STALLED_SECONDS_TOTAL),
         ),
     ] {
         let Some(p) = s.pressure(r) else { continue };
         if let (Some(n), Some(l)) = (waiting, p.some) {
-            one(out, n, l.total_usec as f64 / 1e6)?;
+            one(out, n, us_to_secs(l.total_usec))?;
         }
         if let (Some(n), Some(l)) = (stalled, p.full) {
-            one(out, n, l.total_usec as f64 / 1e6)?;
+            one(out, n, us_to_secs(l.total_usec))?;
         }
     }
     if s.ok(Source::Diskstats) {
@@ -426,7 +457,7 @@ fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
         let cpus: Vec<String> = t.cpus().iter().map(u32::to_string).collect();
         let per_cpu =
             |r: &procfs::Row<'_>| r.counts.len() >= cpus.len() && !r.description.is_empty();
-        let mut m = out.family("node_interrupts_total")?;
+        let mut m = out.family(&NODE_INTERRUPTS_TOTAL)?;
         for row in t.rows().filter(per_cpu) {
             // node_exporter: for a numbered IRQ, `info` is the chip (first
             // word after the counts) and `devices` the rest; for a named one
@@ -460,7 +491,7 @@ fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     {
         // ERR and MIS: one system-wide count, no description; node_exporter
         // drops them.
-        let mut m = out.family("quietstat_interrupts_unsplit_total")?;
+        let mut m = out.family(&QUIETSTAT_INTERRUPTS_UNSPLIT_TOTAL)?;
         for row in s.interrupts.rows() {
             if row.counts.len() < s.interrupts.cpus().len() || row.description.is_empty() {
                 counter_l(&mut m, &[("type", row.label)], row.total as f64)?;
@@ -470,7 +501,7 @@ fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     if s.ok(Source::Softirqs) {
         let t = &s.softirqs;
         let cpus: Vec<String> = t.cpus().iter().map(u32::to_string).collect();
-        let mut m = out.family("quietstat_softirqs_cpu_total")?;
+        let mut m = out.family(&QUIETSTAT_SOFTIRQS_CPU_TOTAL)?;
         for row in t.rows() {
             let vector = row.label.to_ascii_lowercase();
             for (cpu, n) in cpus.iter().zip(row.counts) {
@@ -484,15 +515,15 @@ fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     }
     if s.ok(Source::Schedstat) {
         for (name, f) in [
-            ("node_schedstat_running_seconds_total", 0),
-            ("node_schedstat_waiting_seconds_total", 1),
-            ("node_schedstat_timeslices_total", 2),
+            (&NODE_SCHEDSTAT_RUNNING_SECONDS_TOTAL, 0),
+            (&NODE_SCHEDSTAT_WAITING_SECONDS_TOTAL, 1),
+            (&NODE_SCHEDSTAT_TIMESLICES_TOTAL, 2),
         ] {
             let mut m = out.family(name)?;
             for c in &s.schedstat.cpus {
                 let v = match f {
-                    0 => c.running_ns as f64 / 1e9,
-                    1 => c.waiting_ns as f64 / 1e9,
+                    0 => ns_to_secs(c.running_ns),
+                    1 => ns_to_secs(c.waiting_ns),
                     _ => c.timeslices as f64,
                 };
                 counter_l(&mut m, &[("cpu", c.cpu.to_string().as_str())], v)?;
@@ -503,57 +534,57 @@ fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
 }
 
 fn disks(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
-    use procfs::diskstats::{DiskStat, SECTOR_BYTES};
+    use procfs::diskstats::DiskStat;
     type Get = fn(&DiskStat) -> Option<f64>;
-    let fields: [(&str, Get); 17] = [
-        ("node_disk_reads_completed_total", |d| {
+    let fields: [(&Family, Get); 17] = [
+        (&NODE_DISK_READS_COMPLETED_TOTAL, |d| {
             Some(d.reads_completed as f64)
         }),
-        ("node_disk_reads_merged_total", |d| {
+        (&NODE_DISK_READS_MERGED_TOTAL, |d| {
             Some(d.reads_merged as f64)
         }),
-        ("node_disk_read_bytes_total", |d| {
-            Some(d.read_sectors as f64 * SECTOR_BYTES as f64)
+        (&NODE_DISK_READ_BYTES_TOTAL, |d| {
+            Some(sectors_to_bytes(d.read_sectors) as f64)
         }),
-        ("node_disk_read_time_seconds_total", |d| {
-            Some(d.read_time_ms as f64 / 1e3)
+        (&NODE_DISK_READ_TIME_SECONDS_TOTAL, |d| {
+            Some(ms_to_secs(d.read_time_ms))
         }),
-        ("node_disk_writes_completed_total", |d| {
+        (&NODE_DISK_WRITES_COMPLETED_TOTAL, |d| {
             Some(d.writes_completed as f64)
         }),
-        ("node_disk_writes_merged_total", |d| {
+        (&NODE_DISK_WRITES_MERGED_TOTAL, |d| {
             Some(d.writes_merged as f64)
         }),
-        ("node_disk_written_bytes_total", |d| {
-            Some(d.write_sectors as f64 * SECTOR_BYTES as f64)
+        (&NODE_DISK_WRITTEN_BYTES_TOTAL, |d| {
+            Some(sectors_to_bytes(d.write_sectors) as f64)
         }),
-        ("node_disk_write_time_seconds_total", |d| {
-            Some(d.write_time_ms as f64 / 1e3)
+        (&NODE_DISK_WRITE_TIME_SECONDS_TOTAL, |d| {
+            Some(ms_to_secs(d.write_time_ms))
         }),
-        ("node_disk_io_now", |d| Some(d.io_in_progress as f64)),
-        ("node_disk_io_time_seconds_total", |d| {
-            Some(d.io_time_ms as f64 / 1e3)
+        (&NODE_DISK_IO_NOW, |d| Some(d.io_in_progress as f64)),
+        (&NODE_DISK_IO_TIME_SECONDS_TOTAL, |d| {
+            Some(ms_to_secs(d.io_time_ms))
         }),
-        ("node_disk_io_time_weighted_seconds_total", |d| {
-            Some(d.io_weighted_time_ms as f64 / 1e3)
+        (&NODE_DISK_IO_TIME_WEIGHTED_SECONDS_TOTAL, |d| {
+            Some(ms_to_secs(d.io_weighted_time_ms))
         }),
-        ("node_disk_discards_completed_total", |d| {
+        (&NODE_DISK_DISCARDS_COMPLETED_TOTAL, |d| {
             d.discards_completed.map(|v| v as f64)
         }),
-        ("node_disk_discards_merged_total", |d| {
+        (&NODE_DISK_DISCARDS_MERGED_TOTAL, |d| {
             d.discards_merged.map(|v| v as f64)
         }),
-        ("node_disk_discarded_sectors_total", |d| {
+        (&NODE_DISK_DISCARDED_SECTORS_TOTAL, |d| {
             d.discard_sectors.map(|v| v as f64)
         }),
-        ("node_disk_discard_time_seconds_total", |d| {
-            d.discard_time_ms.map(|v| v as f64 / 1e3)
+        (&NODE_DISK_DISCARD_TIME_SECONDS_TOTAL, |d| {
+            d.discard_time_ms.map(ms_to_secs)
         }),
-        ("node_disk_flush_requests_total", |d| {
+        (&NODE_DISK_FLUSH_REQUESTS_TOTAL, |d| {
             d.flushes_completed.map(|v| v as f64)
         }),
-        ("node_disk_flush_requests_time_seconds_total", |d| {
-            d.flush_time_ms.map(|v| v as f64 / 1e3)
+        (&NODE_DISK_FLUSH_REQUESTS_TIME_SECONDS_TOTAL, |d| {
+            d.flush_time_ms.map(ms_to_secs)
         }),
     ];
     let disks: Vec<(String, &DiskStat)> = s
@@ -579,29 +610,32 @@ fn disks(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
 fn net(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     use procfs::net_dev::NetDev;
     type Get = fn(&NetDev) -> u64;
-    let fields: [(&str, Get); 16] = [
-        ("node_network_receive_bytes_total", |d| d.rx_bytes),
-        ("node_network_receive_packets_total", |d| d.rx_packets),
-        ("node_network_receive_errs_total", |d| d.rx_errs),
-        ("node_network_receive_drop_total", |d| d.rx_drop),
-        ("node_network_receive_fifo_total", |d| d.rx_fifo),
-        ("node_network_receive_frame_total", |d| d.rx_frame),
-        ("node_network_receive_compressed_total", |d| d.rx_compressed),
-        ("node_network_receive_multicast_total", |d| d.rx_multicast),
-        ("node_network_transmit_bytes_total", |d| d.tx_bytes),
-        ("node_network_transmit_packets_total", |d| d.tx_packets),
-        ("node_network_transmit_errs_total", |d| d.tx_errs),
-        ("node_network_transmit_drop_total", |d| d.tx_drop),
-        ("node_network_transmit_fifo_total", |d| d.tx_fifo),
-        ("node_network_transmit_colls_total", |d| d.tx_colls),
-        ("node_network_transmit_carrier_total", |d| d.tx_carrier),
-        ("node_network_transmit_compressed_total", |d| {
+    let fields: [(&Family, &str, Get); 16] = [
+        (&NODE_NETWORK_RECEIVE_TOTAL, "bytes", |d| d.rx_bytes),
+        (&NODE_NETWORK_RECEIVE_TOTAL, "packets", |d| d.rx_packets),
+        (&NODE_NETWORK_RECEIVE_TOTAL, "errs", |d| d.rx_errs),
+        (&NODE_NETWORK_RECEIVE_TOTAL, "drop", |d| d.rx_drop),
+        (&NODE_NETWORK_RECEIVE_TOTAL, "fifo", |d| d.rx_fifo),
+        (&NODE_NETWORK_RECEIVE_TOTAL, "frame", |d| d.rx_frame),
+        (&NODE_NETWORK_RECEIVE_TOTAL, "compressed", |d| {
+            d.rx_compressed
+        }),
+        (&NODE_NETWORK_RECEIVE_TOTAL, "multicast", |d| d.rx_multicast),
+        (&NODE_NETWORK_TRANSMIT_TOTAL, "bytes", |d| d.tx_bytes),
+        (&NODE_NETWORK_TRANSMIT_TOTAL, "packets", |d| d.tx_packets),
+        (&NODE_NETWORK_TRANSMIT_TOTAL, "errs", |d| d.tx_errs),
+        (&NODE_NETWORK_TRANSMIT_TOTAL, "drop", |d| d.tx_drop),
+        (&NODE_NETWORK_TRANSMIT_TOTAL, "fifo", |d| d.tx_fifo),
+        (&NODE_NETWORK_TRANSMIT_TOTAL, "colls", |d| d.tx_colls),
+        (&NODE_NETWORK_TRANSMIT_TOTAL, "carrier", |d| d.tx_carrier),
+        (&NODE_NETWORK_TRANSMIT_TOTAL, "compressed", |d| {
             d.tx_compressed
         }),
     ];
     let devs: Vec<(String, &NetDev)> = s.net_dev.iter().map(|d| (d.name.to_string(), d)).collect();
-    for (name, get) in fields {
-        let mut m = out.family(name)?;
+    let mut name = String::new();
+    for (f, key, get) in fields {
+        let mut m = out.family_of(f, key, &mut name)?;
         for (dev, d) in &devs {
             counter_l(&mut m, &[("device", dev.as_str())], get(d) as f64)?;
         }
@@ -609,8 +643,7 @@ fn net(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     Ok(())
 }
 
-/// The processes `pm` selects, with their CPU seconds over the last interval
-/// for `top` by CPU.
+/// The processes `pm` selects: by name or cgroup, or the top N.
 fn selected<'a>(st: &'a State, pm: &ProcessMetrics) -> Vec<&'a Proc> {
     match pm.mode {
         ProcessMetricsMode::Off | ProcessMetricsMode::Group => Vec::new(),
@@ -623,34 +656,13 @@ fn selected<'a>(st: &'a State, pm: &ProcessMetrics) -> Vec<&'a Proc> {
             })
             .collect(),
         ProcessMetricsMode::Top => {
-            let mut v: Vec<(f64, &Proc)> = match pm.sort_by {
-                SortKey::Cpu => {
-                    let rates = proctable::rates::between(&st.procs_prev, &st.procs, st.procs_secs);
-                    // Both sorted by PID: walk them together.
-                    let mut r = rates.iter().peekable();
-                    st.procs
-                        .iter()
-                        .map(|p| {
-                            while r.peek().is_some_and(|x| x.identity.pid < p.pid) {
-                                r.next();
-                            }
-                            let pct = r
-                                .peek()
-                                .filter(|x| x.identity == p.identity())
-                                .map_or(0.0, |x| {
-                                    x.user_pct.unwrap_or(0.0) + x.system_pct.unwrap_or(0.0)
-                                });
-                            (pct, p)
-                        })
-                        .collect()
-                }
-                SortKey::Rss => st.procs.iter().map(|p| (p.rss_bytes as f64, p)).collect(),
-                SortKey::Majflt => st.procs.iter().map(|p| (p.majflt as f64, p)).collect(),
-                SortKey::Threads => st.procs.iter().map(|p| (p.num_threads as f64, p)).collect(),
+            let rank = match pm.sort_by {
+                SortKey::Cpu => Rank::CpuPct,
+                SortKey::Rss => Rank::Column(&columns::RSS_BYTES),
+                SortKey::Majflt => Rank::Column(&columns::MAJFLT),
+                SortKey::Threads => Rank::Column(&columns::THREADS),
             };
-            v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.pid.cmp(&b.1.pid)));
-            v.truncate(pm.top_n);
-            v.into_iter().map(|(_, p)| p).collect()
+            process::top(&st.procs_prev, &st.procs, st.procs_secs, rank, pm.top_n)
         }
     }
 }
@@ -659,22 +671,22 @@ fn processes(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> Fmt {
     if !st.stats[AgentSource::Processes.index()].scheduled {
         return Ok(());
     }
-    one(out, "quietstat_processes", st.procs.len() as f64)?;
+    one(out, &QUIETSTAT_PROCESSES, st.procs.len() as f64)?;
     let threads: u64 = st.procs.iter().map(|p| p.num_threads as u64).sum();
-    one(out, "quietstat_process_threads_all", threads as f64)?;
+    one(out, &QUIETSTAT_PROCESS_THREADS_ALL, threads as f64)?;
     if st.exits.capture.is_some() {
         one(
             out,
-            "quietstat_process_exits_total",
+            &QUIETSTAT_PROCESS_EXITS_TOTAL,
             st.exits.captured as f64,
         )?;
         one(
             out,
-            "quietstat_process_exits_lost_total",
+            &QUIETSTAT_PROCESS_EXITS_LOST_TOTAL,
             st.exits.lost as f64,
         )?;
     }
-    let btime = st.sample.stat.btime_secs as f64;
+    let btime = st.sample.stat.btime_secs;
     let sel = selected(st, pm);
     if !sel.is_empty() {
         let ids: Vec<(String, String)> = sel
@@ -682,117 +694,108 @@ fn processes(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> Fmt {
             .map(|p| (p.pid.to_string(), p.comm.to_string_lossy().into_owned()))
             .collect();
         let l = |i: usize| [("pid", ids[i].0.as_str()), ("comm", ids[i].1.as_str())];
-        let mut m = out.family("quietstat_process_cpu_seconds_total")?;
+        let mut m = out.family(&QUIETSTAT_PROCESS_CPU_SECONDS_TOTAL)?;
         for (i, p) in sel.iter().enumerate() {
             let [a, b] = l(i);
-            counter_l(&mut m, &[a, b, ("mode", "user")], p.utime_ns as f64 / 1e9)?;
-            counter_l(&mut m, &[a, b, ("mode", "system")], p.stime_ns as f64 / 1e9)?;
+            counter_l(&mut m, &[a, b, ("mode", "user")], ns_to_secs(p.utime_ns))?;
+            counter_l(&mut m, &[a, b, ("mode", "system")], ns_to_secs(p.stime_ns))?;
         }
-        type Get = fn(&Proc, f64) -> f64;
-        let fields: [(&str, Get); 6] = [
-            ("quietstat_process_resident_memory_bytes", |p, _| {
-                p.rss_bytes as f64
-            }),
-            ("quietstat_process_virtual_memory_bytes", |p, _| {
-                p.vsize_bytes as f64
-            }),
-            ("quietstat_process_major_faults_total", |p, _| {
-                p.majflt as f64
-            }),
-            ("quietstat_process_minor_faults_total", |p, _| {
-                p.minflt as f64
-            }),
-            ("quietstat_process_threads", |p, _| p.num_threads as f64),
-            ("quietstat_process_start_time_seconds", |p, bt| {
-                bt + (p.start_ticks * NS_PER_TICK) as f64 / 1e9
-            }),
+        // Each family's value is its process field's, as `ps` shows it.
+        let fields: [(&Family, &Column); 5] = [
+            (
+                &QUIETSTAT_PROCESS_RESIDENT_MEMORY_BYTES,
+                &columns::RSS_BYTES,
+            ),
+            (
+                &QUIETSTAT_PROCESS_VIRTUAL_MEMORY_BYTES,
+                &columns::VSIZE_BYTES,
+            ),
+            (&QUIETSTAT_PROCESS_MAJOR_FAULTS_TOTAL, &columns::MAJFLT),
+            (&QUIETSTAT_PROCESS_MINOR_FAULTS_TOTAL, &columns::MINFLT),
+            (&QUIETSTAT_PROCESS_THREADS, &columns::THREADS),
         ];
-        for (name, get) in fields {
-            let mut m = out.family(name)?;
+        for (f, col) in fields {
+            let mut m = out.family(f)?;
             for (i, p) in sel.iter().enumerate() {
-                sample_l(&mut m, &l(i), get(p, btime))?;
+                sample_l(&mut m, &l(i), col.number(p).unwrap_or(0.0))?;
             }
+        }
+        let mut m = out.family(&QUIETSTAT_PROCESS_START_TIME_SECONDS)?;
+        for (i, p) in sel.iter().enumerate() {
+            let t = boot_ticks_to_unix_secs(btime, p.start_ticks);
+            gauge_l(&mut m, &l(i), t)?;
         }
     }
     if pm.mode == ProcessMetricsMode::Group {
-        let mut groups: std::collections::BTreeMap<String, [f64; 6]> = Default::default();
-        for p in &st.procs {
-            let g = groups
-                .entry(p.comm.to_string_lossy().into_owned())
-                .or_default();
-            g[0] += 1.0;
-            g[1] += p.num_threads as f64;
-            g[2] += p.utime_ns as f64 / 1e9;
-            g[3] += p.stime_ns as f64 / 1e9;
-            g[4] += p.rss_bytes as f64;
-            g[5] += p.majflt as f64;
+        let groups = process::groups(&st.procs, GroupBy::Comm);
+        type Get = fn(&Group) -> f64;
+        let gauges: [(&Family, Get); 4] = [
+            (&QUIETSTAT_PROCESS_GROUP_PROCESSES, |g| g.processes as f64),
+            (&QUIETSTAT_PROCESS_GROUP_THREADS, |g| g.threads as f64),
+            (&QUIETSTAT_PROCESS_GROUP_RESIDENT_MEMORY_BYTES, |g| {
+                g.rss_bytes as f64
+            }),
+            (&QUIETSTAT_PROCESS_GROUP_MAJOR_FAULTS_TOTAL, |g| {
+                g.majflt as f64
+            }),
+        ];
+        for (f, get) in gauges {
+            let mut m = out.family(f)?;
+            for (name, g) in &groups {
+                sample_l(&mut m, &[("groupname", name.as_str())], get(g))?;
+            }
         }
-        let mut m = out.family("quietstat_process_group_processes")?;
-        for (g, v) in &groups {
-            gauge_l(&mut m, &[("groupname", g.as_str())], v[0])?;
-        }
-        let mut m = out.family("quietstat_process_group_threads")?;
-        for (g, v) in &groups {
-            gauge_l(&mut m, &[("groupname", g.as_str())], v[1])?;
-        }
-        let mut m = out.family("quietstat_process_group_cpu_seconds_total")?;
-        for (g, v) in &groups {
-            counter_l(&mut m, &[("groupname", g.as_str()), ("mode", "user")], v[2])?;
-            counter_l(
-                &mut m,
-                &[("groupname", g.as_str()), ("mode", "system")],
-                v[3],
-            )?;
-        }
-        let mut m = out.family("quietstat_process_group_resident_memory_bytes")?;
-        for (g, v) in &groups {
-            gauge_l(&mut m, &[("groupname", g.as_str())], v[4])?;
-        }
-        let mut m = out.family("quietstat_process_group_major_faults_total")?;
-        for (g, v) in &groups {
-            counter_l(&mut m, &[("groupname", g.as_str())], v[5])?;
+        let mut m = out.family(&QUIETSTAT_PROCESS_GROUP_CPU_SECONDS_TOTAL)?;
+        for (name, g) in &groups {
+            for (mode, ns) in [("user", g.utime_ns), ("system", g.stime_ns)] {
+                counter_l(
+                    &mut m,
+                    &[("groupname", name.as_str()), ("mode", mode)],
+                    ns_to_secs(ns),
+                )?;
+            }
         }
     }
     Ok(())
 }
 
 fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
-    let now = shm::mono_ns();
+    let now = sys::mono_ns();
     let srcs: Vec<AgentSource> = AgentSource::ALL
         .into_iter()
         .filter(|s| st.stats[s.index()].scheduled)
         .collect();
     type Get = fn(&State, &Context, AgentSource, u64) -> f64;
-    let fields: [(&str, Get); 10] = [
-        ("quietstat_source_reads_total", |st, _, s, _| {
+    let fields: [(&Family, Get); 10] = [
+        (&QUIETSTAT_SOURCE_READS_TOTAL, |st, _, s, _| {
             st.stats[s.index()].reads as f64
         }),
-        ("quietstat_source_demand_reads_total", |st, _, s, _| {
+        (&QUIETSTAT_SOURCE_DEMAND_READS_TOTAL, |st, _, s, _| {
             st.stats[s.index()].demand_reads as f64
         }),
-        ("quietstat_source_read_seconds_total", |st, _, s, _| {
-            st.stats[s.index()].read_ns as f64 / 1e9
+        (&QUIETSTAT_SOURCE_READ_SECONDS_TOTAL, |st, _, s, _| {
+            ns_to_secs(st.stats[s.index()].read_ns)
         }),
-        ("quietstat_source_parse_seconds_total", |st, _, s, _| {
-            st.stats[s.index()].parse_ns as f64 / 1e9
+        (&QUIETSTAT_SOURCE_PARSE_SECONDS_TOTAL, |st, _, s, _| {
+            ns_to_secs(st.stats[s.index()].parse_ns)
         }),
-        ("quietstat_source_read_bytes_total", |st, _, s, _| {
+        (&QUIETSTAT_SOURCE_READ_BYTES_TOTAL, |st, _, s, _| {
             st.stats[s.index()].bytes as f64
         }),
-        ("quietstat_source_last_cost_seconds", |st, _, s, _| {
-            st.stats[s.index()].last_cost_ns as f64 / 1e9
+        (&QUIETSTAT_SOURCE_LAST_COST_SECONDS, |st, _, s, _| {
+            ns_to_secs(st.stats[s.index()].last_cost_ns)
         }),
-        ("quietstat_source_interval_seconds", |st, _, s, _| {
+        (&QUIETSTAT_SOURCE_INTERVAL_SECONDS, |st, _, s, _| {
             st.stats[s.index()].interval.as_secs_f64()
         }),
         (
-            "quietstat_source_configured_interval_seconds",
+            &QUIETSTAT_SOURCE_CONFIGURED_INTERVAL_SECONDS,
             |_, ctx, s, _| ctx.config.source(s).interval.as_secs_f64(),
         ),
-        ("quietstat_source_age_seconds", |st, _, s, now| {
-            now.saturating_sub(st.read_mono_ns[s.index()]) as f64 / 1e9
+        (&QUIETSTAT_SOURCE_AGE_SECONDS, |st, _, s, now| {
+            ns_to_secs(now.saturating_sub(st.read_mono_ns[s.index()]))
         }),
-        ("quietstat_source_up", |st, _, s, _| {
+        (&QUIETSTAT_SOURCE_UP, |st, _, s, _| {
             let ok = match s {
                 AgentSource::System(src) => st.sample.ok(src),
                 AgentSource::Processes => st.procs_status == procfs::SourceStatus::Ok,
@@ -807,10 +810,10 @@ fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
         }
     }
     let u = &ctx.usage;
-    let mut m = out.family("quietstat_agent_cpu_seconds_total")?;
-    counter_l(&mut m, &[("mode", "user")], u.user_ns as f64 / 1e9)?;
-    counter_l(&mut m, &[("mode", "system")], u.system_ns as f64 / 1e9)?;
-    let mut m = out.family("quietstat_agent_context_switches_total")?;
+    let mut m = out.family(&QUIETSTAT_AGENT_CPU_SECONDS_TOTAL)?;
+    counter_l(&mut m, &[("mode", "user")], ns_to_secs(u.user_ns))?;
+    counter_l(&mut m, &[("mode", "system")], ns_to_secs(u.system_ns))?;
+    let mut m = out.family(&QUIETSTAT_AGENT_CONTEXT_SWITCHES_TOTAL)?;
     counter_l(&mut m, &[("kind", "voluntary")], u.voluntary_ctxsw as f64)?;
     counter_l(
         &mut m,
@@ -819,21 +822,21 @@ fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
     )?;
     one(
         out,
-        "quietstat_agent_sampling_wakeups_total",
+        &QUIETSTAT_AGENT_SAMPLING_WAKEUPS_TOTAL,
         st.sampling_wakeups as f64,
     )?;
     one(
         out,
-        "quietstat_agent_resident_memory_bytes",
+        &QUIETSTAT_AGENT_RESIDENT_MEMORY_BYTES,
         u.rss_bytes as f64,
     )?;
-    one(out, "quietstat_agent_threads", u.threads as f64)?;
+    one(out, &QUIETSTAT_AGENT_THREADS, u.threads as f64)?;
     one(
         out,
-        "quietstat_agent_start_time_seconds",
-        ctx.started_unix_ns as f64 / 1e9,
+        &QUIETSTAT_AGENT_START_TIME_SECONDS,
+        ns_to_secs(ctx.started_unix_ns),
     )?;
-    let mut m = out.family("quietstat_agent_info")?;
+    let mut m = out.family(&QUIETSTAT_AGENT_INFO)?;
     let backend = st.backend.map_or("none", |b| b.name());
     gauge_l(
         &mut m,
@@ -961,13 +964,14 @@ mod tests {
 
     #[test]
     fn meminfo_names_match_node_exporter() {
-        let mut b = String::new();
-        meminfo_name("Active(anon)", &mut b);
-        assert_eq!(b, "node_memory_Active_anon_bytes");
-        meminfo_name("HugePages_Total", &mut b);
-        assert_eq!(b, "node_memory_HugePages_Total");
-        meminfo_name("Hugepagesize", &mut b);
-        assert_eq!(b, "node_memory_Hugepagesize_bytes");
+        let name = |key: &str| {
+            let mut part = String::new();
+            let f = meminfo_family(key, &mut part);
+            f.name.replace('*', &part)
+        };
+        assert_eq!(name("Active(anon)"), "node_memory_Active_anon_bytes");
+        assert_eq!(name("HugePages_Total"), "node_memory_HugePages_Total");
+        assert_eq!(name("Hugepagesize"), "node_memory_Hugepagesize_bytes");
         assert!(family("node_memory_Active_anon_bytes").is_some());
         assert!(family("node_memory_HugePages_Total").is_some());
         assert!(family("node_vmstat_pgfault").is_some());
@@ -1011,6 +1015,8 @@ mod doc_sync {
     fn docs_metrics_md_lists_every_family_and_no_other() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/metrics.md");
         let doc = std::fs::read_to_string(path).unwrap();
+        // The families' table, before the process fields'.
+        let doc = doc.split("\n## Process fields").next().unwrap();
         let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
         for f in FAMILIES {
             let kind = format!("{:?}", f.kind).to_lowercase();

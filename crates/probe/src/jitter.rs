@@ -164,7 +164,7 @@ fn run_on_this_thread(o: &Options, label: String) -> Result<Run, String> {
     // Read before the first deadline is set: reading and parsing /proc/stat
     // allocates and takes time the first sleep should not pay.
     let steal_before = steal_ticks(o.cpu);
-    let mut next = shm::mono_ns() + interval;
+    let mut next = sys::mono_ns() + interval;
     // Touch the loop's code and stack once before measuring.
     sleep_until(next);
     next += interval;
@@ -173,7 +173,7 @@ fn run_on_this_thread(o: &Options, label: String) -> Result<Run, String> {
     let end = next + o.duration.as_nanos() as u64;
     while next < end {
         sleep_until(next);
-        let woke = shm::mono_ns();
+        let woke = sys::mono_ns();
         let late = woke.saturating_sub(next).clamp(1, MAX_NS);
         // In range by construction: record cannot fail.
         let _ = h.record(late);

@@ -17,8 +17,7 @@ pub fn online_cpus() -> Result<CpuList, String> {
     CpuList::parse(text.trim()).map_err(|e| format!("{path}: {e}"))
 }
 
-/// Pins the calling thread to one CPU (the agent's placement helper).
+/// Pins the calling thread to one CPU.
 pub fn pin_to(cpu: u32) -> Result<(), String> {
-    agent::placement::pin_current_thread(&CpuList::new(vec![cpu]))
-        .map_err(|e| format!("pinning to CPU {cpu}: {e}"))
+    sys::pin_current_thread(&[cpu]).map_err(|e| format!("pinning to CPU {cpu}: {e}"))
 }

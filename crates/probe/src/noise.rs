@@ -188,7 +188,7 @@ fn pin_away(measured: &CpuList) -> Result<(), String> {
             "--cpus {measured} leaves no other online CPU (online: {online}) to measure from"
         ));
     }
-    agent::placement::pin_current_thread(&rest).map_err(|e| format!("pinning to {rest}: {e}"))
+    sys::pin_current_thread(rest.cpus()).map_err(|e| format!("pinning to {rest}: {e}"))
 }
 
 /// Counts for `o.duration`; the calling thread is moved off the measured

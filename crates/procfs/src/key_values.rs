@@ -71,6 +71,17 @@ impl KeyValues {
         self.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
 
+    /// Appends one line's name and value (for samples built from values
+    /// already read, such as the agent's shared-memory snapshot).
+    pub(crate) fn push(&mut self, name: &str, value: u64) {
+        let start = self.names.len() as u32;
+        self.names.push_str(name);
+        self.entries.push(EntryIndex {
+            name: start..self.names.len() as u32,
+            value,
+        });
+    }
+
     fn clear(&mut self) {
         self.entries.clear();
         self.names.clear();
@@ -142,12 +153,7 @@ pub(crate) fn parse_into(
         if out.entries.len() >= MAX_ROWS {
             return Err(c.err("name", ParseErrorKind::TooMany, "at most 2^20 lines"));
         }
-        let start = out.names.len() as u32;
-        out.names.push_str(name);
-        out.entries.push(EntryIndex {
-            name: start..out.names.len() as u32,
-            value,
-        });
+        out.push(name, value);
         known(name, value);
         c.next_line();
     }

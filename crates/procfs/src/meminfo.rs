@@ -92,6 +92,18 @@ impl Meminfo {
     pub fn all(&self) -> &KeyValues {
         &self.all
     }
+
+    /// A meminfo holding only these keys (values in bytes, as [`Meminfo::get`]
+    /// returns them), in the order given: for samples built from figures
+    /// already read elsewhere, such as the agent's shared-memory snapshot.
+    pub fn from_values(values: impl IntoIterator<Item = (MemKey, u64)>) -> Meminfo {
+        let mut m = Meminfo::default();
+        for (k, v) in values {
+            m.all.push(k.key(), v);
+            m.known[k as usize] = Some(v);
+        }
+        m
+    }
 }
 
 impl Serialize for Meminfo {

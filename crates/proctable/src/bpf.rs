@@ -230,8 +230,6 @@ impl Bpf {
         let exit: &mut BtfTracePoint = program(&mut ebpf, "qs_exit")?;
         load_retrying(|| exit.load("sched_process_exit", &btf))
             .map_err(|e| bpf_err("verifying the exit tracepoint")(chain(&e)))?;
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         let mut walk_object = Vec::new();
         let (walk, walk_unavailable) = match method {
             Method::Iter => (None, Some("the iterator was asked for".to_string())),
@@ -259,7 +257,7 @@ impl Bpf {
             buf: vec![0; ITER_READ_BYTES],
             raw: Vec::new(),
             io: Vec::new(),
-            page_size: if page > 0 { page as u64 } else { 4096 },
+            page_size: sys::page_size(),
             exits: None,
         };
         bpf.set_config(QsConfig {

@@ -589,14 +589,12 @@ impl ProcDir {
             source,
         };
         let dirfd = open_dir(&root).map_err(io_err)?;
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         Ok(ProcDir {
             tree: Tree {
                 cgroup_root: sys_root.as_ref().join("fs/cgroup"),
                 root,
                 dirfd,
-                page_size: if page > 0 { page as u64 } else { 4096 },
+                page_size: sys::page_size(),
             },
             reader: Reader::new(),
             dents: vec![0; DENTS_BYTES],

@@ -13,8 +13,9 @@
 //!   `pread`. Needs no privileges.
 //!
 //! [`ProcTable`] picks one (`auto`: BPF when it loads, else procfs, saying
-//! why once). A process is an [`Identity`] (PID and start time): rates are
-//! computed only within one identity, so PID reuse never yields a bogus delta.
+//! why once). A process is an [`Identity`] (PID and start time): the model
+//! derives rates only within one identity, so PID reuse never yields a bogus
+//! delta.
 //! [`ProcTable::enable_exits`] captures every process that ends, with its
 //! final counters, so short-lived processes between two snapshots are not
 //! lost.
@@ -27,7 +28,6 @@ mod error;
 mod fields;
 mod proc;
 mod query;
-pub mod rates;
 mod table;
 pub mod taskstats;
 pub mod walk;

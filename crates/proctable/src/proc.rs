@@ -4,8 +4,8 @@
 use procfs::pid::{Comm, CtxSwitches, PidIo};
 use serde::Serialize;
 
-/// Nanoseconds per clock tick (USER_HZ = 100).
-pub const NS_PER_TICK: u64 = 10_000_000;
+/// Nanoseconds per clock tick.
+pub const NS_PER_TICK: u64 = 1_000_000_000 / procfs::stat::USER_HZ;
 
 /// A process is its PID and its start time: a PID reused by a later process
 /// is a different identity, so no rate is ever computed across the two.

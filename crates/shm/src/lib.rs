@@ -53,6 +53,10 @@
 //! `want_since_mono_ns`, so readers that ask at the same time, or while a
 //! read is under way that satisfies them, are served by one read.
 
+mod sample;
+
+use sys::mono_ns;
+
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -147,27 +151,6 @@ const _: () = assert!(std::mem::size_of::<Header>() == HEADER_BYTES);
 
 pub fn total_bytes(ncpu: u32) -> usize {
     HEADER_BYTES + 8 * (FIXED_WORDS + PER_CPU_WORDS * ncpu as usize)
-}
-
-/// CLOCK_MONOTONIC in nanoseconds (vDSO: no system call).
-#[inline]
-pub fn mono_ns() -> u64 {
-    clock_ns(libc::CLOCK_MONOTONIC)
-}
-
-/// CLOCK_REALTIME in nanoseconds since the epoch.
-pub fn unix_ns() -> u64 {
-    clock_ns(libc::CLOCK_REALTIME)
-}
-
-fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec; the clock ids are always supported.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// A shared mapping of the whole file.
@@ -637,6 +620,7 @@ impl ShmReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sys::unix_ns;
 
     fn sample(k: u64, ncpu: u32) -> Snapshot {
         Snapshot {

@@ -1,0 +1,224 @@
+//! Per-process figures: rates between two snapshots, matched by
+//! [`Identity`] (a PID that now belongs to another process, with a different
+//! start time, gets no rate, and a counter that went backwards gives none
+//! either); the top N processes by any figure; processes grouped by name or
+//! cgroup.
+
+use std::collections::BTreeMap;
+
+use proctable::{Identity, Proc};
+use serde::Serialize;
+
+use crate::columns::Column;
+use crate::rate;
+
+/// Rates of one process over an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ProcRate {
+    pub identity: Identity,
+    /// CPU use in percent of one CPU (user, system).
+    pub user_pct: Option<f64>,
+    pub system_pct: Option<f64>,
+    pub minflt_per_sec: Option<f64>,
+    pub majflt_per_sec: Option<f64>,
+    pub read_bytes_per_sec: Option<f64>,
+    pub write_bytes_per_sec: Option<f64>,
+}
+
+impl ProcRate {
+    /// User plus system, percent of one CPU; `None` when either is unknown.
+    pub fn cpu_pct(&self) -> Option<f64> {
+        Some(self.user_pct? + self.system_pct?)
+    }
+}
+
+/// Rates for every process in `cur` that is also in `prev` with the same
+/// identity. Both slices are sorted by PID (as snapshots are); `secs` is the
+/// time between them.
+pub fn rates(prev: &[Proc], cur: &[Proc], secs: f64) -> Vec<ProcRate> {
+    let mut out = Vec::with_capacity(cur.len());
+    let mut j = 0;
+    for c in cur {
+        while j < prev.len() && prev[j].pid < c.pid {
+            j += 1;
+        }
+        let Some(p) = prev.get(j).filter(|p| p.pid == c.pid) else {
+            continue;
+        };
+        if p.identity() != c.identity() {
+            continue;
+        }
+        let pct = |a: u64, b: u64| rate(a, b, secs).map(|ns| ns / 1e7);
+        let io = p.io.zip(c.io);
+        out.push(ProcRate {
+            identity: c.identity(),
+            user_pct: pct(p.utime_ns, c.utime_ns),
+            system_pct: pct(p.stime_ns, c.stime_ns),
+            minflt_per_sec: rate(p.minflt, c.minflt, secs),
+            majflt_per_sec: rate(p.majflt, c.majflt, secs),
+            read_bytes_per_sec: io.and_then(|(a, b)| rate(a.read_bytes, b.read_bytes, secs)),
+            write_bytes_per_sec: io.and_then(|(a, b)| rate(a.write_bytes, b.write_bytes, secs)),
+        });
+    }
+    out
+}
+
+/// What to rank processes by.
+#[derive(Debug, Clone, Copy)]
+pub enum Rank {
+    /// CPU use over the last interval (user plus system): a process with no
+    /// rate (new, or its PID reused) counts as 0.
+    CpuPct,
+    /// A field's value now.
+    Column(&'static Column),
+}
+
+/// The `n` processes of `cur` that rank highest by `rank`, highest first
+/// (ties: lower PID first). `prev` and `secs` give the rates for
+/// [`Rank::CpuPct`].
+pub fn top<'a>(prev: &[Proc], cur: &'a [Proc], secs: f64, rank: Rank, n: usize) -> Vec<&'a Proc> {
+    let mut v: Vec<(f64, &Proc)> = match rank {
+        Rank::CpuPct => {
+            let r = rates(prev, cur, secs);
+            // Both sorted by PID: walk them together.
+            let mut r = r.iter().peekable();
+            cur.iter()
+                .map(|p| {
+                    while r.peek().is_some_and(|x| x.identity.pid < p.pid) {
+                        r.next();
+                    }
+                    let pct = r
+                        .peek()
+                        .filter(|x| x.identity == p.identity())
+                        .map_or(0.0, |x| {
+                            x.user_pct.unwrap_or(0.0) + x.system_pct.unwrap_or(0.0)
+                        });
+                    (pct, p)
+                })
+                .collect()
+        }
+        Rank::Column(c) => cur
+            .iter()
+            .map(|p| (c.number(p).unwrap_or(f64::NEG_INFINITY), p))
+            .collect(),
+    };
+    v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.pid.cmp(&b.1.pid)));
+    v.truncate(n);
+    v.into_iter().map(|(_, p)| p).collect()
+}
+
+/// How processes are grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    /// By task name (`comm`), as process-exporter's `groupname`.
+    Comm,
+    /// By cgroup v2 id; processes without one (not asked for, or not in a
+    /// v2 hierarchy) form the group `-`.
+    Cgroup,
+}
+
+/// The sums of one group's live processes. Counters fall when a member
+/// exits (its CPU time leaves the sum).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Group {
+    pub processes: u64,
+    pub threads: u64,
+    pub utime_ns: u64,
+    pub stime_ns: u64,
+    pub rss_bytes: u64,
+    pub majflt: u64,
+}
+
+/// `procs` grouped by `by`, keyed by the group's name.
+pub fn groups(procs: &[Proc], by: GroupBy) -> BTreeMap<String, Group> {
+    let mut out: BTreeMap<String, Group> = BTreeMap::new();
+    for p in procs {
+        let key = match by {
+            GroupBy::Comm => p.comm.to_string_lossy().into_owned(),
+            GroupBy::Cgroup => p.cgroup_id.map_or_else(|| "-".into(), |id| id.to_string()),
+        };
+        let g = out.entry(key).or_default();
+        g.processes += 1;
+        g.threads += p.num_threads as u64;
+        g.utime_ns += p.utime_ns;
+        g.stime_ns += p.stime_ns;
+        g.rss_bytes += p.rss_bytes;
+        g.majflt += p.majflt;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::columns;
+
+    fn proc(pid: u32, start: u64, utime_s: u64) -> Proc {
+        Proc {
+            pid,
+            tgid: pid,
+            start_ticks: start,
+            utime_ns: utime_s * 1_000_000_000,
+            ..Proc::default()
+        }
+    }
+
+    #[test]
+    fn reused_pid_gets_no_rate() {
+        let prev = [proc(10, 100, 5), proc(20, 200, 1)];
+        // PID 10 is now a new process with less CPU time; 20 used 1 s in 2 s.
+        let cur = [proc(10, 900, 0), proc(20, 200, 2), proc(30, 950, 0)];
+        let r = rates(&prev, &cur, 2.0);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].identity.pid, 20);
+        assert_eq!(r[0].user_pct, Some(50.0));
+    }
+
+    #[test]
+    fn backwards_counter_gives_no_rate() {
+        let r = rates(&[proc(1, 1, 5)], &[proc(1, 1, 4)], 1.0);
+        assert_eq!(r[0].user_pct, None);
+    }
+
+    #[test]
+    fn top_by_cpu_ranks_rates_and_ignores_a_reused_pid() {
+        // PID 10 reused: its 9 s are not a rate. PID 20 used 1 s, 30 used 2 s.
+        let prev = [proc(10, 1, 0), proc(20, 1, 0), proc(30, 1, 0)];
+        let cur = [proc(10, 2, 9), proc(20, 1, 1), proc(30, 1, 2)];
+        let t: Vec<u32> = top(&prev, &cur, 1.0, Rank::CpuPct, 2)
+            .iter()
+            .map(|p| p.pid)
+            .collect();
+        assert_eq!(t, [30, 20]);
+    }
+
+    #[test]
+    fn top_by_a_column_breaks_ties_by_pid() {
+        let mut cur = [proc(3, 1, 0), proc(1, 1, 0), proc(2, 1, 0)];
+        cur[0].rss_bytes = 10;
+        cur[1].rss_bytes = 5;
+        cur[2].rss_bytes = 10;
+        let t: Vec<u32> = top(&[], &cur, 1.0, Rank::Column(&columns::RSS_BYTES), 3)
+            .iter()
+            .map(|p| p.pid)
+            .collect();
+        assert_eq!(t, [2, 3, 1]);
+    }
+
+    #[test]
+    fn groups_sum_by_comm_and_by_cgroup() {
+        let mut a = proc(1, 1, 1);
+        a.comm = procfs::pid::Comm::new(b"sh");
+        a.num_threads = 2;
+        a.cgroup_id = Some(7);
+        let mut b = proc(2, 1, 2);
+        b.comm = procfs::pid::Comm::new(b"sh");
+        b.num_threads = 1;
+        let g = groups(&[a, b], GroupBy::Comm);
+        assert_eq!(g["sh"].processes, 2);
+        assert_eq!(g["sh"].threads, 3);
+        assert_eq!(g["sh"].utime_ns, 3_000_000_000);
+        let g = groups(&[a, b], GroupBy::Cgroup);
+        assert_eq!((g["7"].processes, g["-"].processes), (1, 1));
+    }
+}

@@ -1,0 +1,58 @@
+//! Units, converted in one place. The kernel counts CPU time in clock ticks
+//! (USER_HZ, defined once in `procfs`), disk transfers in 512-byte sectors
+//! and memory in pages; outputs show seconds and bytes.
+
+pub use procfs::diskstats::SECTOR_BYTES;
+pub use procfs::stat::USER_HZ;
+
+/// Seconds in `ticks` clock ticks.
+#[inline]
+pub fn ticks_to_secs(ticks: u64) -> f64 {
+    ticks as f64 / USER_HZ as f64
+}
+
+/// Seconds in `ms` milliseconds (diskstats' time counters).
+#[inline]
+pub fn ms_to_secs(ms: u64) -> f64 {
+    ms as f64 / 1e3
+}
+
+/// Seconds in `us` microseconds (pressure's totals).
+#[inline]
+pub fn us_to_secs(us: u64) -> f64 {
+    us as f64 / 1e6
+}
+
+/// Seconds in `ns` nanoseconds.
+#[inline]
+pub fn ns_to_secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// Bytes in `sectors` 512-byte sectors (diskstats counts in these whatever
+/// the device's own sector size).
+#[inline]
+pub fn sectors_to_bytes(sectors: u64) -> u64 {
+    sectors.saturating_mul(SECTOR_BYTES)
+}
+
+/// Unix time, seconds, of an instant `ticks` clock ticks after boot.
+#[inline]
+pub fn boot_ticks_to_unix_secs(btime_secs: u64, ticks: u64) -> f64 {
+    btime_secs as f64 + ticks_to_secs(ticks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions() {
+        assert_eq!(ticks_to_secs(250), 2.5);
+        assert_eq!(sectors_to_bytes(3), 1536);
+        assert_eq!(sectors_to_bytes(u64::MAX), u64::MAX);
+        assert_eq!(boot_ticks_to_unix_secs(1000, 150), 1001.5);
+        assert_eq!(ms_to_secs(1500), 1.5);
+        assert_eq!(us_to_secs(2_000_000), 2.0);
+    }
+}

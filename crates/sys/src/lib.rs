@@ -1,0 +1,79 @@
+//! Operating-system helpers that several crates need, in one leaf crate, so
+//! that no crate depends on another only to borrow a helper.
+//!
+//! - [`mono_ns`], [`unix_ns`]: the clocks every timestamp is taken from.
+//! - [`page_size`]: the size of a memory page, from `sysconf`.
+//! - [`pin_current_thread`]: CPU affinity.
+
+use std::sync::OnceLock;
+
+/// CLOCK_MONOTONIC in nanoseconds (vDSO: no system call). `Instant` reads
+/// the same clock on Linux, so the two can be compared.
+#[inline]
+pub fn mono_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// CLOCK_REALTIME in nanoseconds since the epoch.
+pub fn unix_ns() -> u64 {
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec; the clock ids are always supported.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Bytes in a memory page (`sysconf(_SC_PAGESIZE)`, read once): 4096 on
+/// x86-64, 16384 or 65536 on some arm64 and ppc64 kernels, which is why no
+/// caller may assume 4096. Falls back to 4096 if sysconf fails.
+pub fn page_size() -> u64 {
+    static PAGE: OnceLock<u64> = OnceLock::new();
+    *PAGE.get_or_init(|| {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if page > 0 { page as u64 } else { 4096 }
+    })
+}
+
+/// Pins the calling thread (and so every thread it creates later) to
+/// `cpus`; CPUs beyond `CPU_SETSIZE` are left out.
+pub fn pin_current_thread(cpus: &[u32]) -> std::io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET's index is checked
+    // against CPU_SETSIZE first.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            if (c as usize) < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(c as usize, &mut set);
+            }
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_size_is_a_power_of_two_and_clocks_advance() {
+        assert!(page_size().is_power_of_two() && page_size() >= 4096);
+        let a = mono_ns();
+        let i = std::time::Instant::now();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = mono_ns();
+        assert!(b - a >= 2_000_000);
+        // Instant and mono_ns read one clock.
+        assert!(i.elapsed().as_nanos() as u64 <= mono_ns() - a);
+        assert!(unix_ns() > 1_600_000_000_000_000_000);
+    }
+}
