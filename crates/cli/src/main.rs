@@ -118,6 +118,39 @@ pub fn raise_nofile_limit() {
     }
 }
 
+/// Commands that measure the running kernel itself (timers, BPF, trace
+/// events, processes they start) cannot read another root: they refuse
+/// `--proc-root` and `--sys-root` rather than ignore them.
+fn check_roots(cli: &Cli) -> Result<(), String> {
+    // (command, takes --proc-root, takes --sys-root)
+    let (name, proc_ok, sys_ok) = match &cli.command {
+        Command::Agent(_) | Command::Stat(_) | Command::Ps(_) => return Ok(()),
+        Command::Bench(BenchCommand::Procfs(_)) => return Ok(()),
+        // noise reads the CPU topology under --sys-root to find isolated CPUs.
+        Command::Noise(_) => ("noise", false, true),
+        Command::Jitter(_) => ("jitter", false, false),
+        Command::NoiseHelper(_) => ("noise-helper", false, false),
+        Command::Bench(_) => ("this bench command", false, false),
+    };
+    for (given, ok, flag) in [
+        (cli.proc_root.is_some(), proc_ok, "--proc-root"),
+        (cli.sys_root.is_some(), sys_ok, "--sys-root"),
+    ] {
+        if given && !ok {
+            return Err(format!(
+                "{flag} is not accepted by {name}: it measures the running kernel. \
+                 Commands that read another root: stat, ps, agent, bench procfs{}",
+                if sys_ok {
+                    " (noise takes --sys-root only)"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     // Die quietly on a closed pipe (`quietstat stat | head`), as other Unix
     // tools do, instead of failing a write.
@@ -126,6 +159,10 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    if let Err(e) = check_roots(&cli) {
+        eprintln!("quietstat: {e}");
+        return ExitCode::from(2);
+    }
     let roots = (
         cli.proc_root.clone().unwrap_or_else(|| "/proc".into()),
         cli.sys_root.clone().unwrap_or_else(|| "/sys".into()),

@@ -250,3 +250,23 @@ fn bench_exits_captures_every_child_of_a_fork_storm() {
     assert_eq!(r["wrong_code"].as_u64(), Some(0), "{r}");
     assert!(r["drains"].as_u64().unwrap() >= 3, "{r}");
 }
+
+#[test]
+fn commands_that_measure_the_live_kernel_refuse_another_root() {
+    for args in [
+        &["--proc-root", "/tmp", "jitter", "--cpu", "1"][..],
+        &["--sys-root", "/tmp", "jitter", "--cpu", "1"],
+        &["--proc-root", "/tmp", "noise", "--cpus", "1"],
+        &["--proc-root", "/tmp", "bench", "proctable"],
+        &["--sys-root", "/tmp", "bench", "consumers"],
+    ] {
+        let out = quietstat(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let flag = args[0];
+        assert!(
+            err.contains(&format!("{flag} is not accepted")) && err.contains("stat, ps, agent"),
+            "{args:?}: {err}"
+        );
+    }
+}
