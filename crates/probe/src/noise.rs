@@ -17,7 +17,7 @@ use aya::maps::{Array, HashMap as BpfHashMap};
 use aya::programs::BtfTracePoint;
 use aya::{Btf, EbpfLoader};
 use procfs::cpu::CpuList;
-use proctable::bpf::{chain, load_retrying};
+use sys::bpf::{chain, load_retrying};
 
 use crate::noise_tracefs::Interned;
 use serde::Serialize;

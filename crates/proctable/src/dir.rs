@@ -29,9 +29,9 @@ use procfs::pid;
 
 use crate::error::{Error, Result};
 use crate::fields::{Field, Fields};
+use crate::pool::{Helpers, Threads};
 use crate::proc::{NS_PER_TICK, Proc};
 use crate::query::Query;
-use crate::walkers::{Helpers, Threads};
 
 const DENTS_BYTES: usize = 256 * 1024;
 /// A task directory's listing buffer (about 1,000 threads per call).

@@ -5,7 +5,7 @@
 //!
 //! - [`bpf`]: a BPF program walks the task list and writes fixed-size
 //!   records (layout in `bpf/record.h`, shared with the decoder) into a
-//!   memory-mapped array ([`walk`]; Linux 6.7 and later), or a task iterator
+//!   memory-mapped array ([`bpf::walk`]; Linux 6.7 and later), or a task iterator
 //!   writes them to be read in large batches (older kernels); needs CAP_BPF
 //!   and CAP_PERFMON (or root).
 //! - [`dir`]: /proc read relative to one directory fd, listed with large
@@ -26,12 +26,11 @@ pub mod cputime;
 pub mod dir;
 mod error;
 mod fields;
+mod pool;
 mod proc;
 mod query;
 mod table;
 pub mod taskstats;
-pub mod walk;
-mod walkers;
 
 pub mod record {
     //! The BPF record layout, generated from `bpf/record.h`.
@@ -41,7 +40,7 @@ pub mod record {
 pub use cmdline::CMDLINE_MAX;
 pub use error::{Error, Result};
 pub use fields::{Field, Fields, UnknownField};
+pub use pool::{MAX_THREADS, Threads};
 pub use proc::{Exit, Identity, NS_PER_TICK, Proc, state_letter};
 pub use query::Query;
 pub use table::{Backend, BackendChoice, ProcTable};
-pub use walkers::{MAX_THREADS, Threads};

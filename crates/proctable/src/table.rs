@@ -8,10 +8,10 @@ use crate::cmdline::Cmdlines;
 use crate::dir::ProcDir;
 use crate::error::{Error, Result};
 use crate::fields::Field;
+use crate::pool::Threads;
 use crate::proc::{Exit, Proc};
 use crate::query::Query;
 use crate::taskstats::TaskstatsExits;
-use crate::walkers::Threads;
 
 /// Which backend to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,7 +35,7 @@ fn check(name: &str, embedded: &[u8]) {
 #[test]
 fn committed_objects_are_built_from_current_sources() {
     check("proctable", proctable::bpf::OBJECT);
-    check("walk", proctable::walk::OBJECT);
+    check("walk", proctable::bpf::walk::OBJECT);
 }
 
 /// Every placeholder call in the walk is rewritten into a kernel-function
@@ -47,7 +47,7 @@ fn walk_kfunc_calls_are_linked() {
     let Ok(btf) = aya::Btf::from_sys_fs() else {
         panic!("this kernel has no /sys/kernel/btf/vmlinux");
     };
-    let (object, n) = proctable::walk::link_kfuncs(proctable::walk::OBJECT, &btf)
+    let (object, n) = proctable::bpf::walk::link_kfuncs(proctable::bpf::walk::OBJECT, &btf)
         .expect("bpf_iter_task_* are in this kernel's BTF");
     assert!(n >= 7, "{n} calls rewritten");
     // No placeholder is left anywhere in the object.

@@ -4,6 +4,11 @@
 //! - [`mono_ns`], [`unix_ns`]: the clocks every timestamp is taken from.
 //! - [`page_size`]: the size of a memory page, from `sysconf`.
 //! - [`pin_current_thread`]: CPU affinity.
+//! - `bpf` (feature `bpf`): loading BPF programs with signals blocked, and
+//!   errors with their causes on one line.
+
+#[cfg(feature = "bpf")]
+pub mod bpf;
 
 use std::sync::OnceLock;
 

@@ -22,17 +22,18 @@ use aya::{Btf, Ebpf, EbpfLoader};
 use aya_obj::btf::BtfKind;
 use object::{Object, ObjectSection, SectionKind};
 
-use crate::bpf::{bpf_err, chain, load_retrying, program, write_config, write_filter};
+use super::load::{bpf_err, chain, load_retrying, program, write_config, write_filter};
+use super::test_run::{Args, test_run};
 use crate::error::Result;
+use crate::pool::{Helpers, MAX_THREADS, OwnedJob, Threads};
 use crate::record::{
     QS_CFG_IO, QS_CFG_THREADS, QS_KFUNC_ITER_TASK_DESTROY, QS_KFUNC_ITER_TASK_NEW,
     QS_KFUNC_ITER_TASK_NEXT, QS_KFUNC_RDONLY_CAST, QS_MAX_WALKERS, QS_WALK_MARKS, QS_WALK_MIN_ROWS,
     QS_WALK_STALE_START, QsConfig, QsIo, QsTask, QsWalkArgs, QsWalkOut,
 };
-use crate::walkers::{Args, Helpers, MAX_THREADS, OwnedJob, Threads, test_run};
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
-pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/walk.bpf.o");
+pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../../bpf/walk.bpf.o");
 
 const KFUNCS: [(u64, &str); 4] = [
     (QS_KFUNC_ITER_TASK_NEW, "bpf_iter_task_new"),

@@ -1,5 +1,6 @@
-//! The helper threads of a split walk (see [`crate::walk`]): started on the
-//! first split walk and kept, they take the walk's stretches in turn with
+//! The helper threads of a split snapshot (the BPF walk, see
+//! [`crate::bpf::walk`], and the procfs backend's reads): started on the
+//! first split snapshot and kept, they take the walk's stretches in turn with
 //! the calling thread, and then parts of the decoding. A stretch a helper
 //! stalls in (its vCPU taken away by the host) the calling thread walks
 //! again and does not wait for ([`Helpers::run_backed`]): such a part owns
@@ -8,64 +9,10 @@
 //! splitting an 8,000-process walk saves.
 
 use std::io;
-use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// `BPF_PROG_TEST_RUN`'s part of `union bpf_attr` (include/uapi/linux/bpf.h).
-#[repr(C)]
-#[derive(Default)]
-struct TestRunAttr {
-    prog_fd: u32,
-    retval: u32,
-    data_size_in: u32,
-    data_size_out: u32,
-    data_in: u64,
-    data_out: u64,
-    repeat: u32,
-    duration: u32,
-    ctx_size_in: u32,
-    ctx_size_out: u32,
-    ctx_in: u64,
-    ctx_out: u64,
-    flags: u32,
-    cpu: u32,
-    batch_size: u32,
-    pad: u32,
-}
-
-const BPF_PROG_TEST_RUN: libc::c_long = 10;
-
-/// The arguments a raw tracepoint program is run with: up to 12.
-pub(crate) type Args = [u64; 12];
-
-/// Runs the raw tracepoint program `prog_fd` once on this thread's CPU with
-/// `args` as its context (no CPU given: no other CPU is interrupted) and
-/// returns what it returned.
-pub(crate) fn test_run(prog_fd: RawFd, args: &Args) -> io::Result<u32> {
-    let mut attr = TestRunAttr {
-        prog_fd: prog_fd as u32,
-        ctx_size_in: size_of::<Args>() as u32,
-        ctx_in: args.as_ptr() as u64,
-        ..TestRunAttr::default()
-    };
-    // SAFETY: attr is a valid BPF_PROG_TEST_RUN attribute of the size
-    // given; ctx_in points at size_of::<Args>() readable bytes.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            BPF_PROG_TEST_RUN,
-            &mut attr as *mut TestRunAttr,
-            size_of::<TestRunAttr>() as u32,
-        )
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(attr.retval)
-}
 
 /// Work split in parts run at once: `job(j)` does part `j` and returns what
 /// the caller collects for it.

@@ -1,0 +1,327 @@
+//! The BPF backend. A snapshot is taken one of two ways, both writing one
+//! fixed-size record per process or thread (layout: `bpf/record.h`):
+//!
+//! - [`Method::Walk`] (Linux 6.7 and later; see [`walk`]): a program
+//!   run on demand walks the task list with the open-coded task iterator and
+//!   writes into a memory-mapped array decoded in place, summing each
+//!   group's threads into its leader's row in the kernel.
+//! - [`Method::Iter`] (Linux 5.8 and later): an `iter/task` program whose
+//!   records are read back in large batches from the iterator's fd into one
+//!   reused buffer; the threads are summed here.
+//!
+//! A `tp_btf/sched_process_exit` program records every thread group that
+//! ends into a ring buffer that wakes its reader only past a watermark.
+//!
+//! The objects are `bpf/proctable.bpf.o` and `bpf/walk.bpf.o`, built by
+//! `bpf/build.sh` and committed (a test fails when one is older than its
+//! sources): they are CO-RE, relocated at load time against the running
+//! kernel's BTF, so building quietstat needs no clang and no libbpf.
+
+use aya::maps::{MapData, RingBuf};
+use aya::programs::{BtfTracePoint, Iter};
+use aya::{Btf, Ebpf, EbpfLoader};
+use procfs::pid::PidIo;
+
+use crate::cputime::RawCputime;
+use crate::error::Result;
+use crate::fields::Field;
+use crate::pool::Helpers;
+pub use crate::pool::Threads;
+use crate::proc::Proc;
+use crate::query::Query;
+use crate::record::{
+    QS_CFG_CGROUP, QS_CFG_EXEC, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_THREADS, QS_EXIT_RING_BYTES,
+    QS_MAX_PIDS, QsConfig, QsExitStats,
+};
+
+mod decode;
+mod exits;
+mod iter;
+mod load;
+mod test_run;
+pub mod walk;
+
+pub use decode::{decode_walk, decode_walk_ranges};
+use decode::{decode_walk_parts, words_as_bytes};
+use load::{bpf_err, program, write_config, write_filter};
+pub use load::{chain, load_retrying};
+use walk::Walk;
+pub use walk::{MIN_PER_WALKER, PROCS_PER_STRETCH, WalkStats};
+
+/// The committed object, 8-byte aligned as the ELF parser needs.
+pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../../bpf/proctable.bpf.o");
+
+// SAFETY: plain #[repr(C)] integer structs with no padding (checked by the
+// generated size assertions).
+unsafe impl aya::Pod for QsConfig {}
+unsafe impl aya::Pod for QsExitStats {}
+
+const ITER_READ_BYTES: usize = 1 << 20;
+
+/// How the BPF backend takes a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// The open-coded task iterator run on demand into a mapped array.
+    Walk,
+    /// The `iter/task` link read through its fd.
+    Iter,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Walk => "walk",
+            Method::Iter => "iter",
+        }
+    }
+}
+
+/// A loaded process-table program (and, once enabled, exit capture).
+pub struct Bpf {
+    ebpf: Ebpf,
+    walk: Option<Walk>,
+    walk_object: Vec<u64>,
+    walk_unavailable: Option<String>,
+    /// The split walk's threads, also decoding its rows.
+    helpers: Helpers,
+    order: Vec<u64>,
+    config: QsConfig,
+    filter: Vec<u32>,
+    buf: Vec<u8>,
+    raw: Vec<RawCputime>,
+    io: Vec<PidIo>,
+    page_size: u64,
+    exits: Option<RingBuf<MapData>>,
+}
+
+/// Counters of exit capture.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ExitStats {
+    /// Thread groups that ended since capture began.
+    pub seen: u64,
+    /// Of those, records dropped because the ring buffer was full.
+    pub lost: u64,
+}
+
+impl Bpf {
+    /// Loads the programs (needs CAP_BPF and CAP_PERFMON, or root, and a
+    /// kernel with BTF and BPF iterators: 5.8 or later), taking snapshots
+    /// with [`Method::Walk`] where the kernel has it, else [`Method::Iter`]
+    /// ([`Bpf::walk_unavailable`] says why).
+    pub fn open() -> Result<Bpf> {
+        Bpf::open_with(Method::Walk)
+    }
+
+    /// As [`Bpf::open`], with `Method::Iter` to use the iterator even where
+    /// the walk is available (to compare them).
+    pub fn open_with(method: Method) -> Result<Bpf> {
+        let btf = Btf::from_sys_fs()
+            .map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))?;
+        let mut ebpf = EbpfLoader::new()
+            .btf(Some(&btf))
+            .load(OBJECT)
+            .map_err(|e| bpf_err("loading proctable.bpf.o")(chain(&e)))?;
+        let prog: &mut Iter = program(&mut ebpf, "qs_tasks")?;
+        load_retrying(|| prog.load("task", &btf))
+            .map_err(|e| bpf_err("verifying the task iterator")(chain(&e)))?;
+        let exit: &mut BtfTracePoint = program(&mut ebpf, "qs_exit")?;
+        load_retrying(|| exit.load("sched_process_exit", &btf))
+            .map_err(|e| bpf_err("verifying the exit tracepoint")(chain(&e)))?;
+        let mut walk_object = Vec::new();
+        let (walk, walk_unavailable) = match method {
+            Method::Iter => (None, Some("the iterator was asked for".to_string())),
+            Method::Walk => match walk::link_kfuncs(walk::OBJECT, &btf).and_then(|(object, _)| {
+                walk_object = object;
+                Walk::open(words_as_bytes(&walk_object), &btf)
+            }) {
+                Ok(w) => (Some(w), None),
+                Err(e) => (None, Some(e.to_string())),
+            },
+        };
+        drop(btf);
+        let mut bpf = Bpf {
+            ebpf,
+            walk,
+            walk_object,
+            walk_unavailable,
+            helpers: Helpers::default(),
+            order: Vec::new(),
+            config: QsConfig {
+                flags: u32::MAX,
+                wakeup_bytes: (QS_EXIT_RING_BYTES / 2) as u32,
+            },
+            filter: Vec::new(),
+            buf: vec![0; ITER_READ_BYTES],
+            raw: Vec::new(),
+            io: Vec::new(),
+            page_size: sys::page_size(),
+            exits: None,
+        };
+        bpf.set_config(QsConfig {
+            flags: 0,
+            wakeup_bytes: (QS_EXIT_RING_BYTES / 2) as u32,
+        })?;
+        Ok(bpf)
+    }
+
+    /// How snapshots are taken.
+    pub fn method(&self) -> Method {
+        if self.walk.is_some() {
+            Method::Walk
+        } else {
+            Method::Iter
+        }
+    }
+
+    /// Why snapshots are not taken with [`Method::Walk`], if they are not.
+    pub fn walk_unavailable(&self) -> Option<&str> {
+        self.walk_unavailable.as_deref()
+    }
+
+    /// Rows the walk's mapped array holds before it is reloaded larger.
+    pub fn walk_capacity(&self) -> Option<u32> {
+        self.walk.as_ref().map(Walk::capacity)
+    }
+
+    /// How many times the walk was reloaded with a larger array since it
+    /// was opened (each may flush every CPU's TLB: see [`walk`]).
+    pub fn walk_reloads(&self) -> u64 {
+        self.walk.as_ref().map_or(0, Walk::reloads)
+    }
+
+    /// How many threads split a process-mode walk (see [`Threads`]).
+    pub fn set_walkers(&mut self, walkers: Threads) {
+        if let Some(w) = self.walk.as_mut() {
+            w.set_walkers(walkers);
+        }
+    }
+
+    /// Processes per stretch of a split walk ([`PROCS_PER_STRETCH`] unless
+    /// set): `u64::MAX` cuts it into one stretch per thread, fixed in
+    /// advance.
+    pub fn set_stretch_procs(&mut self, procs: u64) {
+        if let Some(w) = self.walk.as_mut() {
+            w.set_stretch_procs(procs);
+        }
+    }
+
+    /// Whether the calling thread walks again a stretch a helper stalls on
+    /// (on unless set; see [`WalkStats::backups`]); off, it waits for the
+    /// helper (the benchmark's comparison row).
+    pub fn set_backups(&mut self, on: bool) {
+        if let Some(w) = self.walk.as_mut() {
+            w.set_backups(on);
+        }
+    }
+
+    /// Tests only: helper threads of split walks sleep this long at the
+    /// start of each stretch they take, as if their CPU were taken away, so
+    /// that the calling thread walks that stretch again (see
+    /// [`WalkStats::backups`]).
+    #[doc(hidden)]
+    pub fn set_helper_stall(&mut self, stall: Option<std::time::Duration>) {
+        if let Some(w) = self.walk.as_mut() {
+            w.set_helper_stall(stall);
+        }
+    }
+
+    /// What split walks did; `None` without the walk.
+    pub fn walk_stats(&self) -> Option<WalkStats> {
+        self.walk.as_ref().map(Walk::stats)
+    }
+
+    /// Reloads the walk with room for `rows` rows (it grows by itself when a
+    /// walk finds more; this sets it, e.g. small to exercise that).
+    pub fn set_walk_capacity(&mut self, rows: u32) -> Result<()> {
+        match self.walk.as_mut() {
+            Some(w) => w.reload(words_as_bytes(&self.walk_object), rows),
+            None => Ok(()),
+        }
+    }
+
+    fn set_config(&mut self, cfg: QsConfig) -> Result<()> {
+        write_config(&mut self.ebpf, &mut self.config, cfg)
+    }
+
+    /// Fills `out` with one row per process (or thread) that `query` selects.
+    pub fn snapshot(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
+        out.clear();
+        let mut flags = 0;
+        if query.threads {
+            flags |= QS_CFG_THREADS as u32;
+        }
+        let want_io = query.fields.has(Field::Io);
+        if want_io {
+            flags |= QS_CFG_IO as u32;
+        }
+        if query.fields.has(Field::Cgroup) {
+            flags |= QS_CFG_CGROUP as u32;
+        }
+        if query.fields.has(Field::Cmdline) {
+            flags |= QS_CFG_EXEC as u32;
+        }
+        // Past the map's size, filter here instead.
+        let in_kernel = query
+            .pids
+            .as_ref()
+            .filter(|p| p.len() <= QS_MAX_PIDS as usize);
+        if in_kernel.is_some() {
+            flags |= QS_CFG_FILTER as u32;
+        }
+        if let Some(walk) = self.walk.as_mut() {
+            if let Some(pids) = in_kernel {
+                walk.set_filter(pids)?;
+            }
+            walk.set_config(QsConfig {
+                flags,
+                wakeup_bytes: 0,
+            })?;
+            let rows = walk.run(words_as_bytes(&self.walk_object), &mut self.helpers)?;
+            decode_walk_parts(
+                &rows,
+                &mut self.helpers,
+                self.page_size,
+                query.fields,
+                &mut self.order,
+                out,
+            )?;
+        } else {
+            if let Some(pids) = in_kernel {
+                write_filter(&mut self.ebpf, &mut self.filter, pids)?;
+            }
+            self.set_config(QsConfig {
+                flags,
+                wakeup_bytes: self.config.wakeup_bytes,
+            })?;
+            let len = self.run_iterator()?;
+            self.decode(len, query, out)?;
+        }
+        if let Some(pids) = query.pids.as_ref().filter(|_| in_kernel.is_none()) {
+            let mut want = pids.clone();
+            want.sort_unstable();
+            out.retain(|p| want.binary_search(&p.tgid).is_ok());
+        }
+        Ok(())
+    }
+
+    /// Start time (clock ticks since boot) of each PID, `None` for one that
+    /// does not exist: the vectored identity check.
+    pub fn start_ticks(&mut self, pids: &[u32]) -> Result<Vec<Option<u64>>> {
+        let query = Query {
+            fields: crate::Fields::NONE.with(Field::Start),
+            threads: false,
+            pids: Some(pids.to_vec()),
+        };
+        let mut rows = Vec::with_capacity(pids.len());
+        self.snapshot(&query, &mut rows)?;
+        Ok(pids
+            .iter()
+            .map(|pid| {
+                rows.binary_search_by_key(pid, |p| p.pid)
+                    .ok()
+                    .map(|i| rows[i].start_ticks)
+            })
+            .collect())
+    }
+}
