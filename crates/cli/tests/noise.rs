@@ -100,9 +100,59 @@ fn a_process_sending_cross_cpu_calls_is_caught() {
     }
 }
 
+/// CPU 1 taken out of the scheduler's load balancing for as long as this
+/// lives, as `isolcpus=domain` or an isolated cpuset does on the machines
+/// the agent's quiet is promised to. Without it CPU 1 is isolated only by
+/// our choice of CPUs: whenever CPU 0 goes idle (the agent's sampler going
+/// to sleep in `futex_wait`), the kernel's newly-idle balance may pull a
+/// task queued on CPU 1 and, dequeuing it, send CPU 1 a reschedule IPI
+/// from the agent's own thread (traced: `futex_wait` -> `schedule` ->
+/// `sched_balance_newidle` -> `detach_task` -> `update_curr` ->
+/// `__resched_curr`). A cgroup-v1 cpuset does it: the root cpuset stops
+/// balancing and a child holding CPU 0 alone balances, so CPU 1 is in no
+/// scheduling domain. Restored on drop, panics included.
+struct Cpu1OutOfBalancing {
+    root: &'static str,
+    child: String,
+}
+
+impl Cpu1OutOfBalancing {
+    fn new() -> Cpu1OutOfBalancing {
+        let root = "/sys/fs/cgroup/cpuset";
+        let flag = format!("{root}/cpuset.sched_load_balance");
+        let was = std::fs::read_to_string(&flag).unwrap_or_else(|e| {
+            panic!(
+                "{flag}: {e}: this test needs the cgroup-v1 cpuset hierarchy at {root} \
+                 (root) to take CPU 1 out of load balancing"
+            )
+        });
+        assert_eq!(
+            was.trim(),
+            "1",
+            "{flag} is already 0: another test or tool has changed it"
+        );
+        let child = format!("{root}/quietstat-test-housekeeping-{}", std::process::id());
+        std::fs::create_dir(&child).unwrap();
+        let guard = Cpu1OutOfBalancing { root, child };
+        for (file, value) in [("cpuset.cpus", "0"), ("cpuset.mems", "0")] {
+            std::fs::write(format!("{}/{file}", guard.child), value).unwrap();
+        }
+        std::fs::write(&flag, "0").unwrap();
+        guard
+    }
+}
+
+impl Drop for Cpu1OutOfBalancing {
+    fn drop(&mut self) {
+        let _ = std::fs::write(format!("{}/cpuset.sched_load_balance", self.root), "1");
+        let _ = std::fs::remove_dir(&self.child);
+    }
+}
+
 #[test]
 fn the_agent_sends_no_ipi_and_wakes_nothing_on_an_isolated_cpu() {
     let _cpu1 = cpu1();
+    let _isolated = Cpu1OutOfBalancing::new();
     let idle = bench::spawn::Idle::start(2000).unwrap();
     let dir = tempfile::tempdir().unwrap();
     // Its log goes to a file: a pipe would make each line wake this test's
