@@ -69,8 +69,7 @@ pub fn run(sys_root: &std::path::Path, args: &Args) -> anyhow::Result<ExitCode> 
             BackendArg::Bpf => noise::Backend::Bpf,
             BackendArg::Tracefs => noise::Backend::Tracefs,
         },
-    })
-    .map_err(anyhow::Error::msg)?;
+    })?;
     if let Some(why) = &report.fallback {
         eprintln!("quietstat: counted with tracefs: BPF did not load: {why}");
     }

@@ -6,7 +6,6 @@ use procfs::cpu::CpuList;
 
 pub mod jitter;
 pub mod noise;
-pub mod noise_tracefs;
 pub mod png;
 pub mod svg;
 

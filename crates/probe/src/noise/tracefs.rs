@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use procfs::cpu::CpuList;
 
-use crate::noise::*;
+use super::*;
 
 const EVENTS: [&str; 21] = [
     "ipi/ipi_send_cpu",
@@ -48,41 +48,6 @@ const EVENTS: [&str; 21] = [
     "sched/sched_waking",
     "sched/sched_wakeup",
 ];
-
-/// Strings standing for addresses: id `n` is `names[n - 1]`.
-#[derive(Default)]
-pub struct Interned {
-    ids: HashMap<String, u64>,
-    pub names: Vec<String>,
-}
-
-impl Interned {
-    fn id(&mut self, s: &str) -> u64 {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
-        }
-        self.names.push(s.to_string());
-        let id = self.names.len() as u64;
-        self.ids.insert(s.to_string(), id);
-        id
-    }
-
-    /// The name of an interned id (ids are small; addresses are not).
-    pub fn name(&self, id: u64) -> Option<&str> {
-        let i = usize::try_from(id).ok()?.checked_sub(1)?;
-        self.names.get(i).map(String::as_str)
-    }
-}
-
-/// What a tracefs window produced.
-pub struct Counted {
-    pub raw: Vec<(QnKey, QnValue)>,
-    pub interned: Interned,
-    /// Events the buffers dropped (full) or overwrote.
-    pub lost: u64,
-    pub unavailable: Vec<String>,
-    pub seconds: f64,
-}
 
 /// A private trace instance, removed on drop.
 struct Instance {
@@ -128,7 +93,11 @@ fn any_of(field: &str, cpus: &CpuList) -> String {
 
 /// Records for `duration` and counts (the calling thread is already off the
 /// measured CPUs).
-pub fn count(cpus: &CpuList, duration: Duration, pid: Option<u32>) -> Result<Counted, String> {
+pub fn count(cpus: &CpuList, duration: Duration, pid: Option<u32>) -> Result<Counted, Error> {
+    record(cpus, duration, pid).map_err(Error::Tracefs)
+}
+
+fn record(cpus: &CpuList, duration: Duration, pid: Option<u32>) -> Result<Counted, String> {
     let root = Path::new("/sys/kernel/tracing");
     let mut inst = Instance::create(root)?;
     inst.write("tracing_on", "0")?;
@@ -194,6 +163,7 @@ pub fn count(cpus: &CpuList, duration: Duration, pid: Option<u32>) -> Result<Cou
         lost,
         unavailable,
         seconds,
+        backend: Backend::Tracefs,
     })
 }
 
