@@ -3,7 +3,7 @@
 //! ([`bpf`], bpf/noise.bpf.c) and read once at the end from a housekeeping
 //! CPU; where BPF is not allowed, recorded by the kernel's trace events into
 //! a private tracefs instance and counted at the end ([`tracefs`]). Both
-//! produce the same (key, value) counts, which [`names`] turns into causes.
+//! produce the same (key, value) counts, which `names.rs` turns into causes.
 
 use std::collections::HashMap;
 use std::path::Path;
