@@ -1,0 +1,144 @@
+//! node_exporter's rules, where its output is not the kernel's as printed:
+//! which disks and vmstat keys it exports, its names for meminfo keys,
+//! softirq vectors and CPU modes.
+
+use procfs::stat::{CpuMode, CpuTimes};
+
+use super::families::{Family, NODE_MEMORY_BYTES, NODE_MEMORY_HUGEPAGES};
+
+/// node_exporter's names for /proc/stat's softirq columns.
+pub(super) const SOFTIRQ_VECTORS: [&str; 10] = [
+    "hi",
+    "timer",
+    "net_tx",
+    "net_rx",
+    "block",
+    "block_iopoll",
+    "tasklet",
+    "sched",
+    "hrtimer",
+    "rcu",
+];
+
+/// node_exporter's default `--collector.diskstats.device-exclude`:
+/// `^(ram|loop|fd|(h|s|v|xv)d[a-z]|nvme\d+n\d+p)\d+$` (partitions and
+/// pseudo-devices), matched by hand.
+pub fn disk_excluded(name: &str) -> bool {
+    let Some(digits_at) = name.rfind(|c: char| !c.is_ascii_digit()).map(|i| i + 1) else {
+        return false;
+    };
+    if digits_at == name.len() {
+        return false;
+    }
+    let stem = &name[..digits_at];
+    if matches!(stem, "ram" | "loop" | "fd") {
+        return true;
+    }
+    let b = stem.as_bytes();
+    let letter_disk = |prefix: &str| {
+        stem.len() == prefix.len() + 1
+            && stem.starts_with(prefix)
+            && b[b.len() - 1].is_ascii_lowercase()
+    };
+    if ["hd", "sd", "vd", "xvd"].into_iter().any(letter_disk) {
+        return true;
+    }
+    // nvme<digits>n<digits>p
+    if let Some(rest) = stem.strip_prefix("nvme").and_then(|r| r.strip_suffix('p')) {
+        if let Some((a, b)) = rest.split_once('n') {
+            return !a.is_empty()
+                && !b.is_empty()
+                && a.bytes().all(|c| c.is_ascii_digit())
+                && b.bytes().all(|c| c.is_ascii_digit());
+        }
+    }
+    false
+}
+
+/// node_exporter's default `--collector.vmstat.fields`:
+/// `^(oom_kill|pgpg|pswp|pg.*fault).*`.
+pub fn vmstat_exported(name: &str) -> bool {
+    name.starts_with("oom_kill")
+        || name.starts_with("pgpg")
+        || name.starts_with("pswp")
+        || (name.starts_with("pg") && name[2..].contains("fault"))
+}
+
+/// node_exporter's meminfo family for a key (`HugePages_*` are counts, the
+/// rest bytes) and the part of its name that stands for the key:
+/// `Active(anon)` -> `Active_anon`.
+pub(super) fn meminfo_family(key: &str, part: &mut String) -> &'static Family {
+    part.clear();
+    match key.strip_prefix("HugePages_") {
+        Some(rest) => {
+            part.push_str(rest);
+            &NODE_MEMORY_HUGEPAGES
+        }
+        None => {
+            part.extend(key.chars().filter(|&c| c != ')').map(|c| match c {
+                '(' => '_',
+                c => c,
+            }));
+            &NODE_MEMORY_BYTES
+        }
+    }
+}
+
+/// node_exporter's `mode`s: every column but the two guest ones, which
+/// user and nice already include (they go to node_cpu_guest_seconds_total).
+pub(super) fn cpu_modes(t: &CpuTimes) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+    CpuMode::ALL
+        .into_iter()
+        .filter(|m| !matches!(m, CpuMode::Guest | CpuMode::GuestNice))
+        .filter_map(|m| Some((m.name(), t.ticks(m)?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::families::family;
+
+    #[test]
+    fn node_exporter_disk_exclusions() {
+        for d in [
+            "loop0",
+            "ram12",
+            "sda1",
+            "vda2",
+            "xvdb3",
+            "nvme0n1p2",
+            "fd0",
+        ] {
+            assert!(disk_excluded(d), "{d}");
+        }
+        for d in ["sda", "vda", "nvme0n1", "zram0", "dm-0", "md127", "mmcblk0"] {
+            assert!(!disk_excluded(d), "{d}");
+        }
+    }
+
+    #[test]
+    fn node_exporter_vmstat_fields() {
+        for f in ["oom_kill", "pgpgin", "pswpout", "pgfault", "pgmajfault"] {
+            assert!(vmstat_exported(f), "{f}");
+        }
+        for f in ["nr_free_pages", "pgfree", "workingset_refault_anon"] {
+            assert!(!vmstat_exported(f), "{f}");
+        }
+    }
+
+    #[test]
+    fn meminfo_names_match_node_exporter() {
+        let name = |key: &str| {
+            let mut part = String::new();
+            let f = meminfo_family(key, &mut part);
+            f.name.replace('*', &part)
+        };
+        assert_eq!(name("Active(anon)"), "node_memory_Active_anon_bytes");
+        assert_eq!(name("HugePages_Total"), "node_memory_HugePages_Total");
+        assert_eq!(name("Hugepagesize"), "node_memory_Hugepagesize_bytes");
+        assert!(family("node_memory_Active_anon_bytes").is_some());
+        assert!(family("node_memory_HugePages_Total").is_some());
+        assert!(family("node_vmstat_pgfault").is_some());
+        assert!(family("node_bogus").is_none());
+    }
+}

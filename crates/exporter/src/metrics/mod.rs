@@ -1,0 +1,85 @@
+//! The metric table, defined once, and its encoding from the agent's state.
+//!
+//! Every family node_exporter also exports keeps node_exporter's name,
+//! labels, units and type, so dashboards work unchanged; the rest are
+//! `quietstat_*`. [`FAMILIES`] lists them all (docs/metrics.md is checked
+//! against it by a test); a family name containing `*` stands for one family
+//! per kernel key (`node_memory_MemTotal_bytes`, `node_vmstat_pgfault`).
+//!
+//! Encoding goes through prometheus-client's OpenMetrics encoder; the classic
+//! text format (0.0.4) is derived from it by [`to_text_format`].
+//!
+//! The files: `families.rs` (the catalog), `compat.rs` (node_exporter's
+//! rules), `system.rs`, `process.rs` and `own.rs` (the encoders, one per
+//! kind of source), `out.rs` (typed writing), `text.rs` (the 0.0.4 text
+//! format).
+
+use std::sync::Arc;
+
+use agent::config::Config;
+use agent::{SelfUsage, Shared, State};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::DescriptorEncoder;
+use prometheus_client::registry::Registry;
+
+mod compat;
+mod families;
+mod out;
+mod own;
+mod process;
+mod system;
+mod text;
+
+pub use compat::{disk_excluded, vmstat_exported};
+pub use families::{FAMILIES, Family, Kind, family};
+use out::{Fmt, Out};
+pub use text::to_text_format;
+
+/// What an encoding needs besides the state.
+pub struct Context {
+    pub config: Arc<Config>,
+    pub usage: SelfUsage,
+    pub started_unix_ns: u64,
+}
+
+/// The prometheus-client collector: on each scrape it takes the state's read
+/// lock and encodes the latest snapshots. It reads no kernel file itself
+/// (the agent's own usage is one getrusage call and /proc/self/statm).
+struct AgentCollector(Arc<Shared>);
+
+impl std::fmt::Debug for AgentCollector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AgentCollector")
+    }
+}
+
+impl Collector for AgentCollector {
+    fn encode(&self, enc: DescriptorEncoder) -> Fmt {
+        let ctx = Context {
+            config: self.0.config(),
+            usage: agent::self_usage(),
+            started_unix_ns: self.0.started_unix_ns,
+        };
+        let st = self.0.state.read().unwrap_or_else(|e| e.into_inner());
+        encode_state(enc, &st, &ctx)
+    }
+}
+
+/// A registry whose one collector serves the agent's state.
+pub fn registry(shared: Arc<Shared>) -> Registry {
+    let mut r = Registry::default();
+    r.register_collector(Box::new(AgentCollector(shared)));
+    r
+}
+
+/// Everything, as OpenMetrics text (ending in `# EOF`).
+pub fn encode_openmetrics(registry: &Registry, w: &mut String) -> Fmt {
+    prometheus_client::encoding::text::encode(w, registry)
+}
+
+fn encode_state(enc: DescriptorEncoder<'_>, st: &State, ctx: &Context) -> Fmt {
+    let mut out = Out { enc };
+    system::system(&mut out, &st.sample)?;
+    process::processes(&mut out, st, &ctx.config.process_metrics)?;
+    own::agent_figures(&mut out, st, ctx)
+}

@@ -1,0 +1,113 @@
+//! Writing families through prometheus-client's encoder, each typed as its
+//! definition says.
+
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, MetricEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+
+use super::families::{Family, Kind};
+
+pub(super) type Fmt = Result<(), std::fmt::Error>;
+
+pub(super) struct Out<'a> {
+    pub(super) enc: DescriptorEncoder<'a>,
+}
+
+/// A family being encoded, with its catalog type (looked up once).
+pub(super) struct Fam<'s> {
+    m: MetricEncoder<'s>,
+    kind: Kind,
+}
+
+impl<'s> std::ops::Deref for Fam<'s> {
+    type Target = MetricEncoder<'s>;
+    fn deref(&self) -> &Self::Target {
+        &self.m
+    }
+}
+
+impl std::ops::DerefMut for Fam<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.m
+    }
+}
+
+impl Out<'_> {
+    /// Starts family `name`; counters are named without `_total` for the
+    /// encoder, which appends it.
+    pub(super) fn family<'s>(&'s mut self, f: &'static Family) -> Result<Fam<'s>, std::fmt::Error> {
+        debug_assert!(!f.name.contains('*'), "{} needs its key", f.name);
+        self.start(f, f.name, f.help)
+    }
+
+    /// Starts one family of a per-key family `f` (`node_memory_*_bytes`):
+    /// its name is `f`'s with `key` for the `*`.
+    pub(super) fn family_of<'s>(
+        &'s mut self,
+        f: &'static Family,
+        key: &str,
+        name: &'s mut String,
+    ) -> Result<Fam<'s>, std::fmt::Error> {
+        let (pre, post) = f.name.split_once('*').ok_or(std::fmt::Error)?;
+        name.clear();
+        name.push_str(pre);
+        name.push_str(key);
+        name.push_str(post);
+        // node_exporter's wording for per-key families.
+        let help = match f.source {
+            "meminfo" => "Memory information field.",
+            "vmstat" => "/proc/vmstat information field.",
+            _ => "Network device statistic.",
+        };
+        self.start(f, name, help)
+    }
+
+    fn start<'s>(
+        &'s mut self,
+        f: &'static Family,
+        name: &'s str,
+        help: &'s str,
+    ) -> Result<Fam<'s>, std::fmt::Error> {
+        let (n, t) = match f.kind {
+            Kind::Counter => (
+                name.strip_suffix("_total").ok_or(std::fmt::Error)?,
+                MetricType::Counter,
+            ),
+            Kind::Gauge => (name, MetricType::Gauge),
+            Kind::Unknown => (name, MetricType::Unknown),
+        };
+        Ok(Fam {
+            m: self.enc.encode_descriptor(n, help, None, t)?,
+            kind: f.kind,
+        })
+    }
+}
+
+pub(super) fn counter(m: &mut MetricEncoder<'_>, v: f64) -> Fmt {
+    m.encode_counter::<NoLabelSet, f64, f64>(&v, None)
+}
+
+pub(super) fn counter_l(m: &mut MetricEncoder<'_>, labels: &impl EncodeLabelSet, v: f64) -> Fmt {
+    m.encode_family(labels)?
+        .encode_counter::<NoLabelSet, f64, f64>(&v, None)
+}
+
+pub(super) fn gauge_l(m: &mut MetricEncoder<'_>, labels: &impl EncodeLabelSet, v: f64) -> Fmt {
+    m.encode_family(labels)?.encode_gauge(&v)
+}
+
+/// A labelled sample, as the family's catalog type says.
+pub(super) fn sample_l(m: &mut Fam<'_>, labels: &impl EncodeLabelSet, v: f64) -> Fmt {
+    match m.kind {
+        Kind::Counter => counter_l(m, labels, v),
+        _ => gauge_l(m, labels, v),
+    }
+}
+
+/// A family with one unlabelled sample.
+pub(super) fn one(out: &mut Out<'_>, f: &'static Family, v: f64) -> Fmt {
+    let mut m = out.family(f)?;
+    match m.kind {
+        Kind::Counter => counter(&mut m, v),
+        _ => m.encode_gauge(&v),
+    }
+}

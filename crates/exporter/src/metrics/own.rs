@@ -1,0 +1,97 @@
+//! The agent's own families: per-source reads, cost, interval and age, and
+//! its CPU, wakeups, memory and threads.
+
+use agent::State;
+use agent::config::AgentSource;
+use model::units::ns_to_secs;
+
+use super::Context;
+use super::families::*;
+use super::out::{Fmt, Out, counter_l, gauge_l, one, sample_l};
+
+pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
+    let now = sys::mono_ns();
+    let srcs: Vec<AgentSource> = AgentSource::ALL
+        .into_iter()
+        .filter(|s| st.stats[s.index()].scheduled)
+        .collect();
+    type Get = fn(&State, &Context, AgentSource, u64) -> f64;
+    let fields: [(&Family, Get); 10] = [
+        (&QUIETSTAT_SOURCE_READS_TOTAL, |st, _, s, _| {
+            st.stats[s.index()].reads as f64
+        }),
+        (&QUIETSTAT_SOURCE_DEMAND_READS_TOTAL, |st, _, s, _| {
+            st.stats[s.index()].demand_reads as f64
+        }),
+        (&QUIETSTAT_SOURCE_READ_SECONDS_TOTAL, |st, _, s, _| {
+            ns_to_secs(st.stats[s.index()].read_ns)
+        }),
+        (&QUIETSTAT_SOURCE_PARSE_SECONDS_TOTAL, |st, _, s, _| {
+            ns_to_secs(st.stats[s.index()].parse_ns)
+        }),
+        (&QUIETSTAT_SOURCE_READ_BYTES_TOTAL, |st, _, s, _| {
+            st.stats[s.index()].bytes as f64
+        }),
+        (&QUIETSTAT_SOURCE_LAST_COST_SECONDS, |st, _, s, _| {
+            ns_to_secs(st.stats[s.index()].last_cost_ns)
+        }),
+        (&QUIETSTAT_SOURCE_INTERVAL_SECONDS, |st, _, s, _| {
+            st.stats[s.index()].interval.as_secs_f64()
+        }),
+        (
+            &QUIETSTAT_SOURCE_CONFIGURED_INTERVAL_SECONDS,
+            |_, ctx, s, _| ctx.config.source(s).interval.as_secs_f64(),
+        ),
+        (&QUIETSTAT_SOURCE_AGE_SECONDS, |st, _, s, now| {
+            ns_to_secs(now.saturating_sub(st.read_mono_ns[s.index()]))
+        }),
+        (&QUIETSTAT_SOURCE_UP, |st, _, s, _| {
+            let ok = match s {
+                AgentSource::System(src) => st.sample.ok(src),
+                AgentSource::Processes => st.procs_status == procfs::SourceStatus::Ok,
+            };
+            if ok { 1.0 } else { 0.0 }
+        }),
+    ];
+    for (name, get) in fields {
+        let mut m = out.family(name)?;
+        for &s in &srcs {
+            sample_l(&mut m, &[("source", s.key())], get(st, ctx, s, now))?;
+        }
+    }
+    let u = &ctx.usage;
+    let mut m = out.family(&QUIETSTAT_AGENT_CPU_SECONDS_TOTAL)?;
+    counter_l(&mut m, &[("mode", "user")], ns_to_secs(u.user_ns))?;
+    counter_l(&mut m, &[("mode", "system")], ns_to_secs(u.system_ns))?;
+    let mut m = out.family(&QUIETSTAT_AGENT_CONTEXT_SWITCHES_TOTAL)?;
+    counter_l(&mut m, &[("kind", "voluntary")], u.voluntary_ctxsw as f64)?;
+    counter_l(
+        &mut m,
+        &[("kind", "involuntary")],
+        u.involuntary_ctxsw as f64,
+    )?;
+    one(
+        out,
+        &QUIETSTAT_AGENT_SAMPLING_WAKEUPS_TOTAL,
+        st.sampling_wakeups as f64,
+    )?;
+    one(
+        out,
+        &QUIETSTAT_AGENT_RESIDENT_MEMORY_BYTES,
+        u.rss_bytes as f64,
+    )?;
+    one(out, &QUIETSTAT_AGENT_THREADS, u.threads as f64)?;
+    one(
+        out,
+        &QUIETSTAT_AGENT_START_TIME_SECONDS,
+        ns_to_secs(ctx.started_unix_ns),
+    )?;
+    let mut m = out.family(&QUIETSTAT_AGENT_INFO)?;
+    let backend = st.backend.map_or("none", |b| b.name());
+    gauge_l(
+        &mut m,
+        &[("version", env!("CARGO_PKG_VERSION")), ("backend", backend)],
+        1.0,
+    )?;
+    Ok(())
+}
