@@ -1,0 +1,620 @@
+//! The sampler: one thread that reads the kernel when a source is due or a
+//! consumer asks, commits what it read to the shared state, re-budgets the
+//! sources' intervals and publishes the shared-memory snapshot.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use procfs::{Reader, Source, SourceStatus, SystemSample};
+use proctable::{Exit, Fields, Proc, ProcTable, Query};
+use shm::ShmWriter;
+use sys::{mono_ns, unix_ns};
+
+use crate::config::{AgentSource, Config, FileConfig, SOURCE_COUNT};
+use crate::schedule::Schedule;
+use crate::signals::{RELOAD, STOP, install_handlers, mask_signals};
+use crate::state::{Exits, Shared, SourceStats, State};
+use crate::{StartError, budget, log, placement};
+
+/// The sources the shared-memory snapshot carries: a local reader's
+/// request for a fresh snapshot reads these.
+const SHM_SOURCES: [AgentSource; 3] = [
+    AgentSource::System(Source::Stat),
+    AgentSource::System(Source::Meminfo),
+    AgentSource::System(Source::Loadavg),
+];
+
+/// The sampler and everything it owns.
+pub struct Agent {
+    shared: Arc<Shared>,
+    reader: Reader,
+    work: SystemSample,
+    table: Option<ProcTable>,
+    query: Query,
+    work_procs: Vec<Proc>,
+    exits_buf: Vec<Exit>,
+    /// Exits drained since the process table was last published.
+    exits_pending: Vec<Exit>,
+    /// Walk reloads already logged.
+    walk_reloads: u64,
+    schedule: Schedule,
+    config_path: Option<PathBuf>,
+    overrides: FileConfig,
+    seen_request: u32,
+    /// Sources this kernel lacks.
+    missing: u32,
+    procs_read_mono: u64,
+}
+
+impl Agent {
+    /// Loads the configuration, pins this thread (and every thread started
+    /// after) to the housekeeping CPUs, opens the readers and the process
+    /// table, reads every source once and publishes it. Blocks SIGHUP,
+    /// SIGTERM and SIGINT in this thread, so threads started before
+    /// [`Agent::run`] never take them.
+    pub fn start(config_path: Option<&Path>, overrides: FileConfig) -> Result<Agent, StartError> {
+        let config = Config::load(config_path, &overrides)?;
+        mask_signals(libc::SIG_BLOCK);
+        let mut reader = Reader::new(&config.proc_root, &config.sys_root);
+        reader.set_keep_open(true);
+        let topo = reader
+            .read_topology()
+            .map_err(|e| StartError::Setup(format!("reading CPU topology: {e}")))?;
+        let housekeeping = placement::housekeeping(config.housekeeping_cpus.as_ref(), &topo)
+            .map_err(StartError::Setup)?;
+        placement::pin_current_thread(&housekeeping).map_err(|e| {
+            StartError::Setup(format!("pinning to housekeeping CPUs {housekeeping}: {e}"))
+        })?;
+        log(format!(
+            "running on housekeeping CPUs {housekeeping} (online {})",
+            topo.online
+        ));
+
+        let mut work = SystemSample::default();
+        let mut missing = 0;
+        for s in Source::ALL {
+            if !config.source(AgentSource::System(s)).enabled {
+                continue;
+            }
+            reader.read_source(s, &mut work);
+            if work.status[s as usize] == SourceStatus::Missing {
+                missing |= AgentSource::System(s).bit();
+            }
+        }
+        if missing != 0 {
+            log(format!(
+                "not on this kernel, not scheduled: {}",
+                keys(missing)
+            ));
+        }
+        let ncpu = (topo.possible.len() as u32).max(work.stat.cpus.len() as u32);
+        let shm = match ShmWriter::create(config.shm_path.as_deref(), ncpu) {
+            Ok(w) => w,
+            Err(e) => {
+                log(format!(
+                    "shared-memory snapshot not published ({e}); local readers need the agent to run as a user who can write there"
+                ));
+                ShmWriter::create(None, ncpu).map_err(|e| StartError::Setup(e.to_string()))?
+            }
+        };
+        let stat = config.source(AgentSource::System(Source::Stat));
+        shm.set_intervals(
+            stat.interval.as_nanos() as u64,
+            stat.min_interval.as_nanos() as u64,
+        );
+
+        let state = State {
+            sample: SystemSample::default(),
+            read_mono_ns: [0; SOURCE_COUNT],
+            stats: [SourceStats::default(); SOURCE_COUNT],
+            procs: Vec::new(),
+            procs_prev: Vec::new(),
+            procs_secs: 0.0,
+            procs_status: SourceStatus::NotRead,
+            exits: Exits::default(),
+            backend: None,
+            backend_note: None,
+            housekeeping,
+            cgroup_filter_id: None,
+            sampling_wakeups: 0,
+        };
+        let shared = Arc::new(Shared {
+            state: RwLock::new(state),
+            shm,
+            config: RwLock::new(Arc::new(config.clone())),
+            want_since: std::array::from_fn(|_| AtomicU64::new(0)),
+            started_unix_ns: unix_ns(),
+        });
+        let mut agent = Agent {
+            shared,
+            reader,
+            work,
+            table: None,
+            query: Query::default(),
+            work_procs: Vec::new(),
+            exits_buf: Vec::new(),
+            exits_pending: Vec::new(),
+            walk_reloads: 0,
+            schedule: Schedule::default(),
+            config_path: config_path.map(Path::to_path_buf),
+            overrides,
+            seen_request: 0,
+            missing,
+            procs_read_mono: 0,
+        };
+        agent.apply(&config, true);
+        agent.seen_request = agent.shared.shm.request_count();
+        // The first sample: everything scheduled, now.
+        let all = AgentSource::ALL
+            .into_iter()
+            .filter(|s| agent.is_scheduled(&config, *s))
+            .fold(0, |m, s| m | s.bit());
+        agent.read(all, 0);
+        // Loading BPF parses the kernel's BTF (megabytes, freed by now):
+        // hand the freed heap back so it does not count as resident.
+        #[cfg(target_env = "gnu")]
+        // SAFETY: malloc_trim only releases free memory.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+        Ok(agent)
+    }
+
+    pub fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
+    }
+
+    fn is_scheduled(&self, config: &Config, s: AgentSource) -> bool {
+        config.source(s).enabled
+            && self.missing & s.bit() == 0
+            && (s != AgentSource::Processes || self.table.is_some())
+    }
+
+    /// Moves the exits recorded since the last call (nothing blocks) into
+    /// `exits_pending`.
+    fn drain_exits(&mut self) {
+        if let Some(t) = self.table.as_mut() {
+            t.drain_exits(&mut self.exits_pending);
+        }
+    }
+
+    /// Applies a (new) configuration: the process table, the schedule.
+    fn apply(&mut self, config: &Config, first: bool) {
+        let procs_on = config.source(AgentSource::Processes).enabled;
+        if procs_on && self.table.is_none() {
+            match ProcTable::open(config.process_backend, &config.proc_root, &config.sys_root) {
+                Ok(mut t) => {
+                    // One thread: a split snapshot takes less time but no
+                    // less CPU (BENCHMARKS.md, runs 15-16) and wakes a
+                    // second thread on a second CPU every snapshot; an
+                    // agent is judged by its CPU and its wakeups, not its
+                    // latency.
+                    t.set_threads(proctable::Threads::Fixed(1));
+                    if let Some(why) = t.fallback_reason() {
+                        log(format!(
+                            "process table: procfs backend, because BPF did not load: {why}"
+                        ));
+                    } else {
+                        log(format!("process table: {} backend", t.describe()));
+                    }
+                    // Drained on the sampler's own schedule: no wakeups.
+                    let capture = match t.enable_exits() {
+                        Ok(how) => {
+                            if how == "taskstats" {
+                                log("exit capture: taskstats (BPF not in use)");
+                            }
+                            Some(how)
+                        }
+                        Err(e) => {
+                            log(format!("exit capture off: {e}"));
+                            None
+                        }
+                    };
+                    let mut st = self.shared.state_mut();
+                    st.backend = Some(t.backend());
+                    st.backend_note = t.fallback_reason().map(str::to_string);
+                    st.exits.capture = capture;
+                    drop(st);
+                    self.table = Some(t);
+                }
+                Err(e) => log(format!("process table off: {e}")),
+            }
+        }
+        if !procs_on {
+            self.table = None;
+        }
+        let cgroup_id = config.process_metrics.cgroup.as_ref().and_then(|path| {
+            use std::os::unix::fs::MetadataExt;
+            let full = config
+                .sys_root
+                .join("fs/cgroup")
+                .join(path.trim_start_matches('/'));
+            match std::fs::metadata(&full) {
+                Ok(m) => Some(m.ino()),
+                Err(e) => {
+                    log(format!(
+                        "process_metrics.cgroup {path}: {} ({e}); no process matches",
+                        full.display()
+                    ));
+                    None
+                }
+            }
+        });
+        self.query = Query {
+            fields: if cgroup_id.is_some() {
+                Fields::stat().with(proctable::Field::Cgroup)
+            } else {
+                Fields::stat()
+            },
+            threads: false,
+            pids: None,
+        };
+        let now = unix_ns();
+        let shared = self.shared.clone();
+        let mut st = shared.state_mut();
+        st.cgroup_filter_id = cgroup_id;
+        for s in AgentSource::ALL {
+            let c = config.source(s);
+            let on = self.is_scheduled(config, s);
+            let stats = &mut st.stats[s.index()];
+            stats.scheduled = on;
+            stats.interval = c.interval;
+            let slack = config.slack_for(s).as_nanos() as u64;
+            self.schedule.set(
+                s.index(),
+                on.then_some((c.interval.as_nanos() as u64, slack)),
+                now,
+            );
+        }
+        drop(st);
+        if !first {
+            log("configuration reloaded");
+        }
+    }
+
+    /// One wakeup's work on the sources in `mask` (`demand`: those a
+    /// consumer asked for): read them from the kernel, commit them to the
+    /// shared state, re-budget their intervals and publish the
+    /// shared-memory snapshot, then move the schedule for what the budget
+    /// changed.
+    fn read(&mut self, mask: u32, demand: u32) {
+        let config = self.shared.config();
+        let reads = self.read_kernel(mask);
+        let changes = {
+            let shared = self.shared.clone();
+            let mut guard = shared.state_mut();
+            let st = &mut *guard;
+            st.sampling_wakeups += 1;
+            let committed = self.commit(st, mask, demand, reads);
+            let changes = rebudget(st, &config, committed & !demand);
+            self.publish(st, mask);
+            changes
+        };
+        self.reschedule(&config, changes);
+    }
+
+    /// Reads the sources in `mask` into the sampler's own buffers, without
+    /// the state's lock.
+    fn read_kernel(&mut self, mask: u32) -> Reads {
+        let mut read_at = [0u64; SOURCE_COUNT];
+        for s in Source::ALL {
+            let a = AgentSource::System(s);
+            if mask & a.bit() != 0 {
+                read_at[a.index()] = mono_ns();
+                self.reader.read_source(s, &mut self.work);
+            }
+        }
+        let procs = mask & AgentSource::Processes.bit() != 0;
+        let mut procs_result = None;
+        let mut procs_cost_ns = 0;
+        // The exit ring is drained on every wakeup (two loads when it is
+        // empty), not only with the process table: the ring holds about
+        // 35,000 exits, seven seconds at 5,000 exits/s, and the table may
+        // be read far less often than that.
+        self.drain_exits();
+        if procs && let Some(t) = self.table.as_mut() {
+            let i = AgentSource::Processes.index();
+            read_at[i] = mono_ns();
+            let t0 = Instant::now();
+            procs_result = Some(t.snapshot(&self.query, &mut self.work_procs));
+            if let Some(b) = t.bpf_mut()
+                && b.walk_reloads() > self.walk_reloads
+            {
+                self.walk_reloads = b.walk_reloads();
+                log(format!(
+                    "process table: the walk's array was too small; reloaded with room for {} rows",
+                    b.walk_capacity().unwrap_or(0)
+                ));
+            }
+            self.drain_exits();
+            std::mem::swap(&mut self.exits_buf, &mut self.exits_pending);
+            self.exits_pending.clear();
+            procs_cost_ns = t0.elapsed().as_nanos() as u64;
+        }
+        // One map lookup, only when the process table was read.
+        let exits_lost = procs
+            .then(|| self.table.as_ref().and_then(ProcTable::exits_lost))
+            .flatten();
+        Reads {
+            read_at,
+            procs: procs_result,
+            procs_cost_ns,
+            exits_lost,
+        }
+    }
+
+    /// Swaps what was read into the state and counts its cost; returns the
+    /// sources committed (those of `mask`, but the process table when there
+    /// is none to read).
+    fn commit(&mut self, st: &mut State, mask: u32, demand: u32, mut reads: Reads) -> u32 {
+        let mut committed = 0;
+        for s in AgentSource::ALL {
+            let i = s.index();
+            if mask & s.bit() == 0 {
+                continue;
+            }
+            let cost_ns = match s {
+                AgentSource::System(src) => {
+                    st.sample.swap_source(&mut self.work, src);
+                    let c = st.sample.cost[src as usize];
+                    let stats = &mut st.stats[i];
+                    stats.read_ns += c.read_ns;
+                    stats.parse_ns += c.parse_ns;
+                    stats.bytes += c.bytes;
+                    c.read_ns + c.parse_ns
+                }
+                AgentSource::Processes => {
+                    let Some(r) = reads.procs.take() else {
+                        continue;
+                    };
+                    match r {
+                        Ok(()) => {
+                            std::mem::swap(&mut st.procs_prev, &mut st.procs);
+                            std::mem::swap(&mut st.procs, &mut self.work_procs);
+                            let now = reads.read_at[i];
+                            st.procs_secs = if self.procs_read_mono == 0 {
+                                0.0
+                            } else {
+                                (now - self.procs_read_mono) as f64 / 1e9
+                            };
+                            self.procs_read_mono = now;
+                            st.procs_status = SourceStatus::Ok;
+                        }
+                        Err(e) => st.procs_status = SourceStatus::Failed(e.to_string()),
+                    }
+                    st.exits.captured += self.exits_buf.len() as u64;
+                    std::mem::swap(&mut st.exits.last, &mut self.exits_buf);
+                    if let Some(l) = reads.exits_lost {
+                        st.exits.lost = l;
+                    }
+                    st.stats[i].read_ns += reads.procs_cost_ns;
+                    reads.procs_cost_ns
+                }
+            };
+            st.read_mono_ns[i] = reads.read_at[i];
+            let stats = &mut st.stats[i];
+            stats.reads += 1;
+            if demand & s.bit() != 0 {
+                stats.demand_reads += 1;
+            }
+            stats.last_cost_ns = cost_ns;
+            stats.smoothed_cost_ns = budget::smooth(stats.smoothed_cost_ns, cost_ns);
+            committed |= s.bit();
+        }
+        committed
+    }
+
+    /// Publishes the shared-memory snapshot when a source it carries was
+    /// read; otherwise only wakes in-process consumers waiting for others.
+    fn publish(&self, st: &State, mask: u32) {
+        if SHM_SOURCES.iter().any(|s| mask & s.bit() != 0) {
+            let snap =
+                shm::Snapshot::from_sample(&st.sample, st.read_mono_ns[Source::Stat as usize]);
+            self.shared.shm.publish(&snap);
+        } else {
+            self.shared.shm.notify();
+        }
+    }
+
+    /// Moves the schedule of each source whose interval the budget changed,
+    /// and says so once per change.
+    fn reschedule(&mut self, config: &Config, changes: Vec<Change>) {
+        let now = unix_ns();
+        for Change {
+            source: s,
+            from,
+            to,
+            cost_ns: cost,
+            share_ns: share,
+        } in changes
+        {
+            let slack = config.slack_for(s).as_nanos() as u64;
+            self.schedule
+                .set(s.index(), Some((to.as_nanos() as u64, slack)), now);
+            let c = config.source(s);
+            if to > from {
+                log(format!(
+                    "{}: {:.0} us per read at every {} exceeds its share of the overhead budget ({:.0} us/s of {}% of a CPU); reading every {} (max age {})",
+                    s.key(),
+                    cost / 1e3,
+                    humantime::format_duration(from),
+                    share / 1e3,
+                    config.overhead_budget_pct,
+                    humantime::format_duration(to),
+                    humantime::format_duration(c.max_age),
+                ));
+            } else {
+                log(format!(
+                    "{}: cost fell to {:.0} us per read; reading every {} again",
+                    s.key(),
+                    cost / 1e3,
+                    humantime::format_duration(to)
+                ));
+            }
+        }
+    }
+
+    /// Runs until SIGTERM or SIGINT (or [`crate::request_stop`]); SIGHUP reloads
+    /// the configuration file. On the way out the shared-memory snapshot is
+    /// marked stale.
+    pub fn run(mut self) {
+        install_handlers();
+        mask_signals(libc::SIG_UNBLOCK);
+        loop {
+            if STOP.load(Ordering::SeqCst) {
+                break;
+            }
+            if RELOAD.swap(false, Ordering::SeqCst) {
+                self.reload();
+            }
+            let now = unix_ns();
+            let mut mask = self.schedule.due(now);
+            let scheduled = mask;
+            // Consumers' requests: each asks for a sample read no earlier
+            // than some instant (now minus its max age); a source is read
+            // again only when its last read is older than the most demanding
+            // request, so requests made while a read was under way, and
+            // satisfied by it, cost nothing more.
+            self.seen_request = self.shared.shm.request_count();
+            let shm_want = self.shared.shm.want_since();
+            let mono = mono_ns();
+            let mut floor_wait: Option<u64> = None;
+            let mut demand = 0;
+            {
+                let config = self.shared.config();
+                let st = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
+                for s in AgentSource::ALL {
+                    let i = s.index();
+                    // A read a consumer asked for within the last tenth of
+                    // the interval stands for the scheduled one: the data is
+                    // fresh, and consumers asking often never add a read.
+                    let recent = st.stats[i].interval.as_nanos() as u64 / 10;
+                    if mask & s.bit() != 0
+                        && st.stats[i].demand_reads > 0
+                        && mono.saturating_sub(st.read_mono_ns[i]) < recent
+                    {
+                        mask &= !s.bit();
+                    }
+                    let mut want = self.shared.want_since[i].load(Ordering::Acquire);
+                    if SHM_SOURCES.contains(&s) {
+                        want = want.max(shm_want);
+                    }
+                    if !st.stats[i].scheduled || want <= st.read_mono_ns[i] {
+                        continue;
+                    }
+                    let floor = config.source(s).min_interval.as_nanos() as u64;
+                    let ready_at = st.read_mono_ns[i].saturating_add(floor);
+                    if ready_at <= mono {
+                        demand |= s.bit();
+                    } else {
+                        let wait = ready_at - mono;
+                        floor_wait = Some(floor_wait.map_or(wait, |w: u64| w.min(wait)));
+                    }
+                }
+            }
+            mask |= demand;
+            demand &= !scheduled;
+            if mask != 0 {
+                self.read(mask, demand);
+            }
+            self.schedule.advance(scheduled, now);
+            let mut deadline = self.schedule.next_deadline();
+            if let Some(w) = floor_wait {
+                let d = unix_ns().saturating_add(w);
+                deadline = Some(deadline.map_or(d, |x| x.min(d)));
+            }
+            self.shared.shm.wait_request(self.seen_request, deadline);
+        }
+        self.shared.shm.mark_stopped();
+        log("stopped; shared-memory snapshot marked stale");
+    }
+
+    fn reload(&mut self) {
+        match Config::load(self.config_path.as_deref(), &self.overrides) {
+            Ok(c) => {
+                let old = self.shared.config();
+                if c.listen != old.listen || c.shm_path != old.shm_path {
+                    log("listen and shm_path changes take effect at restart");
+                }
+                *self
+                    .shared
+                    .config
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner()) = Arc::new(c.clone());
+                self.apply(&c, false);
+            }
+            Err(e) => log(format!(
+                "reload refused, keeping the running configuration: {e}"
+            )),
+        }
+    }
+}
+
+/// What one wakeup read from the kernel, before it is committed.
+struct Reads {
+    /// CLOCK_MONOTONIC ns when each source read began.
+    read_at: [u64; SOURCE_COUNT],
+    /// The process table's result, when it was read.
+    procs: Option<proctable::Result<()>>,
+    procs_cost_ns: u64,
+    /// Exit records lost so far, when the process table was read.
+    exits_lost: Option<u64>,
+}
+
+/// An interval the overhead budget changed.
+struct Change {
+    source: AgentSource,
+    from: Duration,
+    to: Duration,
+    cost_ns: f64,
+    share_ns: f64,
+}
+
+/// Each source in `mask` (read on the schedule, not on a consumer's
+/// demand: those reads are the consumer's) gets the interval its smoothed
+/// cost fits in its share of the overhead budget.
+fn rebudget(st: &mut State, config: &Config, mask: u32) -> Vec<Change> {
+    let mut changes = Vec::new();
+    if config.overhead_budget_pct <= 0.0 {
+        return changes;
+    }
+    let total_weight: u32 = AgentSource::ALL
+        .into_iter()
+        .filter(|s| st.stats[s.index()].scheduled)
+        .map(budget::weight)
+        .sum();
+    for s in AgentSource::ALL.into_iter().filter(|s| mask & s.bit() != 0) {
+        let stats = &mut st.stats[s.index()];
+        let c = config.source(s);
+        let share = budget::share_ns_per_s(config.overhead_budget_pct, s, total_weight);
+        let next = budget::interval_for(
+            c.interval,
+            c.max_age,
+            stats.interval,
+            stats.smoothed_cost_ns,
+            share,
+        );
+        if next != stats.interval {
+            changes.push(Change {
+                source: s,
+                from: stats.interval,
+                to: next,
+                cost_ns: stats.smoothed_cost_ns,
+                share_ns: share,
+            });
+            stats.interval = next;
+        }
+    }
+    changes
+}
+
+fn keys(mask: u32) -> String {
+    AgentSource::ALL
+        .into_iter()
+        .filter(|s| mask & s.bit() != 0)
+        .map(AgentSource::key)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

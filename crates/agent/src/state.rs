@@ -1,0 +1,147 @@
+//! What the sampler shares with consumers: the latest snapshot of every
+//! source with its cost, and the way a consumer asks for fresher data.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use procfs::cpu::CpuList;
+use procfs::{SourceStatus, SystemSample};
+use proctable::{Backend, Exit, Proc};
+use shm::ShmWriter;
+use sys::mono_ns;
+
+use crate::config::{AgentSource, Config, SOURCE_COUNT};
+
+/// What one source has cost since the agent started.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SourceStats {
+    pub reads: u64,
+    /// Reads a consumer asked for (fresher than the schedule gave).
+    pub demand_reads: u64,
+    pub read_ns: u64,
+    pub parse_ns: u64,
+    pub bytes: u64,
+    /// The last read's cost (read + parse), and the smoothed cost the
+    /// budget uses.
+    pub last_cost_ns: u64,
+    pub smoothed_cost_ns: f64,
+    /// The interval in force (the configured one, or longer under the budget).
+    pub interval: Duration,
+    /// Whether it is on the schedule (enabled and present on this kernel).
+    pub scheduled: bool,
+}
+
+/// Exits captured between process-table reads.
+#[derive(Debug, Clone, Default)]
+pub struct Exits {
+    /// How exits are captured: `bpf` (ring buffer), `taskstats`, or `None`
+    /// (not captured).
+    pub capture: Option<&'static str>,
+    /// Thread groups whose end was recorded, since the agent started.
+    pub captured: u64,
+    /// Records dropped, since capture began: by the BPF ring buffer (full),
+    /// or taskstats receive-buffer overflows (each at least one record).
+    pub lost: u64,
+    /// Those drained at the last process-table read.
+    pub last: Vec<Exit>,
+}
+
+/// The latest snapshot of everything, shared with consumers.
+pub struct State {
+    pub sample: SystemSample,
+    /// CLOCK_MONOTONIC ns when each source was last read (0: never).
+    pub read_mono_ns: [u64; SOURCE_COUNT],
+    pub stats: [SourceStats; SOURCE_COUNT],
+    /// Latest process table and the one before it, for rates.
+    pub procs: Vec<Proc>,
+    pub procs_prev: Vec<Proc>,
+    /// Seconds between the two tables (0: only one yet).
+    pub procs_secs: f64,
+    pub procs_status: SourceStatus,
+    pub exits: Exits,
+    pub backend: Option<Backend>,
+    /// Why `auto` did not take BPF.
+    pub backend_note: Option<String>,
+    pub housekeeping: CpuList,
+    /// cgroup id of `process_metrics.cgroup`, when set and found.
+    pub cgroup_filter_id: Option<u64>,
+    /// Wakeups of the sampler in which it read something.
+    pub sampling_wakeups: u64,
+}
+
+/// What consumers hold: the state, the shared-memory snapshot, the config.
+pub struct Shared {
+    pub state: RwLock<State>,
+    pub shm: ShmWriter,
+    pub config: RwLock<Arc<Config>>,
+    /// Per source: the oldest read a consumer will accept (CLOCK_MONOTONIC
+    /// ns); raised with fetch_max by [`Shared::fresh`].
+    pub(crate) want_since: [AtomicU64; SOURCE_COUNT],
+    pub started_unix_ns: u64,
+}
+
+/// A consumer asked for data the agent could not produce in time.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no fresh sample of {sources} within {timeout:?}")]
+pub struct NotFresh {
+    pub sources: String,
+    pub timeout: Duration,
+}
+
+impl Shared {
+    /// Returns once every scheduled source in `mask` was read no earlier
+    /// than `max_age` before this call. Sources older than that are read
+    /// once by the sampler, however many consumers ask at the same time, and
+    /// never more often than each source's floor (`min_interval`).
+    pub fn fresh(&self, mask: u32, max_age: Duration, timeout: Duration) -> Result<(), NotFresh> {
+        let start = mono_ns();
+        let since = start.saturating_sub(max_age.as_nanos().min(u64::MAX as u128) as u64);
+        let deadline = Instant::now() + timeout;
+        loop {
+            // Before looking: any publish after this wakes the wait below.
+            let seen = self.shm.published_count();
+            let stale = {
+                let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+                AgentSource::ALL
+                    .into_iter()
+                    .filter(|s| mask & s.bit() != 0 && st.stats[s.index()].scheduled)
+                    .filter(|s| st.read_mono_ns[s.index()] < since.max(1))
+                    .fold(0, |m, s| m | s.bit())
+            };
+            if stale == 0 {
+                return Ok(());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(NotFresh {
+                    sources: AgentSource::ALL
+                        .into_iter()
+                        .filter(|s| stale & s.bit() != 0)
+                        .map(AgentSource::key)
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    timeout,
+                });
+            }
+            for s in AgentSource::ALL {
+                if stale & s.bit() != 0 {
+                    self.want_since[s.index()].fetch_max(since.max(1), Ordering::AcqRel);
+                }
+            }
+            self.shm.request();
+            self.shm.wait_published(seen, deadline - now);
+        }
+    }
+
+    pub(crate) fn state_mut(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
