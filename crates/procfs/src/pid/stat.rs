@@ -1,99 +1,10 @@
-//! Per-process files: /proc/PID/stat (and /proc/PID/task/TID/stat), the
-//! context-switch lines of /proc/PID/status, /proc/PID/io and the cgroup v2
-//! line of /proc/PID/cgroup. Pure parsers over one read of each file: a read of
-//! a /proc/PID file is one kernel snapshot, so a value parsed from it is never
-//! half of two.
+//! /proc/PID/stat (and /proc/PID/task/TID/stat).
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
+use super::{COMM_CAPACITY, Comm};
 use crate::cursor::Cursor;
 use crate::error::{ParseError, ParseErrorKind};
-
-/// The longest name /proc/PID/stat prints: 15 bytes for a task, up to 63 for a
-/// workqueue worker (`kworker/u8:1-events_unbound`).
-pub const COMM_CAPACITY: usize = 64;
-
-/// A task's name as /proc shows it, inline (no allocation).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Comm {
-    len: u8,
-    bytes: [u8; COMM_CAPACITY],
-}
-
-impl Default for Comm {
-    fn default() -> Self {
-        Self {
-            len: 0,
-            bytes: [0; COMM_CAPACITY],
-        }
-    }
-}
-
-impl Comm {
-    /// Takes at most [`COMM_CAPACITY`] bytes, stopping at the first NUL (a
-    /// fixed-size kernel `comm[16]` is NUL-padded).
-    pub fn new(s: &[u8]) -> Comm {
-        let s = match s.iter().position(|&b| b == 0) {
-            Some(nul) => &s[..nul],
-            None => s,
-        };
-        let len = s.len().min(COMM_CAPACITY);
-        let mut c = Comm::default();
-        c.bytes[..len].copy_from_slice(&s[..len]);
-        c.len = len as u8;
-        c
-    }
-
-    /// From a kernel `comm[16]` as a BPF program copies it: up to the
-    /// first NUL, with every byte after it cleared (the kernel pads with
-    /// NULs, but a copy taken during a rename may hold old bytes there).
-    /// Word operations, no byte loop: this runs once per task per snapshot.
-    pub fn from_task_comm(raw: &[u8; 16]) -> Comm {
-        const ONES: u128 = u128::from_le_bytes([0x01; 16]);
-        const HIGHS: u128 = u128::from_le_bytes([0x80; 16]);
-        let v = u128::from_le_bytes(*raw);
-        // The lowest set high bit marks the first zero byte (bytes above it
-        // may be marked wrongly by the borrow; they are ignored).
-        let zeros = v.wrapping_sub(ONES) & !v & HIGHS;
-        let len = (zeros.trailing_zeros() / 8).min(16) as usize;
-        let kept = if len == 16 {
-            v
-        } else {
-            v & ((1u128 << (len * 8)) - 1)
-        };
-        // Built whole from four words: a zeroed array written in part and
-        // then copied into its row costs a stack round trip per task.
-        let words = [kept, 0, 0, 0];
-        // SAFETY: [u128; 4] and [u8; 64] have the same size, and any bits
-        // are valid bytes.
-        let bytes: [u8; COMM_CAPACITY] = unsafe { std::mem::transmute(words) };
-        Comm {
-            len: len as u8,
-            bytes,
-        }
-    }
-
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..self.len as usize]
-    }
-
-    /// The name with any byte that is not UTF-8 replaced.
-    pub fn to_string_lossy(&self) -> std::borrow::Cow<'_, str> {
-        String::from_utf8_lossy(self.as_bytes())
-    }
-}
-
-impl std::fmt::Debug for Comm {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", self.to_string_lossy())
-    }
-}
-
-impl Serialize for Comm {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_string_lossy())
-    }
-}
 
 /// The fields of /proc/PID/stat this crate reads (field numbers as in proc(5)).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -383,27 +294,6 @@ pub fn parse_stat_general(buf: &[u8]) -> Result<PidStat, ParseError> {
     Ok(s)
 }
 
-/// /proc/PID/cmdline as `ps` shows it: the arguments (NUL-terminated in the
-/// file) joined by single spaces, bytes that are not UTF-8 replaced. A
-/// process that rewrote its argument area keeps whatever text it wrote.
-/// `None` when empty: kernel threads, zombies, and processes whose memory
-/// is gone.
-pub fn cmdline_text(buf: &[u8]) -> Option<String> {
-    let args = buf.strip_suffix(b"\0").unwrap_or(buf);
-    if args.is_empty() {
-        return None;
-    }
-    let joined: Vec<u8> = args
-        .iter()
-        .map(|&b| if b == 0 { b' ' } else { b })
-        .collect();
-    // Valid UTF-8 (the usual case) becomes the string without a second copy.
-    Some(
-        String::from_utf8(joined)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-    )
-}
-
 /// Reads only field 22 (start time in ticks): the identity check of a
 /// vectored lookup.
 pub fn parse_start_ticks(buf: &[u8]) -> Result<u64, ParseError> {
@@ -438,110 +328,6 @@ pub fn parse_start_ticks(buf: &[u8]) -> Result<u64, ParseError> {
         c.skip_word(f)?;
     }
     c.u64("starttime")
-}
-
-/// Voluntary and involuntary context switches of one task, from
-/// /proc/PID/status (since 2.6.23). For /proc/PID/status these are the
-/// leader thread's own, not the process's sum.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct CtxSwitches {
-    pub voluntary: u64,
-    pub involuntary: u64,
-}
-
-/// Finds the two `*_ctxt_switches:` lines of /proc/PID/status.
-pub fn parse_status_ctxsw(buf: &[u8]) -> Result<CtxSwitches, ParseError> {
-    let mut c = Cursor::new(buf)?;
-    let (mut vol, mut invol) = (None, None);
-    while !c.at_end() {
-        if c.eat(b"voluntary_ctxt_switches:") {
-            vol = Some(c.u64("voluntary_ctxt_switches")?);
-        } else if c.eat(b"nonvoluntary_ctxt_switches:") {
-            invol = Some(c.u64("nonvoluntary_ctxt_switches")?);
-        }
-        c.next_line();
-    }
-    match (vol, invol) {
-        (Some(voluntary), Some(involuntary)) => Ok(CtxSwitches {
-            voluntary,
-            involuntary,
-        }),
-        _ => Err(c.err(
-            "voluntary_ctxt_switches",
-            ParseErrorKind::Missing,
-            "voluntary_ctxt_switches: and nonvoluntary_ctxt_switches: lines",
-        )),
-    }
-}
-
-/// /proc/PID/io (CONFIG_TASK_IO_ACCOUNTING): process-wide, dead threads
-/// included.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct PidIo {
-    /// Bytes passed to read-like syscalls (page cache hits included).
-    pub rchar: u64,
-    pub wchar: u64,
-    /// Read-like and write-like syscalls.
-    pub syscr: u64,
-    pub syscw: u64,
-    /// Bytes fetched from storage.
-    pub read_bytes: u64,
-    /// Bytes sent (or to be sent) to storage.
-    pub write_bytes: u64,
-    /// Bytes of write_bytes that truncation cancelled.
-    pub cancelled_write_bytes: u64,
-}
-
-pub fn parse_io(buf: &[u8]) -> Result<PidIo, ParseError> {
-    let mut c = Cursor::new(buf)?;
-    let mut io = PidIo::default();
-    let fields: [(&[u8], &'static str, &mut u64); 7] = [
-        (b"rchar:", "rchar", &mut io.rchar),
-        (b"wchar:", "wchar", &mut io.wchar),
-        (b"syscr:", "syscr", &mut io.syscr),
-        (b"syscw:", "syscw", &mut io.syscw),
-        (b"read_bytes:", "read_bytes", &mut io.read_bytes),
-        (b"write_bytes:", "write_bytes", &mut io.write_bytes),
-        (
-            b"cancelled_write_bytes:",
-            "cancelled_write_bytes",
-            &mut io.cancelled_write_bytes,
-        ),
-    ];
-    for (key, name, slot) in fields {
-        if !c.eat(key) {
-            let kind = if c.at_end() {
-                ParseErrorKind::Missing
-            } else {
-                ParseErrorKind::Invalid
-            };
-            return Err(c.err(
-                name,
-                kind,
-                "the seven lines rchar: .. cancelled_write_bytes:",
-            ));
-        }
-        *slot = c.u64(name)?;
-        c.next_line();
-    }
-    Ok(io)
-}
-
-/// The cgroup v2 path of /proc/PID/cgroup (the `0::/path` line); `None` when
-/// the task is only in v1 hierarchies.
-pub fn parse_cgroup_v2(buf: &[u8]) -> Result<Option<&[u8]>, ParseError> {
-    let mut c = Cursor::new(buf)?;
-    while !c.at_end() {
-        if c.eat(b"0::") {
-            let path = c.rest_of_line();
-            if path.first() != Some(&b'/') {
-                return Err(c.err("cgroup path", ParseErrorKind::Invalid, "0::/PATH"));
-            }
-            return Ok(Some(path));
-        }
-        c.next_line();
-    }
-    Ok(None)
 }
 
 #[cfg(test)]
@@ -623,20 +409,6 @@ mod tests {
 0 0\n";
 
     #[test]
-    fn command_lines_as_ps_shows_them() {
-        assert_eq!(cmdline_text(b"sleep\0x\0").as_deref(), Some("sleep x"));
-        assert_eq!(cmdline_text(b"a b\0\0c\0").as_deref(), Some("a b  c"));
-        // Rewritten by the process itself: no terminating NUL.
-        assert_eq!(
-            cmdline_text(b"postgres: writer").as_deref(),
-            Some("postgres: writer")
-        );
-        assert_eq!(cmdline_text(b"\xff\0").as_deref(), Some("\u{fffd}"));
-        assert_eq!(cmdline_text(b""), None);
-        assert_eq!(cmdline_text(b"\0"), None);
-    }
-
-    #[test]
     fn stat_fields_and_a_name_with_parentheses() {
         let s = parse_stat(STAT).unwrap();
         assert_eq!(s.pid, 1234);
@@ -669,28 +441,5 @@ mod tests {
         assert_eq!(e.field, "comm");
         let e = parse_stat(b"12 (x) R 1 1 1 0 -1 0 z").unwrap_err();
         assert_eq!(e.kind, ParseErrorKind::Truncated);
-    }
-
-    #[test]
-    fn status_io_cgroup() {
-        let st = b"Name:\tx\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
-        assert_eq!(
-            parse_status_ctxsw(st).unwrap(),
-            CtxSwitches {
-                voluntary: 12,
-                involuntary: 3
-            }
-        );
-        assert!(parse_status_ctxsw(b"Name:\tx\n").is_err());
-        let io = b"rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\nread_bytes: 5\nwrite_bytes: 6\ncancelled_write_bytes: 7\n";
-        let io = parse_io(io).unwrap();
-        assert_eq!((io.rchar, io.syscw, io.cancelled_write_bytes), (1, 4, 7));
-        assert_eq!(parse_io(b"rchar: 1\n").unwrap_err().field, "wchar");
-        let cg = b"12:cpu:/x\n0::/system.slice/a b.service\n";
-        assert_eq!(
-            parse_cgroup_v2(cg).unwrap(),
-            Some(&b"/system.slice/a b.service"[..])
-        );
-        assert_eq!(parse_cgroup_v2(b"1:name=systemd:/\n").unwrap(), None);
     }
 }

@@ -1,0 +1,22 @@
+//! Per-process files: /proc/PID/stat (and /proc/PID/task/TID/stat), the
+//! context-switch lines of /proc/PID/status, /proc/PID/io and the cgroup v2
+//! line of /proc/PID/cgroup. Pure parsers over one read of each file: a read of
+//! a /proc/PID file is one kernel snapshot, so a value parsed from it is never
+//! half of two.
+//!
+//! One module per file: `stat.rs`, `status.rs`, `io.rs`, `cgroup.rs`,
+//! `cmdline.rs`, and `comm.rs` for the name they share.
+
+mod cgroup;
+mod cmdline;
+mod comm;
+mod io;
+mod stat;
+mod status;
+
+pub use cgroup::parse_cgroup_v2;
+pub use cmdline::cmdline_text;
+pub use comm::{COMM_CAPACITY, Comm};
+pub use io::{PidIo, parse_io};
+pub use stat::{PidStat, parse_start_ticks, parse_stat, parse_stat_fast, parse_stat_general};
+pub use status::{CtxSwitches, parse_status_ctxsw};

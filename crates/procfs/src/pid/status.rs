@@ -1,0 +1,58 @@
+//! The context-switch lines of /proc/PID/status.
+
+use serde::Serialize;
+
+use crate::cursor::Cursor;
+use crate::error::{ParseError, ParseErrorKind};
+
+/// Voluntary and involuntary context switches of one task, from
+/// /proc/PID/status (since 2.6.23). For /proc/PID/status these are the
+/// leader thread's own, not the process's sum.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CtxSwitches {
+    pub voluntary: u64,
+    pub involuntary: u64,
+}
+
+/// Finds the two `*_ctxt_switches:` lines of /proc/PID/status.
+pub fn parse_status_ctxsw(buf: &[u8]) -> Result<CtxSwitches, ParseError> {
+    let mut c = Cursor::new(buf)?;
+    let (mut vol, mut invol) = (None, None);
+    while !c.at_end() {
+        if c.eat(b"voluntary_ctxt_switches:") {
+            vol = Some(c.u64("voluntary_ctxt_switches")?);
+        } else if c.eat(b"nonvoluntary_ctxt_switches:") {
+            invol = Some(c.u64("nonvoluntary_ctxt_switches")?);
+        }
+        c.next_line();
+    }
+    match (vol, invol) {
+        (Some(voluntary), Some(involuntary)) => Ok(CtxSwitches {
+            voluntary,
+            involuntary,
+        }),
+        _ => Err(c.err(
+            "voluntary_ctxt_switches",
+            ParseErrorKind::Missing,
+            "voluntary_ctxt_switches: and nonvoluntary_ctxt_switches: lines",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_context_switches() {
+        let st = b"Name:\tx\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
+        assert_eq!(
+            parse_status_ctxsw(st).unwrap(),
+            CtxSwitches {
+                voluntary: 12,
+                involuntary: 3
+            }
+        );
+        assert!(parse_status_ctxsw(b"Name:\tx\n").is_err());
+    }
+}
