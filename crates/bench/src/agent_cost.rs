@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::child::{Guard, die_with_parent};
+use sys::child::{Guard, die_with_parent};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::child::{Guard, die_with_parent};
+use sys::child::{Guard, die_with_parent};
 
 /// How a consumer gets its figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use proctable::{BackendChoice, Exit, ProcTable};
 use serde::Serialize;
 
-use crate::child::{Guard, die_with_parent};
+use sys::child::{Guard, die_with_parent};
 
 /// What to measure.
 pub struct Options {

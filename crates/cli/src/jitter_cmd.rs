@@ -5,8 +5,8 @@ use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use bench::child::Guard;
 use probe::jitter::{self, Options, Run, Summary};
+use sys::child::Guard;
 
 use crate::Format;
 

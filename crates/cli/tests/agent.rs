@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use bench::child::Guard;
+use sys::child::Guard;
 
 /// A child process stopped (SIGTERM, then SIGKILL) and reaped on drop.
 struct Proc(Guard);

@@ -4,7 +4,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use bench::child::Guard;
+use sys::child::Guard;
 
 /// Every test here measures or loads CPU 1 (a SCHED_FIFO jitter thread
 /// there starves the helper's spinner, and membarrier then sends it no

@@ -4,11 +4,13 @@
 //! - [`mono_ns`], [`unix_ns`]: the clocks every timestamp is taken from.
 //! - [`page_size`]: the size of a memory page, from `sysconf`.
 //! - [`pin_current_thread`]: CPU affinity.
+//! - [`child`]: child processes that die with their starter and are reaped.
 //! - `bpf` (feature `bpf`): loading BPF programs with signals blocked, and
 //!   errors with their causes on one line.
 
 #[cfg(feature = "bpf")]
 pub mod bpf;
+pub mod child;
 
 use std::sync::OnceLock;
 
