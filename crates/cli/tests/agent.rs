@@ -11,6 +11,10 @@ use std::time::{Duration, Instant};
 
 use sys::child::Guard;
 
+mod common;
+
+use common::*;
+
 /// A child process stopped (SIGTERM, then SIGKILL) and reaped on drop.
 struct Proc(Guard);
 
@@ -54,7 +58,7 @@ fn agent(config: &str, extra: &[&str]) -> Agent {
     let shm = dir.path().join("snapshot");
     let cfg = dir.path().join("agent.toml");
     std::fs::write(&cfg, config).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_quietstat"))
+    let mut child = quietstat()
         .args(["agent", "--listen", "127.0.0.1:0", "--shm-path"])
         .arg(&shm)
         .arg("--config")
@@ -407,7 +411,7 @@ fn bad_configuration_is_refused_naming_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("a.toml");
     std::fs::write(&cfg, "[sources.processes]\ninterval = \"5 parsecs\"\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_quietstat"))
+    let out = quietstat()
         .args(["agent", "--print-config", "--config"])
         .arg(&cfg)
         .output()
@@ -418,7 +422,7 @@ fn bad_configuration_is_refused_naming_the_key() {
         err.contains("sources.processes.interval") && err.contains("5 parsecs"),
         "{err}"
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_quietstat"))
+    let out = quietstat()
         .args([
             "agent",
             "--print-config",
@@ -431,7 +435,7 @@ fn bad_configuration_is_refused_naming_the_key() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/nonexistent/agent.toml"), "{err}");
-    let out = Command::new(env!("CARGO_BIN_EXE_quietstat"))
+    let out = quietstat()
         .args(["agent", "--print-config", "--listen", "127.0.0.1:1234"])
         .output()
         .unwrap();
@@ -785,7 +789,7 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
 
 #[test]
 fn bench_consumers_reports_every_variant_and_cleans_up() {
-    let child = Command::new(env!("CARGO_BIN_EXE_quietstat"))
+    let child = quietstat()
         .args([
             "bench",
             "consumers",
@@ -802,15 +806,8 @@ fn bench_consumers_reports_every_variant_and_cleans_up() {
         .unwrap();
     let bench_pid = child.id();
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    assert_ok(&out);
+    let rows = json_lines(&out);
     let names: Vec<&str> = rows
         .iter()
         .map(|r| r["variant"].as_str().unwrap())
@@ -919,8 +916,8 @@ fn key_paths(v: &serde_json::Value, prefix: &str, out: &mut std::collections::BT
 #[test]
 fn stat_from_agent_gives_the_same_rates_under_the_same_names_as_stat() {
     let a = agent("[sources.processes]\nenabled = false\n", &[]);
-    let run = |extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_quietstat"))
+    let stat = |extra: &[&str]| {
+        let out = quietstat()
             .args([
                 "stat",
                 "--interval",
@@ -933,20 +930,13 @@ fn stat_from_agent_gives_the_same_rates_under_the_same_names_as_stat() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        assert_ok(&out);
+        let lines = json_lines(&out);
         assert_eq!(lines.len(), 2);
         lines
     };
-    let direct = run(&[]);
-    let from_agent = run(&["--from-agent", a.shm.to_str().unwrap()]);
+    let direct = stat(&[]);
+    let from_agent = stat(&["--from-agent", a.shm.to_str().unwrap()]);
     let (mut d, mut f) = (Default::default(), Default::default());
     key_paths(&direct[1], "", &mut d);
     key_paths(&from_agent[1], "", &mut f);

@@ -4,10 +4,12 @@
 //! uses: the spawned processes are forks of the benchmark, and are found by
 //! the `--procs` value in their command line.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_quietstat");
+mod common;
+
+use common::*;
 
 /// The PIDs of processes whose command line has `--procs N` (the
 /// benchmark, its spawner and the idle processes, all forks of one
@@ -42,22 +44,10 @@ impl Drop for Reap {
     }
 }
 
-/// Waits up to `limit` for `cond`.
-fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < limit {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    cond()
-}
-
 #[test]
 fn json_has_one_object_per_backend_and_count_and_no_process_is_left() {
     let _reap = Reap("37,41");
-    let out = Command::new(BIN)
+    let out = quietstat()
         .args([
             "bench",
             "proctable",
@@ -70,11 +60,7 @@ fn json_has_one_object_per_backend_and_count_and_no_process_is_left() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -120,7 +106,7 @@ fn json_has_one_object_per_backend_and_count_and_no_process_is_left() {
 #[test]
 fn an_interrupted_run_leaves_no_process_behind() {
     let _reap = Reap("301");
-    let mut bench = Command::new(BIN)
+    let mut bench = quietstat()
         .args(["bench", "proctable", "--procs", "301", "--runs", "1000000"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

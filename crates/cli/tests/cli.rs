@@ -1,13 +1,8 @@
 //! The `quietstat` binary end to end, on fixture trees and on this machine.
 
-use std::process::Command;
+mod common;
 
-fn quietstat(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_quietstat"))
-        .args(args)
-        .output()
-        .expect("running quietstat")
-}
+use common::*;
 
 fn fixture_args(tree: &str) -> Vec<String> {
     let (p, s) = fixtures::roots(tree);
@@ -23,12 +18,8 @@ fn fixture_args(tree: &str) -> Vec<String> {
 fn stat_json_snapshot_of_a_fixture() {
     let mut args = fixture_args("cpu256-irq3000");
     args.extend(["stat", "--format", "json"].map(String::from));
-    let out = quietstat(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["sample"]["stat"]["cpus"].as_array().unwrap().len(), 256);
     assert_eq!(v["topology"]["isolated"], "8-15");
@@ -42,7 +33,7 @@ fn stat_json_snapshot_of_a_fixture() {
 fn stat_table_snapshot_of_an_old_kernel() {
     let mut args = fixture_args("linux-2.6.32");
     args.push("stat".into());
-    let out = quietstat(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -59,7 +50,7 @@ fn stat_table_snapshot_of_an_old_kernel() {
 
 #[test]
 fn stat_rates_on_this_machine() {
-    let out = quietstat(&[
+    let out = run(&[
         "stat",
         "--interval",
         "200ms",
@@ -68,11 +59,7 @@ fn stat_rates_on_this_machine() {
         "--format",
         "json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -92,13 +79,13 @@ fn stat_rates_on_this_machine() {
 
 #[test]
 fn bad_input_is_named() {
-    let out = quietstat(&["stat", "--interval", "fast"]);
+    let out = run(&["stat", "--interval", "fast"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("`fast` is not a duration"));
-    let out = quietstat(&["--proc-root", "/nonexistent", "stat"]);
+    let out = run(&["--proc-root", "/nonexistent", "stat"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/stat: not found"));
-    let out = quietstat(&["bench", "procfs", "--files", "stat,nope"]);
+    let out = run(&["bench", "procfs", "--files", "stat,nope"]);
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .contains("unknown source `nope`; accepted: stat, interrupts")
@@ -110,7 +97,7 @@ fn bench_procfs_saves_and_compares_with_a_baseline() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let saved = dir.join("base.json");
-    let out = quietstat(&[
+    let out = run(&[
         "bench",
         "procfs",
         "--reads",
@@ -120,11 +107,7 @@ fn bench_procfs_saves_and_compares_with_a_baseline() {
         "--save",
         saved.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("stat") && text.contains("loadavg") && !text.contains("meminfo"));
     // A baseline whose reads were 10x cheaper must flag a regression (exit 3).
@@ -136,7 +119,7 @@ fn bench_procfs_saves_and_compares_with_a_baseline() {
     }
     let cheap = dir.join("cheap.json");
     std::fs::write(&cheap, base.to_string()).unwrap();
-    let out = quietstat(&[
+    let out = run(&[
         "bench",
         "procfs",
         "--reads",
@@ -152,7 +135,7 @@ fn bench_procfs_saves_and_compares_with_a_baseline() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["comparison"][0]["regressed"], true);
     // A baseline that cannot be read is named.
-    let out = quietstat(&[
+    let out = run(&[
         "bench",
         "procfs",
         "--reads",
@@ -167,7 +150,7 @@ fn bench_procfs_saves_and_compares_with_a_baseline() {
 fn ps_lists_this_process_in_csv_and_json_from_both_backends() {
     let me = std::process::id().to_string();
     for backend in ["procfs", "bpf"] {
-        let out = quietstat(&[
+        let out = run(&[
             "ps",
             "--backend",
             backend,
@@ -189,7 +172,7 @@ fn ps_lists_this_process_in_csv_and_json_from_both_backends() {
             "{backend}"
         );
     }
-    let out = quietstat(&[
+    let out = run(&[
         "ps",
         "--format",
         "json",
@@ -210,7 +193,7 @@ fn ps_lists_this_process_in_csv_and_json_from_both_backends() {
 
 #[test]
 fn ps_rejects_unknown_fields_naming_the_accepted_ones() {
-    let out = quietstat(&["ps", "--fields", "pid,bogus"]);
+    let out = run(&["ps", "--fields", "pid,bogus"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -224,7 +207,7 @@ fn ps_rejects_unknown_fields_naming_the_accepted_ones() {
 /// in BENCHMARKS.md).
 #[test]
 fn bench_exits_captures_every_child_of_a_fork_storm() {
-    let out = quietstat(&[
+    let out = run(&[
         "bench",
         "exits",
         "--rate",
@@ -260,7 +243,7 @@ fn commands_that_measure_the_live_kernel_refuse_another_root() {
         &["--proc-root", "/tmp", "bench", "proctable"],
         &["--sys-root", "/tmp", "bench", "consumers"],
     ] {
-        let out = quietstat(args);
+        let out = run(args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         let flag = args[0];

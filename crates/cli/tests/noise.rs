@@ -6,6 +6,10 @@ use std::time::Duration;
 
 use sys::child::Guard;
 
+mod common;
+
+use common::*;
+
 /// Every test here measures or loads CPU 1 (a SCHED_FIFO jitter thread
 /// there starves the helper's spinner, and membarrier then sends it no
 /// IPI): they take turns.
@@ -13,10 +17,6 @@ static CPU1: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn cpu1() -> std::sync::MutexGuard<'static, ()> {
     CPU1.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn quietstat() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_quietstat"))
 }
 
 fn noise(pid: u32, secs: u32) -> serde_json::Value {
@@ -40,11 +40,7 @@ fn noise_with(pid: u32, secs: u32, backend: &str) -> serde_json::Value {
         .arg(pid.to_string())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -228,11 +224,7 @@ fn jitter_measures_alone_and_beside_a_command() {
         .args(["--settle", "200ms", "--", "sleep", "30"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["fifo"], true, "running as root, SCHED_FIFO is permitted");
     let runs = v["runs"].as_array().unwrap();
@@ -278,11 +270,7 @@ fn jitter_writes_a_png_and_refuses_other_picture_formats() {
             .unwrap()
     };
     let out = run(&png);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     let jpg = dir.path().join("h.jpg");
