@@ -96,6 +96,7 @@ mod tests {
         std::thread::spawn(|| {
             pin_current_thread(&CpuList::parse("0").unwrap()).unwrap();
             let child = std::thread::spawn(|| {
+                // SAFETY: gettid has no preconditions.
                 let tid = unsafe { libc::gettid() } as u32;
                 let all = thread_affinities().unwrap();
                 all.into_iter().find(|(t, _)| *t == tid).unwrap().1

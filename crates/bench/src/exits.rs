@@ -194,6 +194,7 @@ pub fn forker(rate: u32, duration: Duration) -> Result<u64, String> {
         while forked < due {
             // SAFETY: the child only calls getpid and _exit.
             match unsafe { libc::fork() } {
+                // SAFETY: in the child: getpid and _exit are async-signal-safe.
                 0 => unsafe { libc::_exit(libc::getpid() % 100) },
                 -1 => return Err(format!("fork: {}", std::io::Error::last_os_error())),
                 _ => {

@@ -2,6 +2,8 @@
 //! layout shared by BPF C programs and Rust) and writes the Rust structs and
 //! constants, with a size assertion per struct.
 
+#![forbid(unsafe_code)]
+
 use std::fmt::Write as _;
 use std::{env, fs, path::Path};
 

@@ -17,6 +17,8 @@
 //! number, device or interface name, IRQ label, PID and start time), never
 //! by position. Rates are named `_per_sec`.
 
+#![forbid(unsafe_code)]
+
 pub mod columns;
 pub mod process;
 pub mod system;

@@ -188,8 +188,8 @@ fn run_on_this_thread(o: &Options, label: String) -> Result<Run, String> {
     let steal_ms = steal_before
         .zip(steal_ticks(o.cpu))
         .map(|(a, b)| b.saturating_sub(a) * 1000 / procfs::stat::USER_HZ);
-    // SAFETY: undoes mlockall for this process.
     if locked {
+        // SAFETY: undoes mlockall for this process; no preconditions.
         unsafe { libc::munlockall() };
     }
     Ok(Run {

@@ -543,9 +543,10 @@ mod tests {
                 continue; // one CPU: the helpers share it
             }
             for h in &helpers.helpers {
-                // SAFETY: a zeroed set is valid; the kernel writes at most
-                // its size; h.tid is a live thread of this process.
+                // SAFETY: a zeroed set is valid.
                 let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+                // SAFETY: the kernel writes at most the set's size; h.tid is
+                // a live thread of this process.
                 let r = unsafe {
                     libc::sched_getaffinity(h.tid, size_of::<libc::cpu_set_t>(), &mut mask)
                 };
@@ -555,6 +556,7 @@ mod tests {
             }
             for (j, cpu) in cpus.iter().enumerate().skip(1) {
                 let cpu = cpu.load(Ordering::Relaxed);
+                // SAFETY: a zeroed set is valid.
                 let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
                 // SAFETY: as above.
                 unsafe {
@@ -565,10 +567,8 @@ mod tests {
                     )
                 };
                 // SAFETY: cpu is a CPU number sched_getcpu returned.
-                assert!(
-                    unsafe { libc::CPU_ISSET(cpu as usize, &mask) },
-                    "part {j} on CPU {cpu}"
-                );
+                let on = unsafe { libc::CPU_ISSET(cpu as usize, &mask) };
+                assert!(on, "part {j} on CPU {cpu}");
             }
         }
     }

@@ -17,6 +17,7 @@ impl Drop for Kids {
         // Each child leads its own process group: killing the group also
         // ends what a shell child started (the `sleep` of a loop).
         for c in &mut self.0 {
+            // SAFETY: the group of our own child; kill has no memory effects.
             unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
             let _ = c.wait();
         }
@@ -395,12 +396,14 @@ fn exit_capture_finds_a_thousand_short_lived_children() {
         let pid = unsafe { libc::fork() };
         assert!(pid >= 0, "fork");
         if pid == 0 {
+            // SAFETY: in the child: _exit is async-signal-safe.
             unsafe { libc::_exit(i % 200) };
         }
         children.push((pid as u32, i % 200));
     }
     for &(pid, _) in &children {
         let mut status = 0;
+        // SAFETY: our own child; status is a valid out-parameter.
         unsafe { libc::waitpid(pid as i32, &mut status, 0) };
     }
     let mut second = Vec::new();

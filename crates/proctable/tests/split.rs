@@ -35,6 +35,7 @@ impl Kids {
 
     fn kill(&mut self) {
         for c in &mut self.0 {
+            // SAFETY: our own child, not yet reaped; no memory effects.
             unsafe { libc::kill(c.id() as i32, libc::SIGKILL) };
             let _ = c.wait();
         }

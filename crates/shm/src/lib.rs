@@ -161,6 +161,7 @@ struct Map {
 
 // SAFETY: the mapping is only accessed through atomics.
 unsafe impl Send for Map {}
+// SAFETY: as above: shared references only reach it through atomics.
 unsafe impl Sync for Map {}
 
 impl Map {

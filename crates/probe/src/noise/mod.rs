@@ -29,6 +29,7 @@ pub use layout::*;
 // SAFETY: plain-old-data structs of integers with no padding (bpfgen
 // asserts each size).
 unsafe impl aya::Pod for QnKey {}
+// SAFETY: as above.
 unsafe impl aya::Pod for QnValue {}
 
 /// How the events are counted.

@@ -54,6 +54,7 @@ pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../../bpf/proctable.bpf.
 // SAFETY: plain #[repr(C)] integer structs with no padding (checked by the
 // generated size assertions).
 unsafe impl aya::Pod for QsConfig {}
+// SAFETY: as above.
 unsafe impl aya::Pod for QsExitStats {}
 
 const ITER_READ_BYTES: usize = 1 << 20;
