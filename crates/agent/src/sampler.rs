@@ -299,6 +299,10 @@ impl Agent {
     /// the state's lock.
     fn read_kernel(&mut self, mask: u32) -> Reads {
         let mut read_at = [0u64; SOURCE_COUNT];
+        // When this sample was taken: per-source reads leave the sample's
+        // own times alone, so they are set here.
+        self.work.taken = Instant::now();
+        self.work.unix_ns = unix_ns();
         for s in Source::ALL {
             let a = AgentSource::System(s);
             if mask & a.bit() != 0 {
@@ -357,6 +361,8 @@ impl Agent {
             }
             let cost_ns = match s {
                 AgentSource::System(src) => {
+                    st.sample.taken = self.work.taken;
+                    st.sample.unix_ns = self.work.unix_ns;
                     st.sample.swap_source(&mut self.work, src);
                     let c = st.sample.cost[src as usize];
                     let stats = &mut st.stats[i];

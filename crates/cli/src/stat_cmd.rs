@@ -322,28 +322,33 @@ fn print_rates(r: &SystemRates, cur: &SystemSample, first: bool) {
         f2(r.load5),
         f2(r.load15)
     );
-    let m = &r.memory;
-    println!(
-        "memory MiB: total {} free {} avail {} used {} buffers {} cached {} swap free {}/{}",
-        mib(m.total_bytes),
-        mib(m.free_bytes),
-        mib(m.available_bytes),
-        mib(m.used_bytes),
-        mib(m.buffers_bytes),
-        mib(m.cached_bytes),
-        mib(m.swap_free_bytes),
-        mib(m.swap_total_bytes)
-    );
-    let p = &r.paging;
-    println!(
-        "paging: pgpgin KiB/s {}  pgpgout KiB/s {}  fault/s {}  majflt/s {}  pswpin/s {}  pswpout/s {}",
-        f1(p.pgpgin_kib_per_sec),
-        f1(p.pgpgout_kib_per_sec),
-        f1(p.pgfault_per_sec),
-        f1(p.pgmajfault_per_sec),
-        f1(p.pswpin_per_sec),
-        f1(p.pswpout_per_sec)
-    );
+    // A sample from the agent's snapshot carries no vmstat: no line for it.
+    if cur.ok(Source::Meminfo) {
+        let m = &r.memory;
+        println!(
+            "memory MiB: total {} free {} avail {} used {} buffers {} cached {} swap free {}/{}",
+            mib(m.total_bytes),
+            mib(m.free_bytes),
+            mib(m.available_bytes),
+            mib(m.used_bytes),
+            mib(m.buffers_bytes),
+            mib(m.cached_bytes),
+            mib(m.swap_free_bytes),
+            mib(m.swap_total_bytes)
+        );
+    }
+    if cur.ok(Source::Vmstat) {
+        let p = &r.paging;
+        println!(
+            "paging: pgpgin KiB/s {}  pgpgout KiB/s {}  fault/s {}  majflt/s {}  pswpin/s {}  pswpout/s {}",
+            f1(p.pgpgin_kib_per_sec),
+            f1(p.pgpgout_kib_per_sec),
+            f1(p.pgfault_per_sec),
+            f1(p.pgmajfault_per_sec),
+            f1(p.pswpin_per_sec),
+            f1(p.pswpout_per_sec)
+        );
+    }
     if !r.pressure.is_empty() {
         print!("pressure (stalled % of interval):");
         for pr in &r.pressure {

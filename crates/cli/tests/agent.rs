@@ -956,6 +956,23 @@ fn stat_from_agent_gives_the_same_rates_under_the_same_names_as_stat() {
     ] {
         assert!(f.contains(key), "{key} missing from --from-agent: {f:?}");
     }
+    // The agent's samples carry the wall-clock time they were read at.
+    let now_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let at = from_agent[1]["unix_ns"].as_u64().unwrap();
+    assert!(
+        now_ns.abs_diff(at) < 60_000_000_000,
+        "sample time {at}, now {now_ns}"
+    );
+    let api: serde_json::Value =
+        serde_json::from_str(&get(a.addr, "/api/v1/snapshot?sources=stat", None).body).unwrap();
+    let at = api["unix_ns"].as_u64().unwrap();
+    assert!(
+        now_ns.abs_diff(at) < 60_000_000_000,
+        "JSON API sample time {at}, now {now_ns}"
+    );
     let r = &from_agent[1]["rates"];
     assert!(r["interrupts_per_sec"].as_f64().unwrap() > 0.0, "{r}");
     assert!(r["cpu_all"]["idle"].as_f64().is_some(), "{r}");
