@@ -37,7 +37,8 @@ pub struct Args {
     /// One row per thread.
     #[arg(long)]
     threads: bool,
-    /// Sort by this field; prefix with `-` for descending (`--sort=-utime`).
+    /// Sort by this field or column; prefix with `-` for descending
+    /// (`--sort=-utime`, `--sort=-write_bytes`).
     #[arg(long, allow_hyphen_values = true)]
     sort: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
@@ -88,21 +89,31 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
                 Some(n) => (true, n),
                 None => (false, s.strip_prefix('+').unwrap_or(s)),
             };
-            let f = Fields::parse(name)?;
-            let field = f
-                .iter()
-                .next()
-                .filter(|_| f.iter().count() == 1)
-                .with_context(|| {
-                    format!("--sort takes one field name, optionally prefixed by - or +; got {s:?}")
-                })?;
-            Some((field, desc))
+            // A column's name (`rss_bytes`, `write_bytes`), or a field's
+            // (`rss`, `io`: its first column).
+            let col = match Column::find(name) {
+                Some(c) => c,
+                None => {
+                    let f = Fields::parse(name)?;
+                    let field = f
+                        .iter()
+                        .next()
+                        .filter(|_| f.iter().count() == 1)
+                        .with_context(|| {
+                            format!(
+                                "--sort takes one field or column name, optionally prefixed by - or +; got {s:?}"
+                            )
+                        })?;
+                    columns(&[field])[0]
+                }
+            };
+            Some((col, desc))
         }
         None => None,
     };
     // Sorting on a field reads it even if it is not shown.
     let read = match sort {
-        Some((f, _)) => fields.with(f),
+        Some((c, _)) => fields.with(c.field),
         None => fields,
     };
     let choice = match args.backend {
@@ -124,8 +135,7 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
     };
     let mut rows = Vec::new();
     table.snapshot(&query, &mut rows)?;
-    if let Some((field, desc)) = sort {
-        let col = columns(&[field])[0];
+    if let Some((col, desc)) = sort {
         rows.sort_by(|a, b| {
             let o = col.value(a, &table).compare(&col.value(b, &table));
             if desc { o.reverse() } else { o }

@@ -202,6 +202,38 @@ fn ps_rejects_unknown_fields_naming_the_accepted_ones() {
     );
 }
 
+#[test]
+fn ps_sorts_by_a_column_as_well_as_by_a_field() {
+    let out = run(&[
+        "ps",
+        "--fields",
+        "pid,io",
+        "--sort=-write_bytes",
+        "--format",
+        "csv",
+        "--backend",
+        "procfs",
+    ]);
+    assert_ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header.iter().position(|&h| h == "write_bytes").unwrap();
+    // Rows without I/O counters (not permitted) sort last, as absent values.
+    let written: Vec<u64> = lines
+        .map(|l| l.split(',').nth(col).unwrap().parse().unwrap_or(0))
+        .collect();
+    assert!(written.len() > 10, "{text}");
+    assert!(written.windows(2).all(|w| w[0] >= w[1]), "{written:?}");
+    assert!(written[0] > 0, "{written:?}");
+    let out = run(&["ps", "--sort", "nonsense"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("\"nonsense\""),
+        "{err}"
+    );
+}
+
 /// Exit capture under load: every child the forker made is found in the
 /// BPF ring with its exit code, none lost (root; the full 5,000/s figure is
 /// in BENCHMARKS.md).

@@ -25,13 +25,6 @@ pub struct ProcRate {
     pub write_bytes_per_sec: Option<f64>,
 }
 
-impl ProcRate {
-    /// User plus system, percent of one CPU; `None` when either is unknown.
-    pub fn cpu_pct(&self) -> Option<f64> {
-        Some(self.user_pct? + self.system_pct?)
-    }
-}
-
 /// Rates for every process in `cur` that is also in `prev` with the same
 /// identity. Both slices are sorted by PID (as snapshots are); `secs` is the
 /// time between them.
