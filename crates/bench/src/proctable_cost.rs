@@ -200,10 +200,13 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
     cold.set_max_kept(0);
     // What the naive loop reads too: every field of /proc/PID/stat.
     let query = Query::default();
-    // Item 1's fields but I/O: adds the cgroup id and context switches.
+    // The target's field set but I/O: /proc/PID/stat's fields, the cgroup
+    // id and context switches (the set every published figure used; the
+    // uid, added later, is left out to keep them comparable).
     let all_but_io = Query {
         fields: proctable::Fields::all()
             .without(proctable::Field::Io)
+            .without(proctable::Field::Uid)
             .without(proctable::Field::Cmdline),
         ..Query::default()
     };

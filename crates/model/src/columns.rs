@@ -199,6 +199,7 @@ columns! {
     SYSCW = "syscw", Io, true, "write-like system calls", |p, _| opt(p.io.map(|io| io.syscw));
     VOLUNTARY_CTXSW = "voluntary_ctxsw", Ctxsw, true, "voluntary context switches (of the task itself)", |p, _| opt(p.ctxsw.map(|c| c.voluntary));
     INVOLUNTARY_CTXSW = "involuntary_ctxsw", Ctxsw, true, "involuntary context switches (of the task itself)", |p, _| opt(p.ctxsw.map(|c| c.involuntary));
+    UID = "uid", Uid, true, "effective user id, as ps's USER", |p, _| opt(p.uid);
     CMDLINE = "cmdline", Cmdline, true, "command line, arguments joined by spaces (first 4096 bytes; read once per program the process runs)", |p, x| x.cmdline(p).map_or(Value::Absent, |c| Value::Text(c.into()));
 }
 

@@ -108,6 +108,8 @@ pub enum GroupBy {
     /// By cgroup v2 id; processes without one (not asked for, or not in a
     /// v2 hierarchy) form the group `-`.
     Cgroup,
+    /// By effective uid; processes whose uid was not read form the group `-`.
+    User,
 }
 
 /// The sums of one group's live processes. Counters fall when a member
@@ -129,6 +131,7 @@ pub fn groups(procs: &[Proc], by: GroupBy) -> BTreeMap<String, Group> {
         let key = match by {
             GroupBy::Comm => p.comm.to_string_lossy().into_owned(),
             GroupBy::Cgroup => p.cgroup_id.map_or_else(|| "-".into(), |id| id.to_string()),
+            GroupBy::User => p.uid.map_or_else(|| "-".into(), |uid| uid.to_string()),
         };
         let g = out.entry(key).or_default();
         g.processes += 1;
@@ -199,7 +202,7 @@ mod tests {
     }
 
     #[test]
-    fn groups_sum_by_comm_and_by_cgroup() {
+    fn groups_sum_by_comm_cgroup_and_user() {
         let mut a = proc(1, 1, 1);
         a.comm = procfs::pid::Comm::new(b"sh");
         a.num_threads = 2;
@@ -213,5 +216,9 @@ mod tests {
         assert_eq!(g["sh"].utime_ns, 3_000_000_000);
         let g = groups(&[a, b], GroupBy::Cgroup);
         assert_eq!((g["7"].processes, g["-"].processes), (1, 1));
+        a.uid = Some(1000);
+        b.uid = Some(1000);
+        let g = groups(&[a, b], GroupBy::User);
+        assert_eq!((g["1000"].processes, g["1000"].threads), (2, 3));
     }
 }

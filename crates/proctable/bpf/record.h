@@ -17,6 +17,7 @@
 #define QS_CFG_FILTER 4  /* only thread groups whose tgid is a key of qs_pids */
 #define QS_CFG_CGROUP 8  /* read the cgroup id (three dependent loads per task) */
 #define QS_CFG_EXEC 16   /* read the exec count (one more cache line per task) */
+#define QS_CFG_UID 32    /* read the effective uid (the task's cred: one more line, shared by a user's tasks) */
 
 #define QS_MAX_PIDS 65536
 #define QS_WALK_MIN_ROWS 4096 /* qs_rows' capacity is set at load: at least this */
@@ -106,6 +107,8 @@ struct qs_task {
 	__u32 rt_priority;
 	__u32 cpu;
 	__u32 nr_threads;
+	__u32 euid;         /* effective uid (cred->euid), as ps's USER; 0 unless asked */
+	__u32 _pad;
 	char comm[16];
 };
 
@@ -137,6 +140,8 @@ struct qs_exit {
 	__u32 ppid;
 	__s32 exit_code;    /* wait status: code << 8 | signal */
 	__u32 nr_threads;
+	__u32 euid;         /* effective uid (cred->euid), as ps's USER; 0 unless asked */
+	__u32 _pad;
 	char comm[16];
 };
 

@@ -496,8 +496,8 @@ impl Reader {
             tgid: tgid.unwrap_or(id),
             ..Proc::default()
         };
-        let secondary =
-            fields.has(Field::Io) || fields.has(Field::Ctxsw) || fields.has(Field::Cgroup);
+        let status = fields.has(Field::Ctxsw) || fields.has(Field::Uid);
+        let secondary = status || fields.has(Field::Io) || fields.has(Field::Cgroup);
         if !secondary {
             let n = with(&mut rel, b"stat");
             let Some(len) = self.read_stat_bytes(scan, id, &rel[..n])? else {
@@ -525,16 +525,22 @@ impl Reader {
             };
             self.fill_stat(tree, &rel[..n], len, &mut p)?;
         }
-        if fields.has(Field::Ctxsw) {
+        if status {
             let n = with(&mut rel, b"status");
             let Some(len) = self.read_under(tree, &dir, b"status", &rel[..n])? else {
                 return Ok(());
             };
-            let cs = pid::parse_status_ctxsw(&self.buf[..len]).map_err(|source| Error::Parse {
+            let buf = &self.buf[..len];
+            let parse_err = |source| Error::Parse {
                 path: tree.path(&rel[..n]),
                 source,
-            })?;
-            p.ctxsw = Some(cs);
+            };
+            if fields.has(Field::Ctxsw) {
+                p.ctxsw = Some(pid::parse_status_ctxsw(buf).map_err(parse_err)?);
+            }
+            if fields.has(Field::Uid) {
+                p.uid = Some(pid::parse_status_euid(buf).map_err(parse_err)?);
+            }
         }
         if fields.has(Field::Io) {
             let n = with(&mut rel, b"io");

@@ -75,6 +75,7 @@ fields! {
     Cgroup = "cgroup": "cgroup v2 id",
     Io = "io": "I/O: bytes read and written, read/write syscalls",
     Ctxsw = "ctxsw": "voluntary and involuntary context switches (of the task itself)",
+    Uid = "uid": "effective user id, as ps's USER (of the task itself)",
     Cmdline = "cmdline": "command line, arguments joined by spaces (first 4096 bytes; read once per program the process runs)",
 }
 
@@ -90,13 +91,14 @@ impl Fields {
         Field::ALL.iter().fold(Fields::NONE, |s, &f| s.with(f))
     }
 
-    /// Every field the kernel gives in /proc/PID/stat (all but cgroup, I/O and
-    /// context switches).
+    /// Every field the kernel gives in /proc/PID/stat (all but cgroup, I/O,
+    /// context switches, uid and command line).
     pub fn stat() -> Fields {
         Fields::all()
             .without(Field::Cgroup)
             .without(Field::Io)
             .without(Field::Ctxsw)
+            .without(Field::Uid)
             .without(Field::Cmdline)
     }
 

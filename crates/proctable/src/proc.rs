@@ -58,6 +58,9 @@ pub struct Proc {
     /// The task's own context switches (for a process row: its leader
     /// thread's, as /proc/PID/status shows).
     pub ctxsw: Option<CtxSwitches>,
+    /// Effective user id (for a process row: its leader thread's, as
+    /// /proc/PID/status shows); `None` when not asked for.
+    pub uid: Option<u32>,
     /// Changes when the process execs another program; compare for equality
     /// only. BPF: the task's exec count (`self_exec_id`); procfs: the start of
     /// its stack, randomised at each exec (0 where /proc hides it from us).

@@ -123,6 +123,13 @@ fn agree(method: Method) {
             ])
             .spawn()
             .expect("python3"),
+        // Another user's process (nobody), for the uid.
+        Command::new("sleep")
+            .arg("1000")
+            .uid(65534)
+            .process_group(0)
+            .spawn()
+            .expect("sleep as nobody"),
     ]);
     // The 20 live threads have burnt their CPU and wait.
     let ready = format!("/tmp/qs-live-threads-{}", kids.0[4].id());
@@ -183,6 +190,12 @@ fn agree(method: Method) {
         assert_eq!(a.vsize_bytes.to_string(), s[23]);
         assert_eq!(a.cgroup_id, d.cgroup_id, "cgroup of {pid}");
         assert!(a.cgroup_id.is_some());
+        assert_eq!(a.uid, d.uid, "uid of {pid}");
+        let status = std::fs::read(format!("/proc/{pid}/status")).unwrap();
+        assert_eq!(
+            a.uid,
+            Some(procfs::pid::parse_status_euid(&status).unwrap())
+        );
         let cpu = |p: &Proc| p.utime_ticks() + p.stime_ticks();
         if burner {
             assert!(cpu(a) > 0, "burner {pid} used no CPU");
@@ -208,6 +221,7 @@ fn agree(method: Method) {
             assert_eq!(a.ctxsw, d.ctxsw, "ctxsw of {pid}");
         }
     }
+    assert_eq!(find(&from_bpf, kids.0[6].id()).uid, Some(65534));
     // The dead threads' CPU, faults and writes are in its row.
     let j = find(&from_bpf, joined);
     assert!(j.utime_ticks() + j.stime_ticks() >= 3, "{j:?}");

@@ -19,4 +19,4 @@ pub use cmdline::cmdline_text;
 pub use comm::{COMM_CAPACITY, Comm};
 pub use io::{PidIo, parse_io};
 pub use stat::{PidStat, parse_start_ticks, parse_stat, parse_stat_fast, parse_stat_general};
-pub use status::{CtxSwitches, parse_status_ctxsw};
+pub use status::{CtxSwitches, parse_status_ctxsw, parse_status_euid};

@@ -1,4 +1,4 @@
-//! The context-switch lines of /proc/PID/status.
+//! The context-switch and `Uid:` lines of /proc/PID/status.
 
 use serde::Serialize;
 
@@ -39,6 +39,27 @@ pub fn parse_status_ctxsw(buf: &[u8]) -> Result<CtxSwitches, ParseError> {
     }
 }
 
+/// The effective uid: the second number of the `Uid:` line of
+/// /proc/PID/status (real, effective, saved, filesystem).
+pub fn parse_status_euid(buf: &[u8]) -> Result<u32, ParseError> {
+    let mut c = Cursor::new(buf)?;
+    while !c.at_end() {
+        if c.eat(b"Uid:") {
+            c.skip_word("real uid")?;
+            let v = c.u64("effective uid")?;
+            return u32::try_from(v).map_err(|_| {
+                c.err(
+                    "effective uid",
+                    ParseErrorKind::Overflow,
+                    "a uid below 2^32",
+                )
+            });
+        }
+        c.next_line();
+    }
+    Err(c.err("Uid", ParseErrorKind::Missing, "a Uid: line"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +75,21 @@ mod tests {
             }
         );
         assert!(parse_status_ctxsw(b"Name:\tx\n").is_err());
+    }
+
+    #[test]
+    fn status_effective_uid() {
+        let st = b"Name:\tx\nUid:\t1000\t0\t0\t0\nGid:\t5\t5\t5\t5\n";
+        assert_eq!(parse_status_euid(st).unwrap(), 0);
+        let st = b"Uid:\t7\t1001\t7\t7\n";
+        assert_eq!(parse_status_euid(st).unwrap(), 1001);
+        assert_eq!(parse_status_euid(b"Name:\tx\n").unwrap_err().field, "Uid");
+        assert_eq!(
+            parse_status_euid(b"Uid:\t1\t4294967296\n")
+                .unwrap_err()
+                .kind,
+            ParseErrorKind::Overflow
+        );
+        assert!(parse_status_euid(b"Uid:\t1\n").is_err());
     }
 }

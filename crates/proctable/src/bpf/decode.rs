@@ -212,6 +212,7 @@ pub(super) fn row(
         rt_priority: t.rt_priority,
         cpu: t.cpu,
         cgroup_id: fields.has(Field::Cgroup).then_some(t.cgroup_id),
+        uid: fields.has(Field::Uid).then_some(t.euid),
         io,
         ctxsw: fields.has(Field::Ctxsw).then_some(CtxSwitches {
             voluntary: t.nvcsw,

@@ -30,8 +30,8 @@ pub use crate::pool::Threads;
 use crate::proc::Proc;
 use crate::query::Query;
 use crate::record::{
-    QS_CFG_CGROUP, QS_CFG_EXEC, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_THREADS, QS_EXIT_RING_BYTES,
-    QS_MAX_PIDS, QsConfig, QsExitStats,
+    QS_CFG_CGROUP, QS_CFG_EXEC, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_THREADS, QS_CFG_UID,
+    QS_EXIT_RING_BYTES, QS_MAX_PIDS, QsConfig, QsExitStats,
 };
 
 mod decode;
@@ -258,6 +258,9 @@ impl Bpf {
         }
         if query.fields.has(Field::Cgroup) {
             flags |= QS_CFG_CGROUP as u32;
+        }
+        if query.fields.has(Field::Uid) {
+            flags |= QS_CFG_UID as u32;
         }
         if query.fields.has(Field::Cmdline) {
             flags |= QS_CFG_EXEC as u32;
