@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args as ClapArgs, ValueEnum};
-use model::columns::{Column, Value};
+use model::columns::{Column, Row, Value};
 use proctable::{BackendChoice, Field, Fields, ProcTable, Query};
-use serde_json::{Map, json};
+use serde_json::json;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PsFormat {
@@ -144,14 +144,12 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
     let cols = columns(&order);
     match args.format {
         PsFormat::Json => {
-            let out: Vec<serde_json::Value> = rows
+            let out: Vec<Row> = rows
                 .iter()
-                .map(|p| {
-                    let m: Map<String, serde_json::Value> = cols
-                        .iter()
-                        .map(|c| (c.name.to_string(), json!(c.value(p, &table))))
-                        .collect();
-                    serde_json::Value::Object(m)
+                .map(|p| Row {
+                    proc: p,
+                    columns: &cols,
+                    extra: &table,
                 })
                 .collect();
             println!(

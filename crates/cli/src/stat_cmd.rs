@@ -419,18 +419,21 @@ fn from_agent(path: &Path, args: &Args) -> anyhow::Result<ExitCode> {
     reader.read(&mut snap)?;
     let mut prev = snap.to_sample();
     let Some(interval) = args.interval else {
+        let age_ms = sys::mono_ns().saturating_sub(snap.mono_ns) as f64 / 1e6;
         match args.format {
             Format::Json => {
                 let v = serde_json::json!({
                     "agent_pid": reader.agent_pid(),
-                    "age_ms": sys::mono_ns().saturating_sub(snap.mono_ns) as f64 / 1e6,
+                    "age_ms": age_ms,
                     "sample": prev,
                 });
                 println!("{}", serde_json::to_string_pretty(&v)?);
             }
             Format::Table => {
-                let age = sys::mono_ns().saturating_sub(snap.mono_ns) as f64 / 1e6;
-                println!("agent pid {}, sample {age:.0} ms old", reader.agent_pid());
+                println!(
+                    "agent pid {}, sample {age_ms:.0} ms old",
+                    reader.agent_pid()
+                );
                 print_totals(&prev);
             }
         }

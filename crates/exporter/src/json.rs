@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agent::config::AgentSource;
 use agent::{SelfUsage, State};
-use model::columns::{self, Column, NoExtra};
+use model::columns::{self, Column, NoExtra, Row};
 use procfs::Source;
 use serde_json::{Map, Value, json};
 
@@ -41,21 +41,13 @@ pub fn parse_max_age(v: Option<&str>) -> Result<Option<Duration>, String> {
     }
 }
 
-/// Process rows as objects keyed by the process fields' names (those of
-/// `ps`; `model::columns`). The agent keeps no command lines.
-fn process_rows(procs: &[proctable::Proc]) -> Vec<Map<String, Value>> {
-    let cols: Vec<&Column> = columns::ALL
+/// The columns of the JSON API's process rows: every process field but the
+/// command line, which the agent does not keep.
+fn row_columns() -> Vec<&'static Column> {
+    columns::ALL
         .iter()
         .copied()
         .filter(|c| c.field != proctable::Field::Cmdline)
-        .collect();
-    procs
-        .iter()
-        .map(|p| {
-            cols.iter()
-                .map(|c| (c.name.to_string(), json!(c.value(p, &NoExtra))))
-                .collect()
-        })
         .collect()
 }
 
@@ -69,6 +61,7 @@ pub fn snapshot(
     uptime_s: f64,
 ) -> Value {
     let mut sources = Map::new();
+    let cols = row_columns();
     for s in AgentSource::ALL {
         let i = s.index();
         if mask & s.bit() == 0 || !st.stats[i].scheduled {
@@ -91,7 +84,7 @@ pub fn snapshot(
                 "backend": st.backend,
                 "interval_s": st.procs_secs,
                 "count": st.procs.len(),
-                "rows": process_rows(&st.procs),
+                "rows": st.procs.iter().map(|p| Row { proc: p, columns: &cols, extra: &NoExtra }).collect::<Vec<_>>(),
                 "exits": {
                     "capture": st.exits.capture,
                     "captured_total": st.exits.captured,

@@ -136,6 +136,25 @@ impl fmt::Debug for Column {
     }
 }
 
+/// One process as a map from the names of `columns` to their values, in the
+/// columns' order: a row of `ps --format json` or of the JSON API.
+pub struct Row<'a> {
+    pub proc: &'a Proc,
+    pub columns: &'a [&'static Column],
+    pub extra: &'a dyn Extra,
+}
+
+impl Serialize for Row<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.columns.len()))?;
+        for c in self.columns {
+            m.serialize_entry(c.name, &c.value(self.proc, self.extra))?;
+        }
+        m.end()
+    }
+}
+
 fn opt<T: Into<u64>>(v: Option<T>) -> Value<'static> {
     v.map_or(Value::Absent, |v| Value::Num(v.into()))
 }
