@@ -5,8 +5,13 @@ pub fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(cause) = src {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
+        // Some errors print their source in their own message as well:
+        // say each part once.
+        let c = cause.to_string();
+        if !s.contains(&c) {
+            s.push_str(": ");
+            s.push_str(&c);
+        }
         src = cause.source();
     }
     s
@@ -50,5 +55,27 @@ pub fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
             libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chain;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("map error: {0}")]
+    struct Outer(#[source] Inner);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("failed to create map `m`")]
+    struct Inner(#[source] std::io::Error);
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let e = Outer(Inner(std::io::Error::from_raw_os_error(libc::EPERM)));
+        assert_eq!(
+            chain(&e),
+            "map error: failed to create map `m`: Operation not permitted (os error 1)"
+        );
     }
 }
