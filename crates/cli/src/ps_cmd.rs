@@ -208,5 +208,10 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
             }
         }
     }
+    // As `ps -p`: asking for processes and finding none is a failure.
+    if args.pids.is_some() && rows.is_empty() {
+        eprintln!("quietstat: no process with the pids asked for");
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }

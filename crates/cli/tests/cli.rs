@@ -203,6 +203,23 @@ fn ps_rejects_unknown_fields_naming_the_accepted_ones() {
 }
 
 #[test]
+fn ps_asked_for_absent_pids_fails_as_ps_p_does() {
+    // pid_max is at most 2^22: this pid cannot exist.
+    let out = run(&["ps", "--backend", "procfs", "--pids", "99999999"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no process"));
+    let me = std::process::id().to_string();
+    let out = run(&[
+        "ps",
+        "--backend",
+        "procfs",
+        "--pids",
+        &format!("99999999,{me}"),
+    ]);
+    assert_ok(&out);
+}
+
+#[test]
 fn ps_sorts_by_a_column_as_well_as_by_a_field() {
     let out = run(&[
         "ps",
