@@ -37,6 +37,14 @@ pub fn smooth(prev_ns: f64, cost_ns: u64) -> f64 {
 
 /// The interval `s` should run at, given its configured interval, max age,
 /// current interval, smoothed cost per read and share of the budget.
+///
+/// Three cases, so that a source whose cost drifts does not step up and
+/// down (and log) at every read:
+/// - the configured interval fits with a quarter to spare: it is used;
+/// - the current interval still fits: it is kept;
+/// - otherwise the interval becomes the smallest whole multiple of the
+///   configured one that fits with a quarter to spare, never beyond the
+///   max age.
 pub fn interval_for(
     base: Duration,
     max_age: Duration,
@@ -49,22 +57,86 @@ pub fn interval_for(
     }
     // The shortest interval at which the cost fits in the share.
     let needed = Duration::from_secs_f64((cost_ns / share_ns_per_s).min(1e9));
-    let target = if needed <= base {
-        base
-    } else {
-        let k = needed.as_nanos().div_ceil(base.as_nanos().max(1)) as u32;
-        base.saturating_mul(k).min(max_age)
-    };
-    if target < current && needed.mul_f64(1.25) > target {
-        // Cheaper, but not clearly: stay, so a source does not flap.
+    let spare = needed.mul_f64(1.25);
+    if spare <= base {
+        return base;
+    }
+    let current = current.clamp(base, max_age.max(base));
+    if needed <= current && current > base {
         return current;
     }
-    target
+    let k = spare.as_nanos().div_ceil(base.as_nanos().max(1)) as u32;
+    base.saturating_mul(k).min(max_age).max(base)
+}
+
+/// What reads consumers ask for (beyond the schedule) may spend: the part
+/// of the budget the scheduled reads leave (at least a tenth of it), as a
+/// bucket that holds one second of it. A demand read's cost is taken from
+/// the bucket; while it is empty, HTTP consumers are served the data there
+/// is instead of a new read.
+#[derive(Debug, Default)]
+pub struct DemandBucket {
+    tokens_ns: f64,
+    last_mono_ns: u64,
+}
+
+impl DemandBucket {
+    /// Charges `cost_ns` spent on demand reads at `now`, with demand reads
+    /// allowed `rate` ns of CPU per second; returns the instant
+    /// (CLOCK_MONOTONIC ns) until which demand reads are declined, 0 for
+    /// none.
+    pub fn charge(&mut self, now_mono_ns: u64, cost_ns: u64, rate_ns_per_s: f64) -> u64 {
+        if rate_ns_per_s <= 0.0 {
+            return 0;
+        }
+        let cap = rate_ns_per_s;
+        if self.last_mono_ns == 0 {
+            self.tokens_ns = cap;
+        } else {
+            let secs = now_mono_ns.saturating_sub(self.last_mono_ns) as f64 / 1e9;
+            self.tokens_ns = (self.tokens_ns + secs * rate_ns_per_s).min(cap);
+        }
+        self.last_mono_ns = now_mono_ns;
+        self.tokens_ns -= cost_ns as f64;
+        if self.tokens_ns >= 0.0 {
+            0
+        } else {
+            now_mono_ns + (-self.tokens_ns / rate_ns_per_s * 1e9) as u64
+        }
+    }
+}
+
+/// The rate demand reads may spend: the budget less what the scheduled
+/// reads cost per second (`scheduled_ns_per_s`), never below a tenth of the
+/// budget; 0 when there is no budget.
+pub fn demand_rate_ns_per_s(budget_pct: f64, scheduled_ns_per_s: f64) -> f64 {
+    let budget = budget_pct / 100.0 * 1e9;
+    (budget - scheduled_ns_per_s).max(budget / 10.0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn demand_reads_past_their_share_are_declined_until_it_refills() {
+        let mut b = DemandBucket::default();
+        let rate = demand_rate_ns_per_s(1.0, 4e6); // 6 ms/s left of 10 ms/s
+        assert_eq!(rate, 6e6);
+        let t0 = 1_000_000_000;
+        // Six reads of 1 ms at once fit the bucket; the seventh does not.
+        for i in 0..6 {
+            assert_eq!(b.charge(t0, 1_000_000, rate), 0, "read {i}");
+        }
+        let until = b.charge(t0, 1_000_000, rate);
+        // 1 ms over at 6 ms/s: declined for 1/6 s.
+        assert_eq!(until, t0 + 166_666_666);
+        // Half a second later it has refilled 3 ms.
+        assert_eq!(b.charge(t0 + 500_000_000, 1_000_000, rate), 0);
+        // The scheduled reads using the whole budget leave a tenth.
+        assert_eq!(demand_rate_ns_per_s(1.0, 50e6), 1e6);
+        assert_eq!(DemandBucket::default().charge(t0, 1, 0.0), 0);
+    }
 
     const S: Duration = Duration::from_secs(1);
 
@@ -76,8 +148,11 @@ mod tests {
 
     #[test]
     fn an_expensive_source_slows_by_whole_intervals_up_to_max_age() {
-        // 2.5 ms per read against 1 ms/s: needs 2.5 s, gets 3 s.
-        assert_eq!(interval_for(S, 5 * S, S, 2.5e6, 1e6), 3 * S);
+        // 2.5 ms per read against 1 ms/s: needs 2.5 s, gets 4 s (a quarter
+        // to spare, rounded up to whole intervals).
+        assert_eq!(interval_for(S, 5 * S, S, 2.5e6, 1e6), 4 * S);
+        // The cost drifts up but still fits at 4 s: no change.
+        assert_eq!(interval_for(S, 5 * S, 4 * S, 3.2e6, 1e6), 4 * S);
         // 60 ms per read: would need 60 s, capped at max age.
         assert_eq!(interval_for(S, 5 * S, S, 60e6, 1e6), 5 * S);
     }
@@ -88,6 +163,9 @@ mod tests {
         assert_eq!(interval_for(S, 5 * S, 3 * S, 0.9e6, 1e6), 3 * S);
         // Cost falls to 0.5 ms: restored.
         assert_eq!(interval_for(S, 5 * S, 3 * S, 0.5e6, 1e6), S);
+        // Somewhat cheaper, not enough for the configured interval: kept
+        // (no step down to 2 s).
+        assert_eq!(interval_for(S, 5 * S, 3 * S, 1.5e6, 1e6), 3 * S);
     }
 
     #[test]

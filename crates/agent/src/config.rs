@@ -13,6 +13,9 @@ use procfs::cpu::CpuList;
 use proctable::BackendChoice;
 use serde::{Deserialize, Serialize};
 
+/// The most a configuration file may hold.
+pub const CONFIG_CAP: u64 = 1 << 20;
+
 /// A source the agent schedules: each system file, and the process table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AgentSource {
@@ -78,6 +81,9 @@ pub struct SourceConfig {
     /// The floor: a consumer asking for fresher data never makes the agent
     /// read this source more often than this.
     pub min_interval: Duration,
+    /// The floor for HTTP consumers (`max_age_ms`): a source read within
+    /// it is served as it is, with its age, instead of being read again.
+    pub demand_min_interval: Duration,
 }
 
 impl SourceConfig {
@@ -87,11 +93,16 @@ impl SourceConfig {
             AgentSource::Processes => (5_000, 100),
             AgentSource::System(_) => (1_000, 1),
         };
+        let demand_min_interval = match s {
+            AgentSource::Processes => 1_000,
+            AgentSource::System(_) => 100,
+        };
         SourceConfig {
             enabled: true,
             interval: Duration::from_millis(interval),
             max_age: Duration::from_millis(interval * 5),
             min_interval: Duration::from_millis(min_interval),
+            demand_min_interval: Duration::from_millis(demand_min_interval),
         }
     }
 }
@@ -146,6 +157,13 @@ pub struct Config {
     pub process_backend: BackendChoice,
     pub sources: [SourceConfig; SOURCE_COUNT],
     pub process_metrics: ProcessMetrics,
+    /// node_exporter's web configuration file: TLS and basic authentication.
+    pub web_config_file: Option<PathBuf>,
+    /// Connections the HTTP server holds at most (lowered to fit the
+    /// descriptor limit).
+    pub http_max_connections: usize,
+    /// Whether `/api/v1/snapshot` lists processes (pid, command, user, ...).
+    pub http_process_rows: bool,
 }
 
 impl Default for Config {
@@ -172,9 +190,9 @@ impl Config {
         let mut file = match path {
             None => FileConfig::default(),
             Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|e| ConfigError {
+                let text = sys::file::read_text_capped(p, CONFIG_CAP).map_err(|e| ConfigError {
                     key: String::new(),
-                    message: format!("reading {}: {e}", p.display()),
+                    message: format!("reading {e}"),
                 })?;
                 FileConfig::from_toml(&text).map_err(|mut e| {
                     e.message = format!("{}: {}", p.display(), e.message);
@@ -197,6 +215,7 @@ impl Config {
                 interval: d(c.interval),
                 max_age: d(c.max_age),
                 min_interval: d(c.min_interval),
+                demand_min_interval: d(c.demand_min_interval),
             });
         }
         let pm = &self.process_metrics;
@@ -234,6 +253,9 @@ impl Config {
                 names: Some(pm.names.clone()),
                 cgroup: Some(pm.cgroup.clone().unwrap_or_default()),
             }),
+            web_config_file: Some(self.web_config_file.clone().unwrap_or_default()),
+            http_max_connections: Some(self.http_max_connections),
+            http_process_rows: Some(self.http_process_rows),
         };
         toml::to_string(&file).expect("the configuration serializes")
     }
@@ -278,6 +300,12 @@ pub struct FileConfig {
     pub process_metrics: Option<FileProcessMetrics>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sources: Option<FileSources>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web_config_file: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_max_connections: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_process_rows: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -291,6 +319,8 @@ pub struct FileSource {
     pub max_age: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_interval: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub demand_min_interval: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -397,7 +427,10 @@ impl FileConfig {
             shm_path,
             overhead_budget_pct,
             slack,
-            process_backend
+            process_backend,
+            web_config_file,
+            http_max_connections,
+            http_process_rows
         );
         if let Some(o) = &over.process_metrics {
             let pm = self.process_metrics.get_or_insert_with(Default::default);
@@ -414,7 +447,13 @@ impl FileConfig {
                     macro_rules! take_s {
                         ($($f:ident),*) => { $(if os.$f.is_some() { m.$f = os.$f.clone(); })* };
                     }
-                    take_s!(enabled, interval, max_age, min_interval);
+                    take_s!(
+                        enabled,
+                        interval,
+                        max_age,
+                        min_interval,
+                        demand_min_interval
+                    );
                 }
             }
         }
@@ -518,6 +557,15 @@ impl FileConfig {
                 let k = key("min_interval");
                 c.min_interval = in_range(&k, parse_duration(&k, v)?, Duration::ZERO, c.interval)?;
             }
+            if let Some(v) = &f.demand_min_interval {
+                let k = key("demand_min_interval");
+                c.demand_min_interval = in_range(
+                    &k,
+                    parse_duration(&k, v)?,
+                    Duration::ZERO,
+                    Duration::from_secs(3600),
+                )?;
+            }
         }
         let fpm = self.process_metrics.clone().unwrap_or_default();
         let process_metrics = ProcessMetrics {
@@ -545,6 +593,13 @@ impl FileConfig {
                 "\"filter\" needs process_metrics.names or process_metrics.cgroup",
             ));
         }
+        let http_max_connections = self.http_max_connections.unwrap_or(512);
+        if !(1..=1_000_000).contains(&http_max_connections) {
+            return Err(bad(
+                "http_max_connections",
+                format!("{http_max_connections} is out of range; accepted: 1 to 1000000"),
+            ));
+        }
         Ok(Config {
             listen,
             proc_root: self.proc_root.clone().unwrap_or_else(|| "/proc".into()),
@@ -556,6 +611,12 @@ impl FileConfig {
             process_backend,
             sources,
             process_metrics,
+            web_config_file: self
+                .web_config_file
+                .clone()
+                .filter(|p| !p.as_os_str().is_empty()),
+            http_max_connections,
+            http_process_rows: self.http_process_rows.unwrap_or(false),
         })
     }
 }

@@ -26,7 +26,7 @@ use crate::config::ConfigError;
 pub use crate::config::ProcessMetricsMode;
 pub use sampler::Agent;
 pub use signals::request_stop;
-pub use state::{Exits, NotFresh, Shared, SourceStats, State};
+pub use state::{Declined, Exits, NotFresh, Shared, SourceStats, State};
 pub use usage::{SelfUsage, self_usage};
 
 /// Why the agent could not start.

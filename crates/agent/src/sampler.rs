@@ -46,6 +46,8 @@ pub struct Agent {
     /// Sources this kernel lacks.
     missing: u32,
     procs_read_mono: u64,
+    /// What consumers' reads may still spend.
+    demand: budget::DemandBucket,
 }
 
 impl Agent {
@@ -92,9 +94,11 @@ impl Agent {
         let ncpu = (topo.possible.len() as u32).max(work.stat.cpus.len() as u32);
         let shm = match ShmWriter::create(config.shm_path.as_deref(), ncpu) {
             Ok(w) => w,
+            // One agent per path: the running one keeps it, untouched.
+            Err(e @ shm::Error::InUse { .. }) => return Err(StartError::Setup(e.to_string())),
             Err(e) => {
                 log(format!(
-                    "shared-memory snapshot not published ({e}); local readers need the agent to run as a user who can write there"
+                    "running without the shared-memory snapshot: {e} (local readers fall back to HTTP or /proc)"
                 ));
                 ShmWriter::create(None, ncpu).map_err(|e| StartError::Setup(e.to_string()))?
             }
@@ -126,6 +130,8 @@ impl Agent {
             config: RwLock::new(Arc::new(config.clone())),
             want_since: std::array::from_fn(|_| AtomicU64::new(0)),
             started_unix_ns: unix_ns(),
+            demand_blocked_until: AtomicU64::new(0),
+            failure: std::sync::Mutex::new(None),
         });
         let mut agent = Agent {
             shared,
@@ -143,6 +149,7 @@ impl Agent {
             seen_request: 0,
             missing,
             procs_read_mono: 0,
+            demand: budget::DemandBucket::default(),
         };
         agent.apply(&config, true);
         agent.seen_request = agent.shared.shm.request_count();
@@ -288,11 +295,37 @@ impl Agent {
             let st = &mut *guard;
             st.sampling_wakeups += 1;
             let committed = self.commit(st, mask, demand, reads);
+            if committed & demand != 0 && config.overhead_budget_pct > 0.0 {
+                self.charge_demand(st, &config, committed & demand);
+            }
             let changes = rebudget(st, &config, committed & !demand);
             self.publish(st, mask);
             changes
         };
         self.reschedule(&config, changes);
+    }
+
+    /// Takes the cost of the demand reads in `mask` from the demand bucket
+    /// and tells consumers until when further ones are declined.
+    fn charge_demand(&mut self, st: &State, config: &Config, mask: u32) {
+        let cost: u64 = AgentSource::ALL
+            .into_iter()
+            .filter(|s| mask & s.bit() != 0)
+            .map(|s| st.stats[s.index()].last_cost_ns)
+            .sum();
+        let scheduled: f64 = AgentSource::ALL
+            .into_iter()
+            .filter(|s| st.stats[s.index()].scheduled)
+            .map(|s| {
+                let c = &st.stats[s.index()];
+                c.smoothed_cost_ns / c.interval.as_secs_f64().max(1e-3)
+            })
+            .sum();
+        let rate = budget::demand_rate_ns_per_s(config.overhead_budget_pct, scheduled);
+        let until = self.demand.charge(mono_ns(), cost, rate);
+        self.shared
+            .demand_blocked_until
+            .store(until, Ordering::Release);
     }
 
     /// Reads the sources in `mask` into the sampler's own buffers, without
@@ -440,7 +473,9 @@ impl Agent {
             self.schedule
                 .set(s.index(), Some((to.as_nanos() as u64, slack)), now);
             let c = config.source(s);
-            if to > from {
+            // Logged once when a source is first slowed and once when it
+            // is restored; steps in between show in the interval metric.
+            if to > from && from == c.interval {
                 log(format!(
                     "{}: {:.0} us per read at every {} exceeds its share of the overhead budget ({:.0} us/s of {}% of a CPU); reading every {} (max age {})",
                     s.key(),
@@ -451,7 +486,7 @@ impl Agent {
                     humantime::format_duration(to),
                     humantime::format_duration(c.max_age),
                 ));
-            } else {
+            } else if to == c.interval {
                 log(format!(
                     "{}: cost fell to {:.0} us per read; reading every {} again",
                     s.key(),

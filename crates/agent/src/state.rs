@@ -2,7 +2,7 @@
 //! source with its cost, and the way a consumer asks for fresher data.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use procfs::cpu::CpuList;
@@ -79,6 +79,27 @@ pub struct Shared {
     /// ns); raised with fetch_max by [`Shared::fresh`].
     pub(crate) want_since: [AtomicU64; SOURCE_COUNT],
     pub started_unix_ns: u64,
+    /// CLOCK_MONOTONIC ns until which demand reads asked through
+    /// [`Shared::fresh`] are declined: they used up their part of the
+    /// overhead budget (0: not declined).
+    pub(crate) demand_blocked_until: AtomicU64,
+    /// Why the agent must stop, when a part of it failed for good.
+    pub(crate) failure: Mutex<Option<String>>,
+}
+
+/// The sources [`Shared::fresh`] did not read again, and why: each was read
+/// within its demand floor, or demand reads are over the overhead budget.
+/// Their data is served as it is, with its age.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Declined {
+    pub floor: u32,
+    pub budget: u32,
+}
+
+impl Declined {
+    pub fn any(&self) -> bool {
+        self.floor | self.budget != 0
+    }
 }
 
 /// A consumer asked for data the agent could not produce in time.
@@ -91,13 +112,43 @@ pub struct NotFresh {
 
 impl Shared {
     /// Returns once every scheduled source in `mask` was read no earlier
-    /// than `max_age` before this call. Sources older than that are read
-    /// once by the sampler, however many consumers ask at the same time, and
-    /// never more often than each source's floor (`min_interval`).
-    pub fn fresh(&self, mask: u32, max_age: Duration, timeout: Duration) -> Result<(), NotFresh> {
+    /// than `max_age` before this call, except those it declines to read
+    /// again (returned): a source read within its demand floor
+    /// (`demand_min_interval`), and every source while demand reads are over
+    /// their part of the overhead budget. Sources older than `max_age` are
+    /// read once by the sampler, however many consumers ask at the same
+    /// time, and never more often than each source's floor (`min_interval`).
+    pub fn fresh(
+        &self,
+        mask: u32,
+        max_age: Duration,
+        timeout: Duration,
+    ) -> Result<Declined, NotFresh> {
         let start = mono_ns();
         let since = start.saturating_sub(max_age.as_nanos().min(u64::MAX as u128) as u64);
         let deadline = Instant::now() + timeout;
+        let mut declined = Declined::default();
+        {
+            let config = self.config();
+            let blocked = self.demand_blocked_until.load(Ordering::Acquire) > start;
+            let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+            for s in AgentSource::ALL {
+                let i = s.index();
+                if mask & s.bit() == 0
+                    || !st.stats[i].scheduled
+                    || st.read_mono_ns[i] >= since.max(1)
+                {
+                    continue;
+                }
+                let floor = config.source(s).demand_min_interval.as_nanos() as u64;
+                if st.read_mono_ns[i] > 0 && st.read_mono_ns[i].saturating_add(floor) > start {
+                    declined.floor |= s.bit();
+                } else if blocked {
+                    declined.budget |= s.bit();
+                }
+            }
+        }
+        let mask = mask & !(declined.floor | declined.budget);
         loop {
             // Before looking: any publish after this wakes the wait below.
             let seen = self.shm.published_count();
@@ -110,7 +161,7 @@ impl Shared {
                     .fold(0, |m, s| m | s.bit())
             };
             if stale == 0 {
-                return Ok(());
+                return Ok(declined);
             }
             let now = Instant::now();
             if now >= deadline {
@@ -132,6 +183,36 @@ impl Shared {
             self.shm.request();
             self.shm.wait_published(seen, deadline - now);
         }
+    }
+
+    /// How old the oldest scheduled source in `mask` is.
+    pub fn oldest_age(&self, mask: u32) -> Duration {
+        let now = mono_ns();
+        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let ns = AgentSource::ALL
+            .into_iter()
+            .filter(|s| mask & s.bit() != 0 && st.stats[s.index()].scheduled)
+            .map(|s| now.saturating_sub(st.read_mono_ns[s.index()]))
+            .max()
+            .unwrap_or(0);
+        Duration::from_nanos(ns)
+    }
+
+    /// A part of the agent failed for good: logs `why` and stops the
+    /// sampler; the agent then exits non-zero ([`Shared::failure`]).
+    pub fn fail(&self, why: String) {
+        crate::log(format!("error: {why}"));
+        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+        crate::signals::request_stop();
+        self.shm.request();
+    }
+
+    /// Why the agent stopped, if a part of it failed.
+    pub fn failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub(crate) fn state_mut(&self) -> std::sync::RwLockWriteGuard<'_, State> {

@@ -50,7 +50,8 @@ pub fn run_procfs(
     }
     let baseline: Option<Report> = match &args.baseline {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
+            // A saved report is a few kilobytes; 16 MiB is far beyond any.
+            let text = sys::file::read_text_capped(p, 16 << 20)
                 .with_context(|| format!("reading baseline {}", p.display()))?;
             Some(serde_json::from_str(&text).with_context(|| {
                 format!(

@@ -415,6 +415,9 @@ fn from_agent(path: &Path, args: &Args) -> anyhow::Result<ExitCode> {
             "{e}; is `quietstat agent` running, publishing to this path (its --shm-path)?"
         )
     })?;
+    // A snapshot whose agent is gone is old data, not a reading: say so
+    // and fail rather than print it as current.
+    reader.check_live()?;
     let mut snap = shm::Snapshot::default();
     reader.read(&mut snap)?;
     let mut prev = snap.to_sample();

@@ -2,133 +2,18 @@
 //! Prometheus and node_exporter from Debian's packages, the real kernel.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use sys::child::Guard;
 
 mod common;
 
+use common::agent::*;
 use common::*;
-
-/// A child process stopped (SIGTERM, then SIGKILL) and reaped on drop.
-struct Proc(Guard);
-
-impl Proc {
-    fn id(&self) -> u32 {
-        self.0.0.id()
-    }
-
-    fn signal(&self, sig: i32) {
-        // SAFETY: our own child's pid.
-        unsafe { libc::kill(self.id() as i32, sig) };
-    }
-
-    /// Waits up to `limit` for it to exit; its status.
-    fn wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
-        let end = Instant::now() + limit;
-        while Instant::now() < end {
-            if let Ok(Some(s)) = self.0.0.try_wait() {
-                return Some(s);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    }
-}
-
-struct Agent {
-    proc: Proc,
-    addr: SocketAddr,
-    shm: PathBuf,
-    log: mpsc::Receiver<String>,
-    /// What it logged before it was serving.
-    early: Vec<String>,
-    _dir: tempfile::TempDir,
-}
-
-/// Starts `quietstat agent` on a free loopback port with its snapshot in a
-/// temporary directory; `config` is written to a file and passed.
-fn agent(config: &str, extra: &[&str]) -> Agent {
-    let dir = tempfile::tempdir().unwrap();
-    let shm = dir.path().join("snapshot");
-    let cfg = dir.path().join("agent.toml");
-    std::fs::write(&cfg, config).unwrap();
-    let mut child = quietstat()
-        .args(["agent", "--listen", "127.0.0.1:0", "--shm-path"])
-        .arg(&shm)
-        .arg("--config")
-        .arg(&cfg)
-        .args(extra)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let proc = Proc(Guard(child));
-    let mut seen = Vec::new();
-    loop {
-        match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(line) => {
-                if let Some(rest) = line.strip_prefix("quietstat agent: serving http://") {
-                    let addr = rest.split('/').next().unwrap().parse().unwrap();
-                    return Agent {
-                        proc,
-                        addr,
-                        shm,
-                        log: rx,
-                        early: seen,
-                        _dir: dir,
-                    };
-                }
-                seen.push(line);
-            }
-            Err(_) => panic!("the agent did not start serving; it said: {seen:#?}"),
-        }
-    }
-}
-
-struct Response {
-    status: u16,
-    content_type: String,
-    body: String,
-}
-
-/// A plain HTTP/1.0 GET.
-fn get(addr: SocketAddr, path: &str, accept: Option<&str>) -> Response {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let accept = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n{accept}\r\n").unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let content_type = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-type")
-                .then(|| v.trim().to_string())
-        })
-        .unwrap_or_default();
-    Response {
-        status,
-        content_type,
-        body: body.to_string(),
-    }
-}
 
 type Series = BTreeMap<(String, Vec<(String, String)>), f64>;
 
@@ -193,14 +78,6 @@ fn value(s: &Series, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
         .collect();
     l.sort();
     s.get(&(name.to_string(), l)).copied()
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn scrape(a: &Agent, query: &str) -> Series {
@@ -336,7 +213,7 @@ fn sighup_reloads_the_configuration_file() {
         )
     };
     assert_eq!(conf(&scrape(&a, "")), Some(1.0));
-    let cfg = a._dir.path().join("agent.toml");
+    let cfg = a.dir.path().join("agent.toml");
     std::fs::write(&cfg, "[sources.stat]\ninterval = \"2s\"\n").unwrap();
     a.proc.signal(libc::SIGHUP);
     let end = Instant::now() + Duration::from_secs(10);
@@ -403,6 +280,74 @@ fn a_source_over_its_budget_share_is_slowed_and_logged_once() {
         now % 5.0,
         0.0,
         "a whole multiple of the configured interval"
+    );
+}
+
+#[test]
+fn a_source_slowed_step_by_step_is_logged_once() {
+    // Asking for /proc/stat and /proc/interrupts every 10 ms, with room to
+    // slow them to 1 s: their cost per read rises as they slow (colder
+    // caches), which used to log a line at every 10 ms step.
+    let config = "[sources.stat]\ninterval = \"10ms\"\nmax_age = \"1s\"\n[sources.interrupts]\ninterval = \"10ms\"\nmax_age = \"1s\"\n";
+    let a = agent(config, &["--backend", "procfs"]);
+    let mut lines = a.early.clone();
+    let end = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < end {
+        if let Ok(l) = a.log.recv_timeout(Duration::from_millis(100)) {
+            lines.push(l);
+        }
+    }
+    for src in ["stat", "interrupts"] {
+        let n = lines
+            .iter()
+            .filter(|l| l.starts_with(&format!("quietstat agent: {src}:")))
+            .count();
+        assert!(n <= 1, "{src}: {n} budget lines in 4 s: {lines:#?}");
+    }
+}
+
+#[test]
+fn the_json_api_lists_processes_only_when_configured_to() {
+    let procs = |a: &Agent| -> serde_json::Value {
+        let r = get(a.addr, "/api/v1/snapshot?sources=processes", None);
+        assert_eq!(r.status, 200, "{}", r.body);
+        let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        v["sources"]["processes"].clone()
+    };
+    let a = agent("", &["--backend", "procfs"]);
+    let p = procs(&a);
+    assert!(p["count"].as_u64().unwrap() > 0, "{p}");
+    assert!(p["rows"].is_null(), "rows exposed by default: {p}");
+    assert!(
+        p["rows_note"]
+            .as_str()
+            .unwrap()
+            .contains("http_process_rows")
+    );
+    assert!(p["exits"]["since_last_read"].is_u64(), "{p}");
+    drop(a);
+    // Beyond loopback without TLS or authentication: said at start.
+    let a = agent(
+        "http_process_rows = true\n",
+        &["--backend", "procfs", "--listen", "0.0.0.0:0"],
+    );
+    assert!(
+        a.early
+            .iter()
+            .any(|l| l.contains("warning: listening on 0.0.0.0") && l.contains("without TLS")),
+        "{:#?}",
+        a.early
+    );
+    let a = Agent {
+        addr: SocketAddr::from(([127, 0, 0, 1], a.addr.port())),
+        ..a
+    };
+    let p = procs(&a);
+    let me = a.proc.id() as u64;
+    let rows = p["rows"].as_array().expect("rows when configured");
+    assert!(
+        rows.iter().any(|r| r["pid"] == me),
+        "the agent itself is not listed"
     );
 }
 
@@ -623,60 +568,79 @@ fn promtool_accepts_the_output() {
     assert!(body.contains("quietstat_process_cpu_seconds_total{pid="));
 }
 
-#[test]
-fn a_real_prometheus_scrapes_the_agent() {
-    let a = agent("", &[]);
-    let dir = tempfile::tempdir().unwrap();
+/// A real Prometheus on a free loopback port scraping every second with
+/// `scrape_configs` (YAML, indented as under that key); stopped on drop.
+fn prometheus(dir: &Path, scrape_configs: &str) -> (Guard, SocketAddr) {
     let port = free_port();
-    let cfg = dir.path().join("prometheus.yml");
+    let cfg = dir.join("prometheus.yml");
     std::fs::write(
         &cfg,
-        format!(
-            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: quietstat\n    static_configs:\n      - targets: ['{}']\n",
-            a.addr
-        ),
+        format!("global:\n  scrape_interval: 1s\nscrape_configs:\n{scrape_configs}"),
     )
     .unwrap();
     let prom = Command::new(which("prometheus"))
         .arg(format!("--config.file={}", cfg.display()))
         .arg(format!(
             "--storage.tsdb.path={}",
-            dir.path().join("data").display()
+            dir.join("data").display()
         ))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let _prom = Guard(prom);
-    let paddr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    (Guard(prom), format!("127.0.0.1:{port}").parse().unwrap())
+}
+
+/// Polls Prometheus's API at `path` until `done` accepts the JSON answer
+/// (60 s at most); that answer.
+fn prometheus_until(
+    paddr: SocketAddr,
+    path: &str,
+    mut done: impl FnMut(&serde_json::Value) -> bool,
+) -> serde_json::Value {
     let end = Instant::now() + Duration::from_secs(60);
     let mut last = String::new();
     loop {
         assert!(
             Instant::now() < end,
-            "Prometheus never returned our series; last answer: {last}"
+            "Prometheus never gave what was expected at {path}; last answer: {last}"
         );
         std::thread::sleep(Duration::from_millis(500));
         if TcpStream::connect(paddr).is_err() {
             continue;
         }
-        let q = "/api/v1/query?query=node_context_switches_total%7Bjob%3D%22quietstat%22%7D";
-        let r = get(paddr, q, None);
+        let r = get(paddr, path, None);
         last = r.body.clone();
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(&r.body) else {
-            continue;
-        };
-        let Some(res) = v["data"]["result"].as_array() else {
-            continue;
-        };
-        if let Some(first) = res.first() {
-            let val: f64 = first["value"][1].as_str().unwrap().parse().unwrap();
-            assert!(val > 0.0);
-            assert_eq!(first["metric"]["instance"], a.addr.to_string());
-            break;
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&r.body)
+            && done(&v)
+        {
+            return v;
         }
     }
+}
+
+#[test]
+fn a_real_prometheus_scrapes_the_agent() {
+    let a = agent("", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let (_prom, paddr) = prometheus(
+        dir.path(),
+        &format!(
+            "  - job_name: quietstat\n    static_configs:\n      - targets: ['{}']\n",
+            a.addr
+        ),
+    );
+    let q = "/api/v1/query?query=node_context_switches_total%7Bjob%3D%22quietstat%22%7D";
+    let v = prometheus_until(paddr, q, |v| {
+        v["data"]["result"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    });
+    let first = &v["data"]["result"][0];
+    let val: f64 = first["value"][1].as_str().unwrap().parse().unwrap();
+    assert!(val > 0.0);
+    assert_eq!(first["metric"]["instance"], a.addr.to_string());
     // The scrape used OpenMetrics and Prometheus stored our own series too.
     let r = get(paddr, "/api/v1/query?query=quietstat_agent_info", None);
     assert!(r.body.contains("\"backend\""), "{}", r.body);
@@ -684,12 +648,102 @@ fn a_real_prometheus_scrapes_the_agent() {
     assert!(r.body.contains("\"health\":\"up\""), "{}", r.body);
 }
 
+#[test]
+fn prometheus_scrapes_through_tls_and_basic_auth_from_a_node_exporter_web_config() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let dir = tempfile::tempdir().unwrap();
+    let web = dir.path().join("web.yml");
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    std::fs::write(
+        &web,
+        format!(
+            "tls_server_config:\n  cert_file: {}\n  key_file: {}\nbasic_auth_users:\n  prom: '{hash}'\n",
+            data.join("server.crt").display(),
+            data.join("server.key").display()
+        ),
+    )
+    .unwrap();
+    let a = agent("", &["--web.config.file", web.to_str().unwrap()]);
+    assert!(
+        a.early.iter().any(|l| l.contains("serving https://")),
+        "{:#?}",
+        a.early
+    );
+    // Plain HTTP gets no metrics from a TLS port.
+    let mut s = TcpStream::connect(a.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    assert!(
+        !String::from_utf8_lossy(&raw).contains("node_"),
+        "served over plain HTTP"
+    );
+
+    let job = |name: &str, password: &str| {
+        format!(
+            "  - job_name: {name}\n    scheme: https\n    tls_config:\n      ca_file: {}\n    basic_auth:\n      username: prom\n      password: {password}\n    static_configs:\n      - targets: ['{}']\n",
+            data.join("ca.crt").display(),
+            a.addr
+        )
+    };
+    let (_prom, paddr) = prometheus(
+        dir.path(),
+        &(job("good", "s3cret") + &job("wrong", "guess")),
+    );
+    let targets = prometheus_until(paddr, "/api/v1/targets", |v| {
+        let t = v["data"]["activeTargets"].as_array();
+        t.is_some_and(|t| t.len() == 2 && t.iter().all(|t| t["health"] != "unknown"))
+    });
+    for t in targets["data"]["activeTargets"].as_array().unwrap() {
+        match t["labels"]["job"].as_str().unwrap() {
+            "good" => assert_eq!(t["health"], "up", "{t}"),
+            _ => {
+                assert_eq!(t["health"], "down", "{t}");
+                assert!(t["lastError"].as_str().unwrap().contains("401"), "{t}");
+            }
+        }
+    }
+    let q = "/api/v1/query?query=node_context_switches_total%7Bjob%3D%22good%22%7D";
+    prometheus_until(paddr, q, |v| {
+        v["data"]["result"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    });
+}
+
 /// node_exporter and the agent side by side: for every family both export,
 /// the same label sets and values within what changed between two reads a
 /// moment apart (ours before and after node_exporter's).
+/// Configuration under which every `max_age_ms=0` request reads again:
+/// no demand floor, no overhead budget (for tests that compare readings
+/// taken around another reader's).
+fn every_demand_read() -> String {
+    let mut c = String::from("overhead_budget_pct = 0\n");
+    for s in [
+        "stat",
+        "interrupts",
+        "softirqs",
+        "meminfo",
+        "vmstat",
+        "loadavg",
+        "pressure_cpu",
+        "pressure_memory",
+        "pressure_io",
+        "pressure_irq",
+        "diskstats",
+        "net_dev",
+        "schedstat",
+        "processes",
+    ] {
+        c += &format!("[sources.{s}]\ndemand_min_interval = \"0s\"\n");
+    }
+    c
+}
+
 #[test]
 fn node_exporter_and_the_agent_agree_family_by_family() {
-    let a = agent("", &[]);
+    let a = agent(&every_demand_read(), &[]);
     let port = free_port();
     let ne = Command::new(which("prometheus-node-exporter"))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))

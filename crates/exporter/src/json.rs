@@ -53,12 +53,14 @@ fn row_columns() -> Vec<&'static Column> {
 
 /// The snapshot of the sources in `mask`.
 /// `uptime_s`: seconds since the agent started, for reads per second.
+/// `process_rows`: whether processes are listed (else only counted).
 pub fn snapshot(
     st: &State,
     mask: u32,
     usage: &SelfUsage,
     now_mono_ns: u64,
     uptime_s: f64,
+    process_rows: bool,
 ) -> Value {
     let mut sources = Map::new();
     let cols = row_columns();
@@ -78,7 +80,7 @@ pub fn snapshot(
                     Value::Null
                 },
             }),
-            AgentSource::Processes => json!({
+            AgentSource::Processes if process_rows => json!({
                 "age_ms": age_ms,
                 "status": st.procs_status,
                 "backend": st.backend,
@@ -90,6 +92,23 @@ pub fn snapshot(
                     "captured_total": st.exits.captured,
                     "lost_total": st.exits.lost,
                     "since_last_read": st.exits.last,
+                },
+            }),
+            // Counts only: which processes run, and their commands, are
+            // not everyone's to see.
+            AgentSource::Processes => json!({
+                "age_ms": age_ms,
+                "status": st.procs_status,
+                "backend": st.backend,
+                "interval_s": st.procs_secs,
+                "count": st.procs.len(),
+                "rows": Value::Null,
+                "rows_note": "process rows are not exposed; set http_process_rows = true to list them",
+                "exits": {
+                    "capture": st.exits.capture,
+                    "captured_total": st.exits.captured,
+                    "lost_total": st.exits.lost,
+                    "since_last_read": st.exits.last.len(),
                 },
             }),
         };

@@ -6,3 +6,4 @@
 pub mod http;
 pub mod json;
 pub mod metrics;
+pub mod web_config;

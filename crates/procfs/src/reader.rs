@@ -91,7 +91,7 @@ impl Reader {
             return read_whole(path, &mut self.buf, self.max_file_bytes);
         }
         if self.kept[i].is_none() {
-            self.kept[i] = Some(File::open(path)?);
+            self.kept[i] = Some(open_nonblocking(path)?);
         }
         let file = self.kept[i].as_ref().expect("opened above");
         let r = fill(&mut self.buf, self.max_file_bytes, |b, off| {
@@ -232,9 +232,20 @@ pub(crate) fn too_large_or_io(path: &Path, e: std::io::Error, limit: usize) -> E
     }
 }
 
+/// Opens for reading without blocking: a FIFO planted in a tree given as a
+/// root reads as empty instead of hanging the reader (kernel files ignore
+/// the flag).
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+}
+
 /// open + read to end of file + close.
 fn read_whole(path: &Path, buf: &mut Vec<u8>, max: usize) -> std::io::Result<usize> {
-    let mut f = File::open(path)?;
+    let mut f = open_nonblocking(path)?;
     fill(buf, max, |b, _| f.read(b))
 }
 

@@ -143,7 +143,13 @@ pub(crate) fn open_at(dir: RawFd, name: &[u8], flags: i32) -> io::Result<OwnedFd
     }
     z[..name.len()].copy_from_slice(name);
     // SAFETY: z is NUL-terminated; openat returns a new fd we own or -1.
-    let fd = unsafe { libc::openat(dir, z.as_ptr().cast(), flags | libc::O_CLOEXEC) };
+    let fd = unsafe {
+        libc::openat(
+            dir,
+            z.as_ptr().cast(),
+            flags | libc::O_CLOEXEC | libc::O_NONBLOCK,
+        )
+    };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }

@@ -60,7 +60,7 @@ use sys::mono_ns;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 use std::time::Duration;
@@ -90,6 +90,14 @@ pub enum Error {
     Version { path: PathBuf, found: u32 },
     #[error("the agent has stopped; the snapshot is stale")]
     Stopped,
+    #[error("{path}: the agent that wrote it{} is gone (killed?); its data is stale", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    Gone { path: PathBuf, pid: Option<u32> },
+    #[error("{path}: another agent{} publishes here; stop it first or give this one another --shm-path", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    InUse { path: PathBuf, pid: Option<u32> },
+    #[error(
+        "{dir}: {why}; other users could replace the snapshot. Use a directory only this user (or root) can write, e.g. /run/quietstat"
+    )]
+    UnsafeDir { dir: PathBuf, why: String },
     #[error("the snapshot was being rewritten on every attempt (agent stuck mid-write?)")]
     Torn,
     #[error("opened read-only: asking the agent for a fresh sample needs write access")]
@@ -248,58 +256,268 @@ fn futex_wait_until(word: &AtomicU32, val: u32, clock_realtime: bool, deadline_n
     };
 }
 
-/// The agent's side: creates the file and publishes into it.
+/// The agent's side: creates the file and publishes into it. Dropping it
+/// marks the snapshot stopped.
 pub struct ShmWriter {
     map: Map,
     ncpu: u32,
     path: Option<PathBuf>,
+    /// Holds the one-agent-per-path lock for the writer's life.
+    _lock: Option<File>,
+}
+
+impl Drop for ShmWriter {
+    fn drop(&mut self) {
+        self.mark_stopped();
+    }
+}
+
+/// The lock file of the snapshot at `path`: `<path>.lock`.
+pub fn lock_path(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".lock");
+    PathBuf::from(p)
+}
+
+/// Refuses a directory other users could write to: they could swap the
+/// snapshot readers trust, or plant links where it is made.
+fn safe_dir(dir: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    // SAFETY: geteuid and getegid cannot fail.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let mode = m.mode();
+    let why = if m.uid() != uid && m.uid() != 0 {
+        Some(format!(
+            "owned by uid {}, neither this user nor root",
+            m.uid()
+        ))
+    } else if mode & 0o002 != 0 {
+        Some(format!("writable by every user (mode {:o})", mode & 0o7777))
+    } else if mode & 0o020 != 0 && m.gid() != gid {
+        Some(format!(
+            "writable by group {} (mode {:o})",
+            m.gid(),
+            mode & 0o7777
+        ))
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(Error::UnsafeDir {
+            dir: dir.to_path_buf(),
+            why,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Takes the write lock on `f` without waiting; false when another process
+/// holds it. A reader testing the lock (F_OFD_GETLK) never holds it, so it
+/// cannot make a starting agent fail.
+fn take_lock(f: &File) -> io::Result<bool> {
+    let mut fl: libc::flock = unsafe_zeroed_flock();
+    fl.l_type = libc::F_WRLCK as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    // SAFETY: a valid fd and flock struct.
+    if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_OFD_SETLK, &fl) } == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN | libc::EACCES) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+/// Whether some process holds the write lock on `f`.
+fn lock_held(f: &File) -> io::Result<bool> {
+    let mut fl: libc::flock = unsafe_zeroed_flock();
+    fl.l_type = libc::F_WRLCK as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    // SAFETY: a valid fd and flock struct, filled in by the kernel.
+    if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_OFD_GETLK, &mut fl) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fl.l_type != libc::F_UNLCK as _)
+}
+
+fn unsafe_zeroed_flock() -> libc::flock {
+    // SAFETY: flock is plain integers; all zeroes is a valid value.
+    unsafe { std::mem::zeroed() }
+}
+
+/// A file in `dir` with no name yet (`O_TMPFILE`); where the filesystem
+/// lacks it, one under a random name created exclusively, never through a
+/// link (the name is returned, to rename).
+fn unnamed_file(dir: &Path) -> io::Result<(File, Option<PathBuf>)> {
+    match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .mode(0o644)
+        .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+        .open(dir)
+    {
+        Ok(f) => return Ok((f, None)),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => {}
+        Err(e) => return Err(e),
+    }
+    let name = dir.join(format!(".snapshot.{:016x}", random_u64()?));
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&name)?;
+    Ok((f, Some(name)))
+}
+
+fn random_u64() -> io::Result<u64> {
+    let mut b = [0u8; 8];
+    // SAFETY: b is a valid 8-byte buffer.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != 8 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(u64::from_ne_bytes(b))
+}
+
+/// Gives the unnamed `file` a random name in `dir` (linkat never follows
+/// the new name) and renames that over `path`.
+fn link_into_place(file: &File, dir: &Path, path: &Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let cstr = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))
+    };
+    let from = cstr(Path::new(&format!("/proc/self/fd/{}", file.as_raw_fd())))?;
+    for _ in 0..8 {
+        let tmp = dir.join(format!(".snapshot.{:016x}", random_u64()?));
+        let to = cstr(&tmp)?;
+        // SAFETY: valid NUL-terminated paths.
+        let r = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if r != 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EEXIST) {
+                continue;
+            }
+            return Err(e);
+        }
+        return std::fs::rename(&tmp, path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        });
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "no free temporary name",
+    ))
 }
 
 impl ShmWriter {
-    /// Creates the snapshot at `path` (written to a temporary name and
-    /// renamed, so a reader never sees a half-made file), or an anonymous
-    /// mapping when `path` is `None`. Mode 0644: anyone may read; asking for
-    /// a fresh sample needs write access.
+    /// Creates the snapshot at `path`, or an anonymous mapping when `path`
+    /// is `None`. Mode 0644: anyone may read; asking for a fresh sample
+    /// needs write access.
+    ///
+    /// The file is made so that no one else can steer it:
+    /// - its directory must not be writable by other users (else
+    ///   [`Error::UnsafeDir`]): they could replace the file readers trust;
+    /// - one agent per path: a lock on `<path>.lock` (an open-file-description
+    ///   lock, released when the agent dies however it dies) is taken first;
+    ///   if another agent holds it, [`Error::InUse`] and nothing is touched;
+    /// - the file is created unnamed (`O_TMPFILE`, or failing that a random
+    ///   name with `O_EXCL|O_NOFOLLOW`), its space allocated up front (a full
+    ///   filesystem is [`Error::Io`] with ENOSPC now, never SIGBUS later), its
+    ///   header written, then linked under a random name and renamed into
+    ///   place: no link is ever followed, and a reader never sees a
+    ///   half-made file.
     pub fn create(path: Option<&Path>, ncpu: u32) -> Result<ShmWriter, Error> {
         let len = total_bytes(ncpu);
-        let map = match path {
-            None => Map::new(None, len, true).map_err(|source| Error::Io {
+        let Some(path) = path else {
+            let map = Map::new(None, len, true).map_err(|source| Error::Io {
                 path: PathBuf::from("(anonymous)"),
                 source,
-            })?,
-            Some(path) => {
-                let io = |source| Error::Io {
-                    path: path.to_path_buf(),
-                    source,
-                };
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir).map_err(io)?;
-                }
-                let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-                let file = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .mode(0o644)
-                    .open(&tmp)
-                    .map_err(io)?;
-                file.set_permissions(std::fs::Permissions::from_mode(0o644))
-                    .map_err(io)?;
-                file.set_len(len as u64).map_err(io)?;
-                let map = Map::new(Some(&file), len, true).map_err(io)?;
-                init_header(&map, ncpu, len);
-                std::fs::rename(&tmp, path).map_err(io)?;
-                map
-            }
-        };
-        if path.is_none() {
+            })?;
             init_header(&map, ncpu, len);
+            return Ok(ShmWriter {
+                map,
+                ncpu,
+                path: None,
+                _lock: None,
+            });
+        };
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(d) => d.to_path_buf(),
+            None => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        safe_dir(&dir)?;
+        let lock = lock_path(path);
+        let lock_file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&lock)
+            .map_err(|source| Error::Io {
+                path: lock.clone(),
+                source,
+            })?;
+        if !take_lock(&lock_file).map_err(|source| Error::Io {
+            path: lock.clone(),
+            source,
+        })? {
+            let pid = ShmReader::open(path).map(|r| r.agent_pid()).ok();
+            return Err(Error::InUse {
+                path: path.to_path_buf(),
+                pid,
+            });
         }
+        let (file, tmp_name) = unnamed_file(&dir).map_err(io)?;
+        let fd = file.as_raw_fd();
+        // SAFETY: a valid fd; fchmod and posix_fallocate take plain integers.
+        let r = unsafe {
+            libc::fchmod(fd, 0o644);
+            libc::posix_fallocate(fd, 0, len as libc::off_t)
+        };
+        if r != 0 {
+            if let Some(t) = &tmp_name {
+                let _ = std::fs::remove_file(t);
+            }
+            return Err(io(io::Error::from_raw_os_error(r)));
+        }
+        let map = Map::new(Some(&file), len, true).map_err(io)?;
+        init_header(&map, ncpu, len);
+        let placed = match tmp_name {
+            Some(t) => std::fs::rename(&t, path).inspect_err(|_| {
+                let _ = std::fs::remove_file(&t);
+            }),
+            None => link_into_place(&file, &dir, path),
+        };
+        placed.map_err(io)?;
         Ok(ShmWriter {
             map,
             ncpu,
-            path: path.map(Path::to_path_buf),
+            path: Some(path.to_path_buf()),
+            _lock: Some(lock_file),
         })
     }
 
@@ -449,6 +667,7 @@ pub struct ShmReader {
     map: Map,
     ncpu: u32,
     writable: bool,
+    path: PathBuf,
 }
 
 impl ShmReader {
@@ -496,7 +715,32 @@ impl ShmReader {
             map,
             ncpu,
             writable,
+            path: path.to_path_buf(),
         })
+    }
+
+    /// Whether the agent that wrote the snapshot still runs (it holds the
+    /// lock on `<path>.lock` while it lives, however it ends); `None` when
+    /// there is no lock file to ask.
+    pub fn agent_alive(&self) -> Option<bool> {
+        let f = File::open(lock_path(&self.path)).ok()?;
+        lock_held(&f).ok()
+    }
+
+    /// Fails unless the agent is live: [`Error::Stopped`] when it marked
+    /// the snapshot stopped, [`Error::Gone`] when it died without doing so.
+    /// One system call or two: for one-shot readers, not every read.
+    pub fn check_live(&self) -> Result<(), Error> {
+        if self.stopped() {
+            return Err(Error::Stopped);
+        }
+        if self.agent_alive() == Some(false) {
+            return Err(Error::Gone {
+                path: self.path.clone(),
+                pid: Some(self.agent_pid()),
+            });
+        }
+        Ok(())
     }
 
     pub fn agent_pid(&self) -> u32 {
@@ -609,6 +853,7 @@ impl ShmReader {
             }
             let waited = mono_ns().saturating_sub(start);
             if waited >= timeout_ns {
+                self.check_live()?;
                 return Err(Error::Timeout { max_age, timeout });
             }
             self.map.words()[WANT_SINCE].fetch_max(since, Ordering::AcqRel);

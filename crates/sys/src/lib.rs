@@ -11,6 +11,7 @@
 #[cfg(feature = "bpf")]
 pub mod bpf;
 pub mod child;
+pub mod file;
 
 use std::sync::OnceLock;
 

@@ -3,6 +3,8 @@
 //! condition. Each test file uses some of these, hence the allow.
 #![allow(dead_code)]
 
+pub mod agent;
+
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 

@@ -1,107 +1,51 @@
-//! The HTTP server: a few worker threads blocked in `recv` (no polling, no
-//! timers), answering from the agent's snapshots.
+//! What each request gets, from the agent's snapshots.
 //!
 //! - `GET /metrics[?max_age_ms=N]`: OpenMetrics when the Accept header asks
 //!   for `application/openmetrics-text`, else the text format 0.0.4.
 //! - `GET /api/v1/snapshot[?sources=a,b][&max_age_ms=N]`: JSON.
 //!
 //! With `max_age_ms`, sources older than that are read once more (one read
-//! for all requests that ask at the same time, never below each source's
-//! floor) before the answer; without it, no request reads the kernel.
+//! for all requests that ask at the same time) before the answer, unless the
+//! source was read within its demand floor or the demand reads have used up
+//! the overhead budget: then the answer carries the data there is, and says
+//! how old it is (`X-Data-Age-Ms`, `X-Data-Fresh`). Without `max_age_ms`, no
+//! request reads the kernel. Every answer states the age of the oldest
+//! source it carries in `X-Data-Age-Ms`.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
-use agent::Shared;
-use prometheus_client::registry::Registry;
-use tiny_http::{Header, Method, Request, Response, Server};
+use agent::config::AgentSource;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
 
+use super::Ctx;
+use super::auth::Verdict;
 use crate::{json, metrics};
 
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 const TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// How long a request waits for a fresh read before answering 503.
 const FRESH_TIMEOUT: Duration = Duration::from_secs(10);
+/// How much of an unknown path a 404 repeats.
+const ECHO_CAP: usize = 128;
 
-/// A running server; requests are served until the process exits.
-pub struct HttpServer {
-    server: Arc<Server>,
-    workers: Vec<std::thread::JoinHandle<()>>,
-}
+pub(crate) type Reply = Response<Full<Bytes>>;
 
-impl HttpServer {
-    pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.server.server_addr().to_ip()
-    }
-
-    /// Stops accepting and lets the workers finish.
-    pub fn shutdown(self) {
-        self.server.unblock();
-        for _ in 1..self.workers.len() {
-            self.server.unblock();
-        }
-        for w in self.workers {
-            let _ = w.join();
-        }
-    }
-}
-
-/// Binds `addr` and starts `workers` threads serving `shared`.
-pub fn serve(shared: Arc<Shared>, addr: SocketAddr, workers: usize) -> Result<HttpServer, String> {
-    let listener =
-        std::net::TcpListener::bind(addr).map_err(|e| format!("listening on {addr}: {e}"))?;
-    // Accepted sockets inherit TCP_NODELAY from the listener (Linux). Without
-    // it a keep-alive client (Prometheus) waits out its delayed ACK, 40 ms,
-    // on every response written in two segments.
-    set_nodelay(&listener).map_err(|e| format!("TCP_NODELAY on {addr}: {e}"))?;
-    let server = Arc::new(
-        Server::from_listener(listener, None).map_err(|e| format!("serving on {addr}: {e}"))?,
+fn reply(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Reply {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_str(ctype).expect("a valid content type"),
     );
-    let registry = Arc::new(metrics::registry(shared.clone()));
-    let workers = (0..workers.max(1))
-        .map(|i| {
-            let (server, shared, registry) = (server.clone(), shared.clone(), registry.clone());
-            std::thread::Builder::new()
-                .name(format!("http-{i}"))
-                .spawn(move || {
-                    while let Ok(req) = server.recv() {
-                        handle(req, &shared, &registry);
-                    }
-                })
-                .expect("spawning an HTTP worker")
-        })
-        .collect();
-    Ok(HttpServer { server, workers })
+    r
 }
 
-fn set_nodelay(l: &std::net::TcpListener) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let one: libc::c_int = 1;
-    // SAFETY: a valid socket fd and a c_int option value.
-    let r = unsafe {
-        libc::setsockopt(
-            l.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_NODELAY,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-fn header(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("valid header")
-}
-
-fn text(status: u16, body: String) -> Response<std::io::Cursor<Vec<u8>>> {
-    Response::from_string(body)
-        .with_status_code(status)
-        .with_header(header("Content-Type", "text/plain; charset=utf-8"))
+fn text(status: StatusCode, body: String) -> Reply {
+    reply(status, "text/plain; charset=utf-8", body)
 }
 
 /// Splits `a=1&b=x%2Cy` into decoded pairs.
@@ -138,81 +82,205 @@ fn query_pairs(q: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn handle(req: Request, shared: &Shared, registry: &Registry) {
-    let url = req.url().to_string();
-    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
-    let pairs = query_pairs(query);
-    let param = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-    if *req.method() != Method::Get && *req.method() != Method::Head {
-        let _ = req.respond(text(405, "only GET and HEAD are served\n".into()));
-        return;
+/// At most `ECHO_CAP` characters of what a client sent, for an error.
+fn echo(s: &str) -> String {
+    match s.char_indices().nth(ECHO_CAP) {
+        Some((i, _)) => format!("{}... ({} bytes)", &s[..i], s.len()),
+        None => s.to_string(),
     }
-    let response = match path {
-        "/metrics" => metrics_response(&req, shared, registry, param("max_age_ms")),
-        "/api/v1/snapshot" => snapshot_response(shared, param("sources"), param("max_age_ms")),
+}
+
+pub(crate) async fn handle(ctx: &Ctx, req: Request<Incoming>) -> Reply {
+    let mut r = route(ctx, &req).await;
+    for (k, v) in &ctx.headers {
+        r.headers_mut().insert(k.clone(), v.clone());
+    }
+    r
+}
+
+async fn route(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        let mut r = text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!(
+                "{}: only GET and HEAD are served\n",
+                echo(req.method().as_str())
+            ),
+        );
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return r;
+    }
+    if let Some(auth) = &ctx.auth {
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        match auth.check(given, &ctx.offload).await {
+            Verdict::Pass => {}
+            Verdict::Fail => {
+                let mut r = text(StatusCode::UNAUTHORIZED, "authentication required\n".into());
+                r.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Basic realm=\"quietstat\""),
+                );
+                return r;
+            }
+            Verdict::Busy => return busy(),
+        }
+    }
+    let path = req.uri().path();
+    let pairs = query_pairs(req.uri().query().unwrap_or(""));
+    let param = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    match path {
+        "/metrics" => {
+            let openmetrics = req
+                .headers()
+                .get_all(header::ACCEPT)
+                .iter()
+                .any(|v| v.to_str().is_ok_and(|v| v.contains("application/openmetrics-text")));
+            metrics_response(ctx, openmetrics, param("max_age_ms")).await
+        }
+        "/api/v1/snapshot" => snapshot_response(ctx, param("sources"), param("max_age_ms")).await,
         "/" => text(
-            200,
+            StatusCode::OK,
             "quietstat agent\n\n/metrics[?max_age_ms=N]\n/api/v1/snapshot[?sources=a,b][&max_age_ms=N]\n".into(),
         ),
-        _ => text(404, format!("{path}: not found; try /metrics or /api/v1/snapshot\n")),
-    };
-    let _ = req.respond(response);
-}
-
-fn fresh(shared: &Shared, mask: u32, max_age: Option<&str>) -> Result<(), (u16, String)> {
-    let max_age = json::parse_max_age(max_age).map_err(|e| (400, e + "\n"))?;
-    if let Some(age) = max_age {
-        shared
-            .fresh(mask, age, FRESH_TIMEOUT)
-            .map_err(|e| (503, format!("{e}\n")))?;
+        _ => text(
+            StatusCode::NOT_FOUND,
+            format!("{}: not found; try /metrics or /api/v1/snapshot\n", echo(path)),
+        ),
     }
-    Ok(())
 }
 
-fn metrics_response(
-    req: &Request,
-    shared: &Shared,
-    registry: &Registry,
-    max_age: Option<&str>,
-) -> Response<std::io::Cursor<Vec<u8>>> {
+fn busy() -> Reply {
+    let mut r = text(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "busy: too many requests waiting; try again\n".into(),
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+/// How fresh an answer is: the sources a demand read was declined for.
+#[derive(Default)]
+struct Freshness {
+    declined: Option<agent::Declined>,
+}
+
+async fn fresh(ctx: &Ctx, mask: u32, max_age: Option<&str>) -> Result<Freshness, Reply> {
+    let max_age =
+        json::parse_max_age(max_age).map_err(|e| text(StatusCode::BAD_REQUEST, e + "\n"))?;
+    let Some(age) = max_age else {
+        return Ok(Freshness::default());
+    };
+    let shared = ctx.shared.clone();
+    match ctx
+        .offload
+        .run(move || shared.fresh(mask, age, FRESH_TIMEOUT))
+        .await
+    {
+        Ok(Ok(declined)) => Ok(Freshness {
+            declined: Some(declined),
+        }),
+        Ok(Err(e)) => Err(text(StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n"))),
+        Err(_) => Err(busy()),
+    }
+}
+
+/// The age headers: the oldest source's age, and when a fresh read was
+/// asked for, whether it was made.
+fn age_headers(r: &mut Reply, ctx: &Ctx, mask: u32, f: &Freshness) {
+    let age_ms = ctx.shared.oldest_age(mask).as_millis();
+    r.headers_mut()
+        .insert("x-data-age-ms", HeaderValue::from(age_ms as u64));
+    if let Some(d) = &f.declined {
+        if let Ok(v) = HeaderValue::from_str(&declined_header(d)) {
+            r.headers_mut().insert("x-data-fresh", v);
+        }
+    }
+}
+
+async fn metrics_response(ctx: &Ctx, openmetrics: bool, max_age: Option<&str>) -> Reply {
     let all = json::parse_sources(None).expect("all sources");
-    if let Err((code, msg)) = fresh(shared, all, max_age) {
-        return text(code, msg);
-    }
-    let openmetrics = req.headers().iter().any(|h| {
-        h.field.equiv("Accept") && h.value.as_str().contains("application/openmetrics-text")
-    });
-    let mut body = String::with_capacity(64 * 1024);
-    if metrics::encode_openmetrics(registry, &mut body).is_err() {
-        return text(500, "encoding failed\n".into());
-    }
-    let (body, ctype) = if openmetrics {
-        (body, OPENMETRICS)
-    } else {
-        (metrics::to_text_format(&body), TEXT)
+    let f = match fresh(ctx, all, max_age).await {
+        Ok(f) => f,
+        Err(r) => return r,
     };
-    Response::from_string(body).with_header(header("Content-Type", ctype))
+    let mut body = String::with_capacity(64 * 1024);
+    if metrics::encode_openmetrics(&ctx.registry, &mut body).is_err() {
+        return text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "encoding failed\n".into(),
+        );
+    }
+    let mut r = if openmetrics {
+        reply(StatusCode::OK, OPENMETRICS, body)
+    } else {
+        reply(StatusCode::OK, TEXT, metrics::to_text_format(&body))
+    };
+    age_headers(&mut r, ctx, all, &f);
+    r
 }
 
-fn snapshot_response(
-    shared: &Shared,
-    sources: Option<&str>,
-    max_age: Option<&str>,
-) -> Response<std::io::Cursor<Vec<u8>>> {
+async fn snapshot_response(ctx: &Ctx, sources: Option<&str>, max_age: Option<&str>) -> Reply {
     let mask = match json::parse_sources(sources) {
         Ok(m) => m,
-        Err(e) => return text(400, e + "\n"),
+        Err(e) => return text(StatusCode::BAD_REQUEST, echo(&e) + "\n"),
     };
-    if let Err((code, msg)) = fresh(shared, mask, max_age) {
-        return text(code, msg);
-    }
+    let f = match fresh(ctx, mask, max_age).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
     let usage = agent::self_usage();
     let body = {
-        let st = shared.state.read().unwrap_or_else(|e| e.into_inner());
-        let uptime = sys::unix_ns().saturating_sub(shared.started_unix_ns) as f64 / 1e9;
-        json::snapshot(&st, mask, &usage, sys::mono_ns(), uptime).to_string()
+        let st = ctx.shared.state.read().unwrap_or_else(|e| e.into_inner());
+        let uptime = sys::unix_ns().saturating_sub(ctx.shared.started_unix_ns) as f64 / 1e9;
+        let mut v = json::snapshot(&st, mask, &usage, sys::mono_ns(), uptime, ctx.process_rows);
+        if let Some(d) = &f.declined {
+            v["fresh"] = declined_json(d);
+        }
+        v.to_string()
     };
-    Response::from_string(body).with_header(header("Content-Type", "application/json"))
+    let mut r = reply(StatusCode::OK, "application/json", body);
+    age_headers(&mut r, ctx, mask, &f);
+    r
+}
+
+fn keys(mask: u32) -> Vec<&'static str> {
+    AgentSource::ALL
+        .into_iter()
+        .filter(|s| mask & s.bit() != 0)
+        .map(AgentSource::key)
+        .collect()
+}
+
+/// `X-Data-Fresh`: `yes`, or which sources were served as they were and why.
+fn declined_header(d: &agent::Declined) -> String {
+    if !d.any() {
+        return "yes".into();
+    }
+    let mut parts = Vec::new();
+    if d.floor != 0 {
+        parts.push(format!("within demand floor: {}", keys(d.floor).join(",")));
+    }
+    if d.budget != 0 {
+        parts.push(format!(
+            "over overhead budget: {}",
+            keys(d.budget).join(",")
+        ));
+    }
+    format!("no; {}", parts.join("; "))
+}
+
+/// The JSON answer's `fresh` field, when `max_age_ms` was given.
+fn declined_json(d: &agent::Declined) -> serde_json::Value {
+    serde_json::json!({
+        "all_read": !d.any(),
+        "within_demand_floor": keys(d.floor),
+        "over_overhead_budget": keys(d.budget),
+    })
 }
 
 #[cfg(test)]
@@ -227,5 +295,13 @@ mod tests {
         assert_eq!(p[2], ("flag".into(), "".into()));
         assert_eq!(p[3], ("bad".into(), "%zz".into()));
         assert_eq!(p[4], ("utf".into(), "é%".into()));
+    }
+
+    #[test]
+    fn errors_repeat_a_bounded_part_of_what_was_sent() {
+        let long = "x".repeat(100_000);
+        let e = echo(&long);
+        assert!(e.len() < 200 && e.ends_with("(100000 bytes)"), "{e}");
+        assert_eq!(echo("/short"), "/short");
     }
 }

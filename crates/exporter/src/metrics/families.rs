@@ -117,6 +117,11 @@ families! {
     QUIETSTAT_AGENT_THREADS "quietstat_agent_threads" Gauge [] "agent" "Threads of the agent.";
     QUIETSTAT_AGENT_START_TIME_SECONDS "quietstat_agent_start_time_seconds" Gauge [] "agent" "When the agent started, in unixtime.";
     QUIETSTAT_AGENT_INFO "quietstat_agent_info" Gauge ["version", "backend"] "agent" "Always 1: the agent's version and process-table backend.";
+    QUIETSTAT_HTTP_CONNECTIONS "quietstat_http_connections" Gauge [] "agent" "HTTP connections open now.";
+    QUIETSTAT_HTTP_CONNECTIONS_MAX "quietstat_http_connections_max" Gauge [] "agent" "The cap on HTTP connections (lowered to fit the descriptor limit).";
+    QUIETSTAT_HTTP_CONNECTIONS_EVICTED_TOTAL "quietstat_http_connections_evicted_total" Counter [] "agent" "Idle HTTP connections closed to make room for new ones at the cap.";
+    QUIETSTAT_HTTP_CONNECTIONS_REFUSED_TOTAL "quietstat_http_connections_refused_total" Counter [] "agent" "HTTP connections refused (503) at the cap, every open one being mid-request.";
+    QUIETSTAT_HTTP_ACCEPT_ERRORS_TOTAL "quietstat_http_accept_errors_total" Counter [] "agent" "Failed accepts of HTTP connections (out of descriptors, ...), each retried after a backoff.";
 }
 
 /// The catalog entry for `name` (a concrete name matches its `*` pattern).

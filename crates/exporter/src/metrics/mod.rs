@@ -22,6 +22,8 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::registry::Registry;
 
+use crate::http::HttpStats;
+
 mod compat;
 mod families;
 mod out;
@@ -40,12 +42,14 @@ pub struct Context {
     pub config: Arc<Config>,
     pub usage: SelfUsage,
     pub started_unix_ns: u64,
+    /// The HTTP server's connection figures, when one serves.
+    pub http: Option<Arc<HttpStats>>,
 }
 
 /// The prometheus-client collector: on each scrape it takes the state's read
 /// lock and encodes the latest snapshots. It reads no kernel file itself
 /// (the agent's own usage is one getrusage call and /proc/self/statm).
-struct AgentCollector(Arc<Shared>);
+struct AgentCollector(Arc<Shared>, Option<Arc<HttpStats>>);
 
 impl std::fmt::Debug for AgentCollector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -59,16 +63,18 @@ impl Collector for AgentCollector {
             config: self.0.config(),
             usage: agent::self_usage(),
             started_unix_ns: self.0.started_unix_ns,
+            http: self.1.clone(),
         };
         let st = self.0.state.read().unwrap_or_else(|e| e.into_inner());
         encode_state(enc, &st, &ctx)
     }
 }
 
-/// A registry whose one collector serves the agent's state.
-pub fn registry(shared: Arc<Shared>) -> Registry {
+/// A registry whose one collector serves the agent's state (and the HTTP
+/// server's figures, when given).
+pub fn registry(shared: Arc<Shared>, http: Option<Arc<HttpStats>>) -> Registry {
     let mut r = Registry::default();
-    r.register_collector(Box::new(AgentCollector(shared)));
+    r.register_collector(Box::new(AgentCollector(shared, http)));
     r
 }
 

@@ -93,5 +93,25 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         &[("version", env!("CARGO_PKG_VERSION")), ("backend", backend)],
         1.0,
     )?;
+    if let Some(h) = &ctx.http {
+        use std::sync::atomic::Ordering::Relaxed;
+        one(
+            out,
+            &QUIETSTAT_HTTP_CONNECTIONS,
+            h.open.load(Relaxed) as f64,
+        )?;
+        one(
+            out,
+            &QUIETSTAT_HTTP_CONNECTIONS_MAX,
+            h.max.load(Relaxed) as f64,
+        )?;
+        for (f, v) in [
+            (&QUIETSTAT_HTTP_CONNECTIONS_EVICTED_TOTAL, &h.evicted),
+            (&QUIETSTAT_HTTP_CONNECTIONS_REFUSED_TOTAL, &h.refused),
+            (&QUIETSTAT_HTTP_ACCEPT_ERRORS_TOTAL, &h.accept_errors),
+        ] {
+            one(out, f, v.load(Relaxed) as f64)?;
+        }
+    }
     Ok(())
 }

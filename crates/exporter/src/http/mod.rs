@@ -1,0 +1,388 @@
+//! The HTTP server: one thread drives every connection (tokio, current
+//! thread, hyper's HTTP/1.1), two more run what blocks (a fresh read, a
+//! bcrypt check). With no client connected nothing is armed: the thread
+//! sleeps in epoll until a connection arrives.
+//!
+//! What a client cannot do (docs/agent.md, "Serving"):
+//! - hold the server: connections are capped (below the descriptor limit);
+//!   at the cap the connection idle longest makes room, and only when every
+//!   connection is mid-request is a new one refused (503);
+//! - stall it: a read or a write with no progress for 10 s, or a request
+//!   head not complete within 10 s, closes that connection; a slow or
+//!   non-reading client holds only its own connection;
+//! - grow it: a request head is read into at most 64 KiB (431 beyond); a
+//!   body is never read;
+//! - stop it: an accept error (out of descriptors) is logged and retried
+//!   with backoff after making room; should the server ever stop on its
+//!   own, the agent logs why and exits non-zero.
+//!
+//! Routes are in `routes.rs`; TLS and basic authentication come from the
+//! web configuration file ([`crate::web_config`]).
+
+mod auth;
+mod conns;
+mod io;
+mod offload;
+mod routes;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use agent::Shared;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpStream;
+use tokio::sync::Notify;
+
+use crate::web_config::WebConfig;
+use conns::{Admit, Conns, Slot};
+
+/// A request head larger than this is answered 431.
+pub const HEAD_CAP: usize = 64 * 1024;
+/// No read progress for this long closes a connection (idle keep-alive too).
+const READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// No write progress for this long (a client not reading) closes it.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A request head must be complete within this.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// A TLS handshake must be complete within this.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections by default, when the descriptor limit allows.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+
+/// The server's connection figures, exported as `quietstat_http_*`.
+#[derive(Debug, Default)]
+pub struct HttpStats {
+    pub open: AtomicU64,
+    pub max: AtomicU64,
+    pub evicted: AtomicU64,
+    pub refused: AtomicU64,
+    pub accept_errors: AtomicU64,
+}
+
+/// How the server behaves beyond its routes.
+pub struct Options {
+    /// At most this many connections (0: the default); lowered to fit the
+    /// descriptor limit.
+    pub max_connections: usize,
+    pub web: Option<WebConfig>,
+    /// Whether `/api/v1/snapshot` lists processes (pid, command, user...).
+    pub process_rows: bool,
+}
+
+/// What the routes need.
+pub(crate) struct Ctx {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) registry: prometheus_client::registry::Registry,
+    pub(crate) offload: offload::Offload,
+    pub(crate) auth: Option<Arc<auth::Auth>>,
+    pub(crate) headers: Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
+    pub(crate) process_rows: bool,
+    conns: Conns,
+}
+
+/// A running server.
+pub struct HttpServer {
+    addr: SocketAddr,
+    stop: Arc<Notify>,
+    thread: std::thread::JoinHandle<()>,
+    ctx: Arc<Ctx>,
+    tls: bool,
+}
+
+impl HttpServer {
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The connection cap in force.
+    pub fn max_connections(&self) -> usize {
+        self.ctx.conns.cap
+    }
+
+    pub fn tls(&self) -> bool {
+        self.tls
+    }
+
+    /// Stops accepting and closes every connection.
+    pub fn shutdown(self) {
+        self.stop.notify_one();
+        let _ = self.thread.join();
+    }
+}
+
+/// Binds `addr`: done before anything else is published, so a second
+/// agent on a port in use stops before touching the first one's files.
+pub fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, String> {
+    let listener =
+        std::net::TcpListener::bind(addr).map_err(|e| format!("listening on {addr}: {e}"))?;
+    // Accepted sockets inherit TCP_NODELAY from the listener (Linux). Without
+    // it a keep-alive client (Prometheus) waits out its delayed ACK, 40 ms,
+    // on every response written in two segments.
+    set_nodelay(&listener).map_err(|e| format!("TCP_NODELAY on {addr}: {e}"))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("listening on {addr}: {e}"))?;
+    Ok(listener)
+}
+
+fn set_nodelay(l: &std::net::TcpListener) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let one: libc::c_int = 1;
+    // SAFETY: a valid socket fd and a c_int option value.
+    let r = unsafe {
+        libc::setsockopt(
+            l.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The connection cap: `wanted` (or the default), at most half the
+/// descriptors left under the soft limit, so the agent's own files and a
+/// burst of accepts always find one.
+fn connection_cap(wanted: usize) -> usize {
+    let wanted = if wanted == 0 {
+        DEFAULT_MAX_CONNECTIONS
+    } else {
+        wanted
+    };
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills a valid struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return wanted;
+    }
+    let open = std::fs::read_dir("/proc/self/fd").map_or(64, |d| d.count() as u64);
+    let room = lim.rlim_cur.saturating_sub(open) / 2;
+    wanted.min(room as usize).max(4)
+}
+
+/// Starts serving `shared` on `listener` (from [`bind`]).
+pub fn serve(
+    shared: Arc<Shared>,
+    listener: std::net::TcpListener,
+    options: Options,
+) -> Result<HttpServer, String> {
+    let addr = listener.local_addr().map_err(|e| format!("serving: {e}"))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| format!("serving on {addr}: {e}"))?;
+    let listener = {
+        let _in = runtime.enter();
+        tokio::net::TcpListener::from_std(listener)
+            .map_err(|e| format!("serving on {addr}: {e}"))?
+    };
+    let offload = offload::Offload::start(2, 64)
+        .map_err(|e| format!("serving on {addr}: starting worker threads: {e}"))?;
+    let (tls, auth, headers) = match options.web {
+        Some(w) => (
+            w.tls,
+            (!w.users.is_empty()).then(|| Arc::new(auth::Auth::new(w.users))),
+            w.headers
+                .into_iter()
+                .filter_map(|(k, v)| Some((k.parse().ok()?, v.parse().ok()?)))
+                .collect(),
+        ),
+        None => (None, None, Vec::new()),
+    };
+    let conns = Conns::new(connection_cap(options.max_connections));
+    let ctx = Arc::new(Ctx {
+        registry: crate::metrics::registry(shared.clone(), Some(conns.stats.clone())),
+        shared: shared.clone(),
+        offload,
+        auth,
+        headers,
+        process_rows: options.process_rows,
+        conns,
+    });
+    let stop = Arc::new(Notify::new());
+    let acceptor = tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    let thread = {
+        let (ctx, stop) = (ctx.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name("http".into())
+            .spawn(move || {
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    runtime.block_on(accept_loop(listener, ctx.clone(), acceptor, stop))
+                }));
+                let why = match run {
+                    Ok(true) => return,
+                    Ok(false) => "the accept loop ended".to_string(),
+                    Err(p) => p
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| p.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "a panic".into()),
+                };
+                ctx.shared.fail(format!(
+                    "the HTTP server on {addr} stopped ({why}); exiting"
+                ));
+            })
+            .map_err(|e| format!("serving on {addr}: starting the HTTP thread: {e}"))?
+    };
+    Ok(HttpServer {
+        addr,
+        stop,
+        thread,
+        tls: tls.is_some(),
+        ctx,
+    })
+}
+
+/// Whether an accept error is about one connection (gone before it was
+/// taken), not the listener or the process.
+fn per_connection(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ECONNABORTED | libc::ECONNRESET | libc::EPERM | libc::EPROTO)
+    )
+}
+
+/// Accepts until `stop`; true when stopped, false if it could not go on.
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    ctx: Arc<Ctx>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    stop: Arc<Notify>,
+) -> bool {
+    const FIRST_BACKOFF: Duration = Duration::from_millis(5);
+    let mut backoff = FIRST_BACKOFF;
+    let mut failing: u64 = 0;
+    loop {
+        let accepted = tokio::select! {
+            _ = stop.notified() => return true,
+            r = listener.accept() => r,
+        };
+        match accepted {
+            Ok((sock, _)) => {
+                if failing > 0 {
+                    agent_log(format!(
+                        "HTTP: accepting connections again after {failing} failed attempts"
+                    ));
+                    failing = 0;
+                }
+                backoff = FIRST_BACKOFF;
+                admit(sock, &ctx, &tls);
+            }
+            Err(e) if per_connection(&e) => {}
+            Err(e) => {
+                if failing == 0 {
+                    agent_log(format!(
+                        "HTTP: accepting a connection failed ({e}); {} connections open (cap {}); retrying with backoff",
+                        ctx.conns.len(),
+                        ctx.conns.cap
+                    ));
+                }
+                failing += 1;
+                ctx.conns
+                    .stats
+                    .accept_errors
+                    .fetch_add(1, Ordering::Relaxed);
+                if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+                    ctx.conns.evict_one();
+                }
+                tokio::select! {
+                    _ = stop.notified() => return true,
+                    _ = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+fn agent_log(msg: String) {
+    eprintln!("quietstat agent: {msg}");
+}
+
+fn refusal() -> Vec<u8> {
+    let body = "too many connections, every one mid-request; try again later\n";
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+fn admit(sock: TcpStream, ctx: &Arc<Ctx>, tls: &Option<tokio_rustls::TlsAcceptor>) {
+    match ctx.conns.admit() {
+        Admit::Full => {
+            // Best effort, never waits: the socket's buffer takes it or not.
+            if tls.is_none() {
+                let _ = sock.try_write(&refusal());
+            }
+        }
+        Admit::In(id, slot) => {
+            let (ctx, tls) = (ctx.clone(), tls.clone());
+            tokio::spawn(async move {
+                connection(sock, slot, &ctx, tls).await;
+                ctx.conns.remove(id);
+            });
+        }
+    }
+}
+
+async fn connection(
+    sock: TcpStream,
+    slot: Arc<Slot>,
+    ctx: &Arc<Ctx>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) {
+    let io = io::TimedIo::new(sock, slot.clone(), READ_TIMEOUT, WRITE_TIMEOUT);
+    match tls {
+        None => http(TokioIo::new(io), slot, ctx).await,
+        Some(acceptor) => {
+            let stream = tokio::select! {
+                _ = slot.evict.notified() => return,
+                r = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(io)) => match r {
+                    Ok(Ok(s)) => s,
+                    _ => return,
+                },
+            };
+            http(TokioIo::new(stream), slot, ctx).await
+        }
+    }
+}
+
+async fn http<I>(io: I, slot: Arc<Slot>, ctx: &Arc<Ctx>)
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let svc = {
+        let (ctx, slot) = (ctx.clone(), slot.clone());
+        service_fn(move |req| {
+            let (ctx, slot) = (ctx.clone(), slot.clone());
+            async move {
+                slot.set_busy(true);
+                let r = routes::handle(&ctx, req).await;
+                slot.set_busy(false);
+                Ok::<_, Infallible>(r)
+            }
+        })
+    };
+    let conn = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT)
+        .max_buf_size(HEAD_CAP)
+        .serve_connection(io, svc);
+    tokio::select! {
+        _ = conn => {}
+        _ = slot.evict.notified() => {}
+    }
+}

@@ -1,0 +1,330 @@
+//! The web configuration file, in node_exporter's format
+//! (`--web.config.file`), so an existing file and the Prometheus scrape
+//! configurations written for it work unchanged:
+//!
+//! ```yaml
+//! tls_server_config:
+//!   cert_file: server.crt        # or `cert:` with the PEM inline
+//!   key_file: server.key         # or `key:`
+//!   client_auth_type: RequireAndVerifyClientCert   # optional
+//!   client_ca_file: ca.crt       # with a client_auth_type that verifies
+//!   min_version: TLS12           # TLS12 or TLS13
+//!   max_version: TLS13
+//! http_server_config:
+//!   headers: { Strict-Transport-Security: max-age=31536000 }
+//! basic_auth_users:
+//!   prometheus: $2y$10$...       # bcrypt hash
+//! ```
+//!
+//! Relative file names are taken from the configuration file's directory.
+//! Keys this server cannot honour are refused by name, except the cipher
+//! and curve preferences, which TLS 1.2/1.3 here fixes to modern choices (a
+//! warning says they are ignored), and `http2`, which is not served.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use serde::Deserialize;
+
+/// The most a web configuration, certificate or key file may hold.
+const FILE_CAP: u64 = 1 << 20;
+
+#[derive(Debug, thiserror::Error)]
+#[error("web configuration {path}: {message}")]
+pub struct WebConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    tls_server_config: Option<TlsFile>,
+    http_server_config: Option<HttpFile>,
+    basic_auth_users: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TlsFile {
+    cert_file: Option<String>,
+    key_file: Option<String>,
+    cert: Option<String>,
+    key: Option<String>,
+    client_auth_type: Option<String>,
+    client_ca_file: Option<String>,
+    client_ca: Option<String>,
+    client_allowed_sans: Option<Vec<String>>,
+    min_version: Option<String>,
+    max_version: Option<String>,
+    cipher_suites: Option<Vec<String>>,
+    prefer_server_cipher_suites: Option<bool>,
+    curve_preferences: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HttpFile {
+    http2: Option<bool>,
+    headers: Option<BTreeMap<String, String>>,
+}
+
+/// The loaded configuration.
+#[derive(Debug)]
+pub struct WebConfig {
+    /// `None`: plain HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// User name to bcrypt hash; empty: no authentication.
+    pub users: BTreeMap<String, String>,
+    /// Added to every response.
+    pub headers: Vec<(String, String)>,
+    /// What was accepted but has no effect, for the log.
+    pub warnings: Vec<String>,
+}
+
+impl WebConfig {
+    /// Reads and checks `path`: the YAML, the certificate and key, the hashes.
+    pub fn load(path: &Path) -> Result<WebConfig, WebConfigError> {
+        let err = |message: String| WebConfigError {
+            path: path.display().to_string(),
+            message,
+        };
+        let text = sys::file::read_text_capped(path, FILE_CAP).map_err(|e| err(e.to_string()))?;
+        let file: File = if text.trim().is_empty() {
+            File::default()
+        } else {
+            yaml_serde::from_str(&text).map_err(|e| err(e.to_string()))?
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut warnings = Vec::new();
+        let tls = match file.tls_server_config {
+            Some(t) => Some(Arc::new(tls(&t, dir, &mut warnings).map_err(err)?)),
+            None => None,
+        };
+        let mut headers = Vec::new();
+        if let Some(h) = file.http_server_config {
+            if h.http2.is_some() {
+                warnings.push("http_server_config.http2 is ignored: HTTP/1.1 is served".into());
+            }
+            for (k, v) in h.headers.unwrap_or_default() {
+                if hyper::header::HeaderName::from_bytes(k.as_bytes()).is_err()
+                    || hyper::header::HeaderValue::from_str(&v).is_err()
+                {
+                    return Err(err(format!(
+                        "http_server_config.headers: {k:?}: {v:?} is not a valid header"
+                    )));
+                }
+                headers.push((k, v));
+            }
+        }
+        let users = file.basic_auth_users.unwrap_or_default();
+        for (user, hash) in &users {
+            if user.contains(':') {
+                return Err(err(format!(
+                    "basic_auth_users: user {user:?} contains ':', which basic authentication cannot carry"
+                )));
+            }
+            // Checking a password against the hash parses it: a hash that is
+            // not bcrypt is found now, not at the first request.
+            if bcrypt::verify("", hash).is_err() {
+                return Err(err(format!(
+                    "basic_auth_users.{user}: not a bcrypt hash; write one with `htpasswd -nBC 10 \"\" | tr -d ':\\n'`"
+                )));
+            }
+        }
+        Ok(WebConfig {
+            tls,
+            users,
+            headers,
+            warnings,
+        })
+    }
+}
+
+fn resolve(dir: &Path, name: &str) -> PathBuf {
+    let p = Path::new(name);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        dir.join(p)
+    }
+}
+
+/// PEM from a file (`file_key`) or inline (`inline_key`).
+fn pem(
+    dir: &Path,
+    file: &Option<String>,
+    inline: &Option<String>,
+    file_key: &str,
+    inline_key: &str,
+) -> Result<Vec<u8>, String> {
+    match (file, inline) {
+        (Some(_), Some(_)) => Err(format!(
+            "tls_server_config: {file_key} and {inline_key} both set; give one"
+        )),
+        (Some(f), None) => sys::file::read_capped(&resolve(dir, f), FILE_CAP)
+            .map_err(|e| format!("tls_server_config.{file_key}: {e}")),
+        (None, Some(pem)) => Ok(pem.as_bytes().to_vec()),
+        (None, None) => Err(format!(
+            "tls_server_config: {file_key} (or {inline_key}) is required"
+        )),
+    }
+}
+
+fn certs(bytes: &[u8], key: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs = CertificateDer::pem_slice_iter(bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("tls_server_config.{key}: {e}"))?;
+    if certs.is_empty() {
+        return Err(format!("tls_server_config.{key}: no PEM certificate found"));
+    }
+    Ok(certs)
+}
+
+fn version(key: &str, v: &Option<String>) -> Result<Option<u8>, String> {
+    match v.as_deref() {
+        None => Ok(None),
+        Some("TLS12") => Ok(Some(12)),
+        Some("TLS13") => Ok(Some(13)),
+        Some(o @ ("TLS10" | "TLS11")) => Err(format!(
+            "tls_server_config.{key}: {o} is not offered (insecure); accepted: TLS12, TLS13"
+        )),
+        Some(o) => Err(format!(
+            "tls_server_config.{key}: {o:?}; accepted: TLS12, TLS13"
+        )),
+    }
+}
+
+fn tls(
+    t: &TlsFile,
+    dir: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<rustls::ServerConfig, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let chain = certs(
+        &pem(dir, &t.cert_file, &t.cert, "cert_file", "cert")?,
+        "cert_file",
+    )?;
+    let key = PrivateKeyDer::from_pem_slice(&pem(dir, &t.key_file, &t.key, "key_file", "key")?)
+        .map_err(|e| format!("tls_server_config.key_file: no private key ({e})"))?;
+    let min = version("min_version", &t.min_version)?.unwrap_or(12);
+    let max = version("max_version", &t.max_version)?.unwrap_or(13);
+    if min > max {
+        return Err("tls_server_config: min_version is above max_version".into());
+    }
+    let versions: Vec<&'static rustls::SupportedProtocolVersion> =
+        [(12, &rustls::version::TLS12), (13, &rustls::version::TLS13)]
+            .into_iter()
+            .filter(|(v, _)| (min..=max).contains(v))
+            .map(|(_, p)| p)
+            .collect();
+    if t.client_allowed_sans.is_some() {
+        return Err(
+            "tls_server_config.client_allowed_sans is not supported; remove it or verify clients by CA only".into(),
+        );
+    }
+    for (set, key) in [
+        (t.cipher_suites.is_some(), "cipher_suites"),
+        (t.curve_preferences.is_some(), "curve_preferences"),
+        (
+            t.prefer_server_cipher_suites.is_some(),
+            "prefer_server_cipher_suites",
+        ),
+    ] {
+        if set {
+            warnings.push(format!(
+                "tls_server_config.{key} is ignored: the TLS library's modern defaults apply"
+            ));
+        }
+    }
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| format!("tls_server_config: {e}"))?;
+    let auth = t.client_auth_type.as_deref().unwrap_or("NoClientCert");
+    let builder = match auth {
+        "NoClientCert" => builder.with_no_client_auth(),
+        "RequireAndVerifyClientCert" | "VerifyClientCertIfGiven" => {
+            let ca = pem(
+                dir,
+                &t.client_ca_file,
+                &t.client_ca,
+                "client_ca_file",
+                "client_ca",
+            )?;
+            let mut roots = rustls::RootCertStore::empty();
+            for c in certs(&ca, "client_ca_file")? {
+                roots
+                    .add(c)
+                    .map_err(|e| format!("tls_server_config.client_ca_file: {e}"))?;
+            }
+            let mut v = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            );
+            if auth == "VerifyClientCertIfGiven" {
+                v = v.allow_unauthenticated();
+            }
+            builder.with_client_cert_verifier(
+                v.build()
+                    .map_err(|e| format!("tls_server_config.client_ca_file: {e}"))?,
+            )
+        }
+        o => {
+            return Err(format!(
+                "tls_server_config.client_auth_type: {o:?}; accepted: NoClientCert, VerifyClientCertIfGiven, RequireAndVerifyClientCert"
+            ));
+        }
+    };
+    let mut config = builder
+        .with_single_cert(chain, key)
+        .map_err(|e| format!("tls_server_config: the key does not fit the certificate: {e}"))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<WebConfig, WebConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("web.yml");
+        std::fs::write(&p, text).unwrap();
+        WebConfig::load(&p)
+    }
+
+    #[test]
+    fn basic_auth_users_need_bcrypt_hashes() {
+        let hash = bcrypt::hash("secret", 4).unwrap();
+        let c = load(&format!("basic_auth_users:\n  prom: '{hash}'\n")).unwrap();
+        assert!(c.tls.is_none());
+        assert_eq!(c.users.len(), 1);
+        let e = load("basic_auth_users:\n  prom: plain\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("basic_auth_users.prom") && e.contains("bcrypt"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_missing_files_are_named() {
+        let e = load("tls_server_config:\n  cert_fil: x\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cert_fil"), "{e}");
+        let e = load("tls_server_config:\n  cert_file: absent.crt\n  key_file: absent.key\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cert_file") && e.contains("absent.crt"), "{e}");
+        let e = load("tls_server_config:\n  cert: x\n  key: y\n  min_version: TLS10\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("certificate") || e.contains("TLS10"), "{e}");
+        assert!(load("").unwrap().users.is_empty());
+    }
+}
