@@ -715,35 +715,10 @@ fn prometheus_scrapes_through_tls_and_basic_auth_from_a_node_exporter_web_config
 /// node_exporter and the agent side by side: for every family both export,
 /// the same label sets and values within what changed between two reads a
 /// moment apart (ours before and after node_exporter's).
-/// Configuration under which every `max_age_ms=0` request reads again:
-/// no demand floor, no overhead budget (for tests that compare readings
-/// taken around another reader's).
-fn every_demand_read() -> String {
-    let mut c = String::from("overhead_budget_pct = 0\n");
-    for s in [
-        "stat",
-        "interrupts",
-        "softirqs",
-        "meminfo",
-        "vmstat",
-        "loadavg",
-        "pressure_cpu",
-        "pressure_memory",
-        "pressure_io",
-        "pressure_irq",
-        "diskstats",
-        "net_dev",
-        "schedstat",
-        "processes",
-    ] {
-        c += &format!("[sources.{s}]\ndemand_min_interval = \"0s\"\n");
-    }
-    c
-}
-
 #[test]
 fn node_exporter_and_the_agent_agree_family_by_family() {
-    let a = agent(&every_demand_read(), &[]);
+    // Every `max_age_ms=0` request reads again: no floor, no budget.
+    let a = agent(&demand_without_floors(0.0, ALL_SOURCES), &[]);
     let port = free_port();
     let ne = Command::new(which("prometheus-node-exporter"))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))

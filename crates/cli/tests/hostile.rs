@@ -272,41 +272,19 @@ fn fifos_and_devices_given_as_files_are_refused_at_once() {
     mkfifo(&fifo);
     let f = fifo.to_str().unwrap();
     let limit = Duration::from_secs(10);
+    fn agent_with_file<'a>(flag: &'a str, file: &'a str) -> Vec<&'a str> {
+        vec!["agent", "--listen", "", "--shm-path", "", flag, file]
+    }
     for (args, names) in [
-        (
-            vec!["agent", "--listen", "", "--shm-path", "", "--config", f],
-            "FIFO",
-        ),
-        (
-            vec![
-                "agent",
-                "--listen",
-                "",
-                "--shm-path",
-                "",
-                "--config",
-                "/dev/zero",
-            ],
-            "character device",
-        ),
+        (agent_with_file("--config", f), "FIFO"),
+        (agent_with_file("--config", "/dev/zero"), "character device"),
+        (agent_with_file("--web.config.file", f), "FIFO"),
         (
             vec!["bench", "procfs", "--reads", "1", "--baseline", "/dev/zero"],
             "character device",
         ),
         (
             vec!["bench", "procfs", "--reads", "1", "--baseline", f],
-            "FIFO",
-        ),
-        (
-            vec![
-                "agent",
-                "--listen",
-                "",
-                "--shm-path",
-                "",
-                "--web.config.file",
-                f,
-            ],
             "FIFO",
         ),
     ] {
@@ -365,6 +343,22 @@ fn a_config_swapped_for_a_fifo_is_refused_at_reload_and_sigterm_still_stops_the_
     assert!(status.success(), "{status:?} after {:?}", t.elapsed());
 }
 
+/// Starts an agent asked to publish its snapshot at `path`, which it must
+/// refuse; the agent and the line saying why.
+fn agent_refusing_snapshot(path: &std::path::Path) -> (Agent, String) {
+    let a = agent(
+        "",
+        &["--backend", "procfs", "--shm-path", path.to_str().unwrap()],
+    );
+    let log = drain_log(&a);
+    let line = log
+        .iter()
+        .find(|l| l.contains("running without the shared-memory snapshot"))
+        .unwrap_or_else(|| panic!("{log:#?}"))
+        .clone();
+    (a, line)
+}
+
 #[test]
 fn the_snapshot_follows_no_link_and_trusts_no_shared_directory() {
     use std::os::unix::fs::PermissionsExt;
@@ -385,15 +379,7 @@ fn the_snapshot_follows_no_link_and_trusts_no_shared_directory() {
     for p in &planted {
         std::os::unix::fs::symlink(&victim, p).unwrap();
     }
-    let a = agent(
-        "",
-        &["--backend", "procfs", "--shm-path", path.to_str().unwrap()],
-    );
-    let log = drain_log(&a);
-    let line = log
-        .iter()
-        .find(|l| l.contains("running without the shared-memory snapshot"))
-        .unwrap_or_else(|| panic!("{log:#?}"));
+    let (a, line) = agent_refusing_snapshot(&path);
     assert!(line.contains("writable by every user"), "{line}");
     assert_scrape_within(a.addr, Duration::from_secs(1), "without a snapshot");
     drop(a);
@@ -565,15 +551,7 @@ fn a_full_filesystem_under_the_snapshot_is_reported_and_the_agent_runs_on() {
     let filler = fs.0.path().join("filler");
     let _ = std::fs::write(&filler, vec![0u8; 1 << 20]);
     let path = fs.0.path().join("snapshot");
-    let a = agent(
-        "",
-        &["--backend", "procfs", "--shm-path", path.to_str().unwrap()],
-    );
-    let log = drain_log(&a);
-    let line = log
-        .iter()
-        .find(|l| l.contains("running without the shared-memory snapshot"))
-        .unwrap_or_else(|| panic!("{log:#?}"));
+    let (a, line) = agent_refusing_snapshot(&path);
     assert!(line.contains("No space left"), "{line}");
     for _ in 0..3 {
         assert_scrape_within(a.addr, Duration::from_secs(1), "with a full filesystem");
@@ -681,18 +659,18 @@ fn a_client_looping_max_age_zero_is_held_to_the_demand_floor_and_told_the_age() 
 fn demand_reads_past_the_overhead_budget_are_declined_with_the_age_stated() {
     // No demand floor: only the budget (1% of a CPU: 10 ms/s) holds a
     // client asking for everything fresh.
-    let mut config = String::from("overhead_budget_pct = 1.0\n");
-    for s in [
-        "stat",
-        "interrupts",
-        "softirqs",
-        "meminfo",
-        "vmstat",
-        "diskstats",
-        "processes",
-    ] {
-        config += &format!("[sources.{s}]\ndemand_min_interval = \"0s\"\n");
-    }
+    let config = demand_without_floors(
+        1.0,
+        &[
+            "stat",
+            "interrupts",
+            "softirqs",
+            "meminfo",
+            "vmstat",
+            "diskstats",
+            "processes",
+        ],
+    );
     let a = agent(&config, &["--backend", "procfs"]);
     let before = source_costs(a.addr);
     let secs = 3.0;

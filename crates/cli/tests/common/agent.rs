@@ -152,3 +152,32 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// Every source's configuration key.
+pub const ALL_SOURCES: &[&str] = &[
+    "stat",
+    "interrupts",
+    "softirqs",
+    "meminfo",
+    "vmstat",
+    "loadavg",
+    "pressure_cpu",
+    "pressure_memory",
+    "pressure_io",
+    "pressure_irq",
+    "diskstats",
+    "net_dev",
+    "schedstat",
+    "processes",
+];
+
+/// Configuration with no demand floor for `sources` and an overhead budget
+/// of `budget_pct` (0: none): `max_age_ms=0` then reads again unless the
+/// budget declines it.
+pub fn demand_without_floors(budget_pct: f64, sources: &[&str]) -> String {
+    let mut c = format!("overhead_budget_pct = {budget_pct:?}\n");
+    for s in sources {
+        c += &format!("[sources.{s}]\ndemand_min_interval = \"0s\"\n");
+    }
+    c
+}
