@@ -61,18 +61,29 @@ impl Agent {
         mask_signals(libc::SIG_BLOCK);
         let mut reader = Reader::new(&config.proc_root, &config.sys_root);
         reader.set_keep_open(true);
-        let topo = reader
-            .read_topology()
-            .map_err(|e| StartError::Setup(format!("reading CPU topology: {e}")))?;
+        let topo = reader.read_topology();
+        for note in &topo.notes {
+            log(note);
+        }
         let housekeeping = placement::housekeeping(config.housekeeping_cpus.as_ref(), &topo)
             .map_err(StartError::Setup)?;
-        placement::pin_current_thread(&housekeeping).map_err(|e| {
-            StartError::Setup(format!("pinning to housekeeping CPUs {housekeeping}: {e}"))
-        })?;
-        log(format!(
-            "running on housekeeping CPUs {housekeeping} (online {})",
-            topo.online
-        ));
+        // CPUs asked for by name must be honoured; the ones found in the
+        // tree are a preference: a tree from another machine may name CPUs
+        // this one lacks, and an empty tree names none.
+        match placement::pin_current_thread(&housekeeping) {
+            Ok(()) => log(format!(
+                "running on housekeeping CPUs {housekeeping} (online {})",
+                topo.online
+            )),
+            Err(e) if config.housekeeping_cpus.is_some() => {
+                return Err(StartError::Setup(format!(
+                    "pinning to housekeeping CPUs {housekeeping}: {e}"
+                )));
+            }
+            Err(e) => log(format!(
+                "not pinned: the topology read names housekeeping CPUs \"{housekeeping}\" ({e}); running on any CPU"
+            )),
+        }
 
         let mut work = SystemSample::default();
         let mut missing = 0;

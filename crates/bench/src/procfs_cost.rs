@@ -165,8 +165,8 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(u64, u64)) -> Result<Report,
     progress(total, total);
     let topo_cpus = Reader::new(&opts.proc_root, &opts.sys_root)
         .read_topology()
-        .map(|t| t.online.len())
-        .unwrap_or(0);
+        .online
+        .len();
     let kernel = std::fs::read_to_string(opts.proc_root.join("sys/kernel/osrelease"))
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into());

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use probe::noise::{self, Options, Report};
 use procfs::cpu::CpuList;
 
@@ -45,9 +45,10 @@ pub fn run(sys_root: &std::path::Path, args: &Args) -> anyhow::Result<ExitCode> 
             anyhow::anyhow!("--cpus {l:?}: {e}; write a CPU list such as 1 or 2-3,8")
         })?,
         None => {
-            let topo = procfs::Reader::new("/proc", sys_root)
-                .read_topology()
-                .context("reading the CPU topology")?;
+            let topo = procfs::Reader::new("/proc", sys_root).read_topology();
+            if let Some(note) = topo.notes.first() {
+                bail!("reading the CPU topology: {note}; name the CPUs to watch with --cpus");
+            }
             let reserved = topo.online.minus(&topo.housekeeping());
             if reserved.is_empty() {
                 bail!("no CPU is isolated or nohz_full here; name the CPUs to watch with --cpus");

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use model::SystemRates;
 use procfs::meminfo::MemKey;
 use procfs::stat::CpuMode;
@@ -37,18 +37,19 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> anyhow::Result<Exi
         return from_agent(path, args);
     }
     let mut reader = Reader::new(proc_root, sys_root);
-    let topology = reader
-        .read_topology()
-        .with_context(|| format!("reading CPU topology under {}", sys_root.display()))?;
+    let topology = reader.read_topology();
+    for note in &topology.notes {
+        eprintln!("quietstat: {note}");
+    }
     let mut prev = SystemSample::default();
     reader.read_sample(&Source::ALL, &mut prev);
-    match &prev.status[Source::Stat as usize] {
-        SourceStatus::Ok => {}
-        SourceStatus::Failed(e) => bail!("{e}"),
-        _ => bail!(
-            "{}: not found; --proc-root must name a mounted proc filesystem or a fixture tree",
+    // A partial tree shows what it has (each source's status says what it
+    // lacks); a root with none of the files is a wrong root.
+    if !Source::ALL.iter().any(|&s| prev.ok(s)) {
+        bail!(
+            "{}: not found, nor any other source; --proc-root must name a mounted proc filesystem or a fixture tree",
             reader.path(Source::Stat).display()
-        ),
+        );
     }
     let Some(interval) = args.interval else {
         match args.format {

@@ -225,6 +225,9 @@ pub struct Topology {
     pub nohz_full: Option<CpuList>,
     pub boot: BootCpuParams,
     pub cpus: Vec<CpuPlace>,
+    /// What was missing or malformed, and what stands in for it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Topology {

@@ -145,33 +145,68 @@ impl Reader {
         })
     }
 
-    fn read_opt<T>(r: Result<T>) -> Result<Option<T>> {
-        match r {
-            Ok(v) => Ok(Some(v)),
-            Err(e) if e.is_not_found() => Ok(None),
-            Err(e) => Err(e),
-        }
+    /// A topology id; `None` when absent, unreadable or not a number
+    /// (die_id is -1 on architectures without dies).
+    fn read_id(&mut self, rel: &str) -> Option<u32> {
+        self.read_text(false, rel).ok()?.trim().parse::<u32>().ok()
     }
 
-    fn read_id(&mut self, rel: &str) -> Result<Option<u32>> {
-        let text = Self::read_opt(self.read_text(false, rel))?;
-        // die_id is -1 on architectures without dies: no value.
-        Ok(text.and_then(|t| t.trim().parse::<u32>().ok()))
-    }
-
-    /// CPU topology and isolation. `online`, `possible` and `present` are
-    /// required; the rest is `None` where this kernel lacks it.
-    pub fn read_topology(&mut self) -> Result<Topology> {
-        let online = self.read_cpulist("devices/system/cpu/online")?;
-        let possible = self.read_cpulist("devices/system/cpu/possible")?;
-        let present = self.read_cpulist("devices/system/cpu/present")?;
-        let isolated = Self::read_opt(self.read_cpulist("devices/system/cpu/isolated"))?;
-        let nohz_full = Self::read_opt(self.read_cpulist("devices/system/cpu/nohz_full"))?;
-        let cmdline = Self::read_opt(self.read_text(true, "cmdline"))?.unwrap_or_default();
-        let boot = cpu::parse_cmdline(&cmdline).map_err(|e| Error::Parse {
-            path: self.proc_root.join("cmdline"),
-            source: e,
-        })?;
+    /// CPU topology and isolation, from whatever the tree has. Nothing here
+    /// is required: a file that is missing, unreadable or malformed leaves
+    /// its part unknown or filled from what is known (`online`, `possible`
+    /// and `present` stand in for one another; failing all three, the CPU
+    /// rows of /proc/stat), and adds a line to `notes` saying so.
+    pub fn read_topology(&mut self) -> Topology {
+        let mut notes = Vec::new();
+        let mut list = |me: &mut Self, rel: &str, required: bool| -> Option<CpuList> {
+            match me.read_cpulist(rel) {
+                Ok(l) => Some(l),
+                Err(e) if e.is_not_found() && !required => None,
+                Err(e) => {
+                    notes.push(e.to_string());
+                    None
+                }
+            }
+        };
+        let online = list(self, "devices/system/cpu/online", true);
+        let possible = list(self, "devices/system/cpu/possible", true);
+        let present = list(self, "devices/system/cpu/present", true);
+        let isolated = list(self, "devices/system/cpu/isolated", false);
+        let nohz_full = list(self, "devices/system/cpu/nohz_full", false);
+        let known = online
+            .clone()
+            .or_else(|| present.clone())
+            .or_else(|| possible.clone());
+        let (known, stat_note) = match known {
+            Some(k) => (k, None),
+            None => {
+                let k = self.cpus_in_stat();
+                let what = if k.is_empty() {
+                    "CPU topology unknown: no CPU list in sysfs and no CPU rows in /proc/stat"
+                        .to_string()
+                } else {
+                    format!("CPU topology from the CPU rows of /proc/stat: {k}")
+                };
+                (k, Some(what))
+            }
+        };
+        notes.extend(stat_note);
+        let online = online.unwrap_or_else(|| known.clone());
+        let present = present.unwrap_or_else(|| known.clone());
+        let possible = possible.unwrap_or_else(|| present.clone());
+        let cmdline = match self.read_text(true, "cmdline") {
+            Ok(t) => t,
+            Err(e) => {
+                if !e.is_not_found() {
+                    notes.push(e.to_string());
+                }
+                String::new()
+            }
+        };
+        let boot = cpu::parse_cmdline(&cmdline).unwrap_or_else(|e| {
+            notes.push(format!("{}: {e}", self.proc_root.join("cmdline").display()));
+            Default::default()
+        });
         let mut nodes = Vec::new();
         if let Ok(dir) = std::fs::read_dir(self.sys_root.join("devices/system/node")) {
             for entry in dir.flatten() {
@@ -183,8 +218,10 @@ impl Reader {
                 else {
                     continue;
                 };
-                let list = self.read_cpulist(&format!("devices/system/node/node{n}/cpulist"))?;
-                nodes.push((n, list));
+                match self.read_cpulist(&format!("devices/system/node/node{n}/cpulist")) {
+                    Ok(l) => nodes.push((n, l)),
+                    Err(e) => notes.push(e.to_string()),
+                }
             }
         }
         let mut cpus = Vec::with_capacity(present.len());
@@ -193,13 +230,13 @@ impl Reader {
             cpus.push(CpuPlace {
                 cpu,
                 online: online.contains(cpu),
-                package_id: self.read_id(&format!("{base}/physical_package_id"))?,
-                die_id: self.read_id(&format!("{base}/die_id"))?,
-                core_id: self.read_id(&format!("{base}/core_id"))?,
+                package_id: self.read_id(&format!("{base}/physical_package_id")),
+                die_id: self.read_id(&format!("{base}/die_id")),
+                core_id: self.read_id(&format!("{base}/core_id")),
                 numa_node: nodes.iter().find(|(_, l)| l.contains(cpu)).map(|(n, _)| *n),
             });
         }
-        Ok(Topology {
+        Topology {
             online,
             possible,
             present,
@@ -207,7 +244,20 @@ impl Reader {
             nohz_full,
             boot,
             cpus,
-        })
+            notes,
+        }
+    }
+
+    /// The CPUs /proc/stat has a row for (`cpuN`), when sysfs says nothing.
+    fn cpus_in_stat(&mut self) -> CpuList {
+        let Ok(text) = self.read_text(true, "stat") else {
+            return CpuList::default();
+        };
+        let ids: Vec<u32> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("cpu")?.split(' ').next()?.parse().ok())
+            .collect();
+        CpuList::new(ids)
     }
 }
 

@@ -81,7 +81,7 @@ fn this_machine_exact_values() {
     );
     assert_eq!(s.softirqs.find("TIMER").unwrap().counts, &[3001, 3911]);
 
-    let t = r.read_topology().unwrap();
+    let t = r.read_topology();
     assert_eq!(t.online.cpus(), &[0, 1]);
     assert_eq!(t.isolated.as_ref().map(|l| l.len()), Some(0));
     assert_eq!(t.nohz_full, None);
@@ -185,7 +185,7 @@ fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
         assert_eq!(s.stat.softirq_counts[i], row.total, "{}", row.label);
     }
     assert_eq!(s.schedstat.cpus.len(), cpus);
-    let t = r.read_topology().unwrap();
+    let t = r.read_topology();
     assert_eq!(t.online.len(), cpus);
     assert!(t.cpus.iter().all(|c| c.numa_node.is_some()));
 }
@@ -194,7 +194,7 @@ fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
 fn cpu256_irq3000_is_consistent() {
     check_big_machine("cpu256-irq3000", 256, 3000);
     let (proc_root, sys_root) = fixtures::roots("cpu256-irq3000");
-    let t = Reader::new(proc_root, sys_root).read_topology().unwrap();
+    let t = Reader::new(proc_root, sys_root).read_topology();
     assert_eq!(t.isolated.as_ref().unwrap().to_string(), "8-15");
     assert_eq!(
         t.boot.isolcpus.as_ref().unwrap().flags,

@@ -156,19 +156,48 @@ fn empty_sysfs_files_mean_no_cpus() {
         .sys_file("devices/system/cpu/present", "0-3\n")
         .sys_file("devices/system/cpu/nohz_full", "(null)\n")
         .proc_file("cmdline", "nohz_full=3 isolcpus=2\n");
-    let topo = reader(&t).read_topology().unwrap();
+    let topo = reader(&t).read_topology();
     assert_eq!(topo.nohz_full.as_ref().map(|l| l.len()), Some(0));
     assert_eq!(topo.housekeeping().to_string(), "0-1");
     assert_eq!(topo.possible.len(), 8);
 }
 
 #[test]
-fn bad_cpulist_names_the_sysfs_file() {
+fn bad_cpulist_is_noted_naming_the_sysfs_file_and_the_others_stand_in() {
     let t = fixtures::Tree::empty();
-    t.sys_file("devices/system/cpu/online", "0-x\n");
-    let e = reader(&t).read_topology().unwrap_err();
+    t.sys_file("devices/system/cpu/online", "0-x\n")
+        .sys_file("devices/system/cpu/present", "0-3\n");
+    let topo = reader(&t).read_topology();
+    let e = topo.notes.join("\n");
     assert!(
-        e.to_string().contains("devices/system/cpu/online") && e.to_string().contains("cpulist"),
+        e.contains("devices/system/cpu/online") && e.contains("cpulist"),
         "{e}"
+    );
+    assert_eq!(topo.online.to_string(), "0-3");
+    assert_eq!(topo.possible.to_string(), "0-3");
+}
+
+#[test]
+fn without_sysfs_cpu_lists_the_cpu_rows_of_proc_stat_give_the_topology() {
+    let t = fixtures::Tree::copy_of("this-machine");
+    for f in ["online", "possible", "present", "isolated"] {
+        std::fs::remove_file(t.sys_root().join("devices/system/cpu").join(f)).unwrap();
+    }
+    let topo = reader(&t).read_topology();
+    assert_eq!(topo.online.to_string(), "0-1");
+    assert_eq!(topo.possible.to_string(), "0-1");
+    assert!(
+        topo.notes.iter().any(|n| n.contains("/proc/stat")),
+        "{:?}",
+        topo.notes
+    );
+    assert_eq!(topo.housekeeping().to_string(), "0-1");
+    // Nothing at all: an empty topology, said so, no error.
+    let topo = reader(&fixtures::Tree::empty()).read_topology();
+    assert!(topo.online.is_empty());
+    assert!(
+        topo.notes.iter().any(|n| n.contains("unknown")),
+        "{:?}",
+        topo.notes
     );
 }
