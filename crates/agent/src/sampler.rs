@@ -70,7 +70,12 @@ impl Agent {
         // CPUs asked for by name must be honoured; the ones found in the
         // tree are a preference: a tree from another machine may name CPUs
         // this one lacks, and an empty tree names none.
-        match placement::pin_current_thread(&housekeeping) {
+        let pinned = if housekeeping.is_empty() {
+            Err(std::io::Error::other("no CPU known"))
+        } else {
+            placement::pin_current_thread(&housekeeping)
+        };
+        match pinned {
             Ok(()) => log(format!(
                 "running on housekeeping CPUs {housekeeping} (online {})",
                 topo.online
@@ -81,7 +86,7 @@ impl Agent {
                 )));
             }
             Err(e) => log(format!(
-                "not pinned: the topology read names housekeeping CPUs \"{housekeeping}\" ({e}); running on any CPU"
+                "not pinned to housekeeping CPUs \"{housekeeping}\" ({e}); running on any CPU"
             )),
         }
 

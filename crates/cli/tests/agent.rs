@@ -761,6 +761,8 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
         "node_interrupts_total",
         "node_softirqs_total",
         "node_pressure_cpu_waiting_seconds_total",
+        "node_scrape_collector_duration_seconds",
+        "node_scrape_collector_success",
     ] {
         assert!(common.contains(f), "{f} not exported by both");
     }
@@ -772,6 +774,21 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
                 our_types.get(f),
                 their_types.get(f)
             ));
+        }
+        if f.starts_with("node_scrape_collector_") {
+            // Per collector: each side lists its own collectors, and
+            // durations are each side's own; a collector both run must
+            // succeed on both or fail on both.
+            if f == "node_scrape_collector_success" {
+                for ((n, l), v) in before.iter().filter(|((n, _), _)| n == f) {
+                    if let Some(t) = theirs.get(&(n.clone(), l.clone()))
+                        && t != v
+                    {
+                        problems.push(format!("{f}{l:?}: node_exporter {t}, ours {v}"));
+                    }
+                }
+            }
+            continue;
         }
         let labels = |s: &Series| -> BTreeSet<Vec<(String, String)>> {
             s.keys()

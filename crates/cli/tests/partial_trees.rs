@@ -41,9 +41,28 @@ fn roots(t: &fixtures::Tree) -> (String, String) {
     )
 }
 
+/// The source and node_exporter collector a removed file belongs to.
+fn source_of(file: &str) -> Option<(&'static str, &'static str)> {
+    Some(match file {
+        "proc/stat" => ("stat", "cpu"),
+        "proc/interrupts" => ("interrupts", "interrupts"),
+        "proc/softirqs" => ("softirqs", "softirqs"),
+        "proc/meminfo" => ("meminfo", "meminfo"),
+        "proc/vmstat" => ("vmstat", "vmstat"),
+        "proc/loadavg" => ("loadavg", "loadavg"),
+        "proc/diskstats" => ("diskstats", "diskstats"),
+        "proc/net/dev" => ("net_dev", "netdev"),
+        "proc/pressure/cpu" => ("pressure_cpu", "pressure"),
+        "proc/pressure/memory" => ("pressure_memory", "pressure"),
+        "proc/pressure/io" => ("pressure_io", "pressure"),
+        _ => return None,
+    })
+}
+
 /// The agent on `t`: it must start serving, answer a scrape and stop on
-/// SIGTERM with success; what it logged.
-fn agent_runs_on(t: &fixtures::Tree, what: &str) -> Vec<String> {
+/// SIGTERM with success; what it logged. With `down`, that source reports
+/// `quietstat_source_up` 0 and its collector `node_scrape_collector_success` 0.
+fn agent_runs_on(t: &fixtures::Tree, what: &str, down: Option<(&str, &str)>) -> Vec<String> {
     let (p, s) = roots(t);
     let mut a = agent(
         "",
@@ -52,6 +71,18 @@ fn agent_runs_on(t: &fixtures::Tree, what: &str) -> Vec<String> {
     let r = get(a.addr, "/metrics", None);
     assert_eq!(r.status, 200, "{what}: {}", r.body);
     assert!(r.body.contains("quietstat_source_up"), "{what}");
+    if let Some((source, collector)) = down {
+        for series in [
+            format!("quietstat_source_up{{source=\"{source}\"}}"),
+            format!("node_scrape_collector_success{{collector=\"{collector}\"}}"),
+        ] {
+            let v: Option<f64> = r
+                .body
+                .lines()
+                .find_map(|l| l.strip_prefix(series.as_str())?.trim().parse().ok());
+            assert_eq!(v, Some(0.0), "{what}: {series}");
+        }
+    }
     a.proc.signal(libc::SIGTERM);
     let status = a
         .proc
@@ -81,14 +112,14 @@ fn every_file_of_a_tree_removed_in_turn_leaves_stat_and_the_agent_running() {
         assert_ok(&out);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["topology"]["online"], "0-1", "without {f}");
-        agent_runs_on(&t, &format!("without {f}"));
+        agent_runs_on(&t, &format!("without {f}"), source_of(f));
     }
 }
 
 #[test]
 fn an_empty_tree_leaves_the_agent_running_and_stat_says_the_root_is_wrong() {
     let t = fixtures::Tree::empty();
-    let log = agent_runs_on(&t, "empty tree");
+    let log = agent_runs_on(&t, "empty tree", Some(("meminfo", "meminfo")));
     assert!(
         log.iter().any(|l| l.contains("CPU topology unknown")),
         "{log:#?}"

@@ -2,9 +2,63 @@
 //! which disks and vmstat keys it exports, its names for meminfo keys,
 //! softirq vectors and CPU modes.
 
+use agent::config::AgentSource;
+use procfs::Source;
 use procfs::stat::{CpuMode, CpuTimes};
 
 use super::families::{Family, NODE_MEMORY_BYTES, NODE_MEMORY_HUGEPAGES};
+
+/// A node_exporter collector this agent stands in for: the sources it
+/// needs (a missing one fails it, as node_exporter's does) and those it
+/// reads when the kernel has them.
+pub(super) struct Collector {
+    pub name: &'static str,
+    pub required: &'static [AgentSource],
+    pub optional: &'static [AgentSource],
+}
+
+const fn one(name: &'static str, s: Source) -> Collector {
+    Collector {
+        name,
+        required: match s {
+            Source::Stat => &[AgentSource::System(Source::Stat)],
+            Source::Interrupts => &[AgentSource::System(Source::Interrupts)],
+            Source::Softirqs => &[AgentSource::System(Source::Softirqs)],
+            Source::Meminfo => &[AgentSource::System(Source::Meminfo)],
+            Source::Vmstat => &[AgentSource::System(Source::Vmstat)],
+            Source::Loadavg => &[AgentSource::System(Source::Loadavg)],
+            Source::Diskstats => &[AgentSource::System(Source::Diskstats)],
+            Source::NetDev => &[AgentSource::System(Source::NetDev)],
+            Source::Schedstat => &[AgentSource::System(Source::Schedstat)],
+            _ => &[],
+        },
+        optional: &[],
+    }
+}
+
+/// `node_scrape_collector_*{collector}` are reported per entry.
+pub(super) const COLLECTORS: &[Collector] = &[
+    one("cpu", Source::Stat),
+    one("stat", Source::Stat),
+    one("interrupts", Source::Interrupts),
+    one("softirqs", Source::Softirqs),
+    one("meminfo", Source::Meminfo),
+    one("vmstat", Source::Vmstat),
+    one("loadavg", Source::Loadavg),
+    Collector {
+        name: "pressure",
+        required: &[
+            AgentSource::System(Source::PressureCpu),
+            AgentSource::System(Source::PressureMemory),
+            AgentSource::System(Source::PressureIo),
+        ],
+        // CONFIG_IRQ_TIME_ACCOUNTING only.
+        optional: &[AgentSource::System(Source::PressureIrq)],
+    },
+    one("diskstats", Source::Diskstats),
+    one("netdev", Source::NetDev),
+    one("schedstat", Source::Schedstat),
+];
 
 /// node_exporter's names for /proc/stat's softirq columns.
 pub(super) const SOFTIRQ_VECTORS: [&str; 10] = [

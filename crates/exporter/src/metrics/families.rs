@@ -117,6 +117,9 @@ families! {
     QUIETSTAT_AGENT_THREADS "quietstat_agent_threads" Gauge [] "agent" "Threads of the agent.";
     QUIETSTAT_AGENT_START_TIME_SECONDS "quietstat_agent_start_time_seconds" Gauge [] "agent" "When the agent started, in unixtime.";
     QUIETSTAT_AGENT_INFO "quietstat_agent_info" Gauge ["version", "backend"] "agent" "Always 1: the agent's version and process-table backend.";
+    NODE_SCRAPE_COLLECTOR_DURATION_SECONDS "node_scrape_collector_duration_seconds" Gauge ["collector"] "agent" "node_exporter: Duration of a collector scrape.";
+    NODE_SCRAPE_COLLECTOR_SUCCESS "node_scrape_collector_success" Gauge ["collector"] "agent" "node_exporter: Whether a collector succeeded.";
+    QUIETSTAT_BUILD_INFO "quietstat_build_info" Gauge ["version", "revision", "rustc", "arch", "os"] "agent" "Always 1: the version, commit and compiler quietstat was built from, and its target.";
     QUIETSTAT_HTTP_CONNECTIONS "quietstat_http_connections" Gauge [] "agent" "HTTP connections open now.";
     QUIETSTAT_HTTP_CONNECTIONS_MAX "quietstat_http_connections_max" Gauge [] "agent" "The cap on HTTP connections (lowered to fit the descriptor limit).";
     QUIETSTAT_HTTP_CONNECTIONS_EVICTED_TOTAL "quietstat_http_connections_evicted_total" Counter [] "agent" "Idle HTTP connections closed to make room for new ones at the cap.";

@@ -6,6 +6,7 @@ use agent::config::AgentSource;
 use model::units::ns_to_secs;
 
 use super::Context;
+use super::compat::COLLECTORS;
 use super::families::*;
 use super::out::{Fmt, Out, counter_l, gauge_l, one, sample_l};
 
@@ -58,6 +59,15 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         for &s in &srcs {
             sample_l(&mut m, &[("source", s.key())], get(st, ctx, s, now))?;
         }
+        // A source enabled but not scheduled (its file is missing on this
+        // kernel or tree) is down, not absent from the list.
+        if std::ptr::eq(name, &QUIETSTAT_SOURCE_UP) {
+            for s in AgentSource::ALL {
+                if ctx.config.source(s).enabled && !st.stats[s.index()].scheduled {
+                    sample_l(&mut m, &[("source", s.key())], 0.0)?;
+                }
+            }
+        }
     }
     let u = &ctx.usage;
     let mut m = out.family(&QUIETSTAT_AGENT_CPU_SECONDS_TOTAL)?;
@@ -93,6 +103,19 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         &[("version", env!("CARGO_PKG_VERSION")), ("backend", backend)],
         1.0,
     )?;
+    collectors(out, st, ctx)?;
+    let mut m = out.family(&QUIETSTAT_BUILD_INFO)?;
+    gauge_l(
+        &mut m,
+        &[
+            ("version", env!("CARGO_PKG_VERSION")),
+            ("revision", env!("QUIETSTAT_REVISION")),
+            ("rustc", env!("QUIETSTAT_RUSTC")),
+            ("arch", std::env::consts::ARCH),
+            ("os", std::env::consts::OS),
+        ],
+        1.0,
+    )?;
     if let Some(h) = &ctx.http {
         use std::sync::atomic::Ordering::Relaxed;
         one(
@@ -112,6 +135,41 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         ] {
             one(out, f, v.load(Relaxed) as f64)?;
         }
+    }
+    Ok(())
+}
+
+/// node_exporter's per-collector figures, from the agent's per-source ones:
+/// the duration of the last read (read and parse) of the collector's
+/// sources, and whether it succeeded: every source it needs is scheduled
+/// (its file present, the source enabled) and was read without error, and
+/// so was every optional one that is scheduled.
+fn collectors(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
+    let ok = |s: AgentSource| match s {
+        AgentSource::System(src) => st.sample.ok(src),
+        AgentSource::Processes => st.procs_status == procfs::SourceStatus::Ok,
+    };
+    let scheduled =
+        |s: &AgentSource| st.stats[s.index()].scheduled && ctx.config.source(*s).enabled;
+    let mut rows = Vec::with_capacity(COLLECTORS.len());
+    for c in COLLECTORS {
+        let all = c.required.iter().chain(c.optional);
+        let secs: u64 = all
+            .clone()
+            .filter(|s| scheduled(s))
+            .map(|s| st.stats[s.index()].last_cost_ns)
+            .sum();
+        let success = c.required.iter().all(|s| scheduled(s) && ok(*s))
+            && c.optional.iter().filter(|s| scheduled(s)).all(|s| ok(*s));
+        rows.push((c.name, ns_to_secs(secs), if success { 1.0 } else { 0.0 }));
+    }
+    let mut m = out.family(&NODE_SCRAPE_COLLECTOR_DURATION_SECONDS)?;
+    for (name, secs, _) in &rows {
+        gauge_l(&mut m, &[("collector", *name)], *secs)?;
+    }
+    let mut m = out.family(&NODE_SCRAPE_COLLECTOR_SUCCESS)?;
+    for (name, _, success) in &rows {
+        gauge_l(&mut m, &[("collector", *name)], *success)?;
     }
     Ok(())
 }
