@@ -90,6 +90,8 @@ impl SourceConfig {
     fn defaults(s: AgentSource) -> SourceConfig {
         let (interval, min_interval) = match s {
             AgentSource::System(Source::Interrupts | Source::Softirqs) => (5_000, 10),
+            // The host's names change rarely.
+            AgentSource::System(Source::Uname) => (60_000, 1_000),
             AgentSource::Processes => (5_000, 100),
             AgentSource::System(_) => (1_000, 1),
         };
@@ -382,6 +384,11 @@ file_sources!(
     diskstats,
     net_dev,
     schedstat,
+    filefd,
+    sockstat,
+    softnet,
+    entropy,
+    uname,
     processes
 );
 

@@ -14,7 +14,7 @@ use sys::{mono_ns, unix_ns};
 
 use crate::config::{AgentSource, Config, FileConfig, SOURCE_COUNT};
 use crate::schedule::Schedule;
-use crate::signals::{RELOAD, STOP, install_handlers, mask_signals};
+use crate::signals::{RELOAD, STOP, install_handlers, mask_signals, set_wake_word};
 use crate::state::{Exits, Shared, SourceStats, State};
 use crate::{StartError, budget, log, placement};
 
@@ -517,9 +517,14 @@ impl Agent {
     /// the configuration file. On the way out the shared-memory snapshot is
     /// marked stale.
     pub fn run(mut self) {
+        let shared = self.shared.clone();
+        set_wake_word(Some(shared.shm.request_word()));
         install_handlers();
         mask_signals(libc::SIG_UNBLOCK);
         loop {
+            // The counter first, the flags after: a signal after this load
+            // changes the counter, so the wait below cannot sleep through it.
+            self.seen_request = self.shared.shm.request_count();
             if STOP.load(Ordering::SeqCst) {
                 break;
             }
@@ -534,7 +539,6 @@ impl Agent {
             // again only when its last read is older than the most demanding
             // request, so requests made while a read was under way, and
             // satisfied by it, cost nothing more.
-            self.seen_request = self.shared.shm.request_count();
             let shm_want = self.shared.shm.want_since();
             let mono = mono_ns();
             let mut floor_wait: Option<u64> = None;
@@ -584,6 +588,8 @@ impl Agent {
             }
             self.shared.shm.wait_request(self.seen_request, deadline);
         }
+        mask_signals(libc::SIG_BLOCK);
+        set_wake_word(None);
         self.shared.shm.mark_stopped();
         log("stopped; shared-memory snapshot marked stale");
     }

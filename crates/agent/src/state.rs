@@ -140,7 +140,10 @@ impl Shared {
                 {
                     continue;
                 }
-                let floor = config.source(s).demand_min_interval.as_nanos() as u64;
+                // Never below the sampler's own floor: a read it would not
+                // make yet is declined at once, not waited for.
+                let c = config.source(s);
+                let floor = c.demand_min_interval.max(c.min_interval).as_nanos() as u64;
                 if st.read_mono_ns[i] > 0 && st.read_mono_ns[i].saturating_add(floor) > start {
                     declined.floor |= s.bit();
                 } else if blocked {

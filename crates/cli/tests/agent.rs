@@ -556,12 +556,15 @@ fn promtool_accepts_the_output() {
         String::from_utf8_lossy(&out.stderr)
     );
     // Exit 1 is a parse error; 3 is lint findings. The only findings allowed
-    // are node_exporter's own camelCase node_memory_* names, which dashboards
-    // need verbatim (node_exporter's output gets the same findings).
+    // are node_exporter's own names, which dashboards need verbatim
+    // (node_exporter's output gets the same findings): camelCase
+    // node_memory_*, and entropy counted in bits.
     assert_ne!(out.status.code(), Some(1), "{report}");
     for line in report.lines().filter(|l| !l.trim().is_empty()) {
         assert!(
-            line.starts_with("node_memory_") && line.contains("camelCase"),
+            (line.starts_with("node_memory_") && line.contains("camelCase"))
+                || (line.starts_with("node_entropy_")
+                    && line.contains("base unit \"bytes\" instead of \"bits\"")),
             "promtool: {line}"
         );
     }
@@ -646,6 +649,52 @@ fn a_real_prometheus_scrapes_the_agent() {
     assert!(r.body.contains("\"backend\""), "{}", r.body);
     let r = get(paddr, "/api/v1/targets", None);
     assert!(r.body.contains("\"health\":\"up\""), "{}", r.body);
+    // The host's families, as node_exporter's dashboards query them.
+    let v = prometheus_until(paddr, "/api/v1/query?query=node_uname_info", |v| {
+        v["data"]["result"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    });
+    let m = &v["data"]["result"][0]["metric"];
+    for label in [
+        "nodename",
+        "sysname",
+        "release",
+        "version",
+        "machine",
+        "domainname",
+    ] {
+        assert!(
+            m[label].as_str().is_some_and(|s| !s.is_empty()),
+            "{label}: {m}"
+        );
+    }
+    assert_eq!(m["sysname"], "Linux");
+    for family in [
+        "node_filefd_allocated",
+        "node_filefd_maximum",
+        "node_entropy_available_bits",
+        "node_entropy_pool_size_bits",
+        "node_sockstat_sockets_used",
+        "node_sockstat_TCP_inuse",
+        "node_sockstat_TCP_mem_bytes",
+        "node_softnet_processed_total",
+        "node_softnet_dropped_total",
+        "node_softnet_times_squeezed_total",
+        "node_scrape_collector_success",
+        "node_scrape_collector_duration_seconds",
+        "quietstat_build_info",
+    ] {
+        let r = get(paddr, &format!("/api/v1/query?query={family}"), None);
+        let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        assert!(
+            v["data"]["result"]
+                .as_array()
+                .is_some_and(|r| !r.is_empty()),
+            "{family}: {}",
+            r.body
+        );
+    }
 }
 
 #[test]
@@ -718,7 +767,7 @@ fn prometheus_scrapes_through_tls_and_basic_auth_from_a_node_exporter_web_config
 #[test]
 fn node_exporter_and_the_agent_agree_family_by_family() {
     // Every `max_age_ms=0` request reads again: no floor, no budget.
-    let a = agent(&demand_without_floors(0.0, ALL_SOURCES), &[]);
+    let a = agent(&demand_without_floors(0.0, &all_sources()), &[]);
     let port = free_port();
     let ne = Command::new(which("prometheus-node-exporter"))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
@@ -763,6 +812,11 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
         "node_pressure_cpu_waiting_seconds_total",
         "node_scrape_collector_duration_seconds",
         "node_scrape_collector_success",
+        "node_uname_info",
+        "node_filefd_allocated",
+        "node_entropy_available_bits",
+        "node_sockstat_TCP_inuse",
+        "node_softnet_processed_total",
     ] {
         assert!(common.contains(f), "{f} not exported by both");
     }
@@ -817,6 +871,10 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
                 n if n.starts_with("node_memory_") => 16.0 * 1024.0 * 1024.0 + hi * 0.001,
                 n if n.starts_with("node_load") => 0.5,
                 "node_procs_running" | "node_procs_blocked" | "node_disk_io_now" => 4.0,
+                // Files and sockets node_exporter itself opens to answer.
+                "node_filefd_allocated" => 64.0,
+                n if n.starts_with("node_sockstat_") && !n.ends_with("_bytes") => 16.0,
+                n if n.starts_with("node_sockstat_") => 16.0 * 4096.0,
                 // Counters printed with 6 significant digits by either side.
                 _ => hi.abs() * 1e-6 + 1e-9,
             };

@@ -25,6 +25,8 @@ mod source;
 
 pub mod cpu;
 pub mod diskstats;
+pub mod entropy;
+pub mod filefd;
 pub mod interrupts;
 pub mod limits;
 pub mod loadavg;
@@ -33,8 +35,11 @@ pub mod net_dev;
 pub mod pid;
 pub mod pressure;
 pub mod schedstat;
+pub mod sockstat;
 pub mod softirqs;
+pub mod softnet;
 pub mod stat;
+pub mod uname;
 pub mod vmstat;
 
 pub use cpu_table::{CpuTable, Row};

@@ -28,7 +28,7 @@ const INITIAL_BUF: usize = 64 << 10;
 impl Reader {
     pub fn new(proc_root: impl Into<PathBuf>, sys_root: impl Into<PathBuf>) -> Self {
         let proc_root = proc_root.into();
-        let paths = Source::ALL.map(|s| proc_root.join(s.name()));
+        let paths = Source::ALL.map(|s| proc_root.join(s.files()[0]));
         Reader {
             proc_root,
             sys_root: sys_root.into(),
@@ -87,6 +87,14 @@ impl Reader {
     pub(crate) fn read_raw_io(&mut self, source: Source) -> std::io::Result<usize> {
         let i = source as usize;
         let path = &self.paths[i];
+        if source.files().len() > 1 {
+            return read_parts(
+                &self.proc_root,
+                source.files(),
+                &mut self.buf,
+                self.max_file_bytes,
+            );
+        }
         if !self.keep_open {
             return read_whole(path, &mut self.buf, self.max_file_bytes);
         }
@@ -293,6 +301,47 @@ fn open_nonblocking(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
+/// The files `parts` below `root` one after another into `buf`, each ending
+/// with a newline; a missing file after the first is an empty line. The
+/// paths are joined on a stack buffer, so a warm read allocates nothing.
+fn read_parts(
+    root: &Path,
+    parts: &[&str],
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<usize> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut filled = 0;
+    let mut path = [0u8; 4096];
+    let root = root.as_os_str().as_bytes();
+    for (k, part) in parts.iter().enumerate() {
+        let n = root.len() + 1 + part.len();
+        if n >= path.len() {
+            return Err(std::io::ErrorKind::InvalidInput.into());
+        }
+        path[..root.len()].copy_from_slice(root);
+        path[root.len()] = b'/';
+        path[root.len() + 1..n].copy_from_slice(part.as_bytes());
+        let p = Path::new(std::ffi::OsStr::from_bytes(&path[..n]));
+        let start = filled;
+        filled = match open_nonblocking(p) {
+            Ok(mut f) => fill_from(buf, filled, max, |b, _| f.read(b))?,
+            Err(e) if k > 0 && e.kind() == std::io::ErrorKind::NotFound => filled,
+            Err(e) => return Err(e),
+        };
+        // Each part is one line, even when empty or missing.
+        if filled == start || buf[filled - 1] != b'\n' {
+            if filled == buf.len() {
+                let grown = (buf.len() * 2).clamp(INITIAL_BUF, max.max(filled + 1));
+                buf.resize(grown, 0);
+            }
+            buf[filled] = b'\n';
+            filled += 1;
+        }
+    }
+    Ok(filled)
+}
+
 /// open + read to end of file + close.
 fn read_whole(path: &Path, buf: &mut Vec<u8>, max: usize) -> std::io::Result<usize> {
     let mut f = open_nonblocking(path)?;
@@ -305,9 +354,18 @@ fn read_whole(path: &Path, buf: &mut Vec<u8>, max: usize) -> std::io::Result<usi
 fn fill(
     buf: &mut Vec<u8>,
     max: usize,
+    read: impl FnMut(&mut [u8], usize) -> std::io::Result<usize>,
+) -> std::io::Result<usize> {
+    fill_from(buf, 0, max, read)
+}
+
+/// As [`fill`], appending after the first `filled` bytes.
+fn fill_from(
+    buf: &mut Vec<u8>,
+    mut filled: usize,
+    max: usize,
     mut read: impl FnMut(&mut [u8], usize) -> std::io::Result<usize>,
 ) -> std::io::Result<usize> {
-    let mut filled = 0;
     loop {
         if filled == buf.len() {
             if buf.len() >= max {

@@ -12,7 +12,9 @@ use serde::ser::SerializeMap;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::diskstats::{self, DiskStat};
+use crate::entropy::{self, Entropy};
 use crate::error::{Error, ParseError};
+use crate::filefd::{self, Filefd};
 use crate::interrupts::{self, Interrupts};
 use crate::loadavg::{self, Loadavg};
 use crate::meminfo::{self, Meminfo};
@@ -20,9 +22,12 @@ use crate::net_dev::{self, NetDev};
 use crate::pressure::{self, Pressure, Resource};
 use crate::reader::Reader;
 use crate::schedstat::{self, Schedstat};
+use crate::sockstat::{self, Sockstat};
 use crate::softirqs::{self, Softirqs};
+use crate::softnet::{self, SoftnetCpu};
 use crate::source::Source;
 use crate::stat::{self, Stat};
+use crate::uname::{self, Uname};
 use crate::vmstat::{self, Vmstat};
 
 /// What became of one source in one sample.
@@ -67,6 +72,11 @@ pub struct SystemSample {
     pub diskstats: Vec<DiskStat>,
     pub net_dev: Vec<NetDev>,
     pub schedstat: Schedstat,
+    pub filefd: Filefd,
+    pub sockstat: Sockstat,
+    pub softnet: Vec<SoftnetCpu>,
+    pub entropy: Entropy,
+    pub uname: Uname,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -86,6 +96,11 @@ impl Default for SystemSample {
             diskstats: Vec::new(),
             net_dev: Vec::new(),
             schedstat: Schedstat::default(),
+            filefd: Filefd::default(),
+            sockstat: Sockstat::default(),
+            softnet: Vec::new(),
+            entropy: Entropy::default(),
+            uname: Uname::default(),
             status: Default::default(),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -125,6 +140,11 @@ impl SystemSample {
             Source::Diskstats => swap(&mut self.diskstats, &mut other.diskstats),
             Source::NetDev => swap(&mut self.net_dev, &mut other.net_dev),
             Source::Schedstat => swap(&mut self.schedstat, &mut other.schedstat),
+            Source::Filefd => swap(&mut self.filefd, &mut other.filefd),
+            Source::Sockstat => swap(&mut self.sockstat, &mut other.sockstat),
+            Source::Softnet => swap(&mut self.softnet, &mut other.softnet),
+            Source::Entropy => swap(&mut self.entropy, &mut other.entropy),
+            Source::Uname => swap(&mut self.uname, &mut other.uname),
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -150,6 +170,11 @@ impl SystemSample {
             Source::Diskstats => diskstats::parse_into(bytes, &mut self.diskstats),
             Source::NetDev => net_dev::parse_into(bytes, &mut self.net_dev),
             Source::Schedstat => schedstat::parse_into(bytes, &mut self.schedstat),
+            Source::Filefd => filefd::parse(bytes).map(|f| self.filefd = f),
+            Source::Sockstat => sockstat::parse_into(bytes, &mut self.sockstat),
+            Source::Softnet => softnet::parse_into(bytes, &mut self.softnet),
+            Source::Entropy => entropy::parse(bytes).map(|e| self.entropy = e),
+            Source::Uname => uname::parse_into(bytes, &mut self.uname),
         }
     }
 }
@@ -246,6 +271,11 @@ impl Serialize for SourceData<'_> {
             Source::Diskstats => x.diskstats.serialize(s),
             Source::NetDev => x.net_dev.serialize(s),
             Source::Schedstat => x.schedstat.serialize(s),
+            Source::Filefd => x.filefd.serialize(s),
+            Source::Sockstat => x.sockstat.serialize(s),
+            Source::Softnet => x.softnet.serialize(s),
+            Source::Entropy => x.entropy.serialize(s),
+            Source::Uname => x.uname.serialize(s),
         }
     }
 }

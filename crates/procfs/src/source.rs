@@ -21,6 +21,11 @@ pub enum Source {
     Diskstats,
     NetDev,
     Schedstat,
+    Filefd,
+    Sockstat,
+    Softnet,
+    Entropy,
+    Uname,
 }
 
 impl From<Source> for &'static str {
@@ -30,7 +35,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 13] = [
+    pub const ALL: [Source; 18] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -44,10 +49,17 @@ impl Source {
         Source::Diskstats,
         Source::NetDev,
         Source::Schedstat,
+        Source::Filefd,
+        Source::Sockstat,
+        Source::Softnet,
+        Source::Entropy,
+        Source::Uname,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
-    /// The path below the proc root, which is also the source's name.
+    /// The source's name: for the sources read from one file named as in
+    /// /proc, the path below the proc root ([`Source::files`] has the paths
+    /// of all).
     pub fn name(self) -> &'static str {
         match self {
             Source::Stat => "stat",
@@ -63,6 +75,37 @@ impl Source {
             Source::Diskstats => "diskstats",
             Source::NetDev => "net/dev",
             Source::Schedstat => "schedstat",
+            Source::Filefd => "filefd",
+            Source::Sockstat => "sockstat",
+            Source::Softnet => "softnet",
+            Source::Entropy => "entropy",
+            Source::Uname => "uname",
+        }
+    }
+
+    /// The files below the proc root the source reads, in order; a source
+    /// with several gets them one after another, each ending with a newline
+    /// (a missing one after the first as an empty line).
+    pub fn files(self) -> &'static [&'static str] {
+        match self {
+            Source::Filefd => &["sys/fs/file-nr"],
+            Source::Sockstat => &["net/sockstat"],
+            Source::Softnet => &["net/softnet_stat"],
+            Source::Entropy => &crate::entropy::FILES,
+            Source::Uname => &crate::uname::FILES,
+            Source::Stat => &["stat"],
+            Source::Interrupts => &["interrupts"],
+            Source::Softirqs => &["softirqs"],
+            Source::Meminfo => &["meminfo"],
+            Source::Vmstat => &["vmstat"],
+            Source::Loadavg => &["loadavg"],
+            Source::PressureCpu => &["pressure/cpu"],
+            Source::PressureMemory => &["pressure/memory"],
+            Source::PressureIo => &["pressure/io"],
+            Source::PressureIrq => &["pressure/irq"],
+            Source::Diskstats => &["diskstats"],
+            Source::NetDev => &["net/dev"],
+            Source::Schedstat => &["schedstat"],
         }
     }
 

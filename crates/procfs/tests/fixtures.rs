@@ -80,6 +80,25 @@ fn this_machine_exact_values() {
         "IO-APIC   5-edge      ACPI:Ged"
     );
     assert_eq!(s.softirqs.find("TIMER").unwrap().counts, &[3001, 3911]);
+    assert_eq!((s.filefd.allocated, s.filefd.maximum), (305, 2466170));
+    assert_eq!(s.sockstat.sockets_used, Some(8));
+    assert_eq!(s.sockstat.lines[0].protocol, "TCP");
+    assert_eq!(s.sockstat.lines[0].values[2], ("tw".to_string(), 0));
+    assert_eq!(s.softnet.len(), 2);
+    assert_eq!(s.softnet[0].processed, 0x002caa42);
+    assert_eq!(
+        (s.entropy.available_bits, s.entropy.pool_size_bits),
+        (256, 256)
+    );
+    assert_eq!(
+        (
+            s.uname.sysname.as_str(),
+            s.uname.release.as_str(),
+            s.uname.machine.as_str()
+        ),
+        ("Linux", "6.18.44-fc-v669", "x86_64")
+    );
+    assert_eq!(s.uname.domainname, "(none)");
 
     let t = r.read_topology();
     assert_eq!(t.online.cpus(), &[0, 1]);
@@ -114,6 +133,16 @@ fn old_kernel_without_memavailable_or_pressure() {
     assert_eq!(s.softirqs.find("BLOCK_IOPOLL").unwrap().total, 0);
     assert_eq!(s.schedstat.cpus[1].running_ns, 98773431020);
     assert_eq!(s.vmstat.get(VmKey::OomKill), None);
+    // Before Linux 6.1 there is no /proc/sys/kernel/arch: machine unknown.
+    assert_eq!(
+        (s.uname.release.as_str(), s.uname.machine.as_str()),
+        ("2.6.32-754.el6.x86_64", "")
+    );
+    assert_eq!(s.softnet[0].processed, 0x1a2b3);
+    assert_eq!(
+        (s.entropy.available_bits, s.entropy.pool_size_bits),
+        (3520, 4096)
+    );
 }
 
 #[test]
@@ -128,6 +157,11 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         );
     }
     assert_eq!(s.stat.total.columns(), 10, "an 11th column is ignored");
+    // New sockstat keys and protocols are kept; extra softnet columns ignored.
+    assert_eq!(s.sockstat.lines[0].values[5], ("future_key".to_string(), 7));
+    assert_eq!(s.sockstat.lines.last().unwrap().protocol, "MPTCP");
+    assert_eq!(s.softnet[1].processed, 0x2e13af);
+    assert_eq!(s.uname.machine, "aarch64");
     assert_eq!(s.stat.total.ticks(CpuMode::User), Some(2808));
     assert_eq!(s.meminfo.all().get("FutureMem"), Some(4096 * 1024));
     assert_eq!(s.vmstat.all().get("future_event"), Some(99));

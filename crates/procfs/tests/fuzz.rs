@@ -19,6 +19,19 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("diskstats", |b| procfs::diskstats::parse(b).map(drop)),
         ("net/dev", |b| procfs::net_dev::parse(b).map(drop)),
         ("schedstat", |b| procfs::schedstat::parse(b).map(drop)),
+        ("sys/fs/file-nr", |b| procfs::filefd::parse(b).map(drop)),
+        ("net/sockstat", |b| {
+            procfs::sockstat::parse_into(b, &mut Default::default())
+        }),
+        ("net/softnet_stat", |b| {
+            procfs::softnet::parse_into(b, &mut Vec::new())
+        }),
+        ("sys/kernel/random/entropy_avail", |b| {
+            procfs::entropy::parse(b).map(drop)
+        }),
+        ("sys/kernel/ostype", |b| {
+            procfs::uname::parse_into(b, &mut Default::default())
+        }),
         ("self/stat", |b| procfs::pid::parse_stat(b).map(drop)),
         ("self/status", |b| {
             procfs::pid::parse_status_ctxsw(b).map(drop)
@@ -120,7 +133,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 
     #[test]
-    fn arbitrary_bytes_never_panic(parser in 0usize..15, bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+    fn arbitrary_bytes_never_panic(parser in 0usize..20, bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         check(parser, &bytes);
     }
 

@@ -599,6 +599,12 @@ impl ShmWriter {
         self.map.words()[WANT_SINCE].load(Ordering::Acquire)
     }
 
+    /// The word [`ShmWriter::wait_request`] sleeps on: adding to it and
+    /// waking it (as a signal handler may) ends the wait.
+    pub fn request_word(&self) -> &AtomicU32 {
+        &self.map.header().request
+    }
+
     /// The request counter now; pass it to [`ShmWriter::wait_request`].
     pub fn request_count(&self) -> u32 {
         self.map.header().request.load(Ordering::Acquire)

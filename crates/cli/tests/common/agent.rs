@@ -154,22 +154,12 @@ pub fn free_port() -> u16 {
 }
 
 /// Every source's configuration key.
-pub const ALL_SOURCES: &[&str] = &[
-    "stat",
-    "interrupts",
-    "softirqs",
-    "meminfo",
-    "vmstat",
-    "loadavg",
-    "pressure_cpu",
-    "pressure_memory",
-    "pressure_io",
-    "pressure_irq",
-    "diskstats",
-    "net_dev",
-    "schedstat",
-    "processes",
-];
+pub fn all_sources() -> Vec<&'static str> {
+    agent::config::AgentSource::ALL
+        .into_iter()
+        .map(agent::config::AgentSource::key)
+        .collect()
+}
 
 /// Configuration with no demand floor for `sources` and an overhead budget
 /// of `budget_pct` (0: none): `max_age_ms=0` then reads again unless the

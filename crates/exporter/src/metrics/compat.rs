@@ -30,6 +30,11 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Diskstats => &[AgentSource::System(Source::Diskstats)],
             Source::NetDev => &[AgentSource::System(Source::NetDev)],
             Source::Schedstat => &[AgentSource::System(Source::Schedstat)],
+            Source::Filefd => &[AgentSource::System(Source::Filefd)],
+            Source::Sockstat => &[AgentSource::System(Source::Sockstat)],
+            Source::Softnet => &[AgentSource::System(Source::Softnet)],
+            Source::Entropy => &[AgentSource::System(Source::Entropy)],
+            Source::Uname => &[AgentSource::System(Source::Uname)],
             _ => &[],
         },
         optional: &[],
@@ -58,6 +63,11 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("diskstats", Source::Diskstats),
     one("netdev", Source::NetDev),
     one("schedstat", Source::Schedstat),
+    one("filefd", Source::Filefd),
+    one("sockstat", Source::Sockstat),
+    one("softnet", Source::Softnet),
+    one("entropy", Source::Entropy),
+    one("uname", Source::Uname),
 ];
 
 /// node_exporter's names for /proc/stat's softirq columns.

@@ -82,6 +82,16 @@ families! {
     NODE_SCHEDSTAT_RUNNING_SECONDS_TOTAL "node_schedstat_running_seconds_total" Counter ["cpu"] "schedstat" "Number of seconds CPU spent running a process.";
     NODE_SCHEDSTAT_WAITING_SECONDS_TOTAL "node_schedstat_waiting_seconds_total" Counter ["cpu"] "schedstat" "Number of seconds spent by processing waiting for this CPU.";
     NODE_SCHEDSTAT_TIMESLICES_TOTAL "node_schedstat_timeslices_total" Counter ["cpu"] "schedstat" "Number of timeslices executed by CPU.";
+    NODE_FILEFD_ALLOCATED "node_filefd_allocated" Gauge [] "filefd" "File descriptor statistics: allocated.";
+    NODE_FILEFD_MAXIMUM "node_filefd_maximum" Gauge [] "filefd" "File descriptor statistics: maximum.";
+    NODE_ENTROPY_AVAILABLE_BITS "node_entropy_available_bits" Gauge [] "entropy" "Bits of available entropy.";
+    NODE_ENTROPY_POOL_SIZE_BITS "node_entropy_pool_size_bits" Gauge [] "entropy" "Bits of entropy pool.";
+    NODE_UNAME_INFO "node_uname_info" Gauge ["sysname", "release", "version", "machine", "nodename", "domainname"] "uname" "Labeled system information as provided by the uname system call.";
+    NODE_SOCKSTAT_SOCKETS_USED "node_sockstat_sockets_used" Gauge [] "sockstat" "Number of IPv4 sockets in use.";
+    NODE_SOCKSTAT "node_sockstat_*" Gauge [] "sockstat" "Number of sockets of a protocol in a state, from /proc/net/sockstat (`mem` in pages, and `mem_bytes` in bytes).";
+    NODE_SOFTNET_PROCESSED_TOTAL "node_softnet_processed_total" Counter ["cpu"] "softnet" "Number of processed packets";
+    NODE_SOFTNET_DROPPED_TOTAL "node_softnet_dropped_total" Counter ["cpu"] "softnet" "Number of dropped packets";
+    NODE_SOFTNET_TIMES_SQUEEZED_TOTAL "node_softnet_times_squeezed_total" Counter ["cpu"] "softnet" "Number of times processing packets ran out of quota";
     QUIETSTAT_INTERRUPTS_UNSPLIT_TOTAL "quietstat_interrupts_unsplit_total" Counter ["type"] "interrupts" "Interrupt counters /proc/interrupts prints without a per-CPU split (ERR, MIS).";
     QUIETSTAT_SOFTIRQS_CPU_TOTAL "quietstat_softirqs_cpu_total" Counter ["cpu", "vector"] "softirqs" "Softirqs raised per CPU and vector, from /proc/softirqs.";
     QUIETSTAT_PROCESSES "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";

@@ -26,6 +26,7 @@ use crate::http::HttpStats;
 
 mod compat;
 mod families;
+mod host;
 mod out;
 mod own;
 mod process;
@@ -86,6 +87,7 @@ pub fn encode_openmetrics(registry: &Registry, w: &mut String) -> Fmt {
 fn encode_state(enc: DescriptorEncoder<'_>, st: &State, ctx: &Context) -> Fmt {
     let mut out = Out { enc };
     system::system(&mut out, &st.sample)?;
+    host::host(&mut out, &st.sample)?;
     process::processes(&mut out, st, &ctx.config.process_metrics)?;
     own::agent_figures(&mut out, st, ctx)
 }

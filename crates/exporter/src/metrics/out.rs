@@ -56,6 +56,7 @@ impl Out<'_> {
         let help = match f.source {
             "meminfo" => "Memory information field.",
             "vmstat" => "/proc/vmstat information field.",
+            "sockstat" => "Number of sockets of a protocol in a state (/proc/net/sockstat).",
             _ => "Network device statistic.",
         };
         self.start(f, name, help)
