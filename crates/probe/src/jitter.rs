@@ -177,13 +177,9 @@ fn run_on_this_thread(o: &Options, label: String) -> Result<Run, String> {
         let late = woke.saturating_sub(next).clamp(1, MAX_NS);
         // In range by construction: record cannot fail.
         let _ = h.record(late);
-        next += interval;
-        if next <= woke {
-            // Missed deadlines: keep to the grid, count them.
-            let missed = (woke - next) / interval + 1;
-            overruns += missed;
-            next += missed * interval;
-        }
+        let (n, missed) = next_deadline(next, woke, interval, end);
+        next = n;
+        overruns += missed;
     }
     let steal_ms = steal_before
         .zip(steal_ticks(o.cpu))
@@ -200,6 +196,20 @@ fn run_on_this_thread(o: &Options, label: String) -> Result<Run, String> {
         overruns,
         steal_ms,
     })
+}
+
+/// After waking at `woke` for the deadline `next`: the next deadline on the
+/// grid still ahead, and how many deadlines were missed on the way (only
+/// those before `end`: a stall at the end of the run must not count
+/// deadlines after it).
+fn next_deadline(next: u64, woke: u64, interval: u64, end: u64) -> (u64, u64) {
+    let next = next + interval;
+    if next > woke {
+        return (next, 0);
+    }
+    let missed = (woke - next) / interval + 1;
+    let counted = missed.min(end.saturating_sub(next).div_ceil(interval));
+    (next + missed * interval, counted)
 }
 
 /// The steal ticks of `cpu` in /proc/stat so far.
@@ -230,6 +240,17 @@ mod tests {
         assert!(s.samples > 0);
         assert!(s.min_us > 0.0 && s.min_us <= s.p50_us && s.p50_us <= s.max_us);
         assert!(s.over_100us <= s.over_50us && s.over_50us <= s.samples);
+    }
+
+    #[test]
+    fn missed_deadlines_are_counted_up_to_the_end_only() {
+        // On time: the next one, nothing missed.
+        assert_eq!(next_deadline(100, 101, 10, 1000), (110, 0));
+        // Woke 25 late: 110 and 120 missed, 130 is next.
+        assert_eq!(next_deadline(100, 125, 10, 1000), (130, 2));
+        // A stall across the end: 990 is the last deadline that counts.
+        assert_eq!(next_deadline(970, 1035, 10, 1000), (1040, 2));
+        assert_eq!(next_deadline(990, 1100, 10, 1000), (1110, 0));
     }
 
     #[test]
