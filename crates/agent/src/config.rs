@@ -389,6 +389,8 @@ file_sources!(
     softnet,
     entropy,
     uname,
+    sockstat6,
+    netstat,
     processes
 );
 

@@ -32,6 +32,7 @@ pub mod limits;
 pub mod loadavg;
 pub mod meminfo;
 pub mod net_dev;
+pub mod netstat;
 pub mod pid;
 pub mod pressure;
 pub mod schedstat;

@@ -19,6 +19,7 @@ use crate::interrupts::{self, Interrupts};
 use crate::loadavg::{self, Loadavg};
 use crate::meminfo::{self, Meminfo};
 use crate::net_dev::{self, NetDev};
+use crate::netstat::{self, Netstat};
 use crate::pressure::{self, Pressure, Resource};
 use crate::reader::Reader;
 use crate::schedstat::{self, Schedstat};
@@ -77,6 +78,9 @@ pub struct SystemSample {
     pub softnet: Vec<SoftnetCpu>,
     pub entropy: Entropy,
     pub uname: Uname,
+    /// /proc/net/sockstat6: IPv6 sockets (absent without IPv6).
+    pub sockstat6: Sockstat,
+    pub netstat: Netstat,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -101,6 +105,8 @@ impl Default for SystemSample {
             softnet: Vec::new(),
             entropy: Entropy::default(),
             uname: Uname::default(),
+            sockstat6: Sockstat::default(),
+            netstat: Netstat::default(),
             status: Default::default(),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -145,6 +151,8 @@ impl SystemSample {
             Source::Softnet => swap(&mut self.softnet, &mut other.softnet),
             Source::Entropy => swap(&mut self.entropy, &mut other.entropy),
             Source::Uname => swap(&mut self.uname, &mut other.uname),
+            Source::Sockstat6 => swap(&mut self.sockstat6, &mut other.sockstat6),
+            Source::Netstat => swap(&mut self.netstat, &mut other.netstat),
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -175,6 +183,8 @@ impl SystemSample {
             Source::Softnet => softnet::parse_into(bytes, &mut self.softnet),
             Source::Entropy => entropy::parse(bytes).map(|e| self.entropy = e),
             Source::Uname => uname::parse_into(bytes, &mut self.uname),
+            Source::Sockstat6 => sockstat::parse_into(bytes, &mut self.sockstat6),
+            Source::Netstat => netstat::parse_into(bytes, &mut self.netstat),
         }
     }
 }
@@ -276,6 +286,8 @@ impl Serialize for SourceData<'_> {
             Source::Softnet => x.softnet.serialize(s),
             Source::Entropy => x.entropy.serialize(s),
             Source::Uname => x.uname.serialize(s),
+            Source::Sockstat6 => x.sockstat6.serialize(s),
+            Source::Netstat => x.netstat.serialize(s),
         }
     }
 }

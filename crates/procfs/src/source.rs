@@ -26,6 +26,8 @@ pub enum Source {
     Softnet,
     Entropy,
     Uname,
+    Sockstat6,
+    Netstat,
 }
 
 impl From<Source> for &'static str {
@@ -35,7 +37,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 18] = [
+    pub const ALL: [Source; 20] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -54,6 +56,8 @@ impl Source {
         Source::Softnet,
         Source::Entropy,
         Source::Uname,
+        Source::Sockstat6,
+        Source::Netstat,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -80,6 +84,8 @@ impl Source {
             Source::Softnet => "softnet",
             Source::Entropy => "entropy",
             Source::Uname => "uname",
+            Source::Sockstat6 => "sockstat6",
+            Source::Netstat => "netstat",
         }
     }
 
@@ -93,6 +99,8 @@ impl Source {
             Source::Softnet => &["net/softnet_stat"],
             Source::Entropy => &crate::entropy::FILES,
             Source::Uname => &crate::uname::FILES,
+            Source::Sockstat6 => &["net/sockstat6"],
+            Source::Netstat => &crate::netstat::FILES,
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],
@@ -138,6 +146,6 @@ impl Source {
     /// (CONFIG_PSI, or irq without CONFIG_IRQ_TIME_ACCOUNTING) and schedstat
     /// (CONFIG_SCHEDSTATS).
     pub fn optional(self) -> bool {
-        self.resource().is_some() || self == Source::Schedstat
+        self.resource().is_some() || matches!(self, Source::Schedstat | Source::Sockstat6)
     }
 }

@@ -99,6 +99,12 @@ fn this_machine_exact_values() {
         ("Linux", "6.18.44-fc-v669", "x86_64")
     );
     assert_eq!(s.uname.domainname, "(none)");
+    assert_eq!(s.netstat.get("Tcp_ActiveOpens"), Some(162644));
+    assert_eq!(s.netstat.get("Tcp_MaxConn"), Some(-1));
+    assert_eq!(s.netstat.get("TcpExt_ListenDrops"), Some(44));
+    assert_eq!(s.netstat.get("Ip6_InReceives"), Some(2));
+    assert_eq!(s.netstat.values.len(), 402);
+    assert_eq!(s.sockstat6.lines[0].protocol, "TCP6");
 
     let t = r.read_topology();
     assert_eq!(t.online.cpus(), &[0, 1]);
@@ -162,6 +168,7 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
     assert_eq!(s.sockstat.lines.last().unwrap().protocol, "MPTCP");
     assert_eq!(s.softnet[1].processed, 0x2e13af);
     assert_eq!(s.uname.machine, "aarch64");
+    assert_eq!(s.netstat.get("MPTcpExt_FutureCounter"), Some(9));
     assert_eq!(s.stat.total.ticks(CpuMode::User), Some(2808));
     assert_eq!(s.meminfo.all().get("FutureMem"), Some(4096 * 1024));
     assert_eq!(s.vmstat.all().get("future_event"), Some(99));

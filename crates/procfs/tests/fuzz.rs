@@ -29,6 +29,15 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("sys/kernel/random/entropy_avail", |b| {
             procfs::entropy::parse(b).map(drop)
         }),
+        ("net/netstat", |b| {
+            procfs::netstat::parse_into(b, &mut Default::default())
+        }),
+        ("net/snmp", |b| {
+            procfs::netstat::parse_into(b, &mut Default::default())
+        }),
+        ("net/snmp6", |b| {
+            procfs::netstat::parse_into(b, &mut Default::default())
+        }),
         ("sys/kernel/ostype", |b| {
             procfs::uname::parse_into(b, &mut Default::default())
         }),
@@ -133,7 +142,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 
     #[test]
-    fn arbitrary_bytes_never_panic(parser in 0usize..20, bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+    fn arbitrary_bytes_never_panic(parser in 0usize..23, bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         check(parser, &bytes);
     }
 

@@ -35,6 +35,7 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Softnet => &[AgentSource::System(Source::Softnet)],
             Source::Entropy => &[AgentSource::System(Source::Entropy)],
             Source::Uname => &[AgentSource::System(Source::Uname)],
+            Source::Netstat => &[AgentSource::System(Source::Netstat)],
             _ => &[],
         },
         optional: &[],
@@ -64,11 +65,57 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("netdev", Source::NetDev),
     one("schedstat", Source::Schedstat),
     one("filefd", Source::Filefd),
-    one("sockstat", Source::Sockstat),
+    Collector {
+        name: "sockstat",
+        required: &[AgentSource::System(Source::Sockstat)],
+        // Without IPv6 there is no sockstat6.
+        optional: &[AgentSource::System(Source::Sockstat6)],
+    },
+    one("netstat", Source::Netstat),
     one("softnet", Source::Softnet),
     one("entropy", Source::Entropy),
     one("uname", Source::Uname),
 ];
+
+/// node_exporter's default `--collector.netstat.fields`:
+/// `^(.*_(InErrors|InErrs)|Ip_Forwarding|Ip(6|Ext)_(InOctets|OutOctets)|Icmp6?_(InMsgs|OutMsgs)|TcpExt_(Listen.*|Syncookies.*|TCPSynRetrans|TCPTimeouts|TCPOFOQueue|TCPRcvQDrop)|Tcp_(ActiveOpens|InSegs|OutSegs|OutRsts|PassiveOpens|RetransSegs|CurrEstab)|Udp6?_(InDatagrams|OutDatagrams|NoPorts|RcvbufErrors|SndbufErrors))$`,
+/// matched by hand.
+pub fn netstat_exported(key: &str) -> bool {
+    let Some((proto, field)) = key.split_once('_') else {
+        return false;
+    };
+    if key.ends_with("_InErrors") || key.ends_with("_InErrs") {
+        return true;
+    }
+    match proto {
+        "Ip" => field == "Forwarding",
+        "Ip6" | "IpExt" => matches!(field, "InOctets" | "OutOctets"),
+        "Icmp" | "Icmp6" => matches!(field, "InMsgs" | "OutMsgs"),
+        "TcpExt" => {
+            field.starts_with("Listen")
+                || field.starts_with("Syncookies")
+                || matches!(
+                    field,
+                    "TCPSynRetrans" | "TCPTimeouts" | "TCPOFOQueue" | "TCPRcvQDrop"
+                )
+        }
+        "Tcp" => matches!(
+            field,
+            "ActiveOpens"
+                | "InSegs"
+                | "OutSegs"
+                | "OutRsts"
+                | "PassiveOpens"
+                | "RetransSegs"
+                | "CurrEstab"
+        ),
+        "Udp" | "Udp6" => matches!(
+            field,
+            "InDatagrams" | "OutDatagrams" | "NoPorts" | "RcvbufErrors" | "SndbufErrors"
+        ),
+        _ => false,
+    }
+}
 
 /// node_exporter's names for /proc/stat's softirq columns.
 pub(super) const SOFTIRQ_VECTORS: [&str; 10] = [
@@ -160,6 +207,38 @@ pub(super) fn cpu_modes(t: &CpuTimes) -> impl Iterator<Item = (&'static str, u64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn netstat_fields_follow_node_exporter_s_default_filter() {
+        for yes in [
+            "Tcp_ActiveOpens",
+            "Tcp_CurrEstab",
+            "TcpExt_ListenDrops",
+            "TcpExt_SyncookiesSent",
+            "TcpExt_TCPTimeouts",
+            "Ip_Forwarding",
+            "IpExt_InOctets",
+            "Ip6_OutOctets",
+            "Icmp6_InMsgs",
+            "Udp_NoPorts",
+            "Udp6_RcvbufErrors",
+            "Udp_InErrors",
+            "Icmp_InErrors",
+            "UdpLite_InErrors",
+        ] {
+            assert!(netstat_exported(yes), "{yes}");
+        }
+        for no in [
+            "Tcp_MaxConn",
+            "TcpExt_TW",
+            "Ip_InReceives",
+            "Udp_InCsumErrors",
+            "IpExt_InMcastPkts",
+            "Ip6_InHdrErrors",
+        ] {
+            assert!(!netstat_exported(no), "{no}");
+        }
+    }
     use crate::metrics::families::family;
 
     #[test]

@@ -88,7 +88,8 @@ families! {
     NODE_ENTROPY_POOL_SIZE_BITS "node_entropy_pool_size_bits" Gauge [] "entropy" "Bits of entropy pool.";
     NODE_UNAME_INFO "node_uname_info" Gauge ["sysname", "release", "version", "machine", "nodename", "domainname"] "uname" "Labeled system information as provided by the uname system call.";
     NODE_SOCKSTAT_SOCKETS_USED "node_sockstat_sockets_used" Gauge [] "sockstat" "Number of IPv4 sockets in use.";
-    NODE_SOCKSTAT "node_sockstat_*" Gauge [] "sockstat" "Number of sockets of a protocol in a state, from /proc/net/sockstat (`mem` in pages, and `mem_bytes` in bytes).";
+    NODE_SOCKSTAT "node_sockstat_*" Gauge [] "sockstat" "Number of sockets of a protocol in a state, from /proc/net/sockstat and sockstat6 (`mem` in pages, and `mem_bytes` in bytes).";
+    NODE_NETSTAT "node_netstat_*" Unknown [] "netstat" "Protocol counter from /proc/net/netstat, snmp or snmp6 (node_exporter's default field filter).";
     NODE_SOFTNET_PROCESSED_TOTAL "node_softnet_processed_total" Counter ["cpu"] "softnet" "Number of processed packets";
     NODE_SOFTNET_DROPPED_TOTAL "node_softnet_dropped_total" Counter ["cpu"] "softnet" "Number of dropped packets";
     NODE_SOFTNET_TIMES_SQUEEZED_TOTAL "node_softnet_times_squeezed_total" Counter ["cpu"] "softnet" "Number of times processing packets ran out of quota";

@@ -3,6 +3,7 @@
 
 use procfs::{Source, SystemSample};
 
+use super::compat::netstat_exported;
 use super::families::*;
 use super::out::{Fmt, Out, counter_l, gauge_l, one};
 
@@ -40,7 +41,20 @@ pub(super) fn host(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
         )?;
     }
     if s.ok(Source::Sockstat) {
-        sockstat(out, s)?;
+        if let Some(n) = s.sockstat.sockets_used {
+            one(out, &NODE_SOCKSTAT_SOCKETS_USED, n as f64)?;
+        }
+        sockstat(out, &s.sockstat)?;
+    }
+    if s.ok(Source::Sockstat6) {
+        sockstat(out, &s.sockstat6)?;
+    }
+    if s.ok(Source::Netstat) {
+        let mut name = String::new();
+        for (k, v) in s.netstat.values.iter().filter(|(k, _)| netstat_exported(k)) {
+            let mut m = out.family_of(&NODE_NETSTAT, k, &mut name)?;
+            m.encode_gauge(&(*v as f64))?;
+        }
     }
     if s.ok(Source::Softnet) {
         for (f, get) in [
@@ -62,13 +76,10 @@ pub(super) fn host(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
 
 /// `node_sockstat_<PROTOCOL>_<key>` for every pair, and for `mem` (pages)
 /// also `_mem_bytes`, as node_exporter does.
-fn sockstat(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
-    if let Some(n) = s.sockstat.sockets_used {
-        one(out, &NODE_SOCKSTAT_SOCKETS_USED, n as f64)?;
-    }
+fn sockstat(out: &mut Out<'_>, s: &procfs::sockstat::Sockstat) -> Fmt {
     let page = sys::page_size() as f64;
     let (mut key, mut name) = (String::new(), String::new());
-    for line in &s.sockstat.lines {
+    for line in &s.lines {
         for (k, v) in &line.values {
             let mut emit = |suffix: &str, v: f64| -> Fmt {
                 key.clear();

@@ -57,6 +57,7 @@ impl Out<'_> {
             "meminfo" => "Memory information field.",
             "vmstat" => "/proc/vmstat information field.",
             "sockstat" => "Number of sockets of a protocol in a state (/proc/net/sockstat).",
+            "netstat" => "Statistic from /proc/net/netstat, snmp or snmp6.",
             _ => "Network device statistic.",
         };
         self.start(f, name, help)
