@@ -29,16 +29,7 @@ fn wake() {
         // cleared before it stops.
         let word = unsafe { &*w };
         word.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: FUTEX_WAKE on a valid u32; no other pointer is read.
-        unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                word.as_ptr(),
-                libc::FUTEX_WAKE,
-                1,
-                std::ptr::null::<libc::timespec>(),
-            )
-        };
+        shm::futex_wake(word, 1);
     }
 }
 

@@ -213,8 +213,10 @@ impl Drop for Map {
     }
 }
 
-fn futex_wake(word: &AtomicU32, n: i32) {
-    // SAFETY: word is a valid u32 in a shared mapping.
+/// Wakes up to `n` threads waiting on `word` (FUTEX_WAKE). One system
+/// call, async-signal-safe.
+pub fn futex_wake(word: &AtomicU32, n: i32) {
+    // SAFETY: word is a valid, live u32 (a reference guarantees it).
     unsafe {
         libc::syscall(
             libc::SYS_futex,
