@@ -51,13 +51,20 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// Loads the configuration, pins this thread (and every thread started
+    /// Pins this thread (and every thread started
     /// after) to the housekeeping CPUs, opens the readers and the process
     /// table, reads every source once and publishes it. Blocks SIGHUP,
     /// SIGTERM and SIGINT in this thread, so threads started before
     /// [`Agent::run`] never take them.
-    pub fn start(config_path: Option<&Path>, overrides: FileConfig) -> Result<Agent, StartError> {
-        let config = Config::load(config_path, &overrides)?;
+    ///
+    /// `config` is what `Config::load(config_path, &overrides)` gave the
+    /// caller (which checks it before anything is published); the path and
+    /// overrides are kept for SIGHUP.
+    pub fn start(
+        config: Config,
+        config_path: Option<&Path>,
+        overrides: FileConfig,
+    ) -> Result<Agent, StartError> {
         mask_signals(libc::SIG_BLOCK);
         let mut reader = Reader::new(&config.proc_root, &config.sys_root);
         reader.set_keep_open(true);

@@ -94,7 +94,7 @@ pub fn run(
         }
         None => None,
     };
-    let agent = Agent::start(args.config.as_deref(), overrides)?;
+    let agent = Agent::start(config.clone(), args.config.as_deref(), overrides)?;
     let shared = agent.shared();
     let server = match listener {
         Some(l) => {
