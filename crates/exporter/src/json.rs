@@ -80,37 +80,42 @@ pub fn snapshot(
                     Value::Null
                 },
             }),
-            AgentSource::Processes if process_rows => json!({
-                "age_ms": age_ms,
-                "status": st.procs_status,
-                "backend": st.backend,
-                "interval_s": st.procs_secs,
-                "count": st.procs.len(),
-                "rows": st.procs.iter().map(|p| Row { proc: p, columns: &cols, extra: &NoExtra }).collect::<Vec<_>>(),
-                "exits": {
-                    "capture": st.exits.capture,
-                    "captured_total": st.exits.captured,
-                    "lost_total": st.exits.lost,
-                    "since_last_read": st.exits.last,
-                },
-            }),
-            // Counts only: which processes run, and their commands, are
-            // not everyone's to see.
-            AgentSource::Processes => json!({
-                "age_ms": age_ms,
-                "status": st.procs_status,
-                "backend": st.backend,
-                "interval_s": st.procs_secs,
-                "count": st.procs.len(),
-                "rows": Value::Null,
-                "rows_note": "process rows are not exposed; set http_process_rows = true to list them",
-                "exits": {
-                    "capture": st.exits.capture,
-                    "captured_total": st.exits.captured,
-                    "lost_total": st.exits.lost,
-                    "since_last_read": st.exits.last.len(),
-                },
-            }),
+            AgentSource::Processes => {
+                let mut e = json!({
+                    "age_ms": age_ms,
+                    "status": st.procs_status,
+                    "backend": st.backend,
+                    "interval_s": st.procs_secs,
+                    "count": st.procs.len(),
+                    "exits": {
+                        "capture": st.exits.capture,
+                        "captured_total": st.exits.captured,
+                        "lost_total": st.exits.lost,
+                    },
+                });
+                if process_rows {
+                    e["rows"] = json!(
+                        st.procs
+                            .iter()
+                            .map(|p| Row {
+                                proc: p,
+                                columns: &cols,
+                                extra: &NoExtra
+                            })
+                            .collect::<Vec<_>>()
+                    );
+                    e["exits"]["since_last_read"] = json!(st.exits.last);
+                } else {
+                    // Counts only: which processes run, and their commands,
+                    // are not everyone's to see.
+                    e["rows"] = Value::Null;
+                    e["rows_note"] = json!(
+                        "process rows are not exposed; set http_process_rows = true to list them"
+                    );
+                    e["exits"]["since_last_read"] = json!(st.exits.last.len());
+                }
+                e
+            }
         };
         sources.insert(s.key().to_string(), entry);
     }
