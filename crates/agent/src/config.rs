@@ -91,7 +91,13 @@ impl SourceConfig {
         let (interval, min_interval) = match s {
             AgentSource::System(Source::Interrupts | Source::Softirqs) => (5_000, 10),
             // The host's names change rarely.
-            AgentSource::System(Source::Uname) => (60_000, 1_000),
+            AgentSource::System(Source::Uname | Source::Os | Source::Selinux) => (60_000, 1_000),
+            // Read per scrape by node_exporter (15 s is the usual scrape
+            // interval); a directory walk or a statfs per mount each time.
+            AgentSource::System(Source::Netclass | Source::Filesystem) => (15_000, 1_000),
+            AgentSource::System(Source::Arp | Source::UdpQueues | Source::Conntrack) => {
+                (5_000, 100)
+            }
             AgentSource::Processes => (5_000, 100),
             AgentSource::System(_) => (1_000, 1),
         };
@@ -166,6 +172,16 @@ pub struct Config {
     pub http_max_connections: usize,
     /// Whether `/api/v1/snapshot` lists processes (pid, command, user, ...).
     pub http_process_rows: bool,
+    /// Root-filesystem prefix for mounts, os-release and /etc/selinux
+    /// (node_exporter's `--path.rootfs`).
+    pub rootfs: PathBuf,
+    /// Mount points the filesystem source skips (a regular expression).
+    pub filesystem_mount_points_exclude: String,
+    /// Filesystem types the filesystem source skips (a regular expression).
+    pub filesystem_fs_types_exclude: String,
+    /// How long the sampler waits for one statfs before reporting the
+    /// mount failed (`node_filesystem_device_error` 1) and moving on.
+    pub filesystem_statfs_wait: Duration,
 }
 
 impl Default for Config {
@@ -182,6 +198,18 @@ impl Config {
     }
 
     /// The slack window of `s`: sources due within it are read together.
+    /// The gathered sources' options, for [`procfs::Reader::set_gather_options`].
+    pub fn gather_options(&self) -> procfs::GatherOptions {
+        let re =
+            |v: &str| regex::Regex::new(v).expect("checked when the configuration was resolved");
+        procfs::GatherOptions {
+            rootfs: self.rootfs.clone(),
+            mount_points_exclude: re(&self.filesystem_mount_points_exclude),
+            fs_types_exclude: re(&self.filesystem_fs_types_exclude),
+            statfs_wait: self.filesystem_statfs_wait,
+        }
+    }
+
     pub fn slack_for(&self, s: AgentSource) -> Duration {
         self.slack
             .unwrap_or_else(|| (self.source(s).interval / 100).max(Duration::from_millis(5)))
@@ -258,6 +286,10 @@ impl Config {
             web_config_file: Some(self.web_config_file.clone().unwrap_or_default()),
             http_max_connections: Some(self.http_max_connections),
             http_process_rows: Some(self.http_process_rows),
+            rootfs: Some(self.rootfs.clone()),
+            filesystem_mount_points_exclude: Some(self.filesystem_mount_points_exclude.clone()),
+            filesystem_fs_types_exclude: Some(self.filesystem_fs_types_exclude.clone()),
+            filesystem_statfs_wait: d(self.filesystem_statfs_wait),
         };
         toml::to_string(&file).expect("the configuration serializes")
     }
@@ -308,6 +340,14 @@ pub struct FileConfig {
     pub http_max_connections: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_process_rows: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rootfs: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filesystem_mount_points_exclude: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filesystem_fs_types_exclude: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filesystem_statfs_wait: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -391,6 +431,15 @@ file_sources!(
     uname,
     sockstat6,
     netstat,
+    netclass,
+    filesystem,
+    time,
+    timex,
+    os,
+    selinux,
+    arp,
+    udp_queues,
+    conntrack,
     processes
 );
 
@@ -439,7 +488,11 @@ impl FileConfig {
             process_backend,
             web_config_file,
             http_max_connections,
-            http_process_rows
+            http_process_rows,
+            rootfs,
+            filesystem_mount_points_exclude,
+            filesystem_fs_types_exclude,
+            filesystem_statfs_wait
         );
         if let Some(o) = &over.process_metrics {
             let pm = self.process_metrics.get_or_insert_with(Default::default);
@@ -609,6 +662,38 @@ impl FileConfig {
                 format!("{http_max_connections} is out of range; accepted: 1 to 1000000"),
             ));
         }
+        let regex = |key: &str, v: &Option<String>, default: &str| -> Result<String, ConfigError> {
+            let v = v.clone().unwrap_or_else(|| default.to_string());
+            regex::Regex::new(&v).map_err(|e| {
+                bad(
+                    key,
+                    format!(
+                        "{v:?} is not a regular expression: {}",
+                        e.to_string().replace('\n', " ")
+                    ),
+                )
+            })?;
+            Ok(v)
+        };
+        let filesystem_mount_points_exclude = regex(
+            "filesystem_mount_points_exclude",
+            &self.filesystem_mount_points_exclude,
+            procfs::DEFAULT_MOUNT_POINTS_EXCLUDE,
+        )?;
+        let filesystem_fs_types_exclude = regex(
+            "filesystem_fs_types_exclude",
+            &self.filesystem_fs_types_exclude,
+            procfs::DEFAULT_FS_TYPES_EXCLUDE,
+        )?;
+        let filesystem_statfs_wait = match &self.filesystem_statfs_wait {
+            None => procfs::DEFAULT_STATFS_WAIT,
+            Some(v) => in_range(
+                "filesystem_statfs_wait",
+                parse_duration("filesystem_statfs_wait", v)?,
+                Duration::from_millis(1),
+                Duration::from_secs(60),
+            )?,
+        };
         Ok(Config {
             listen,
             proc_root: self.proc_root.clone().unwrap_or_else(|| "/proc".into()),
@@ -626,6 +711,14 @@ impl FileConfig {
                 .filter(|p| !p.as_os_str().is_empty()),
             http_max_connections,
             http_process_rows: self.http_process_rows.unwrap_or(false),
+            rootfs: self
+                .rootfs
+                .clone()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or_else(|| "/".into()),
+            filesystem_mount_points_exclude,
+            filesystem_fs_types_exclude,
+            filesystem_statfs_wait,
         })
     }
 }

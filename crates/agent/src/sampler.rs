@@ -68,6 +68,7 @@ impl Agent {
         mask_signals(libc::SIG_BLOCK);
         let mut reader = Reader::new(&config.proc_root, &config.sys_root);
         reader.set_keep_open(true);
+        reader.set_gather_options(config.gather_options());
         let topo = reader.read_topology();
         for note in &topo.notes {
             log(note);
@@ -613,6 +614,7 @@ impl Agent {
                     .config
                     .write()
                     .unwrap_or_else(|e| e.into_inner()) = Arc::new(c.clone());
+                self.reader.set_gather_options(c.gather_options());
                 self.apply(&c, false);
             }
             Err(e) => log(format!(

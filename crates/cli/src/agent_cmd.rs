@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agent::Agent;
-use agent::config::{Config, FileConfig};
+use agent::config::{Config, FileConfig, FileSources};
 use anyhow::bail;
 use exporter::http::Options;
 use exporter::web_config::WebConfig;
@@ -39,17 +39,138 @@ pub struct Args {
         value_name = "FILE"
     )]
     web_config_file: Option<PathBuf>,
+    /// Read the sources of node_exporter collector NAME, or of the agent's
+    /// source NAME (also written `--collector.NAME`; `all` for every one).
+    #[arg(long = "enable-collector", value_name = "NAME")]
+    enable_collector: Vec<String>,
+    /// Do not read the sources of collector or source NAME (also written
+    /// `--no-collector.NAME`; `all` for every one, as node_exporter's
+    /// `--collector.disable-defaults`).
+    #[arg(long = "disable-collector", value_name = "NAME")]
+    disable_collector: Vec<String>,
+    /// Mount points the filesystem source skips (a regular expression;
+    /// node_exporter's default).
+    #[arg(
+        long = "collector.filesystem.mount-points-exclude",
+        value_name = "REGEX"
+    )]
+    mount_points_exclude: Option<String>,
+    /// Filesystem types the filesystem source skips (a regular expression;
+    /// node_exporter's default).
+    #[arg(long = "collector.filesystem.fs-types-exclude", value_name = "REGEX")]
+    fs_types_exclude: Option<String>,
+    /// How long the sampler waits for one statfs before it reports the
+    /// mount failed and moves on (the call finishes in the background).
+    #[arg(long = "collector.filesystem.mount-timeout", value_name = "D")]
+    statfs_wait: Option<String>,
     /// Print the effective configuration as TOML and exit.
     #[arg(long)]
     print_config: bool,
 }
 
+/// node_exporter's per-collector switches, which name the collector in the
+/// flag (`--collector.netclass`, `--no-collector.wifi`), rewritten as
+/// `--enable-collector NAME` / `--disable-collector NAME`;
+/// `--collector.disable-defaults` as `--disable-collector all` (before
+/// the rest, so the enables that follow win).
+pub fn collector_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out: Vec<std::ffi::OsString> = Vec::new();
+    let mut disable_defaults = false;
+    for a in args {
+        let Some(text) = a.to_str() else {
+            out.push(a);
+            continue;
+        };
+        let name_ok = |n: &str| !n.is_empty() && !n.contains(['.', '=']);
+        if text == "--collector.disable-defaults" {
+            disable_defaults = true;
+        } else if let Some(n) = text.strip_prefix("--collector.").filter(|n| name_ok(n)) {
+            out.push("--enable-collector".into());
+            out.push(n.into());
+        } else if let Some(n) = text.strip_prefix("--no-collector.").filter(|n| name_ok(n)) {
+            out.push("--disable-collector".into());
+            out.push(n.into());
+        } else {
+            out.push(a);
+        }
+    }
+    if disable_defaults {
+        // After the command name, so clap reads it as the agent's.
+        let at = out
+            .iter()
+            .position(|a| a == "agent")
+            .map_or(out.len(), |i| i + 1);
+        out.insert(at, "all".into());
+        out.insert(at, "--disable-collector".into());
+    }
+    out
+}
+
+/// The configuration's source table with the collector switches applied,
+/// in order; unknown names are errors, node_exporter collectors the agent
+/// lacks are warnings.
+fn collector_switches(args: &Args) -> anyhow::Result<Option<FileSources>> {
+    use agent::config::{AgentSource, FileSource};
+    if args.enable_collector.is_empty() && args.disable_collector.is_empty() {
+        return Ok(None);
+    }
+    let mut table = FileSources::default();
+    let mut set = |names: &[String], on: bool| -> anyhow::Result<()> {
+        for name in names {
+            let sources = if name == "all" {
+                AgentSource::ALL.to_vec()
+            } else if let Some(s) = exporter::metrics::collector_sources(name) {
+                s
+            } else if let Some((_, why)) =
+                exporter::metrics::NOT_HERE.iter().find(|(n, _)| n == name)
+            {
+                eprintln!(
+                    "quietstat agent: collector {name:?} is not available here ({why}); ignored"
+                );
+                continue;
+            } else {
+                bail!(
+                    "--collector.{name}: no such collector; accepted: node_exporter's collector names ({}) or the agent's source names ({})",
+                    exporter::metrics::collector_names(),
+                    AgentSource::keys()
+                );
+            };
+            for s in sources {
+                table
+                    .get_mut(s)
+                    .get_or_insert_with(FileSource::default)
+                    .enabled = Some(on);
+            }
+        }
+        Ok(())
+    };
+    let all_off = args.disable_collector.iter().any(|n| n == "all");
+    if all_off {
+        set(&["all".to_string()], false)?;
+    }
+    set(&args.enable_collector, true)?;
+    let rest: Vec<String> = args
+        .disable_collector
+        .iter()
+        .filter(|n| *n != "all")
+        .cloned()
+        .collect();
+    set(&rest, false)?;
+    Ok(Some(table))
+}
+
 pub fn run(
     proc_root: Option<PathBuf>,
     sys_root: Option<PathBuf>,
+    rootfs: Option<PathBuf>,
     args: &Args,
 ) -> anyhow::Result<ExitCode> {
     let overrides = FileConfig {
+        rootfs,
+        sources: collector_switches(args)?,
+        filesystem_mount_points_exclude: args.mount_points_exclude.clone(),
+        filesystem_fs_types_exclude: args.fs_types_exclude.clone(),
+        filesystem_statfs_wait: args.statfs_wait.clone(),
         listen: args.listen.clone(),
         proc_root,
         sys_root,

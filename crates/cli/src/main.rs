@@ -18,11 +18,16 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[command(name = "quietstat", version, propagate_version = true)]
 struct Cli {
     /// Root of the proc filesystem to read [default: /proc].
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", alias = "path.procfs")]
     proc_root: Option<PathBuf>,
     /// Root of the sys filesystem to read [default: /sys].
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", alias = "path.sysfs")]
     sys_root: Option<PathBuf>,
+    /// Prefix of the root filesystem: mount points for statfs,
+    /// /etc/os-release, /etc/selinux [default: /] (node_exporter's
+    /// --path.rootfs).
+    #[arg(long, global = true, value_name = "DIR", alias = "path.rootfs")]
+    rootfs: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -124,17 +129,20 @@ pub fn raise_nofile_limit() {
 fn check_roots(cli: &Cli) -> Result<(), String> {
     // (command, takes --proc-root, takes --sys-root)
     let (name, proc_ok, sys_ok) = match &cli.command {
-        Command::Agent(_) | Command::Stat(_) | Command::Ps(_) => return Ok(()),
+        Command::Agent(_) | Command::Stat(_) => return Ok(()),
+        Command::Ps(_) if cli.rootfs.is_none() => return Ok(()),
         Command::Bench(BenchCommand::Procfs(_)) => return Ok(()),
         // noise reads the CPU topology under --sys-root to find isolated CPUs.
         Command::Noise(_) => ("noise", false, true),
         Command::Jitter(_) => ("jitter", false, false),
         Command::NoiseHelper(_) => ("noise-helper", false, false),
         Command::Bench(_) => ("this bench command", false, false),
+        Command::Ps(_) => ("ps", true, true),
     };
     for (given, ok, flag) in [
         (cli.proc_root.is_some(), proc_ok, "--proc-root"),
         (cli.sys_root.is_some(), sys_ok, "--sys-root"),
+        (cli.rootfs.is_some(), false, "--rootfs"),
     ] {
         if given && !ok {
             return Err(format!(
@@ -158,7 +166,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(agent_cmd::collector_flags(std::env::args_os()));
     if let Err(e) = check_roots(&cli) {
         eprintln!("quietstat: {e}");
         return ExitCode::from(2);
@@ -171,8 +179,8 @@ fn main() -> ExitCode {
         Command::Jitter(args) => jitter_cmd::run(&args),
         Command::Noise(args) => noise_cmd::run(&roots.1, &args),
         Command::NoiseHelper(args) => noise_cmd::run_helper(&args),
-        Command::Agent(args) => agent_cmd::run(cli.proc_root, cli.sys_root, &args),
-        Command::Stat(args) => stat_cmd::run(&roots.0, &roots.1, &args),
+        Command::Agent(args) => agent_cmd::run(cli.proc_root, cli.sys_root, cli.rootfs, &args),
+        Command::Stat(args) => stat_cmd::run(&roots.0, &roots.1, cli.rootfs, &args),
         Command::Ps(args) => {
             raise_nofile_limit();
             ps_cmd::run(&roots.0, &roots.1, &args)

@@ -55,6 +55,12 @@ fn source_of(file: &str) -> Option<(&'static str, &'static str)> {
         "proc/pressure/cpu" => ("pressure_cpu", "pressure"),
         "proc/pressure/memory" => ("pressure_memory", "pressure"),
         "proc/pressure/io" => ("pressure_io", "pressure"),
+        "proc/net/arp" => ("arp", "arp"),
+        "proc/net/udp" => ("udp_queues", "udp_queues"),
+        "proc/sys/net/netfilter/nf_conntrack_count" => ("conntrack", "conntrack"),
+        // No /proc/mounts beside it in the tree either.
+        "proc/1/mounts" => ("filesystem", "filesystem"),
+        "rootfs/etc/os-release" => ("os", "os"),
         _ => return None,
     })
 }
@@ -64,9 +70,20 @@ fn source_of(file: &str) -> Option<(&'static str, &'static str)> {
 /// `quietstat_source_up` 0 and its collector `node_scrape_collector_success` 0.
 fn agent_runs_on(t: &fixtures::Tree, what: &str, down: Option<(&str, &str)>) -> Vec<String> {
     let (p, s) = roots(t);
+    let rootfs = t.proc_root().parent().unwrap().join("rootfs");
+    let rootfs = rootfs.to_str().unwrap();
     let mut a = agent(
         "",
-        &["--backend", "procfs", "--proc-root", &p, "--sys-root", &s],
+        &[
+            "--backend",
+            "procfs",
+            "--proc-root",
+            &p,
+            "--sys-root",
+            &s,
+            "--path.rootfs",
+            rootfs,
+        ],
     );
     let r = get(a.addr, "/metrics", None);
     assert_eq!(r.status, 200, "{what}: {}", r.body);

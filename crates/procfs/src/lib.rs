@@ -17,6 +17,7 @@
 mod cpu_table;
 mod cursor;
 mod error;
+mod gather;
 mod key_values;
 mod name;
 mod reader;
@@ -27,24 +28,33 @@ pub mod cpu;
 pub mod diskstats;
 pub mod entropy;
 pub mod filefd;
+pub mod filesystem;
 pub mod interrupts;
 pub mod limits;
 pub mod loadavg;
 pub mod meminfo;
 pub mod net_dev;
+pub mod netclass;
+pub mod netmisc;
 pub mod netstat;
+pub mod os_release;
 pub mod pid;
 pub mod pressure;
 pub mod schedstat;
+pub mod selinux;
 pub mod sockstat;
 pub mod softirqs;
 pub mod softnet;
 pub mod stat;
+pub mod time;
 pub mod uname;
 pub mod vmstat;
 
 pub use cpu_table::{CpuTable, Row};
 pub use error::{Error, ParseError, ParseErrorKind, Result};
+pub use gather::{
+    DEFAULT_FS_TYPES_EXCLUDE, DEFAULT_MOUNT_POINTS_EXCLUDE, DEFAULT_STATFS_WAIT, GatherOptions,
+};
 pub use key_values::KeyValues;
 pub use name::Name;
 pub use reader::Reader;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cpu::{self, CpuList, CpuPlace, Topology};
 use crate::error::{Error, ParseError, Result};
+use crate::gather::{self, GatherOptions, Gatherer};
 use crate::limits::DEFAULT_MAX_FILE_BYTES;
 use crate::source::Source;
 
@@ -21,6 +22,7 @@ pub struct Reader {
     keep_open: bool,
     buf: Vec<u8>,
     max_file_bytes: usize,
+    gatherer: Gatherer,
 }
 
 const INITIAL_BUF: usize = 64 << 10;
@@ -28,16 +30,34 @@ const INITIAL_BUF: usize = 64 << 10;
 impl Reader {
     pub fn new(proc_root: impl Into<PathBuf>, sys_root: impl Into<PathBuf>) -> Self {
         let proc_root = proc_root.into();
-        let paths = Source::ALL.map(|s| proc_root.join(s.files()[0]));
+        let sys_root = sys_root.into();
+        let gatherer = Gatherer::default();
+        let paths = Source::ALL
+            .map(|s| gather::main_path(s, &proc_root, &sys_root, &gatherer.options.rootfs));
         Reader {
             proc_root,
-            sys_root: sys_root.into(),
+            sys_root,
             paths,
             kept: Default::default(),
             keep_open: false,
             buf: vec![0; INITIAL_BUF],
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            gatherer,
         }
+    }
+
+    /// Options of the gathered sources: the root-filesystem prefix (mounts,
+    /// os-release), filesystem exclusions, the statfs wait.
+    pub fn set_gather_options(&mut self, options: GatherOptions) {
+        self.gatherer.options = options;
+        self.paths = Source::ALL.map(|s| {
+            gather::main_path(
+                s,
+                &self.proc_root,
+                &self.sys_root,
+                &self.gatherer.options.rootfs,
+            )
+        });
     }
 
     pub fn proc_root(&self) -> &Path {
@@ -87,6 +107,15 @@ impl Reader {
     pub(crate) fn read_raw_io(&mut self, source: Source) -> std::io::Result<usize> {
         let i = source as usize;
         let path = &self.paths[i];
+        if source.gathered() {
+            return self.gatherer.gather(
+                source,
+                &self.proc_root,
+                &self.sys_root,
+                &mut self.buf,
+                self.max_file_bytes,
+            );
+        }
         if source.files().len() > 1 {
             return read_parts(
                 &self.proc_root,
@@ -271,7 +300,7 @@ impl Reader {
 
 /// Marker error for a file above the size limit.
 #[derive(Debug)]
-struct TooLarge;
+pub(crate) struct TooLarge;
 impl std::fmt::Display for TooLarge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("file too large")

@@ -15,19 +15,25 @@ use crate::diskstats::{self, DiskStat};
 use crate::entropy::{self, Entropy};
 use crate::error::{Error, ParseError};
 use crate::filefd::{self, Filefd};
+use crate::filesystem::{self, Mount};
 use crate::interrupts::{self, Interrupts};
 use crate::loadavg::{self, Loadavg};
 use crate::meminfo::{self, Meminfo};
 use crate::net_dev::{self, NetDev};
+use crate::netclass::{self, NetClass};
+use crate::netmisc::{self, Arp, Conntrack, UdpQueues};
 use crate::netstat::{self, Netstat};
+use crate::os_release::{self, OsRelease};
 use crate::pressure::{self, Pressure, Resource};
 use crate::reader::Reader;
 use crate::schedstat::{self, Schedstat};
+use crate::selinux::{self, Selinux};
 use crate::sockstat::{self, Sockstat};
 use crate::softirqs::{self, Softirqs};
 use crate::softnet::{self, SoftnetCpu};
 use crate::source::Source;
 use crate::stat::{self, Stat};
+use crate::time::{self, Time, Timex};
 use crate::uname::{self, Uname};
 use crate::vmstat::{self, Vmstat};
 
@@ -81,6 +87,17 @@ pub struct SystemSample {
     /// /proc/net/sockstat6: IPv6 sockets (absent without IPv6).
     pub sockstat6: Sockstat,
     pub netstat: Netstat,
+    /// /sys/class/net: one entry per network device.
+    pub netclass: Vec<NetClass>,
+    /// Mounted filesystems the exclusions leave, with statfs's figures.
+    pub filesystem: Vec<Mount>,
+    pub time: Time,
+    pub timex: Timex,
+    pub os: OsRelease,
+    pub selinux: Selinux,
+    pub arp: Arp,
+    pub udp_queues: UdpQueues,
+    pub conntrack: Conntrack,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -107,6 +124,15 @@ impl Default for SystemSample {
             uname: Uname::default(),
             sockstat6: Sockstat::default(),
             netstat: Netstat::default(),
+            netclass: Vec::new(),
+            filesystem: Vec::new(),
+            time: Time::default(),
+            timex: Timex::default(),
+            os: OsRelease::default(),
+            selinux: Selinux::default(),
+            arp: Arp::default(),
+            udp_queues: UdpQueues::default(),
+            conntrack: Conntrack::default(),
             status: Default::default(),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -153,6 +179,15 @@ impl SystemSample {
             Source::Uname => swap(&mut self.uname, &mut other.uname),
             Source::Sockstat6 => swap(&mut self.sockstat6, &mut other.sockstat6),
             Source::Netstat => swap(&mut self.netstat, &mut other.netstat),
+            Source::Netclass => swap(&mut self.netclass, &mut other.netclass),
+            Source::Filesystem => swap(&mut self.filesystem, &mut other.filesystem),
+            Source::Time => swap(&mut self.time, &mut other.time),
+            Source::Timex => swap(&mut self.timex, &mut other.timex),
+            Source::Os => swap(&mut self.os, &mut other.os),
+            Source::Selinux => swap(&mut self.selinux, &mut other.selinux),
+            Source::Arp => swap(&mut self.arp, &mut other.arp),
+            Source::UdpQueues => swap(&mut self.udp_queues, &mut other.udp_queues),
+            Source::Conntrack => swap(&mut self.conntrack, &mut other.conntrack),
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -185,6 +220,15 @@ impl SystemSample {
             Source::Uname => uname::parse_into(bytes, &mut self.uname),
             Source::Sockstat6 => sockstat::parse_into(bytes, &mut self.sockstat6),
             Source::Netstat => netstat::parse_into(bytes, &mut self.netstat),
+            Source::Netclass => netclass::parse_into(bytes, &mut self.netclass),
+            Source::Filesystem => filesystem::parse_into(bytes, &mut self.filesystem),
+            Source::Time => time::parse_time(bytes, &mut self.time),
+            Source::Timex => time::parse_timex(bytes).map(|t| self.timex = t),
+            Source::Os => os_release::parse_into(bytes, &mut self.os),
+            Source::Selinux => selinux::parse(bytes).map(|s| self.selinux = s),
+            Source::Arp => netmisc::parse_arp(bytes, &mut self.arp),
+            Source::UdpQueues => netmisc::parse_udp_queues(bytes).map(|q| self.udp_queues = q),
+            Source::Conntrack => netmisc::parse_conntrack(bytes).map(|c| self.conntrack = c),
         }
     }
 }
@@ -288,6 +332,15 @@ impl Serialize for SourceData<'_> {
             Source::Uname => x.uname.serialize(s),
             Source::Sockstat6 => x.sockstat6.serialize(s),
             Source::Netstat => x.netstat.serialize(s),
+            Source::Netclass => x.netclass.serialize(s),
+            Source::Filesystem => x.filesystem.serialize(s),
+            Source::Time => x.time.serialize(s),
+            Source::Timex => x.timex.serialize(s),
+            Source::Os => x.os.serialize(s),
+            Source::Selinux => x.selinux.serialize(s),
+            Source::Arp => x.arp.serialize(s),
+            Source::UdpQueues => x.udp_queues.serialize(s),
+            Source::Conntrack => x.conntrack.serialize(s),
         }
     }
 }

@@ -28,6 +28,15 @@ pub enum Source {
     Uname,
     Sockstat6,
     Netstat,
+    Netclass,
+    Filesystem,
+    Time,
+    Timex,
+    Os,
+    Selinux,
+    Arp,
+    UdpQueues,
+    Conntrack,
 }
 
 impl From<Source> for &'static str {
@@ -37,7 +46,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 20] = [
+    pub const ALL: [Source; 29] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -58,6 +67,15 @@ impl Source {
         Source::Uname,
         Source::Sockstat6,
         Source::Netstat,
+        Source::Netclass,
+        Source::Filesystem,
+        Source::Time,
+        Source::Timex,
+        Source::Os,
+        Source::Selinux,
+        Source::Arp,
+        Source::UdpQueues,
+        Source::Conntrack,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -86,12 +104,22 @@ impl Source {
             Source::Uname => "uname",
             Source::Sockstat6 => "sockstat6",
             Source::Netstat => "netstat",
+            Source::Netclass => "netclass",
+            Source::Filesystem => "filesystem",
+            Source::Time => "time",
+            Source::Timex => "timex",
+            Source::Os => "os",
+            Source::Selinux => "selinux",
+            Source::Arp => "arp",
+            Source::UdpQueues => "udp_queues",
+            Source::Conntrack => "conntrack",
         }
     }
 
     /// The files below the proc root the source reads, in order; a source
     /// with several gets them one after another, each ending with a newline
-    /// (a missing one after the first as an empty line).
+    /// (a missing one after the first as an empty line). Empty for a
+    /// [gathered](Source::gathered) source.
     pub fn files(self) -> &'static [&'static str] {
         match self {
             Source::Filefd => &["sys/fs/file-nr"],
@@ -101,6 +129,16 @@ impl Source {
             Source::Uname => &crate::uname::FILES,
             Source::Sockstat6 => &["net/sockstat6"],
             Source::Netstat => &crate::netstat::FILES,
+            Source::Arp => &["net/arp"],
+            Source::UdpQueues => &crate::netmisc::UDP_FILES,
+            Source::Conntrack => &crate::netmisc::CONNTRACK_FILES,
+            // Gathered from directories and system calls, not read as files.
+            Source::Netclass
+            | Source::Filesystem
+            | Source::Time
+            | Source::Timex
+            | Source::Os
+            | Source::Selinux => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],
@@ -115,6 +153,13 @@ impl Source {
             Source::NetDev => &["net/dev"],
             Source::Schedstat => &["schedstat"],
         }
+    }
+
+    /// Whether the reader gathers the source from directories, sysfs and
+    /// system calls into a text (documented in its parser's module) instead
+    /// of reading files below the proc root.
+    pub fn gathered(self) -> bool {
+        self.files().is_empty()
     }
 
     pub fn from_name(name: &str) -> Option<Source> {
@@ -142,10 +187,15 @@ impl Source {
             .find(|&r| Source::pressure(r) == self)
     }
 
-    /// Sources a kernel may lack without anything being wrong: pressure files
-    /// (CONFIG_PSI, or irq without CONFIG_IRQ_TIME_ACCOUNTING) and schedstat
-    /// (CONFIG_SCHEDSTATS).
+    /// Sources a machine may lack without anything being wrong: pressure
+    /// files (CONFIG_PSI, or irq without CONFIG_IRQ_TIME_ACCOUNTING),
+    /// schedstat (CONFIG_SCHEDSTATS), IPv6, connection tracking (a module),
+    /// and os-release (a chroot or a bare tree may have none).
     pub fn optional(self) -> bool {
-        self.resource().is_some() || matches!(self, Source::Schedstat | Source::Sockstat6)
+        self.resource().is_some()
+            || matches!(
+                self,
+                Source::Schedstat | Source::Sockstat6 | Source::Conntrack | Source::Os
+            )
     }
 }

@@ -36,7 +36,17 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Entropy => &[AgentSource::System(Source::Entropy)],
             Source::Uname => &[AgentSource::System(Source::Uname)],
             Source::Netstat => &[AgentSource::System(Source::Netstat)],
-            _ => &[],
+            Source::Netclass => &[AgentSource::System(Source::Netclass)],
+            Source::Filesystem => &[AgentSource::System(Source::Filesystem)],
+            Source::Time => &[AgentSource::System(Source::Time)],
+            Source::Timex => &[AgentSource::System(Source::Timex)],
+            Source::Os => &[AgentSource::System(Source::Os)],
+            Source::Selinux => &[AgentSource::System(Source::Selinux)],
+            Source::Arp => &[AgentSource::System(Source::Arp)],
+            Source::UdpQueues => &[AgentSource::System(Source::UdpQueues)],
+            Source::Conntrack => &[AgentSource::System(Source::Conntrack)],
+            // Evaluated at compile time: a source without an arm stops the build.
+            _ => panic!("a collector of one source needs an arm here"),
         },
         optional: &[],
     }
@@ -75,6 +85,95 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("softnet", Source::Softnet),
     one("entropy", Source::Entropy),
     one("uname", Source::Uname),
+    one("netclass", Source::Netclass),
+    one("filesystem", Source::Filesystem),
+    one("time", Source::Time),
+    one("timex", Source::Timex),
+    one("os", Source::Os),
+    one("selinux", Source::Selinux),
+    one("arp", Source::Arp),
+    one("udp_queues", Source::UdpQueues),
+    one("conntrack", Source::Conntrack),
+];
+
+/// The sources behind node_exporter collector `name` (`--collector.NAME`),
+/// or behind one of the agent's own source keys; `None` for neither.
+pub fn collector_sources(name: &str) -> Option<Vec<AgentSource>> {
+    if let Some(c) = COLLECTORS.iter().find(|c| c.name == name) {
+        return Some(c.required.iter().chain(c.optional).copied().collect());
+    }
+    AgentSource::from_key(name).map(|s| vec![s])
+}
+
+/// The node_exporter collectors the agent stands in for, comma-separated.
+pub fn collector_names() -> String {
+    COLLECTORS
+        .iter()
+        .map(|c| c.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// node_exporter's Linux collectors the agent does not stand in for, each
+/// with the reason (docs/metrics.md names each; a test checks it).
+pub const NOT_HERE: &[(&str, &str)] = &[
+    ("textfile", "not yet: *.prom files from a directory"),
+    ("bcache", "not yet: /sys/fs/bcache"),
+    ("bonding", "not yet: /sys/class/net/*/bonding"),
+    ("btrfs", "not yet: /sys/fs/btrfs"),
+    ("cpufreq", "not yet: /sys/devices/system/cpu/cpu*/cpufreq"),
+    ("dmi", "not yet: /sys/class/dmi/id"),
+    ("edac", "not yet: /sys/devices/system/edac"),
+    ("fibrechannel", "not yet: /sys/class/fc_host"),
+    ("hwmon", "not yet: /sys/class/hwmon"),
+    ("infiniband", "not yet: /sys/class/infiniband"),
+    ("ipvs", "not yet: /proc/net/ip_vs*"),
+    (
+        "kernel_hung",
+        "not yet: /proc/sys/kernel/hung_task_detect_count",
+    ),
+    ("mdadm", "not yet: /proc/mdstat"),
+    ("nfs", "not yet: /proc/net/rpc/nfs"),
+    ("nfsd", "not yet: /proc/net/rpc/nfsd"),
+    ("nvme", "not yet: /sys/class/nvme"),
+    ("powersupplyclass", "not yet: /sys/class/power_supply"),
+    ("rapl", "not yet: /sys/class/powercap"),
+    ("tapestats", "not yet: /sys/class/scsi_tape"),
+    ("thermal_zone", "not yet: /sys/class/thermal"),
+    ("watchdog", "not yet: /sys/class/watchdog"),
+    ("xfs", "not yet: /sys/fs/xfs"),
+    ("zfs", "not yet: /proc/spl/kstat/zfs"),
+    (
+        "meminfo_numa",
+        "not yet: /sys/devices/system/node/node*/meminfo",
+    ),
+    (
+        "processes",
+        "not yet: node_processes_* (the agent's process table has the figures)",
+    ),
+    ("tcpstat", "needs netlink (inet_diag)"),
+    ("buddyinfo", "not yet: /proc/buddyinfo"),
+    ("zoneinfo", "not yet: /proc/zoneinfo"),
+    ("slabinfo", "not yet: /proc/slabinfo"),
+    ("ksmd", "not yet: /sys/kernel/mm/ksm"),
+    ("systemd", "needs D-Bus"),
+    ("logind", "needs D-Bus"),
+    ("wifi", "needs netlink (nl80211)"),
+    ("netclass_rtnl", "needs netlink"),
+    ("ethtool", "needs the ethtool ioctl"),
+    (
+        "perf",
+        "perf events per CPU: `quietstat noise` measures these on demand",
+    ),
+    ("qdisc", "needs netlink"),
+    ("ntp", "queries an NTP server over the network"),
+    ("supervisord", "needs a daemon's XML-RPC"),
+    ("runit", "reads a service supervisor's directory"),
+    ("network_route", "needs netlink"),
+    ("lnstat", "not yet: /proc/net/stat/*"),
+    ("cgroups", "not yet: /proc/cgroups"),
+    ("drbd", "not yet: /proc/drbd"),
+    ("drm", "not yet: /sys/class/drm"),
 ];
 
 /// node_exporter's default `--collector.netstat.fields`:
@@ -283,5 +382,37 @@ mod tests {
         assert!(family("node_memory_HugePages_Total").is_some());
         assert!(family("node_vmstat_pgfault").is_some());
         assert!(family("node_bogus").is_none());
+    }
+}
+
+#[cfg(test)]
+mod collectors_doc {
+    use super::{COLLECTORS, NOT_HERE, collector_sources};
+
+    /// docs/metrics.md names every node_exporter collector the agent lacks.
+    #[test]
+    fn docs_name_every_collector_not_here() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/metrics.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let section = doc
+            .split("## node_exporter's families not here")
+            .nth(1)
+            .expect("the section");
+        for (name, why) in NOT_HERE {
+            assert!(section.contains(name), "{name} ({why}) not named");
+            assert!(
+                COLLECTORS.iter().all(|c| c.name != *name),
+                "{name} is both here and not"
+            );
+        }
+    }
+
+    #[test]
+    fn every_collector_has_sources() {
+        for c in COLLECTORS {
+            assert!(!collector_sources(c.name).unwrap().is_empty(), "{}", c.name);
+        }
+        assert_eq!(collector_sources("net_dev").unwrap().len(), 1);
+        assert!(collector_sources("hwmon").is_none());
     }
 }

@@ -27,13 +27,14 @@ use crate::http::HttpStats;
 mod compat;
 mod families;
 mod host;
+mod node;
 mod out;
 mod own;
 mod process;
 mod system;
 mod text;
 
-pub use compat::{disk_excluded, vmstat_exported};
+pub use compat::{NOT_HERE, collector_names, collector_sources, disk_excluded, vmstat_exported};
 pub use families::{FAMILIES, Family, Kind, family};
 use out::{Fmt, Out};
 pub use text::to_text_format;
@@ -88,6 +89,7 @@ fn encode_state(enc: DescriptorEncoder<'_>, st: &State, ctx: &Context) -> Fmt {
     let mut out = Out { enc };
     system::system(&mut out, &st.sample)?;
     host::host(&mut out, &st.sample)?;
+    node::node(&mut out, &st.sample)?;
     process::processes(&mut out, st, &ctx.config.process_metrics)?;
     own::agent_figures(&mut out, st, ctx)
 }

@@ -1,0 +1,300 @@
+//! The gathered sources and small network tables under node_exporter's
+//! names: netclass, filesystem, time, timex, os, selinux, arp, udp_queues,
+//! conntrack.
+
+use procfs::{Source, SystemSample};
+
+use super::families::*;
+use super::out::{Fmt, Out, gauge_l, one, sample_l};
+
+pub(super) fn node(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
+    if s.ok(Source::Netclass) {
+        netclass(out, s)?;
+    }
+    if s.ok(Source::Filesystem) {
+        filesystem(out, s)?;
+    }
+    if s.ok(Source::Time) {
+        time(out, s)?;
+    }
+    if s.ok(Source::Timex) {
+        timex(out, &s.timex)?;
+    }
+    if s.ok(Source::Os) {
+        os(out, &s.os)?;
+    }
+    if s.ok(Source::Selinux) {
+        let x = &s.selinux;
+        one(out, &NODE_SELINUX_ENABLED, f64::from(u8::from(x.enabled)))?;
+        if x.enabled {
+            if let Some(m) = x.config_mode {
+                one(out, &NODE_SELINUX_CONFIG_MODE, m as f64)?;
+            }
+            if let Some(m) = x.current_mode {
+                one(out, &NODE_SELINUX_CURRENT_MODE, m as f64)?;
+            }
+        }
+    }
+    if s.ok(Source::Arp) {
+        let mut m = out.family(&NODE_ARP_ENTRIES)?;
+        for (dev, n) in &s.arp.devices {
+            gauge_l(&mut m, &[("device", dev.as_str())], *n as f64)?;
+        }
+    }
+    if s.ok(Source::UdpQueues) {
+        let q = &s.udp_queues;
+        let mut m = out.family(&NODE_UDP_QUEUES)?;
+        let mut rows = vec![("v4", q.v4_tx, q.v4_rx)];
+        if let Some((tx, rx)) = q.v6 {
+            rows.push(("v6", tx, rx));
+        }
+        for (ip, tx, rx) in rows {
+            gauge_l(&mut m, &[("ip", ip), ("queue", "tx")], tx as f64)?;
+            gauge_l(&mut m, &[("ip", ip), ("queue", "rx")], rx as f64)?;
+        }
+    }
+    if s.ok(Source::Conntrack) {
+        let c = &s.conntrack;
+        one(out, &NODE_NF_CONNTRACK_ENTRIES, c.entries as f64)?;
+        one(out, &NODE_NF_CONNTRACK_ENTRIES_LIMIT, c.limit as f64)?;
+        if let Some(st) = &c.stats {
+            for (f, v) in [
+                (&NODE_NF_CONNTRACK_STAT_FOUND, st.found),
+                (&NODE_NF_CONNTRACK_STAT_INVALID, st.invalid),
+                (&NODE_NF_CONNTRACK_STAT_IGNORE, st.ignore),
+                (&NODE_NF_CONNTRACK_STAT_INSERT, st.insert),
+                (&NODE_NF_CONNTRACK_STAT_INSERT_FAILED, st.insert_failed),
+                (&NODE_NF_CONNTRACK_STAT_DROP, st.drop),
+                (&NODE_NF_CONNTRACK_STAT_EARLY_DROP, st.early_drop),
+                (&NODE_NF_CONNTRACK_STAT_SEARCH_RESTART, st.search_restart),
+            ] {
+                one(out, f, v as f64)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+type NetGet = fn(&procfs::netclass::NetClass) -> Option<i64>;
+
+/// node_exporter's netclass families: `node_network_up` and `_info` for
+/// every device, each property the device has (an attribute that could
+/// not be read is left out, as node_exporter does).
+fn netclass(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
+    let devs = &s.netclass;
+    {
+        let mut m = out.family(&NODE_NETWORK_UP)?;
+        for d in devs {
+            let up = f64::from(u8::from(d.operstate == "up"));
+            gauge_l(&mut m, &[("device", d.device.as_str())], up)?;
+        }
+    }
+    {
+        let mut m = out.family(&NODE_NETWORK_INFO)?;
+        for d in devs {
+            gauge_l(
+                &mut m,
+                &[
+                    ("device", d.device.as_str()),
+                    ("address", d.address.as_str()),
+                    ("broadcast", d.broadcast.as_str()),
+                    ("duplex", d.duplex.as_str()),
+                    ("operstate", d.operstate.as_str()),
+                    ("ifalias", d.ifalias.as_str()),
+                ],
+                1.0,
+            )?;
+        }
+    }
+    let props: [(&'static Family, NetGet); 18] = [
+        (&NODE_NETWORK_ADDRESS_ASSIGN_TYPE, |d| d.addr_assign_type),
+        (&NODE_NETWORK_CARRIER, |d| d.carrier),
+        (&NODE_NETWORK_CARRIER_CHANGES_TOTAL, |d| d.carrier_changes),
+        (&NODE_NETWORK_CARRIER_UP_CHANGES_TOTAL, |d| {
+            d.carrier_up_count
+        }),
+        (&NODE_NETWORK_CARRIER_DOWN_CHANGES_TOTAL, |d| {
+            d.carrier_down_count
+        }),
+        (&NODE_NETWORK_DEVICE_ID, |d| d.dev_id),
+        (&NODE_NETWORK_DORMANT, |d| d.dormant),
+        (&NODE_NETWORK_FLAGS, |d| d.flags),
+        (&NODE_NETWORK_IFACE_ID, |d| d.ifindex),
+        (&NODE_NETWORK_IFACE_LINK, |d| d.iflink),
+        (&NODE_NETWORK_IFACE_LINK_MODE, |d| d.link_mode),
+        (&NODE_NETWORK_MTU_BYTES, |d| d.mtu),
+        (&NODE_NETWORK_NAME_ASSIGN_TYPE, |d| d.name_assign_type),
+        (&NODE_NETWORK_NET_DEV_GROUP, |d| d.netdev_group),
+        // Mbit/s to bytes/s; -1 (unknown) gives -125000, as node_exporter.
+        (&NODE_NETWORK_SPEED_BYTES, |d| {
+            d.speed_mbps.map(|v| v * 1_000_000 / 8)
+        }),
+        (&NODE_NETWORK_TRANSMIT_QUEUE_LENGTH, |d| d.tx_queue_len),
+        (&NODE_NETWORK_PROTOCOL_TYPE, |d| d.protocol_type),
+        (&NODE_NETWORK_RECEIVE_NOHANDLER_TOTAL, |d| d.rx_nohandler),
+    ];
+    for (f, get) in props {
+        if !devs.iter().any(|d| get(d).is_some()) {
+            continue;
+        }
+        let mut m = out.family(f)?;
+        for d in devs {
+            if let Some(v) = get(d) {
+                sample_l(&mut m, &[("device", d.device.as_str())], v as f64)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+type MountGet = fn(&procfs::filesystem::Mount) -> f64;
+
+/// `node_filesystem_*`: `device_error` for every mount, the figures only
+/// for those statfs answered (as node_exporter).
+fn filesystem(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
+    let mounts = &s.filesystem;
+    let labels = |m: &procfs::filesystem::Mount| {
+        [
+            ("device", m.device.clone()),
+            ("fstype", m.fstype.clone()),
+            ("mountpoint", m.mountpoint.clone()),
+        ]
+    };
+    {
+        let mut f = out.family(&NODE_FILESYSTEM_DEVICE_ERROR)?;
+        for m in mounts {
+            gauge_l(&mut f, &labels(m), f64::from(u8::from(m.error.is_some())))?;
+        }
+    }
+    let figures: [(&'static Family, MountGet); 6] = [
+        (&NODE_FILESYSTEM_SIZE_BYTES, |m| m.size_bytes as f64),
+        (&NODE_FILESYSTEM_FREE_BYTES, |m| m.free_bytes as f64),
+        (&NODE_FILESYSTEM_AVAIL_BYTES, |m| m.avail_bytes as f64),
+        (&NODE_FILESYSTEM_FILES, |m| m.files as f64),
+        (&NODE_FILESYSTEM_FILES_FREE, |m| m.files_free as f64),
+        (&NODE_FILESYSTEM_READONLY, |m| {
+            f64::from(u8::from(m.readonly))
+        }),
+    ];
+    for (f, get) in figures {
+        let mut fam = out.family(f)?;
+        for m in mounts.iter().filter(|m| m.error.is_none()) {
+            gauge_l(&mut fam, &labels(m), get(m))?;
+        }
+    }
+    Ok(())
+}
+
+fn time(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
+    let t = &s.time;
+    // The clock as the scrape is answered (node_exporter's meaning; a
+    // value as old as the source's interval would read as clock skew).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    one(out, &NODE_TIME_SECONDS, now)?;
+    {
+        let mut m = out.family(&NODE_TIME_ZONE_OFFSET_SECONDS)?;
+        gauge_l(
+            &mut m,
+            &[("time_zone", t.zone.as_str())],
+            t.zone_offset_secs as f64,
+        )?;
+    }
+    {
+        let mut m = out.family(&NODE_TIME_CLOCKSOURCE_AVAILABLE_INFO)?;
+        for c in &t.clocksources {
+            for a in &c.available {
+                gauge_l(
+                    &mut m,
+                    &[("device", c.device.as_str()), ("clocksource", a.as_str())],
+                    1.0,
+                )?;
+            }
+        }
+    }
+    let mut m = out.family(&NODE_TIME_CLOCKSOURCE_CURRENT_INFO)?;
+    for c in t.clocksources.iter().filter(|c| !c.current.is_empty()) {
+        gauge_l(
+            &mut m,
+            &[
+                ("device", c.device.as_str()),
+                ("clocksource", c.current.as_str()),
+            ],
+            1.0,
+        )?;
+    }
+    Ok(())
+}
+
+/// node_exporter's conversions of adjtimex(2)'s fields.
+fn timex(out: &mut Out<'_>, t: &procfs::time::Timex) -> Fmt {
+    use procfs::time::{STA_NANO, TIME_ERROR};
+    // ppm with a 16-bit fraction, to a ratio.
+    const PPM16: f64 = 1_000_000.0 * 65_536.0;
+    let divisor = if t.status & STA_NANO != 0 { 1e9 } else { 1e6 };
+    let sync = f64::from(u8::from(t.state != TIME_ERROR));
+    for (f, v) in [
+        (&NODE_TIMEX_SYNC_STATUS, sync),
+        (&NODE_TIMEX_OFFSET_SECONDS, t.offset as f64 / divisor),
+        (
+            &NODE_TIMEX_FREQUENCY_ADJUSTMENT_RATIO,
+            1.0 + t.freq as f64 / PPM16,
+        ),
+        (&NODE_TIMEX_MAXERROR_SECONDS, t.maxerror_us as f64 / 1e6),
+        (
+            &NODE_TIMEX_ESTIMATED_ERROR_SECONDS,
+            t.esterror_us as f64 / 1e6,
+        ),
+        (&NODE_TIMEX_STATUS, t.status as f64),
+        (&NODE_TIMEX_LOOP_TIME_CONSTANT, t.constant as f64),
+        (&NODE_TIMEX_TICK_SECONDS, t.tick_us as f64 / 1e6),
+        (&NODE_TIMEX_PPS_FREQUENCY_HERTZ, t.ppsfreq as f64 / PPM16),
+        (&NODE_TIMEX_PPS_JITTER_SECONDS, t.jitter as f64 / divisor),
+        (&NODE_TIMEX_PPS_SHIFT_SECONDS, t.shift as f64),
+        (&NODE_TIMEX_PPS_STABILITY_HERTZ, t.stabil as f64 / PPM16),
+        (&NODE_TIMEX_PPS_JITTER_TOTAL, t.jitcnt as f64),
+        (&NODE_TIMEX_PPS_CALIBRATION_TOTAL, t.calcnt as f64),
+        (&NODE_TIMEX_PPS_ERROR_TOTAL, t.errcnt as f64),
+        (&NODE_TIMEX_PPS_STABILITY_EXCEEDED_TOTAL, t.stbcnt as f64),
+        (&NODE_TIMEX_TAI_OFFSET_SECONDS, t.tai as f64),
+    ] {
+        one(out, f, v)?;
+    }
+    Ok(())
+}
+
+fn os(out: &mut Out<'_>, o: &procfs::os_release::OsRelease) -> Fmt {
+    {
+        let keys = [
+            ("build_id", "BUILD_ID"),
+            ("id", "ID"),
+            ("id_like", "ID_LIKE"),
+            ("image_id", "IMAGE_ID"),
+            ("image_version", "IMAGE_VERSION"),
+            ("name", "NAME"),
+            ("pretty_name", "PRETTY_NAME"),
+            ("variant", "VARIANT"),
+            ("variant_id", "VARIANT_ID"),
+            ("version", "VERSION"),
+            ("version_codename", "VERSION_CODENAME"),
+            ("version_id", "VERSION_ID"),
+        ];
+        let labels: Vec<(&str, &str)> = keys.iter().map(|(l, k)| (*l, o.get(k))).collect();
+        let mut m = out.family(&NODE_OS_INFO)?;
+        gauge_l(&mut m, &labels, 1.0)?;
+    }
+    if let Some(v) = o.version() {
+        let mut m = out.family(&NODE_OS_VERSION)?;
+        gauge_l(
+            &mut m,
+            &[
+                ("id", o.get("ID")),
+                ("id_like", o.get("ID_LIKE")),
+                ("name", o.get("NAME")),
+            ],
+            v,
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,495 @@
+//! I/O for the gathered sources ([`Source::gathered`]): directory walks,
+//! sysfs attributes and system calls, written as the text each source's
+//! parser documents. Kept apart from the parsers so that those stay pure
+//! and fuzzable, and every source still costs one "read" and one "parse".
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use regex::Regex;
+
+use crate::source::Source;
+
+/// node_exporter's default `--collector.filesystem.mount-points-exclude`.
+pub const DEFAULT_MOUNT_POINTS_EXCLUDE: &str =
+    "^/(dev|proc|run/credentials/.+|sys|var/lib/docker/.+|var/lib/containers/storage/.+)($|/)";
+/// node_exporter's default `--collector.filesystem.fs-types-exclude`.
+pub const DEFAULT_FS_TYPES_EXCLUDE: &str = "^(autofs|binfmt_misc|bpf|cgroup2?|configfs|debugfs|devpts|devtmpfs|fusectl|hugetlbfs|iso9660|mqueue|nsfs|overlay|proc|procfs|pstore|rpc_pipefs|securityfs|selinuxfs|squashfs|erofs|sysfs|tracefs)$";
+
+/// How long the reader waits for one statfs(2) before reporting the mount
+/// as failed and moving on (the call goes on in the background; the mount
+/// is retried once it returns).
+pub const DEFAULT_STATFS_WAIT: Duration = Duration::from_millis(100);
+
+/// Calls in flight at most: beyond, further mounts are reported failed
+/// without a call (each in-flight call holds one thread).
+const MAX_IN_FLIGHT: usize = 64;
+
+/// What the gathered sources need besides the roots.
+pub struct GatherOptions {
+    /// Root-filesystem prefix: mounts, os-release and /etc/selinux are
+    /// below it (node_exporter's `--path.rootfs`).
+    pub rootfs: PathBuf,
+    pub mount_points_exclude: Regex,
+    pub fs_types_exclude: Regex,
+    pub statfs_wait: Duration,
+}
+
+impl Default for GatherOptions {
+    fn default() -> Self {
+        GatherOptions {
+            rootfs: PathBuf::from("/"),
+            mount_points_exclude: Regex::new(DEFAULT_MOUNT_POINTS_EXCLUDE)
+                .expect("the default is a valid expression"),
+            fs_types_exclude: Regex::new(DEFAULT_FS_TYPES_EXCLUDE)
+                .expect("the default is a valid expression"),
+            statfs_wait: DEFAULT_STATFS_WAIT,
+        }
+    }
+}
+
+/// The path a gathered source is named by in errors.
+pub(crate) fn main_path(
+    source: Source,
+    proc_root: &Path,
+    sys_root: &Path,
+    rootfs: &Path,
+) -> PathBuf {
+    match source {
+        Source::Netclass => sys_root.join("class/net"),
+        Source::Filesystem => proc_root.join("1/mounts"),
+        Source::Time => sys_root.join("devices/system/clocksource"),
+        Source::Timex => PathBuf::from("adjtimex(2)"),
+        Source::Os => rootfs.join(crate::os_release::FILES[0]),
+        Source::Selinux => sys_root.join("fs/selinux"),
+        _ => proc_root.join(source.files()[0]),
+    }
+}
+
+/// The gathering state a reader keeps: options and the statfs worker.
+#[derive(Default)]
+pub(crate) struct Gatherer {
+    pub options: GatherOptions,
+    statfs: Statfs,
+    scratch: Vec<u8>,
+    attr: Vec<u8>,
+}
+
+impl Gatherer {
+    /// Gathers `source` into `buf` (growing it up to `max`); returns the length.
+    pub fn gather(
+        &mut self,
+        source: Source,
+        proc_root: &Path,
+        sys_root: &Path,
+        buf: &mut Vec<u8>,
+        max: usize,
+    ) -> std::io::Result<usize> {
+        self.scratch.clear();
+        match source {
+            Source::Netclass => self.netclass(sys_root)?,
+            Source::Filesystem => self.filesystem(proc_root)?,
+            Source::Time => self.time(sys_root)?,
+            Source::Timex => self.timex()?,
+            Source::Os => self.os()?,
+            Source::Selinux => self.selinux(sys_root)?,
+            _ => return Err(std::io::ErrorKind::InvalidInput.into()),
+        }
+        let n = self.scratch.len();
+        if n > max {
+            return Err(std::io::Error::other(crate::reader::TooLarge));
+        }
+        if buf.len() < n {
+            buf.resize(n, 0);
+        }
+        buf[..n].copy_from_slice(&self.scratch);
+        Ok(n)
+    }
+
+    /// Reads a small attribute file into `self.attr`, trimmed of the
+    /// trailing newline; `false` when it could not be read.
+    fn attr(&mut self, path: &Path) -> bool {
+        self.attr.clear();
+        let Ok(f) = open(path) else { return false };
+        if f.take(64 << 10).read_to_end(&mut self.attr).is_err() {
+            return false;
+        }
+        while self.attr.last().is_some_and(|c| c.is_ascii_whitespace()) {
+            self.attr.pop();
+        }
+        true
+    }
+
+    fn netclass(&mut self, sys_root: &Path) -> std::io::Result<()> {
+        let dir = sys_root.join("class/net");
+        let mut names: Vec<_> = std::fs::read_dir(&dir)?
+            .flatten()
+            // `bonding_masters` is a file beside the devices.
+            .filter(|e| e.file_type().is_ok_and(|t| !t.is_file()))
+            .map(|e| e.file_name())
+            .collect();
+        names.sort();
+        let mut path = PathBuf::new();
+        for name in names.iter().take(crate::limits::MAX_ROWS) {
+            self.scratch.push(b'@');
+            self.scratch.extend_from_slice(name.as_bytes());
+            self.scratch.push(b'\n');
+            for attr in crate::netclass::ATTRIBUTES {
+                path.clear();
+                path.push(&dir);
+                path.push(name);
+                path.push(attr);
+                if !self.attr(&path) || self.attr.contains(&b'\n') {
+                    continue;
+                }
+                self.scratch.extend_from_slice(attr.as_bytes());
+                self.scratch.push(b' ');
+                self.scratch.extend_from_slice(&self.attr);
+                self.scratch.push(b'\n');
+            }
+        }
+        Ok(())
+    }
+
+    fn filesystem(&mut self, proc_root: &Path) -> std::io::Result<()> {
+        let table = match std::fs::read(proc_root.join("1/mounts")) {
+            Ok(t) => t,
+            Err(_) => std::fs::read(proc_root.join("mounts"))?,
+        };
+        let rootfs = self.options.rootfs.as_os_str().as_bytes();
+        let strip = if rootfs == b"/" {
+            &b""[..]
+        } else {
+            rootfs.strip_suffix(b"/").unwrap_or(rootfs)
+        };
+        let mut seen = HashSet::new();
+        for line in table.split(|&b| b == b'\n').take(crate::limits::MAX_ROWS) {
+            let mut w = line.split(|&b| b == b' ');
+            let (Some(device), Some(point), Some(fstype), Some(options)) =
+                (w.next(), w.next(), w.next(), w.next())
+            else {
+                continue;
+            };
+            // Inside a container with the host below the prefix, the host's
+            // mount points are printed with it.
+            let point =
+                match point.strip_prefix(strip) {
+                    Some(p) if !strip.is_empty() && (p.is_empty() || p[0] == b'/') => {
+                        if p.is_empty() { &b"/"[..] } else { p }
+                    }
+                    _ => point,
+                };
+            let shown = crate::filesystem::unescape(&String::from_utf8_lossy(point));
+            let fstype_text = String::from_utf8_lossy(fstype);
+            if self.options.mount_points_exclude.is_match(&shown)
+                || self.options.fs_types_exclude.is_match(&fstype_text)
+                || !seen.insert((device.to_vec(), point.to_vec(), fstype.to_vec()))
+            {
+                continue;
+            }
+            for field in [device, point, fstype, options] {
+                self.scratch.extend_from_slice(field);
+                self.scratch.push(b' ');
+            }
+            let target = self.options.rootfs.join(shown.trim_start_matches('/'));
+            match self.statfs.stat(&target, self.options.statfs_wait) {
+                Ok(s) => {
+                    let _ = write!(
+                        self.scratch,
+                        "ok {} {} {} {} {} {}",
+                        s.bsize, s.blocks, s.bfree, s.bavail, s.files, s.ffree
+                    );
+                }
+                Err(reason) => {
+                    self.scratch.extend_from_slice(b"error ");
+                    self.scratch.extend_from_slice(reason.as_bytes());
+                }
+            }
+            self.scratch.push(b'\n');
+        }
+        Ok(())
+    }
+
+    fn time(&mut self, sys_root: &Path) -> std::io::Result<()> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos().min(u64::MAX as u128) as u64);
+        let (zone, offset) = local_zone(now);
+        let _ = writeln!(self.scratch, "now_ns {now}\nzone {zone} {offset}");
+        let dir = sys_root.join("devices/system/clocksource");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Ok(());
+        };
+        let mut devices: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| {
+                let n = e
+                    .file_name()
+                    .to_str()?
+                    .strip_prefix("clocksource")?
+                    .to_string();
+                n.bytes().all(|c| c.is_ascii_digit()).then_some(n)
+            })
+            .collect();
+        devices.sort_by_key(|d| d.parse::<u64>().unwrap_or(u64::MAX));
+        for d in devices.iter().take(4096) {
+            for what in ["available", "current"] {
+                let path = dir.join(format!("clocksource{d}/{what}_clocksource"));
+                if self.attr(&path) && !self.attr.contains(&b'\n') {
+                    let _ = write!(self.scratch, "clocksource {d} {what} ");
+                    self.scratch.extend_from_slice(&self.attr);
+                    self.scratch.push(b'\n');
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn timex(&mut self) -> std::io::Result<()> {
+        // SAFETY: an all-zero `struct timex` is valid (modes 0: read only).
+        let mut t: libc::timex = unsafe { std::mem::zeroed() };
+        // SAFETY: `t` is a valid, writable `struct timex`; with modes 0 the
+        // call only reads the kernel's state into it.
+        let state = unsafe { libc::adjtimex(&mut t) };
+        if state < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let _ = writeln!(
+            self.scratch,
+            "state {state}\nstatus {}\noffset {}\nfreq {}\nmaxerror {}\nesterror {}\nconstant {}\nprecision {}\ntolerance {}\ntick {}\nppsfreq {}\njitter {}\nshift {}\nstabil {}\njitcnt {}\ncalcnt {}\nerrcnt {}\nstbcnt {}\ntai {}",
+            t.status,
+            t.offset,
+            t.freq,
+            t.maxerror,
+            t.esterror,
+            t.constant,
+            t.precision,
+            t.tolerance,
+            t.tick,
+            t.ppsfreq,
+            t.jitter,
+            t.shift,
+            t.stabil,
+            t.jitcnt,
+            t.calcnt,
+            t.errcnt,
+            t.stbcnt,
+            t.tai
+        );
+        Ok(())
+    }
+
+    fn os(&mut self) -> std::io::Result<()> {
+        let mut last = None;
+        for f in crate::os_release::FILES {
+            match open(&self.options.rootfs.join(f)) {
+                Ok(file) => {
+                    file.take(1 << 20).read_to_end(&mut self.scratch)?;
+                    return Ok(());
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.expect("two files tried"))
+    }
+
+    fn selinux(&mut self, sys_root: &Path) -> std::io::Result<()> {
+        let enforce = sys_root.join("fs/selinux/enforce");
+        if !self.attr(&enforce) {
+            self.scratch.extend_from_slice(b"enabled 0\n");
+            return Ok(());
+        }
+        self.scratch.extend_from_slice(b"enabled 1\ncurrent ");
+        self.scratch.extend_from_slice(&self.attr);
+        self.scratch.push(b'\n');
+        let config = self.options.rootfs.join("etc/selinux/config");
+        if self.attr(&config)
+            && let Some(m) = crate::selinux::config_mode(&String::from_utf8_lossy(&self.attr))
+        {
+            let _ = writeln!(self.scratch, "config {m}");
+        }
+        Ok(())
+    }
+}
+
+fn open(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// The local time zone's abbreviation and offset east of UTC at `now_ns`.
+fn local_zone(now_ns: u64) -> (String, i64) {
+    let t = (now_ns / 1_000_000_000) as libc::time_t;
+    // SAFETY: an all-zero `struct tm` is valid (a null tm_zone is checked).
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: localtime_r (which loads TZ and the zone files once) writes
+    // only into `tm`, which outlives the call.
+    let ok = unsafe { !libc::localtime_r(&t, &mut tm).is_null() };
+    if !ok || tm.tm_zone.is_null() {
+        return ("UTC".to_string(), 0);
+    }
+    // SAFETY: tm_zone points at a NUL-terminated abbreviation held by the C
+    // library for the life of the process.
+    let name = unsafe { std::ffi::CStr::from_ptr(tm.tm_zone) };
+    let name: String = name
+        .to_string_lossy()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .take(64)
+        .collect();
+    (
+        if name.is_empty() { "UTC".into() } else { name },
+        tm.tm_gmtoff,
+    )
+}
+
+/// statfs(2)'s figures node_exporter reports.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StatfsOut {
+    bsize: u64,
+    blocks: u64,
+    bfree: u64,
+    bavail: u64,
+    files: u64,
+    ffree: u64,
+}
+
+fn statfs(path: &Path) -> Result<StatfsOut, String> {
+    let c =
+        std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| "EINVAL".to_string())?;
+    // SAFETY: an all-zero `struct statfs` is valid output space.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and `s` is writable for the call.
+    if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(errno_name(e.raw_os_error().unwrap_or(0)));
+    }
+    Ok(StatfsOut {
+        bsize: s.f_bsize as u64,
+        blocks: s.f_blocks,
+        bfree: s.f_bfree,
+        bavail: s.f_bavail,
+        files: s.f_files,
+        ffree: s.f_ffree,
+    })
+}
+
+fn errno_name(e: i32) -> String {
+    match e {
+        libc::EACCES => "EACCES".into(),
+        libc::ENOENT => "ENOENT".into(),
+        libc::ENOTCONN => "ENOTCONN".into(),
+        libc::EIO => "EIO".into(),
+        libc::ESTALE => "ESTALE".into(),
+        libc::ENOTDIR => "ENOTDIR".into(),
+        libc::ELOOP => "ELOOP".into(),
+        libc::ENOSYS => "ENOSYS".into(),
+        libc::EINTR => "EINTR".into(),
+        n => format!("errno{n}"),
+    }
+}
+
+type Job = (PathBuf, Sender<Result<StatfsOut, String>>);
+
+/// statfs(2) off the calling thread, with a wait bound: a call on a hung
+/// mount (an NFS server gone, a FUSE daemon stopped) keeps its worker
+/// thread, and the mount is reported `stuck` without a new call until that
+/// one returns.
+#[derive(Default)]
+struct Statfs {
+    /// Mount points with a call in flight; each worker removes its own
+    /// when the call returns.
+    in_flight: Arc<Mutex<HashSet<PathBuf>>>,
+    worker: Option<Sender<Job>>,
+}
+
+impl Statfs {
+    fn stat(&mut self, path: &Path, wait: Duration) -> Result<StatfsOut, String> {
+        {
+            let mut f = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            if f.contains(path) || f.len() >= MAX_IN_FLIGHT {
+                return Err("stuck".into());
+            }
+            f.insert(path.to_path_buf());
+        }
+        let (tx, rx): (_, Receiver<_>) = mpsc::channel();
+        let sent = match &self.worker {
+            Some(w) => w.send((path.to_path_buf(), tx.clone())).is_ok(),
+            None => false,
+        };
+        if !sent {
+            match self.spawn() {
+                Some(w) if w.send((path.to_path_buf(), tx)).is_ok() => self.worker = Some(w),
+                _ => {
+                    self.in_flight
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(path);
+                    return Err("no worker thread".into());
+                }
+            }
+        }
+        match rx.recv_timeout(wait) {
+            Ok(r) => r,
+            Err(RecvTimeoutError::Timeout) => {
+                // The worker is held by the hung call; the next mount gets a
+                // new one. This one exits once its call returns.
+                self.worker = None;
+                Err("timeout".into())
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                self.worker = None;
+                Err("worker gone".into())
+            }
+        }
+    }
+
+    fn spawn(&self) -> Option<Sender<Job>> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let in_flight = self.in_flight.clone();
+        std::thread::Builder::new()
+            .name("statfs".into())
+            .spawn(move || {
+                for (path, reply) in rx {
+                    let r = statfs(&path);
+                    in_flight
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&path);
+                    if reply.send(r).is_err() {
+                        // Abandoned after a timeout.
+                        return;
+                    }
+                }
+            })
+            .ok()?;
+        Some(tx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statfs_answers_and_names_errors() {
+        let mut s = Statfs::default();
+        let r = s.stat(Path::new("/"), Duration::from_secs(5)).unwrap();
+        assert!(r.blocks > 0 && r.bsize > 0);
+        assert_eq!(
+            s.stat(Path::new("/no/such/dir"), Duration::from_secs(5))
+                .unwrap_err(),
+            "ENOENT"
+        );
+        assert!(s.in_flight.lock().unwrap().is_empty());
+    }
+}
