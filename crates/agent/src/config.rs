@@ -94,7 +94,9 @@ impl SourceConfig {
             AgentSource::System(Source::Uname | Source::Os | Source::Selinux) => (60_000, 1_000),
             // Read per scrape by node_exporter (15 s is the usual scrape
             // interval); a directory walk or a statfs per mount each time.
-            AgentSource::System(Source::Netclass | Source::Filesystem) => (15_000, 1_000),
+            AgentSource::System(Source::Netclass | Source::Filesystem | Source::Textfile) => {
+                (15_000, 1_000)
+            }
             AgentSource::System(Source::Arp | Source::UdpQueues | Source::Conntrack) => {
                 (5_000, 100)
             }
@@ -182,6 +184,9 @@ pub struct Config {
     /// How long the sampler waits for one statfs before reporting the
     /// mount failed (`node_filesystem_device_error` 1) and moving on.
     pub filesystem_statfs_wait: Duration,
+    /// Directory of `*.prom` files the textfile source re-exports
+    /// (node_exporter's `--collector.textfile.directory`); none by default.
+    pub textfile_directory: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -207,6 +212,7 @@ impl Config {
             mount_points_exclude: re(&self.filesystem_mount_points_exclude),
             fs_types_exclude: re(&self.filesystem_fs_types_exclude),
             statfs_wait: self.filesystem_statfs_wait,
+            textfile_directory: self.textfile_directory.clone(),
         }
     }
 
@@ -290,6 +296,7 @@ impl Config {
             filesystem_mount_points_exclude: Some(self.filesystem_mount_points_exclude.clone()),
             filesystem_fs_types_exclude: Some(self.filesystem_fs_types_exclude.clone()),
             filesystem_statfs_wait: d(self.filesystem_statfs_wait),
+            textfile_directory: Some(self.textfile_directory.clone().unwrap_or_default()),
         };
         toml::to_string(&file).expect("the configuration serializes")
     }
@@ -348,6 +355,8 @@ pub struct FileConfig {
     pub filesystem_fs_types_exclude: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filesystem_statfs_wait: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub textfile_directory: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -440,6 +449,7 @@ file_sources!(
     arp,
     udp_queues,
     conntrack,
+    textfile,
     processes
 );
 
@@ -492,7 +502,8 @@ impl FileConfig {
             rootfs,
             filesystem_mount_points_exclude,
             filesystem_fs_types_exclude,
-            filesystem_statfs_wait
+            filesystem_statfs_wait,
+            textfile_directory
         );
         if let Some(o) = &over.process_metrics {
             let pm = self.process_metrics.get_or_insert_with(Default::default);
@@ -719,6 +730,10 @@ impl FileConfig {
             filesystem_mount_points_exclude,
             filesystem_fs_types_exclude,
             filesystem_statfs_wait,
+            textfile_directory: self
+                .textfile_directory
+                .clone()
+                .filter(|p| !p.as_os_str().is_empty()),
         })
     }
 }

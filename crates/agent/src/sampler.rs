@@ -48,6 +48,9 @@ pub struct Agent {
     procs_read_mono: u64,
     /// What consumers' reads may still spend.
     demand: budget::DemandBucket,
+    /// Per source, the warnings last logged ([`SystemSample::warnings`]):
+    /// each is logged when it appears, not again while it lasts.
+    warned: Vec<Vec<String>>,
 }
 
 impl Agent {
@@ -174,6 +177,7 @@ impl Agent {
             missing,
             procs_read_mono: 0,
             demand: budget::DemandBucket::default(),
+            warned: vec![Vec::new(); SOURCE_COUNT],
         };
         agent.apply(&config, true);
         agent.seen_request = agent.shared.shm.request_count();
@@ -421,6 +425,13 @@ impl Agent {
                     st.sample.taken = self.work.taken;
                     st.sample.unix_ns = self.work.unix_ns;
                     st.sample.swap_source(&mut self.work, src);
+                    if st.sample.ok(src) {
+                        let now = st.sample.warnings(src);
+                        for w in now.iter().filter(|w| !self.warned[i].contains(w)) {
+                            log(w);
+                        }
+                        self.warned[i] = now;
+                    }
                     let c = st.sample.cost[src as usize];
                     let stats = &mut st.stats[i];
                     stats.read_ns += c.read_ns;

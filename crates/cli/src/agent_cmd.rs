@@ -63,6 +63,9 @@ pub struct Args {
     /// mount failed and moves on (the call finishes in the background).
     #[arg(long = "collector.filesystem.mount-timeout", value_name = "D")]
     statfs_wait: Option<String>,
+    /// Directory of `*.prom` files (Prometheus text format) to re-export.
+    #[arg(long = "collector.textfile.directory", value_name = "DIR")]
+    textfile_directory: Option<PathBuf>,
     /// Print the effective configuration as TOML and exit.
     #[arg(long)]
     print_config: bool,
@@ -171,6 +174,7 @@ pub fn run(
         filesystem_mount_points_exclude: args.mount_points_exclude.clone(),
         filesystem_fs_types_exclude: args.fs_types_exclude.clone(),
         filesystem_statfs_wait: args.statfs_wait.clone(),
+        textfile_directory: args.textfile_directory.clone(),
         listen: args.listen.clone(),
         proc_root,
         sys_root,

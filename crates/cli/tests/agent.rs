@@ -626,7 +626,19 @@ fn prometheus_until(
 
 #[test]
 fn a_real_prometheus_scrapes_the_agent() {
-    let a = agent("", &[]);
+    let texts = tempfile::tempdir().unwrap();
+    std::fs::write(
+        texts.path().join("backup.prom"),
+        "# HELP backup_last_success_seconds When the backup last succeeded.\n# TYPE backup_last_success_seconds gauge\nbackup_last_success_seconds{job=\"home\"} 1.7e9\n",
+    )
+    .unwrap();
+    let a = agent(
+        "",
+        &[
+            "--collector.textfile.directory",
+            texts.path().to_str().unwrap(),
+        ],
+    );
     let dir = tempfile::tempdir().unwrap();
     let (_prom, paddr) = prometheus(
         dir.path(),
@@ -688,6 +700,37 @@ fn a_real_prometheus_scrapes_the_agent() {
         "node_scrape_collector_success",
         "node_scrape_collector_duration_seconds",
         "quietstat_build_info",
+        "node_network_up",
+        "node_network_info",
+        "node_network_mtu_bytes",
+        "node_network_speed_bytes",
+        "node_network_carrier",
+        "node_network_transmit_queue_length",
+        "node_filesystem_size_bytes",
+        "node_filesystem_avail_bytes",
+        "node_filesystem_free_bytes",
+        "node_filesystem_files_free",
+        "node_filesystem_readonly",
+        "node_filesystem_device_error",
+        "node_time_seconds",
+        "node_time_zone_offset_seconds",
+        "node_time_clocksource_current_info",
+        "node_time_clocksource_available_info",
+        "node_timex_sync_status",
+        "node_timex_offset_seconds",
+        "node_timex_maxerror_seconds",
+        "node_timex_pps_jitter_total",
+        "node_os_info",
+        "node_os_version",
+        "node_selinux_enabled",
+        "node_arp_entries",
+        "node_udp_queues",
+        "node_nf_conntrack_entries",
+        "node_nf_conntrack_entries_limit",
+        "node_nf_conntrack_stat_found",
+        "node_textfile_scrape_error",
+        "node_textfile_mtime_seconds",
+        "backup_last_success_seconds",
     ] {
         let r = get(paddr, &format!("/api/v1/query?query={family}"), None);
         let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
@@ -771,11 +814,22 @@ fn prometheus_scrapes_through_tls_and_basic_auth_from_a_node_exporter_web_config
 #[test]
 fn node_exporter_and_the_agent_agree_family_by_family() {
     // Every `max_age_ms=0` request reads again: no floor, no budget.
-    let a = agent(&demand_without_floors(0.0, &all_sources()), &[]);
+    let texts = tempfile::tempdir().unwrap();
+    std::fs::write(
+        texts.path().join("jobs.prom"),
+        "# HELP jobs_done_total Jobs done.\n# TYPE jobs_done_total counter\njobs_done_total{queue=\"a\"} 12\njobs_done_total{queue=\"b\"} 3\n",
+    )
+    .unwrap();
+    let texts_flag = format!("--collector.textfile.directory={}", texts.path().display());
+    let a = agent(
+        &demand_without_floors(0.0, &all_sources()),
+        &[texts_flag.as_str()],
+    );
     let port = free_port();
     let ne = Command::new(which("prometheus-node-exporter"))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
         .args(["--collector.interrupts", "--collector.stat.softirq"])
+        .arg(&texts_flag)
         // Debian's build excludes /run, /mnt and /media too; upstream's
         // default, which the agent keeps:
         .arg(format!(
@@ -842,6 +896,9 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
         "node_arp_entries",
         "node_udp_queues",
         "node_nf_conntrack_entries",
+        "node_textfile_scrape_error",
+        "node_textfile_mtime_seconds",
+        "jobs_done_total",
     ] {
         assert!(common.contains(f), "{f} not exported by both");
     }

@@ -39,6 +39,9 @@ pub struct GatherOptions {
     pub mount_points_exclude: Regex,
     pub fs_types_exclude: Regex,
     pub statfs_wait: Duration,
+    /// The textfile source's directory of `*.prom` files (none: the source
+    /// reports no files and no error, as node_exporter without one).
+    pub textfile_directory: Option<PathBuf>,
 }
 
 impl Default for GatherOptions {
@@ -50,6 +53,7 @@ impl Default for GatherOptions {
             fs_types_exclude: Regex::new(DEFAULT_FS_TYPES_EXCLUDE)
                 .expect("the default is a valid expression"),
             statfs_wait: DEFAULT_STATFS_WAIT,
+            textfile_directory: None,
         }
     }
 }
@@ -68,6 +72,7 @@ pub(crate) fn main_path(
         Source::Timex => PathBuf::from("adjtimex(2)"),
         Source::Os => rootfs.join(crate::os_release::FILES[0]),
         Source::Selinux => sys_root.join("fs/selinux"),
+        Source::Textfile => PathBuf::from("textfile directory"),
         _ => proc_root.join(source.files()[0]),
     }
 }
@@ -99,6 +104,7 @@ impl Gatherer {
             Source::Timex => self.timex()?,
             Source::Os => self.os()?,
             Source::Selinux => self.selinux(sys_root)?,
+            Source::Textfile => self.textfile(),
             _ => return Err(std::io::ErrorKind::InvalidInput.into()),
         }
         let n = self.scratch.len();
@@ -297,6 +303,58 @@ impl Gatherer {
             }
         }
         Err(last.expect("two files tried"))
+    }
+
+    fn textfile(&mut self) {
+        use crate::textfile::{MAX_FILE_BYTES, MAX_FILES};
+        let Some(dir) = self.options.textfile_directory.clone() else {
+            return;
+        };
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) => {
+                let _ = writeln!(self.scratch, "@dir {}: {e}", dir.display());
+                return;
+            }
+        };
+        let mut names: Vec<_> = entries
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n.as_bytes().ends_with(b".prom"))
+            .collect();
+        names.sort();
+        for name in names.iter().take(MAX_FILES) {
+            let path = dir.join(name);
+            // The path ends its header line: a newline in it is not framed.
+            let shown = path.display().to_string().replace('\n', "?");
+            let read = open(&path).and_then(|f| {
+                let meta = f.metadata()?;
+                if !meta.is_file() {
+                    return Err(std::io::Error::other("not a regular file"));
+                }
+                let mut body = Vec::new();
+                f.take(MAX_FILE_BYTES as u64 + 1).read_to_end(&mut body)?;
+                if body.len() > MAX_FILE_BYTES {
+                    return Err(std::io::Error::other("larger than 16 MiB"));
+                }
+                let mtime = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos() as u64);
+                Ok((mtime, body))
+            });
+            match read {
+                Ok((mtime, body)) => {
+                    let _ = writeln!(self.scratch, "@file {mtime} {} {shown}", body.len());
+                    self.scratch.extend_from_slice(&body);
+                    self.scratch.push(b'\n');
+                }
+                Err(e) => {
+                    let _ = writeln!(self.scratch, "@error {shown} {e}");
+                }
+            }
+        }
     }
 
     fn selinux(&mut self, sys_root: &Path) -> std::io::Result<()> {

@@ -46,6 +46,7 @@ pub mod sockstat;
 pub mod softirqs;
 pub mod softnet;
 pub mod stat;
+pub mod textfile;
 pub mod time;
 pub mod uname;
 pub mod vmstat;

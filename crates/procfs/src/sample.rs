@@ -33,6 +33,7 @@ use crate::softirqs::{self, Softirqs};
 use crate::softnet::{self, SoftnetCpu};
 use crate::source::Source;
 use crate::stat::{self, Stat};
+use crate::textfile::{self, Textfile};
 use crate::time::{self, Time, Timex};
 use crate::uname::{self, Uname};
 use crate::vmstat::{self, Vmstat};
@@ -98,6 +99,7 @@ pub struct SystemSample {
     pub arp: Arp,
     pub udp_queues: UdpQueues,
     pub conntrack: Conntrack,
+    pub textfile: Textfile,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -133,6 +135,7 @@ impl Default for SystemSample {
             arp: Arp::default(),
             udp_queues: UdpQueues::default(),
             conntrack: Conntrack::default(),
+            textfile: Textfile::default(),
             status: Default::default(),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -148,6 +151,35 @@ impl SystemSample {
     pub fn pressure(&self, r: Resource) -> Option<&Pressure> {
         self.ok(Source::pressure(r))
             .then(|| &self.pressure[r as usize])
+    }
+
+    /// What the data of `source` says is wrong although it was read (a
+    /// textfile that failed to parse, a mount statfs could not answer), one
+    /// line each, for a log; empty for every other source.
+    pub fn warnings(&self, source: Source) -> Vec<String> {
+        match source {
+            Source::Textfile => {
+                let t = &self.textfile;
+                t.dir_error
+                    .iter()
+                    .map(|e| format!("textfile: {e}"))
+                    .chain(t.files.iter().filter_map(|f| {
+                        Some(format!("textfile: {}: {}", f.path, f.error.as_ref()?))
+                    }))
+                    .collect()
+            }
+            Source::Filesystem => self
+                .filesystem
+                .iter()
+                .filter_map(|m| {
+                    let e = m.error.as_ref()?;
+                    // `stuck` repeats `timeout` until the call returns.
+                    let e = if e == "stuck" { "timeout" } else { e };
+                    Some(format!("filesystem: statfs {}: {e}", m.mountpoint))
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// Exchanges the data, status and cost of `source` with `other`: moves a
@@ -188,6 +220,7 @@ impl SystemSample {
             Source::Arp => swap(&mut self.arp, &mut other.arp),
             Source::UdpQueues => swap(&mut self.udp_queues, &mut other.udp_queues),
             Source::Conntrack => swap(&mut self.conntrack, &mut other.conntrack),
+            Source::Textfile => swap(&mut self.textfile, &mut other.textfile),
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -229,6 +262,7 @@ impl SystemSample {
             Source::Arp => netmisc::parse_arp(bytes, &mut self.arp),
             Source::UdpQueues => netmisc::parse_udp_queues(bytes).map(|q| self.udp_queues = q),
             Source::Conntrack => netmisc::parse_conntrack(bytes).map(|c| self.conntrack = c),
+            Source::Textfile => textfile::parse_into(bytes, &mut self.textfile),
         }
     }
 }
@@ -341,6 +375,7 @@ impl Serialize for SourceData<'_> {
             Source::Arp => x.arp.serialize(s),
             Source::UdpQueues => x.udp_queues.serialize(s),
             Source::Conntrack => x.conntrack.serialize(s),
+            Source::Textfile => x.textfile.serialize(s),
         }
     }
 }

@@ -37,6 +37,7 @@ pub enum Source {
     Arp,
     UdpQueues,
     Conntrack,
+    Textfile,
 }
 
 impl From<Source> for &'static str {
@@ -46,7 +47,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 29] = [
+    pub const ALL: [Source; 30] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -76,6 +77,7 @@ impl Source {
         Source::Arp,
         Source::UdpQueues,
         Source::Conntrack,
+        Source::Textfile,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -113,6 +115,7 @@ impl Source {
             Source::Arp => "arp",
             Source::UdpQueues => "udp_queues",
             Source::Conntrack => "conntrack",
+            Source::Textfile => "textfile",
         }
     }
 
@@ -138,7 +141,8 @@ impl Source {
             | Source::Time
             | Source::Timex
             | Source::Os
-            | Source::Selinux => &[],
+            | Source::Selinux
+            | Source::Textfile => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],

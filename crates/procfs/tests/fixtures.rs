@@ -10,8 +10,10 @@ use procfs::{GatherOptions, Reader, Source, SourceStatus, SystemSample};
 fn sample_of(tree: &str) -> (Reader, SystemSample) {
     let (proc_root, sys_root) = fixtures::roots(tree);
     let mut r = Reader::new(proc_root, sys_root);
+    let dir = fixtures::dir().join(tree);
     r.set_gather_options(GatherOptions {
-        rootfs: fixtures::dir().join(tree).join("rootfs"),
+        rootfs: dir.join("rootfs"),
+        textfile_directory: Some(dir.join("textfile")),
         ..GatherOptions::default()
     });
     let mut s = SystemSample::default();
@@ -303,6 +305,27 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         (0x30, 3, 0x300, 1)
     );
     assert_eq!((st.drop, st.early_drop, st.search_restart), (4, 2, 5));
+    // A good textfile and a half-written one.
+    let t = &s.textfile;
+    let files: Vec<_> = t
+        .files
+        .iter()
+        .map(|f| (f.path.rsplit('/').next().unwrap(), f.error.is_some()))
+        .collect();
+    assert_eq!(files, [("backup.prom", false), ("broken.prom", true)]);
+    let age = t
+        .families
+        .iter()
+        .find(|f| f.name == "backup_age_seconds")
+        .unwrap();
+    assert_eq!(age.help, "Seconds since the last backup.");
+    assert_eq!(age.series.len(), 2);
+    let srv = age.series.iter().find(|s| s.value == 120.0).unwrap();
+    assert!(
+        srv.labels
+            .contains(&("note".to_string(), "a \"quoted\" value".to_string()))
+    );
+    assert_eq!(t.families.len(), 2);
 }
 
 fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {

@@ -69,6 +69,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("@udp_queues", |b| {
             procfs::netmisc::parse_udp_queues(b).map(drop)
         }),
+        ("@textfile", |b| {
+            procfs::textfile::parse_into(b, &mut Default::default())
+        }),
         ("@conntrack", |b| {
             procfs::netmisc::parse_conntrack(b).map(drop)
         }),
@@ -91,8 +94,10 @@ fn seeds() -> Vec<(usize, Vec<u8>)> {
             let (proc_root, sys_root) = fixtures::roots(tree);
             if let Some(source) = name.strip_prefix('@') {
                 let mut r = procfs::Reader::new(proc_root, sys_root);
+                let dir = fixtures::dir().join(tree);
                 r.set_gather_options(procfs::GatherOptions {
-                    rootfs: fixtures::dir().join(tree).join("rootfs"),
+                    rootfs: dir.join("rootfs"),
+                    textfile_directory: Some(dir.join("textfile")),
                     ..Default::default()
                 });
                 let source = procfs::Source::from_name(source).unwrap();

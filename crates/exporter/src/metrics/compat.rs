@@ -45,6 +45,7 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Arp => &[AgentSource::System(Source::Arp)],
             Source::UdpQueues => &[AgentSource::System(Source::UdpQueues)],
             Source::Conntrack => &[AgentSource::System(Source::Conntrack)],
+            Source::Textfile => &[AgentSource::System(Source::Textfile)],
             // Evaluated at compile time: a source without an arm stops the build.
             _ => panic!("a collector of one source needs an arm here"),
         },
@@ -94,6 +95,7 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("arp", Source::Arp),
     one("udp_queues", Source::UdpQueues),
     one("conntrack", Source::Conntrack),
+    one("textfile", Source::Textfile),
 ];
 
 /// The sources behind node_exporter collector `name` (`--collector.NAME`),
@@ -117,7 +119,6 @@ pub fn collector_names() -> String {
 /// node_exporter's Linux collectors the agent does not stand in for, each
 /// with the reason (docs/metrics.md names each; a test checks it).
 pub const NOT_HERE: &[(&str, &str)] = &[
-    ("textfile", "not yet: *.prom files from a directory"),
     ("bcache", "not yet: /sys/fs/bcache"),
     ("bonding", "not yet: /sys/class/net/*/bonding"),
     ("btrfs", "not yet: /sys/fs/btrfs"),

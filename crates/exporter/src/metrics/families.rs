@@ -158,6 +158,8 @@ families! {
     NODE_NF_CONNTRACK_STAT_DROP "node_nf_conntrack_stat_drop" Gauge [] "conntrack" "Number of packets dropped due to conntrack failure.";
     NODE_NF_CONNTRACK_STAT_EARLY_DROP "node_nf_conntrack_stat_early_drop" Gauge [] "conntrack" "Number of dropped conntrack entries to make room for new ones, if maximum table size was reached.";
     NODE_NF_CONNTRACK_STAT_SEARCH_RESTART "node_nf_conntrack_stat_search_restart" Gauge [] "conntrack" "Number of conntrack table lookups which had to be restarted due to hashtable resizes.";
+    NODE_TEXTFILE_SCRAPE_ERROR "node_textfile_scrape_error" Gauge [] "textfile" "1 if there was an error opening or reading a file, 0 otherwise";
+    NODE_TEXTFILE_MTIME_SECONDS "node_textfile_mtime_seconds" Gauge ["file"] "textfile" "Unixtime mtime of textfiles successfully read.";
     QUIETSTAT_INTERRUPTS_UNSPLIT_TOTAL "quietstat_interrupts_unsplit_total" Counter ["type"] "interrupts" "Interrupt counters /proc/interrupts prints without a per-CPU split (ERR, MIS).";
     QUIETSTAT_SOFTIRQS_CPU_TOTAL "quietstat_softirqs_cpu_total" Counter ["cpu", "vector"] "softirqs" "Softirqs raised per CPU and vector, from /proc/softirqs.";
     QUIETSTAT_PROCESSES "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";

@@ -1,0 +1,96 @@
+//! The textfile source on real files: good files re-exported, a bad one
+//! reported (scrape error, a log line naming file and line) without
+//! stopping the others, and picked up once fixed.
+
+use std::time::{Duration, Instant};
+
+mod common;
+
+use common::agent::*;
+
+fn value(body: &str, series: &str) -> Option<f64> {
+    body.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[test]
+fn a_bad_textfile_is_reported_and_the_others_are_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(
+        p.join("a.prom"),
+        "# HELP queue_depth Items waiting.\n# TYPE queue_depth gauge\nqueue_depth{queue=\"mail\"} 7\n",
+    )
+    .unwrap();
+    std::fs::write(p.join("b.prom"), "fine 1\nthis is not a sample\n").unwrap();
+    std::fs::write(
+        p.join("c.prom"),
+        "# TYPE rpc_seconds histogram\nrpc_seconds_bucket{le=\"0.5\"} 3\nrpc_seconds_bucket{le=\"+Inf\"} 4\nrpc_seconds_sum 1.25\nrpc_seconds_count 4\n",
+    )
+    .unwrap();
+    // Not *.prom: ignored, as node_exporter does.
+    std::fs::write(p.join("notes.txt"), "garbage").unwrap();
+    let a = agent(
+        "[sources.textfile]\ninterval = \"200ms\"\n",
+        &["--collector.textfile.directory", p.to_str().unwrap()],
+    );
+    let body = get(a.addr, "/metrics", None).body;
+    assert_eq!(value(&body, "node_textfile_scrape_error"), Some(1.0));
+    assert_eq!(value(&body, "queue_depth{queue=\"mail\"}"), Some(7.0));
+    assert_eq!(value(&body, "rpc_seconds_bucket{le=\"+Inf\"}"), Some(4.0));
+    assert_eq!(value(&body, "rpc_seconds_sum"), Some(1.25));
+    assert!(body.contains("# TYPE queue_depth gauge"), "types kept");
+    let b = p.join("b.prom").display().to_string();
+    assert!(!body.contains("fine"), "nothing of the bad file is served");
+    let mtime = |f: &str| {
+        value(
+            &body,
+            &format!("node_textfile_mtime_seconds{{file=\"{f}\"}}"),
+        )
+    };
+    assert!(mtime(&p.join("a.prom").display().to_string()).is_some_and(|t| t > 1e9));
+    assert_eq!(mtime(&b), None);
+    assert_eq!(
+        value(
+            &body,
+            "node_scrape_collector_success{collector=\"textfile\"}"
+        ),
+        Some(1.0)
+    );
+    // One log line, naming the file and the line.
+    let end = Instant::now() + Duration::from_secs(5);
+    let want = format!("textfile: {b}: line 2:");
+    let mut logged = a.early.clone();
+    while !logged.iter().any(|l| l.contains(&want)) {
+        assert!(Instant::now() < end, "{want} not logged: {logged:#?}");
+        if let Ok(l) = a.log.recv_timeout(Duration::from_millis(100)) {
+            logged.push(l);
+        }
+    }
+    // Fixed, it is read at the next interval.
+    std::fs::write(p.join("b.prom"), "fine 1\n").unwrap();
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        let body = get(a.addr, "/metrics", None).body;
+        if value(&body, "node_textfile_scrape_error") == Some(0.0) {
+            assert_eq!(value(&body, "fine"), Some(1.0));
+            break;
+        }
+        assert!(Instant::now() < end, "the fixed file was not picked up");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Logged once while it lasted.
+    let repeats = logged.iter().filter(|l| l.contains(&want)).count()
+        + a.log.try_iter().filter(|l| l.contains(&want)).count();
+    assert_eq!(repeats, 1);
+}
+
+#[test]
+fn a_missing_directory_is_a_scrape_error_and_no_directory_is_none() {
+    let a = agent("", &["--collector.textfile.directory", "/nonexistent/dir"]);
+    let body = get(a.addr, "/metrics", None).body;
+    assert_eq!(value(&body, "node_textfile_scrape_error"), Some(1.0));
+    let a = agent("", &[]);
+    let body = get(a.addr, "/metrics", None).body;
+    assert_eq!(value(&body, "node_textfile_scrape_error"), Some(0.0));
+}
