@@ -91,7 +91,9 @@ impl SourceConfig {
         let (interval, min_interval) = match s {
             AgentSource::System(Source::Interrupts | Source::Softirqs) => (5_000, 10),
             // The host's names change rarely.
-            AgentSource::System(Source::Uname | Source::Os | Source::Selinux) => (60_000, 1_000),
+            AgentSource::System(Source::Uname | Source::Os | Source::Selinux | Source::Udev) => {
+                (60_000, 1_000)
+            }
             // Read per scrape by node_exporter (15 s is the usual scrape
             // interval); a directory walk or a statfs per mount each time.
             AgentSource::System(Source::Netclass | Source::Filesystem | Source::Textfile) => {
@@ -187,6 +189,9 @@ pub struct Config {
     /// Directory of `*.prom` files the textfile source re-exports
     /// (node_exporter's `--collector.textfile.directory`); none by default.
     pub textfile_directory: Option<PathBuf>,
+    /// udev's database, for `node_disk_info` (node_exporter's
+    /// `--path.udev.data`).
+    pub udev_data_path: PathBuf,
 }
 
 impl Default for Config {
@@ -213,6 +218,7 @@ impl Config {
             fs_types_exclude: re(&self.filesystem_fs_types_exclude),
             statfs_wait: self.filesystem_statfs_wait,
             textfile_directory: self.textfile_directory.clone(),
+            udev_data: self.udev_data_path.clone(),
         }
     }
 
@@ -297,6 +303,7 @@ impl Config {
             filesystem_fs_types_exclude: Some(self.filesystem_fs_types_exclude.clone()),
             filesystem_statfs_wait: d(self.filesystem_statfs_wait),
             textfile_directory: Some(self.textfile_directory.clone().unwrap_or_default()),
+            udev_data_path: Some(self.udev_data_path.clone()),
         };
         toml::to_string(&file).expect("the configuration serializes")
     }
@@ -357,6 +364,8 @@ pub struct FileConfig {
     pub filesystem_statfs_wait: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub textfile_directory: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udev_data_path: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -450,6 +459,7 @@ file_sources!(
     udp_queues,
     conntrack,
     textfile,
+    udev,
     processes
 );
 
@@ -503,7 +513,8 @@ impl FileConfig {
             filesystem_mount_points_exclude,
             filesystem_fs_types_exclude,
             filesystem_statfs_wait,
-            textfile_directory
+            textfile_directory,
+            udev_data_path
         );
         if let Some(o) = &over.process_metrics {
             let pm = self.process_metrics.get_or_insert_with(Default::default);
@@ -734,6 +745,11 @@ impl FileConfig {
                 .textfile_directory
                 .clone()
                 .filter(|p| !p.as_os_str().is_empty()),
+            udev_data_path: self
+                .udev_data_path
+                .clone()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or_else(|| "/run/udev/data".into()),
         })
     }
 }

@@ -66,6 +66,9 @@ pub struct Args {
     /// Directory of `*.prom` files (Prometheus text format) to re-export.
     #[arg(long = "collector.textfile.directory", value_name = "DIR")]
     textfile_directory: Option<PathBuf>,
+    /// udev's database, for node_disk_info's labels [default: /run/udev/data].
+    #[arg(long = "path.udev.data", value_name = "DIR")]
+    udev_data_path: Option<PathBuf>,
     /// Print the effective configuration as TOML and exit.
     #[arg(long)]
     print_config: bool,
@@ -175,6 +178,7 @@ pub fn run(
         filesystem_fs_types_exclude: args.fs_types_exclude.clone(),
         filesystem_statfs_wait: args.statfs_wait.clone(),
         textfile_directory: args.textfile_directory.clone(),
+        udev_data_path: args.udev_data_path.clone(),
         listen: args.listen.clone(),
         proc_root,
         sys_root,

@@ -36,7 +36,7 @@ struct Cli {
 enum Command {
     /// The agent: samples on a tickless schedule and serves /metrics, a JSON
     /// API and a shared-memory snapshot from its latest samples.
-    Agent(agent_cmd::Args),
+    Agent(Box<agent_cmd::Args>),
     /// Snapshot of every system source; with --interval, rates per interval.
     Stat(stat_cmd::Args),
     /// Timer latency on one CPU (cyclictest-style), alone and beside a

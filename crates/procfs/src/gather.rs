@@ -42,6 +42,8 @@ pub struct GatherOptions {
     /// The textfile source's directory of `*.prom` files (none: the source
     /// reports no files and no error, as node_exporter without one).
     pub textfile_directory: Option<PathBuf>,
+    /// udev's database (node_exporter's `--path.udev.data`).
+    pub udev_data: PathBuf,
 }
 
 impl Default for GatherOptions {
@@ -54,6 +56,7 @@ impl Default for GatherOptions {
                 .expect("the default is a valid expression"),
             statfs_wait: DEFAULT_STATFS_WAIT,
             textfile_directory: None,
+            udev_data: PathBuf::from("/run/udev/data"),
         }
     }
 }
@@ -63,8 +66,9 @@ pub(crate) fn main_path(
     source: Source,
     proc_root: &Path,
     sys_root: &Path,
-    rootfs: &Path,
+    o: &GatherOptions,
 ) -> PathBuf {
+    let rootfs = &o.rootfs;
     match source {
         Source::Netclass => sys_root.join("class/net"),
         Source::Filesystem => proc_root.join("1/mounts"),
@@ -73,6 +77,7 @@ pub(crate) fn main_path(
         Source::Os => rootfs.join(crate::os_release::FILES[0]),
         Source::Selinux => sys_root.join("fs/selinux"),
         Source::Textfile => PathBuf::from("textfile directory"),
+        Source::Udev => o.udev_data.clone(),
         _ => proc_root.join(source.files()[0]),
     }
 }
@@ -105,6 +110,7 @@ impl Gatherer {
             Source::Os => self.os()?,
             Source::Selinux => self.selinux(sys_root)?,
             Source::Textfile => self.textfile(),
+            Source::Udev => self.udev()?,
             _ => return Err(std::io::ErrorKind::InvalidInput.into()),
         }
         let n = self.scratch.len();
@@ -303,6 +309,38 @@ impl Gatherer {
             }
         }
         Err(last.expect("two files tried"))
+    }
+
+    fn udev(&mut self) -> std::io::Result<()> {
+        let dir = self.options.udev_data.clone();
+        let mut names: Vec<(u32, u32)> = std::fs::read_dir(&dir)?
+            .flatten()
+            .filter_map(|e| {
+                let n = e.file_name();
+                let (a, b) = n.to_str()?.strip_prefix('b')?.split_once(':')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            })
+            .collect();
+        names.sort();
+        for (major, minor) in names.iter().take(crate::limits::MAX_ROWS) {
+            if !self.attr(&dir.join(format!("b{major}:{minor}"))) {
+                continue;
+            }
+            let _ = writeln!(self.scratch, "@{major}:{minor}");
+            let body = std::mem::take(&mut self.attr);
+            for line in body.split(|&b| b == b'\n') {
+                if let Some(p) = line.strip_prefix(b"E:")
+                    && crate::udev::KEYS
+                        .iter()
+                        .any(|k| p.starts_with(k.as_bytes()) && p.get(k.len()) == Some(&b'='))
+                {
+                    self.scratch.extend_from_slice(p);
+                    self.scratch.push(b'\n');
+                }
+            }
+            self.attr = body;
+        }
+        Ok(())
     }
 
     fn textfile(&mut self) {

@@ -48,6 +48,7 @@ pub mod softnet;
 pub mod stat;
 pub mod textfile;
 pub mod time;
+pub mod udev;
 pub mod uname;
 pub mod vmstat;
 

@@ -32,8 +32,8 @@ impl Reader {
         let proc_root = proc_root.into();
         let sys_root = sys_root.into();
         let gatherer = Gatherer::default();
-        let paths = Source::ALL
-            .map(|s| gather::main_path(s, &proc_root, &sys_root, &gatherer.options.rootfs));
+        let paths =
+            Source::ALL.map(|s| gather::main_path(s, &proc_root, &sys_root, &gatherer.options));
         Reader {
             proc_root,
             sys_root,
@@ -50,14 +50,8 @@ impl Reader {
     /// os-release), filesystem exclusions, the statfs wait.
     pub fn set_gather_options(&mut self, options: GatherOptions) {
         self.gatherer.options = options;
-        self.paths = Source::ALL.map(|s| {
-            gather::main_path(
-                s,
-                &self.proc_root,
-                &self.sys_root,
-                &self.gatherer.options.rootfs,
-            )
-        });
+        self.paths = Source::ALL
+            .map(|s| gather::main_path(s, &self.proc_root, &self.sys_root, &self.gatherer.options));
     }
 
     pub fn proc_root(&self) -> &Path {

@@ -35,6 +35,7 @@ use crate::source::Source;
 use crate::stat::{self, Stat};
 use crate::textfile::{self, Textfile};
 use crate::time::{self, Time, Timex};
+use crate::udev::{self, UdevDevice};
 use crate::uname::{self, Uname};
 use crate::vmstat::{self, Vmstat};
 
@@ -100,6 +101,8 @@ pub struct SystemSample {
     pub udp_queues: UdpQueues,
     pub conntrack: Conntrack,
     pub textfile: Textfile,
+    /// udev's properties of block devices (for `node_disk_info`).
+    pub udev: Vec<UdevDevice>,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -136,6 +139,7 @@ impl Default for SystemSample {
             udp_queues: UdpQueues::default(),
             conntrack: Conntrack::default(),
             textfile: Textfile::default(),
+            udev: Vec::new(),
             status: Default::default(),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -221,6 +225,7 @@ impl SystemSample {
             Source::UdpQueues => swap(&mut self.udp_queues, &mut other.udp_queues),
             Source::Conntrack => swap(&mut self.conntrack, &mut other.conntrack),
             Source::Textfile => swap(&mut self.textfile, &mut other.textfile),
+            Source::Udev => swap(&mut self.udev, &mut other.udev),
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -263,6 +268,7 @@ impl SystemSample {
             Source::UdpQueues => netmisc::parse_udp_queues(bytes).map(|q| self.udp_queues = q),
             Source::Conntrack => netmisc::parse_conntrack(bytes).map(|c| self.conntrack = c),
             Source::Textfile => textfile::parse_into(bytes, &mut self.textfile),
+            Source::Udev => udev::parse_into(bytes, &mut self.udev),
         }
     }
 }
@@ -376,6 +382,7 @@ impl Serialize for SourceData<'_> {
             Source::UdpQueues => x.udp_queues.serialize(s),
             Source::Conntrack => x.conntrack.serialize(s),
             Source::Textfile => x.textfile.serialize(s),
+            Source::Udev => x.udev.serialize(s),
         }
     }
 }

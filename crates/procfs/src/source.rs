@@ -38,6 +38,7 @@ pub enum Source {
     UdpQueues,
     Conntrack,
     Textfile,
+    Udev,
 }
 
 impl From<Source> for &'static str {
@@ -47,7 +48,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 30] = [
+    pub const ALL: [Source; 31] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -78,6 +79,7 @@ impl Source {
         Source::UdpQueues,
         Source::Conntrack,
         Source::Textfile,
+        Source::Udev,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -116,6 +118,7 @@ impl Source {
             Source::UdpQueues => "udp_queues",
             Source::Conntrack => "conntrack",
             Source::Textfile => "textfile",
+            Source::Udev => "udev",
         }
     }
 
@@ -142,7 +145,8 @@ impl Source {
             | Source::Timex
             | Source::Os
             | Source::Selinux
-            | Source::Textfile => &[],
+            | Source::Textfile
+            | Source::Udev => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],
@@ -194,12 +198,17 @@ impl Source {
     /// Sources a machine may lack without anything being wrong: pressure
     /// files (CONFIG_PSI, or irq without CONFIG_IRQ_TIME_ACCOUNTING),
     /// schedstat (CONFIG_SCHEDSTATS), IPv6, connection tracking (a module),
-    /// and os-release (a chroot or a bare tree may have none).
+    /// os-release (a chroot or a bare tree may have none) and udev's
+    /// database (containers, systems without udev).
     pub fn optional(self) -> bool {
         self.resource().is_some()
             || matches!(
                 self,
-                Source::Schedstat | Source::Sockstat6 | Source::Conntrack | Source::Os
+                Source::Schedstat
+                    | Source::Sockstat6
+                    | Source::Conntrack
+                    | Source::Os
+                    | Source::Udev
             )
     }
 }

@@ -14,6 +14,7 @@ fn sample_of(tree: &str) -> (Reader, SystemSample) {
     r.set_gather_options(GatherOptions {
         rootfs: dir.join("rootfs"),
         textfile_directory: Some(dir.join("textfile")),
+        udev_data: dir.join("rootfs/run/udev/data"),
         ..GatherOptions::default()
     });
     let mut s = SystemSample::default();
@@ -25,7 +26,11 @@ fn sample_of(tree: &str) -> (Reader, SystemSample) {
 fn this_machine_exact_values() {
     let (mut r, s) = sample_of("this-machine");
     for source in Source::ALL {
-        let expected = if matches!(source, Source::PressureIrq | Source::Schedstat) {
+        // This VM has no udev (no /run/udev/data).
+        let expected = if matches!(
+            source,
+            Source::PressureIrq | Source::Schedstat | Source::Udev
+        ) {
             SourceStatus::Missing
         } else {
             SourceStatus::Ok
@@ -326,6 +331,17 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
             .contains(&("note".to_string(), "a \"quoted\" value".to_string()))
     );
     assert_eq!(t.families.len(), 2);
+    // udev's database: block devices only, the kept properties only.
+    let u: Vec<_> = s
+        .udev
+        .iter()
+        .map(|d| (d.major, d.minor, d.properties.len()))
+        .collect();
+    assert_eq!(u, [(254, 0, 5), (254, 1, 0)]);
+    assert_eq!(
+        (s.udev[0].get("ID_MODEL"), s.udev[0].serial()),
+        ("QEMU_HARDDISK", "QM00001")
+    );
 }
 
 fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {

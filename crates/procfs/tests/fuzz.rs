@@ -69,6 +69,7 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("@udp_queues", |b| {
             procfs::netmisc::parse_udp_queues(b).map(drop)
         }),
+        ("@udev", |b| procfs::udev::parse_into(b, &mut Vec::new())),
         ("@textfile", |b| {
             procfs::textfile::parse_into(b, &mut Default::default())
         }),
@@ -98,6 +99,7 @@ fn seeds() -> Vec<(usize, Vec<u8>)> {
                 r.set_gather_options(procfs::GatherOptions {
                     rootfs: dir.join("rootfs"),
                     textfile_directory: Some(dir.join("textfile")),
+                    udev_data: dir.join("rootfs/run/udev/data"),
                     ..Default::default()
                 });
                 let source = procfs::Source::from_name(source).unwrap();

@@ -46,6 +46,7 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::UdpQueues => &[AgentSource::System(Source::UdpQueues)],
             Source::Conntrack => &[AgentSource::System(Source::Conntrack)],
             Source::Textfile => &[AgentSource::System(Source::Textfile)],
+            Source::Udev => &[AgentSource::System(Source::Udev)],
             // Evaluated at compile time: a source without an arm stops the build.
             _ => panic!("a collector of one source needs an arm here"),
         },
@@ -72,7 +73,12 @@ pub(super) const COLLECTORS: &[Collector] = &[
         // CONFIG_IRQ_TIME_ACCOUNTING only.
         optional: &[AgentSource::System(Source::PressureIrq)],
     },
-    one("diskstats", Source::Diskstats),
+    Collector {
+        name: "diskstats",
+        required: &[AgentSource::System(Source::Diskstats)],
+        // udev's database gives node_disk_info its labels where there is one.
+        optional: &[AgentSource::System(Source::Udev)],
+    },
     one("netdev", Source::NetDev),
     one("schedstat", Source::Schedstat),
     one("filefd", Source::Filefd),

@@ -8,7 +8,7 @@ use procfs::{Source, SystemSample};
 
 use super::compat::{SOFTIRQ_VECTORS, cpu_modes, disk_excluded, meminfo_family, vmstat_exported};
 use super::families::*;
-use super::out::{Fmt, Out, counter_l, one, sample_l};
+use super::out::{Fmt, Out, counter_l, gauge_l, one, sample_l};
 
 pub(super) fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     if s.ok(Source::Stat) {
@@ -251,6 +251,33 @@ fn disks(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
         .map(|d| (d.name.to_string(), d))
         .filter(|(n, _)| !disk_excluded(n))
         .collect();
+    {
+        // udev's labels where its database has the device, empty otherwise
+        // (as node_exporter).
+        let udev = if s.ok(Source::Udev) { &s.udev[..] } else { &[] };
+        let mut m = out.family(&NODE_DISK_INFO)?;
+        for (dev, d) in &disks {
+            let u = udev
+                .iter()
+                .find(|u| u.major == d.major && u.minor == d.minor);
+            let get = |k: &str| u.map_or("", |u| u.get(k));
+            let (major, minor) = (d.major.to_string(), d.minor.to_string());
+            gauge_l(
+                &mut m,
+                &[
+                    ("device", dev.as_str()),
+                    ("major", major.as_str()),
+                    ("minor", minor.as_str()),
+                    ("path", get("ID_PATH")),
+                    ("wwn", get("ID_WWN")),
+                    ("model", get("ID_MODEL")),
+                    ("serial", u.map_or("", |u| u.serial())),
+                    ("revision", get("ID_REVISION")),
+                ],
+                1.0,
+            )?;
+        }
+    }
     for (name, get) in fields {
         if disks.iter().all(|(_, d)| get(d).is_none()) {
             continue;

@@ -1,0 +1,127 @@
+//! Block devices' identity from udev's database (`/run/udev/data/b<major>:<minor>`),
+//! for node_exporter's `node_disk_info`: path, WWN, model, serial, revision.
+//!
+//! The reader gathers one record per block device file: `@<major>:<minor>`
+//! then the `KEY=value` properties kept ([`KEYS`]), from the file's
+//! `E:KEY=value` lines.
+
+use serde::Serialize;
+
+use crate::error::{ParseError, ParseErrorKind};
+use crate::limits::MAX_ROWS;
+
+/// The properties kept.
+pub const KEYS: [&str; 6] = [
+    "ID_PATH",
+    "ID_WWN",
+    "ID_MODEL",
+    "ID_SERIAL_SHORT",
+    "SCSI_IDENT_SERIAL",
+    "ID_REVISION",
+];
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct UdevDevice {
+    pub major: u32,
+    pub minor: u32,
+    /// `(KEY, value)` for the [`KEYS`] the device has.
+    pub properties: Vec<(String, String)>,
+}
+
+impl UdevDevice {
+    pub fn get(&self, key: &str) -> &str {
+        self.properties
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or("", |(_, v)| v.as_str())
+    }
+
+    /// node_exporter's serial: `ID_SERIAL_SHORT`, else `SCSI_IDENT_SERIAL`.
+    pub fn serial(&self) -> &str {
+        match self.get("ID_SERIAL_SHORT") {
+            "" => self.get("SCSI_IDENT_SERIAL"),
+            s => s,
+        }
+    }
+}
+
+fn err(
+    line: usize,
+    field: &'static str,
+    kind: ParseErrorKind,
+    expected: &'static str,
+) -> ParseError {
+    ParseError::new(line as u32, field, kind, expected)
+}
+
+/// Parses the gathered records into `out`.
+pub fn parse_into(buf: &[u8], out: &mut Vec<UdevDevice>) -> Result<(), ParseError> {
+    out.clear();
+    for (i, line) in buf.split(|&b| b == b'\n').enumerate() {
+        let n = i + 1;
+        if line.is_empty() {
+            continue;
+        }
+        let text = std::str::from_utf8(line)
+            .map_err(|_| err(n, "line", ParseErrorKind::Invalid, "UTF-8 text"))?;
+        if let Some(id) = text.strip_prefix('@') {
+            let (major, minor) = id
+                .split_once(':')
+                .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+                .ok_or_else(|| err(n, "device", ParseErrorKind::Invalid, "`@<major>:<minor>`"))?;
+            if out.len() >= MAX_ROWS {
+                return Err(err(
+                    n,
+                    "device",
+                    ParseErrorKind::TooMany,
+                    "at most 2^20 devices",
+                ));
+            }
+            out.push(UdevDevice {
+                major,
+                minor,
+                properties: Vec::new(),
+            });
+            continue;
+        }
+        let dev = out.last_mut().ok_or_else(|| {
+            err(
+                n,
+                "device",
+                ParseErrorKind::Missing,
+                "`@<major>:<minor>` first",
+            )
+        })?;
+        let (k, v) = text
+            .split_once('=')
+            .ok_or_else(|| err(n, "property", ParseErrorKind::Invalid, "`KEY=value`"))?;
+        if KEYS.contains(&k) && dev.properties.len() < KEYS.len() {
+            dev.properties.push((k.to_string(), v.to_string()));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_values() {
+        let mut v = Vec::new();
+        parse_into(
+            b"@8:0\nID_PATH=pci-0000:00:1f.2-ata-1\nID_MODEL=Samsung_SSD\nSCSI_IDENT_SERIAL=S3Z\nID_REVISION=EXM04B6Q\n@259:0\nID_SERIAL_SHORT=ABC\nID_WWN=eui.0025\n",
+            &mut v,
+        )
+        .unwrap();
+        assert_eq!((v[0].major, v[0].minor), (8, 0));
+        assert_eq!(v[0].get("ID_MODEL"), "Samsung_SSD");
+        assert_eq!(v[0].serial(), "S3Z");
+        assert_eq!(v[1].serial(), "ABC");
+        assert_eq!(v[1].get("ID_PATH"), "");
+        let e = parse_into(b"ID_PATH=x\n", &mut v).unwrap_err();
+        assert_eq!(e.field, "device");
+        let e = parse_into(b"@8\n", &mut v).unwrap_err();
+        assert_eq!(e.field, "device");
+    }
+}
