@@ -25,6 +25,13 @@ pub enum AgentSource {
 
 pub const SOURCE_COUNT: usize = Source::COUNT + 1;
 
+/// A set of sources, one bit each ([`AgentSource::bit`]).
+pub type Mask = u64;
+const _: () = assert!(
+    SOURCE_COUNT <= Mask::BITS as usize,
+    "a source without a bit"
+);
+
 impl AgentSource {
     pub const ALL: [AgentSource; SOURCE_COUNT] = {
         let mut all = [AgentSource::Processes; SOURCE_COUNT];
@@ -64,7 +71,7 @@ impl AgentSource {
         Self::ALL.map(AgentSource::key).join(", ")
     }
 
-    pub fn bit(self) -> u32 {
+    pub fn bit(self) -> Mask {
         1 << self.index()
     }
 }
@@ -96,9 +103,13 @@ impl SourceConfig {
             }
             // Read per scrape by node_exporter (15 s is the usual scrape
             // interval); a directory walk or a statfs per mount each time.
-            AgentSource::System(Source::Netclass | Source::Filesystem | Source::Textfile) => {
-                (15_000, 1_000)
-            }
+            AgentSource::System(
+                Source::Netclass
+                | Source::Filesystem
+                | Source::Textfile
+                | Source::Cpufreq
+                | Source::ThermalZone,
+            ) => (15_000, 1_000),
             AgentSource::System(Source::Arp | Source::UdpQueues | Source::Conntrack) => {
                 (5_000, 100)
             }
@@ -460,6 +471,8 @@ file_sources!(
     conntrack,
     textfile,
     udev,
+    cpufreq,
+    thermal_zone,
     processes
 );
 

@@ -12,7 +12,7 @@ use proctable::{Exit, Fields, Proc, ProcTable, Query};
 use shm::ShmWriter;
 use sys::{mono_ns, unix_ns};
 
-use crate::config::{AgentSource, Config, FileConfig, SOURCE_COUNT};
+use crate::config::{AgentSource, Config, FileConfig, Mask, SOURCE_COUNT};
 use crate::schedule::Schedule;
 use crate::signals::{RELOAD, STOP, install_handlers, mask_signals, set_wake_word};
 use crate::state::{Exits, Shared, SourceStats, State};
@@ -44,7 +44,7 @@ pub struct Agent {
     overrides: FileConfig,
     seen_request: u32,
     /// Sources this kernel lacks.
-    missing: u32,
+    missing: Mask,
     procs_read_mono: u64,
     /// What consumers' reads may still spend.
     demand: budget::DemandBucket,
@@ -314,7 +314,7 @@ impl Agent {
     /// shared state, re-budget their intervals and publish the
     /// shared-memory snapshot, then move the schedule for what the budget
     /// changed.
-    fn read(&mut self, mask: u32, demand: u32) {
+    fn read(&mut self, mask: Mask, demand: Mask) {
         let config = self.shared.config();
         let reads = self.read_kernel(mask);
         let changes = {
@@ -335,7 +335,7 @@ impl Agent {
 
     /// Takes the cost of the demand reads in `mask` from the demand bucket
     /// and tells consumers until when further ones are declined.
-    fn charge_demand(&mut self, st: &State, config: &Config, mask: u32) {
+    fn charge_demand(&mut self, st: &State, config: &Config, mask: Mask) {
         let cost: u64 = AgentSource::ALL
             .into_iter()
             .filter(|s| mask & s.bit() != 0)
@@ -358,7 +358,7 @@ impl Agent {
 
     /// Reads the sources in `mask` into the sampler's own buffers, without
     /// the state's lock.
-    fn read_kernel(&mut self, mask: u32) -> Reads {
+    fn read_kernel(&mut self, mask: Mask) -> Reads {
         let mut read_at = [0u64; SOURCE_COUNT];
         // When this sample was taken: per-source reads leave the sample's
         // own times alone, so they are set here.
@@ -413,7 +413,7 @@ impl Agent {
     /// Swaps what was read into the state and counts its cost; returns the
     /// sources committed (those of `mask`, but the process table when there
     /// is none to read).
-    fn commit(&mut self, st: &mut State, mask: u32, demand: u32, mut reads: Reads) -> u32 {
+    fn commit(&mut self, st: &mut State, mask: Mask, demand: Mask, mut reads: Reads) -> Mask {
         let mut committed = 0;
         for s in AgentSource::ALL {
             let i = s.index();
@@ -482,7 +482,7 @@ impl Agent {
 
     /// Publishes the shared-memory snapshot when a source it carries was
     /// read; otherwise only wakes in-process consumers waiting for others.
-    fn publish(&self, st: &State, mask: u32) {
+    fn publish(&self, st: &State, mask: Mask) {
         if SHM_SOURCES.iter().any(|s| mask & s.bit() != 0) {
             let snap =
                 shm::Snapshot::from_sample(&st.sample, st.read_mono_ns[Source::Stat as usize]);
@@ -658,7 +658,7 @@ struct Change {
 /// Each source in `mask` (read on the schedule, not on a consumer's
 /// demand: those reads are the consumer's) gets the interval its smoothed
 /// cost fits in its share of the overhead budget.
-fn rebudget(st: &mut State, config: &Config, mask: u32) -> Vec<Change> {
+fn rebudget(st: &mut State, config: &Config, mask: Mask) -> Vec<Change> {
     let mut changes = Vec::new();
     if config.overhead_budget_pct <= 0.0 {
         return changes;
@@ -693,7 +693,7 @@ fn rebudget(st: &mut State, config: &Config, mask: u32) -> Vec<Change> {
     changes
 }
 
-fn keys(mask: u32) -> String {
+fn keys(mask: Mask) -> String {
     AgentSource::ALL
         .into_iter()
         .filter(|s| mask & s.bit() != 0)

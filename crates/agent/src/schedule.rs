@@ -22,9 +22,17 @@ struct Slot {
 }
 
 /// The next due time of every scheduled source (CLOCK_REALTIME, ns).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Schedule {
     slots: [Option<Slot>; SOURCE_COUNT],
+}
+
+impl Default for Schedule {
+    fn default() -> Self {
+        Schedule {
+            slots: [None; SOURCE_COUNT],
+        }
+    }
 }
 
 impl Schedule {
@@ -43,7 +51,7 @@ impl Schedule {
     }
 
     /// Sources due at `now_ns`, counting each one's slack: a bit per source.
-    pub fn due(&self, now_ns: u64) -> u32 {
+    pub fn due(&self, now_ns: u64) -> crate::config::Mask {
         let mut mask = 0;
         for (i, s) in self.slots.iter().enumerate() {
             if let Some(s) = s
@@ -57,7 +65,7 @@ impl Schedule {
 
     /// Moves the sources in `mask`, read at `now_ns`, to their next instant.
     /// One read early within the slack still counts for the instant it served.
-    pub fn advance(&mut self, mask: u32, now_ns: u64) {
+    pub fn advance(&mut self, mask: crate::config::Mask, now_ns: u64) {
         for (i, s) in self.slots.iter_mut().enumerate() {
             if mask & (1 << i) != 0
                 && let Some(s) = s

@@ -11,7 +11,7 @@ use proctable::{Backend, Exit, Proc};
 use shm::ShmWriter;
 use sys::mono_ns;
 
-use crate::config::{AgentSource, Config, SOURCE_COUNT};
+use crate::config::{AgentSource, Config, Mask, SOURCE_COUNT};
 
 /// What one source has cost since the agent started.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -92,8 +92,8 @@ pub struct Shared {
 /// Their data is served as it is, with its age.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Declined {
-    pub floor: u32,
-    pub budget: u32,
+    pub floor: Mask,
+    pub budget: Mask,
 }
 
 impl Declined {
@@ -120,7 +120,7 @@ impl Shared {
     /// time, and never more often than each source's floor (`min_interval`).
     pub fn fresh(
         &self,
-        mask: u32,
+        mask: Mask,
         max_age: Duration,
         timeout: Duration,
     ) -> Result<Declined, NotFresh> {
@@ -189,7 +189,7 @@ impl Shared {
     }
 
     /// How old the oldest scheduled source in `mask` is.
-    pub fn oldest_age(&self, mask: u32) -> Duration {
+    pub fn oldest_age(&self, mask: Mask) -> Duration {
         let now = mono_ns();
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
         let ns = AgentSource::ALL

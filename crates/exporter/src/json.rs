@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use agent::config::AgentSource;
+use agent::config::{AgentSource, Mask};
 use agent::{SelfUsage, State};
 use model::columns::{self, Column, NoExtra, Row};
 use procfs::Source;
@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 /// Parses `sources=` (comma-separated agent keys, or /proc names such as
 /// `pressure/cpu`; empty or absent: all) into a source mask.
-pub fn parse_sources(list: Option<&str>) -> Result<u32, String> {
+pub fn parse_sources(list: Option<&str>) -> Result<Mask, String> {
     let Some(list) = list.filter(|l| !l.trim().is_empty()) else {
         return Ok(AgentSource::ALL.into_iter().fold(0, |m, s| m | s.bit()));
     };
@@ -56,7 +56,7 @@ fn row_columns() -> Vec<&'static Column> {
 /// `process_rows`: whether processes are listed (else only counted).
 pub fn snapshot(
     st: &State,
-    mask: u32,
+    mask: Mask,
     usage: &SelfUsage,
     now_mono_ns: u64,
     uptime_s: f64,

@@ -78,6 +78,8 @@ pub(crate) fn main_path(
         Source::Selinux => sys_root.join("fs/selinux"),
         Source::Textfile => PathBuf::from("textfile directory"),
         Source::Udev => o.udev_data.clone(),
+        Source::Cpufreq => sys_root.join("devices/system/cpu"),
+        Source::ThermalZone => sys_root.join("class/thermal"),
         _ => proc_root.join(source.files()[0]),
     }
 }
@@ -111,6 +113,8 @@ impl Gatherer {
             Source::Selinux => self.selinux(sys_root)?,
             Source::Textfile => self.textfile(),
             Source::Udev => self.udev()?,
+            Source::Cpufreq => self.cpufreq(sys_root)?,
+            Source::ThermalZone => self.thermal(sys_root)?,
             _ => return Err(std::io::ErrorKind::InvalidInput.into()),
         }
         let n = self.scratch.len();
@@ -309,6 +313,58 @@ impl Gatherer {
             }
         }
         Err(last.expect("two files tried"))
+    }
+
+    /// `name` value lines for each readable `attrs` file below `dir`.
+    fn attrs(&mut self, dir: &Path, attrs: &[&str]) {
+        for attr in attrs {
+            if self.attr(&dir.join(attr)) && !self.attr.contains(&b'\n') {
+                self.scratch.extend_from_slice(attr.as_bytes());
+                self.scratch.push(b' ');
+                self.scratch.extend_from_slice(&self.attr);
+                self.scratch.push(b'\n');
+            }
+        }
+    }
+
+    /// Entries of `dir` named `<prefix><number>`, by number.
+    fn numbered(dir: &Path, prefix: &str) -> std::io::Result<Vec<u64>> {
+        let mut v: Vec<u64> = std::fs::read_dir(dir)?
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.strip_prefix(prefix)?.parse().ok())
+            .collect();
+        v.sort_unstable();
+        v.truncate(crate::limits::MAX_ROWS);
+        Ok(v)
+    }
+
+    fn cpufreq(&mut self, sys_root: &Path) -> std::io::Result<()> {
+        let dir = sys_root.join("devices/system/cpu");
+        for cpu in Self::numbered(&dir, "cpu")? {
+            let freq = dir.join(format!("cpu{cpu}/cpufreq"));
+            if !freq.is_dir() {
+                continue;
+            }
+            let _ = writeln!(self.scratch, "@{cpu}");
+            self.attrs(&freq, &crate::hardware::CPUFREQ_ATTRIBUTES);
+        }
+        Ok(())
+    }
+
+    fn thermal(&mut self, sys_root: &Path) -> std::io::Result<()> {
+        let dir = sys_root.join("class/thermal");
+        for zone in Self::numbered(&dir, "thermal_zone")? {
+            let _ = writeln!(self.scratch, "@zone {zone}");
+            self.attrs(&dir.join(format!("thermal_zone{zone}")), &["type", "temp"]);
+        }
+        for dev in Self::numbered(&dir, "cooling_device")? {
+            let _ = writeln!(self.scratch, "@cooling {dev}");
+            self.attrs(
+                &dir.join(format!("cooling_device{dev}")),
+                &["type", "cur_state", "max_state"],
+            );
+        }
+        Ok(())
     }
 
     fn udev(&mut self) -> std::io::Result<()> {

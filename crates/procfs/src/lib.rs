@@ -29,6 +29,7 @@ pub mod diskstats;
 pub mod entropy;
 pub mod filefd;
 pub mod filesystem;
+pub mod hardware;
 pub mod interrupts;
 pub mod limits;
 pub mod loadavg;

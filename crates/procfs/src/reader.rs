@@ -38,7 +38,7 @@ impl Reader {
             proc_root,
             sys_root,
             paths,
-            kept: Default::default(),
+            kept: std::array::from_fn(|_| None),
             keep_open: false,
             buf: vec![0; INITIAL_BUF],
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
@@ -71,7 +71,7 @@ impl Reader {
     pub fn set_keep_open(&mut self, keep: bool) {
         self.keep_open = keep;
         if !keep {
-            self.kept = Default::default();
+            self.kept = std::array::from_fn(|_| None);
         }
     }
 

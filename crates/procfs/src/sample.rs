@@ -16,6 +16,7 @@ use crate::entropy::{self, Entropy};
 use crate::error::{Error, ParseError};
 use crate::filefd::{self, Filefd};
 use crate::filesystem::{self, Mount};
+use crate::hardware::{self, CpuFreq, Thermal};
 use crate::interrupts::{self, Interrupts};
 use crate::loadavg::{self, Loadavg};
 use crate::meminfo::{self, Meminfo};
@@ -103,6 +104,9 @@ pub struct SystemSample {
     pub textfile: Textfile,
     /// udev's properties of block devices (for `node_disk_info`).
     pub udev: Vec<UdevDevice>,
+    /// Frequency scaling per CPU (CPUs without cpufreq are absent).
+    pub cpufreq: Vec<CpuFreq>,
+    pub thermal: Thermal,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -140,7 +144,9 @@ impl Default for SystemSample {
             conntrack: Conntrack::default(),
             textfile: Textfile::default(),
             udev: Vec::new(),
-            status: Default::default(),
+            cpufreq: Vec::new(),
+            thermal: Thermal::default(),
+            status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
         }
     }
@@ -226,6 +232,8 @@ impl SystemSample {
             Source::Conntrack => swap(&mut self.conntrack, &mut other.conntrack),
             Source::Textfile => swap(&mut self.textfile, &mut other.textfile),
             Source::Udev => swap(&mut self.udev, &mut other.udev),
+            Source::Cpufreq => swap(&mut self.cpufreq, &mut other.cpufreq),
+            Source::ThermalZone => swap(&mut self.thermal, &mut other.thermal),
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -269,6 +277,8 @@ impl SystemSample {
             Source::Conntrack => netmisc::parse_conntrack(bytes).map(|c| self.conntrack = c),
             Source::Textfile => textfile::parse_into(bytes, &mut self.textfile),
             Source::Udev => udev::parse_into(bytes, &mut self.udev),
+            Source::Cpufreq => hardware::parse_cpufreq(bytes, &mut self.cpufreq),
+            Source::ThermalZone => hardware::parse_thermal(bytes, &mut self.thermal),
         }
     }
 }
@@ -383,6 +393,8 @@ impl Serialize for SourceData<'_> {
             Source::Conntrack => x.conntrack.serialize(s),
             Source::Textfile => x.textfile.serialize(s),
             Source::Udev => x.udev.serialize(s),
+            Source::Cpufreq => x.cpufreq.serialize(s),
+            Source::ThermalZone => x.thermal.serialize(s),
         }
     }
 }

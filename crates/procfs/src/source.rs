@@ -39,6 +39,8 @@ pub enum Source {
     Conntrack,
     Textfile,
     Udev,
+    Cpufreq,
+    ThermalZone,
 }
 
 impl From<Source> for &'static str {
@@ -48,7 +50,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 31] = [
+    pub const ALL: [Source; 33] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -80,6 +82,8 @@ impl Source {
         Source::Conntrack,
         Source::Textfile,
         Source::Udev,
+        Source::Cpufreq,
+        Source::ThermalZone,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -119,6 +123,8 @@ impl Source {
             Source::Conntrack => "conntrack",
             Source::Textfile => "textfile",
             Source::Udev => "udev",
+            Source::Cpufreq => "cpufreq",
+            Source::ThermalZone => "thermal_zone",
         }
     }
 
@@ -146,7 +152,9 @@ impl Source {
             | Source::Os
             | Source::Selinux
             | Source::Textfile
-            | Source::Udev => &[],
+            | Source::Udev
+            | Source::Cpufreq
+            | Source::ThermalZone => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],
@@ -198,8 +206,8 @@ impl Source {
     /// Sources a machine may lack without anything being wrong: pressure
     /// files (CONFIG_PSI, or irq without CONFIG_IRQ_TIME_ACCOUNTING),
     /// schedstat (CONFIG_SCHEDSTATS), IPv6, connection tracking (a module),
-    /// os-release (a chroot or a bare tree may have none) and udev's
-    /// database (containers, systems without udev).
+    /// os-release (a chroot or a bare tree may have none), udev's
+    /// database (containers, systems without udev) and /sys/class/thermal.
     pub fn optional(self) -> bool {
         self.resource().is_some()
             || matches!(
@@ -209,6 +217,7 @@ impl Source {
                     | Source::Conntrack
                     | Source::Os
                     | Source::Udev
+                    | Source::ThermalZone
             )
     }
 }

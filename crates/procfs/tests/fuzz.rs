@@ -70,6 +70,12 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::netmisc::parse_udp_queues(b).map(drop)
         }),
         ("@udev", |b| procfs::udev::parse_into(b, &mut Vec::new())),
+        ("@cpufreq", |b| {
+            procfs::hardware::parse_cpufreq(b, &mut Vec::new())
+        }),
+        ("@thermal_zone", |b| {
+            procfs::hardware::parse_thermal(b, &mut Default::default())
+        }),
         ("@textfile", |b| {
             procfs::textfile::parse_into(b, &mut Default::default())
         }),

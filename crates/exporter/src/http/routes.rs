@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use agent::config::AgentSource;
+use agent::config::{AgentSource, Mask};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -169,7 +169,7 @@ struct Freshness {
     declined: Option<agent::Declined>,
 }
 
-async fn fresh(ctx: &Ctx, mask: u32, max_age: Option<&str>) -> Result<Freshness, Reply> {
+async fn fresh(ctx: &Ctx, mask: Mask, max_age: Option<&str>) -> Result<Freshness, Reply> {
     let max_age =
         json::parse_max_age(max_age).map_err(|e| text(StatusCode::BAD_REQUEST, e + "\n"))?;
     let Some(age) = max_age else {
@@ -191,7 +191,7 @@ async fn fresh(ctx: &Ctx, mask: u32, max_age: Option<&str>) -> Result<Freshness,
 
 /// The age headers: the oldest source's age, and when a fresh read was
 /// asked for, whether it was made.
-fn age_headers(r: &mut Reply, ctx: &Ctx, mask: u32, f: &Freshness) {
+fn age_headers(r: &mut Reply, ctx: &Ctx, mask: Mask, f: &Freshness) {
     let age_ms = ctx.shared.oldest_age(mask).as_millis();
     r.headers_mut()
         .insert("x-data-age-ms", HeaderValue::from(age_ms as u64));
@@ -248,7 +248,7 @@ async fn snapshot_response(ctx: &Ctx, sources: Option<&str>, max_age: Option<&st
     r
 }
 
-fn keys(mask: u32) -> Vec<&'static str> {
+fn keys(mask: Mask) -> Vec<&'static str> {
     AgentSource::ALL
         .into_iter()
         .filter(|s| mask & s.bit() != 0)

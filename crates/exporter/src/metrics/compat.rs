@@ -47,6 +47,8 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Conntrack => &[AgentSource::System(Source::Conntrack)],
             Source::Textfile => &[AgentSource::System(Source::Textfile)],
             Source::Udev => &[AgentSource::System(Source::Udev)],
+            Source::Cpufreq => &[AgentSource::System(Source::Cpufreq)],
+            Source::ThermalZone => &[AgentSource::System(Source::ThermalZone)],
             // Evaluated at compile time: a source without an arm stops the build.
             _ => panic!("a collector of one source needs an arm here"),
         },
@@ -102,6 +104,8 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("udp_queues", Source::UdpQueues),
     one("conntrack", Source::Conntrack),
     one("textfile", Source::Textfile),
+    one("cpufreq", Source::Cpufreq),
+    one("thermal_zone", Source::ThermalZone),
 ];
 
 /// The sources behind node_exporter collector `name` (`--collector.NAME`),
@@ -128,7 +132,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("bcache", "not yet: /sys/fs/bcache"),
     ("bonding", "not yet: /sys/class/net/*/bonding"),
     ("btrfs", "not yet: /sys/fs/btrfs"),
-    ("cpufreq", "not yet: /sys/devices/system/cpu/cpu*/cpufreq"),
     ("dmi", "not yet: /sys/class/dmi/id"),
     ("edac", "not yet: /sys/devices/system/edac"),
     ("fibrechannel", "not yet: /sys/class/fc_host"),
@@ -146,7 +149,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("powersupplyclass", "not yet: /sys/class/power_supply"),
     ("rapl", "not yet: /sys/class/powercap"),
     ("tapestats", "not yet: /sys/class/scsi_tape"),
-    ("thermal_zone", "not yet: /sys/class/thermal"),
     ("watchdog", "not yet: /sys/class/watchdog"),
     ("xfs", "not yet: /sys/fs/xfs"),
     ("zfs", "not yet: /proc/spl/kstat/zfs"),

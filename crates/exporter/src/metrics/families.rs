@@ -161,6 +161,16 @@ families! {
     NODE_NF_CONNTRACK_STAT_SEARCH_RESTART "node_nf_conntrack_stat_search_restart" Gauge [] "conntrack" "Number of conntrack table lookups which had to be restarted due to hashtable resizes.";
     NODE_TEXTFILE_SCRAPE_ERROR "node_textfile_scrape_error" Gauge [] "textfile" "1 if there was an error opening or reading a file, 0 otherwise";
     NODE_TEXTFILE_MTIME_SECONDS "node_textfile_mtime_seconds" Gauge ["file"] "textfile" "Unixtime mtime of textfiles successfully read.";
+    NODE_CPU_FREQUENCY_HERTZ "node_cpu_frequency_hertz" Gauge ["cpu"] "cpufreq" "Current cpu thread frequency in hertz.";
+    NODE_CPU_FREQUENCY_MIN_HERTZ "node_cpu_frequency_min_hertz" Gauge ["cpu"] "cpufreq" "Minimum cpu thread frequency in hertz.";
+    NODE_CPU_FREQUENCY_MAX_HERTZ "node_cpu_frequency_max_hertz" Gauge ["cpu"] "cpufreq" "Maximum cpu thread frequency in hertz.";
+    NODE_CPU_SCALING_FREQUENCY_HERTZ "node_cpu_scaling_frequency_hertz" Gauge ["cpu"] "cpufreq" "Current scaled CPU thread frequency in hertz.";
+    NODE_CPU_SCALING_FREQUENCY_MIN_HERTZ "node_cpu_scaling_frequency_min_hertz" Gauge ["cpu"] "cpufreq" "Minimum scaled CPU thread frequency in hertz.";
+    NODE_CPU_SCALING_FREQUENCY_MAX_HERTZ "node_cpu_scaling_frequency_max_hertz" Gauge ["cpu"] "cpufreq" "Maximum scaled CPU thread frequency in hertz.";
+    NODE_CPU_SCALING_GOVERNOR "node_cpu_scaling_governor" Gauge ["cpu", "governor"] "cpufreq" "Current enabled CPU frequency governor.";
+    NODE_THERMAL_ZONE_TEMP "node_thermal_zone_temp" Gauge ["zone", "type"] "thermal_zone" "Zone temperature in Celsius";
+    NODE_COOLING_DEVICE_CUR_STATE "node_cooling_device_cur_state" Gauge ["name", "type"] "thermal_zone" "Current throttle state of the cooling device";
+    NODE_COOLING_DEVICE_MAX_STATE "node_cooling_device_max_state" Gauge ["name", "type"] "thermal_zone" "Maximum throttle state of the cooling device";
     QUIETSTAT_INTERRUPTS_UNSPLIT_TOTAL "quietstat_interrupts_unsplit_total" Counter ["type"] "interrupts" "Interrupt counters /proc/interrupts prints without a per-CPU split (ERR, MIS).";
     QUIETSTAT_SOFTIRQS_CPU_TOTAL "quietstat_softirqs_cpu_total" Counter ["cpu", "vector"] "softirqs" "Softirqs raised per CPU and vector, from /proc/softirqs.";
     QUIETSTAT_PROCESSES "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";

@@ -53,6 +53,33 @@ pub(super) fn node(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
             gauge_l(&mut m, &[("ip", ip), ("queue", "rx")], rx as f64)?;
         }
     }
+    if s.ok(Source::Cpufreq) {
+        cpufreq(out, &s.cpufreq)?;
+    }
+    if s.ok(Source::ThermalZone) {
+        let t = &s.thermal;
+        {
+            let mut m = out.family(&NODE_THERMAL_ZONE_TEMP)?;
+            for z in &t.zones {
+                let labels = [("zone", z.zone.as_str()), ("type", z.kind.as_str())];
+                gauge_l(&mut m, &labels, z.temp_millicelsius as f64 / 1000.0)?;
+            }
+        }
+        for (f, cur) in [
+            (&NODE_COOLING_DEVICE_CUR_STATE, true),
+            (&NODE_COOLING_DEVICE_MAX_STATE, false),
+        ] {
+            let mut m = out.family(f)?;
+            for c in &t.cooling {
+                let v = if cur { c.cur_state } else { c.max_state };
+                gauge_l(
+                    &mut m,
+                    &[("name", c.name.as_str()), ("type", c.kind.as_str())],
+                    v as f64,
+                )?;
+            }
+        }
+    }
     if s.ok(Source::Textfile) {
         textfile(out, &s.textfile)?;
     }
@@ -368,6 +395,48 @@ fn textfile(out: &mut Out<'_>, t: &procfs::textfile::Textfile) -> Fmt {
                     (_, true) => m.encode_gauge(&s.value)?,
                     (_, false) => gauge_l(&mut m, &labels, s.value)?,
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+type FreqGet = fn(&procfs::hardware::CpuFreq) -> Option<u64>;
+
+/// node_exporter's cpufreq families (kHz in sysfs, hertz here), each for
+/// the CPUs that have the file.
+fn cpufreq(out: &mut Out<'_>, cpus: &[procfs::hardware::CpuFreq]) -> Fmt {
+    let figures: [(&'static Family, FreqGet); 6] = [
+        (&NODE_CPU_FREQUENCY_HERTZ, |c| c.cpuinfo_cur_khz),
+        (&NODE_CPU_FREQUENCY_MIN_HERTZ, |c| c.cpuinfo_min_khz),
+        (&NODE_CPU_FREQUENCY_MAX_HERTZ, |c| c.cpuinfo_max_khz),
+        (&NODE_CPU_SCALING_FREQUENCY_HERTZ, |c| c.scaling_cur_khz),
+        (&NODE_CPU_SCALING_FREQUENCY_MIN_HERTZ, |c| c.scaling_min_khz),
+        (&NODE_CPU_SCALING_FREQUENCY_MAX_HERTZ, |c| c.scaling_max_khz),
+    ];
+    for (f, get) in figures {
+        if cpus.iter().all(|c| get(c).is_none()) {
+            continue;
+        }
+        let mut m = out.family(f)?;
+        for c in cpus {
+            if let Some(khz) = get(c) {
+                let cpu = c.cpu.to_string();
+                gauge_l(&mut m, &[("cpu", cpu.as_str())], khz as f64 * 1000.0)?;
+            }
+        }
+    }
+    if cpus.iter().any(|c| !c.governor.is_empty()) {
+        let mut m = out.family(&NODE_CPU_SCALING_GOVERNOR)?;
+        for c in cpus.iter().filter(|c| !c.governor.is_empty()) {
+            let cpu = c.cpu.to_string();
+            for g in &c.available_governors {
+                let on = f64::from(u8::from(*g == c.governor));
+                gauge_l(
+                    &mut m,
+                    &[("cpu", cpu.as_str()), ("governor", g.as_str())],
+                    on,
+                )?;
             }
         }
     }

@@ -1,0 +1,301 @@
+//! Hardware state from sysfs: CPU frequency scaling
+//! (`/sys/devices/system/cpu/cpuN/cpufreq/`, node_exporter's cpufreq) and
+//! thermal zones and cooling devices (`/sys/class/thermal/`,
+//! thermal_zone).
+//!
+//! The reader gathers records: `@<cpu>` then `<attribute> <value>` lines
+//! for cpufreq ([`CPUFREQ_ATTRIBUTES`]); `@zone <n>` or `@cooling <n>` then
+//! `type`, `temp`, `cur_state`, `max_state` lines for thermal. An
+//! attribute that could not be read is left out (its figure is unknown).
+
+use serde::Serialize;
+
+use crate::error::{ParseError, ParseErrorKind};
+use crate::limits::MAX_ROWS;
+
+/// The files read below `cpuN/cpufreq/`, in order.
+pub const CPUFREQ_ATTRIBUTES: [&str; 8] = [
+    "cpuinfo_cur_freq",
+    "cpuinfo_min_freq",
+    "cpuinfo_max_freq",
+    "scaling_cur_freq",
+    "scaling_min_freq",
+    "scaling_max_freq",
+    "scaling_governor",
+    "scaling_available_governors",
+];
+
+/// One CPU's frequency scaling; frequencies in kHz, as sysfs prints them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CpuFreq {
+    pub cpu: u32,
+    pub cpuinfo_cur_khz: Option<u64>,
+    pub cpuinfo_min_khz: Option<u64>,
+    pub cpuinfo_max_khz: Option<u64>,
+    pub scaling_cur_khz: Option<u64>,
+    pub scaling_min_khz: Option<u64>,
+    pub scaling_max_khz: Option<u64>,
+    /// Empty when unknown.
+    pub governor: String,
+    pub available_governors: Vec<String>,
+}
+
+fn err(
+    line: usize,
+    field: &'static str,
+    kind: ParseErrorKind,
+    expected: &'static str,
+) -> ParseError {
+    ParseError::new(line as u32, field, kind, expected)
+}
+
+fn lines(buf: &[u8]) -> impl Iterator<Item = Result<(usize, &str), ParseError>> {
+    buf.split(|&b| b == b'\n')
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| {
+            std::str::from_utf8(l)
+                .map(|t| (i + 1, t))
+                .map_err(|_| err(i + 1, "line", ParseErrorKind::Invalid, "UTF-8 text"))
+        })
+}
+
+/// Parses the gathered cpufreq records into `out`.
+pub fn parse_cpufreq(buf: &[u8], out: &mut Vec<CpuFreq>) -> Result<(), ParseError> {
+    out.clear();
+    for l in lines(buf) {
+        let (n, text) = l?;
+        if let Some(cpu) = text.strip_prefix('@') {
+            let cpu = cpu
+                .parse()
+                .map_err(|_| err(n, "cpu", ParseErrorKind::Invalid, "`@<cpu number>`"))?;
+            if out.len() >= crate::limits::MAX_CPUS {
+                return Err(err(n, "cpu", ParseErrorKind::TooMany, "at most 65536 CPUs"));
+            }
+            out.push(CpuFreq {
+                cpu,
+                ..CpuFreq::default()
+            });
+            continue;
+        }
+        let c = out
+            .last_mut()
+            .ok_or_else(|| err(n, "cpu", ParseErrorKind::Missing, "`@<cpu>` first"))?;
+        let (k, v) = text.split_once(' ').unwrap_or((text, ""));
+        let v = v.trim();
+        let khz = |slot: &mut Option<u64>| -> Result<(), ParseError> {
+            *slot = Some(
+                v.parse()
+                    .map_err(|_| err(n, "frequency", ParseErrorKind::Invalid, "kHz"))?,
+            );
+            Ok(())
+        };
+        match k {
+            "cpuinfo_cur_freq" => khz(&mut c.cpuinfo_cur_khz)?,
+            "cpuinfo_min_freq" => khz(&mut c.cpuinfo_min_khz)?,
+            "cpuinfo_max_freq" => khz(&mut c.cpuinfo_max_khz)?,
+            "scaling_cur_freq" => khz(&mut c.scaling_cur_khz)?,
+            "scaling_min_freq" => khz(&mut c.scaling_min_khz)?,
+            "scaling_max_freq" => khz(&mut c.scaling_max_khz)?,
+            "scaling_governor" => c.governor = v.to_string(),
+            "scaling_available_governors" => {
+                c.available_governors = v.split_whitespace().take(64).map(str::to_string).collect();
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A thermal zone or a cooling device.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Thermal {
+    /// `@zone` or `@cooling`.
+    pub zones: Vec<ThermalZone>,
+    pub cooling: Vec<CoolingDevice>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ThermalZone {
+    /// The number of `thermal_zoneN`.
+    pub zone: String,
+    pub kind: String,
+    pub temp_millicelsius: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CoolingDevice {
+    /// The number of `cooling_deviceN`.
+    pub name: String,
+    pub kind: String,
+    pub cur_state: i64,
+    pub max_state: i64,
+}
+
+/// Parses the gathered thermal records into `out`; a zone without a
+/// temperature, or a device without both states, is left out.
+pub fn parse_thermal(buf: &[u8], out: &mut Thermal) -> Result<(), ParseError> {
+    out.zones.clear();
+    out.cooling.clear();
+    enum At {
+        None,
+        Zone(ThermalZone, bool),
+        Cooling(CoolingDevice, u8),
+    }
+    fn flush(at: At, out: &mut Thermal) {
+        match at {
+            At::Zone(z, true) => out.zones.push(z),
+            At::Cooling(c, 3) => out.cooling.push(c),
+            _ => {}
+        }
+    }
+    let mut at = At::None;
+    for l in lines(buf) {
+        let (n, text) = l?;
+        if let Some(rest) = text.strip_prefix('@') {
+            flush(std::mem::replace(&mut at, At::None), out);
+            if out.zones.len() + out.cooling.len() >= MAX_ROWS {
+                return Err(err(
+                    n,
+                    "device",
+                    ParseErrorKind::TooMany,
+                    "at most 2^20 devices",
+                ));
+            }
+            let (what, id) = rest.split_once(' ').unwrap_or((rest, ""));
+            if id.is_empty() || !id.bytes().all(|c| c.is_ascii_digit()) {
+                return Err(err(
+                    n,
+                    "device",
+                    ParseErrorKind::Invalid,
+                    "`@zone <n>` or `@cooling <n>`",
+                ));
+            }
+            at = match what {
+                "zone" => At::Zone(
+                    ThermalZone {
+                        zone: id.to_string(),
+                        ..ThermalZone::default()
+                    },
+                    false,
+                ),
+                "cooling" => At::Cooling(
+                    CoolingDevice {
+                        name: id.to_string(),
+                        ..CoolingDevice::default()
+                    },
+                    0,
+                ),
+                _ => {
+                    return Err(err(
+                        n,
+                        "device",
+                        ParseErrorKind::Invalid,
+                        "`@zone <n>` or `@cooling <n>`",
+                    ));
+                }
+            };
+            continue;
+        }
+        let (k, v) = text.split_once(' ').unwrap_or((text, ""));
+        let v = v.trim();
+        let int = || -> Result<i64, ParseError> {
+            v.parse()
+                .map_err(|_| err(n, "value", ParseErrorKind::Invalid, "an integer"))
+        };
+        match (&mut at, k) {
+            (At::None, _) => {
+                return Err(err(
+                    n,
+                    "device",
+                    ParseErrorKind::Missing,
+                    "`@zone` or `@cooling` first",
+                ));
+            }
+            (At::Zone(z, _), "type") => z.kind = v.to_string(),
+            (At::Zone(z, seen), "temp") => {
+                z.temp_millicelsius = int()?;
+                *seen = true;
+            }
+            (At::Cooling(c, _), "type") => c.kind = v.to_string(),
+            (At::Cooling(c, seen), "cur_state") => {
+                c.cur_state = int()?;
+                *seen |= 1;
+            }
+            (At::Cooling(c, seen), "max_state") => {
+                c.max_state = int()?;
+                *seen |= 2;
+            }
+            _ => {}
+        }
+    }
+    flush(at, out);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpufreq_exact_values() {
+        let mut v = Vec::new();
+        parse_cpufreq(
+            b"@0\ncpuinfo_min_freq 800000\ncpuinfo_max_freq 3600000\nscaling_cur_freq 1200000\nscaling_governor powersave\nscaling_available_governors performance powersave\n@1\n",
+            &mut v,
+        )
+        .unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            (v[0].cpuinfo_min_khz, v[0].cpuinfo_cur_khz),
+            (Some(800000), None)
+        );
+        assert_eq!(v[0].scaling_cur_khz, Some(1200000));
+        assert_eq!(v[0].governor, "powersave");
+        assert_eq!(v[0].available_governors, ["performance", "powersave"]);
+        assert_eq!(v[1].cpu, 1);
+        assert_eq!(
+            parse_cpufreq(b"@0\nscaling_cur_freq x\n", &mut v)
+                .unwrap_err()
+                .line,
+            2
+        );
+        assert_eq!(
+            parse_cpufreq(b"scaling_cur_freq 1\n", &mut v)
+                .unwrap_err()
+                .field,
+            "cpu"
+        );
+    }
+
+    #[test]
+    fn thermal_exact_values() {
+        let mut t = Thermal::default();
+        parse_thermal(
+            b"@zone 0\ntype x86_pkg_temp\ntemp 45000\n@zone 1\ntype acpitz\n@cooling 0\ntype Processor\ncur_state 0\nmax_state 10\n@cooling 1\ntype Fan\ncur_state 1\n",
+            &mut t,
+        )
+        .unwrap();
+        assert_eq!(t.zones.len(), 1, "a zone without temp is left out");
+        assert_eq!(
+            (t.zones[0].kind.as_str(), t.zones[0].temp_millicelsius),
+            ("x86_pkg_temp", 45000)
+        );
+        assert_eq!(t.cooling.len(), 1);
+        assert_eq!((t.cooling[0].cur_state, t.cooling[0].max_state), (0, 10));
+        assert_eq!(
+            parse_thermal(b"temp 1\n", &mut t).unwrap_err().field,
+            "device"
+        );
+        assert_eq!(
+            parse_thermal(b"@zone x\n", &mut t).unwrap_err().field,
+            "device"
+        );
+        assert_eq!(
+            parse_thermal(b"@zone 0\ntemp hot\n", &mut t)
+                .unwrap_err()
+                .line,
+            2
+        );
+    }
+}
