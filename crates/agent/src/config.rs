@@ -98,9 +98,9 @@ impl SourceConfig {
         let (interval, min_interval) = match s {
             AgentSource::System(Source::Interrupts | Source::Softirqs) => (5_000, 10),
             // The host's names change rarely.
-            AgentSource::System(Source::Uname | Source::Os | Source::Selinux | Source::Udev) => {
-                (60_000, 1_000)
-            }
+            AgentSource::System(
+                Source::Uname | Source::Os | Source::Selinux | Source::Udev | Source::Dmi,
+            ) => (60_000, 1_000),
             // Read per scrape by node_exporter (15 s is the usual scrape
             // interval); a directory walk or a statfs per mount each time.
             AgentSource::System(
@@ -108,11 +108,12 @@ impl SourceConfig {
                 | Source::Filesystem
                 | Source::Textfile
                 | Source::Cpufreq
-                | Source::ThermalZone,
+                | Source::ThermalZone
+                | Source::Bonding,
             ) => (15_000, 1_000),
-            AgentSource::System(Source::Arp | Source::UdpQueues | Source::Conntrack) => {
-                (5_000, 100)
-            }
+            AgentSource::System(
+                Source::Arp | Source::UdpQueues | Source::Conntrack | Source::Mdstat,
+            ) => (5_000, 100),
             AgentSource::Processes => (5_000, 100),
             AgentSource::System(_) => (1_000, 1),
         };
@@ -473,6 +474,9 @@ file_sources!(
     udev,
     cpufreq,
     thermal_zone,
+    dmi,
+    bonding,
+    mdstat,
     processes
 );
 

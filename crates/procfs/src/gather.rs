@@ -80,6 +80,8 @@ pub(crate) fn main_path(
         Source::Udev => o.udev_data.clone(),
         Source::Cpufreq => sys_root.join("devices/system/cpu"),
         Source::ThermalZone => sys_root.join("class/thermal"),
+        Source::Dmi => sys_root.join("class/dmi/id"),
+        Source::Bonding => sys_root.join("class/net/bonding_masters"),
         _ => proc_root.join(source.files()[0]),
     }
 }
@@ -115,6 +117,14 @@ impl Gatherer {
             Source::Udev => self.udev()?,
             Source::Cpufreq => self.cpufreq(sys_root)?,
             Source::ThermalZone => self.thermal(sys_root)?,
+            Source::Dmi => {
+                let dir = sys_root.join("class/dmi/id");
+                if !dir.is_dir() {
+                    return Err(std::io::ErrorKind::NotFound.into());
+                }
+                self.attrs(&dir, &crate::hardware::DMI_FILES);
+            }
+            Source::Bonding => self.bonding(sys_root)?,
             _ => return Err(std::io::ErrorKind::InvalidInput.into()),
         }
         let n = self.scratch.len();
@@ -363,6 +373,33 @@ impl Gatherer {
                 &dir.join(format!("cooling_device{dev}")),
                 &["type", "cur_state", "max_state"],
             );
+        }
+        Ok(())
+    }
+
+    fn bonding(&mut self, sys_root: &Path) -> std::io::Result<()> {
+        let net = sys_root.join("class/net");
+        let masters = std::fs::read_to_string(net.join("bonding_masters"))?;
+        for master in masters.split_whitespace().take(crate::limits::MAX_ROWS) {
+            if master.contains('/') {
+                continue;
+            }
+            let _ = writeln!(self.scratch, "@{master}");
+            let dir = net.join(master);
+            let Ok(slaves) = std::fs::read_to_string(dir.join("bonding/slaves")) else {
+                continue;
+            };
+            for slave in slaves.split_whitespace().filter(|s| !s.contains('/')) {
+                // `slave_<name>` on kernels before 4.x.
+                let found = ["lower_", "slave_"].iter().any(|prefix| {
+                    self.attr(&dir.join(format!("{prefix}{slave}/bonding_slave/mii_status")))
+                });
+                if found && !self.attr.contains(&b'\n') {
+                    let _ = write!(self.scratch, "{slave} ");
+                    self.scratch.extend_from_slice(&self.attr);
+                    self.scratch.push(b'\n');
+                }
+            }
         }
         Ok(())
     }

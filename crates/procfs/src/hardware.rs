@@ -299,3 +299,151 @@ mod tests {
         );
     }
 }
+
+/// The DMI files node_exporter labels `node_dmi_info` with, below
+/// `/sys/class/dmi/id/` (the label is the file name, but `sys_vendor`
+/// becomes `system_vendor`).
+pub const DMI_FILES: [&str; 20] = [
+    "bios_date",
+    "bios_release",
+    "bios_vendor",
+    "bios_version",
+    "board_asset_tag",
+    "board_name",
+    "board_serial",
+    "board_vendor",
+    "board_version",
+    "chassis_asset_tag",
+    "chassis_serial",
+    "chassis_vendor",
+    "chassis_version",
+    "product_family",
+    "product_name",
+    "product_serial",
+    "product_sku",
+    "product_uuid",
+    "product_version",
+    "sys_vendor",
+];
+
+/// DMI (SMBIOS) identity: `(label, value)` for each file that could be
+/// read, in [`DMI_FILES`] order; gathered as `<file> <value>` lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Dmi {
+    pub values: Vec<(String, String)>,
+}
+
+pub fn parse_dmi(buf: &[u8], out: &mut Dmi) -> Result<(), ParseError> {
+    out.values.clear();
+    for l in lines(buf) {
+        let (n, text) = l?;
+        let (k, v) = text.split_once(' ').unwrap_or((text, ""));
+        if !DMI_FILES.contains(&k) {
+            return Err(err(
+                n,
+                "file",
+                ParseErrorKind::Invalid,
+                "a /sys/class/dmi/id file name",
+            ));
+        }
+        if out.values.len() >= DMI_FILES.len() {
+            return Err(err(n, "file", ParseErrorKind::TooMany, "each file once"));
+        }
+        let label = if k == "sys_vendor" {
+            "system_vendor"
+        } else {
+            k
+        };
+        out.values.push((label.to_string(), v.trim().to_string()));
+    }
+    Ok(())
+}
+
+/// A bonding master and its slaves' MII status (`up`, `down`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Bond {
+    pub master: String,
+    pub slaves: Vec<(String, String)>,
+}
+
+/// Parses the gathered bonding records: `@<master>` then `<slave> <mii
+/// status>` lines (from /sys/class/net/bonding_masters, each master's
+/// `bonding/slaves`, and each slave's `bonding_slave/mii_status`).
+pub fn parse_bonding(buf: &[u8], out: &mut Vec<Bond>) -> Result<(), ParseError> {
+    out.clear();
+    for l in lines(buf) {
+        let (n, text) = l?;
+        if let Some(m) = text.strip_prefix('@') {
+            if m.is_empty() || m.contains(['/', ' ']) {
+                return Err(err(n, "master", ParseErrorKind::Invalid, "a device name"));
+            }
+            if out.len() >= MAX_ROWS {
+                return Err(err(
+                    n,
+                    "master",
+                    ParseErrorKind::TooMany,
+                    "at most 2^20 bonds",
+                ));
+            }
+            out.push(Bond {
+                master: m.to_string(),
+                slaves: Vec::new(),
+            });
+            continue;
+        }
+        let b = out
+            .last_mut()
+            .ok_or_else(|| err(n, "master", ParseErrorKind::Missing, "`@<master>` first"))?;
+        let (slave, state) = text.split_once(' ').ok_or_else(|| {
+            err(
+                n,
+                "mii_status",
+                ParseErrorKind::Missing,
+                "`<slave> <status>`",
+            )
+        })?;
+        if b.slaves.len() >= MAX_ROWS {
+            return Err(err(
+                n,
+                "slave",
+                ParseErrorKind::TooMany,
+                "at most 2^20 slaves",
+            ));
+        }
+        b.slaves.push((slave.to_string(), state.trim().to_string()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+
+    #[test]
+    fn dmi_and_bonding_exact_values() {
+        let mut d = Dmi::default();
+        parse_dmi(
+            b"bios_vendor SeaBIOS\nsys_vendor QEMU\nproduct_name Standard PC (Q35 + ICH9, 2009)\n",
+            &mut d,
+        )
+        .unwrap();
+        assert_eq!(
+            d.values[1],
+            ("system_vendor".to_string(), "QEMU".to_string())
+        );
+        assert_eq!(d.values[2].1, "Standard PC (Q35 + ICH9, 2009)");
+        assert_eq!(
+            parse_dmi(b"nonsense x\n", &mut d).unwrap_err().field,
+            "file"
+        );
+        let mut b = Vec::new();
+        parse_bonding(b"@bond0\neth0 up\neth1 down\n@bond1\n", &mut b).unwrap();
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0].slaves[1], ("eth1".to_string(), "down".to_string()));
+        assert!(b[1].slaves.is_empty());
+        assert_eq!(
+            parse_bonding(b"eth0 up\n", &mut b).unwrap_err().field,
+            "master"
+        );
+    }
+}

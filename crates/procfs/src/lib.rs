@@ -33,6 +33,7 @@ pub mod hardware;
 pub mod interrupts;
 pub mod limits;
 pub mod loadavg;
+pub mod mdstat;
 pub mod meminfo;
 pub mod net_dev;
 pub mod netclass;

@@ -16,9 +16,10 @@ use crate::entropy::{self, Entropy};
 use crate::error::{Error, ParseError};
 use crate::filefd::{self, Filefd};
 use crate::filesystem::{self, Mount};
-use crate::hardware::{self, CpuFreq, Thermal};
+use crate::hardware::{self, Bond, CpuFreq, Dmi, Thermal};
 use crate::interrupts::{self, Interrupts};
 use crate::loadavg::{self, Loadavg};
+use crate::mdstat::{self, MdDevice};
 use crate::meminfo::{self, Meminfo};
 use crate::net_dev::{self, NetDev};
 use crate::netclass::{self, NetClass};
@@ -107,6 +108,10 @@ pub struct SystemSample {
     /// Frequency scaling per CPU (CPUs without cpufreq are absent).
     pub cpufreq: Vec<CpuFreq>,
     pub thermal: Thermal,
+    pub dmi: Dmi,
+    pub bonding: Vec<Bond>,
+    /// /proc/mdstat: software RAID devices.
+    pub mdstat: Vec<MdDevice>,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -146,6 +151,9 @@ impl Default for SystemSample {
             udev: Vec::new(),
             cpufreq: Vec::new(),
             thermal: Thermal::default(),
+            dmi: Dmi::default(),
+            bonding: Vec::new(),
+            mdstat: Vec::new(),
             status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -234,6 +242,9 @@ impl SystemSample {
             Source::Udev => swap(&mut self.udev, &mut other.udev),
             Source::Cpufreq => swap(&mut self.cpufreq, &mut other.cpufreq),
             Source::ThermalZone => swap(&mut self.thermal, &mut other.thermal),
+            Source::Dmi => swap(&mut self.dmi, &mut other.dmi),
+            Source::Bonding => swap(&mut self.bonding, &mut other.bonding),
+            Source::Mdstat => swap(&mut self.mdstat, &mut other.mdstat),
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -279,6 +290,9 @@ impl SystemSample {
             Source::Udev => udev::parse_into(bytes, &mut self.udev),
             Source::Cpufreq => hardware::parse_cpufreq(bytes, &mut self.cpufreq),
             Source::ThermalZone => hardware::parse_thermal(bytes, &mut self.thermal),
+            Source::Dmi => hardware::parse_dmi(bytes, &mut self.dmi),
+            Source::Bonding => hardware::parse_bonding(bytes, &mut self.bonding),
+            Source::Mdstat => mdstat::parse_into(bytes, &mut self.mdstat),
         }
     }
 }
@@ -395,6 +409,9 @@ impl Serialize for SourceData<'_> {
             Source::Udev => x.udev.serialize(s),
             Source::Cpufreq => x.cpufreq.serialize(s),
             Source::ThermalZone => x.thermal.serialize(s),
+            Source::Dmi => x.dmi.serialize(s),
+            Source::Bonding => x.bonding.serialize(s),
+            Source::Mdstat => x.mdstat.serialize(s),
         }
     }
 }

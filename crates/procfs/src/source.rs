@@ -41,6 +41,9 @@ pub enum Source {
     Udev,
     Cpufreq,
     ThermalZone,
+    Dmi,
+    Bonding,
+    Mdstat,
 }
 
 impl From<Source> for &'static str {
@@ -50,7 +53,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 33] = [
+    pub const ALL: [Source; 36] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -84,6 +87,9 @@ impl Source {
         Source::Udev,
         Source::Cpufreq,
         Source::ThermalZone,
+        Source::Dmi,
+        Source::Bonding,
+        Source::Mdstat,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -125,6 +131,9 @@ impl Source {
             Source::Udev => "udev",
             Source::Cpufreq => "cpufreq",
             Source::ThermalZone => "thermal_zone",
+            Source::Dmi => "dmi",
+            Source::Bonding => "bonding",
+            Source::Mdstat => "mdstat",
         }
     }
 
@@ -142,6 +151,7 @@ impl Source {
             Source::Sockstat6 => &["net/sockstat6"],
             Source::Netstat => &crate::netstat::FILES,
             Source::Arp => &["net/arp"],
+            Source::Mdstat => &["mdstat"],
             Source::UdpQueues => &crate::netmisc::UDP_FILES,
             Source::Conntrack => &crate::netmisc::CONNTRACK_FILES,
             // Gathered from directories and system calls, not read as files.
@@ -154,7 +164,9 @@ impl Source {
             | Source::Textfile
             | Source::Udev
             | Source::Cpufreq
-            | Source::ThermalZone => &[],
+            | Source::ThermalZone
+            | Source::Dmi
+            | Source::Bonding => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],
@@ -207,7 +219,8 @@ impl Source {
     /// files (CONFIG_PSI, or irq without CONFIG_IRQ_TIME_ACCOUNTING),
     /// schedstat (CONFIG_SCHEDSTATS), IPv6, connection tracking (a module),
     /// os-release (a chroot or a bare tree may have none), udev's
-    /// database (containers, systems without udev) and /sys/class/thermal.
+    /// database (containers, systems without udev), /sys/class/thermal, DMI
+    /// (not every platform has it), bonding and software RAID (modules).
     pub fn optional(self) -> bool {
         self.resource().is_some()
             || matches!(
@@ -218,6 +231,9 @@ impl Source {
                     | Source::Os
                     | Source::Udev
                     | Source::ThermalZone
+                    | Source::Dmi
+                    | Source::Bonding
+                    | Source::Mdstat
             )
     }
 }

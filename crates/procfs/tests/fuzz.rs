@@ -41,6 +41,7 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("sys/kernel/ostype", |b| {
             procfs::uname::parse_into(b, &mut Default::default())
         }),
+        ("mdstat", |b| procfs::mdstat::parse_into(b, &mut Vec::new())),
         ("net/arp", |b| {
             procfs::netmisc::parse_arp(b, &mut Default::default())
         }),
@@ -72,6 +73,12 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("@udev", |b| procfs::udev::parse_into(b, &mut Vec::new())),
         ("@cpufreq", |b| {
             procfs::hardware::parse_cpufreq(b, &mut Vec::new())
+        }),
+        ("@dmi", |b| {
+            procfs::hardware::parse_dmi(b, &mut Default::default())
+        }),
+        ("@bonding", |b| {
+            procfs::hardware::parse_bonding(b, &mut Vec::new())
         }),
         ("@thermal_zone", |b| {
             procfs::hardware::parse_thermal(b, &mut Default::default())

@@ -49,6 +49,9 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Udev => &[AgentSource::System(Source::Udev)],
             Source::Cpufreq => &[AgentSource::System(Source::Cpufreq)],
             Source::ThermalZone => &[AgentSource::System(Source::ThermalZone)],
+            Source::Dmi => &[AgentSource::System(Source::Dmi)],
+            Source::Bonding => &[AgentSource::System(Source::Bonding)],
+            Source::Mdstat => &[AgentSource::System(Source::Mdstat)],
             // Evaluated at compile time: a source without an arm stops the build.
             _ => panic!("a collector of one source needs an arm here"),
         },
@@ -106,6 +109,9 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("textfile", Source::Textfile),
     one("cpufreq", Source::Cpufreq),
     one("thermal_zone", Source::ThermalZone),
+    one("dmi", Source::Dmi),
+    one("bonding", Source::Bonding),
+    one("mdadm", Source::Mdstat),
 ];
 
 /// The sources behind node_exporter collector `name` (`--collector.NAME`),
@@ -130,9 +136,7 @@ pub fn collector_names() -> String {
 /// with the reason (docs/metrics.md names each; a test checks it).
 pub const NOT_HERE: &[(&str, &str)] = &[
     ("bcache", "not yet: /sys/fs/bcache"),
-    ("bonding", "not yet: /sys/class/net/*/bonding"),
     ("btrfs", "not yet: /sys/fs/btrfs"),
-    ("dmi", "not yet: /sys/class/dmi/id"),
     ("edac", "not yet: /sys/devices/system/edac"),
     ("fibrechannel", "not yet: /sys/class/fc_host"),
     ("hwmon", "not yet: /sys/class/hwmon"),
@@ -142,7 +146,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
         "kernel_hung",
         "not yet: /proc/sys/kernel/hung_task_detect_count",
     ),
-    ("mdadm", "not yet: /proc/mdstat"),
     ("nfs", "not yet: /proc/net/rpc/nfs"),
     ("nfsd", "not yet: /proc/net/rpc/nfsd"),
     ("nvme", "not yet: /sys/class/nvme"),

@@ -171,6 +171,14 @@ families! {
     NODE_THERMAL_ZONE_TEMP "node_thermal_zone_temp" Gauge ["zone", "type"] "thermal_zone" "Zone temperature in Celsius";
     NODE_COOLING_DEVICE_CUR_STATE "node_cooling_device_cur_state" Gauge ["name", "type"] "thermal_zone" "Current throttle state of the cooling device";
     NODE_COOLING_DEVICE_MAX_STATE "node_cooling_device_max_state" Gauge ["name", "type"] "thermal_zone" "Maximum throttle state of the cooling device";
+    NODE_DMI_INFO "node_dmi_info" Gauge ["bios_date", "bios_release", "bios_vendor", "bios_version", "board_asset_tag", "board_name", "board_serial", "board_vendor", "board_version", "chassis_asset_tag", "chassis_serial", "chassis_vendor", "chassis_version", "product_family", "product_name", "product_serial", "product_sku", "product_uuid", "product_version", "system_vendor"] "dmi" "A metric with a constant '1' value labeled by bios_date, bios_release, bios_vendor, bios_version, board_asset_tag, board_name, board_serial, board_vendor, board_version, chassis_asset_tag, chassis_serial, chassis_vendor, chassis_version, product_family, product_name, product_serial, product_sku, product_uuid, product_version, system_vendor if provided by DMI.";
+    NODE_BONDING_SLAVES "node_bonding_slaves" Gauge ["master"] "bonding" "Number of configured slaves per bonding interface.";
+    NODE_BONDING_ACTIVE "node_bonding_active" Gauge ["master"] "bonding" "Number of active slaves per bonding interface.";
+    NODE_MD_STATE "node_md_state" Gauge ["device", "state"] "mdstat" "Indicates the state of md-device.";
+    NODE_MD_DISKS "node_md_disks" Gauge ["device", "state"] "mdstat" "Number of active/failed/spare disks of device.";
+    NODE_MD_DISKS_REQUIRED "node_md_disks_required" Gauge ["device"] "mdstat" "Total number of disks of device.";
+    NODE_MD_BLOCKS "node_md_blocks" Gauge ["device"] "mdstat" "Total number of blocks on device.";
+    NODE_MD_BLOCKS_SYNCED "node_md_blocks_synced" Gauge ["device"] "mdstat" "Number of blocks synced on device.";
     QUIETSTAT_INTERRUPTS_UNSPLIT_TOTAL "quietstat_interrupts_unsplit_total" Counter ["type"] "interrupts" "Interrupt counters /proc/interrupts prints without a per-CPU split (ERR, MIS).";
     QUIETSTAT_SOFTIRQS_CPU_TOTAL "quietstat_softirqs_cpu_total" Counter ["cpu", "vector"] "softirqs" "Softirqs raised per CPU and vector, from /proc/softirqs.";
     QUIETSTAT_PROCESSES "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";

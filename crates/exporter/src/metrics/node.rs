@@ -80,6 +80,33 @@ pub(super) fn node(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
             }
         }
     }
+    if s.ok(Source::Dmi) && !s.dmi.values.is_empty() {
+        // Only the files this platform has are labels, as node_exporter.
+        let labels: Vec<(&str, &str)> = s
+            .dmi
+            .values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let mut m = out.family(&NODE_DMI_INFO)?;
+        gauge_l(&mut m, &labels, 1.0)?;
+    }
+    if s.ok(Source::Bonding) {
+        for (f, active) in [(&NODE_BONDING_SLAVES, false), (&NODE_BONDING_ACTIVE, true)] {
+            let mut m = out.family(f)?;
+            for b in &s.bonding {
+                let n = b
+                    .slaves
+                    .iter()
+                    .filter(|(_, state)| !active || state == "up")
+                    .count();
+                gauge_l(&mut m, &[("master", b.master.as_str())], n as f64)?;
+            }
+        }
+    }
+    if s.ok(Source::Mdstat) {
+        md(out, &s.mdstat)?;
+    }
     if s.ok(Source::Textfile) {
         textfile(out, &s.textfile)?;
     }
@@ -438,6 +465,60 @@ fn cpufreq(out: &mut Out<'_>, cpus: &[procfs::hardware::CpuFreq]) -> Fmt {
                     on,
                 )?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// node_exporter's mdadm families: one `node_md_state` series per state
+/// (1 for the device's), disks by state, blocks.
+fn md(out: &mut Out<'_>, devs: &[procfs::mdstat::MdDevice]) -> Fmt {
+    {
+        let mut m = out.family(&NODE_MD_DISKS_REQUIRED)?;
+        for d in devs {
+            gauge_l(
+                &mut m,
+                &[("device", d.name.as_str())],
+                d.disks_required as f64,
+            )?;
+        }
+    }
+    {
+        let mut m = out.family(&NODE_MD_DISKS)?;
+        for d in devs {
+            for (state, n) in [
+                ("active", d.disks_active),
+                ("failed", d.disks_failed),
+                ("spare", d.disks_spare),
+            ] {
+                gauge_l(
+                    &mut m,
+                    &[("device", d.name.as_str()), ("state", state)],
+                    n as f64,
+                )?;
+            }
+        }
+    }
+    {
+        let mut m = out.family(&NODE_MD_STATE)?;
+        for d in devs {
+            for (label, state) in [
+                ("active", "active"),
+                ("inactive", "inactive"),
+                ("recovering", "recovering"),
+                ("resync", "resyncing"),
+                ("check", "checking"),
+            ] {
+                let on = f64::from(u8::from(d.state == state));
+                gauge_l(&mut m, &[("device", d.name.as_str()), ("state", label)], on)?;
+            }
+        }
+    }
+    for (f, synced) in [(&NODE_MD_BLOCKS, false), (&NODE_MD_BLOCKS_SYNCED, true)] {
+        let mut m = out.family(f)?;
+        for d in devs {
+            let v = if synced { d.blocks_synced } else { d.blocks };
+            gauge_l(&mut m, &[("device", d.name.as_str())], v as f64)?;
         }
     }
     Ok(())
