@@ -109,7 +109,8 @@ impl SourceConfig {
                 | Source::Textfile
                 | Source::Cpufreq
                 | Source::ThermalZone
-                | Source::Bonding,
+                | Source::Bonding
+                | Source::Hwmon,
             ) => (15_000, 1_000),
             AgentSource::System(
                 Source::Arp | Source::UdpQueues | Source::Conntrack | Source::Mdstat,
@@ -477,6 +478,7 @@ file_sources!(
     dmi,
     bonding,
     mdstat,
+    hwmon,
     processes
 );
 

@@ -146,3 +146,130 @@ fn an_empty_tree_leaves_the_agent_running_and_stat_says_the_root_is_wrong() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nor any other source"));
 }
+
+/// The agent on the `linux-future` tree (a bond, software RAID, hardware
+/// sensors, DMI, cpufreq, thermal zones, odd mounts, textfiles): the
+/// families under node_exporter's names, with the tree's exact values.
+#[test]
+fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
+    let base = fixtures::dir().join("linux-future");
+    let path = |p: &str| base.join(p).display().to_string();
+    let (p, s, rootfs, textfile, udev) = (
+        path("proc"),
+        path("sys"),
+        path("rootfs"),
+        path("textfile"),
+        path("rootfs/run/udev/data"),
+    );
+    let a = agent(
+        "",
+        &[
+            "--backend",
+            "procfs",
+            "--proc-root",
+            &p,
+            "--sys-root",
+            &s,
+            "--path.rootfs",
+            &rootfs,
+            "--collector.textfile.directory",
+            &textfile,
+            "--path.udev.data",
+            &udev,
+        ],
+    );
+    let body = get(a.addr, "/metrics", None).body;
+    let value = |series: &str| -> Option<f64> {
+        body.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    };
+    for (series, want) in [
+        (
+            r#"node_hwmon_temp_celsius{chip="platform_coretemp_0",sensor="temp1"}"#,
+            45.0,
+        ),
+        (
+            r#"node_hwmon_temp_crit_celsius{chip="platform_coretemp_0",sensor="temp1"}"#,
+            100.0,
+        ),
+        (
+            r#"node_hwmon_sensor_label{chip="platform_coretemp_0",sensor="temp1",label="Package id 0"}"#,
+            1.0,
+        ),
+        (
+            r#"node_hwmon_chip_names{chip="platform_nct6775_656",chip_name="nct6775"}"#,
+            1.0,
+        ),
+        (
+            r#"node_hwmon_fan_rpm{chip="platform_nct6775_656",sensor="fan2"}"#,
+            1200.0,
+        ),
+        (
+            r#"node_hwmon_in_volts{chip="platform_nct6775_656",sensor="in0"}"#,
+            1.04,
+        ),
+        (
+            r#"node_hwmon_temp_celsius{chip="hwmon2",sensor="temp1"}"#,
+            30.0,
+        ),
+        (r#"node_md_disks{device="md127",state="failed"}"#, 1.0),
+        (r#"node_md_state{device="md127",state="recovering"}"#, 1.0),
+        (r#"node_md_blocks_synced{device="md127"}"#, 26547712.0),
+        (r#"node_bonding_slaves{master="bond0"}"#, 2.0),
+        (r#"node_bonding_active{master="bond0"}"#, 1.0),
+        (r#"node_cpu_scaling_frequency_hertz{cpu="0"}"#, 1.2e9),
+        (r#"node_cpu_frequency_hertz{cpu="0"}"#, 2.4e9),
+        (
+            r#"node_cpu_scaling_governor{cpu="1",governor="performance"}"#,
+            1.0,
+        ),
+        (
+            r#"node_thermal_zone_temp{zone="0",type="x86_pkg_temp"}"#,
+            45.0,
+        ),
+        (
+            r#"node_cooling_device_max_state{name="0",type="Processor"}"#,
+            10.0,
+        ),
+        (
+            r#"node_network_speed_bytes{device="enp1s0"}"#,
+            25000.0 * 125000.0,
+        ),
+        (
+            r#"node_filesystem_readonly{device="/dev/vdb",fstype="xfs",mountpoint="/data"}"#,
+            1.0,
+        ),
+        (
+            r#"node_filesystem_device_error{device="server:/export",fstype="nfs4",mountpoint="/mnt/gone"}"#,
+            1.0,
+        ),
+        (
+            r#"node_os_version{id="future",id_like="debian ubuntu",name="Future Linux"}"#,
+            26.1,
+        ),
+        ("node_selinux_current_mode", 1.0),
+        ("node_selinux_config_mode", 1.0),
+        (r#"node_arp_entries{device="bond0"}"#, 2.0),
+        (r#"node_udp_queues{ip="v4",queue="rx"}"#, 2560.0),
+        ("node_nf_conntrack_stat_found", 48.0),
+        ("node_nf_conntrack_entries", 1234.0),
+        ("node_textfile_scrape_error", 1.0),
+        (r#"backup_age_seconds{note="plain",target="home"}"#, 3600.0),
+    ] {
+        assert_eq!(value(series), Some(want), "{series}");
+    }
+    for needle in [
+        r#"node_network_info{device="enp1s0",address="52:54:00:12:34:56",broadcast="ff:ff:ff:ff:ff:ff",duplex="full",operstate="up",ifalias="uplink to rack 7"} 1"#,
+        r#"node_dmi_info{bios_vendor="SeaBIOS",bios_version="rel-1.16.3",product_name="Standard PC (Q35 + ICH9, 2009)",system_vendor="QEMU"} 1"#,
+        r#"node_disk_info{device="vda",major="254",minor="0",path="pci-0000:00:04.0",wwn="0x5000c500a1b2c3d4",model="QEMU_HARDDISK",serial="QM00001",revision="2.5+"} 1"#,
+        r#"node_filesystem_size_bytes{device="/dev/vdc",fstype="ext4",mountpoint="/srv/my disk"}"#,
+    ] {
+        assert!(body.contains(needle), "{needle} not in the scrape");
+    }
+    // Every collector of the tree succeeds.
+    let failed: Vec<&str> = body
+        .lines()
+        .filter(|l| l.starts_with("node_scrape_collector_success{") && l.ends_with(" 0.0"))
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}

@@ -82,6 +82,7 @@ pub(crate) fn main_path(
         Source::ThermalZone => sys_root.join("class/thermal"),
         Source::Dmi => sys_root.join("class/dmi/id"),
         Source::Bonding => sys_root.join("class/net/bonding_masters"),
+        Source::Hwmon => sys_root.join("class/hwmon"),
         _ => proc_root.join(source.files()[0]),
     }
 }
@@ -125,6 +126,7 @@ impl Gatherer {
                 self.attrs(&dir, &crate::hardware::DMI_FILES);
             }
             Source::Bonding => self.bonding(sys_root)?,
+            Source::Hwmon => self.hwmon(sys_root)?,
             _ => return Err(std::io::ErrorKind::InvalidInput.into()),
         }
         let n = self.scratch.len();
@@ -373,6 +375,69 @@ impl Gatherer {
                 &dir.join(format!("cooling_device{dev}")),
                 &["type", "cur_state", "max_state"],
             );
+        }
+        Ok(())
+    }
+
+    fn hwmon(&mut self, sys_root: &Path) -> std::io::Result<()> {
+        use crate::hwmon::{clean, split_sensor_file};
+        let class = sys_root.join("class/hwmon");
+        let mut dirs: Vec<_> = std::fs::read_dir(&class)?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        for dir in dirs.iter().take(crate::limits::MAX_ROWS) {
+            // node_exporter's stable chip name: the device's bus and name,
+            // else the `name` file, else the directory's own name.
+            let device = dir.join("device");
+            let from_device = std::fs::canonicalize(&device).ok().and_then(|p| {
+                let name = clean(&p.file_name()?.to_string_lossy());
+                let bus = p
+                    .parent()
+                    .and_then(|b| b.file_name())
+                    .map(|b| clean(&b.to_string_lossy()))
+                    .unwrap_or_default();
+                match (bus.is_empty(), name.is_empty()) {
+                    (_, true) => None,
+                    (true, false) => Some(name),
+                    (false, false) => Some(format!("{bus}_{name}")),
+                }
+            });
+            let name_file = self
+                .attr(&dir.join("name"))
+                .then(|| clean(&String::from_utf8_lossy(&self.attr)))
+                .filter(|n| !n.is_empty());
+            let own = std::fs::canonicalize(dir)
+                .ok()
+                .and_then(|p| Some(clean(&p.file_name()?.to_string_lossy())))
+                .filter(|n| !n.is_empty());
+            let Some(chip) = from_device.or(name_file.clone()).or(own) else {
+                continue;
+            };
+            let _ = writeln!(self.scratch, "@{chip}");
+            if let Some(n) = name_file {
+                let _ = writeln!(self.scratch, "name {n}");
+            }
+            for d in [dir.clone(), device] {
+                let Ok(entries) = std::fs::read_dir(&d) else {
+                    continue;
+                };
+                let mut files: Vec<String> = entries
+                    .flatten()
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .filter(|f| split_sensor_file(f).is_some())
+                    .collect();
+                files.sort();
+                for f in files.iter().take(4096) {
+                    if self.attr(&d.join(f)) && !self.attr.contains(&b'\n') {
+                        let _ = write!(self.scratch, "{f} ");
+                        self.scratch.extend_from_slice(&self.attr);
+                        self.scratch.push(b'\n');
+                    }
+                }
+            }
         }
         Ok(())
     }

@@ -30,6 +30,7 @@ pub mod entropy;
 pub mod filefd;
 pub mod filesystem;
 pub mod hardware;
+pub mod hwmon;
 pub mod interrupts;
 pub mod limits;
 pub mod loadavg;

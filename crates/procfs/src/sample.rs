@@ -17,6 +17,7 @@ use crate::error::{Error, ParseError};
 use crate::filefd::{self, Filefd};
 use crate::filesystem::{self, Mount};
 use crate::hardware::{self, Bond, CpuFreq, Dmi, Thermal};
+use crate::hwmon::{self, Chip};
 use crate::interrupts::{self, Interrupts};
 use crate::loadavg::{self, Loadavg};
 use crate::mdstat::{self, MdDevice};
@@ -112,6 +113,8 @@ pub struct SystemSample {
     pub bonding: Vec<Bond>,
     /// /proc/mdstat: software RAID devices.
     pub mdstat: Vec<MdDevice>,
+    /// /sys/class/hwmon: one entry per chip.
+    pub hwmon: Vec<Chip>,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -154,6 +157,7 @@ impl Default for SystemSample {
             dmi: Dmi::default(),
             bonding: Vec::new(),
             mdstat: Vec::new(),
+            hwmon: Vec::new(),
             status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -245,6 +249,7 @@ impl SystemSample {
             Source::Dmi => swap(&mut self.dmi, &mut other.dmi),
             Source::Bonding => swap(&mut self.bonding, &mut other.bonding),
             Source::Mdstat => swap(&mut self.mdstat, &mut other.mdstat),
+            Source::Hwmon => swap(&mut self.hwmon, &mut other.hwmon),
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -293,6 +298,7 @@ impl SystemSample {
             Source::Dmi => hardware::parse_dmi(bytes, &mut self.dmi),
             Source::Bonding => hardware::parse_bonding(bytes, &mut self.bonding),
             Source::Mdstat => mdstat::parse_into(bytes, &mut self.mdstat),
+            Source::Hwmon => hwmon::parse_into(bytes, &mut self.hwmon),
         }
     }
 }
@@ -412,6 +418,7 @@ impl Serialize for SourceData<'_> {
             Source::Dmi => x.dmi.serialize(s),
             Source::Bonding => x.bonding.serialize(s),
             Source::Mdstat => x.mdstat.serialize(s),
+            Source::Hwmon => x.hwmon.serialize(s),
         }
     }
 }

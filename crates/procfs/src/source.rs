@@ -44,6 +44,7 @@ pub enum Source {
     Dmi,
     Bonding,
     Mdstat,
+    Hwmon,
 }
 
 impl From<Source> for &'static str {
@@ -53,7 +54,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 36] = [
+    pub const ALL: [Source; 37] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -90,6 +91,7 @@ impl Source {
         Source::Dmi,
         Source::Bonding,
         Source::Mdstat,
+        Source::Hwmon,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -134,6 +136,7 @@ impl Source {
             Source::Dmi => "dmi",
             Source::Bonding => "bonding",
             Source::Mdstat => "mdstat",
+            Source::Hwmon => "hwmon",
         }
     }
 
@@ -166,7 +169,8 @@ impl Source {
             | Source::Cpufreq
             | Source::ThermalZone
             | Source::Dmi
-            | Source::Bonding => &[],
+            | Source::Bonding
+            | Source::Hwmon => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],
@@ -220,7 +224,8 @@ impl Source {
     /// schedstat (CONFIG_SCHEDSTATS), IPv6, connection tracking (a module),
     /// os-release (a chroot or a bare tree may have none), udev's
     /// database (containers, systems without udev), /sys/class/thermal, DMI
-    /// (not every platform has it), bonding and software RAID (modules).
+    /// (not every platform has it), bonding and software RAID (modules),
+    /// hardware monitoring chips (none on most VMs).
     pub fn optional(self) -> bool {
         self.resource().is_some()
             || matches!(
@@ -234,6 +239,7 @@ impl Source {
                     | Source::Dmi
                     | Source::Bonding
                     | Source::Mdstat
+                    | Source::Hwmon
             )
     }
 }

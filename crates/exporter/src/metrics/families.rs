@@ -179,6 +179,10 @@ families! {
     NODE_MD_DISKS_REQUIRED "node_md_disks_required" Gauge ["device"] "mdstat" "Total number of disks of device.";
     NODE_MD_BLOCKS "node_md_blocks" Gauge ["device"] "mdstat" "Total number of blocks on device.";
     NODE_MD_BLOCKS_SYNCED "node_md_blocks_synced" Gauge ["device"] "mdstat" "Number of blocks synced on device.";
+    NODE_HWMON_CHIP_NAMES "node_hwmon_chip_names" Gauge ["chip", "chip_name"] "hwmon" "Annotation metric for human-readable chip names";
+    NODE_HWMON_SENSOR_LABEL "node_hwmon_sensor_label" Gauge ["chip", "sensor", "label"] "hwmon" "Label for given chip and sensor";
+    NODE_HWMON "node_hwmon_*" Gauge ["chip", "sensor"] "hwmon" "Hardware monitor reading, named by sensor type, property and unit as node_exporter (temp_celsius, temp_crit_celsius, fan_rpm, in_volts, curr_amps, power_watt, humidity, pwm, *_alarm, ...).";
+    NODE_HWMON_JOULE_TOTAL "node_hwmon_*_joule_total" Counter ["chip", "sensor"] "hwmon" "Hardware monitor for joules used so far.";
     QUIETSTAT_INTERRUPTS_UNSPLIT_TOTAL "quietstat_interrupts_unsplit_total" Counter ["type"] "interrupts" "Interrupt counters /proc/interrupts prints without a per-CPU split (ERR, MIS).";
     QUIETSTAT_SOFTIRQS_CPU_TOTAL "quietstat_softirqs_cpu_total" Counter ["cpu", "vector"] "softirqs" "Softirqs raised per CPU and vector, from /proc/softirqs.";
     QUIETSTAT_PROCESSES "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";

@@ -27,6 +27,7 @@ use crate::http::HttpStats;
 mod compat;
 mod families;
 mod host;
+mod hwmon;
 mod node;
 mod out;
 mod own;

@@ -104,6 +104,9 @@ pub(super) fn node(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
             }
         }
     }
+    if s.ok(Source::Hwmon) {
+        super::hwmon::hwmon(out, &s.hwmon)?;
+    }
     if s.ok(Source::Mdstat) {
         md(out, &s.mdstat)?;
     }

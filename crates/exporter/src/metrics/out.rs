@@ -63,6 +63,21 @@ impl Out<'_> {
         self.start(f, name, help)
     }
 
+    /// Starts one family of a per-key family `f` under its full `name`
+    /// (which `f`'s pattern must match), with its own help.
+    pub(super) fn family_named<'s>(
+        &'s mut self,
+        f: &'static Family,
+        name: &'s str,
+        help: &'s str,
+    ) -> Result<Fam<'s>, std::fmt::Error> {
+        let (pre, post) = f.name.split_once('*').ok_or(std::fmt::Error)?;
+        if !(name.starts_with(pre) && name.ends_with(post) && name.len() > pre.len() + post.len()) {
+            return Err(std::fmt::Error);
+        }
+        self.start(f, name, help)
+    }
+
     fn start<'s>(
         &'s mut self,
         f: &'static Family,
