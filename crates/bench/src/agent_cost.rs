@@ -8,7 +8,10 @@
 //! backend, the agent with the procfs backend, and a naive collector (the
 //! same binary, `bench naive-collector`) that reads the same system files
 //! with open/read/close every second and every /proc/PID/stat every five,
-//! sleeping in between, as a simple sampler would.
+//! sleeping in between, as a simple sampler would. And, scraped by the
+//! bench every 15 s as Prometheus would: the agent (`agent-scraped`) and
+//! node_exporter with its defaults (`node-exporter`, Debian's
+//! `prometheus-node-exporter`), each answering every scrape.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -37,7 +40,37 @@ pub struct Options {
     pub collectors: Vec<String>,
 }
 
-pub const COLLECTORS: [&str; 3] = ["agent-bpf", "agent-procfs", "naive"];
+pub const COLLECTORS: [&str; 5] = [
+    "agent-bpf",
+    "agent-procfs",
+    "naive",
+    "agent-scraped",
+    "node-exporter",
+];
+
+/// How often the scraped collectors are scraped.
+pub const SCRAPE_EVERY: Duration = Duration::from_secs(15);
+
+/// A loopback port free now.
+fn free_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("finding a free port: {e}"))
+}
+
+/// GET /metrics, the whole body read; its size.
+fn scrape(port: u16) -> Result<usize, String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(|e| e.to_string())?;
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .map_err(|e| e.to_string())?;
+    let mut body = Vec::new();
+    s.read_to_end(&mut body).map_err(|e| e.to_string())?;
+    Ok(body.len())
+}
 
 #[derive(Default, Clone, Copy)]
 struct Usage {
@@ -70,9 +103,23 @@ fn usage(pid: u32) -> Result<Usage, String> {
     Ok(u)
 }
 
-fn start(opts: &Options, collector: &str, dir: &std::path::Path) -> Result<Guard, String> {
+fn start(
+    opts: &Options,
+    collector: &str,
+    dir: &std::path::Path,
+    port: u16,
+) -> Result<Guard, String> {
     let mut cmd = Command::new(&opts.exe);
     match collector {
+        "agent-scraped" => {
+            cmd.args(["agent", "--listen", &format!("127.0.0.1:{port}")])
+                .arg("--shm-path")
+                .arg(dir.join("snapshot"));
+        }
+        "node-exporter" => {
+            cmd = Command::new("prometheus-node-exporter");
+            cmd.arg(format!("--web.listen-address=127.0.0.1:{port}"));
+        }
         "agent-bpf" | "agent-procfs" => {
             cmd.args(["agent", "--listen", "127.0.0.1:0", "--backend"])
                 .arg(collector.trim_start_matches("agent-"))
@@ -127,13 +174,28 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             opts.duration.as_secs(),
             idle.count()
         ));
-        let child = start(opts, c, &dir)?;
+        let port = free_port()?;
+        let child = start(opts, c, &dir, port)?;
         let pid = child.0.id();
         // Let it start and take its first samples.
         std::thread::sleep(Duration::from_secs(6));
+        let scraped = matches!(c.as_str(), "agent-scraped" | "node-exporter");
+        if scraped {
+            scrape(port).map_err(|e| format!("{c}: first scrape: {e}"))?;
+        }
         let u0 = usage(pid)?;
         let t0 = Instant::now();
-        std::thread::sleep(opts.duration);
+        let end = t0 + opts.duration;
+        if scraped {
+            // A scrape every 15 s, counted in the window.
+            let mut next = t0 + SCRAPE_EVERY;
+            while next <= end {
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+                scrape(port).map_err(|e| format!("{c}: scrape: {e}"))?;
+                next += SCRAPE_EVERY;
+            }
+        }
+        std::thread::sleep(end.saturating_duration_since(Instant::now()));
         let u1 = usage(pid)?;
         let secs = t0.elapsed().as_secs_f64();
         drop(child);

@@ -8,7 +8,8 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -197,6 +198,7 @@ impl Gatherer {
             rootfs.strip_suffix(b"/").unwrap_or(rootfs)
         };
         let mut seen = HashSet::new();
+        let mut mounts = Vec::new();
         for line in table.split(|&b| b == b'\n').take(crate::limits::MAX_ROWS) {
             let mut w = line.split(|&b| b == b' ');
             let (Some(device), Some(point), Some(fstype), Some(options)) =
@@ -221,12 +223,20 @@ impl Gatherer {
             {
                 continue;
             }
+            let mut head = Vec::new();
             for field in [device, point, fstype, options] {
-                self.scratch.extend_from_slice(field);
-                self.scratch.push(b' ');
+                head.extend_from_slice(field);
+                head.push(b' ');
             }
             let target = self.options.rootfs.join(shown.trim_start_matches('/'));
-            match self.statfs.stat(&target, self.options.statfs_wait) {
+            mounts.push((head, target));
+        }
+        // One round trip to the worker for every mount.
+        let targets: Vec<&Path> = mounts.iter().map(|(_, t)| t.as_path()).collect();
+        let results = self.statfs.stat_all(&targets, self.options.statfs_wait);
+        for ((head, _), r) in mounts.iter().zip(results) {
+            self.scratch.extend_from_slice(head);
+            match r {
                 Ok(s) => {
                     let _ = write!(
                         self.scratch,
@@ -652,75 +662,143 @@ fn errno_name(e: i32) -> String {
     }
 }
 
-type Job = (PathBuf, Sender<Result<StatfsOut, String>>);
+/// A batch of statfs calls for the worker, and what it has done so far.
+struct Batch {
+    paths: Vec<PathBuf>,
+    results: Mutex<Vec<Option<Result<StatfsOut, String>>>>,
+    /// The index of the call in progress (`paths.len()` when all are done).
+    current: AtomicUsize,
+    /// Set by the caller when it stopped waiting: calls not started are
+    /// not made.
+    cancelled: AtomicBool,
+    done: Mutex<Option<Sender<()>>>,
+}
 
 /// statfs(2) off the calling thread, with a wait bound: a call on a hung
 /// mount (an NFS server gone, a FUSE daemon stopped) keeps its worker
 /// thread, and the mount is reported `stuck` without a new call until that
-/// one returns.
+/// one returns. The mounts of one read go to the worker as one batch (one
+/// wakeup each way, however many mounts).
 #[derive(Default)]
 struct Statfs {
     /// Mount points with a call in flight; each worker removes its own
     /// when the call returns.
     in_flight: Arc<Mutex<HashSet<PathBuf>>>,
-    worker: Option<Sender<Job>>,
+    worker: Option<Sender<Arc<Batch>>>,
 }
 
 impl Statfs {
+    #[cfg(test)]
     fn stat(&mut self, path: &Path, wait: Duration) -> Result<StatfsOut, String> {
+        self.stat_all(&[path], wait)
+            .pop()
+            .expect("one result per path")
+    }
+
+    /// statfs of every path, in order. Each hung call costs the caller at
+    /// most `wait`: its mount is reported `timeout` and the calls after it
+    /// go to a new worker.
+    fn stat_all(&mut self, paths: &[&Path], wait: Duration) -> Vec<Result<StatfsOut, String>> {
+        let mut out: Vec<Option<Result<StatfsOut, String>>> = vec![None; paths.len()];
+        let mut todo: Vec<usize> = Vec::new();
         {
             let mut f = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-            if f.contains(path) || f.len() >= MAX_IN_FLIGHT {
-                return Err("stuck".into());
-            }
-            f.insert(path.to_path_buf());
-        }
-        let (tx, rx): (_, Receiver<_>) = mpsc::channel();
-        let sent = match &self.worker {
-            Some(w) => w.send((path.to_path_buf(), tx.clone())).is_ok(),
-            None => false,
-        };
-        if !sent {
-            match self.spawn() {
-                Some(w) if w.send((path.to_path_buf(), tx)).is_ok() => self.worker = Some(w),
-                _ => {
-                    self.in_flight
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(path);
-                    return Err("no worker thread".into());
+            for (i, p) in paths.iter().enumerate() {
+                if f.contains(*p) || f.len() >= MAX_IN_FLIGHT {
+                    out[i] = Some(Err("stuck".into()));
+                } else {
+                    f.insert(p.to_path_buf());
+                    todo.push(i);
                 }
             }
         }
-        match rx.recv_timeout(wait) {
-            Ok(r) => r,
-            Err(RecvTimeoutError::Timeout) => {
-                // The worker is held by the hung call; the next mount gets a
-                // new one. This one exits once its call returns.
-                self.worker = None;
-                Err("timeout".into())
+        while !todo.is_empty() {
+            let (tx, rx) = mpsc::channel();
+            let batch = Arc::new(Batch {
+                paths: todo.iter().map(|&i| paths[i].to_path_buf()).collect(),
+                results: Mutex::new(vec![None; todo.len()]),
+                current: AtomicUsize::new(0),
+                cancelled: AtomicBool::new(false),
+                done: Mutex::new(Some(tx)),
+            });
+            let sent = self
+                .worker
+                .as_ref()
+                .is_some_and(|w| w.send(batch.clone()).is_ok());
+            if !sent {
+                match self.spawn() {
+                    Some(w) if w.send(batch.clone()).is_ok() => self.worker = Some(w),
+                    _ => {
+                        let mut f = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+                        for &i in &todo {
+                            f.remove(paths[i]);
+                            out[i] = Some(Err("no worker thread".into()));
+                        }
+                        break;
+                    }
+                }
             }
-            Err(RecvTimeoutError::Disconnected) => {
-                self.worker = None;
-                Err("worker gone".into())
+            let finished = rx.recv_timeout(wait).is_ok();
+            if !finished {
+                batch.cancelled.store(true, Ordering::Release);
             }
+            let current = batch.current.load(Ordering::Acquire);
+            let mut results = batch.results.lock().unwrap_or_else(|e| e.into_inner());
+            let mut rest = Vec::new();
+            for (k, &i) in todo.iter().enumerate() {
+                match results[k].take() {
+                    Some(r) => out[i] = Some(r),
+                    // The call in progress: it holds the worker.
+                    None if k == current => out[i] = Some(Err("timeout".into())),
+                    // Not started: retried on a new worker. (A call the
+                    // worker began just now leaves its path in flight;
+                    // removing it here lets it be tried again at worst.)
+                    None => {
+                        self.in_flight
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .remove(paths[i]);
+                        rest.push(i);
+                    }
+                }
+            }
+            drop(results);
+            if !finished {
+                // The worker is held by the hung call; it exits once the
+                // call returns.
+                self.worker = None;
+            }
+            todo = rest;
         }
+        out.into_iter()
+            .map(|r| r.unwrap_or_else(|| Err("not tried".into())))
+            .collect()
     }
 
-    fn spawn(&self) -> Option<Sender<Job>> {
-        let (tx, rx) = mpsc::channel::<Job>();
+    fn spawn(&self) -> Option<Sender<Arc<Batch>>> {
+        let (tx, rx) = mpsc::channel::<Arc<Batch>>();
         let in_flight = self.in_flight.clone();
         std::thread::Builder::new()
             .name("statfs".into())
             .spawn(move || {
-                for (path, reply) in rx {
-                    let r = statfs(&path);
-                    in_flight
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&path);
-                    if reply.send(r).is_err() {
-                        // Abandoned after a timeout.
+                for batch in rx {
+                    for (k, path) in batch.paths.iter().enumerate() {
+                        if batch.cancelled.load(Ordering::Acquire) {
+                            // Abandoned after a hung call: exit.
+                            return;
+                        }
+                        batch.current.store(k, Ordering::Release);
+                        let r = statfs(path);
+                        in_flight
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .remove(path);
+                        batch.results.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(r);
+                    }
+                    batch.current.store(batch.paths.len(), Ordering::Release);
+                    let done = batch.done.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    if done.is_none_or(|d| d.send(()).is_err()) {
+                        // The caller stopped waiting: it has a new worker.
                         return;
                     }
                 }
