@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::error::{ParseError, ParseErrorKind};
 use crate::limits::MAX_ROWS;
+use crate::records::{self, err};
 
 /// One mount, as exported.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -64,25 +65,11 @@ pub fn unescape(field: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn err(
-    line: usize,
-    field: &'static str,
-    kind: ParseErrorKind,
-    expected: &'static str,
-) -> ParseError {
-    ParseError::new(line as u32, field, kind, expected)
-}
-
 /// Parses the gathered text (see the module doc) into `out`.
 pub fn parse_into(buf: &[u8], out: &mut Vec<Mount>) -> Result<(), ParseError> {
     out.clear();
-    for (i, line) in buf.split(|&b| b == b'\n').enumerate() {
-        let n = i + 1;
-        if line.is_empty() {
-            continue;
-        }
-        let text = std::str::from_utf8(line)
-            .map_err(|_| err(n, "device", ParseErrorKind::Invalid, "UTF-8 text"))?;
+    for l in records::lines(buf) {
+        let (n, text) = l?;
         let mut w = text.split(' ');
         let mut next = |field: &'static str, expected: &'static str| {
             w.next()

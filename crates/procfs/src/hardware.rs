@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::error::{ParseError, ParseErrorKind};
 use crate::limits::MAX_ROWS;
+use crate::records::{self, err};
 
 /// The files read below `cpuN/cpufreq/`, in order.
 pub const CPUFREQ_ATTRIBUTES: [&str; 8] = [
@@ -40,30 +41,10 @@ pub struct CpuFreq {
     pub available_governors: Vec<String>,
 }
 
-fn err(
-    line: usize,
-    field: &'static str,
-    kind: ParseErrorKind,
-    expected: &'static str,
-) -> ParseError {
-    ParseError::new(line as u32, field, kind, expected)
-}
-
-fn lines(buf: &[u8]) -> impl Iterator<Item = Result<(usize, &str), ParseError>> {
-    buf.split(|&b| b == b'\n')
-        .enumerate()
-        .filter(|(_, l)| !l.is_empty())
-        .map(|(i, l)| {
-            std::str::from_utf8(l)
-                .map(|t| (i + 1, t))
-                .map_err(|_| err(i + 1, "line", ParseErrorKind::Invalid, "UTF-8 text"))
-        })
-}
-
 /// Parses the gathered cpufreq records into `out`.
 pub fn parse_cpufreq(buf: &[u8], out: &mut Vec<CpuFreq>) -> Result<(), ParseError> {
     out.clear();
-    for l in lines(buf) {
+    for l in records::lines(buf) {
         let (n, text) = l?;
         if let Some(cpu) = text.strip_prefix('@') {
             let cpu = cpu
@@ -78,9 +59,7 @@ pub fn parse_cpufreq(buf: &[u8], out: &mut Vec<CpuFreq>) -> Result<(), ParseErro
             });
             continue;
         }
-        let c = out
-            .last_mut()
-            .ok_or_else(|| err(n, "cpu", ParseErrorKind::Missing, "`@<cpu>` first"))?;
+        let c = records::current(out, n, "cpu")?;
         let (k, v) = text.split_once(' ').unwrap_or((text, ""));
         let v = v.trim();
         let khz = |slot: &mut Option<u64>| -> Result<(), ParseError> {
@@ -150,7 +129,7 @@ pub fn parse_thermal(buf: &[u8], out: &mut Thermal) -> Result<(), ParseError> {
         }
     }
     let mut at = At::None;
-    for l in lines(buf) {
+    for l in records::lines(buf) {
         let (n, text) = l?;
         if let Some(rest) = text.strip_prefix('@') {
             flush(std::mem::replace(&mut at, At::None), out);
@@ -335,7 +314,7 @@ pub struct Dmi {
 
 pub fn parse_dmi(buf: &[u8], out: &mut Dmi) -> Result<(), ParseError> {
     out.values.clear();
-    for l in lines(buf) {
+    for l in records::lines(buf) {
         let (n, text) = l?;
         let (k, v) = text.split_once(' ').unwrap_or((text, ""));
         if !DMI_FILES.contains(&k) {
@@ -371,29 +350,17 @@ pub struct Bond {
 /// `bonding/slaves`, and each slave's `bonding_slave/mii_status`).
 pub fn parse_bonding(buf: &[u8], out: &mut Vec<Bond>) -> Result<(), ParseError> {
     out.clear();
-    for l in lines(buf) {
+    for l in records::lines(buf) {
         let (n, text) = l?;
         if let Some(m) = text.strip_prefix('@') {
-            if m.is_empty() || m.contains(['/', ' ']) {
-                return Err(err(n, "master", ParseErrorKind::Invalid, "a device name"));
-            }
-            if out.len() >= MAX_ROWS {
-                return Err(err(
-                    n,
-                    "master",
-                    ParseErrorKind::TooMany,
-                    "at most 2^20 bonds",
-                ));
-            }
+            records::open(n, m, out.len(), "master")?;
             out.push(Bond {
                 master: m.to_string(),
                 slaves: Vec::new(),
             });
             continue;
         }
-        let b = out
-            .last_mut()
-            .ok_or_else(|| err(n, "master", ParseErrorKind::Missing, "`@<master>` first"))?;
+        let b = records::current(out, n, "master")?;
         let (slave, state) = text.split_once(' ').ok_or_else(|| {
             err(
                 n,

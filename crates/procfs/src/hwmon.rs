@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use crate::error::{ParseError, ParseErrorKind};
 use crate::limits::MAX_ROWS;
+use crate::records::{self, err};
 
 /// The sensor types node_exporter reads.
 pub const SENSOR_TYPES: [&str; 14] = [
@@ -111,46 +112,20 @@ pub fn split_sensor_file(file: &str) -> Option<(&'static str, String, &str)> {
     Some((kind, format!("{kind}{n}"), property))
 }
 
-fn err(
-    line: usize,
-    field: &'static str,
-    kind: ParseErrorKind,
-    expected: &'static str,
-) -> ParseError {
-    ParseError::new(line as u32, field, kind, expected)
-}
-
 /// Parses the gathered records into `out`.
 pub fn parse_into(buf: &[u8], out: &mut Vec<Chip>) -> Result<(), ParseError> {
     out.clear();
-    for (i, line) in buf.split(|&b| b == b'\n').enumerate() {
-        let n = i + 1;
-        if line.is_empty() {
-            continue;
-        }
-        let text = std::str::from_utf8(line)
-            .map_err(|_| err(n, "line", ParseErrorKind::Invalid, "UTF-8 text"))?;
+    for l in records::lines(buf) {
+        let (n, text) = l?;
         if let Some(chip) = text.strip_prefix('@') {
-            if chip.is_empty() || chip.contains(' ') {
-                return Err(err(n, "chip", ParseErrorKind::Invalid, "`@<chip>`"));
-            }
-            if out.len() >= MAX_ROWS {
-                return Err(err(
-                    n,
-                    "chip",
-                    ParseErrorKind::TooMany,
-                    "at most 2^20 chips",
-                ));
-            }
+            records::open(n, chip, out.len(), "chip")?;
             out.push(Chip {
                 chip: chip.to_string(),
                 ..Chip::default()
             });
             continue;
         }
-        let chip = out
-            .last_mut()
-            .ok_or_else(|| err(n, "chip", ParseErrorKind::Missing, "`@<chip>` first"))?;
+        let chip = records::current(out, n, "chip")?;
         let (file, value) = text.split_once(' ').unwrap_or((text, ""));
         if file == "name" {
             chip.chip_name = clean(value);

@@ -21,6 +21,7 @@ mod gather;
 mod key_values;
 mod name;
 mod reader;
+mod records;
 mod sample;
 mod source;
 

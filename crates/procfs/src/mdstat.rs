@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use crate::error::{ParseError, ParseErrorKind};
 use crate::limits::MAX_ROWS;
+use crate::records::err;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct MdDevice {
@@ -29,15 +30,6 @@ pub struct MdDevice {
     pub disks_spare: u64,
     pub blocks: u64,
     pub blocks_synced: u64,
-}
-
-fn err(
-    line: usize,
-    field: &'static str,
-    kind: ParseErrorKind,
-    expected: &'static str,
-) -> ParseError {
-    ParseError::new(line as u32, field, kind, expected)
 }
 
 fn num(s: &str, line: usize, field: &'static str) -> Result<u64, ParseError> {

@@ -1,4 +1,4 @@
-//! Network devices' properties from /sys/class/net/<iface>/: link state,
+//! Network devices' properties from `/sys/class/net/<iface>/`: link state,
 //! addresses, MTU, speed, carrier changes (node_exporter's netclass).
 //!
 //! The reader gathers the attribute files of every device into one text,
@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use crate::error::{ParseError, ParseErrorKind};
-use crate::limits::MAX_ROWS;
+use crate::records::{self, err};
 
 /// The files read per device, below `/sys/class/net/<iface>/`, in order.
 pub const ATTRIBUTES: [&str; 24] = [
@@ -76,15 +76,6 @@ pub struct NetClass {
     pub rx_nohandler: Option<i64>,
 }
 
-fn err(
-    line: usize,
-    field: &'static str,
-    kind: ParseErrorKind,
-    expected: &'static str,
-) -> ParseError {
-    ParseError::new(line as u32, field, kind, expected)
-}
-
 /// A sysfs integer: decimal, or hex with `0x` (`flags`).
 fn int(v: &str) -> Option<i64> {
     match v.strip_prefix("0x") {
@@ -97,12 +88,9 @@ fn int(v: &str) -> Option<i64> {
 /// device in the order given.
 pub fn parse_into(buf: &[u8], out: &mut Vec<NetClass>) -> Result<(), ParseError> {
     out.clear();
-    for (i, line) in buf.split(|&b| b == b'\n').enumerate() {
-        let n = i + 1;
-        if line.is_empty() {
-            continue;
-        }
-        if line.len() > MAX_VALUE {
+    for l in records::lines(buf) {
+        let (n, text) = l?;
+        if text.len() > MAX_VALUE {
             return Err(err(
                 n,
                 "value",
@@ -110,34 +98,15 @@ pub fn parse_into(buf: &[u8], out: &mut Vec<NetClass>) -> Result<(), ParseError>
                 "at most 1024 bytes",
             ));
         }
-        let text = std::str::from_utf8(line)
-            .map_err(|_| err(n, "value", ParseErrorKind::Invalid, "UTF-8 text"))?;
         if let Some(name) = text.strip_prefix('@') {
-            if name.is_empty() || name.len() > 255 || name.contains(['/', ' ']) {
-                return Err(err(n, "device", ParseErrorKind::Invalid, "a device name"));
-            }
-            if out.len() >= MAX_ROWS {
-                return Err(err(
-                    n,
-                    "device",
-                    ParseErrorKind::TooMany,
-                    "at most 2^20 devices",
-                ));
-            }
+            records::open(n, name, out.len(), "device")?;
             out.push(NetClass {
                 device: name.to_string(),
                 ..NetClass::default()
             });
             continue;
         }
-        let Some(dev) = out.last_mut() else {
-            return Err(err(
-                n,
-                "device",
-                ParseErrorKind::Missing,
-                "`@<device>` first",
-            ));
-        };
+        let dev = records::current(out, n, "device")?;
         let (key, value) = text.split_once(' ').unwrap_or((text, ""));
         let value = value.trim();
         let num = |slot: &mut Option<i64>| -> Result<(), ParseError> {

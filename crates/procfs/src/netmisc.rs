@@ -7,15 +7,7 @@ use serde::Serialize;
 
 use crate::error::{ParseError, ParseErrorKind};
 use crate::limits::MAX_ROWS;
-
-fn err(
-    line: usize,
-    field: &'static str,
-    kind: ParseErrorKind,
-    expected: &'static str,
-) -> ParseError {
-    ParseError::new(line as u32, field, kind, expected)
-}
+use crate::records::err;
 
 fn text(line: &[u8], n: usize) -> Result<&str, ParseError> {
     std::str::from_utf8(line).map_err(|_| err(n, "line", ParseErrorKind::Invalid, "UTF-8 text"))

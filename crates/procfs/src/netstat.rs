@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::error::{ParseError, ParseErrorKind};
+use crate::records::err;
 
 /// The files, below the proc root, in the order they are read.
 pub const FILES: [&str; 3] = ["net/netstat", "net/snmp", "net/snmp6"];
@@ -26,15 +27,6 @@ impl Netstat {
     pub fn get(&self, key: &str) -> Option<i64> {
         self.values.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
     }
-}
-
-fn err(
-    line: usize,
-    field: &'static str,
-    kind: ParseErrorKind,
-    expected: &'static str,
-) -> ParseError {
-    ParseError::new(line as u32, field, kind, expected)
 }
 
 fn name_ok(b: &[u8]) -> bool {

@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 use crate::error::{ParseError, ParseErrorKind};
+use crate::records::err;
 
 /// The files, below the root-filesystem prefix, in order of preference.
 pub const FILES: [&str; 2] = ["etc/os-release", "usr/lib/os-release"];
@@ -47,15 +48,6 @@ impl OsRelease {
         let end = if minor > 0 { major + 1 + minor } else { major };
         v[..end].parse().ok()
     }
-}
-
-fn err(
-    line: usize,
-    field: &'static str,
-    kind: ParseErrorKind,
-    expected: &'static str,
-) -> ParseError {
-    ParseError::new(line as u32, field, kind, expected)
 }
 
 fn unquote(v: &str, n: usize) -> Result<String, ParseError> {

@@ -21,6 +21,7 @@
 use serde::Serialize;
 
 use crate::error::{ParseError, ParseErrorKind};
+use crate::records::err;
 
 /// Bytes of one file read at most (a larger file is reported, not read).
 pub const MAX_FILE_BYTES: usize = 16 << 20;
@@ -77,15 +78,6 @@ impl Textfile {
     pub fn error(&self) -> bool {
         self.dir_error.is_some() || self.files.iter().any(|f| f.error.is_some())
     }
-}
-
-fn err(
-    line: usize,
-    field: &'static str,
-    kind: ParseErrorKind,
-    expected: &'static str,
-) -> ParseError {
-    ParseError::new(line as u32, field, kind, expected)
 }
 
 /// The parser's message on one line (it prints a multi-line picture with

@@ -17,15 +17,7 @@
 use serde::Serialize;
 
 use crate::error::{ParseError, ParseErrorKind};
-
-fn err(
-    line: usize,
-    field: &'static str,
-    kind: ParseErrorKind,
-    expected: &'static str,
-) -> ParseError {
-    ParseError::new(line as u32, field, kind, expected)
-}
+use crate::records::{self, err};
 
 /// One clocksource device (`/sys/devices/system/clocksource/clocksourceN`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -52,13 +44,8 @@ const MAX_CLOCKSOURCES: usize = 4096;
 pub fn parse_time(buf: &[u8], out: &mut Time) -> Result<(), ParseError> {
     out.clocksources.clear();
     let mut seen_now = false;
-    for (i, line) in buf.split(|&b| b == b'\n').enumerate() {
-        let n = i + 1;
-        if line.is_empty() {
-            continue;
-        }
-        let text = std::str::from_utf8(line)
-            .map_err(|_| err(n, "key", ParseErrorKind::Invalid, "UTF-8 text"))?;
+    for l in records::lines(buf) {
+        let (n, text) = l?;
         let mut w = text.split_ascii_whitespace();
         match w.next() {
             Some("now_ns") => {
@@ -164,13 +151,8 @@ pub const TIME_ERROR: i64 = 5;
 pub fn parse_timex(buf: &[u8]) -> Result<Timex, ParseError> {
     let mut t = Timex::default();
     let mut seen = 0u32;
-    for (i, line) in buf.split(|&b| b == b'\n').enumerate() {
-        let n = i + 1;
-        if line.is_empty() {
-            continue;
-        }
-        let text = std::str::from_utf8(line)
-            .map_err(|_| err(n, "key", ParseErrorKind::Invalid, "UTF-8 text"))?;
+    for l in records::lines(buf) {
+        let (n, text) = l?;
         let (k, v) = text
             .split_once(' ')
             .ok_or_else(|| err(n, "value", ParseErrorKind::Missing, "`<field> <value>`"))?;

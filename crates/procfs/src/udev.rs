@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use crate::error::{ParseError, ParseErrorKind};
-use crate::limits::MAX_ROWS;
+use crate::records::{self, err};
 
 /// The properties kept.
 pub const KEYS: [&str; 6] = [
@@ -45,38 +45,17 @@ impl UdevDevice {
     }
 }
 
-fn err(
-    line: usize,
-    field: &'static str,
-    kind: ParseErrorKind,
-    expected: &'static str,
-) -> ParseError {
-    ParseError::new(line as u32, field, kind, expected)
-}
-
 /// Parses the gathered records into `out`.
 pub fn parse_into(buf: &[u8], out: &mut Vec<UdevDevice>) -> Result<(), ParseError> {
     out.clear();
-    for (i, line) in buf.split(|&b| b == b'\n').enumerate() {
-        let n = i + 1;
-        if line.is_empty() {
-            continue;
-        }
-        let text = std::str::from_utf8(line)
-            .map_err(|_| err(n, "line", ParseErrorKind::Invalid, "UTF-8 text"))?;
+    for l in records::lines(buf) {
+        let (n, text) = l?;
         if let Some(id) = text.strip_prefix('@') {
+            records::open(n, id, out.len(), "device")?;
             let (major, minor) = id
                 .split_once(':')
                 .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
                 .ok_or_else(|| err(n, "device", ParseErrorKind::Invalid, "`@<major>:<minor>`"))?;
-            if out.len() >= MAX_ROWS {
-                return Err(err(
-                    n,
-                    "device",
-                    ParseErrorKind::TooMany,
-                    "at most 2^20 devices",
-                ));
-            }
             out.push(UdevDevice {
                 major,
                 minor,
@@ -84,14 +63,7 @@ pub fn parse_into(buf: &[u8], out: &mut Vec<UdevDevice>) -> Result<(), ParseErro
             });
             continue;
         }
-        let dev = out.last_mut().ok_or_else(|| {
-            err(
-                n,
-                "device",
-                ParseErrorKind::Missing,
-                "`@<major>:<minor>` first",
-            )
-        })?;
+        let dev = records::current(out, n, "device")?;
         let (k, v) = text
             .split_once('=')
             .ok_or_else(|| err(n, "property", ParseErrorKind::Invalid, "`KEY=value`"))?;
