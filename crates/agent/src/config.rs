@@ -110,7 +110,8 @@ impl SourceConfig {
                 | Source::Cpufreq
                 | Source::ThermalZone
                 | Source::Bonding
-                | Source::Hwmon,
+                | Source::Hwmon
+                | Source::Numa,
             ) => (15_000, 1_000),
             AgentSource::System(
                 Source::Arp | Source::UdpQueues | Source::Conntrack | Source::Mdstat,
@@ -479,6 +480,7 @@ file_sources!(
     bonding,
     mdstat,
     hwmon,
+    numa,
     processes
 );
 

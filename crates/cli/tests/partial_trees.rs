@@ -253,6 +253,11 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         (r#"node_udp_queues{ip="v4",queue="rx"}"#, 2560.0),
         ("node_nf_conntrack_stat_found", 48.0),
         ("node_nf_conntrack_entries", 1234.0),
+        (
+            r#"node_memory_numa_MemTotal{node="0"}"#,
+            11102412.0 * 1024.0,
+        ),
+        (r#"node_memory_numa_numa_miss_total{node="0"}"#, 3.0),
         ("node_textfile_scrape_error", 1.0),
         (r#"backup_age_seconds{note="plain",target="home"}"#, 3600.0),
     ] {

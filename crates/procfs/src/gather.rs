@@ -84,6 +84,7 @@ pub(crate) fn main_path(
         Source::Dmi => sys_root.join("class/dmi/id"),
         Source::Bonding => sys_root.join("class/net/bonding_masters"),
         Source::Hwmon => sys_root.join("class/hwmon"),
+        Source::Numa => sys_root.join("devices/system/node"),
         _ => proc_root.join(source.files()[0]),
     }
 }
@@ -128,6 +129,7 @@ impl Gatherer {
             }
             Source::Bonding => self.bonding(sys_root)?,
             Source::Hwmon => self.hwmon(sys_root)?,
+            Source::Numa => self.numa(sys_root)?,
             _ => return Err(std::io::ErrorKind::InvalidInput.into()),
         }
         let n = self.scratch.len();
@@ -385,6 +387,27 @@ impl Gatherer {
                 &dir.join(format!("cooling_device{dev}")),
                 &["type", "cur_state", "max_state"],
             );
+        }
+        Ok(())
+    }
+
+    fn numa(&mut self, sys_root: &Path) -> std::io::Result<()> {
+        let dir = sys_root.join("devices/system/node");
+        for node in Self::numbered(&dir, "node")? {
+            let _ = writeln!(self.scratch, "@{node}");
+            let node_dir = dir.join(format!("node{node}"));
+            for (file, prefix) in [("meminfo", &b""[..]), ("numastat", &b"="[..])] {
+                if !self.attr(&node_dir.join(file)) {
+                    continue;
+                }
+                let body = std::mem::take(&mut self.attr);
+                for line in body.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                    self.scratch.extend_from_slice(prefix);
+                    self.scratch.extend_from_slice(line);
+                    self.scratch.push(b'\n');
+                }
+                self.attr = body;
+            }
         }
         Ok(())
     }

@@ -41,6 +41,7 @@ pub mod net_dev;
 pub mod netclass;
 pub mod netmisc;
 pub mod netstat;
+pub mod numa;
 pub mod os_release;
 pub mod pid;
 pub mod pressure;

@@ -26,6 +26,7 @@ use crate::net_dev::{self, NetDev};
 use crate::netclass::{self, NetClass};
 use crate::netmisc::{self, Arp, Conntrack, UdpQueues};
 use crate::netstat::{self, Netstat};
+use crate::numa::{self, NumaNode};
 use crate::os_release::{self, OsRelease};
 use crate::pressure::{self, Pressure, Resource};
 use crate::reader::Reader;
@@ -115,6 +116,8 @@ pub struct SystemSample {
     pub mdstat: Vec<MdDevice>,
     /// /sys/class/hwmon: one entry per chip.
     pub hwmon: Vec<Chip>,
+    /// Memory per NUMA node.
+    pub numa: Vec<NumaNode>,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -158,6 +161,7 @@ impl Default for SystemSample {
             bonding: Vec::new(),
             mdstat: Vec::new(),
             hwmon: Vec::new(),
+            numa: Vec::new(),
             status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -250,6 +254,7 @@ impl SystemSample {
             Source::Bonding => swap(&mut self.bonding, &mut other.bonding),
             Source::Mdstat => swap(&mut self.mdstat, &mut other.mdstat),
             Source::Hwmon => swap(&mut self.hwmon, &mut other.hwmon),
+            Source::Numa => swap(&mut self.numa, &mut other.numa),
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -299,6 +304,7 @@ impl SystemSample {
             Source::Bonding => hardware::parse_bonding(bytes, &mut self.bonding),
             Source::Mdstat => mdstat::parse_into(bytes, &mut self.mdstat),
             Source::Hwmon => hwmon::parse_into(bytes, &mut self.hwmon),
+            Source::Numa => numa::parse_into(bytes, &mut self.numa),
         }
     }
 }
@@ -419,6 +425,7 @@ impl Serialize for SourceData<'_> {
             Source::Bonding => x.bonding.serialize(s),
             Source::Mdstat => x.mdstat.serialize(s),
             Source::Hwmon => x.hwmon.serialize(s),
+            Source::Numa => x.numa.serialize(s),
         }
     }
 }

@@ -45,6 +45,7 @@ pub enum Source {
     Bonding,
     Mdstat,
     Hwmon,
+    Numa,
 }
 
 impl From<Source> for &'static str {
@@ -54,7 +55,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 37] = [
+    pub const ALL: [Source; 38] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -92,6 +93,7 @@ impl Source {
         Source::Bonding,
         Source::Mdstat,
         Source::Hwmon,
+        Source::Numa,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -137,6 +139,7 @@ impl Source {
             Source::Bonding => "bonding",
             Source::Mdstat => "mdstat",
             Source::Hwmon => "hwmon",
+            Source::Numa => "numa",
         }
     }
 
@@ -170,7 +173,8 @@ impl Source {
             | Source::ThermalZone
             | Source::Dmi
             | Source::Bonding
-            | Source::Hwmon => &[],
+            | Source::Hwmon
+            | Source::Numa => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],
@@ -225,7 +229,8 @@ impl Source {
     /// os-release (a chroot or a bare tree may have none), udev's
     /// database (containers, systems without udev), /sys/class/thermal, DMI
     /// (not every platform has it), bonding and software RAID (modules),
-    /// hardware monitoring chips (none on most VMs).
+    /// hardware monitoring chips (none on most VMs), NUMA nodes (kernels
+    /// without CONFIG_NUMA).
     pub fn optional(self) -> bool {
         self.resource().is_some()
             || matches!(
@@ -240,6 +245,7 @@ impl Source {
                     | Source::Bonding
                     | Source::Mdstat
                     | Source::Hwmon
+                    | Source::Numa
             )
     }
 }

@@ -38,6 +38,7 @@ fn this_machine_exact_values() {
                 | Source::Bonding
                 | Source::Mdstat
                 | Source::Hwmon
+                | Source::Numa
         ) {
             SourceStatus::Missing
         } else {

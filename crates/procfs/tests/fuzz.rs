@@ -74,6 +74,7 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("@cpufreq", |b| {
             procfs::hardware::parse_cpufreq(b, &mut Vec::new())
         }),
+        ("@numa", |b| procfs::numa::parse_into(b, &mut Vec::new())),
         ("@hwmon", |b| procfs::hwmon::parse_into(b, &mut Vec::new())),
         ("@dmi", |b| {
             procfs::hardware::parse_dmi(b, &mut Default::default())

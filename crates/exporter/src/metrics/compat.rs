@@ -53,6 +53,7 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Bonding => &[AgentSource::System(Source::Bonding)],
             Source::Mdstat => &[AgentSource::System(Source::Mdstat)],
             Source::Hwmon => &[AgentSource::System(Source::Hwmon)],
+            Source::Numa => &[AgentSource::System(Source::Numa)],
             // Evaluated at compile time: a source without an arm stops the build.
             _ => panic!("a collector of one source needs an arm here"),
         },
@@ -114,6 +115,7 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("bonding", Source::Bonding),
     one("mdadm", Source::Mdstat),
     one("hwmon", Source::Hwmon),
+    one("meminfo_numa", Source::Numa),
 ];
 
 /// The sources behind node_exporter collector `name` (`--collector.NAME`),
@@ -156,10 +158,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("watchdog", "not yet: /sys/class/watchdog"),
     ("xfs", "not yet: /sys/fs/xfs"),
     ("zfs", "not yet: /proc/spl/kstat/zfs"),
-    (
-        "meminfo_numa",
-        "not yet: /sys/devices/system/node/node*/meminfo",
-    ),
     (
         "processes",
         "not yet: node_processes_* (the agent's process table has the figures)",

@@ -183,6 +183,8 @@ families! {
     NODE_HWMON_SENSOR_LABEL "node_hwmon_sensor_label" Gauge ["chip", "sensor", "label"] "hwmon" "Label for given chip and sensor";
     NODE_HWMON "node_hwmon_*" Gauge ["chip", "sensor"] "hwmon" "Hardware monitor reading, named by sensor type, property and unit as node_exporter (temp_celsius, temp_crit_celsius, fan_rpm, in_volts, curr_amps, power_watt, humidity, pwm, *_alarm, ...).";
     NODE_HWMON_JOULE_TOTAL "node_hwmon_*_joule_total" Counter ["chip", "sensor"] "hwmon" "Hardware monitor for joules used so far.";
+    NODE_MEMORY_NUMA "node_memory_numa_*" Gauge ["node"] "numa" "Memory information field of a NUMA node, in bytes (meminfo_numa; kB in /sys/devices/system/node/nodeN/meminfo; HugePages counts as they are).";
+    NODE_MEMORY_NUMA_TOTAL "node_memory_numa_*_total" Counter ["node"] "numa" "NUMA allocation counter of a node (numastat: numa_hit, numa_miss, local_node, ...).";
     QUIETSTAT_INTERRUPTS_UNSPLIT_TOTAL "quietstat_interrupts_unsplit_total" Counter ["type"] "interrupts" "Interrupt counters /proc/interrupts prints without a per-CPU split (ERR, MIS).";
     QUIETSTAT_SOFTIRQS_CPU_TOTAL "quietstat_softirqs_cpu_total" Counter ["cpu", "vector"] "softirqs" "Softirqs raised per CPU and vector, from /proc/softirqs.";
     QUIETSTAT_PROCESSES "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";
