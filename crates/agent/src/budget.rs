@@ -1,8 +1,9 @@
 //! The overhead budget: the agent may spend a set share of one CPU reading
 //! the kernel (default 1%). Each source gets a part of it by weight; a source
-//! whose measured cost per read would exceed its part at its interval is read
-//! less often, by whole multiples of its interval, never beyond its max age;
-//! when its cost falls clearly below (by a quarter), its interval is restored.
+//! whose measured cost per read exceeds its part at its interval is read
+//! less often, by whole multiples of its interval (with a quarter to spare),
+//! never beyond its max age; when its cost falls clearly below (by a
+//! quarter), its interval is restored.
 
 use std::time::Duration;
 
@@ -41,7 +42,9 @@ pub fn smooth(prev_ns: f64, cost_ns: u64) -> f64 {
 /// Three cases, so that a source whose cost drifts does not step up and
 /// down (and log) at every read:
 /// - the configured interval fits with a quarter to spare: it is used;
-/// - the current interval still fits: it is kept;
+/// - the current interval still fits (the configured one included): it is
+///   kept, so a source is slowed only once its cost exceeds its share and
+///   restored only once it is a quarter below;
 /// - otherwise the interval becomes the smallest whole multiple of the
 ///   configured one that fits with a quarter to spare, never beyond the
 ///   max age.
@@ -62,7 +65,7 @@ pub fn interval_for(
         return base;
     }
     let current = current.clamp(base, max_age.max(base));
-    if needed <= current && current > base {
+    if needed <= current {
         return current;
     }
     let k = spare.as_nanos().div_ceil(base.as_nanos().max(1)) as u32;
@@ -166,6 +169,20 @@ mod tests {
         // Somewhat cheaper, not enough for the configured interval: kept
         // (no step down to 2 s).
         assert_eq!(interval_for(S, 5 * S, 3 * S, 1.5e6, 1e6), 3 * S);
+    }
+
+    #[test]
+    fn a_cost_hovering_near_its_share_does_not_flap() {
+        // At its configured interval, 0.85 to 0.95 of the share: kept (it
+        // fits, though not by a quarter), so it is neither slowed nor
+        // restored at every read.
+        for cost in [0.85e6, 0.95e6, 0.82e6, 0.99e6] {
+            assert_eq!(interval_for(S, 5 * S, S, cost, 1e6), S, "{cost}");
+        }
+        // Over the share: slowed, and kept slowed until a quarter below.
+        assert_eq!(interval_for(S, 5 * S, S, 1.05e6, 1e6), 2 * S);
+        assert_eq!(interval_for(S, 5 * S, 2 * S, 0.85e6, 1e6), 2 * S);
+        assert_eq!(interval_for(S, 5 * S, 2 * S, 0.75e6, 1e6), S);
     }
 
     #[test]
