@@ -62,6 +62,11 @@ fn a_process_sending_cross_cpu_calls_is_caught() {
             .spawn()
             .unwrap(),
     );
+    // A thread on CPU 1 that sleeps 10 ms at a time: the helper's spinner
+    // there never sleeps, so without it a context switch on CPU 1 within
+    // the window depends on some kernel thread waking there (one run of
+    // the suite saw none in 2 s).
+    let _sleeper = Sleeper::on_cpu(1);
     std::thread::sleep(Duration::from_millis(300));
     // Both ways of counting: BPF programs, and trace events in a tracefs
     // instance (the fallback where BPF is not allowed).
@@ -92,6 +97,40 @@ fn a_process_sending_cross_cpu_calls_is_caught() {
                 causes.iter().any(|c| c["kind"] == kind),
                 "{backend}: no {kind}"
             );
+        }
+    }
+}
+
+/// A thread on one CPU waking every 10 ms, stopped and joined on drop
+/// (panics included, so that it never wakes an "isolated" CPU in the tests
+/// that follow).
+struct Sleeper {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Sleeper {
+    fn on_cpu(cpu: u32) -> Sleeper {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            sys::pin_current_thread(&[cpu]).expect("pinning the sleeper");
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        Sleeper {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
         }
     }
 }
