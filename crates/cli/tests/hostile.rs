@@ -296,10 +296,15 @@ fn fifos_and_devices_given_as_files_are_refused_at_once() {
             "{args:?}: {err}"
         );
     }
-    // A FIFO where a kernel file should be: read as empty, reported, no hang.
+    // A FIFO where a kernel file should be: read as empty, reported, no hang
+    // (a file source, and files the gathered sources read: the mount
+    // table, the bonding masters).
     let tree = fixtures::Tree::copy_of("this-machine");
     std::fs::remove_file(tree.proc_root().join("stat")).unwrap();
     mkfifo(&tree.proc_root().join("stat"));
+    std::fs::remove_file(tree.proc_root().join("1/mounts")).unwrap();
+    mkfifo(&tree.proc_root().join("1/mounts"));
+    mkfifo(&tree.sys_root().join("class/net/bonding_masters"));
     let (p, s) = (tree.proc_root(), tree.sys_root());
     let out = run_within(
         &[

@@ -4,7 +4,6 @@
 //! and fuzzable, and every source still costs one "read" and one "parse".
 
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -189,9 +188,9 @@ impl Gatherer {
     }
 
     fn filesystem(&mut self, proc_root: &Path) -> std::io::Result<()> {
-        let table = match std::fs::read(proc_root.join("1/mounts")) {
+        let table = match read_capped(&proc_root.join("1/mounts"), MOUNTS_CAP) {
             Ok(t) => t,
-            Err(_) => std::fs::read(proc_root.join("mounts"))?,
+            Err(_) => read_capped(&proc_root.join("mounts"), MOUNTS_CAP)?,
         };
         let rootfs = self.options.rootfs.as_os_str().as_bytes();
         let strip = if rootfs == b"/" {
@@ -477,16 +476,18 @@ impl Gatherer {
 
     fn bonding(&mut self, sys_root: &Path) -> std::io::Result<()> {
         let net = sys_root.join("class/net");
-        let masters = std::fs::read_to_string(net.join("bonding_masters"))?;
+        let masters = read_capped(&net.join("bonding_masters"), 64 << 10)?;
+        let masters = String::from_utf8_lossy(&masters);
         for master in masters.split_whitespace().take(crate::limits::MAX_ROWS) {
             if master.contains('/') {
                 continue;
             }
             let _ = writeln!(self.scratch, "@{master}");
             let dir = net.join(master);
-            let Ok(slaves) = std::fs::read_to_string(dir.join("bonding/slaves")) else {
+            let Ok(slaves) = read_capped(&dir.join("bonding/slaves"), 64 << 10) else {
                 continue;
             };
+            let slaves = String::from_utf8_lossy(&slaves);
             for slave in slaves.split_whitespace().filter(|s| !s.contains('/')) {
                 // `slave_<name>` on kernels before 4.x.
                 let found = ["lower_", "slave_"].iter().any(|prefix| {
@@ -605,13 +606,19 @@ impl Gatherer {
     }
 }
 
-fn open(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
+use crate::reader::open_nonblocking as open;
+
+/// A whole file of at most `cap` bytes (the rest is not read), opened
+/// non-blocking as every file below a root is: a FIFO planted there reads
+/// as empty instead of hanging the sampler.
+fn read_capped(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    open(path)?.take(cap).read_to_end(&mut out)?;
+    Ok(out)
 }
+
+/// The mount table's size cap (a host with 100,000 mounts prints ~10 MB).
+const MOUNTS_CAP: u64 = 64 << 20;
 
 /// The local time zone's abbreviation and offset east of UTC at `now_ns`.
 fn local_zone(now_ns: u64) -> (String, i64) {

@@ -316,7 +316,7 @@ pub(crate) fn too_large_or_io(path: &Path, e: std::io::Error, limit: usize) -> E
 /// Opens for reading without blocking: a FIFO planted in a tree given as a
 /// root reads as empty instead of hanging the reader (kernel files ignore
 /// the flag).
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
