@@ -71,6 +71,19 @@ impl AgentSource {
         Self::ALL.map(AgentSource::key).join(", ")
     }
 
+    /// Sources read only when the configuration or a flag enables them, as
+    /// node_exporter's collectors of the same name: the memory manager's
+    /// detail adds series by the hundred (a slab cache or a zone each) that
+    /// most dashboards never query.
+    pub fn opt_in(self) -> bool {
+        matches!(
+            self,
+            AgentSource::System(
+                Source::Buddyinfo | Source::Zoneinfo | Source::Slabinfo | Source::Ksm
+            )
+        )
+    }
+
     pub fn bit(self) -> Mask {
         1 << self.index()
     }
@@ -111,7 +124,12 @@ impl SourceConfig {
                 | Source::ThermalZone
                 | Source::Bonding
                 | Source::Hwmon
-                | Source::Numa,
+                | Source::Numa
+                | Source::Buddyinfo
+                | Source::Zoneinfo
+                | Source::Slabinfo
+                | Source::Ksm
+                | Source::KernelHung,
             ) => (15_000, 1_000),
             AgentSource::System(
                 Source::Arp | Source::UdpQueues | Source::Conntrack | Source::Mdstat,
@@ -124,7 +142,7 @@ impl SourceConfig {
             AgentSource::System(_) => 100,
         };
         SourceConfig {
-            enabled: true,
+            enabled: !s.opt_in(),
             interval: Duration::from_millis(interval),
             max_age: Duration::from_millis(interval * 5),
             min_interval: Duration::from_millis(min_interval),
@@ -481,6 +499,11 @@ file_sources!(
     mdstat,
     hwmon,
     numa,
+    buddyinfo,
+    zoneinfo,
+    slabinfo,
+    ksm,
+    kernel_hung,
     processes
 );
 
@@ -784,6 +807,32 @@ mod tests {
             .and_then(|f| f.resolve())
             .unwrap_err()
             .to_string()
+    }
+
+    /// Every source has its `[sources.<key>]` table, and the opt-in ones
+    /// are off until enabled there.
+    #[test]
+    fn every_source_has_a_table_and_opt_ins_start_off() {
+        for s in AgentSource::ALL {
+            let text = format!("[sources.{}]\nenabled = {}\n", s.key(), s.opt_in());
+            let f = FileConfig::from_toml(&text).unwrap();
+            assert_eq!(
+                f.sources.as_ref().unwrap().get(s).unwrap().enabled,
+                Some(s.opt_in())
+            );
+            assert_eq!(
+                Config::default().source(s).enabled,
+                !s.opt_in(),
+                "{}",
+                s.key()
+            );
+            assert_eq!(
+                f.resolve().unwrap().source(s).enabled,
+                s.opt_in(),
+                "{}",
+                s.key()
+            );
+        }
     }
 
     #[test]

@@ -52,8 +52,13 @@ pub fn run(
     for note in &topology.notes {
         eprintln!("quietstat: {note}");
     }
+    // What the agent reads by default: not the opt-in sources.
+    let sources: Vec<Source> = Source::ALL
+        .into_iter()
+        .filter(|&s| !agent::config::AgentSource::System(s).opt_in())
+        .collect();
     let mut prev = SystemSample::default();
-    reader.read_sample(&Source::ALL, &mut prev);
+    reader.read_sample(&sources, &mut prev);
     // A partial tree shows what it has (each source's status says what it
     // lacks); a root with none of the files is a wrong root (the clock and
     // other system calls answer whatever the root).
@@ -81,7 +86,7 @@ pub fn run(
         // Absolute deadlines: the printing time does not drift the intervals.
         let deadline = start + interval * n as u32;
         std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
-        reader.read_sample(&Source::ALL, &mut cur);
+        reader.read_sample(&sources, &mut cur);
         print_interval(&prev, &cur, args.format, n == 1)?;
         std::mem::swap(&mut prev, &mut cur);
     }

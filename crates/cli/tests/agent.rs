@@ -637,6 +637,10 @@ fn a_real_prometheus_scrapes_the_agent() {
         &[
             "--collector.textfile.directory",
             texts.path().to_str().unwrap(),
+            "--collector.buddyinfo",
+            "--collector.zoneinfo",
+            "--collector.slabinfo",
+            "--collector.ksmd",
         ],
     );
     let dir = tempfile::tempdir().unwrap();
@@ -731,6 +735,12 @@ fn a_real_prometheus_scrapes_the_agent() {
         "node_textfile_scrape_error",
         "node_textfile_mtime_seconds",
         "backup_last_success_seconds",
+        "node_buddyinfo_blocks",
+        "node_zoneinfo_managed_pages",
+        "node_zoneinfo_numa_hit_total",
+        "node_slabinfo_objects",
+        "node_ksmd_pages_shared",
+        "node_kernel_hung_task_detect_count",
     ] {
         let r = get(paddr, &format!("/api/v1/query?query={family}"), None);
         let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
@@ -821,14 +831,21 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
     )
     .unwrap();
     let texts_flag = format!("--collector.textfile.directory={}", texts.path().display());
-    let a = agent(
-        &demand_without_floors(0.0, &all_sources()),
-        &[texts_flag.as_str()],
-    );
+    // node_exporter's opt-in collectors this machine has the files for.
+    let opt_in = [
+        "--collector.buddyinfo",
+        "--collector.zoneinfo",
+        "--collector.slabinfo",
+        "--collector.ksmd",
+    ];
+    let mut flags = vec![texts_flag.as_str()];
+    flags.extend(opt_in);
+    let a = agent(&demand_without_floors(0.0, &all_sources()), &flags);
     let port = free_port();
     let ne = Command::new(which("prometheus-node-exporter"))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
         .args(["--collector.interrupts", "--collector.stat.softirq"])
+        .args(opt_in)
         .arg(&texts_flag)
         // Debian's build excludes /run, /mnt and /media too; upstream's
         // default, which the agent keeps:
@@ -899,6 +916,15 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
         "node_textfile_scrape_error",
         "node_textfile_mtime_seconds",
         "jobs_done_total",
+        "node_buddyinfo_blocks",
+        "node_zoneinfo_min_pages",
+        "node_zoneinfo_nr_free_pages",
+        "node_zoneinfo_numa_hit_total",
+        "node_zoneinfo_protection_0",
+        "node_slabinfo_objects",
+        "node_slabinfo_object_size_bytes",
+        "node_ksmd_run",
+        "node_ksmd_sleep_seconds",
     ] {
         assert!(common.contains(f), "{f} not exported by both");
     }
@@ -964,9 +990,16 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
         // the machine's load: the same file read a moment apart gives
         // unrelated values, so only their form is compared (whole numbers,
         // not negative; the label sets were compared above).
+        // So are free blocks per order and the objects of a slab cache:
+        // every allocation on the machine moves them.
         if matches!(
             f.as_str(),
-            "node_disk_io_now" | "node_procs_running" | "node_procs_blocked"
+            "node_disk_io_now"
+                | "node_procs_running"
+                | "node_procs_blocked"
+                | "node_buddyinfo_blocks"
+                | "node_slabinfo_active_objects"
+                | "node_slabinfo_objects"
         ) {
             for l in &their {
                 let t = theirs[&(f.clone(), l.clone())];
@@ -987,6 +1020,11 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
             // load, I/O in flight) get slack; counters must lie between.
             let slack = match f.as_str() {
                 n if n.starts_with("node_memory_") => 16.0 * 1024.0 * 1024.0 + hi * 0.001,
+                // The same slack in pages for a zone's page counts (its
+                // watermarks and sizes do not move, protection_N neither).
+                n if n.starts_with("node_zoneinfo_nr_") && !n.ends_with("_total") => {
+                    4096.0 + hi * 0.001
+                }
                 n if n.starts_with("node_load") => 0.5,
                 // Files and sockets node_exporter itself opens to answer.
                 "node_filefd_allocated" => 64.0,

@@ -176,6 +176,10 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
             &textfile,
             "--path.udev.data",
             &udev,
+            "--collector.buddyinfo",
+            "--collector.zoneinfo",
+            "--collector.slabinfo",
+            "--collector.ksmd",
         ],
     );
     let body = get(a.addr, "/metrics", None).body;
@@ -260,6 +264,34 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         (r#"node_memory_numa_numa_miss_total{node="0"}"#, 3.0),
         ("node_textfile_scrape_error", 1.0),
         (r#"backup_age_seconds{note="plain",target="home"}"#, 3600.0),
+        (
+            r#"node_buddyinfo_blocks{node="1",zone="Normal",size="12"}"#,
+            6.0,
+        ),
+        (
+            r#"node_zoneinfo_high_pages{node="0",zone="Normal"}"#,
+            19316.0,
+        ),
+        (
+            r#"node_zoneinfo_numa_miss_total{node="1",zone="Normal"}"#,
+            3.0,
+        ),
+        (
+            r#"node_zoneinfo_protection_5{node="0",zone="DMA"}"#,
+            12747.0,
+        ),
+        (
+            r#"node_zoneinfo_nr_inactive_anon_pages{node="1",zone="Normal"}"#,
+            77.0,
+        ),
+        (
+            r#"node_slabinfo_object_size_bytes{slab="task_struct"}"#,
+            10368.0,
+        ),
+        (r#"node_slabinfo_active_objects{slab="task_struct"}"#, 911.0),
+        ("node_ksmd_full_scans_total", 7.0),
+        ("node_ksmd_sleep_seconds", 0.2),
+        ("node_kernel_hung_task_detect_count", 2.0),
     ] {
         assert_eq!(value(series), Some(want), "{series}");
     }
@@ -271,6 +303,9 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
     ] {
         assert!(body.contains(needle), "{needle} not in the scrape");
     }
+    // A kernel without ksm's pages_volatile: that family alone is absent.
+    assert!(body.contains("node_ksmd_pages_unshared 300"));
+    assert!(!body.contains("node_ksmd_pages_volatile"));
     // Every collector of the tree succeeds.
     let failed: Vec<&str> = body
         .lines()

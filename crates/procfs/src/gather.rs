@@ -84,6 +84,7 @@ pub(crate) fn main_path(
         Source::Bonding => sys_root.join("class/net/bonding_masters"),
         Source::Hwmon => sys_root.join("class/hwmon"),
         Source::Numa => sys_root.join("devices/system/node"),
+        Source::Ksm => sys_root.join("kernel/mm/ksm"),
         _ => proc_root.join(source.files()[0]),
     }
 }
@@ -120,11 +121,10 @@ impl Gatherer {
             Source::Cpufreq => self.cpufreq(sys_root)?,
             Source::ThermalZone => self.thermal(sys_root)?,
             Source::Dmi => {
-                let dir = sys_root.join("class/dmi/id");
-                if !dir.is_dir() {
-                    return Err(std::io::ErrorKind::NotFound.into());
-                }
-                self.attrs(&dir, &crate::hardware::DMI_FILES);
+                self.dir_attrs(&sys_root.join("class/dmi/id"), &crate::hardware::DMI_FILES)?
+            }
+            Source::Ksm => {
+                self.dir_attrs(&sys_root.join("kernel/mm/ksm"), &crate::mm::KSM_FILES)?
             }
             Source::Bonding => self.bonding(sys_root)?,
             Source::Hwmon => self.hwmon(sys_root)?,
@@ -348,6 +348,15 @@ impl Gatherer {
                 self.scratch.push(b'\n');
             }
         }
+    }
+
+    /// [`Self::attrs`] of a directory that must exist.
+    fn dir_attrs(&mut self, dir: &Path, attrs: &[&str]) -> std::io::Result<()> {
+        if !dir.is_dir() {
+            return Err(std::io::ErrorKind::NotFound.into());
+        }
+        self.attrs(dir, attrs);
+        Ok(())
     }
 
     /// Entries of `dir` named `<prefix><number>`, by number.

@@ -37,6 +37,7 @@ pub mod limits;
 pub mod loadavg;
 pub mod mdstat;
 pub mod meminfo;
+pub mod mm;
 pub mod net_dev;
 pub mod netclass;
 pub mod netmisc;

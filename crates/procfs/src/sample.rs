@@ -22,6 +22,7 @@ use crate::interrupts::{self, Interrupts};
 use crate::loadavg::{self, Loadavg};
 use crate::mdstat::{self, MdDevice};
 use crate::meminfo::{self, Meminfo};
+use crate::mm::{self, BuddyZone, Ksm, Slab, Zone};
 use crate::net_dev::{self, NetDev};
 use crate::netclass::{self, NetClass};
 use crate::netmisc::{self, Arp, Conntrack, UdpQueues};
@@ -118,6 +119,16 @@ pub struct SystemSample {
     pub hwmon: Vec<Chip>,
     /// Memory per NUMA node.
     pub numa: Vec<NumaNode>,
+    /// /proc/buddyinfo: free blocks per zone and order.
+    pub buddyinfo: Vec<BuddyZone>,
+    /// /proc/zoneinfo.
+    pub zoneinfo: Vec<Zone>,
+    /// /proc/slabinfo: one entry per slab cache.
+    pub slabinfo: Vec<Slab>,
+    /// /sys/kernel/mm/ksm: same-page merging.
+    pub ksm: Ksm,
+    /// Tasks the hung-task detector has reported since boot.
+    pub hung_tasks: u64,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -162,6 +173,11 @@ impl Default for SystemSample {
             mdstat: Vec::new(),
             hwmon: Vec::new(),
             numa: Vec::new(),
+            buddyinfo: Vec::new(),
+            zoneinfo: Vec::new(),
+            slabinfo: Vec::new(),
+            ksm: Ksm::default(),
+            hung_tasks: 0,
             status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -255,6 +271,11 @@ impl SystemSample {
             Source::Mdstat => swap(&mut self.mdstat, &mut other.mdstat),
             Source::Hwmon => swap(&mut self.hwmon, &mut other.hwmon),
             Source::Numa => swap(&mut self.numa, &mut other.numa),
+            Source::Buddyinfo => swap(&mut self.buddyinfo, &mut other.buddyinfo),
+            Source::Zoneinfo => swap(&mut self.zoneinfo, &mut other.zoneinfo),
+            Source::Slabinfo => swap(&mut self.slabinfo, &mut other.slabinfo),
+            Source::Ksm => swap(&mut self.ksm, &mut other.ksm),
+            Source::KernelHung => swap(&mut self.hung_tasks, &mut other.hung_tasks),
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -305,6 +326,11 @@ impl SystemSample {
             Source::Mdstat => mdstat::parse_into(bytes, &mut self.mdstat),
             Source::Hwmon => hwmon::parse_into(bytes, &mut self.hwmon),
             Source::Numa => numa::parse_into(bytes, &mut self.numa),
+            Source::Buddyinfo => mm::parse_buddyinfo(bytes, &mut self.buddyinfo),
+            Source::Zoneinfo => mm::parse_zoneinfo(bytes, &mut self.zoneinfo),
+            Source::Slabinfo => mm::parse_slabinfo(bytes, &mut self.slabinfo),
+            Source::Ksm => mm::parse_ksm(bytes).map(|k| self.ksm = k),
+            Source::KernelHung => mm::parse_hung_tasks(bytes).map(|n| self.hung_tasks = n),
         }
     }
 }
@@ -426,6 +452,11 @@ impl Serialize for SourceData<'_> {
             Source::Mdstat => x.mdstat.serialize(s),
             Source::Hwmon => x.hwmon.serialize(s),
             Source::Numa => x.numa.serialize(s),
+            Source::Buddyinfo => x.buddyinfo.serialize(s),
+            Source::Zoneinfo => x.zoneinfo.serialize(s),
+            Source::Slabinfo => x.slabinfo.serialize(s),
+            Source::Ksm => x.ksm.serialize(s),
+            Source::KernelHung => x.hung_tasks.serialize(s),
         }
     }
 }

@@ -46,6 +46,11 @@ pub enum Source {
     Mdstat,
     Hwmon,
     Numa,
+    Buddyinfo,
+    Zoneinfo,
+    Slabinfo,
+    Ksm,
+    KernelHung,
 }
 
 impl From<Source> for &'static str {
@@ -55,7 +60,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 38] = [
+    pub const ALL: [Source; 43] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -94,6 +99,11 @@ impl Source {
         Source::Mdstat,
         Source::Hwmon,
         Source::Numa,
+        Source::Buddyinfo,
+        Source::Zoneinfo,
+        Source::Slabinfo,
+        Source::Ksm,
+        Source::KernelHung,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -140,6 +150,11 @@ impl Source {
             Source::Mdstat => "mdstat",
             Source::Hwmon => "hwmon",
             Source::Numa => "numa",
+            Source::Buddyinfo => "buddyinfo",
+            Source::Zoneinfo => "zoneinfo",
+            Source::Slabinfo => "slabinfo",
+            Source::Ksm => "ksm",
+            Source::KernelHung => "kernel_hung",
         }
     }
 
@@ -158,6 +173,10 @@ impl Source {
             Source::Netstat => &crate::netstat::FILES,
             Source::Arp => &["net/arp"],
             Source::Mdstat => &["mdstat"],
+            Source::Buddyinfo => &["buddyinfo"],
+            Source::Zoneinfo => &["zoneinfo"],
+            Source::Slabinfo => &["slabinfo"],
+            Source::KernelHung => &["sys/kernel/hung_task_detect_count"],
             Source::UdpQueues => &crate::netmisc::UDP_FILES,
             Source::Conntrack => &crate::netmisc::CONNTRACK_FILES,
             // Gathered from directories and system calls, not read as files.
@@ -174,7 +193,8 @@ impl Source {
             | Source::Dmi
             | Source::Bonding
             | Source::Hwmon
-            | Source::Numa => &[],
+            | Source::Numa
+            | Source::Ksm => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],
@@ -230,7 +250,8 @@ impl Source {
     /// database (containers, systems without udev), /sys/class/thermal, DMI
     /// (not every platform has it), bonding and software RAID (modules),
     /// hardware monitoring chips (none on most VMs), NUMA nodes (kernels
-    /// without CONFIG_NUMA).
+    /// without CONFIG_NUMA), same-page merging (CONFIG_KSM), the hung-task
+    /// detector's count (CONFIG_DETECT_HUNG_TASK, kernels since 6.14).
     pub fn optional(self) -> bool {
         self.resource().is_some()
             || matches!(
@@ -246,6 +267,8 @@ impl Source {
                     | Source::Mdstat
                     | Source::Hwmon
                     | Source::Numa
+                    | Source::Ksm
+                    | Source::KernelHung
             )
     }
 }

@@ -162,6 +162,49 @@ fn this_machine_exact_values() {
     );
     assert_eq!((s.conntrack.entries, s.conntrack.limit), (0, 262144));
     assert_eq!(s.conntrack.stats.unwrap().found, 0);
+    // The memory manager's detail.
+    let b: Vec<_> = s
+        .buddyinfo
+        .iter()
+        .map(|z| (z.node, z.zone.as_str(), z.free.len(), z.free[10]))
+        .collect();
+    assert_eq!(
+        b,
+        [
+            (0, "DMA", 11, 3),
+            (0, "DMA32", 11, 752),
+            (0, "Normal", 11, 1354)
+        ]
+    );
+    let zones: Vec<_> = s.zoneinfo.iter().map(|z| z.zone.as_str()).collect();
+    assert_eq!(zones, ["DMA", "DMA32", "Normal", "Movable", "Device"]);
+    let normal = &s.zoneinfo[2];
+    assert_eq!(
+        (normal.get("min"), normal.get("high"), normal.get("managed")),
+        (Some(12878), Some(19316), Some(2490368))
+    );
+    assert_eq!(s.zoneinfo[0].get("nr_dirtied"), Some(69730219));
+    assert_eq!(s.zoneinfo[0].protection, [0, 3019, 12747, 12747, 12747]);
+    assert_eq!(s.zoneinfo[3].get("nr_free_pages"), None);
+    assert_eq!(s.slabinfo.len(), 235);
+    let dentry = s.slabinfo.iter().find(|x| x.name == "dentry").unwrap();
+    assert_eq!(
+        (
+            dentry.active_objects,
+            dentry.object_size_bytes,
+            dentry.objects_per_slab
+        ),
+        (561225, 192, 21)
+    );
+    assert_eq!(
+        (
+            s.ksm.get("run"),
+            s.ksm.get("sleep_millisecs"),
+            s.ksm.get("pages_to_scan")
+        ),
+        (Some(0), Some(20), Some(100))
+    );
+    assert_eq!(s.hung_tasks, 0);
 
     let t = r.read_topology();
     assert_eq!(t.online.cpus(), &[0, 1]);
@@ -351,6 +394,44 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         (s.udev[0].get("ID_MODEL"), s.udev[0].serial()),
         ("QEMU_HARDDISK", "QM00001")
     );
+    // Orders up to 12 (a larger MAX_ORDER), two nodes, a sixth zone.
+    assert_eq!(s.buddyinfo.len(), 3);
+    assert_eq!(s.buddyinfo[0].free.len(), 13);
+    assert_eq!((s.buddyinfo[2].node, s.buddyinfo[2].free[12]), (1, 6));
+    let z: Vec<_> = s
+        .zoneinfo
+        .iter()
+        .map(|z| {
+            (
+                z.node,
+                z.zone.as_str(),
+                z.get("numa_miss"),
+                z.protection.len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        z,
+        [
+            (0, "DMA", None, 6),
+            (0, "Normal", Some(12), 6),
+            (1, "Normal", Some(3), 6),
+            (1, "Movable", None, 6)
+        ]
+    );
+    assert_eq!(s.zoneinfo[2].get("nr_inactive_anon"), Some(77));
+    assert_eq!(s.slabinfo[2].name, "task_struct");
+    assert_eq!(s.slabinfo[2].object_size_bytes, 10368);
+    // A kernel without pages_volatile.
+    assert_eq!(
+        (
+            s.ksm.get("run"),
+            s.ksm.get("full_scans"),
+            s.ksm.get("pages_volatile")
+        ),
+        (Some(1), Some(7), None)
+    );
+    assert_eq!(s.hung_tasks, 2);
 }
 
 fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {

@@ -42,6 +42,19 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::uname::parse_into(b, &mut Default::default())
         }),
         ("mdstat", |b| procfs::mdstat::parse_into(b, &mut Vec::new())),
+        ("buddyinfo", |b| {
+            procfs::mm::parse_buddyinfo(b, &mut Vec::new())
+        }),
+        ("zoneinfo", |b| {
+            procfs::mm::parse_zoneinfo(b, &mut Vec::new())
+        }),
+        ("slabinfo", |b| {
+            procfs::mm::parse_slabinfo(b, &mut Vec::new())
+        }),
+        ("sys/kernel/hung_task_detect_count", |b| {
+            procfs::mm::parse_hung_tasks(b).map(drop)
+        }),
+        ("@ksm", |b| procfs::mm::parse_ksm(b).map(drop)),
         ("net/arp", |b| {
             procfs::netmisc::parse_arp(b, &mut Default::default())
         }),

@@ -161,13 +161,13 @@ pub fn all_sources() -> Vec<&'static str> {
         .collect()
 }
 
-/// Configuration with no demand floor for `sources` and an overhead budget
+/// Configuration with no floor (demand or otherwise) for `sources` and an overhead budget
 /// of `budget_pct` (0: none): `max_age_ms=0` then reads again unless the
 /// budget declines it.
 pub fn demand_without_floors(budget_pct: f64, sources: &[&str]) -> String {
     let mut c = format!("overhead_budget_pct = {budget_pct:?}\n");
     for s in sources {
-        c += &format!("[sources.{s}]\ndemand_min_interval = \"0s\"\n");
+        c += &format!("[sources.{s}]\nmin_interval = \"0s\"\ndemand_min_interval = \"0s\"\n");
     }
     c
 }

@@ -54,6 +54,11 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Mdstat => &[AgentSource::System(Source::Mdstat)],
             Source::Hwmon => &[AgentSource::System(Source::Hwmon)],
             Source::Numa => &[AgentSource::System(Source::Numa)],
+            Source::Buddyinfo => &[AgentSource::System(Source::Buddyinfo)],
+            Source::Zoneinfo => &[AgentSource::System(Source::Zoneinfo)],
+            Source::Slabinfo => &[AgentSource::System(Source::Slabinfo)],
+            Source::Ksm => &[AgentSource::System(Source::Ksm)],
+            Source::KernelHung => &[AgentSource::System(Source::KernelHung)],
             // Evaluated at compile time: a source without an arm stops the build.
             _ => panic!("a collector of one source needs an arm here"),
         },
@@ -116,6 +121,11 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("mdadm", Source::Mdstat),
     one("hwmon", Source::Hwmon),
     one("meminfo_numa", Source::Numa),
+    one("buddyinfo", Source::Buddyinfo),
+    one("zoneinfo", Source::Zoneinfo),
+    one("slabinfo", Source::Slabinfo),
+    one("ksmd", Source::Ksm),
+    one("kernel_hung", Source::KernelHung),
 ];
 
 /// The sources behind node_exporter collector `name` (`--collector.NAME`),
@@ -145,10 +155,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("fibrechannel", "not yet: /sys/class/fc_host"),
     ("infiniband", "not yet: /sys/class/infiniband"),
     ("ipvs", "not yet: /proc/net/ip_vs*"),
-    (
-        "kernel_hung",
-        "not yet: /proc/sys/kernel/hung_task_detect_count",
-    ),
     ("nfs", "not yet: /proc/net/rpc/nfs"),
     ("nfsd", "not yet: /proc/net/rpc/nfsd"),
     ("nvme", "not yet: /sys/class/nvme"),
@@ -163,10 +169,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
         "not yet: node_processes_* (the agent's process table has the figures)",
     ),
     ("tcpstat", "needs netlink (inet_diag)"),
-    ("buddyinfo", "not yet: /proc/buddyinfo"),
-    ("zoneinfo", "not yet: /proc/zoneinfo"),
-    ("slabinfo", "not yet: /proc/slabinfo"),
-    ("ksmd", "not yet: /sys/kernel/mm/ksm"),
     ("systemd", "needs D-Bus"),
     ("logind", "needs D-Bus"),
     ("wifi", "needs netlink (nl80211)"),
@@ -185,6 +187,184 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("cgroups", "not yet: /proc/cgroups"),
     ("drbd", "not yet: /proc/drbd"),
     ("drm", "not yet: /sys/class/drm"),
+];
+
+/// node_exporter's zoneinfo names: `(key in /proc/zoneinfo, name after
+/// node_zoneinfo_, whether a counter, help)`. Keys not listed are not
+/// exported; `protection: (...)` gives `protection_<i>`.
+pub const ZONEINFO: &[(&str, &str, bool, &str)] = &[
+    ("min", "min_pages", false, "Zone watermark pages_min"),
+    ("low", "low_pages", false, "Zone watermark pages_low"),
+    ("high", "high_pages", false, "Zone watermark pages_high"),
+    (
+        "spanned",
+        "spanned_pages",
+        false,
+        "Total pages spanned by the zone, including holes",
+    ),
+    (
+        "present",
+        "present_pages",
+        false,
+        "Physical pages existing within the zone",
+    ),
+    (
+        "managed",
+        "managed_pages",
+        false,
+        "Present pages managed by the buddy system",
+    ),
+    (
+        "nr_free_pages",
+        "nr_free_pages",
+        false,
+        "Total number of free pages in the zone",
+    ),
+    (
+        "nr_active_anon",
+        "nr_active_anon_pages",
+        false,
+        "Number of anonymous pages recently more used",
+    ),
+    (
+        "nr_inactive_anon",
+        "nr_inactive_anon_pages",
+        false,
+        "Number of anonymous pages recently less used",
+    ),
+    (
+        "nr_isolated_anon",
+        "nr_isolated_anon_pages",
+        false,
+        "Temporary isolated pages from anon lru",
+    ),
+    (
+        "nr_anon_pages",
+        "nr_anon_pages",
+        false,
+        "Number of anonymous pages currently used by the system",
+    ),
+    (
+        "nr_anon_transparent_hugepages",
+        "nr_anon_transparent_hugepages",
+        false,
+        "Number of anonymous transparent huge pages currently used by the system",
+    ),
+    (
+        "nr_active_file",
+        "nr_active_file_pages",
+        false,
+        "Number of active pages with file-backing",
+    ),
+    (
+        "nr_inactive_file",
+        "nr_inactive_file_pages",
+        false,
+        "Number of inactive pages with file-backing",
+    ),
+    (
+        "nr_isolated_file",
+        "nr_isolated_file_pages",
+        false,
+        "Temporary isolated pages from file lru",
+    ),
+    (
+        "nr_file_pages",
+        "nr_file_pages",
+        false,
+        "Number of file pages",
+    ),
+    (
+        "nr_slab_reclaimable",
+        "nr_slab_reclaimable_pages",
+        false,
+        "Number of reclaimable slab pages",
+    ),
+    (
+        "nr_slab_unreclaimable",
+        "nr_slab_unreclaimable_pages",
+        false,
+        "Number of unreclaimable slab pages",
+    ),
+    (
+        "nr_kernel_stack",
+        "nr_kernel_stacks",
+        false,
+        "Number of kernel stacks",
+    ),
+    (
+        "nr_mapped",
+        "nr_mapped_pages",
+        false,
+        "Number of mapped pages",
+    ),
+    ("nr_dirty", "nr_dirty_pages", false, "Number of dirty pages"),
+    (
+        "nr_writeback",
+        "nr_writeback_pages",
+        false,
+        "Number of writeback pages",
+    ),
+    (
+        "nr_shmem",
+        "nr_shmem_pages",
+        false,
+        "Number of shmem pages (included tmpfs/GEM pages)",
+    ),
+    (
+        "nr_unevictable",
+        "nr_unevictable_pages",
+        false,
+        "Number of unevictable pages",
+    ),
+    (
+        "nr_dirtied",
+        "nr_dirtied_total",
+        true,
+        "Page dirtyings since bootup",
+    ),
+    (
+        "nr_written",
+        "nr_written_total",
+        true,
+        "Page writings since bootup",
+    ),
+    (
+        "numa_hit",
+        "numa_hit_total",
+        true,
+        "Allocated in intended node",
+    ),
+    (
+        "numa_miss",
+        "numa_miss_total",
+        true,
+        "Allocated in non intended node",
+    ),
+    (
+        "numa_foreign",
+        "numa_foreign_total",
+        true,
+        "Was intended here, hit elsewhere",
+    ),
+    (
+        "numa_interleave",
+        "numa_interleave_total",
+        true,
+        "Interleaver preferred this zone",
+    ),
+    (
+        "numa_local",
+        "numa_local_total",
+        true,
+        "Allocation from local node",
+    ),
+    (
+        "numa_other",
+        "numa_other_total",
+        true,
+        "Allocation from other node",
+    ),
 ];
 
 /// node_exporter's default `--collector.netstat.fields`:

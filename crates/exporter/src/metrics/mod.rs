@@ -28,6 +28,7 @@ mod compat;
 mod families;
 mod host;
 mod hwmon;
+mod mm;
 mod node;
 mod out;
 mod own;
@@ -91,6 +92,7 @@ fn encode_state(enc: DescriptorEncoder<'_>, st: &State, ctx: &Context) -> Fmt {
     system::system(&mut out, &st.sample)?;
     host::host(&mut out, &st.sample)?;
     node::node(&mut out, &st.sample)?;
+    mm::mm(&mut out, &st.sample)?;
     process::processes(&mut out, st, &ctx.config.process_metrics)?;
     own::agent_figures(&mut out, st, ctx)
 }
