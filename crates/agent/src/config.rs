@@ -112,7 +112,12 @@ impl SourceConfig {
             AgentSource::System(Source::Interrupts | Source::Softirqs) => (5_000, 10),
             // The host's names change rarely.
             AgentSource::System(
-                Source::Uname | Source::Os | Source::Selinux | Source::Udev | Source::Dmi,
+                Source::Uname
+                | Source::Os
+                | Source::Selinux
+                | Source::Udev
+                | Source::Dmi
+                | Source::TaskLimits,
             ) => (60_000, 1_000),
             // Read per scrape by node_exporter (15 s is the usual scrape
             // interval); a directory walk or a statfs per mount each time.
@@ -504,6 +509,7 @@ file_sources!(
     slabinfo,
     ksm,
     kernel_hung,
+    task_limits,
     processes
 );
 

@@ -292,6 +292,8 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         ("node_ksmd_full_scans_total", 7.0),
         ("node_ksmd_sleep_seconds", 0.2),
         ("node_kernel_hung_task_detect_count", 2.0),
+        ("node_processes_max_processes", 4194304.0),
+        ("node_processes_max_threads", 1545243.0),
     ] {
         assert_eq!(value(series), Some(want), "{series}");
     }

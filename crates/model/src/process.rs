@@ -144,10 +144,33 @@ pub fn groups(procs: &[Proc], by: GroupBy) -> BTreeMap<String, Group> {
     out
 }
 
+/// Processes per state letter (R, S, D, I, Z, ...), by letter: the counts
+/// node_exporter's processes collector reports.
+pub fn states(procs: &[Proc]) -> BTreeMap<char, u64> {
+    let mut out = BTreeMap::new();
+    for p in procs {
+        *out.entry(p.state).or_default() += 1;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::columns;
+
+    #[test]
+    fn states_count_processes_per_letter() {
+        let p = |state| Proc {
+            state,
+            ..Proc::default()
+        };
+        let counts = states(&[p('S'), p('R'), p('S'), p('I')]);
+        assert_eq!(
+            counts.into_iter().collect::<Vec<_>>(),
+            [('I', 1), ('R', 1), ('S', 2)]
+        );
+    }
 
     fn proc(pid: u32, start: u64, utime_s: u64) -> Proc {
         Proc {

@@ -1,8 +1,9 @@
 //! The memory manager's detail, as node_exporter's opt-in collectors read
 //! it: free blocks per order (`/proc/buddyinfo`), zones and watermarks
 //! (`/proc/zoneinfo`), slab caches (`/proc/slabinfo`), same-page merging
-//! (`/sys/kernel/mm/ksm/`), and the hung-task detector's count
-//! (`/proc/sys/kernel/hung_task_detect_count`).
+//! (`/sys/kernel/mm/ksm/`), the hung-task detector's count
+//! (`/proc/sys/kernel/hung_task_detect_count`), and the limits on tasks
+//! (`/proc/sys/kernel/pid_max`, `threads-max`).
 //!
 //! KSM is gathered: one `<file> <value>` line per file of [`KSM_FILES`]
 //! the directory has.
@@ -334,9 +335,59 @@ pub fn parse_hung_tasks(buf: &[u8]) -> Result<u64, ParseError> {
     number(1, text.trim(), "count", "a whole number")
 }
 
+/// The files of the task limits source, in order.
+pub const TASK_LIMIT_FILES: [&str; 2] = ["sys/kernel/pid_max", "sys/kernel/threads-max"];
+
+/// The kernel's limits on tasks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TaskLimits {
+    /// The largest PID plus one (`kernel.pid_max`).
+    pub pid_max: u64,
+    /// Threads the system may hold (`kernel.threads-max`).
+    pub threads_max: u64,
+}
+
+/// Parses `pid_max` then `threads-max`, one number a line.
+pub fn parse_task_limits(buf: &[u8]) -> Result<TaskLimits, ParseError> {
+    let mut v = [0u64; 2];
+    let mut lines = buf.split(|&b| b == b'\n');
+    for (i, (x, field)) in v.iter_mut().zip(["pid_max", "threads-max"]).enumerate() {
+        // `split` gives the first line always; a later one may be absent
+        // (the error is then at the last line there is).
+        let Some(l) = lines.next() else {
+            return Err(err(i, field, ParseErrorKind::Missing, "a whole number"));
+        };
+        let t = std::str::from_utf8(l)
+            .map_err(|_| err(i + 1, field, ParseErrorKind::Invalid, "UTF-8 text"))?
+            .trim();
+        if t.is_empty() {
+            return Err(err(i + 1, field, ParseErrorKind::Missing, "a whole number"));
+        }
+        *x = number(i + 1, t, field, "a whole number")?;
+    }
+    Ok(TaskLimits {
+        pid_max: v[0],
+        threads_max: v[1],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn task_limits_exact_values() {
+        assert_eq!(
+            parse_task_limits(b"32768\n192730\n").unwrap(),
+            TaskLimits {
+                pid_max: 32768,
+                threads_max: 192730
+            }
+        );
+        let e = parse_task_limits(b"32768\n\n").unwrap_err();
+        assert_eq!((e.line, e.field), (2, "threads-max"));
+        assert_eq!(parse_task_limits(b"x\n1\n").unwrap_err().field, "pid_max");
+    }
 
     #[test]
     fn buddyinfo_exact_values() {

@@ -22,7 +22,7 @@ use crate::interrupts::{self, Interrupts};
 use crate::loadavg::{self, Loadavg};
 use crate::mdstat::{self, MdDevice};
 use crate::meminfo::{self, Meminfo};
-use crate::mm::{self, BuddyZone, Ksm, Slab, Zone};
+use crate::mm::{self, BuddyZone, Ksm, Slab, TaskLimits, Zone};
 use crate::net_dev::{self, NetDev};
 use crate::netclass::{self, NetClass};
 use crate::netmisc::{self, Arp, Conntrack, UdpQueues};
@@ -129,6 +129,7 @@ pub struct SystemSample {
     pub ksm: Ksm,
     /// Tasks the hung-task detector has reported since boot.
     pub hung_tasks: u64,
+    pub task_limits: TaskLimits,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -178,6 +179,7 @@ impl Default for SystemSample {
             slabinfo: Vec::new(),
             ksm: Ksm::default(),
             hung_tasks: 0,
+            task_limits: TaskLimits::default(),
             status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -276,6 +278,7 @@ impl SystemSample {
             Source::Slabinfo => swap(&mut self.slabinfo, &mut other.slabinfo),
             Source::Ksm => swap(&mut self.ksm, &mut other.ksm),
             Source::KernelHung => swap(&mut self.hung_tasks, &mut other.hung_tasks),
+            Source::TaskLimits => swap(&mut self.task_limits, &mut other.task_limits),
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -331,6 +334,7 @@ impl SystemSample {
             Source::Slabinfo => mm::parse_slabinfo(bytes, &mut self.slabinfo),
             Source::Ksm => mm::parse_ksm(bytes).map(|k| self.ksm = k),
             Source::KernelHung => mm::parse_hung_tasks(bytes).map(|n| self.hung_tasks = n),
+            Source::TaskLimits => mm::parse_task_limits(bytes).map(|l| self.task_limits = l),
         }
     }
 }
@@ -457,6 +461,7 @@ impl Serialize for SourceData<'_> {
             Source::Slabinfo => x.slabinfo.serialize(s),
             Source::Ksm => x.ksm.serialize(s),
             Source::KernelHung => x.hung_tasks.serialize(s),
+            Source::TaskLimits => x.task_limits.serialize(s),
         }
     }
 }

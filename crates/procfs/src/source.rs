@@ -51,6 +51,7 @@ pub enum Source {
     Slabinfo,
     Ksm,
     KernelHung,
+    TaskLimits,
 }
 
 impl From<Source> for &'static str {
@@ -60,7 +61,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 43] = [
+    pub const ALL: [Source; 44] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -104,6 +105,7 @@ impl Source {
         Source::Slabinfo,
         Source::Ksm,
         Source::KernelHung,
+        Source::TaskLimits,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -155,6 +157,7 @@ impl Source {
             Source::Slabinfo => "slabinfo",
             Source::Ksm => "ksm",
             Source::KernelHung => "kernel_hung",
+            Source::TaskLimits => "task_limits",
         }
     }
 
@@ -177,6 +180,7 @@ impl Source {
             Source::Zoneinfo => &["zoneinfo"],
             Source::Slabinfo => &["slabinfo"],
             Source::KernelHung => &["sys/kernel/hung_task_detect_count"],
+            Source::TaskLimits => &crate::mm::TASK_LIMIT_FILES,
             Source::UdpQueues => &crate::netmisc::UDP_FILES,
             Source::Conntrack => &crate::netmisc::CONNTRACK_FILES,
             // Gathered from directories and system calls, not read as files.

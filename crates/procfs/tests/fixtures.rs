@@ -205,6 +205,10 @@ fn this_machine_exact_values() {
         (Some(0), Some(20), Some(100))
     );
     assert_eq!(s.hung_tasks, 0);
+    assert_eq!(
+        (s.task_limits.pid_max, s.task_limits.threads_max),
+        (32768, 192730)
+    );
 
     let t = r.read_topology();
     assert_eq!(t.online.cpus(), &[0, 1]);
@@ -432,6 +436,10 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         (Some(1), Some(7), None)
     );
     assert_eq!(s.hung_tasks, 2);
+    assert_eq!(
+        (s.task_limits.pid_max, s.task_limits.threads_max),
+        (4194304, 1545243)
+    );
 }
 
 fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {

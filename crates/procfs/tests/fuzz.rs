@@ -55,6 +55,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::mm::parse_hung_tasks(b).map(drop)
         }),
         ("@ksm", |b| procfs::mm::parse_ksm(b).map(drop)),
+        ("@task_limits", |b| {
+            procfs::mm::parse_task_limits(b).map(drop)
+        }),
         ("net/arp", |b| {
             procfs::netmisc::parse_arp(b, &mut Default::default())
         }),

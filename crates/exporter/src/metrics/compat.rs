@@ -59,6 +59,7 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Slabinfo => &[AgentSource::System(Source::Slabinfo)],
             Source::Ksm => &[AgentSource::System(Source::Ksm)],
             Source::KernelHung => &[AgentSource::System(Source::KernelHung)],
+            Source::TaskLimits => &[AgentSource::System(Source::TaskLimits)],
             // Evaluated at compile time: a source without an arm stops the build.
             _ => panic!("a collector of one source needs an arm here"),
         },
@@ -126,6 +127,14 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("slabinfo", Source::Slabinfo),
     one("ksmd", Source::Ksm),
     one("kernel_hung", Source::KernelHung),
+    Collector {
+        name: "processes",
+        required: &[
+            AgentSource::Processes,
+            AgentSource::System(Source::TaskLimits),
+        ],
+        optional: &[],
+    },
 ];
 
 /// The sources behind node_exporter collector `name` (`--collector.NAME`),
@@ -164,10 +173,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("watchdog", "not yet: /sys/class/watchdog"),
     ("xfs", "not yet: /sys/fs/xfs"),
     ("zfs", "not yet: /proc/spl/kstat/zfs"),
-    (
-        "processes",
-        "not yet: node_processes_* (the agent's process table has the figures)",
-    ),
     ("tcpstat", "needs netlink (inet_diag)"),
     ("systemd", "needs D-Bus"),
     ("logind", "needs D-Bus"),

@@ -202,6 +202,11 @@ families! {
     NODE_KSMD_PAGES_VOLATILE "node_ksmd_pages_volatile" Gauge [] "ksm" "ksmd 'pages_volatile' file.";
     NODE_KSMD_RUN "node_ksmd_run" Gauge [] "ksm" "ksmd 'run' file.";
     NODE_KSMD_SLEEP_SECONDS "node_ksmd_sleep_seconds" Gauge [] "ksm" "ksmd 'sleep_millisecs' file.";
+    NODE_PROCESSES_PIDS "node_processes_pids" Gauge [] "processes" "Number of PIDs";
+    NODE_PROCESSES_THREADS "node_processes_threads" Gauge [] "processes" "Allocated threads in system";
+    NODE_PROCESSES_STATE "node_processes_state" Gauge ["state"] "processes" "Number of processes in each state.";
+    NODE_PROCESSES_MAX_PROCESSES "node_processes_max_processes" Gauge [] "task_limits" "Number of max PIDs limit";
+    NODE_PROCESSES_MAX_THREADS "node_processes_max_threads" Gauge [] "task_limits" "Limit of threads in the system";
     NODE_KERNEL_HUNG_TASK_DETECT_COUNT "node_kernel_hung_task_detect_count" Unknown [] "kernel_hung" "Total number of tasks the hung-task detector has found hung since boot (a counter; untyped here because a counter's name must end in _total).";
     QUIETSTAT_INTERRUPTS_UNSPLIT_TOTAL "quietstat_interrupts_unsplit_total" Counter ["type"] "interrupts" "Interrupt counters /proc/interrupts prints without a per-CPU split (ERR, MIS).";
     QUIETSTAT_SOFTIRQS_CPU_TOTAL "quietstat_softirqs_cpu_total" Counter ["cpu", "vector"] "softirqs" "Softirqs raised per CPU and vector, from /proc/softirqs.";

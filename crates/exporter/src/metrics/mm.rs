@@ -1,5 +1,5 @@
 //! The memory manager's detail under node_exporter's names: buddyinfo,
-//! zoneinfo, slabinfo, ksmd, kernel_hung.
+//! zoneinfo, slabinfo, ksmd, kernel_hung, and the limits of processes.
 
 use procfs::mm::{BuddyZone, Ksm, Slab, Zone};
 use procfs::{Source, SystemSample};
@@ -20,6 +20,11 @@ pub(super) fn mm(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     }
     if s.ok(Source::Ksm) {
         ksm(out, &s.ksm)?;
+    }
+    if s.ok(Source::TaskLimits) {
+        let l = &s.task_limits;
+        one(out, &NODE_PROCESSES_MAX_PROCESSES, l.pid_max as f64)?;
+        one(out, &NODE_PROCESSES_MAX_THREADS, l.threads_max as f64)?;
     }
     if s.ok(Source::KernelHung) {
         one(
