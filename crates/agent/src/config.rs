@@ -74,12 +74,17 @@ impl AgentSource {
     /// Sources read only when the configuration or a flag enables them, as
     /// node_exporter's collectors of the same name: the memory manager's
     /// detail adds series by the hundred (a slab cache or a zone each) that
-    /// most dashboards never query.
+    /// most dashboards never query; /proc/cpuinfo asks every CPU for its
+    /// frequency on some kernels.
     pub fn opt_in(self) -> bool {
         matches!(
             self,
             AgentSource::System(
-                Source::Buddyinfo | Source::Zoneinfo | Source::Slabinfo | Source::Ksm
+                Source::Buddyinfo
+                    | Source::Zoneinfo
+                    | Source::Slabinfo
+                    | Source::Ksm
+                    | Source::Cpuinfo
             )
         )
     }
@@ -117,7 +122,8 @@ impl SourceConfig {
                 | Source::Selinux
                 | Source::Udev
                 | Source::Dmi
-                | Source::TaskLimits,
+                | Source::TaskLimits
+                | Source::Cpuinfo,
             ) => (60_000, 1_000),
             // Read per scrape by node_exporter (15 s is the usual scrape
             // interval); a directory walk or a statfs per mount each time.
@@ -510,6 +516,7 @@ file_sources!(
     ksm,
     kernel_hung,
     task_limits,
+    cpuinfo,
     processes
 );
 

@@ -78,7 +78,10 @@ pub struct Args {
 /// flag (`--collector.netclass`, `--no-collector.wifi`), rewritten as
 /// `--enable-collector NAME` / `--disable-collector NAME`;
 /// `--collector.disable-defaults` as `--disable-collector all` (before
-/// the rest, so the enables that follow win).
+/// the rest, so the enables that follow win); `--collector.cpu.info` as
+/// `--enable-collector cpuinfo` (`node_cpu_info`), and
+/// `--collector.cpu.guest`, on in node_exporter by default and always here,
+/// as nothing.
 pub fn collector_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let mut out: Vec<std::ffi::OsString> = Vec::new();
     let mut disable_defaults = false;
@@ -90,6 +93,10 @@ pub fn collector_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<st
         let name_ok = |n: &str| !n.is_empty() && !n.contains(['.', '=']);
         if text == "--collector.disable-defaults" {
             disable_defaults = true;
+        } else if text == "--collector.cpu.info" {
+            out.push("--enable-collector".into());
+            out.push("cpuinfo".into());
+        } else if text == "--collector.cpu.guest" {
         } else if let Some(n) = text.strip_prefix("--collector.").filter(|n| name_ok(n)) {
             out.push("--enable-collector".into());
             out.push(n.into());
@@ -258,4 +265,45 @@ pub fn run(
         bail!("the agent's state was poisoned by a panic");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::collector_flags;
+
+    fn rewrite(args: &[&str]) -> Vec<String> {
+        collector_flags(args.iter().map(|a| (*a).into()))
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn node_exporters_collector_flags_become_the_agents() {
+        assert_eq!(
+            rewrite(&[
+                "quietstat",
+                "agent",
+                "--collector.buddyinfo",
+                "--no-collector.wifi",
+                "--collector.cpu.info",
+                "--collector.cpu.guest",
+                "--collector.textfile.directory=/x",
+                "--collector.disable-defaults",
+            ]),
+            [
+                "quietstat",
+                "agent",
+                "--disable-collector",
+                "all",
+                "--enable-collector",
+                "buddyinfo",
+                "--disable-collector",
+                "wifi",
+                "--enable-collector",
+                "cpuinfo",
+                "--collector.textfile.directory=/x",
+            ]
+        );
+    }
 }

@@ -163,10 +163,10 @@ fn agent_serves_metrics_json_and_shared_memory_then_stops_cleanly() {
     assert_eq!(sources["loadavg"]["status"]["status"], "ok");
     assert!(sources["loadavg"]["data"]["load1"].is_number());
     // Bad requests are named.
-    let bad = get(a.addr, "/api/v1/snapshot?sources=cpuinfo", None);
+    let bad = get(a.addr, "/api/v1/snapshot?sources=cpu_info", None);
     assert_eq!(bad.status, 400);
     assert!(
-        bad.body.contains("\"cpuinfo\"") && bad.body.contains("accepted"),
+        bad.body.contains("\"cpu_info\"") && bad.body.contains("accepted"),
         "{}",
         bad.body
     );
@@ -838,6 +838,7 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
         "--collector.slabinfo",
         "--collector.ksmd",
         "--collector.processes",
+        "--collector.cpu.info",
     ];
     let mut flags = vec![texts_flag.as_str()];
     flags.extend(opt_in);
@@ -929,6 +930,7 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
         "node_processes_pids",
         "node_processes_state",
         "node_processes_max_threads",
+        "node_cpu_info",
     ] {
         assert!(common.contains(f), "{f} not exported by both");
     }

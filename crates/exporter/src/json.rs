@@ -177,8 +177,8 @@ mod tests {
                 | AgentSource::System(Source::PressureCpu).bit()
                 | AgentSource::Processes.bit()
         );
-        let e = parse_sources(Some("stat,cpuinfo")).unwrap_err();
-        assert!(e.contains("\"cpuinfo\"") && e.contains("meminfo"), "{e}");
+        let e = parse_sources(Some("stat,cpu_info")).unwrap_err();
+        assert!(e.contains("\"cpu_info\"") && e.contains("meminfo"), "{e}");
         assert_eq!(
             parse_sources(None).unwrap().count_ones() as usize,
             agent::config::SOURCE_COUNT

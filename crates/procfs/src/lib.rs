@@ -26,6 +26,7 @@ mod sample;
 mod source;
 
 pub mod cpu;
+pub mod cpuinfo;
 pub mod diskstats;
 pub mod entropy;
 pub mod filefd;

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::error::{ParseError, ParseErrorKind};
 use crate::limits::MAX_ROWS;
-use crate::records::{self, err};
+use crate::records::{self, err, set, slot};
 
 /// One zone's free blocks, by order (`free[k]` blocks of 2^k pages).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -20,20 +20,6 @@ pub struct BuddyZone {
     pub node: u32,
     pub zone: String,
     pub free: Vec<u64>,
-}
-
-/// Entry `i` of `out`, reused when a previous parse left one there (so a
-/// warm parse allocates nothing), else a new default one.
-fn slot<T: Default>(out: &mut Vec<T>, i: usize) -> &mut T {
-    if i == out.len() {
-        out.push(T::default());
-    }
-    &mut out[i]
-}
-
-fn set(dst: &mut String, src: &str) {
-    dst.clear();
-    dst.push_str(src);
 }
 
 /// Orders one zone may list (MAX_ORDER is 10 or 12 on today's kernels).

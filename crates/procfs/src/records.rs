@@ -59,3 +59,18 @@ pub(crate) fn current<'a, T>(
         .last_mut()
         .ok_or_else(|| err(n, field, ParseErrorKind::Missing, "`@<name>` first"))
 }
+
+/// Entry `i` of `out`, reused when a previous parse left one there (so a
+/// warm parse allocates nothing), else a new default one.
+pub(crate) fn slot<T: Default>(out: &mut Vec<T>, i: usize) -> &mut T {
+    if i == out.len() {
+        out.push(T::default());
+    }
+    &mut out[i]
+}
+
+/// `dst` set to `src`, in its own buffer when it fits.
+pub(crate) fn set(dst: &mut String, src: &str) {
+    dst.clear();
+    dst.push_str(src);
+}

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::cpuinfo::{self, CpuInfo};
 use crate::diskstats::{self, DiskStat};
 use crate::entropy::{self, Entropy};
 use crate::error::{Error, ParseError};
@@ -130,6 +131,8 @@ pub struct SystemSample {
     /// Tasks the hung-task detector has reported since boot.
     pub hung_tasks: u64,
     pub task_limits: TaskLimits,
+    /// /proc/cpuinfo: what each CPU is.
+    pub cpuinfo: Vec<CpuInfo>,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -180,6 +183,7 @@ impl Default for SystemSample {
             ksm: Ksm::default(),
             hung_tasks: 0,
             task_limits: TaskLimits::default(),
+            cpuinfo: Vec::new(),
             status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -279,6 +283,7 @@ impl SystemSample {
             Source::Ksm => swap(&mut self.ksm, &mut other.ksm),
             Source::KernelHung => swap(&mut self.hung_tasks, &mut other.hung_tasks),
             Source::TaskLimits => swap(&mut self.task_limits, &mut other.task_limits),
+            Source::Cpuinfo => swap(&mut self.cpuinfo, &mut other.cpuinfo),
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -335,6 +340,7 @@ impl SystemSample {
             Source::Ksm => mm::parse_ksm(bytes).map(|k| self.ksm = k),
             Source::KernelHung => mm::parse_hung_tasks(bytes).map(|n| self.hung_tasks = n),
             Source::TaskLimits => mm::parse_task_limits(bytes).map(|l| self.task_limits = l),
+            Source::Cpuinfo => cpuinfo::parse_into(bytes, &mut self.cpuinfo),
         }
     }
 }
@@ -462,6 +468,7 @@ impl Serialize for SourceData<'_> {
             Source::Ksm => x.ksm.serialize(s),
             Source::KernelHung => x.hung_tasks.serialize(s),
             Source::TaskLimits => x.task_limits.serialize(s),
+            Source::Cpuinfo => x.cpuinfo.serialize(s),
         }
     }
 }

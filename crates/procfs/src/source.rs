@@ -52,6 +52,7 @@ pub enum Source {
     Ksm,
     KernelHung,
     TaskLimits,
+    Cpuinfo,
 }
 
 impl From<Source> for &'static str {
@@ -61,7 +62,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 44] = [
+    pub const ALL: [Source; 45] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -106,6 +107,7 @@ impl Source {
         Source::Ksm,
         Source::KernelHung,
         Source::TaskLimits,
+        Source::Cpuinfo,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -158,6 +160,7 @@ impl Source {
             Source::Ksm => "ksm",
             Source::KernelHung => "kernel_hung",
             Source::TaskLimits => "task_limits",
+            Source::Cpuinfo => "cpuinfo",
         }
     }
 
@@ -181,6 +184,7 @@ impl Source {
             Source::Slabinfo => &["slabinfo"],
             Source::KernelHung => &["sys/kernel/hung_task_detect_count"],
             Source::TaskLimits => &crate::mm::TASK_LIMIT_FILES,
+            Source::Cpuinfo => &["cpuinfo"],
             Source::UdpQueues => &crate::netmisc::UDP_FILES,
             Source::Conntrack => &crate::netmisc::CONNTRACK_FILES,
             // Gathered from directories and system calls, not read as files.

@@ -209,6 +209,17 @@ fn this_machine_exact_values() {
         (s.task_limits.pid_max, s.task_limits.threads_max),
         (32768, 192730)
     );
+    assert_eq!(s.cpuinfo.len(), 2);
+    assert_eq!(
+        (
+            s.cpuinfo[1].processor,
+            s.cpuinfo[1].vendor_id.as_str(),
+            s.cpuinfo[1].model_name.as_str(),
+            s.cpuinfo[1].core_id.as_str(),
+            s.cpuinfo[1].cache_size.as_str()
+        ),
+        (1, "AuthenticAMD", "AMD EPYC", "1", "1024 KB")
+    );
 
     let t = r.read_topology();
     assert_eq!(t.online.cpus(), &[0, 1]);
@@ -440,6 +451,13 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         (s.task_limits.pid_max, s.task_limits.threads_max),
         (4194304, 1545243)
     );
+    // An arm64 cpuinfo: CPUs, none of x86's keys.
+    let c: Vec<_> = s
+        .cpuinfo
+        .iter()
+        .map(|c| (c.processor, c.vendor_id.as_str(), c.model_name.as_str()))
+        .collect();
+    assert_eq!(c, [(0, "", ""), (1, "", "")]);
 }
 
 fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
@@ -486,6 +504,13 @@ fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
         assert_eq!(s.stat.softirq_counts[i], row.total, "{}", row.label);
     }
     assert_eq!(s.schedstat.cpus.len(), cpus);
+    assert_eq!(s.cpuinfo.len(), cpus);
+    assert!(
+        s.cpuinfo
+            .iter()
+            .enumerate()
+            .all(|(i, c)| c.processor as usize == i)
+    );
     let t = r.read_topology();
     assert_eq!(t.online.len(), cpus);
     assert!(t.cpus.iter().all(|c| c.numa_node.is_some()));

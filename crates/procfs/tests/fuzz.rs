@@ -42,6 +42,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::uname::parse_into(b, &mut Default::default())
         }),
         ("mdstat", |b| procfs::mdstat::parse_into(b, &mut Vec::new())),
+        ("cpuinfo", |b| {
+            procfs::cpuinfo::parse_into(b, &mut Vec::new())
+        }),
         ("buddyinfo", |b| {
             procfs::mm::parse_buddyinfo(b, &mut Vec::new())
         }),

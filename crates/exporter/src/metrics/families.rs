@@ -202,6 +202,7 @@ families! {
     NODE_KSMD_PAGES_VOLATILE "node_ksmd_pages_volatile" Gauge [] "ksm" "ksmd 'pages_volatile' file.";
     NODE_KSMD_RUN "node_ksmd_run" Gauge [] "ksm" "ksmd 'run' file.";
     NODE_KSMD_SLEEP_SECONDS "node_ksmd_sleep_seconds" Gauge [] "ksm" "ksmd 'sleep_millisecs' file.";
+    NODE_CPU_INFO "node_cpu_info" Gauge ["package", "core", "cpu", "vendor", "family", "model", "model_name", "microcode", "stepping", "cachesize"] "cpuinfo" "CPU information from /proc/cpuinfo.";
     NODE_PROCESSES_PIDS "node_processes_pids" Gauge [] "processes" "Number of PIDs";
     NODE_PROCESSES_THREADS "node_processes_threads" Gauge [] "processes" "Allocated threads in system";
     NODE_PROCESSES_STATE "node_processes_state" Gauge ["state"] "processes" "Number of processes in each state.";

@@ -1,5 +1,6 @@
 //! The memory manager's detail under node_exporter's names: buddyinfo,
-//! zoneinfo, slabinfo, ksmd, kernel_hung, and the limits of processes.
+//! zoneinfo, slabinfo, ksmd, kernel_hung, the limits of processes, and
+//! `node_cpu_info`.
 
 use procfs::mm::{BuddyZone, Ksm, Slab, Zone};
 use procfs::{Source, SystemSample};
@@ -25,6 +26,25 @@ pub(super) fn mm(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
         let l = &s.task_limits;
         one(out, &NODE_PROCESSES_MAX_PROCESSES, l.pid_max as f64)?;
         one(out, &NODE_PROCESSES_MAX_THREADS, l.threads_max as f64)?;
+    }
+    if s.ok(Source::Cpuinfo) {
+        let mut m = out.family(&NODE_CPU_INFO)?;
+        for c in &s.cpuinfo {
+            let cpu = c.processor.to_string();
+            let labels = [
+                ("package", c.physical_id.as_str()),
+                ("core", c.core_id.as_str()),
+                ("cpu", cpu.as_str()),
+                ("vendor", c.vendor_id.as_str()),
+                ("family", c.cpu_family.as_str()),
+                ("model", c.model.as_str()),
+                ("model_name", c.model_name.as_str()),
+                ("microcode", c.microcode.as_str()),
+                ("stepping", c.stepping.as_str()),
+                ("cachesize", c.cache_size.as_str()),
+            ];
+            gauge_l(&mut m, &labels, 1.0)?;
+        }
     }
     if s.ok(Source::KernelHung) {
         one(

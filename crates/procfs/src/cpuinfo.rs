@@ -1,0 +1,157 @@
+//! `/proc/cpuinfo` on x86: what each CPU is (vendor, family, model,
+//! microcode, cache, package and core), for node_exporter's `node_cpu_info`.
+//!
+//! The file is one block of `key\t: value` lines per CPU, blocks separated
+//! by an empty line. Keys other architectures print instead are kept out;
+//! a block without `processor` is an error.
+
+use serde::Serialize;
+
+use crate::error::{ParseError, ParseErrorKind};
+use crate::records::{err, set, slot};
+
+/// What one CPU is; a field the block lacks is empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CpuInfo {
+    pub processor: u32,
+    pub vendor_id: String,
+    pub cpu_family: String,
+    pub model: String,
+    pub model_name: String,
+    pub stepping: String,
+    pub microcode: String,
+    pub cache_size: String,
+    pub physical_id: String,
+    pub core_id: String,
+}
+
+/// Parses /proc/cpuinfo into `out`, one entry per CPU.
+pub fn parse_into(buf: &[u8], out: &mut Vec<CpuInfo>) -> Result<(), ParseError> {
+    // CPUs parsed, and whether a block is open.
+    let (mut used, mut open) = (0, false);
+    for (i, l) in buf.split(|&b| b == b'\n').enumerate() {
+        let n = i + 1;
+        if l.is_empty() {
+            open = false;
+            continue;
+        }
+        let text = std::str::from_utf8(l)
+            .map_err(|_| err(n, "line", ParseErrorKind::Invalid, "UTF-8 text"))?;
+        let Some((k, v)) = text.split_once(':') else {
+            return Err(err(n, "key", ParseErrorKind::Invalid, "`<key> : <value>`"));
+        };
+        let (k, v) = (k.trim(), v.trim());
+        if k == "processor" {
+            if used >= crate::limits::MAX_CPUS {
+                return Err(err(
+                    n,
+                    "processor",
+                    ParseErrorKind::TooMany,
+                    "at most 65536 CPUs",
+                ));
+            }
+            let processor = v
+                .parse()
+                .map_err(|_| err(n, "processor", ParseErrorKind::Invalid, "a CPU number"))?;
+            let c = slot(out, used);
+            used += 1;
+            c.processor = processor;
+            for f in c.fields() {
+                f.clear();
+            }
+            open = true;
+            continue;
+        }
+        if !open {
+            return Err(err(
+                n,
+                "processor",
+                ParseErrorKind::Missing,
+                "`processor : <n>` first in each block",
+            ));
+        }
+        let c = &mut out[used - 1];
+        let [
+            vendor,
+            family,
+            model,
+            name,
+            stepping,
+            microcode,
+            cache,
+            package,
+            core,
+        ] = c.fields();
+        let dst = match k {
+            "vendor_id" => vendor,
+            "cpu family" => family,
+            "model" => model,
+            "model name" => name,
+            "stepping" => stepping,
+            "microcode" => microcode,
+            "cache size" => cache,
+            "physical id" => package,
+            "core id" => core,
+            _ => continue,
+        };
+        set(dst, v);
+    }
+    out.truncate(used);
+    Ok(())
+}
+
+impl CpuInfo {
+    fn fields(&mut self) -> [&mut String; 9] {
+        [
+            &mut self.vendor_id,
+            &mut self.cpu_family,
+            &mut self.model,
+            &mut self.model_name,
+            &mut self.stepping,
+            &mut self.microcode,
+            &mut self.cache_size,
+            &mut self.physical_id,
+            &mut self.core_id,
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_values() {
+        let mut v = Vec::new();
+        parse_into(
+            b"processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\nmicrocode\t: 0x1000065\ncpu MHz\t\t: 2596.150\ncache size\t: 1024 KB\nphysical id\t: 0\ncore id\t\t: 0\nflags\t\t: fpu vme\npower management:\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\n\n",
+            &mut v,
+        )
+        .unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            v[0],
+            CpuInfo {
+                processor: 0,
+                vendor_id: "AuthenticAMD".into(),
+                cpu_family: "25".into(),
+                model: "17".into(),
+                model_name: "AMD EPYC".into(),
+                stepping: "1".into(),
+                microcode: "0x1000065".into(),
+                cache_size: "1024 KB".into(),
+                physical_id: "0".into(),
+                core_id: "0".into(),
+            }
+        );
+        assert_eq!((v[1].processor, v[1].vendor_id.as_str()), (1, ""));
+        for (bad, field) in [
+            (&b"vendor_id : x\n"[..], "processor"),
+            (b"processor : x\n", "processor"),
+            (b"processor : 0\nno colon\n", "key"),
+            (b"processor : 0\n\nmodel : 1\n", "processor"),
+        ] {
+            assert_eq!(parse_into(bad, &mut v).unwrap_err().field, field);
+        }
+    }
+}
