@@ -140,7 +140,15 @@ impl SourceConfig {
                 | Source::Zoneinfo
                 | Source::Slabinfo
                 | Source::Ksm
-                | Source::KernelHung,
+                | Source::KernelHung
+                | Source::PowerSupply
+                | Source::Nvme
+                | Source::Watchdog
+                | Source::Rapl
+                | Source::Edac
+                | Source::Tape
+                | Source::FcHost
+                | Source::Infiniband,
             ) => (15_000, 1_000),
             AgentSource::System(
                 Source::Arp | Source::UdpQueues | Source::Conntrack | Source::Mdstat,
@@ -517,6 +525,14 @@ file_sources!(
     kernel_hung,
     task_limits,
     cpuinfo,
+    power_supply,
+    nvme,
+    watchdog,
+    rapl,
+    edac,
+    tape,
+    fc_host,
+    infiniband,
     processes
 );
 

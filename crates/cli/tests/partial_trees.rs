@@ -295,6 +295,41 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         ("node_kernel_hung_task_detect_count", 2.0),
         ("node_processes_max_processes", 4194304.0),
         ("node_processes_max_threads", 1545243.0),
+        (
+            r#"node_power_supply_voltage_volt{power_supply="BAT0"}"#,
+            12.087,
+        ),
+        (
+            r#"node_power_supply_charge_ampere{power_supply="BAT0"}"#,
+            3.845,
+        ),
+        (
+            r#"node_power_supply_temp_celsius{power_supply="BAT0"}"#,
+            29.6,
+        ),
+        (r#"node_power_supply_online{power_supply="AC"}"#, 1.0),
+        (r#"node_watchdog_timeleft_seconds{name="watchdog0"}"#, 27.0),
+        (
+            r#"node_edac_csrow_correctable_errors_total{controller="0",csrow="unknown"}"#,
+            1.0,
+        ),
+        (
+            r#"node_edac_csrow_correctable_errors_total{controller="0",csrow="0"}"#,
+            2.0,
+        ),
+        (
+            r#"node_tape_write_time_seconds_total{device="st0"}"#,
+            5233.597394395,
+        ),
+        (r#"node_fibrechannel_nos_total{fc_host="host0"}"#, 18.0),
+        (
+            r#"node_infiniband_rate_bytes_per_second{device="mlx4_0",port="1"}"#,
+            5e9,
+        ),
+        (
+            r#"node_infiniband_port_data_received_bytes_total{device="mlx4_0",port="2"}"#,
+            2221223609.0 * 4.0,
+        ),
     ] {
         assert_eq!(value(series), Some(want), "{series}");
     }
@@ -304,9 +339,33 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         r#"node_disk_info{device="vda",major="254",minor="0",path="pci-0000:00:04.0",wwn="0x5000c500a1b2c3d4",model="QEMU_HARDDISK",serial="QM00001",revision="2.5+"} 1"#,
         r#"node_filesystem_size_bytes{device="/dev/vdc",fstype="ext4",mountpoint="/srv/my disk"}"#,
         r#"node_cpu_info{package="",core="",cpu="1",vendor="",family="",model="",model_name="",microcode="",stepping="",cachesize=""} 1"#,
+        r#"node_nvme_info{device="nvme0",firmware_revision="1B2QGXA7",model="Samsung SSD 980 PRO 1TB",serial="S5GXNF0R123456",state="live"} 1"#,
+        r#"node_power_supply_info{power_supply="BAT0",capacity_level="Normal",manufacturer="SMP",model_name="5B10W138",serial_number="1234",status="Discharging",technology="Li-ion",type="Battery"} 1"#,
+        r#"node_watchdog_info{name="watchdog0",options="0x8180",identity="iTCO_wdt",state="active",status="0x8000",pretimeout_governor=""} 1"#,
+        r#"node_fibrechannel_info{fc_host="host0",speed="16 Gbit","#,
     ] {
         assert!(body.contains(needle), "{needle} not in the scrape");
     }
+    // RAPL zones as node_exporter names them: `package-1` is package 1, a
+    // second `dram` is dram 1; the control type `intel-rapl` is no zone.
+    let rapl = format!("{}/class/powercap", s);
+    for (zone, index, dir, joules) in [
+        ("package", 0, "intel-rapl:0", "240422.366267"),
+        ("package", 1, "intel-rapl:1", "101.0"),
+        ("dram", 0, "intel-rapl:0:1", "21446.578934"),
+        ("dram", 1, "intel-rapl:1:0", "2.0"),
+        ("core", 0, "intel-rapl:0:0", "118821.284256"),
+    ] {
+        let line = format!(
+            r#"node_rapl_{zone}_joules_total{{index="{index}",path="{rapl}/{dir}"}} {joules}"#
+        );
+        assert!(body.contains(&line), "{line} not in the scrape");
+    }
+    assert!(!body.contains("intel-rapl\""));
+    // A counter the HBA does not implement (all ones) is left out.
+    assert!(!body.contains("node_fibrechannel_dumped_frames_total"));
+    // A port counter the adapter cannot read (`N/A (no PMA)`) is left out.
+    assert!(!body.contains("node_infiniband_multicast_packets_received_total"));
     // A kernel without ksm's pages_volatile: that family alone is absent.
     assert!(body.contains("node_ksmd_pages_unshared 300"));
     assert!(!body.contains("node_ksmd_pages_volatile"));

@@ -85,6 +85,7 @@ pub(crate) fn main_path(
         Source::Hwmon => sys_root.join("class/hwmon"),
         Source::Numa => sys_root.join("devices/system/node"),
         Source::Ksm => sys_root.join("kernel/mm/ksm"),
+        s if s.class_spec().is_some() => sys_root.join(s.class_spec().expect("a class source").dir),
         _ => proc_root.join(source.files()[0]),
     }
 }
@@ -125,6 +126,9 @@ impl Gatherer {
             }
             Source::Ksm => {
                 self.dir_attrs(&sys_root.join("kernel/mm/ksm"), &crate::mm::KSM_FILES)?
+            }
+            s if s.class_spec().is_some() => {
+                self.class(sys_root, s.class_spec().expect("a class source"))?
             }
             Source::Bonding => self.bonding(sys_root)?,
             Source::Hwmon => self.hwmon(sys_root)?,
@@ -348,6 +352,84 @@ impl Gatherer {
                 self.scratch.push(b'\n');
             }
         }
+    }
+
+    /// The devices of a sysfs class ([`crate::class`]): `@<name>`, then
+    /// the attributes of `spec` each has.
+    fn class(&mut self, sys_root: &Path, spec: &crate::class::ClassSpec) -> std::io::Result<()> {
+        let dir = sys_root.join(spec.dir);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && spec.missing_is_empty => {
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| spec.is_device(n))
+            .collect();
+        names.sort();
+        names.truncate(crate::limits::MAX_ROWS);
+        let mut key = String::new();
+        for name in &names {
+            let _ = writeln!(self.scratch, "@{name}");
+            let device = dir.join(name);
+            for pattern in spec.attrs {
+                key.clear();
+                self.glob_attr(&device, &mut key, pattern, 0);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the attributes `pattern` names below `dir` (a `*` component
+    /// matches every entry of its directory, `csrow*` those starting with
+    /// `csrow`), each as `<key><path> <value>`.
+    fn glob_attr(&mut self, dir: &Path, key: &mut String, pattern: &str, depth: usize) {
+        let (head, rest) = match pattern.split_once('/') {
+            Some((h, r)) => (h, Some(r)),
+            None => (pattern, None),
+        };
+        let names: Vec<String> = match head.strip_suffix('*') {
+            Some(prefix) if depth < 4 => {
+                let Ok(entries) = std::fs::read_dir(dir) else {
+                    return;
+                };
+                let mut v: Vec<String> = entries
+                    .flatten()
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .filter(|n| n.starts_with(prefix))
+                    .collect();
+                v.sort();
+                v.truncate(4096);
+                v
+            }
+            Some(_) => return,
+            None => vec![head.to_string()],
+        };
+        let len = key.len();
+        for name in names {
+            key.truncate(len);
+            key.push_str(&name);
+            let path = dir.join(&name);
+            match rest {
+                Some(r) => {
+                    key.push('/');
+                    self.glob_attr(&path, key, r, depth + 1);
+                }
+                None => {
+                    if self.attr(&path) && !self.attr.contains(&b'\n') {
+                        self.scratch.extend_from_slice(key.as_bytes());
+                        self.scratch.push(b' ');
+                        self.scratch.extend_from_slice(&self.attr);
+                        self.scratch.push(b'\n');
+                    }
+                }
+            }
+        }
+        key.truncate(len);
     }
 
     /// [`Self::attrs`] of a directory that must exist.

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::class::{self, ClassDevice};
 use crate::cpuinfo::{self, CpuInfo};
 use crate::diskstats::{self, DiskStat};
 use crate::entropy::{self, Entropy};
@@ -133,6 +134,8 @@ pub struct SystemSample {
     pub task_limits: TaskLimits,
     /// /proc/cpuinfo: what each CPU is.
     pub cpuinfo: Vec<CpuInfo>,
+    /// The hardware classes' devices, by [`Source::class_index`].
+    pub class: [Vec<ClassDevice>; class::CLASSES.len()],
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -184,6 +187,7 @@ impl Default for SystemSample {
             hung_tasks: 0,
             task_limits: TaskLimits::default(),
             cpuinfo: Vec::new(),
+            class: Default::default(),
             status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -284,6 +288,17 @@ impl SystemSample {
             Source::KernelHung => swap(&mut self.hung_tasks, &mut other.hung_tasks),
             Source::TaskLimits => swap(&mut self.task_limits, &mut other.task_limits),
             Source::Cpuinfo => swap(&mut self.cpuinfo, &mut other.cpuinfo),
+            Source::PowerSupply
+            | Source::Nvme
+            | Source::Watchdog
+            | Source::Rapl
+            | Source::Edac
+            | Source::Tape
+            | Source::FcHost
+            | Source::Infiniband => {
+                let i = source.class_index().expect("a class source");
+                swap(&mut self.class[i], &mut other.class[i])
+            }
         }
         let i = source as usize;
         swap(&mut self.status[i], &mut other.status[i]);
@@ -341,6 +356,17 @@ impl SystemSample {
             Source::KernelHung => mm::parse_hung_tasks(bytes).map(|n| self.hung_tasks = n),
             Source::TaskLimits => mm::parse_task_limits(bytes).map(|l| self.task_limits = l),
             Source::Cpuinfo => cpuinfo::parse_into(bytes, &mut self.cpuinfo),
+            Source::PowerSupply
+            | Source::Nvme
+            | Source::Watchdog
+            | Source::Rapl
+            | Source::Edac
+            | Source::Tape
+            | Source::FcHost
+            | Source::Infiniband => {
+                let i = source.class_index().expect("a class source");
+                class::parse_into(bytes, &mut self.class[i])
+            }
         }
     }
 }
@@ -469,6 +495,17 @@ impl Serialize for SourceData<'_> {
             Source::KernelHung => x.hung_tasks.serialize(s),
             Source::TaskLimits => x.task_limits.serialize(s),
             Source::Cpuinfo => x.cpuinfo.serialize(s),
+            Source::PowerSupply
+            | Source::Nvme
+            | Source::Watchdog
+            | Source::Rapl
+            | Source::Edac
+            | Source::Tape
+            | Source::FcHost
+            | Source::Infiniband => {
+                let i = self.1.class_index().expect("a class source");
+                x.class[i].serialize(s)
+            }
         }
     }
 }

@@ -53,6 +53,14 @@ pub enum Source {
     KernelHung,
     TaskLimits,
     Cpuinfo,
+    PowerSupply,
+    Nvme,
+    Watchdog,
+    Rapl,
+    Edac,
+    Tape,
+    FcHost,
+    Infiniband,
 }
 
 impl From<Source> for &'static str {
@@ -62,7 +70,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 45] = [
+    pub const ALL: [Source; 53] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -108,6 +116,14 @@ impl Source {
         Source::KernelHung,
         Source::TaskLimits,
         Source::Cpuinfo,
+        Source::PowerSupply,
+        Source::Nvme,
+        Source::Watchdog,
+        Source::Rapl,
+        Source::Edac,
+        Source::Tape,
+        Source::FcHost,
+        Source::Infiniband,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -161,6 +177,14 @@ impl Source {
             Source::KernelHung => "kernel_hung",
             Source::TaskLimits => "task_limits",
             Source::Cpuinfo => "cpuinfo",
+            Source::PowerSupply => "power_supply",
+            Source::Nvme => "nvme",
+            Source::Watchdog => "watchdog",
+            Source::Rapl => "rapl",
+            Source::Edac => "edac",
+            Source::Tape => "tape",
+            Source::FcHost => "fc_host",
+            Source::Infiniband => "infiniband",
         }
     }
 
@@ -202,7 +226,15 @@ impl Source {
             | Source::Bonding
             | Source::Hwmon
             | Source::Numa
-            | Source::Ksm => &[],
+            | Source::Ksm
+            | Source::PowerSupply
+            | Source::Nvme
+            | Source::Watchdog
+            | Source::Rapl
+            | Source::Edac
+            | Source::Tape
+            | Source::FcHost
+            | Source::Infiniband => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],
@@ -217,6 +249,16 @@ impl Source {
             Source::NetDev => &["net/dev"],
             Source::Schedstat => &["schedstat"],
         }
+    }
+
+    /// The sysfs class a hardware source reads ([`crate::class`]).
+    pub fn class_spec(self) -> Option<&'static crate::class::ClassSpec> {
+        Some(&crate::class::CLASSES[self.class_index()?].1)
+    }
+
+    /// A class source's slot in [`crate::SystemSample::class`].
+    pub fn class_index(self) -> Option<usize> {
+        crate::class::CLASSES.iter().position(|(s, _)| *s == self)
     }
 
     /// Whether the reader gathers the source from directories, sysfs and
@@ -259,7 +301,9 @@ impl Source {
     /// (not every platform has it), bonding and software RAID (modules),
     /// hardware monitoring chips (none on most VMs), NUMA nodes (kernels
     /// without CONFIG_NUMA), same-page merging (CONFIG_KSM), the hung-task
-    /// detector's count (CONFIG_DETECT_HUNG_TASK, kernels since 6.14).
+    /// detector's count (CONFIG_DETECT_HUNG_TASK, kernels since 6.14), and
+    /// the hardware classes (power supplies, NVMe, watchdogs, RAPL, EDAC,
+    /// tapes, Fibre Channel, InfiniBand).
     pub fn optional(self) -> bool {
         self.resource().is_some()
             || matches!(
@@ -278,5 +322,6 @@ impl Source {
                     | Source::Ksm
                     | Source::KernelHung
             )
+            || self.class_spec().is_some()
     }
 }

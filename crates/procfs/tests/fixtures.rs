@@ -39,6 +39,13 @@ fn this_machine_exact_values() {
                 | Source::Mdstat
                 | Source::Hwmon
                 | Source::Numa
+                | Source::PowerSupply
+                | Source::Nvme
+                | Source::Watchdog
+                | Source::Rapl
+                | Source::Tape
+                | Source::FcHost
+                | Source::Infiniband
         ) {
             SourceStatus::Missing
         } else {
@@ -205,6 +212,8 @@ fn this_machine_exact_values() {
         (Some(0), Some(20), Some(100))
     );
     assert_eq!(s.hung_tasks, 0);
+    // No EDAC directory: a machine without memory controllers to report.
+    assert!(s.class[Source::Edac.class_index().unwrap()].is_empty());
     assert_eq!(
         (s.task_limits.pid_max, s.task_limits.threads_max),
         (32768, 192730)
@@ -458,16 +467,58 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         .map(|c| (c.processor, c.vendor_id.as_str(), c.model_name.as_str()))
         .collect();
     assert_eq!(c, [(0, "", ""), (1, "", "")]);
+    // The hardware classes, as gathered.
+    let class = |src: Source| &s.class[src.class_index().unwrap()];
+    let names = |src: Source| -> Vec<&str> { class(src).iter().map(|d| d.name.as_str()).collect() };
+    assert_eq!(names(Source::PowerSupply), ["AC", "BAT0"]);
+    assert_eq!(
+        class(Source::PowerSupply)[1].int("voltage_now"),
+        Some(12087000)
+    );
+    assert_eq!(
+        class(Source::PowerSupply)[1].get("status"),
+        Some("Discharging")
+    );
+    assert_eq!(names(Source::Nvme), ["nvme0"]);
+    assert_eq!(names(Source::Watchdog), ["watchdog0"]);
+    // `intel-rapl` is a control type without a name; kept, skipped later.
+    assert_eq!(
+        names(Source::Rapl),
+        [
+            "intel-rapl",
+            "intel-rapl:0",
+            "intel-rapl:0:0",
+            "intel-rapl:0:1",
+            "intel-rapl:1",
+            "intel-rapl:1:0"
+        ]
+    );
+    assert_eq!(class(Source::Edac)[0].uint("csrow0/ce_count"), Some(2));
+    // st0a and nst0 are other views of the same drive.
+    assert_eq!(names(Source::Tape), ["st0"]);
+    assert_eq!(class(Source::Tape)[0].uint("stats/write_cnt"), Some(53772));
+    assert_eq!(
+        class(Source::FcHost)[0].uint("statistics/nos_count"),
+        Some(0x12)
+    );
+    let ib = &class(Source::Infiniband)[0];
+    assert_eq!(ib.children("ports"), ["1", "2"]);
+    assert_eq!(ib.get("ports/1/rate"), Some("40 Gb/sec (4X QDR)"));
+    assert_eq!(
+        ib.get("ports/2/counters/multicast_rcv_packets"),
+        Some("N/A (no PMA)")
+    );
 }
 
 fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
     let (mut r, s) = sample_of(tree);
     // Every source, but the platform's optional ones (no DMI, no bond).
     for source in Source::ALL {
-        let missing_optional = matches!(
+        let missing_optional = (matches!(
             source,
             Source::Dmi | Source::Bonding | Source::Mdstat | Source::Hwmon
-        ) && s.status[source as usize] == SourceStatus::Missing;
+        ) || source.class_spec().is_some())
+            && s.status[source as usize] == SourceStatus::Missing;
         assert!(
             s.ok(source) || missing_optional,
             "{tree} {}: {:?}",

@@ -58,6 +58,12 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::mm::parse_hung_tasks(b).map(drop)
         }),
         ("@ksm", |b| procfs::mm::parse_ksm(b).map(drop)),
+        ("@infiniband", |b| {
+            procfs::class::parse_into(b, &mut Vec::new())
+        }),
+        ("@power_supply", |b| {
+            procfs::class::parse_into(b, &mut Vec::new())
+        }),
         ("@task_limits", |b| {
             procfs::mm::parse_task_limits(b).map(drop)
         }),

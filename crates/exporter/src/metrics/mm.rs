@@ -136,7 +136,8 @@ fn slabinfo(out: &mut Out<'_>, slabs: &[Slab]) -> Fmt {
     Ok(())
 }
 
-/// node_exporter's ksmd: one family per file, `sleep_millisecs` in seconds.
+/// node_exporter's ksmd: one family per file, `sleep_millisecs` in seconds
+/// (divided, as node_exporter does, so the floats agree).
 fn ksm(out: &mut Out<'_>, k: &Ksm) -> Fmt {
     let files: [(&'static Family, &str, f64); 9] = [
         (&NODE_KSMD_FULL_SCANS_TOTAL, "full_scans", 1.0),
@@ -147,11 +148,11 @@ fn ksm(out: &mut Out<'_>, k: &Ksm) -> Fmt {
         (&NODE_KSMD_PAGES_UNSHARED, "pages_unshared", 1.0),
         (&NODE_KSMD_PAGES_VOLATILE, "pages_volatile", 1.0),
         (&NODE_KSMD_RUN, "run", 1.0),
-        (&NODE_KSMD_SLEEP_SECONDS, "sleep_millisecs", 1e-3),
+        (&NODE_KSMD_SLEEP_SECONDS, "sleep_millisecs", 1e3),
     ];
-    for (f, file, scale) in files {
+    for (f, file, divisor) in files {
         if let Some(v) = k.get(file) {
-            one(out, f, v as f64 * scale)?;
+            one(out, f, v as f64 / divisor)?;
         }
     }
     Ok(())

@@ -24,6 +24,7 @@ use prometheus_client::registry::Registry;
 
 use crate::http::HttpStats;
 
+mod class;
 mod compat;
 mod families;
 mod host;
@@ -93,6 +94,7 @@ fn encode_state(enc: DescriptorEncoder<'_>, st: &State, ctx: &Context) -> Fmt {
     host::host(&mut out, &st.sample)?;
     node::node(&mut out, &st.sample)?;
     mm::mm(&mut out, &st.sample)?;
+    class::classes(&mut out, &st.sample, &ctx.config.sys_root)?;
     process::processes(&mut out, st, &ctx.config.process_metrics)?;
     own::agent_figures(&mut out, st, ctx)
 }

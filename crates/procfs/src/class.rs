@@ -1,0 +1,408 @@
+//! Devices of a sysfs class, for the hardware sources whose devices are
+//! directories of one-value attribute files: power supplies, NVMe
+//! controllers, watchdogs, RAPL power zones, EDAC memory controllers, SCSI
+//! tapes, Fibre Channel hosts and InfiniBand adapters.
+//!
+//! Each source has a [`ClassSpec`]: the directory whose entries are the
+//! devices and the attribute paths read below each. The reader gathers,
+//! per device, `@<name>` then `<attribute path> <value>` lines for the
+//! attributes the device has (a `*` component of a path stands for each
+//! entry of that directory, so `ports/*/state` gathers as
+//! `ports/1/state`); an attribute that could not be read, or that spans
+//! several lines, is left out. The parser here keeps every line as text;
+//! [`ClassDevice::uint`] and friends read the values.
+
+use serde::Serialize;
+
+use crate::error::{ParseError, ParseErrorKind};
+use crate::records::{self, err, set, slot};
+
+/// Where a class source's devices are and what is read of each.
+#[derive(Debug)]
+pub struct ClassSpec {
+    /// The directory below the sys root whose entries are the devices.
+    pub dir: &'static str,
+    /// Only entries whose name starts with this are devices.
+    pub prefix: &'static str,
+    /// The name is `prefix` and a number, nothing else (`st0`, not `st0a`).
+    pub numbered: bool,
+    /// Attribute paths below a device directory.
+    pub attrs: &'static [&'static str],
+    /// A missing directory is a machine without such devices (the source
+    /// is read, with none) rather than a missing source.
+    pub missing_is_empty: bool,
+}
+
+impl ClassSpec {
+    /// Whether directory entry `name` is one of the class's devices.
+    pub fn is_device(&self, name: &str) -> bool {
+        match name.strip_prefix(self.prefix) {
+            None => false,
+            Some(rest) if self.numbered => {
+                !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())
+            }
+            Some(_) => true,
+        }
+    }
+}
+
+/// `/sys/class/power_supply/<supply>/` (node_exporter's powersupplyclass).
+pub const POWER_SUPPLY: ClassSpec = ClassSpec {
+    dir: "class/power_supply",
+    prefix: "",
+    numbered: false,
+    attrs: &[
+        "authentic",
+        "calibrate",
+        "capacity",
+        "capacity_alert_max",
+        "capacity_alert_min",
+        "capacity_level",
+        "charge_control_limit",
+        "charge_control_limit_max",
+        "charge_counter",
+        "charge_empty",
+        "charge_empty_design",
+        "charge_full",
+        "charge_full_design",
+        "charge_now",
+        "charge_term_current",
+        "charge_type",
+        "constant_charge_current",
+        "constant_charge_current_max",
+        "constant_charge_voltage",
+        "constant_charge_voltage_max",
+        "current_boot",
+        "current_max",
+        "current_now",
+        "cycle_count",
+        "energy_empty",
+        "energy_empty_design",
+        "energy_full",
+        "energy_full_design",
+        "energy_now",
+        "health",
+        "input_current_limit",
+        "manufacturer",
+        "model_name",
+        "online",
+        "power_now",
+        "precharge_current",
+        "present",
+        "scope",
+        "serial_number",
+        "status",
+        "technology",
+        "temp",
+        "temp_alert_max",
+        "temp_alert_min",
+        "temp_ambient",
+        "temp_ambient_max",
+        "temp_ambient_min",
+        "temp_max",
+        "temp_min",
+        "time_to_empty_now",
+        "time_to_full_now",
+        "type",
+        "usb_type",
+        "voltage_boot",
+        "voltage_max",
+        "voltage_max_design",
+        "voltage_min",
+        "voltage_min_design",
+        "voltage_now",
+        "voltage_ocv",
+    ],
+    missing_is_empty: false,
+};
+
+/// `/sys/class/nvme/nvmeN/`.
+pub const NVME: ClassSpec = ClassSpec {
+    dir: "class/nvme",
+    prefix: "nvme",
+    numbered: false,
+    attrs: &["firmware_rev", "model", "serial", "state"],
+    missing_is_empty: false,
+};
+
+/// `/sys/class/watchdog/watchdogN/`.
+pub const WATCHDOG: ClassSpec = ClassSpec {
+    dir: "class/watchdog",
+    prefix: "watchdog",
+    numbered: true,
+    attrs: &[
+        "bootstatus",
+        "fw_version",
+        "nowayout",
+        "timeleft",
+        "timeout",
+        "pretimeout",
+        "access_cs0",
+        "options",
+        "identity",
+        "state",
+        "status",
+        "pretimeout_governor",
+    ],
+    missing_is_empty: false,
+};
+
+/// `/sys/class/powercap/<zone>/` (RAPL power zones: `intel-rapl:N[:M]`
+/// and the like; an entry without a `name` is a control type, not a zone).
+pub const RAPL: ClassSpec = ClassSpec {
+    dir: "class/powercap",
+    prefix: "",
+    numbered: false,
+    attrs: &["name", "energy_uj", "max_energy_range_uj"],
+    missing_is_empty: false,
+};
+
+/// `/sys/devices/system/edac/mc/mcN/` and its chip-select rows.
+pub const EDAC: ClassSpec = ClassSpec {
+    dir: "devices/system/edac/mc",
+    prefix: "mc",
+    numbered: true,
+    attrs: &[
+        "ce_count",
+        "ce_noinfo_count",
+        "ue_count",
+        "ue_noinfo_count",
+        "csrow*/ce_count",
+        "csrow*/ue_count",
+    ],
+    missing_is_empty: true,
+};
+
+/// `/sys/class/scsi_tape/stN/stats/`.
+pub const TAPE: ClassSpec = ClassSpec {
+    dir: "class/scsi_tape",
+    prefix: "st",
+    numbered: true,
+    attrs: &[
+        "stats/in_flight",
+        "stats/io_ns",
+        "stats/other_cnt",
+        "stats/read_byte_cnt",
+        "stats/read_cnt",
+        "stats/read_ns",
+        "stats/resid_cnt",
+        "stats/write_byte_cnt",
+        "stats/write_cnt",
+        "stats/write_ns",
+    ],
+    missing_is_empty: false,
+};
+
+/// `/sys/class/fc_host/hostN/`.
+pub const FC_HOST: ClassSpec = ClassSpec {
+    dir: "class/fc_host",
+    prefix: "host",
+    numbered: false,
+    attrs: &[
+        "speed",
+        "port_state",
+        "port_type",
+        "symbolic_name",
+        "node_name",
+        "port_id",
+        "port_name",
+        "fabric_name",
+        "dev_loss_tmo",
+        "supported_classes",
+        "supported_speeds",
+        "statistics/*",
+    ],
+    missing_is_empty: false,
+};
+
+/// `/sys/class/infiniband/<device>/ports/<n>/`.
+pub const INFINIBAND: ClassSpec = ClassSpec {
+    dir: "class/infiniband",
+    prefix: "",
+    numbered: false,
+    attrs: &[
+        "ports/*/state",
+        "ports/*/phys_state",
+        "ports/*/rate",
+        "ports/*/counters/*",
+        "ports/*/counters_ext/*",
+    ],
+    missing_is_empty: false,
+};
+
+/// The class sources and their specs; a source's index here is its slot
+/// in [`crate::SystemSample::class`].
+pub static CLASSES: [(crate::Source, ClassSpec); 8] = [
+    (crate::Source::PowerSupply, POWER_SUPPLY),
+    (crate::Source::Nvme, NVME),
+    (crate::Source::Watchdog, WATCHDOG),
+    (crate::Source::Rapl, RAPL),
+    (crate::Source::Edac, EDAC),
+    (crate::Source::Tape, TAPE),
+    (crate::Source::FcHost, FC_HOST),
+    (crate::Source::Infiniband, INFINIBAND),
+];
+
+/// One device: its directory's name and the attributes read, in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ClassDevice {
+    pub name: String,
+    /// `(attribute path, value)`, values as the file has them (trimmed).
+    pub attrs: Vec<(String, String)>,
+}
+
+impl ClassDevice {
+    /// The text of attribute `path`.
+    pub fn get(&self, path: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == path)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Attribute `path` as a whole number: decimal, or hexadecimal with
+    /// `0x` (Fibre Channel statistics).
+    pub fn uint(&self, path: &str) -> Option<u64> {
+        parse_uint(self.get(path)?)
+    }
+
+    /// Attribute `path` as a signed whole number (temperatures, currents).
+    pub fn int(&self, path: &str) -> Option<i64> {
+        self.get(path)?.trim().parse().ok()
+    }
+
+    /// The attributes below `dir/` (`ports/1/`), each as (the rest of its
+    /// path, value).
+    pub fn below(&self, dir: &str) -> Vec<(&str, &str)> {
+        self.attrs
+            .iter()
+            .filter_map(|(k, v)| {
+                let rest = k.strip_prefix(dir)?.strip_prefix('/')?;
+                Some((rest, v.as_str()))
+            })
+            .collect()
+    }
+
+    /// The distinct first components of the attributes below `dir/`
+    /// (`ports` gives the port numbers), in order of appearance.
+    pub fn children<'a>(&'a self, dir: &str) -> Vec<&'a str> {
+        let mut out: Vec<&str> = Vec::new();
+        for (k, _) in &self.attrs {
+            let Some(rest) = k.strip_prefix(dir).and_then(|r| r.strip_prefix('/')) else {
+                continue;
+            };
+            let child = rest.split('/').next().unwrap_or(rest);
+            if !out.contains(&child) {
+                out.push(child);
+            }
+        }
+        out
+    }
+}
+
+/// A whole number in decimal, or in hexadecimal after `0x`.
+pub fn parse_uint(v: &str) -> Option<u64> {
+    let v = v.trim();
+    match v.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+/// Attributes one device may have.
+const MAX_ATTRS: usize = 1 << 16;
+
+/// Parses the gathered records into `out`.
+pub fn parse_into(buf: &[u8], out: &mut Vec<ClassDevice>) -> Result<(), ParseError> {
+    // Devices, and attributes of the current one.
+    let (mut used, mut attrs) = (0, 0);
+    for l in records::lines(buf) {
+        let (n, text) = l?;
+        if let Some(name) = text.strip_prefix('@') {
+            records::open(n, name, used, "device")?;
+            if let Some(d) = used.checked_sub(1).map(|i| &mut out[i]) {
+                d.attrs.truncate(attrs);
+            }
+            let d = slot(out, used);
+            used += 1;
+            attrs = 0;
+            set(&mut d.name, name);
+            continue;
+        }
+        let d = records::current(&mut out[..used], n, "device")?;
+        let (k, v) = text.split_once(' ').unwrap_or((text, ""));
+        if k.is_empty() {
+            return Err(err(
+                n,
+                "attribute",
+                ParseErrorKind::Invalid,
+                "`<attribute> <value>`",
+            ));
+        }
+        if attrs >= MAX_ATTRS {
+            return Err(err(
+                n,
+                "attribute",
+                ParseErrorKind::TooMany,
+                "at most 65536 attributes a device",
+            ));
+        }
+        let e = slot(&mut d.attrs, attrs);
+        attrs += 1;
+        set(&mut e.0, k);
+        set(&mut e.1, v);
+    }
+    if let Some(d) = used.checked_sub(1).map(|i| &mut out[i]) {
+        d.attrs.truncate(attrs);
+    }
+    out.truncate(used);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_values() {
+        let mut v = Vec::new();
+        parse_into(
+            b"@host0\nspeed 16 Gbit\nstatistics/rx_frames 0x1f\n@mlx5_0\nports/1/state 4: ACTIVE\nports/1/counters/port_rcv_data 100\nports/2/state 1: DOWN\nempty\n",
+            &mut v,
+        )
+        .unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].get("speed"), Some("16 Gbit"));
+        assert_eq!(v[0].uint("statistics/rx_frames"), Some(31));
+        assert_eq!(v[1].children("ports"), ["1", "2"]);
+        let p1 = v[1].below("ports/1");
+        assert_eq!(
+            p1,
+            [("state", "4: ACTIVE"), ("counters/port_rcv_data", "100")]
+        );
+        assert_eq!(v[1].get("empty"), Some(""));
+        // A warm parse of fewer attributes drops the rest.
+        parse_into(b"@host0\nspeed 8 Gbit\n", &mut v).unwrap();
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].attrs.len(), 1);
+        assert_eq!(
+            parse_into(b"speed 1\n", &mut v).unwrap_err().field,
+            "device"
+        );
+        assert_eq!(parse_into(b"@a/b\n", &mut v).unwrap_err().field, "device");
+        assert_eq!(
+            parse_into(b"@a\n x\n", &mut v).unwrap_err().field,
+            "attribute"
+        );
+    }
+
+    #[test]
+    fn device_names_follow_the_spec() {
+        assert!(TAPE.is_device("st0"));
+        assert!(!TAPE.is_device("st0a") && !TAPE.is_device("nst0") && !TAPE.is_device("st"));
+        assert!(EDAC.is_device("mc0") && !EDAC.is_device("power"));
+        assert!(POWER_SUPPLY.is_device("BAT0"));
+        assert_eq!(parse_uint("0x10"), Some(16));
+        assert_eq!(parse_uint("N/A"), None);
+    }
+}
