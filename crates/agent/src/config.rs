@@ -148,7 +148,9 @@ impl SourceConfig {
                 | Source::Edac
                 | Source::Tape
                 | Source::FcHost
-                | Source::Infiniband,
+                | Source::Infiniband
+                | Source::Xfs
+                | Source::Btrfs,
             ) => (15_000, 1_000),
             AgentSource::System(
                 Source::Arp | Source::UdpQueues | Source::Conntrack | Source::Mdstat,
@@ -533,6 +535,8 @@ file_sources!(
     tape,
     fc_host,
     infiniband,
+    xfs,
+    btrfs,
     processes
 );
 

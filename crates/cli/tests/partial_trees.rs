@@ -330,6 +330,30 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
             r#"node_infiniband_port_data_received_bytes_total{device="mlx4_0",port="2"}"#,
             2221223609.0 * 4.0,
         ),
+        (r#"node_xfs_read_calls_total{device="sda1"}"#, 120.0),
+        (r#"node_xfs_write_calls_total{device="sda1"}"#, 40.0),
+        (
+            r#"node_xfs_inode_operation_attribute_changes_total{device="sda1"}"#,
+            4.0,
+        ),
+        (r#"node_xfs_vnode_remove_total{device="sda1"}"#, 2.0),
+        (
+            r#"node_btrfs_size_bytes{uuid="7f4b8a3c-1d2e-4f5a-9b6c-0d1e2f3a4b5c",block_group_type="metadata",mode="raid1"}"#,
+            268435456.0,
+        ),
+        (
+            r#"node_btrfs_allocation_ratio{uuid="7f4b8a3c-1d2e-4f5a-9b6c-0d1e2f3a4b5c",block_group_type="data",mode="raid1"}"#,
+            2.0,
+        ),
+        (
+            r#"node_btrfs_reserved_bytes{uuid="7f4b8a3c-1d2e-4f5a-9b6c-0d1e2f3a4b5c",block_group_type="metadata"}"#,
+            65536.0,
+        ),
+        // Without a mount to ask (a tree, not a machine): sysfs's size.
+        (
+            r#"node_btrfs_device_size_bytes{uuid="7f4b8a3c-1d2e-4f5a-9b6c-0d1e2f3a4b5c",device="sdc"}"#,
+            20971520.0 * 512.0,
+        ),
     ] {
         assert_eq!(value(series), Some(want), "{series}");
     }

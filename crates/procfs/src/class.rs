@@ -8,9 +8,11 @@
 //! per device, `@<name>` then `<attribute path> <value>` lines for the
 //! attributes the device has (a `*` component of a path stands for each
 //! entry of that directory, so `ports/*/state` gathers as
-//! `ports/1/state`); an attribute that could not be read, or that spans
-//! several lines, is left out. The parser here keeps every line as text;
-//! [`ClassDevice::uint`] and friends read the values.
+//! `ports/1/state`); an attribute that could not be read is left out. A
+//! file of several `<name> <values>` lines (XFS's `stats`, btrfs's
+//! `commit_stats`) gathers as one line each, `<path>:<name> <values>`. The
+//! parser here keeps every line as text; [`ClassDevice::uint`] and friends
+//! read the values.
 
 use serde::Serialize;
 
@@ -26,6 +28,8 @@ pub struct ClassSpec {
     pub prefix: &'static str,
     /// The name is `prefix` and a number, nothing else (`st0`, not `st0a`).
     pub numbered: bool,
+    /// Entries of `dir` that are not devices.
+    pub skip: &'static [&'static str],
     /// Attribute paths below a device directory.
     pub attrs: &'static [&'static str],
     /// A missing directory is a machine without such devices (the source
@@ -36,6 +40,9 @@ pub struct ClassSpec {
 impl ClassSpec {
     /// Whether directory entry `name` is one of the class's devices.
     pub fn is_device(&self, name: &str) -> bool {
+        if self.skip.contains(&name) {
+            return false;
+        }
         match name.strip_prefix(self.prefix) {
             None => false,
             Some(rest) if self.numbered => {
@@ -51,6 +58,7 @@ pub const POWER_SUPPLY: ClassSpec = ClassSpec {
     dir: "class/power_supply",
     prefix: "",
     numbered: false,
+    skip: &[],
     attrs: &[
         "authentic",
         "calibrate",
@@ -121,6 +129,7 @@ pub const NVME: ClassSpec = ClassSpec {
     dir: "class/nvme",
     prefix: "nvme",
     numbered: false,
+    skip: &[],
     attrs: &["firmware_rev", "model", "serial", "state"],
     missing_is_empty: false,
 };
@@ -130,6 +139,7 @@ pub const WATCHDOG: ClassSpec = ClassSpec {
     dir: "class/watchdog",
     prefix: "watchdog",
     numbered: true,
+    skip: &[],
     attrs: &[
         "bootstatus",
         "fw_version",
@@ -153,6 +163,7 @@ pub const RAPL: ClassSpec = ClassSpec {
     dir: "class/powercap",
     prefix: "",
     numbered: false,
+    skip: &[],
     attrs: &["name", "energy_uj", "max_energy_range_uj"],
     missing_is_empty: false,
 };
@@ -162,6 +173,7 @@ pub const EDAC: ClassSpec = ClassSpec {
     dir: "devices/system/edac/mc",
     prefix: "mc",
     numbered: true,
+    skip: &[],
     attrs: &[
         "ce_count",
         "ce_noinfo_count",
@@ -178,6 +190,7 @@ pub const TAPE: ClassSpec = ClassSpec {
     dir: "class/scsi_tape",
     prefix: "st",
     numbered: true,
+    skip: &[],
     attrs: &[
         "stats/in_flight",
         "stats/io_ns",
@@ -198,6 +211,7 @@ pub const FC_HOST: ClassSpec = ClassSpec {
     dir: "class/fc_host",
     prefix: "host",
     numbered: false,
+    skip: &[],
     attrs: &[
         "speed",
         "port_state",
@@ -220,6 +234,7 @@ pub const INFINIBAND: ClassSpec = ClassSpec {
     dir: "class/infiniband",
     prefix: "",
     numbered: false,
+    skip: &[],
     attrs: &[
         "ports/*/state",
         "ports/*/phys_state",
@@ -230,9 +245,39 @@ pub const INFINIBAND: ClassSpec = ClassSpec {
     missing_is_empty: false,
 };
 
+/// `/sys/fs/xfs/<device>/stats/stats`: one mounted XFS filesystem each
+/// (the directory `stats` beside them holds all of them together).
+pub const XFS: ClassSpec = ClassSpec {
+    dir: "fs/xfs",
+    prefix: "",
+    numbered: false,
+    skip: &["stats"],
+    attrs: &["stats/stats"],
+    missing_is_empty: true,
+};
+
+/// `/sys/fs/btrfs/<uuid>/`: one mounted btrfs filesystem each.
+pub const BTRFS: ClassSpec = ClassSpec {
+    dir: "fs/btrfs",
+    prefix: "",
+    numbered: false,
+    skip: &["features"],
+    attrs: &[
+        "label",
+        "metadata_uuid",
+        "allocation/global_rsv_size",
+        "allocation/*/bytes_reserved",
+        "allocation/*/*/used_bytes",
+        "allocation/*/*/total_bytes",
+        "devices/*/size",
+        "commit_stats",
+    ],
+    missing_is_empty: true,
+};
+
 /// The class sources and their specs; a source's index here is its slot
 /// in [`crate::SystemSample::class`].
-pub static CLASSES: [(crate::Source, ClassSpec); 8] = [
+pub static CLASSES: [(crate::Source, ClassSpec); 10] = [
     (crate::Source::PowerSupply, POWER_SUPPLY),
     (crate::Source::Nvme, NVME),
     (crate::Source::Watchdog, WATCHDOG),
@@ -241,6 +286,8 @@ pub static CLASSES: [(crate::Source, ClassSpec); 8] = [
     (crate::Source::Tape, TAPE),
     (crate::Source::FcHost, FC_HOST),
     (crate::Source::Infiniband, INFINIBAND),
+    (crate::Source::Xfs, XFS),
+    (crate::Source::Btrfs, BTRFS),
 ];
 
 /// One device: its directory's name and the attributes read, in order.

@@ -127,8 +127,13 @@ impl Gatherer {
             Source::Ksm => {
                 self.dir_attrs(&sys_root.join("kernel/mm/ksm"), &crate::mm::KSM_FILES)?
             }
+            Source::Btrfs => {
+                let extra = self.btrfs_ioctls(proc_root);
+                self.class(sys_root, &crate::class::BTRFS, &extra)?
+            }
             s if s.class_spec().is_some() => {
-                self.class(sys_root, s.class_spec().expect("a class source"))?
+                let spec = s.class_spec().expect("a class source");
+                self.class(sys_root, spec, &Default::default())?
             }
             Source::Bonding => self.bonding(sys_root)?,
             Source::Hwmon => self.hwmon(sys_root)?,
@@ -191,7 +196,9 @@ impl Gatherer {
         Ok(())
     }
 
-    fn filesystem(&mut self, proc_root: &Path) -> std::io::Result<()> {
+    /// The mount table (`1/mounts`, else `mounts`), mount points as seen
+    /// below the root-filesystem prefix.
+    fn mount_table(&self, proc_root: &Path) -> std::io::Result<Vec<MountEntry>> {
         let table = match read_capped(&proc_root.join("1/mounts"), MOUNTS_CAP) {
             Ok(t) => t,
             Err(_) => read_capped(&proc_root.join("mounts"), MOUNTS_CAP)?,
@@ -202,8 +209,7 @@ impl Gatherer {
         } else {
             rootfs.strip_suffix(b"/").unwrap_or(rootfs)
         };
-        let mut seen = HashSet::new();
-        let mut mounts = Vec::new();
+        let mut out = Vec::new();
         for line in table.split(|&b| b == b'\n').take(crate::limits::MAX_ROWS) {
             let mut w = line.split(|&b| b == b' ');
             let (Some(device), Some(point), Some(fstype), Some(options)) =
@@ -221,20 +227,34 @@ impl Gatherer {
                     _ => point,
                 };
             let shown = crate::filesystem::unescape(&String::from_utf8_lossy(point));
+            let target = self.options.rootfs.join(shown.trim_start_matches('/'));
+            out.push(MountEntry {
+                fields: [device, point, fstype, options].map(<[u8]>::to_vec),
+                shown,
+                target,
+            });
+        }
+        Ok(out)
+    }
+
+    fn filesystem(&mut self, proc_root: &Path) -> std::io::Result<()> {
+        let mut seen = HashSet::new();
+        let mut mounts = Vec::new();
+        for m in self.mount_table(proc_root)? {
+            let [device, point, fstype, _] = &m.fields;
             let fstype_text = String::from_utf8_lossy(fstype);
-            if self.options.mount_points_exclude.is_match(&shown)
+            if self.options.mount_points_exclude.is_match(&m.shown)
                 || self.options.fs_types_exclude.is_match(&fstype_text)
-                || !seen.insert((device.to_vec(), point.to_vec(), fstype.to_vec()))
+                || !seen.insert((device.clone(), point.clone(), fstype.clone()))
             {
                 continue;
             }
             let mut head = Vec::new();
-            for field in [device, point, fstype, options] {
+            for field in &m.fields {
                 head.extend_from_slice(field);
                 head.push(b' ');
             }
-            let target = self.options.rootfs.join(shown.trim_start_matches('/'));
-            mounts.push((head, target));
+            mounts.push((head, m.target));
         }
         // One round trip to the worker for every mount.
         let targets: Vec<&Path> = mounts.iter().map(|(_, t)| t.as_path()).collect();
@@ -356,7 +376,12 @@ impl Gatherer {
 
     /// The devices of a sysfs class ([`crate::class`]): `@<name>`, then
     /// the attributes of `spec` each has.
-    fn class(&mut self, sys_root: &Path, spec: &crate::class::ClassSpec) -> std::io::Result<()> {
+    fn class(
+        &mut self,
+        sys_root: &Path,
+        spec: &crate::class::ClassSpec,
+        extra: &std::collections::HashMap<String, Vec<String>>,
+    ) -> std::io::Result<()> {
         let dir = sys_root.join(spec.dir);
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
@@ -380,8 +405,33 @@ impl Gatherer {
                 key.clear();
                 self.glob_attr(&device, &mut key, pattern, 0);
             }
+            for line in extra.get(name).into_iter().flatten() {
+                self.scratch.extend_from_slice(line.as_bytes());
+                self.scratch.push(b'\n');
+            }
         }
         Ok(())
+    }
+
+    /// Each mounted btrfs filesystem's devices from its ioctls, as lines
+    /// by filesystem id (once per filesystem, whatever its mounts).
+    fn btrfs_ioctls(&self, proc_root: &Path) -> std::collections::HashMap<String, Vec<String>> {
+        let mut out = std::collections::HashMap::new();
+        let Ok(table) = self.mount_table(proc_root) else {
+            return out;
+        };
+        let mut devices = HashSet::new();
+        for m in table {
+            let [device, _, fstype, _] = &m.fields;
+            if fstype.as_slice() != b"btrfs" || !devices.insert(device.clone()) {
+                continue;
+            }
+            if let Some((fsid, devs)) = crate::btrfs::devices(&m.target) {
+                out.entry(fsid)
+                    .or_insert_with(|| devs.iter().map(crate::btrfs::IoctlDevice::line).collect());
+            }
+        }
+        out
     }
 
     /// Reads the attributes `pattern` names below `dir` (a `*` component
@@ -420,10 +470,25 @@ impl Gatherer {
                     self.glob_attr(&path, key, r, depth + 1);
                 }
                 None => {
-                    if self.attr(&path) && !self.attr.contains(&b'\n') {
+                    if !self.attr(&path) {
+                        continue;
+                    }
+                    if !self.attr.contains(&b'\n') {
                         self.scratch.extend_from_slice(key.as_bytes());
                         self.scratch.push(b' ');
                         self.scratch.extend_from_slice(&self.attr);
+                        self.scratch.push(b'\n');
+                        continue;
+                    }
+                    // `<name> <values>` lines: one attribute each.
+                    for line in self.attr.split(|&b| b == b'\n') {
+                        let line = line.trim_ascii();
+                        if line.is_empty() || !line.contains(&b' ') {
+                            continue;
+                        }
+                        self.scratch.extend_from_slice(key.as_bytes());
+                        self.scratch.push(b':');
+                        self.scratch.extend_from_slice(line);
                         self.scratch.push(b'\n');
                     }
                 }
@@ -710,6 +775,15 @@ fn read_capped(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
 
 /// The mount table's size cap (a host with 100,000 mounts prints ~10 MB).
 const MOUNTS_CAP: u64 = 64 << 20;
+
+/// One line of the mount table: device, mount point (as printed), type and
+/// options; the mount point unescaped, and the path to it below the
+/// root-filesystem prefix.
+struct MountEntry {
+    fields: [Vec<u8>; 4],
+    shown: String,
+    target: PathBuf,
+}
 
 /// The local time zone's abbreviation and offset east of UTC at `now_ns`.
 fn local_zone(now_ns: u64) -> (String, i64) {

@@ -25,6 +25,7 @@ mod records;
 mod sample;
 mod source;
 
+pub mod btrfs;
 pub mod class;
 pub mod cpu;
 pub mod cpuinfo;

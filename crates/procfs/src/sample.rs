@@ -295,7 +295,9 @@ impl SystemSample {
             | Source::Edac
             | Source::Tape
             | Source::FcHost
-            | Source::Infiniband => {
+            | Source::Infiniband
+            | Source::Xfs
+            | Source::Btrfs => {
                 let i = source.class_index().expect("a class source");
                 swap(&mut self.class[i], &mut other.class[i])
             }
@@ -363,7 +365,9 @@ impl SystemSample {
             | Source::Edac
             | Source::Tape
             | Source::FcHost
-            | Source::Infiniband => {
+            | Source::Infiniband
+            | Source::Xfs
+            | Source::Btrfs => {
                 let i = source.class_index().expect("a class source");
                 class::parse_into(bytes, &mut self.class[i])
             }
@@ -502,7 +506,9 @@ impl Serialize for SourceData<'_> {
             | Source::Edac
             | Source::Tape
             | Source::FcHost
-            | Source::Infiniband => {
+            | Source::Infiniband
+            | Source::Xfs
+            | Source::Btrfs => {
                 let i = self.1.class_index().expect("a class source");
                 x.class[i].serialize(s)
             }

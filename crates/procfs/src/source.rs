@@ -61,6 +61,8 @@ pub enum Source {
     Tape,
     FcHost,
     Infiniband,
+    Xfs,
+    Btrfs,
 }
 
 impl From<Source> for &'static str {
@@ -70,7 +72,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 53] = [
+    pub const ALL: [Source; 55] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -124,6 +126,8 @@ impl Source {
         Source::Tape,
         Source::FcHost,
         Source::Infiniband,
+        Source::Xfs,
+        Source::Btrfs,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -185,6 +189,8 @@ impl Source {
             Source::Tape => "tape",
             Source::FcHost => "fc_host",
             Source::Infiniband => "infiniband",
+            Source::Xfs => "xfs",
+            Source::Btrfs => "btrfs",
         }
     }
 
@@ -234,7 +240,9 @@ impl Source {
             | Source::Edac
             | Source::Tape
             | Source::FcHost
-            | Source::Infiniband => &[],
+            | Source::Infiniband
+            | Source::Xfs
+            | Source::Btrfs => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],
@@ -303,7 +311,7 @@ impl Source {
     /// without CONFIG_NUMA), same-page merging (CONFIG_KSM), the hung-task
     /// detector's count (CONFIG_DETECT_HUNG_TASK, kernels since 6.14), and
     /// the hardware classes (power supplies, NVMe, watchdogs, RAPL, EDAC,
-    /// tapes, Fibre Channel, InfiniBand).
+    /// tapes, Fibre Channel, InfiniBand, XFS and btrfs filesystems).
     pub fn optional(self) -> bool {
         self.resource().is_some()
             || matches!(

@@ -508,6 +508,21 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         ib.get("ports/2/counters/multicast_rcv_packets"),
         Some("N/A (no PMA)")
     );
+    // A file of `<name> <values>` lines: one attribute a line.
+    assert_eq!(names(Source::Xfs), ["sda1"]);
+    assert_eq!(class(Source::Xfs)[0].get("stats/stats:rw"), Some("40 120"));
+    assert_eq!(
+        names(Source::Btrfs),
+        ["7f4b8a3c-1d2e-4f5a-9b6c-0d1e2f3a4b5c"]
+    );
+    let fs = &class(Source::Btrfs)[0];
+    assert_eq!(fs.get("label"), Some("data"));
+    assert_eq!(
+        fs.uint("allocation/metadata/raid1/total_bytes"),
+        Some(268435456)
+    );
+    assert_eq!(fs.children("devices"), ["sdb", "sdc"]);
+    assert_eq!(fs.uint("commit_stats:commits"), Some(12));
 }
 
 fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {

@@ -64,6 +64,7 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("@power_supply", |b| {
             procfs::class::parse_into(b, &mut Vec::new())
         }),
+        ("@btrfs", |b| procfs::class::parse_into(b, &mut Vec::new())),
         ("@task_limits", |b| {
             procfs::mm::parse_task_limits(b).map(drop)
         }),

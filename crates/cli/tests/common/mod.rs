@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod agent;
+pub mod exposition;
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

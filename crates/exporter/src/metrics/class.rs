@@ -1,5 +1,6 @@
 //! The hardware classes under node_exporter's names: powersupplyclass,
-//! nvme, watchdog, rapl, edac, tapestats, fibrechannel, infiniband.
+//! nvme, watchdog, rapl, edac, tapestats, fibrechannel, infiniband, xfs,
+//! btrfs.
 
 use std::path::Path;
 
@@ -255,6 +256,245 @@ const IB_COUNTERS: &[(&str, &str, f64, &str)] = &[
     ),
 ];
 
+/// node_exporter's XFS families: `(line of stats, column, name after
+/// node_xfs_, help)`, all counters.
+const XFS: &[(&str, usize, &str, &str)] = &[
+    (
+        "extent_alloc",
+        0,
+        "extent_allocation_extents_allocated_total",
+        "Number of extents allocated for a filesystem.",
+    ),
+    (
+        "extent_alloc",
+        1,
+        "extent_allocation_blocks_allocated_total",
+        "Number of blocks allocated for a filesystem.",
+    ),
+    (
+        "extent_alloc",
+        2,
+        "extent_allocation_extents_freed_total",
+        "Number of extents freed for a filesystem.",
+    ),
+    (
+        "extent_alloc",
+        3,
+        "extent_allocation_blocks_freed_total",
+        "Number of blocks freed for a filesystem.",
+    ),
+    (
+        "abt",
+        0,
+        "allocation_btree_lookups_total",
+        "Number of allocation B-tree lookups for a filesystem.",
+    ),
+    (
+        "abt",
+        1,
+        "allocation_btree_compares_total",
+        "Number of allocation B-tree compares for a filesystem.",
+    ),
+    (
+        "abt",
+        2,
+        "allocation_btree_records_inserted_total",
+        "Number of allocation B-tree records inserted for a filesystem.",
+    ),
+    (
+        "abt",
+        3,
+        "allocation_btree_records_deleted_total",
+        "Number of allocation B-tree records deleted for a filesystem.",
+    ),
+    (
+        "blk_map",
+        0,
+        "block_mapping_reads_total",
+        "Number of block map for read operations for a filesystem.",
+    ),
+    (
+        "blk_map",
+        1,
+        "block_mapping_writes_total",
+        "Number of block map for write operations for a filesystem.",
+    ),
+    (
+        "blk_map",
+        2,
+        "block_mapping_unmaps_total",
+        "Number of block unmaps (deletes) for a filesystem.",
+    ),
+    (
+        "blk_map",
+        3,
+        "block_mapping_extent_list_insertions_total",
+        "Number of extent list insertions for a filesystem.",
+    ),
+    (
+        "blk_map",
+        4,
+        "block_mapping_extent_list_deletions_total",
+        "Number of extent list deletions for a filesystem.",
+    ),
+    (
+        "blk_map",
+        5,
+        "block_mapping_extent_list_lookups_total",
+        "Number of extent list lookups for a filesystem.",
+    ),
+    (
+        "blk_map",
+        6,
+        "block_mapping_extent_list_compares_total",
+        "Number of extent list compares for a filesystem.",
+    ),
+    (
+        "bmbt",
+        0,
+        "block_map_btree_lookups_total",
+        "Number of block map B-tree lookups for a filesystem.",
+    ),
+    (
+        "bmbt",
+        1,
+        "block_map_btree_compares_total",
+        "Number of block map B-tree compares for a filesystem.",
+    ),
+    (
+        "bmbt",
+        2,
+        "block_map_btree_records_inserted_total",
+        "Number of block map B-tree records inserted for a filesystem.",
+    ),
+    (
+        "bmbt",
+        3,
+        "block_map_btree_records_deleted_total",
+        "Number of block map B-tree records deleted for a filesystem.",
+    ),
+    (
+        "dir",
+        0,
+        "directory_operation_lookup_total",
+        "Number of file name directory lookups which miss the operating systems directory name lookup cache.",
+    ),
+    (
+        "dir",
+        1,
+        "directory_operation_create_total",
+        "Number of times a new directory entry was created for a filesystem.",
+    ),
+    (
+        "dir",
+        2,
+        "directory_operation_remove_total",
+        "Number of times an existing directory entry was created for a filesystem.",
+    ),
+    (
+        "dir",
+        3,
+        "directory_operation_getdents_total",
+        "Number of times the directory getdents operation was performed for a filesystem.",
+    ),
+    (
+        "rw",
+        0,
+        "write_calls_total",
+        "Number of write(2) system calls made to files in a filesystem.",
+    ),
+    (
+        "rw",
+        1,
+        "read_calls_total",
+        "Number of read(2) system calls made to files in a filesystem.",
+    ),
+    (
+        "ig",
+        0,
+        "inode_operation_attempts_total",
+        "Number of times the OS looked for an XFS inode in the inode cache.",
+    ),
+    (
+        "ig",
+        1,
+        "inode_operation_found_total",
+        "Number of times the OS looked for and found an XFS inode in the inode cache.",
+    ),
+    (
+        "ig",
+        2,
+        "inode_operation_recycled_total",
+        "Number of times the OS found an XFS inode in the cache, but could not use it as it was being recycled.",
+    ),
+    (
+        "ig",
+        3,
+        "inode_operation_missed_total",
+        "Number of times the OS looked for an XFS inode in the cache, but did not find it.",
+    ),
+    (
+        "ig",
+        4,
+        "inode_operation_duplicates_total",
+        "Number of times the OS tried to add a missing XFS inode to the inode cache, but found it had already been added by another process.",
+    ),
+    (
+        "ig",
+        5,
+        "inode_operation_reclaims_total",
+        "Number of times the OS reclaimed an XFS inode from the inode cache to free memory for another purpose.",
+    ),
+    (
+        "ig",
+        6,
+        "inode_operation_attribute_changes_total",
+        "Number of times the OS explicitly changed the attributes of an XFS inode.",
+    ),
+    (
+        "vnodes",
+        0,
+        "vnode_active_total",
+        "Number of vnodes not on free lists for a filesystem.",
+    ),
+    (
+        "vnodes",
+        1,
+        "vnode_allocate_total",
+        "Number of times vn_alloc called for a filesystem.",
+    ),
+    (
+        "vnodes",
+        2,
+        "vnode_get_total",
+        "Number of times vn_get called for a filesystem.",
+    ),
+    (
+        "vnodes",
+        3,
+        "vnode_hold_total",
+        "Number of times vn_hold called for a filesystem.",
+    ),
+    (
+        "vnodes",
+        4,
+        "vnode_release_total",
+        "Number of times vn_rele called for a filesystem.",
+    ),
+    (
+        "vnodes",
+        5,
+        "vnode_reclaim_total",
+        "Number of times vn_reclaim called for a filesystem.",
+    ),
+    (
+        "vnodes",
+        6,
+        "vnode_remove_total",
+        "Number of times vn_remove called for a filesystem.",
+    ),
+];
+
 pub(super) fn classes(out: &mut Out<'_>, s: &SystemSample, sys_root: &Path) -> Fmt {
     let devices = |source: Source| -> Option<&[ClassDevice]> {
         let i = source.class_index()?;
@@ -294,6 +534,12 @@ pub(super) fn classes(out: &mut Out<'_>, s: &SystemSample, sys_root: &Path) -> F
     }
     if let Some(d) = devices(Source::Infiniband) {
         infiniband(out, d)?;
+    }
+    if let Some(d) = devices(Source::Xfs) {
+        xfs(out, d)?;
+    }
+    if let Some(d) = devices(Source::Btrfs) {
+        btrfs(out, d)?;
     }
     Ok(())
 }
@@ -621,6 +867,189 @@ fn infiniband(out: &mut Out<'_>, devices: &[ClassDevice]) -> Fmt {
         let mut m = out.family_named(&NODE_INFINIBAND_TOTAL, &name, help)?;
         for (d, p, v) in rows {
             counter_l(&mut m, &[("device", d), ("port", p)], v as f64 * scale)?;
+        }
+    }
+    Ok(())
+}
+
+/// Per mounted filesystem: the columns of `stats/stats` node_exporter names.
+fn xfs(out: &mut Out<'_>, filesystems: &[ClassDevice]) -> Fmt {
+    let mut name = String::new();
+    let mut key = String::new();
+    for (line, column, suffix, help) in XFS {
+        key.clear();
+        key.push_str("stats/stats:");
+        key.push_str(line);
+        let rows: Vec<_> = filesystems
+            .iter()
+            .filter_map(|f| {
+                let v = f.get(&key)?.split_whitespace().nth(*column)?;
+                Some((f.name.as_str(), parse_uint(v)?))
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        name.clear();
+        name.push_str("node_xfs_");
+        name.push_str(suffix);
+        let mut m = out.family_named(&NODE_XFS_TOTAL, &name, help)?;
+        for (device, v) in rows {
+            counter_l(&mut m, &[("device", device)], v as f64)?;
+        }
+    }
+    Ok(())
+}
+
+/// node_exporter's allocation ratio of a btrfs layout on `devices` devices.
+fn btrfs_ratio(layout: &str, devices: usize) -> f64 {
+    let n = devices as f64;
+    match layout {
+        "single" | "raid0" => 1.0,
+        "dup" | "raid1" | "raid10" => 2.0,
+        "raid5" => n / (n - 1.0),
+        "raid6" => n / (n - 2.0),
+        _ => 0.0,
+    }
+}
+
+/// Per filesystem: its sysfs allocation figures; per device, the ioctls'
+/// sizes and error counters (sysfs's device size where they gave none).
+fn btrfs(out: &mut Out<'_>, filesystems: &[ClassDevice]) -> Fmt {
+    use procfs::btrfs::IoctlDevice;
+    const TYPES: [&str; 3] = ["data", "metadata", "system"];
+    let uuid = |f: &ClassDevice| f.get("metadata_uuid").unwrap_or(&f.name).to_string();
+    {
+        let mut m = out.family(&NODE_BTRFS_INFO)?;
+        for f in filesystems {
+            let (u, label) = (uuid(f), f.get("label").unwrap_or(""));
+            gauge_l(&mut m, &[("uuid", u.as_str()), ("label", label)], 1.0)?;
+        }
+    }
+    {
+        let mut m = out.family(&NODE_BTRFS_GLOBAL_RSV_SIZE_BYTES)?;
+        for f in filesystems {
+            if let Some(v) = f.uint("allocation/global_rsv_size") {
+                gauge_l(&mut m, &[("uuid", uuid(f).as_str())], v as f64)?;
+            }
+        }
+    }
+    {
+        let mut m = out.family(&NODE_BTRFS_RESERVED_BYTES)?;
+        for f in filesystems {
+            let u = uuid(f);
+            for t in TYPES {
+                if let Some(v) = f.uint(&format!("allocation/{t}/bytes_reserved")) {
+                    gauge_l(
+                        &mut m,
+                        &[("uuid", u.as_str()), ("block_group_type", t)],
+                        v as f64,
+                    )?;
+                }
+            }
+        }
+    }
+    for (fam, file) in [
+        (&NODE_BTRFS_USED_BYTES, Some("used_bytes")),
+        (&NODE_BTRFS_SIZE_BYTES, Some("total_bytes")),
+        (&NODE_BTRFS_ALLOCATION_RATIO, None),
+    ] {
+        let mut m = out.family(fam)?;
+        for f in filesystems {
+            let u = uuid(f);
+            let devices = f.children("devices").len();
+            for t in TYPES {
+                let dir = format!("allocation/{t}");
+                for layout in f.children(&dir) {
+                    let (Some(used), Some(total)) = (
+                        f.uint(&format!("{dir}/{layout}/used_bytes")),
+                        f.uint(&format!("{dir}/{layout}/total_bytes")),
+                    ) else {
+                        continue;
+                    };
+                    let v = match file {
+                        Some("used_bytes") => used as f64,
+                        Some(_) => total as f64,
+                        None => btrfs_ratio(layout, devices),
+                    };
+                    let labels = [
+                        ("uuid", u.as_str()),
+                        ("block_group_type", t),
+                        ("mode", layout),
+                    ];
+                    gauge_l(&mut m, &labels, v)?;
+                }
+            }
+        }
+    }
+    // Devices: the ioctls' where there are any, else sysfs's sizes.
+    let ioctl = |f: &ClassDevice| -> Vec<IoctlDevice> {
+        f.attrs
+            .iter()
+            .filter_map(|(k, v)| IoctlDevice::parse(k.strip_prefix("ioctl:")?, v))
+            .collect()
+    };
+    let base = |path: &str| path.rsplit('/').next().unwrap_or(path).to_string();
+    {
+        let mut m = out.family(&NODE_BTRFS_DEVICE_SIZE_BYTES)?;
+        for f in filesystems {
+            let u = uuid(f);
+            let devs = ioctl(f);
+            if devs.is_empty() {
+                for d in f.children("devices") {
+                    if let Some(sectors) = f.uint(&format!("devices/{d}/size")) {
+                        let labels = [("uuid", u.as_str()), ("device", d)];
+                        gauge_l(&mut m, &labels, (sectors * 512) as f64)?;
+                    }
+                }
+            }
+            for d in &devs {
+                let dev = base(&d.path);
+                let labels = [
+                    ("uuid", u.as_str()),
+                    ("device", dev.as_str()),
+                    ("btrfs_dev_uuid", d.uuid.as_str()),
+                ];
+                gauge_l(&mut m, &labels, d.total_bytes as f64)?;
+            }
+        }
+    }
+    {
+        let mut m = out.family(&NODE_BTRFS_DEVICE_UNUSED_BYTES)?;
+        for f in filesystems {
+            let u = uuid(f);
+            for d in ioctl(f) {
+                let dev = base(&d.path);
+                let labels = [
+                    ("uuid", u.as_str()),
+                    ("device", dev.as_str()),
+                    ("btrfs_dev_uuid", d.uuid.as_str()),
+                ];
+                gauge_l(
+                    &mut m,
+                    &labels,
+                    d.total_bytes.saturating_sub(d.bytes_used) as f64,
+                )?;
+            }
+        }
+    }
+    let mut m = out.family(&NODE_BTRFS_DEVICE_ERRORS_TOTAL)?;
+    for f in filesystems {
+        let u = uuid(f);
+        for d in ioctl(f) {
+            let dev = base(&d.path);
+            for (kind, v) in ["write", "read", "flush", "corruption", "generation"]
+                .iter()
+                .zip(d.errors)
+            {
+                let labels = [
+                    ("uuid", u.as_str()),
+                    ("type", kind),
+                    ("device", dev.as_str()),
+                    ("btrfs_dev_uuid", d.uuid.as_str()),
+                ];
+                counter_l(&mut m, &labels, v as f64)?;
+            }
         }
     }
     Ok(())

@@ -68,6 +68,8 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Tape => &[AgentSource::System(Source::Tape)],
             Source::FcHost => &[AgentSource::System(Source::FcHost)],
             Source::Infiniband => &[AgentSource::System(Source::Infiniband)],
+            Source::Xfs => &[AgentSource::System(Source::Xfs)],
+            Source::Btrfs => &[AgentSource::System(Source::Btrfs)],
             // Evaluated at compile time: a source without an arm stops the build.
             _ => panic!("a collector of one source needs an arm here"),
         },
@@ -143,6 +145,8 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("tapestats", Source::Tape),
     one("fibrechannel", Source::FcHost),
     one("infiniband", Source::Infiniband),
+    one("xfs", Source::Xfs),
+    one("btrfs", Source::Btrfs),
     Collector {
         name: "processes",
         required: &[
@@ -175,11 +179,9 @@ pub fn collector_names() -> String {
 /// with the reason (docs/metrics.md names each; a test checks it).
 pub const NOT_HERE: &[(&str, &str)] = &[
     ("bcache", "not yet: /sys/fs/bcache"),
-    ("btrfs", "not yet: /sys/fs/btrfs"),
     ("ipvs", "not yet: /proc/net/ip_vs*"),
     ("nfs", "not yet: /proc/net/rpc/nfs"),
     ("nfsd", "not yet: /proc/net/rpc/nfsd"),
-    ("xfs", "not yet: /sys/fs/xfs"),
     ("zfs", "not yet: /proc/spl/kstat/zfs"),
     ("tcpstat", "needs netlink (inet_diag)"),
     ("systemd", "needs D-Bus"),

@@ -233,6 +233,16 @@ families! {
     NODE_FIBRECHANNEL_TOTAL "node_fibrechannel_*_total" Counter ["fc_host"] "fc_host" "A Fibre Channel host's statistics counter (/sys/class/fc_host/<host>/statistics; rx_frames, tx_words, link_failure, ..., as node_exporter names them); counters the firmware does not implement are left out.";
     NODE_INFINIBAND "node_infiniband_*" Gauge ["device", "port"] "infiniband" "An InfiniBand port's state_id, physical_state_id or rate_bytes_per_second.";
     NODE_INFINIBAND_TOTAL "node_infiniband_*_total" Counter ["device", "port"] "infiniband" "An InfiniBand port's counter (/sys/class/infiniband/<device>/ports/<port>/counters and counters_ext, as node_exporter names them; data in bytes).";
+    NODE_XFS_TOTAL "node_xfs_*_total" Counter ["device"] "xfs" "An XFS filesystem's counter from /sys/fs/xfs/<device>/stats/stats, as node_exporter names it (extent_allocation_*, allocation_btree_*, block_mapping_*, block_map_btree_*, directory_operation_*, read_calls, write_calls, vnode_*).";
+    NODE_BTRFS_INFO "node_btrfs_info" Gauge ["uuid", "label"] "btrfs" "Filesystem information";
+    NODE_BTRFS_GLOBAL_RSV_SIZE_BYTES "node_btrfs_global_rsv_size_bytes" Gauge ["uuid"] "btrfs" "Size of global reserve.";
+    NODE_BTRFS_RESERVED_BYTES "node_btrfs_reserved_bytes" Gauge ["uuid", "block_group_type"] "btrfs" "Amount of space reserved for a data type";
+    NODE_BTRFS_USED_BYTES "node_btrfs_used_bytes" Gauge ["uuid", "block_group_type", "mode"] "btrfs" "Amount of used space by a layout/data type";
+    NODE_BTRFS_SIZE_BYTES "node_btrfs_size_bytes" Gauge ["uuid", "block_group_type", "mode"] "btrfs" "Amount of space allocated for a layout/data type";
+    NODE_BTRFS_ALLOCATION_RATIO "node_btrfs_allocation_ratio" Gauge ["uuid", "block_group_type", "mode"] "btrfs" "Data allocation ratio for a layout/data type";
+    NODE_BTRFS_DEVICE_SIZE_BYTES "node_btrfs_device_size_bytes" Gauge ["uuid", "device", "btrfs_dev_uuid"] "btrfs" "Size of a device that is part of the filesystem.";
+    NODE_BTRFS_DEVICE_UNUSED_BYTES "node_btrfs_device_unused_bytes" Gauge ["uuid", "device", "btrfs_dev_uuid"] "btrfs" "Unused bytes unused on a device that is part of the filesystem.";
+    NODE_BTRFS_DEVICE_ERRORS_TOTAL "node_btrfs_device_errors_total" Counter ["uuid", "type", "device", "btrfs_dev_uuid"] "btrfs" "Errors reported for the device";
     NODE_PROCESSES_PIDS "node_processes_pids" Gauge [] "processes" "Number of PIDs";
     NODE_PROCESSES_THREADS "node_processes_threads" Gauge [] "processes" "Allocated threads in system";
     NODE_PROCESSES_STATE "node_processes_state" Gauge ["state"] "processes" "Number of processes in each state.";
