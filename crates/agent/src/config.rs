@@ -58,6 +58,8 @@ impl AgentSource {
             AgentSource::System(Source::PressureIo) => "pressure_io",
             AgentSource::System(Source::PressureIrq) => "pressure_irq",
             AgentSource::System(Source::NetDev) => "net_dev",
+            AgentSource::System(Source::Nfs) => "nfs",
+            AgentSource::System(Source::Nfsd) => "nfsd",
             AgentSource::System(s) => s.name(),
             AgentSource::Processes => "processes",
         }
@@ -150,7 +152,9 @@ impl SourceConfig {
                 | Source::FcHost
                 | Source::Infiniband
                 | Source::Xfs
-                | Source::Btrfs,
+                | Source::Btrfs
+                | Source::Nfs
+                | Source::Nfsd,
             ) => (15_000, 1_000),
             AgentSource::System(
                 Source::Arp | Source::UdpQueues | Source::Conntrack | Source::Mdstat,
@@ -537,6 +541,8 @@ file_sources!(
     infiniband,
     xfs,
     btrfs,
+    nfs,
+    nfsd,
     processes
 );
 

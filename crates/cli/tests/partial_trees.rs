@@ -349,6 +349,29 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
             r#"node_btrfs_reserved_bytes{uuid="7f4b8a3c-1d2e-4f5a-9b6c-0d1e2f3a4b5c",block_group_type="metadata"}"#,
             65536.0,
         ),
+        (
+            r#"node_nfs_requests_total{proto="3",method="GetAttr"}"#,
+            4084749.0,
+        ),
+        (r#"node_nfs_requests_total{proto="4",method="Null"}"#, 1.0),
+        (r#"node_nfs_packets_total{protocol="tcp"}"#, 18628.0),
+        ("node_nfs_rpcs_total", 4329785.0),
+        ("node_nfsd_disk_bytes_read_total", 157286400.0),
+        ("node_nfsd_server_threads", 8.0),
+        ("node_nfsd_read_ahead_cache_size_blocks", 32.0),
+        (
+            r#"node_nfsd_requests_total{proto="4",method="GetAttr"}"#,
+            8179.0,
+        ),
+        (
+            r#"node_nfsd_requests_total{proto="4",method="PutFH"}"#,
+            9609.0,
+        ),
+        (
+            r#"node_nfsd_requests_total{proto="3",method="Lookup"}"#,
+            2719.0,
+        ),
+        (r#"node_nfsd_rpc_errors_total{error="cInt"}"#, 0.0),
         // Without a mount to ask (a tree, not a machine): sysfs's size.
         (
             r#"node_btrfs_device_size_bytes{uuid="7f4b8a3c-1d2e-4f5a-9b6c-0d1e2f3a4b5c",device="sdc"}"#,
@@ -386,6 +409,8 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         assert!(body.contains(&line), "{line} not in the scrape");
     }
     assert!(!body.contains("intel-rapl\""));
+    // node_exporter leaves the server's Null procedures out.
+    assert!(!body.contains(r#"node_nfsd_requests_total{proto="3",method="Null"}"#));
     // A counter the HBA does not implement (all ones) is left out.
     assert!(!body.contains("node_fibrechannel_dumped_frames_total"));
     // A port counter the adapter cannot read (`N/A (no PMA)`) is left out.

@@ -49,6 +49,7 @@ pub mod numa;
 pub mod os_release;
 pub mod pid;
 pub mod pressure;
+pub mod rpc;
 pub mod schedstat;
 pub mod selinux;
 pub mod sockstat;

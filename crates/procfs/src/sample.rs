@@ -33,6 +33,7 @@ use crate::numa::{self, NumaNode};
 use crate::os_release::{self, OsRelease};
 use crate::pressure::{self, Pressure, Resource};
 use crate::reader::Reader;
+use crate::rpc::{self, RpcStats};
 use crate::schedstat::{self, Schedstat};
 use crate::selinux::{self, Selinux};
 use crate::sockstat::{self, Sockstat};
@@ -136,6 +137,10 @@ pub struct SystemSample {
     pub cpuinfo: Vec<CpuInfo>,
     /// The hardware classes' devices, by [`Source::class_index`].
     pub class: [Vec<ClassDevice>; class::CLASSES.len()],
+    /// /proc/net/rpc/nfs: the NFS client.
+    pub nfs: RpcStats,
+    /// /proc/net/rpc/nfsd: the NFS server.
+    pub nfsd: RpcStats,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -188,6 +193,8 @@ impl Default for SystemSample {
             task_limits: TaskLimits::default(),
             cpuinfo: Vec::new(),
             class: Default::default(),
+            nfs: RpcStats::default(),
+            nfsd: RpcStats::default(),
             status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -288,6 +295,8 @@ impl SystemSample {
             Source::KernelHung => swap(&mut self.hung_tasks, &mut other.hung_tasks),
             Source::TaskLimits => swap(&mut self.task_limits, &mut other.task_limits),
             Source::Cpuinfo => swap(&mut self.cpuinfo, &mut other.cpuinfo),
+            Source::Nfs => swap(&mut self.nfs, &mut other.nfs),
+            Source::Nfsd => swap(&mut self.nfsd, &mut other.nfsd),
             Source::PowerSupply
             | Source::Nvme
             | Source::Watchdog
@@ -358,6 +367,8 @@ impl SystemSample {
             Source::KernelHung => mm::parse_hung_tasks(bytes).map(|n| self.hung_tasks = n),
             Source::TaskLimits => mm::parse_task_limits(bytes).map(|l| self.task_limits = l),
             Source::Cpuinfo => cpuinfo::parse_into(bytes, &mut self.cpuinfo),
+            Source::Nfs => rpc::parse_into(bytes, &mut self.nfs),
+            Source::Nfsd => rpc::parse_into(bytes, &mut self.nfsd),
             Source::PowerSupply
             | Source::Nvme
             | Source::Watchdog
@@ -499,6 +510,8 @@ impl Serialize for SourceData<'_> {
             Source::KernelHung => x.hung_tasks.serialize(s),
             Source::TaskLimits => x.task_limits.serialize(s),
             Source::Cpuinfo => x.cpuinfo.serialize(s),
+            Source::Nfs => x.nfs.serialize(s),
+            Source::Nfsd => x.nfsd.serialize(s),
             Source::PowerSupply
             | Source::Nvme
             | Source::Watchdog

@@ -63,6 +63,8 @@ pub enum Source {
     Infiniband,
     Xfs,
     Btrfs,
+    Nfs,
+    Nfsd,
 }
 
 impl From<Source> for &'static str {
@@ -72,7 +74,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 55] = [
+    pub const ALL: [Source; 57] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -128,6 +130,8 @@ impl Source {
         Source::Infiniband,
         Source::Xfs,
         Source::Btrfs,
+        Source::Nfs,
+        Source::Nfsd,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -191,6 +195,8 @@ impl Source {
             Source::Infiniband => "infiniband",
             Source::Xfs => "xfs",
             Source::Btrfs => "btrfs",
+            Source::Nfs => "net/rpc/nfs",
+            Source::Nfsd => "net/rpc/nfsd",
         }
     }
 
@@ -215,6 +221,8 @@ impl Source {
             Source::KernelHung => &["sys/kernel/hung_task_detect_count"],
             Source::TaskLimits => &crate::mm::TASK_LIMIT_FILES,
             Source::Cpuinfo => &["cpuinfo"],
+            Source::Nfs => &["net/rpc/nfs"],
+            Source::Nfsd => &["net/rpc/nfsd"],
             Source::UdpQueues => &crate::netmisc::UDP_FILES,
             Source::Conntrack => &crate::netmisc::CONNTRACK_FILES,
             // Gathered from directories and system calls, not read as files.
@@ -311,7 +319,8 @@ impl Source {
     /// without CONFIG_NUMA), same-page merging (CONFIG_KSM), the hung-task
     /// detector's count (CONFIG_DETECT_HUNG_TASK, kernels since 6.14), and
     /// the hardware classes (power supplies, NVMe, watchdogs, RAPL, EDAC,
-    /// tapes, Fibre Channel, InfiniBand, XFS and btrfs filesystems).
+    /// tapes, Fibre Channel, InfiniBand, XFS and btrfs filesystems), NFS
+    /// client and server statistics (sunrpc, nfsd modules).
     pub fn optional(self) -> bool {
         self.resource().is_some()
             || matches!(
@@ -329,6 +338,8 @@ impl Source {
                     | Source::Numa
                     | Source::Ksm
                     | Source::KernelHung
+                    | Source::Nfs
+                    | Source::Nfsd
             )
             || self.class_spec().is_some()
     }

@@ -46,6 +46,8 @@ fn this_machine_exact_values() {
                 | Source::Tape
                 | Source::FcHost
                 | Source::Infiniband
+                | Source::Nfs
+                | Source::Nfsd
         ) {
             SourceStatus::Missing
         } else {
@@ -523,6 +525,12 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
     );
     assert_eq!(fs.children("devices"), ["sdb", "sdc"]);
     assert_eq!(fs.uint("commit_stats:commits"), Some(12));
+    // NFS client and server.
+    assert_eq!(s.nfs.at("rpc", 0), 4329785);
+    assert_eq!(s.nfs.procedures("proc3")[1], 4084749);
+    assert_eq!(s.nfs.procedures("proc4").len(), 61);
+    assert_eq!((s.nfsd.at("io", 0), s.nfsd.at("th", 0)), (157286400, 8));
+    assert_eq!(s.nfsd.procedures("proc4ops")[9], 8179);
 }
 
 fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
@@ -531,7 +539,12 @@ fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
     for source in Source::ALL {
         let missing_optional = (matches!(
             source,
-            Source::Dmi | Source::Bonding | Source::Mdstat | Source::Hwmon
+            Source::Dmi
+                | Source::Bonding
+                | Source::Mdstat
+                | Source::Hwmon
+                | Source::Nfs
+                | Source::Nfsd
         ) || source.class_spec().is_some())
             && s.status[source as usize] == SourceStatus::Missing;
         assert!(

@@ -42,6 +42,12 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::uname::parse_into(b, &mut Default::default())
         }),
         ("mdstat", |b| procfs::mdstat::parse_into(b, &mut Vec::new())),
+        ("net/rpc/nfs", |b| {
+            procfs::rpc::parse_into(b, &mut Default::default())
+        }),
+        ("net/rpc/nfsd", |b| {
+            procfs::rpc::parse_into(b, &mut Default::default())
+        }),
         ("cpuinfo", |b| {
             procfs::cpuinfo::parse_into(b, &mut Vec::new())
         }),

@@ -70,6 +70,8 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Infiniband => &[AgentSource::System(Source::Infiniband)],
             Source::Xfs => &[AgentSource::System(Source::Xfs)],
             Source::Btrfs => &[AgentSource::System(Source::Btrfs)],
+            Source::Nfs => &[AgentSource::System(Source::Nfs)],
+            Source::Nfsd => &[AgentSource::System(Source::Nfsd)],
             // Evaluated at compile time: a source without an arm stops the build.
             _ => panic!("a collector of one source needs an arm here"),
         },
@@ -147,6 +149,8 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("infiniband", Source::Infiniband),
     one("xfs", Source::Xfs),
     one("btrfs", Source::Btrfs),
+    one("nfs", Source::Nfs),
+    one("nfsd", Source::Nfsd),
     Collector {
         name: "processes",
         required: &[
@@ -180,8 +184,6 @@ pub fn collector_names() -> String {
 pub const NOT_HERE: &[(&str, &str)] = &[
     ("bcache", "not yet: /sys/fs/bcache"),
     ("ipvs", "not yet: /proc/net/ip_vs*"),
-    ("nfs", "not yet: /proc/net/rpc/nfs"),
-    ("nfsd", "not yet: /proc/net/rpc/nfsd"),
     ("zfs", "not yet: /proc/spl/kstat/zfs"),
     ("tcpstat", "needs netlink (inet_diag)"),
     ("systemd", "needs D-Bus"),

@@ -30,6 +30,7 @@ mod families;
 mod host;
 mod hwmon;
 mod mm;
+mod nfs;
 mod node;
 mod out;
 mod own;
@@ -95,6 +96,7 @@ fn encode_state(enc: DescriptorEncoder<'_>, st: &State, ctx: &Context) -> Fmt {
     node::node(&mut out, &st.sample)?;
     mm::mm(&mut out, &st.sample)?;
     class::classes(&mut out, &st.sample, &ctx.config.sys_root)?;
+    nfs::nfs(&mut out, &st.sample)?;
     process::processes(&mut out, st, &ctx.config.process_metrics)?;
     own::agent_figures(&mut out, st, ctx)
 }

@@ -1,0 +1,116 @@
+//! The NFS client and server statistics under node_exporter's names (its
+//! nfs and nfsd collectors).
+
+use procfs::rpc::{CLIENT_V4, RpcStats, SERVER_V4_OPS, V2, V3};
+use procfs::{Source, SystemSample};
+
+use super::families::*;
+use super::out::{Fmt, Out, counter_l, one};
+
+pub(super) fn nfs(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
+    if s.ok(Source::Nfs) {
+        client(out, &s.nfs)?;
+    }
+    if s.ok(Source::Nfsd) {
+        server(out, &s.nfsd)?;
+    }
+    Ok(())
+}
+
+/// `node_*_requests_total{proto, method}`: each named procedure of each
+/// version's line, 0 where the kernel prints fewer.
+fn requests(
+    out: &mut Out<'_>,
+    f: &'static Family,
+    lines: &[(&str, &str, Vec<Option<&str>>)],
+    r: &RpcStats,
+) -> Fmt {
+    let mut m = out.family(f)?;
+    for (proto, key, names) in lines {
+        let counts = r.procedures(key);
+        for (i, name) in names.iter().enumerate() {
+            let Some(name) = name else { continue };
+            let v = counts.get(i).copied().unwrap_or(0);
+            counter_l(&mut m, &[("proto", *proto), ("method", *name)], v as f64)?;
+        }
+    }
+    Ok(())
+}
+
+fn client(out: &mut Out<'_>, r: &RpcStats) -> Fmt {
+    {
+        let mut m = out.family(&NODE_NFS_PACKETS_TOTAL)?;
+        counter_l(&mut m, &[("protocol", "udp")], r.at("net", 1) as f64)?;
+        counter_l(&mut m, &[("protocol", "tcp")], r.at("net", 2) as f64)?;
+    }
+    one(out, &NODE_NFS_CONNECTIONS_TOTAL, r.at("net", 3) as f64)?;
+    one(out, &NODE_NFS_RPCS_TOTAL, r.at("rpc", 0) as f64)?;
+    one(
+        out,
+        &NODE_NFS_RPC_RETRANSMISSIONS_TOTAL,
+        r.at("rpc", 1) as f64,
+    )?;
+    one(
+        out,
+        &NODE_NFS_RPC_AUTHENTICATION_REFRESHES_TOTAL,
+        r.at("rpc", 2) as f64,
+    )?;
+    let all = |names: &[&'static str]| names.iter().map(|n| Some(*n)).collect::<Vec<_>>();
+    requests(
+        out,
+        &NODE_NFS_REQUESTS_TOTAL,
+        &[
+            ("2", "proc2", all(&V2)),
+            ("3", "proc3", all(&V3)),
+            ("4", "proc4", all(&CLIENT_V4)),
+        ],
+        r,
+    )
+}
+
+fn server(out: &mut Out<'_>, r: &RpcStats) -> Fmt {
+    let counters: [(&'static Family, &str, usize); 11] = [
+        (&NODE_NFSD_REPLY_CACHE_HITS_TOTAL, "rc", 0),
+        (&NODE_NFSD_REPLY_CACHE_MISSES_TOTAL, "rc", 1),
+        (&NODE_NFSD_REPLY_CACHE_NOCACHE_TOTAL, "rc", 2),
+        (&NODE_NFSD_FILE_HANDLES_STALE_TOTAL, "fh", 0),
+        (&NODE_NFSD_DISK_BYTES_READ_TOTAL, "io", 0),
+        (&NODE_NFSD_DISK_BYTES_WRITTEN_TOTAL, "io", 1),
+        (&NODE_NFSD_SERVER_THREADS, "th", 0),
+        (&NODE_NFSD_READ_AHEAD_CACHE_SIZE_BLOCKS, "ra", 0),
+        (&NODE_NFSD_READ_AHEAD_CACHE_NOT_FOUND_TOTAL, "ra", 11),
+        (&NODE_NFSD_CONNECTIONS_TOTAL, "net", 3),
+        (&NODE_NFSD_SERVER_RPCS_TOTAL, "rpc", 0),
+    ];
+    for (f, key, i) in counters {
+        one(out, f, r.at(key, i) as f64)?;
+    }
+    {
+        let mut m = out.family(&NODE_NFSD_PACKETS_TOTAL)?;
+        counter_l(&mut m, &[("proto", "udp")], r.at("net", 1) as f64)?;
+        counter_l(&mut m, &[("proto", "tcp")], r.at("net", 2) as f64)?;
+    }
+    {
+        let mut m = out.family(&NODE_NFSD_RPC_ERRORS_TOTAL)?;
+        for (error, i) in [("fmt", 2), ("auth", 3), ("cInt", 4)] {
+            counter_l(&mut m, &[("error", error)], r.at("rpc", i) as f64)?;
+        }
+    }
+    // node_exporter leaves out each version's Null (and some v4 ops).
+    let but_null = |names: &[&'static str]| {
+        names
+            .iter()
+            .map(|n| (*n != "Null").then_some(*n))
+            .collect::<Vec<_>>()
+    };
+    requests(
+        out,
+        &NODE_NFSD_REQUESTS_TOTAL,
+        &[
+            ("2", "proc2", but_null(&V2)),
+            ("3", "proc3", but_null(&V3)),
+            ("4", "proc4ops", SERVER_V4_OPS.to_vec()),
+        ],
+        r,
+    )
+}
