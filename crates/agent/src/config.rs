@@ -154,7 +154,8 @@ impl SourceConfig {
                 | Source::Xfs
                 | Source::Btrfs
                 | Source::Nfs
-                | Source::Nfsd,
+                | Source::Nfsd
+                | Source::Ipvs,
             ) => (15_000, 1_000),
             AgentSource::System(
                 Source::Arp | Source::UdpQueues | Source::Conntrack | Source::Mdstat,
@@ -543,6 +544,7 @@ file_sources!(
     btrfs,
     nfs,
     nfsd,
+    ipvs,
     processes
 );
 

@@ -372,6 +372,20 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
             2719.0,
         ),
         (r#"node_nfsd_rpc_errors_total{error="cInt"}"#, 0.0),
+        ("node_ipvs_incoming_bytes_total", 89991519156915.0),
+        (
+            r#"node_ipvs_backend_connections_active{local_address="192.168.0.22",local_port="3306",remote_address="192.168.82.22",remote_port="3306",proto="TCP",local_mark=""}"#,
+            248.0,
+        ),
+        (
+            r#"node_ipvs_backend_weight{local_address="2620::1",local_port="80",remote_address="2620::2",remote_port="80",proto="TCP",local_mark=""}"#,
+            1.0,
+        ),
+        // A firewall-mark service: no address or port, its mark.
+        (
+            r#"node_ipvs_backend_connections_inactive{local_address="",local_port="0",remote_address="192.168.50.26",remote_port="3306",proto="FWM",local_mark="10001000"}"#,
+            1.0,
+        ),
         // Without a mount to ask (a tree, not a machine): sysfs's size.
         (
             r#"node_btrfs_device_size_bytes{uuid="7f4b8a3c-1d2e-4f5a-9b6c-0d1e2f3a4b5c",device="sdc"}"#,

@@ -36,6 +36,7 @@ pub mod filesystem;
 pub mod hardware;
 pub mod hwmon;
 pub mod interrupts;
+pub mod ipvs;
 pub mod limits;
 pub mod loadavg;
 pub mod mdstat;

@@ -21,6 +21,7 @@ use crate::filesystem::{self, Mount};
 use crate::hardware::{self, Bond, CpuFreq, Dmi, Thermal};
 use crate::hwmon::{self, Chip};
 use crate::interrupts::{self, Interrupts};
+use crate::ipvs::{self, Ipvs};
 use crate::loadavg::{self, Loadavg};
 use crate::mdstat::{self, MdDevice};
 use crate::meminfo::{self, Meminfo};
@@ -141,6 +142,8 @@ pub struct SystemSample {
     pub nfs: RpcStats,
     /// /proc/net/rpc/nfsd: the NFS server.
     pub nfsd: RpcStats,
+    /// IP Virtual Server totals and real servers.
+    pub ipvs: Ipvs,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -195,6 +198,7 @@ impl Default for SystemSample {
             class: Default::default(),
             nfs: RpcStats::default(),
             nfsd: RpcStats::default(),
+            ipvs: Ipvs::default(),
             status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -297,6 +301,7 @@ impl SystemSample {
             Source::Cpuinfo => swap(&mut self.cpuinfo, &mut other.cpuinfo),
             Source::Nfs => swap(&mut self.nfs, &mut other.nfs),
             Source::Nfsd => swap(&mut self.nfsd, &mut other.nfsd),
+            Source::Ipvs => swap(&mut self.ipvs, &mut other.ipvs),
             Source::PowerSupply
             | Source::Nvme
             | Source::Watchdog
@@ -369,6 +374,7 @@ impl SystemSample {
             Source::Cpuinfo => cpuinfo::parse_into(bytes, &mut self.cpuinfo),
             Source::Nfs => rpc::parse_into(bytes, &mut self.nfs),
             Source::Nfsd => rpc::parse_into(bytes, &mut self.nfsd),
+            Source::Ipvs => ipvs::parse(bytes).map(|v| self.ipvs = v),
             Source::PowerSupply
             | Source::Nvme
             | Source::Watchdog
@@ -512,6 +518,7 @@ impl Serialize for SourceData<'_> {
             Source::Cpuinfo => x.cpuinfo.serialize(s),
             Source::Nfs => x.nfs.serialize(s),
             Source::Nfsd => x.nfsd.serialize(s),
+            Source::Ipvs => x.ipvs.serialize(s),
             Source::PowerSupply
             | Source::Nvme
             | Source::Watchdog

@@ -65,6 +65,7 @@ pub enum Source {
     Btrfs,
     Nfs,
     Nfsd,
+    Ipvs,
 }
 
 impl From<Source> for &'static str {
@@ -74,7 +75,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 57] = [
+    pub const ALL: [Source; 58] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -132,6 +133,7 @@ impl Source {
         Source::Btrfs,
         Source::Nfs,
         Source::Nfsd,
+        Source::Ipvs,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -197,6 +199,7 @@ impl Source {
             Source::Btrfs => "btrfs",
             Source::Nfs => "net/rpc/nfs",
             Source::Nfsd => "net/rpc/nfsd",
+            Source::Ipvs => "ipvs",
         }
     }
 
@@ -223,6 +226,7 @@ impl Source {
             Source::Cpuinfo => &["cpuinfo"],
             Source::Nfs => &["net/rpc/nfs"],
             Source::Nfsd => &["net/rpc/nfsd"],
+            Source::Ipvs => &crate::ipvs::FILES,
             Source::UdpQueues => &crate::netmisc::UDP_FILES,
             Source::Conntrack => &crate::netmisc::CONNTRACK_FILES,
             // Gathered from directories and system calls, not read as files.
@@ -320,7 +324,8 @@ impl Source {
     /// detector's count (CONFIG_DETECT_HUNG_TASK, kernels since 6.14), and
     /// the hardware classes (power supplies, NVMe, watchdogs, RAPL, EDAC,
     /// tapes, Fibre Channel, InfiniBand, XFS and btrfs filesystems), NFS
-    /// client and server statistics (sunrpc, nfsd modules).
+    /// client and server statistics (sunrpc, nfsd modules), IP Virtual
+    /// Server (ip_vs).
     pub fn optional(self) -> bool {
         self.resource().is_some()
             || matches!(
@@ -340,6 +345,7 @@ impl Source {
                     | Source::KernelHung
                     | Source::Nfs
                     | Source::Nfsd
+                    | Source::Ipvs
             )
             || self.class_spec().is_some()
     }

@@ -48,6 +48,7 @@ fn this_machine_exact_values() {
                 | Source::Infiniband
                 | Source::Nfs
                 | Source::Nfsd
+                | Source::Ipvs
         ) {
             SourceStatus::Missing
         } else {
@@ -525,6 +526,9 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
     );
     assert_eq!(fs.children("devices"), ["sdb", "sdc"]);
     assert_eq!(fs.uint("commit_stats:commits"), Some(12));
+    // IPVS: totals in hexadecimal, real servers by service.
+    assert_eq!(s.ipvs.incoming_bytes, 0x51D8C8883AB3);
+    assert_eq!(s.ipvs.backends.len(), 5);
     // NFS client and server.
     assert_eq!(s.nfs.at("rpc", 0), 4329785);
     assert_eq!(s.nfs.procedures("proc3")[1], 4084749);
@@ -545,6 +549,7 @@ fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
                 | Source::Hwmon
                 | Source::Nfs
                 | Source::Nfsd
+                | Source::Ipvs
         ) || source.class_spec().is_some())
             && s.status[source as usize] == SourceStatus::Missing;
         assert!(

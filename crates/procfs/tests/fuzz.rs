@@ -48,6 +48,7 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("net/rpc/nfsd", |b| {
             procfs::rpc::parse_into(b, &mut Default::default())
         }),
+        ("net/ip_vs", |b| procfs::ipvs::parse(b).map(drop)),
         ("cpuinfo", |b| {
             procfs::cpuinfo::parse_into(b, &mut Vec::new())
         }),

@@ -72,6 +72,7 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Btrfs => &[AgentSource::System(Source::Btrfs)],
             Source::Nfs => &[AgentSource::System(Source::Nfs)],
             Source::Nfsd => &[AgentSource::System(Source::Nfsd)],
+            Source::Ipvs => &[AgentSource::System(Source::Ipvs)],
             // Evaluated at compile time: a source without an arm stops the build.
             _ => panic!("a collector of one source needs an arm here"),
         },
@@ -151,6 +152,7 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("btrfs", Source::Btrfs),
     one("nfs", Source::Nfs),
     one("nfsd", Source::Nfsd),
+    one("ipvs", Source::Ipvs),
     Collector {
         name: "processes",
         required: &[
@@ -183,7 +185,6 @@ pub fn collector_names() -> String {
 /// with the reason (docs/metrics.md names each; a test checks it).
 pub const NOT_HERE: &[(&str, &str)] = &[
     ("bcache", "not yet: /sys/fs/bcache"),
-    ("ipvs", "not yet: /proc/net/ip_vs*"),
     ("zfs", "not yet: /proc/spl/kstat/zfs"),
     ("tcpstat", "needs netlink (inet_diag)"),
     ("systemd", "needs D-Bus"),

@@ -263,6 +263,14 @@ families! {
     NODE_NFSD_RPC_ERRORS_TOTAL "node_nfsd_rpc_errors_total" Counter ["error"] "nfsd" "Total number of NFSd RPC errors by error type.";
     NODE_NFSD_SERVER_RPCS_TOTAL "node_nfsd_server_rpcs_total" Counter [] "nfsd" "Total number of NFSd RPCs.";
     NODE_NFSD_REQUESTS_TOTAL "node_nfsd_requests_total" Counter ["proto", "method"] "nfsd" "Total number NFSd Requests by method and protocol.";
+    NODE_IPVS_CONNECTIONS_TOTAL "node_ipvs_connections_total" Counter [] "ipvs" "The total number of connections made.";
+    NODE_IPVS_INCOMING_PACKETS_TOTAL "node_ipvs_incoming_packets_total" Counter [] "ipvs" "The total number of incoming packets.";
+    NODE_IPVS_OUTGOING_PACKETS_TOTAL "node_ipvs_outgoing_packets_total" Counter [] "ipvs" "The total number of outgoing packets.";
+    NODE_IPVS_INCOMING_BYTES_TOTAL "node_ipvs_incoming_bytes_total" Counter [] "ipvs" "The total amount of incoming data.";
+    NODE_IPVS_OUTGOING_BYTES_TOTAL "node_ipvs_outgoing_bytes_total" Counter [] "ipvs" "The total amount of outgoing data.";
+    NODE_IPVS_BACKEND_CONNECTIONS_ACTIVE "node_ipvs_backend_connections_active" Gauge ["local_address", "local_port", "remote_address", "remote_port", "proto", "local_mark"] "ipvs" "The current active connections by local and remote address.";
+    NODE_IPVS_BACKEND_CONNECTIONS_INACTIVE "node_ipvs_backend_connections_inactive" Gauge ["local_address", "local_port", "remote_address", "remote_port", "proto", "local_mark"] "ipvs" "The current inactive connections by local and remote address.";
+    NODE_IPVS_BACKEND_WEIGHT "node_ipvs_backend_weight" Gauge ["local_address", "local_port", "remote_address", "remote_port", "proto", "local_mark"] "ipvs" "The current backend weight by local and remote address.";
     NODE_PROCESSES_PIDS "node_processes_pids" Gauge [] "processes" "Number of PIDs";
     NODE_PROCESSES_THREADS "node_processes_threads" Gauge [] "processes" "Allocated threads in system";
     NODE_PROCESSES_STATE "node_processes_state" Gauge ["state"] "processes" "Number of processes in each state.";
