@@ -155,7 +155,8 @@ impl SourceConfig {
                 | Source::Btrfs
                 | Source::Nfs
                 | Source::Nfsd
-                | Source::Ipvs,
+                | Source::Ipvs
+                | Source::Zfs,
             ) => (15_000, 1_000),
             AgentSource::System(
                 Source::Arp | Source::UdpQueues | Source::Conntrack | Source::Mdstat,
@@ -545,6 +546,7 @@ file_sources!(
     nfs,
     nfsd,
     ipvs,
+    zfs,
     processes
 );
 

@@ -386,6 +386,15 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
             r#"node_ipvs_backend_connections_inactive{local_address="",local_port="0",remote_address="192.168.50.26",remote_port="3306",proto="FWM",local_mark="10001000"}"#,
             1.0,
         ),
+        ("node_zfs_arc_hits", 8772612.0),
+        ("node_zfs_zil_zil_commit_count", 10.0),
+        (r#"node_zfs_zpool_nwritten{zpool="tank"}"#, 3206144.0),
+        (
+            r#"node_zfs_zpool_dataset_nread{zpool="tank",dataset="tank/home"}"#,
+            512.0,
+        ),
+        (r#"node_zfs_zpool_state{zpool="tank",state="online"}"#, 1.0),
+        (r#"node_zfs_zpool_state{zpool="tank",state="faulted"}"#, 0.0),
         // Without a mount to ask (a tree, not a machine): sysfs's size.
         (
             r#"node_btrfs_device_size_bytes{uuid="7f4b8a3c-1d2e-4f5a-9b6c-0d1e2f3a4b5c",device="sdc"}"#,
@@ -423,6 +432,8 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         assert!(body.contains(&line), "{line} not in the scrape");
     }
     assert!(!body.contains("intel-rapl\""));
+    // ZFS statistics are untyped, as node_exporter's.
+    assert!(body.contains("# TYPE node_zfs_arc_hits untyped"));
     // node_exporter leaves the server's Null procedures out.
     assert!(!body.contains(r#"node_nfsd_requests_total{proto="3",method="Null"}"#));
     // A counter the HBA does not implement (all ones) is left out.

@@ -85,6 +85,7 @@ pub(crate) fn main_path(
         Source::Hwmon => sys_root.join("class/hwmon"),
         Source::Numa => sys_root.join("devices/system/node"),
         Source::Ksm => sys_root.join("kernel/mm/ksm"),
+        Source::Zfs => proc_root.join("spl/kstat/zfs"),
         s if s.class_spec().is_some() => sys_root.join(s.class_spec().expect("a class source").dir),
         _ => proc_root.join(source.files()[0]),
     }
@@ -127,6 +128,7 @@ impl Gatherer {
             Source::Ksm => {
                 self.dir_attrs(&sys_root.join("kernel/mm/ksm"), &crate::mm::KSM_FILES)?
             }
+            Source::Zfs => self.zfs(proc_root)?,
             Source::Btrfs => {
                 let extra = self.btrfs_ioctls(proc_root);
                 self.class(sys_root, &crate::class::BTRFS, &extra)?
@@ -407,6 +409,48 @@ impl Gatherer {
             }
             for line in extra.get(name).into_iter().flatten() {
                 self.scratch.extend_from_slice(line.as_bytes());
+                self.scratch.push(b'\n');
+            }
+        }
+        Ok(())
+    }
+
+    /// ZFS's kstat files, then each pool's `io`, `objset-*` and `state`
+    /// ([`crate::zfs`]).
+    fn zfs(&mut self, proc_root: &Path) -> std::io::Result<()> {
+        let base = proc_root.join("spl/kstat/zfs");
+        let mut pools: Vec<String> = std::fs::read_dir(&base)?
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        pools.sort();
+        pools.truncate(4096);
+        let mut files: Vec<String> = crate::zfs::FILES
+            .iter()
+            .map(|(f, _)| f.to_string())
+            .collect();
+        for pool in &pools {
+            let mut objsets: Vec<String> = std::fs::read_dir(base.join(pool))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with("objset-"))
+                .collect();
+            objsets.sort();
+            objsets.truncate(4096);
+            files.push(format!("{pool}/io"));
+            files.extend(objsets.into_iter().map(|o| format!("{pool}/{o}")));
+            files.push(format!("{pool}/state"));
+        }
+        for f in files {
+            let Ok(text) = read_capped(&base.join(&f), 16 << 20) else {
+                continue;
+            };
+            let _ = writeln!(self.scratch, "@{f}");
+            self.scratch.extend_from_slice(&text);
+            if !text.ends_with(b"\n") {
                 self.scratch.push(b'\n');
             }
         }

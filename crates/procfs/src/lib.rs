@@ -62,6 +62,7 @@ pub mod time;
 pub mod udev;
 pub mod uname;
 pub mod vmstat;
+pub mod zfs;
 
 pub use cpu_table::{CpuTable, Row};
 pub use error::{Error, ParseError, ParseErrorKind, Result};

@@ -47,6 +47,7 @@ use crate::time::{self, Time, Timex};
 use crate::udev::{self, UdevDevice};
 use crate::uname::{self, Uname};
 use crate::vmstat::{self, Vmstat};
+use crate::zfs::{self, Zfs};
 
 /// What became of one source in one sample.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -144,6 +145,8 @@ pub struct SystemSample {
     pub nfsd: RpcStats,
     /// IP Virtual Server totals and real servers.
     pub ipvs: Ipvs,
+    /// ZFS's kstats and pools.
+    pub zfs: Zfs,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -199,6 +202,7 @@ impl Default for SystemSample {
             nfs: RpcStats::default(),
             nfsd: RpcStats::default(),
             ipvs: Ipvs::default(),
+            zfs: Zfs::default(),
             status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
         }
@@ -302,6 +306,7 @@ impl SystemSample {
             Source::Nfs => swap(&mut self.nfs, &mut other.nfs),
             Source::Nfsd => swap(&mut self.nfsd, &mut other.nfsd),
             Source::Ipvs => swap(&mut self.ipvs, &mut other.ipvs),
+            Source::Zfs => swap(&mut self.zfs, &mut other.zfs),
             Source::PowerSupply
             | Source::Nvme
             | Source::Watchdog
@@ -375,6 +380,7 @@ impl SystemSample {
             Source::Nfs => rpc::parse_into(bytes, &mut self.nfs),
             Source::Nfsd => rpc::parse_into(bytes, &mut self.nfsd),
             Source::Ipvs => ipvs::parse(bytes).map(|v| self.ipvs = v),
+            Source::Zfs => zfs::parse_into(bytes, &mut self.zfs),
             Source::PowerSupply
             | Source::Nvme
             | Source::Watchdog
@@ -519,6 +525,7 @@ impl Serialize for SourceData<'_> {
             Source::Nfs => x.nfs.serialize(s),
             Source::Nfsd => x.nfsd.serialize(s),
             Source::Ipvs => x.ipvs.serialize(s),
+            Source::Zfs => x.zfs.serialize(s),
             Source::PowerSupply
             | Source::Nvme
             | Source::Watchdog

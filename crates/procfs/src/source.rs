@@ -66,6 +66,7 @@ pub enum Source {
     Nfs,
     Nfsd,
     Ipvs,
+    Zfs,
 }
 
 impl From<Source> for &'static str {
@@ -75,7 +76,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 58] = [
+    pub const ALL: [Source; 59] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -134,6 +135,7 @@ impl Source {
         Source::Nfs,
         Source::Nfsd,
         Source::Ipvs,
+        Source::Zfs,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -200,6 +202,7 @@ impl Source {
             Source::Nfs => "net/rpc/nfs",
             Source::Nfsd => "net/rpc/nfsd",
             Source::Ipvs => "ipvs",
+            Source::Zfs => "zfs",
         }
     }
 
@@ -254,7 +257,8 @@ impl Source {
             | Source::FcHost
             | Source::Infiniband
             | Source::Xfs
-            | Source::Btrfs => &[],
+            | Source::Btrfs
+            | Source::Zfs => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],
@@ -325,7 +329,7 @@ impl Source {
     /// the hardware classes (power supplies, NVMe, watchdogs, RAPL, EDAC,
     /// tapes, Fibre Channel, InfiniBand, XFS and btrfs filesystems), NFS
     /// client and server statistics (sunrpc, nfsd modules), IP Virtual
-    /// Server (ip_vs).
+    /// Server (ip_vs), ZFS (a module few kernels have).
     pub fn optional(self) -> bool {
         self.resource().is_some()
             || matches!(
@@ -346,6 +350,7 @@ impl Source {
                     | Source::Nfs
                     | Source::Nfsd
                     | Source::Ipvs
+                    | Source::Zfs
             )
             || self.class_spec().is_some()
     }

@@ -49,6 +49,7 @@ fn this_machine_exact_values() {
                 | Source::Nfs
                 | Source::Nfsd
                 | Source::Ipvs
+                | Source::Zfs
         ) {
             SourceStatus::Missing
         } else {
@@ -529,6 +530,11 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
     // IPVS: totals in hexadecimal, real servers by service.
     assert_eq!(s.ipvs.incoming_bytes, 0x51D8C8883AB3);
     assert_eq!(s.ipvs.backends.len(), 5);
+    // ZFS: kstat files, a pool's io, a dataset, the state.
+    assert_eq!(s.zfs.kstats.len(), 2);
+    assert_eq!(s.zfs.kstats[0].1[0], ("hits".to_string(), 8772612));
+    assert_eq!(s.zfs.pools[0].datasets[0].name, "tank/home");
+    assert_eq!(s.zfs.pools[0].state.as_deref(), Some("online"));
     // NFS client and server.
     assert_eq!(s.nfs.at("rpc", 0), 4329785);
     assert_eq!(s.nfs.procedures("proc3")[1], 4084749);
@@ -550,6 +556,7 @@ fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
                 | Source::Nfs
                 | Source::Nfsd
                 | Source::Ipvs
+                | Source::Zfs
         ) || source.class_spec().is_some())
             && s.status[source as usize] == SourceStatus::Missing;
         assert!(

@@ -49,6 +49,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::rpc::parse_into(b, &mut Default::default())
         }),
         ("net/ip_vs", |b| procfs::ipvs::parse(b).map(drop)),
+        ("@zfs", |b| {
+            procfs::zfs::parse_into(b, &mut Default::default())
+        }),
         ("cpuinfo", |b| {
             procfs::cpuinfo::parse_into(b, &mut Vec::new())
         }),

@@ -271,6 +271,10 @@ families! {
     NODE_IPVS_BACKEND_CONNECTIONS_ACTIVE "node_ipvs_backend_connections_active" Gauge ["local_address", "local_port", "remote_address", "remote_port", "proto", "local_mark"] "ipvs" "The current active connections by local and remote address.";
     NODE_IPVS_BACKEND_CONNECTIONS_INACTIVE "node_ipvs_backend_connections_inactive" Gauge ["local_address", "local_port", "remote_address", "remote_port", "proto", "local_mark"] "ipvs" "The current inactive connections by local and remote address.";
     NODE_IPVS_BACKEND_WEIGHT "node_ipvs_backend_weight" Gauge ["local_address", "local_port", "remote_address", "remote_port", "proto", "local_mark"] "ipvs" "The current backend weight by local and remote address.";
+    NODE_ZFS "node_zfs_*" Unknown [] "zfs" "A ZFS kstat (help: kstat.zfs.misc.<file>.<name>), named node_zfs_<abd|arc|dbuf|dmu_tx|dnode|fm|vdev_cache|vdev_mirror|xuio|zfetch|zil>_<name> as node_exporter.";
+    NODE_ZFS_ZPOOL "node_zfs_zpool_*" Unknown ["zpool"] "zfs" "A pool's I/O statistic from /proc/spl/kstat/zfs/<pool>/io (nread, nwritten, reads, writes, wtime, ...).";
+    NODE_ZFS_ZPOOL_DATASET "node_zfs_zpool_dataset_*" Unknown ["zpool", "dataset"] "zfs" "A dataset's statistic from /proc/spl/kstat/zfs/<pool>/objset-* (reads, writes, nread, nwritten, ...).";
+    NODE_ZFS_ZPOOL_STATE "node_zfs_zpool_state" Gauge ["zpool", "state"] "zfs" "kstat.zfs.misc.state";
     NODE_PROCESSES_PIDS "node_processes_pids" Gauge [] "processes" "Number of PIDs";
     NODE_PROCESSES_THREADS "node_processes_threads" Gauge [] "processes" "Allocated threads in system";
     NODE_PROCESSES_STATE "node_processes_state" Gauge ["state"] "processes" "Number of processes in each state.";
