@@ -156,7 +156,8 @@ impl SourceConfig {
                 | Source::Nfs
                 | Source::Nfsd
                 | Source::Ipvs
-                | Source::Zfs,
+                | Source::Zfs
+                | Source::Bcache,
             ) => (15_000, 1_000),
             AgentSource::System(
                 Source::Arp | Source::UdpQueues | Source::Conntrack | Source::Mdstat,
@@ -547,6 +548,7 @@ file_sources!(
     nfsd,
     ipvs,
     zfs,
+    bcache,
     processes
 );
 

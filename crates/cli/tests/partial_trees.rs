@@ -395,6 +395,34 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         ),
         (r#"node_zfs_zpool_state{zpool="tank",state="online"}"#, 1.0),
         (r#"node_zfs_zpool_state{zpool="tank",state="faulted"}"#, 0.0),
+        (
+            r#"node_bcache_dirty_data_bytes{uuid="deaddd54-c735-46d5-868e-f331c5fd7c74",backing_device="bdev0"}"#,
+            1150976.0,
+        ),
+        (
+            r#"node_bcache_dirty_target_bytes{uuid="deaddd54-c735-46d5-868e-f331c5fd7c74",backing_device="bdev0"}"#,
+            21894266880.0,
+        ),
+        (
+            r#"node_bcache_writeback_rate_integral_term{uuid="deaddd54-c735-46d5-868e-f331c5fd7c74",backing_device="bdev0"}"#,
+            -2048.0,
+        ),
+        (
+            r#"node_bcache_cache_hits_total{uuid="deaddd54-c735-46d5-868e-f331c5fd7c74",backing_device="bdev0"}"#,
+            546.0,
+        ),
+        (
+            r#"node_bcache_metadata_written_bytes_total{uuid="deaddd54-c735-46d5-868e-f331c5fd7c74",cache_device="cache0"}"#,
+            512.0,
+        ),
+        (
+            r#"node_bcache_btree_read_average_duration_seconds{uuid="deaddd54-c735-46d5-868e-f331c5fd7c74"}"#,
+            1305e-9,
+        ),
+        (
+            r#"node_bcache_cache_available_percent{uuid="deaddd54-c735-46d5-868e-f331c5fd7c74"}"#,
+            100.0,
+        ),
         // Without a mount to ask (a tree, not a machine): sysfs's size.
         (
             r#"node_btrfs_device_size_bytes{uuid="7f4b8a3c-1d2e-4f5a-9b6c-0d1e2f3a4b5c",device="sdc"}"#,

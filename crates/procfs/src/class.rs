@@ -275,9 +275,73 @@ pub const BTRFS: ClassSpec = ClassSpec {
     missing_is_empty: true,
 };
 
+/// `/sys/fs/bcache/<set uuid>/`: a cache set, its backing devices
+/// (`bdevN`) and cache devices (`cacheN`). Sizes are printed humanized
+/// (`1.1M`); [`dehumanize`] reads them.
+pub const BCACHE: ClassSpec = ClassSpec {
+    dir: "fs/bcache",
+    prefix: "",
+    numbered: false,
+    skip: &[
+        "register",
+        "register_quiet",
+        "register_async",
+        "pendings_cleanup",
+    ],
+    attrs: &[
+        "average_key_size",
+        "btree_cache_size",
+        "cache_available_percent",
+        "congested",
+        "root_usage_percent",
+        "tree_depth",
+        "internal/active_journal_entries",
+        "internal/btree_nodes",
+        "internal/btree_read_average_duration_us",
+        "internal/cache_read_races",
+        "bdev*/dirty_data",
+        "bdev*/writeback_rate_debug",
+        "bdev*/stats_total/bypassed",
+        "bdev*/stats_total/cache_hits",
+        "bdev*/stats_total/cache_misses",
+        "bdev*/stats_total/cache_bypass_hits",
+        "bdev*/stats_total/cache_bypass_misses",
+        "bdev*/stats_total/cache_miss_collisions",
+        "bdev*/stats_total/cache_readaheads",
+        "cache*/io_errors",
+        "cache*/metadata_written",
+        "cache*/written",
+    ],
+    missing_is_empty: true,
+};
+
+/// A size as bcache prints it (`bch_hprint`): a whole number, or a number
+/// and a binary multiplier (`k`, `M`, `G`, ...), whose one or two digits
+/// after the point are 1024ths scaled to 100 (`1.1M` is 1 + 1/10.24 MiB);
+/// negative with a leading `-`. Read as node_exporter reads it.
+pub fn dehumanize(v: &str) -> Option<i64> {
+    let v = v.trim();
+    if let Some(rest) = v.strip_prefix('-') {
+        return dehumanize(rest).map(|x| -x);
+    }
+    let last = v.chars().last()?;
+    let (mant, mul) = if last.is_ascii_digit() {
+        (v.parse::<f64>().ok()?, 1.0)
+    } else {
+        let power = "kMGTPEZY".find(last)? as i32 + 1;
+        let num = &v[..v.len() - last.len_utf8()];
+        let mant = match num.split_once('.') {
+            None => num.parse::<f64>().ok()?,
+            Some((i, f)) => i.parse::<f64>().ok()? + f.parse::<f64>().ok()? / 10.24,
+        };
+        (mant, 1024f64.powi(power))
+    };
+    Some((mant * mul) as i64)
+}
+
 /// The class sources and their specs; a source's index here is its slot
 /// in [`crate::SystemSample::class`].
-pub static CLASSES: [(crate::Source, ClassSpec); 10] = [
+pub static CLASSES: [(crate::Source, ClassSpec); 11] = [
     (crate::Source::PowerSupply, POWER_SUPPLY),
     (crate::Source::Nvme, NVME),
     (crate::Source::Watchdog, WATCHDOG),
@@ -288,6 +352,7 @@ pub static CLASSES: [(crate::Source, ClassSpec); 10] = [
     (crate::Source::Infiniband, INFINIBAND),
     (crate::Source::Xfs, XFS),
     (crate::Source::Btrfs, BTRFS),
+    (crate::Source::Bcache, BCACHE),
 ];
 
 /// One device: its directory's name and the attributes read, in order.
@@ -331,11 +396,17 @@ impl ClassDevice {
     }
 
     /// The distinct first components of the attributes below `dir/`
-    /// (`ports` gives the port numbers), in order of appearance.
+    /// (`ports` gives the port numbers; `""` the device's own entries), in
+    /// order of appearance.
     pub fn children<'a>(&'a self, dir: &str) -> Vec<&'a str> {
         let mut out: Vec<&str> = Vec::new();
         for (k, _) in &self.attrs {
-            let Some(rest) = k.strip_prefix(dir).and_then(|r| r.strip_prefix('/')) else {
+            let rest = if dir.is_empty() {
+                Some(k.as_str())
+            } else {
+                k.strip_prefix(dir).and_then(|r| r.strip_prefix('/'))
+            };
+            let Some(rest) = rest else {
                 continue;
             };
             let child = rest.split('/').next().unwrap_or(rest);
@@ -441,6 +512,17 @@ mod tests {
             parse_into(b"@a\n x\n", &mut v).unwrap_err().field,
             "attribute"
         );
+    }
+
+    #[test]
+    fn sizes_read_as_bcache_prints_them() {
+        assert_eq!(dehumanize("512"), Some(512));
+        assert_eq!(dehumanize("1.1M"), Some(1150976));
+        assert_eq!(dehumanize("20.4G"), Some(21894266880));
+        assert_eq!(dehumanize("-2.0k"), Some(-2048));
+        assert_eq!(dehumanize("3k"), Some(3072));
+        assert_eq!(dehumanize("1.5Q"), None);
+        assert_eq!(dehumanize(""), None);
     }
 
     #[test]

@@ -524,15 +524,18 @@ impl Gatherer {
                         self.scratch.push(b'\n');
                         continue;
                     }
-                    // `<name> <values>` lines: one attribute each.
+                    // `<name> <values>` lines (spaces or tabs between):
+                    // one attribute each.
                     for line in self.attr.split(|&b| b == b'\n') {
                         let line = line.trim_ascii();
-                        if line.is_empty() || !line.contains(&b' ') {
+                        let Some(gap) = line.iter().position(u8::is_ascii_whitespace) else {
                             continue;
-                        }
+                        };
                         self.scratch.extend_from_slice(key.as_bytes());
                         self.scratch.push(b':');
-                        self.scratch.extend_from_slice(line);
+                        self.scratch.extend_from_slice(&line[..gap]);
+                        self.scratch.push(b' ');
+                        self.scratch.extend_from_slice(line[gap..].trim_ascii());
                         self.scratch.push(b'\n');
                     }
                 }

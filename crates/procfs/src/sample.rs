@@ -316,7 +316,8 @@ impl SystemSample {
             | Source::FcHost
             | Source::Infiniband
             | Source::Xfs
-            | Source::Btrfs => {
+            | Source::Btrfs
+            | Source::Bcache => {
                 let i = source.class_index().expect("a class source");
                 swap(&mut self.class[i], &mut other.class[i])
             }
@@ -390,7 +391,8 @@ impl SystemSample {
             | Source::FcHost
             | Source::Infiniband
             | Source::Xfs
-            | Source::Btrfs => {
+            | Source::Btrfs
+            | Source::Bcache => {
                 let i = source.class_index().expect("a class source");
                 class::parse_into(bytes, &mut self.class[i])
             }
@@ -535,7 +537,8 @@ impl Serialize for SourceData<'_> {
             | Source::FcHost
             | Source::Infiniband
             | Source::Xfs
-            | Source::Btrfs => {
+            | Source::Btrfs
+            | Source::Bcache => {
                 let i = self.1.class_index().expect("a class source");
                 x.class[i].serialize(s)
             }

@@ -67,6 +67,7 @@ pub enum Source {
     Nfsd,
     Ipvs,
     Zfs,
+    Bcache,
 }
 
 impl From<Source> for &'static str {
@@ -76,7 +77,7 @@ impl From<Source> for &'static str {
 }
 
 impl Source {
-    pub const ALL: [Source; 59] = [
+    pub const ALL: [Source; 60] = [
         Source::Stat,
         Source::Interrupts,
         Source::Softirqs,
@@ -136,6 +137,7 @@ impl Source {
         Source::Nfsd,
         Source::Ipvs,
         Source::Zfs,
+        Source::Bcache,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -203,6 +205,7 @@ impl Source {
             Source::Nfsd => "net/rpc/nfsd",
             Source::Ipvs => "ipvs",
             Source::Zfs => "zfs",
+            Source::Bcache => "bcache",
         }
     }
 
@@ -258,6 +261,7 @@ impl Source {
             | Source::Infiniband
             | Source::Xfs
             | Source::Btrfs
+            | Source::Bcache
             | Source::Zfs => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
@@ -327,7 +331,7 @@ impl Source {
     /// without CONFIG_NUMA), same-page merging (CONFIG_KSM), the hung-task
     /// detector's count (CONFIG_DETECT_HUNG_TASK, kernels since 6.14), and
     /// the hardware classes (power supplies, NVMe, watchdogs, RAPL, EDAC,
-    /// tapes, Fibre Channel, InfiniBand, XFS and btrfs filesystems), NFS
+    /// tapes, Fibre Channel, InfiniBand, XFS and btrfs filesystems, bcache), NFS
     /// client and server statistics (sunrpc, nfsd modules), IP Virtual
     /// Server (ip_vs), ZFS (a module few kernels have).
     pub fn optional(self) -> bool {

@@ -535,6 +535,15 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
     assert_eq!(s.zfs.kstats[0].1[0], ("hits".to_string(), 8772612));
     assert_eq!(s.zfs.pools[0].datasets[0].name, "tank/home");
     assert_eq!(s.zfs.pools[0].state.as_deref(), Some("online"));
+    // bcache: a multi-line file with tabs as one attribute a line; not
+    // the `register` file beside the sets.
+    assert_eq!(
+        names(Source::Bcache),
+        ["deaddd54-c735-46d5-868e-f331c5fd7c74"]
+    );
+    let b = &class(Source::Bcache)[0];
+    assert_eq!(b.get("bdev0/writeback_rate_debug:integral:"), Some("-2.0k"));
+    assert_eq!(b.get("bdev0/writeback_rate_debug:next"), Some("io:\t-1ms"));
     // NFS client and server.
     assert_eq!(s.nfs.at("rpc", 0), 4329785);
     assert_eq!(s.nfs.procedures("proc3")[1], 4084749);

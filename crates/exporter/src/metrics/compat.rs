@@ -74,6 +74,7 @@ const fn one(name: &'static str, s: Source) -> Collector {
             Source::Nfsd => &[AgentSource::System(Source::Nfsd)],
             Source::Ipvs => &[AgentSource::System(Source::Ipvs)],
             Source::Zfs => &[AgentSource::System(Source::Zfs)],
+            Source::Bcache => &[AgentSource::System(Source::Bcache)],
             // Evaluated at compile time: a source without an arm stops the build.
             _ => panic!("a collector of one source needs an arm here"),
         },
@@ -155,6 +156,7 @@ pub(super) const COLLECTORS: &[Collector] = &[
     one("nfsd", Source::Nfsd),
     one("ipvs", Source::Ipvs),
     one("zfs", Source::Zfs),
+    one("bcache", Source::Bcache),
     Collector {
         name: "processes",
         required: &[
@@ -186,7 +188,6 @@ pub fn collector_names() -> String {
 /// node_exporter's Linux collectors the agent does not stand in for, each
 /// with the reason (docs/metrics.md names each; a test checks it).
 pub const NOT_HERE: &[(&str, &str)] = &[
-    ("bcache", "not yet: /sys/fs/bcache"),
     ("tcpstat", "needs netlink (inet_diag)"),
     ("systemd", "needs D-Bus"),
     ("logind", "needs D-Bus"),
@@ -623,6 +624,6 @@ mod collectors_doc {
             assert!(!collector_sources(c.name).unwrap().is_empty(), "{}", c.name);
         }
         assert_eq!(collector_sources("net_dev").unwrap().len(), 1);
-        assert!(collector_sources("bcache").is_none());
+        assert!(collector_sources("drbd").is_none());
     }
 }
