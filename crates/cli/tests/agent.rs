@@ -576,6 +576,7 @@ fn a_real_prometheus_scrapes_the_agent() {
             "--collector.zoneinfo",
             "--collector.slabinfo",
             "--collector.ksmd",
+            "--collector.cpu.info",
         ],
     );
     let dir = tempfile::tempdir().unwrap();
@@ -676,6 +677,10 @@ fn a_real_prometheus_scrapes_the_agent() {
         "node_slabinfo_objects",
         "node_ksmd_pages_shared",
         "node_kernel_hung_task_detect_count",
+        "node_processes_pids",
+        "node_processes_state",
+        "node_processes_max_processes",
+        "node_cpu_info",
     ] {
         let r = get(paddr, &format!("/api/v1/query?query={family}"), None);
         let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
