@@ -143,21 +143,11 @@ impl SourceConfig {
                 | Source::Slabinfo
                 | Source::Ksm
                 | Source::KernelHung
-                | Source::PowerSupply
-                | Source::Nvme
-                | Source::Watchdog
-                | Source::Rapl
-                | Source::Edac
-                | Source::Tape
-                | Source::FcHost
-                | Source::Infiniband
-                | Source::Xfs
-                | Source::Btrfs
                 | Source::Nfs
                 | Source::Nfsd
                 | Source::Ipvs
                 | Source::Zfs
-                | Source::Bcache,
+                | procfs::class_sources!(),
             ) => (15_000, 1_000),
             AgentSource::System(
                 Source::Arp | Source::UdpQueues | Source::Conntrack | Source::Mdstat,

@@ -339,6 +339,26 @@ pub fn dehumanize(v: &str) -> Option<i64> {
     Some((mant * mul) as i64)
 }
 
+/// The class sources, as a pattern: `procfs::class_sources!() => ...` in a
+/// `match` on a [`crate::Source`] (the list is written once; [`CLASSES`]
+/// gives each its spec, and a test checks the two agree).
+#[macro_export]
+macro_rules! class_sources {
+    () => {
+        $crate::Source::PowerSupply
+            | $crate::Source::Nvme
+            | $crate::Source::Watchdog
+            | $crate::Source::Rapl
+            | $crate::Source::Edac
+            | $crate::Source::Tape
+            | $crate::Source::FcHost
+            | $crate::Source::Infiniband
+            | $crate::Source::Xfs
+            | $crate::Source::Btrfs
+            | $crate::Source::Bcache
+    };
+}
+
 /// The class sources and their specs; a source's index here is its slot
 /// in [`crate::SystemSample::class`].
 pub static CLASSES: [(crate::Source, ClassSpec); 11] = [
@@ -512,6 +532,14 @@ mod tests {
             parse_into(b"@a\n x\n", &mut v).unwrap_err().field,
             "attribute"
         );
+    }
+
+    #[test]
+    fn the_pattern_and_the_specs_list_the_same_sources() {
+        for s in crate::Source::ALL {
+            let in_pattern = matches!(s, crate::class_sources!());
+            assert_eq!(in_pattern, s.class_spec().is_some(), "{}", s.name());
+        }
     }
 
     #[test]

@@ -307,17 +307,7 @@ impl SystemSample {
             Source::Nfsd => swap(&mut self.nfsd, &mut other.nfsd),
             Source::Ipvs => swap(&mut self.ipvs, &mut other.ipvs),
             Source::Zfs => swap(&mut self.zfs, &mut other.zfs),
-            Source::PowerSupply
-            | Source::Nvme
-            | Source::Watchdog
-            | Source::Rapl
-            | Source::Edac
-            | Source::Tape
-            | Source::FcHost
-            | Source::Infiniband
-            | Source::Xfs
-            | Source::Btrfs
-            | Source::Bcache => {
+            crate::class_sources!() => {
                 let i = source.class_index().expect("a class source");
                 swap(&mut self.class[i], &mut other.class[i])
             }
@@ -382,17 +372,7 @@ impl SystemSample {
             Source::Nfsd => rpc::parse_into(bytes, &mut self.nfsd),
             Source::Ipvs => ipvs::parse(bytes).map(|v| self.ipvs = v),
             Source::Zfs => zfs::parse_into(bytes, &mut self.zfs),
-            Source::PowerSupply
-            | Source::Nvme
-            | Source::Watchdog
-            | Source::Rapl
-            | Source::Edac
-            | Source::Tape
-            | Source::FcHost
-            | Source::Infiniband
-            | Source::Xfs
-            | Source::Btrfs
-            | Source::Bcache => {
+            crate::class_sources!() => {
                 let i = source.class_index().expect("a class source");
                 class::parse_into(bytes, &mut self.class[i])
             }
@@ -528,17 +508,7 @@ impl Serialize for SourceData<'_> {
             Source::Nfsd => x.nfsd.serialize(s),
             Source::Ipvs => x.ipvs.serialize(s),
             Source::Zfs => x.zfs.serialize(s),
-            Source::PowerSupply
-            | Source::Nvme
-            | Source::Watchdog
-            | Source::Rapl
-            | Source::Edac
-            | Source::Tape
-            | Source::FcHost
-            | Source::Infiniband
-            | Source::Xfs
-            | Source::Btrfs
-            | Source::Bcache => {
+            crate::class_sources!() => {
                 let i = self.1.class_index().expect("a class source");
                 x.class[i].serialize(s)
             }

@@ -251,18 +251,8 @@ impl Source {
             | Source::Hwmon
             | Source::Numa
             | Source::Ksm
-            | Source::PowerSupply
-            | Source::Nvme
-            | Source::Watchdog
-            | Source::Rapl
-            | Source::Edac
-            | Source::Tape
-            | Source::FcHost
-            | Source::Infiniband
-            | Source::Xfs
-            | Source::Btrfs
-            | Source::Bcache
-            | Source::Zfs => &[],
+            | Source::Zfs
+            | crate::class_sources!() => &[],
             Source::Stat => &["stat"],
             Source::Interrupts => &["interrupts"],
             Source::Softirqs => &["softirqs"],
