@@ -1,9 +1,11 @@
 //! The overhead budget: the agent may spend a set share of one CPU reading
-//! the kernel (default 1%). Each source gets a part of it by weight; a source
-//! whose measured cost per read exceeds its part at its interval is read
-//! less often, by whole multiples of its interval (with a quarter to spare),
-//! never beyond its max age; when its cost falls clearly below (by a
-//! quarter), its interval is restored.
+//! the kernel (default 1%). It is shared by water-filling: a source that
+//! costs less than its part by weight takes only what it costs, and what it
+//! leaves goes to the others by weight. A source whose measured cost per
+//! read exceeds its part at its interval is read less often, by whole
+//! multiples of its interval (with a quarter to spare), never beyond its
+//! max age; when its cost falls clearly below (by a quarter), its interval
+//! is restored.
 
 use std::time::Duration;
 
@@ -20,10 +22,32 @@ pub fn weight(s: AgentSource) -> u32 {
     }
 }
 
-/// Nanoseconds of CPU per second that `s` may spend, given the budget (in
-/// percent of one CPU) and the weight of every scheduled source.
-pub fn share_ns_per_s(budget_pct: f64, s: AgentSource, total_weight: u32) -> f64 {
-    budget_pct / 100.0 * 1e9 * weight(s) as f64 / total_weight.max(1) as f64
+/// The budget's water level: nanoseconds of CPU per second per unit of
+/// weight such that every source costing less than the level times its
+/// weight keeps what it costs and the others share what is left by weight
+/// (max-min fairness). `wants` holds each scheduled source's weight and
+/// cost per second at its configured interval. Infinite when everything
+/// fits: nobody is slowed.
+pub fn water_level(budget_pct: f64, wants: &[(u32, f64)]) -> f64 {
+    let mut left = budget_pct / 100.0 * 1e9;
+    let mut wants = wants.to_vec();
+    wants.sort_by(|a, b| (a.1 / f64::from(a.0.max(1))).total_cmp(&(b.1 / f64::from(b.0.max(1)))));
+    let mut weight: u32 = wants.iter().map(|(w, _)| *w).sum();
+    for (w, want) in wants {
+        let level = left / f64::from(weight.max(1));
+        if want > level * f64::from(w) {
+            // Sorted by want per weight: none of the rest fits either.
+            return level;
+        }
+        left -= want;
+        weight -= w;
+    }
+    f64::INFINITY
+}
+
+/// Nanoseconds of CPU per second that `s` may spend at water level `level`.
+pub fn share_ns_per_s(level: f64, s: AgentSource) -> f64 {
+    level * f64::from(weight(s))
 }
 
 /// Smoothed cost per read: the mean of the last few reads, so one slow read
@@ -192,10 +216,28 @@ mod tests {
 
     #[test]
     fn shares_follow_weights() {
-        let total = 4 + 2 + 1;
-        let p = share_ns_per_s(1.0, AgentSource::Processes, total);
-        let i = share_ns_per_s(1.0, AgentSource::System(Source::Interrupts), total);
-        assert!((p - 1e7 * 4.0 / 7.0).abs() < 1.0);
-        assert!((p / i - 2.0).abs() < 1e-9);
+        let level = 1e6;
+        let p = share_ns_per_s(level, AgentSource::Processes);
+        let i = share_ns_per_s(level, AgentSource::System(Source::Interrupts));
+        assert_eq!((p, i), (4e6, 2e6));
+    }
+
+    #[test]
+    fn what_cheap_sources_leave_goes_to_the_others() {
+        // 1% of a CPU is 10 ms/s. Sixty cheap sources and a 300 us/s
+        // netstat all fit: no level, nobody slowed (an even split would
+        // give netstat 10 ms / 64 = 156 us/s and slow it).
+        let mut wants = vec![(1, 10_000.0); 60];
+        wants.push((1, 300_000.0));
+        wants.push((4, 5e6));
+        assert_eq!(water_level(1.0, &wants), f64::INFINITY);
+        // Over the budget: a (1 ms/s) fits at the even level (10/6 ms/s a
+        // unit) and keeps its 1 ms; the other 9 ms/s go 1 to 4 between b
+        // and c, whose wants exceed their parts.
+        let level = water_level(1.0, &[(1, 1e6), (1, 8e6), (4, 8e6)]);
+        assert!((level - 1.8e6).abs() < 1e-3, "{level}");
+        // The shares spent add up to the budget.
+        assert!((1e6 + level + 4.0 * level - 1e7).abs() < 1e-3);
+        assert_eq!(water_level(1.0, &[]), f64::INFINITY);
     }
 }

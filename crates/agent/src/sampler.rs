@@ -663,15 +663,24 @@ fn rebudget(st: &mut State, config: &Config, mask: Mask) -> Vec<Change> {
     if config.overhead_budget_pct <= 0.0 {
         return changes;
     }
-    let total_weight: u32 = AgentSource::ALL
+    // What each scheduled source costs per second at its configured
+    // interval (nothing until it has been read once).
+    let wants: Vec<(u32, f64)> = AgentSource::ALL
         .into_iter()
         .filter(|s| st.stats[s.index()].scheduled)
-        .map(budget::weight)
-        .sum();
+        .map(|s| {
+            let per_s = config.source(s).interval.as_secs_f64().max(1e-3);
+            (
+                budget::weight(s),
+                st.stats[s.index()].smoothed_cost_ns / per_s,
+            )
+        })
+        .collect();
+    let level = budget::water_level(config.overhead_budget_pct, &wants);
     for s in AgentSource::ALL.into_iter().filter(|s| mask & s.bit() != 0) {
         let stats = &mut st.stats[s.index()];
         let c = config.source(s);
-        let share = budget::share_ns_per_s(config.overhead_budget_pct, s, total_weight);
+        let share = budget::share_ns_per_s(level, s);
         let next = budget::interval_for(
             c.interval,
             c.max_age,
