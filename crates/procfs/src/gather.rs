@@ -385,20 +385,13 @@ impl Gatherer {
         extra: &std::collections::HashMap<String, Vec<String>>,
     ) -> std::io::Result<()> {
         let dir = sys_root.join(spec.dir);
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
+        let names = match entry_names(&dir, crate::limits::MAX_ROWS, |_, n| spec.is_device(n)) {
+            Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && spec.missing_is_empty => {
                 return Ok(());
             }
             Err(e) => return Err(e),
         };
-        let mut names: Vec<String> = entries
-            .flatten()
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| spec.is_device(n))
-            .collect();
-        names.sort();
-        names.truncate(crate::limits::MAX_ROWS);
         let mut key = String::new();
         for name in &names {
             let _ = writeln!(self.scratch, "@{name}");
@@ -419,27 +412,14 @@ impl Gatherer {
     /// ([`crate::zfs`]).
     fn zfs(&mut self, proc_root: &Path) -> std::io::Result<()> {
         let base = proc_root.join("spl/kstat/zfs");
-        let mut pools: Vec<String> = std::fs::read_dir(&base)?
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .collect();
-        pools.sort();
-        pools.truncate(4096);
+        let pools = entry_names(&base, 4096, |e, _| e.file_type().is_ok_and(|t| t.is_dir()))?;
         let mut files: Vec<String> = crate::zfs::FILES
             .iter()
             .map(|(f, _)| f.to_string())
             .collect();
         for pool in &pools {
-            let mut objsets: Vec<String> = std::fs::read_dir(base.join(pool))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.starts_with("objset-"))
-                .collect();
-            objsets.sort();
-            objsets.truncate(4096);
+            let objsets = entry_names(&base.join(pool), 4096, |_, n| n.starts_with("objset-"))
+                .unwrap_or_default();
             files.push(format!("{pool}/io"));
             files.extend(objsets.into_iter().map(|o| format!("{pool}/{o}")));
             files.push(format!("{pool}/state"));
@@ -488,16 +468,9 @@ impl Gatherer {
         };
         let names: Vec<String> = match head.strip_suffix('*') {
             Some(prefix) if depth < 4 => {
-                let Ok(entries) = std::fs::read_dir(dir) else {
+                let Ok(v) = entry_names(dir, 4096, |_, n| n.starts_with(prefix)) else {
                     return;
                 };
-                let mut v: Vec<String> = entries
-                    .flatten()
-                    .filter_map(|e| e.file_name().into_string().ok())
-                    .filter(|n| n.starts_with(prefix))
-                    .collect();
-                v.sort();
-                v.truncate(4096);
                 v
             }
             Some(_) => return,
@@ -822,6 +795,25 @@ fn read_capped(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
 
 /// The mount table's size cap (a host with 100,000 mounts prints ~10 MB).
 const MOUNTS_CAP: u64 = 64 << 20;
+
+/// The names of the entries of `dir` that `keep` keeps (names that are
+/// not UTF-8 are left out), sorted, at most `cap` of them.
+fn entry_names(
+    dir: &Path,
+    cap: usize,
+    keep: impl Fn(&std::fs::DirEntry, &str) -> bool,
+) -> std::io::Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)?
+        .flatten()
+        .filter_map(|e| {
+            let n = e.file_name().into_string().ok()?;
+            keep(&e, &n).then_some(n)
+        })
+        .collect();
+    names.sort();
+    names.truncate(cap);
+    Ok(names)
+}
 
 /// One line of the mount table: device, mount point (as printed), type and
 /// options; the mount point unescaped, and the path to it below the

@@ -985,19 +985,23 @@ fn btrfs(out: &mut Out<'_>, filesystems: &[ClassDevice]) -> Fmt {
             }
         }
     }
-    // Devices: the ioctls' where there are any, else sysfs's sizes.
-    let ioctl = |f: &ClassDevice| -> Vec<IoctlDevice> {
-        f.attrs
-            .iter()
-            .filter_map(|(k, v)| IoctlDevice::parse(k.strip_prefix("ioctl:")?, v))
-            .collect()
-    };
+    // Devices: the ioctls' where there are any, else sysfs's sizes; each
+    // filesystem's ioctl lines parsed once.
+    let devices: Vec<(String, Vec<IoctlDevice>)> = filesystems
+        .iter()
+        .map(|f| {
+            let devs = f
+                .attrs
+                .iter()
+                .filter_map(|(k, v)| IoctlDevice::parse(k.strip_prefix("ioctl:")?, v))
+                .collect();
+            (uuid(f), devs)
+        })
+        .collect();
     let base = |path: &str| path.rsplit('/').next().unwrap_or(path).to_string();
     {
         let mut m = out.family(&NODE_BTRFS_DEVICE_SIZE_BYTES)?;
-        for f in filesystems {
-            let u = uuid(f);
-            let devs = ioctl(f);
+        for (f, (u, devs)) in filesystems.iter().zip(&devices) {
             if devs.is_empty() {
                 for d in f.children("devices") {
                     if let Some(sectors) = f.uint(&format!("devices/{d}/size")) {
@@ -1006,7 +1010,7 @@ fn btrfs(out: &mut Out<'_>, filesystems: &[ClassDevice]) -> Fmt {
                     }
                 }
             }
-            for d in &devs {
+            for d in devs {
                 let dev = base(&d.path);
                 let labels = [
                     ("uuid", u.as_str()),
@@ -1019,9 +1023,8 @@ fn btrfs(out: &mut Out<'_>, filesystems: &[ClassDevice]) -> Fmt {
     }
     {
         let mut m = out.family(&NODE_BTRFS_DEVICE_UNUSED_BYTES)?;
-        for f in filesystems {
-            let u = uuid(f);
-            for d in ioctl(f) {
+        for (u, devs) in &devices {
+            for d in devs {
                 let dev = base(&d.path);
                 let labels = [
                     ("uuid", u.as_str()),
@@ -1037,9 +1040,8 @@ fn btrfs(out: &mut Out<'_>, filesystems: &[ClassDevice]) -> Fmt {
         }
     }
     let mut m = out.family(&NODE_BTRFS_DEVICE_ERRORS_TOTAL)?;
-    for f in filesystems {
-        let u = uuid(f);
-        for d in ioctl(f) {
+    for (u, devs) in &devices {
+        for d in devs {
             let dev = base(&d.path);
             for (kind, v) in ["write", "read", "flush", "corruption", "generation"]
                 .iter()
