@@ -96,22 +96,23 @@ pub fn interval_for(
     base.saturating_mul(k).min(max_age).max(base)
 }
 
-/// What reads consumers ask for (beyond the schedule) may spend: the part
-/// of the budget the scheduled reads leave (at least a tenth of it), as a
-/// bucket that holds one second of it. A demand read's cost is taken from
-/// the bucket; while it is empty, HTTP consumers are served the data there
-/// is instead of a new read.
+/// The budget as a bucket that every read draws on, scheduled or asked
+/// for by a consumer: it fills at the budget's rate and holds one second of
+/// it. Scheduled reads are never declined by it (the water level keeps
+/// them within the budget); a read a consumer asks for is declined while
+/// the bucket is empty, and HTTP consumers are served the data there is.
+/// So everything read in a window of T seconds costs at most the budget
+/// for T + 1 seconds, plus the read that emptied the bucket.
 #[derive(Debug, Default)]
-pub struct DemandBucket {
+pub struct ReadBucket {
     tokens_ns: f64,
     last_mono_ns: u64,
 }
 
-impl DemandBucket {
-    /// Charges `cost_ns` spent on demand reads at `now`, with demand reads
-    /// allowed `rate` ns of CPU per second; returns the instant
-    /// (CLOCK_MONOTONIC ns) until which demand reads are declined, 0 for
-    /// none.
+impl ReadBucket {
+    /// Charges `cost_ns` spent reading at `now`, with reads allowed
+    /// `rate` ns of CPU per second; returns the instant (CLOCK_MONOTONIC
+    /// ns) until which reads consumers ask for are declined, 0 for none.
     pub fn charge(&mut self, now_mono_ns: u64, cost_ns: u64, rate_ns_per_s: f64) -> u64 {
         if rate_ns_per_s <= 0.0 {
             return 0;
@@ -133,12 +134,9 @@ impl DemandBucket {
     }
 }
 
-/// The rate demand reads may spend: the budget less what the scheduled
-/// reads cost per second (`scheduled_ns_per_s`), never below a tenth of the
-/// budget; 0 when there is no budget.
-pub fn demand_rate_ns_per_s(budget_pct: f64, scheduled_ns_per_s: f64) -> f64 {
-    let budget = budget_pct / 100.0 * 1e9;
-    (budget - scheduled_ns_per_s).max(budget / 10.0)
+/// The budget in ns of CPU per second; 0 when there is none.
+pub fn budget_ns_per_s(budget_pct: f64) -> f64 {
+    budget_pct.max(0.0) / 100.0 * 1e9
 }
 
 #[cfg(test)]
@@ -146,23 +144,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn demand_reads_past_their_share_are_declined_until_it_refills() {
-        let mut b = DemandBucket::default();
-        let rate = demand_rate_ns_per_s(1.0, 4e6); // 6 ms/s left of 10 ms/s
-        assert_eq!(rate, 6e6);
+    fn reads_past_the_budget_decline_demand_until_it_refills() {
+        let mut b = ReadBucket::default();
+        let rate = budget_ns_per_s(1.0);
+        assert_eq!(rate, 10e6);
         let t0 = 1_000_000_000;
-        // Six reads of 1 ms at once fit the bucket; the seventh does not.
+        // Scheduled reads of 4 ms and six demand reads of 1 ms fit the
+        // bucket's second; the next read does not.
+        assert_eq!(b.charge(t0, 4_000_000, rate), 0);
         for i in 0..6 {
             assert_eq!(b.charge(t0, 1_000_000, rate), 0, "read {i}");
         }
         let until = b.charge(t0, 1_000_000, rate);
-        // 1 ms over at 6 ms/s: declined for 1/6 s.
-        assert_eq!(until, t0 + 166_666_666);
-        // Half a second later it has refilled 3 ms.
-        assert_eq!(b.charge(t0 + 500_000_000, 1_000_000, rate), 0);
-        // The scheduled reads using the whole budget leave a tenth.
-        assert_eq!(demand_rate_ns_per_s(1.0, 50e6), 1e6);
-        assert_eq!(DemandBucket::default().charge(t0, 1, 0.0), 0);
+        // 1 ms over at 10 ms/s: declined for 1/10 s.
+        assert_eq!(until, t0 + 100_000_000);
+        // Half a second later it has refilled 5 ms, of which 1 ms was owed.
+        assert_eq!(b.charge(t0 + 500_000_000, 4_000_000, rate), 0);
+        assert_ne!(b.charge(t0 + 500_000_000, 1_000_000, rate), 0);
+        assert_eq!(ReadBucket::default().charge(t0, 1, 0.0), 0);
     }
 
     const S: Duration = Duration::from_secs(1);

@@ -46,8 +46,11 @@ pub struct Agent {
     /// Sources this kernel lacks.
     missing: Mask,
     procs_read_mono: u64,
-    /// What consumers' reads may still spend.
-    demand: budget::DemandBucket,
+    /// What reads may still spend of the overhead budget.
+    bucket: budget::ReadBucket,
+    /// Whether the first sample, the start-up read of everything, has
+    /// been taken: it is not charged to the bucket.
+    started: bool,
     /// Per source, the warnings last logged ([`SystemSample::warnings`]):
     /// each is logged when it appears, not again while it lasts.
     warned: Vec<Vec<String>>,
@@ -176,7 +179,8 @@ impl Agent {
             seen_request: 0,
             missing,
             procs_read_mono: 0,
-            demand: budget::DemandBucket::default(),
+            bucket: budget::ReadBucket::default(),
+            started: false,
             warned: vec![Vec::new(); SOURCE_COUNT],
         };
         agent.apply(&config, true);
@@ -187,6 +191,7 @@ impl Agent {
             .filter(|s| agent.is_scheduled(&config, *s))
             .fold(0, |m, s| m | s.bit());
         agent.read(all, 0);
+        agent.started = true;
         // Loading BPF parses the kernel's BTF (megabytes, freed by now):
         // hand the freed heap back so it does not count as resident.
         #[cfg(target_env = "gnu")]
@@ -323,8 +328,8 @@ impl Agent {
             let st = &mut *guard;
             st.sampling_wakeups += 1;
             let committed = self.commit(st, mask, demand, reads);
-            if committed & demand != 0 && config.overhead_budget_pct > 0.0 {
-                self.charge_demand(st, &config, committed & demand);
+            if self.started && config.overhead_budget_pct > 0.0 {
+                self.charge(st, &config, committed);
             }
             let changes = rebudget(st, &config, committed & !demand);
             self.publish(st, mask);
@@ -333,24 +338,17 @@ impl Agent {
         self.reschedule(&config, changes);
     }
 
-    /// Takes the cost of the demand reads in `mask` from the demand bucket
-    /// and tells consumers until when further ones are declined.
-    fn charge_demand(&mut self, st: &State, config: &Config, mask: Mask) {
+    /// Takes the cost of the reads in `mask` (scheduled or asked for) from
+    /// the budget's bucket and tells consumers until when the reads they
+    /// ask for are declined.
+    fn charge(&mut self, st: &State, config: &Config, mask: Mask) {
         let cost: u64 = AgentSource::ALL
             .into_iter()
             .filter(|s| mask & s.bit() != 0)
             .map(|s| st.stats[s.index()].last_cost_ns)
             .sum();
-        let scheduled: f64 = AgentSource::ALL
-            .into_iter()
-            .filter(|s| st.stats[s.index()].scheduled)
-            .map(|s| {
-                let c = &st.stats[s.index()];
-                c.smoothed_cost_ns / c.interval.as_secs_f64().max(1e-3)
-            })
-            .sum();
-        let rate = budget::demand_rate_ns_per_s(config.overhead_budget_pct, scheduled);
-        let until = self.demand.charge(mono_ns(), cost, rate);
+        let rate = budget::budget_ns_per_s(config.overhead_budget_pct);
+        let until = self.bucket.charge(mono_ns(), cost, rate);
         self.shared
             .demand_blocked_until
             .store(until, Ordering::Release);

@@ -27,6 +27,23 @@ fn assert_scrape_within(addr: SocketAddr, limit: Duration, when: &str) {
     assert!(took < limit, "{when}: a scrape took {took:?}");
 }
 
+/// The value of the unlabelled `name` in an exposition.
+fn metric(body: &str, name: &str) -> f64 {
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in the exposition"))
+}
+
+/// Every HTTP request the agent answered before this one.
+fn answered(addr: SocketAddr) -> f64 {
+    get(addr, "/metrics", None)
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("quietstat_http_requests_total{"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum()
+}
+
 /// Peak resident memory of `pid` (VmHWM), bytes.
 fn peak_rss(pid: u32) -> u64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -108,7 +125,12 @@ fn misbehaving_clients_neither_stop_scrapes_nor_grow_memory_nor_panic_it() {
     drop(pipeliners);
     assert_scrape_within(a.addr, second, "after the pipeliners");
 
-    // 200 clients that reset the connection right after a request.
+    // 200 clients that reset the connection right after a request, all
+    // queued while the agent is stopped, so that every one is gone when it
+    // goes on: none is answered (an encoding each would keep a scrape
+    // waiting for all of them).
+    let answered_before = answered(a.addr);
+    a.proc.signal(libc::SIGSTOP);
     for _ in 0..200 {
         let s = TcpStream::connect(a.addr).unwrap();
         (&s).write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -116,7 +138,17 @@ fn misbehaving_clients_neither_stop_scrapes_nor_grow_memory_nor_panic_it() {
         reset_on_close(&s);
         drop(s);
     }
+    a.proc.signal(libc::SIGCONT);
     assert_scrape_within(a.addr, second, "after 200 resets");
+    // Answered since: the request that read `answered_before` and the
+    // timed scrape; those whose request was read count as abandoned.
+    assert_eq!(answered(a.addr) - answered_before, 2.0);
+    let body = get(a.addr, "/metrics", None).body;
+    let abandoned: f64 = metric(&body, "quietstat_http_requests_abandoned_total");
+    assert!(
+        abandoned > 0.0 && abandoned <= 200.0,
+        "{abandoned} requests abandoned"
+    );
 
     // A 64 MB header: refused once the head passes its cap, never buffered.
     let mut s = TcpStream::connect(a.addr).unwrap();
@@ -677,10 +709,13 @@ fn demand_reads_past_the_overhead_budget_are_declined_with_the_age_stated() {
         ],
     );
     let a = agent(&config, &["--backend", "procfs"]);
+    let t0 = Instant::now();
     let before = source_costs(a.addr);
-    let secs = 3.0;
-    let seen = hammer(a.addr, "/metrics?max_age_ms=0", secs);
+    let seen = hammer(a.addr, "/metrics?max_age_ms=0", 3.0);
     let after = source_costs(a.addr);
+    // The window the two figures bound, measured from outside: longer than
+    // the agent's, never shorter.
+    let secs = t0.elapsed().as_secs_f64();
     let over = seen
         .iter()
         .filter(|(h, _)| {
@@ -689,8 +724,8 @@ fn demand_reads_past_the_overhead_budget_are_declined_with_the_age_stated() {
         .count();
     assert!(over > 0, "no request of {} was declined", seen.len());
     // Everything read in the window (schedule and demand) within the budget,
-    // plus the one second's worth the demand bucket starts with, plus the
-    // read that empties it (a read is charged after it is made).
+    // plus the one second's worth the bucket holds, plus the read that
+    // empties it (a read is charged after it is made).
     let reading = cost_between(&before, &after);
     let one_read: f64 = after
         .as_object()

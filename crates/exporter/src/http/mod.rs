@@ -62,6 +62,24 @@ pub struct HttpStats {
     pub evicted: AtomicU64,
     pub refused: AtomicU64,
     pub accept_errors: AtomicU64,
+    /// Requests not answered: their client was gone before the answer was
+    /// made.
+    pub abandoned: AtomicU64,
+    /// Requests answered, by status code (counted once the answer is made).
+    pub answered: std::sync::Mutex<std::collections::BTreeMap<u16, u64>>,
+}
+
+impl HttpStats {
+    fn count_answer(&self, code: u16) {
+        let mut a = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        *a.entry(code).or_default() += 1;
+    }
+
+    /// Requests answered so far, by status code.
+    pub fn answered(&self) -> Vec<(u16, u64)> {
+        let a = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        a.iter().map(|(c, n)| (*c, *n)).collect()
+    }
 }
 
 /// How the server behaves beyond its routes.
@@ -124,6 +142,17 @@ pub fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, String> {
     // it a keep-alive client (Prometheus) waits out its delayed ACK, 40 ms,
     // on every response written in two segments.
     set_nodelay(&listener).map_err(|e| format!("TCP_NODELAY on {addr}: {e}"))?;
+    // A deeper accept queue than the library's 128: a burst of scrapers
+    // arriving while the agent is busy waits instead of having its SYNs
+    // dropped (and retried a second later). The kernel clamps it to
+    // net.core.somaxconn, as it does node_exporter's.
+    // SAFETY: listen() again on a listening socket only sets its backlog.
+    if unsafe { libc::listen(std::os::fd::AsRawFd::as_raw_fd(&listener), libc::c_int::MAX) } != 0 {
+        return Err(format!(
+            "listening on {addr}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
     listener
         .set_nonblocking(true)
         .map_err(|e| format!("listening on {addr}: {e}"))?;
@@ -344,9 +373,10 @@ async fn connection(
     ctx: &Arc<Ctx>,
     tls: Option<tokio_rustls::TlsAcceptor>,
 ) {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&sock);
     let io = io::TimedIo::new(sock, slot.clone(), READ_TIMEOUT, WRITE_TIMEOUT);
     match tls {
-        None => http(TokioIo::new(io), slot, ctx).await,
+        None => http(TokioIo::new(io), fd, slot, ctx).await,
         Some(acceptor) => {
             let stream = tokio::select! {
                 _ = slot.evict.notified() => return,
@@ -355,12 +385,28 @@ async fn connection(
                     _ => return,
                 },
             };
-            http(TokioIo::new(stream), slot, ctx).await
+            http(TokioIo::new(stream), fd, slot, ctx).await
         }
     }
 }
 
-async fn http<I>(io: I, slot: Arc<Slot>, ctx: &Arc<Ctx>)
+/// Whether the client on `fd` is gone (it reset the connection, or both
+/// directions are shut): its request is then not answered, so a burst of
+/// clients that ask and hang up costs no encoding. A client that only
+/// shut its sending side still gets its answer.
+fn peer_gone(fd: std::os::fd::RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no wait; the socket outlives the request.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n == 1 && p.revents & (libc::POLLHUP | libc::POLLERR) != 0
+}
+
+/// `fd` is the connection's socket, open while the connection is served.
+async fn http<I>(io: I, fd: std::os::fd::RawFd, slot: Arc<Slot>, ctx: &Arc<Ctx>)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
@@ -369,8 +415,13 @@ where
         service_fn(move |req| {
             let (ctx, slot) = (ctx.clone(), slot.clone());
             async move {
+                if peer_gone(fd) {
+                    ctx.conns.stats.abandoned.fetch_add(1, Ordering::Relaxed);
+                    return Ok(routes::gone());
+                }
                 slot.set_busy(true);
                 let r = routes::handle(&ctx, req).await;
+                ctx.conns.stats.count_answer(r.status().as_u16());
                 slot.set_busy(false);
                 Ok::<_, Infallible>(r)
             }

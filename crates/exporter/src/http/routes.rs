@@ -153,6 +153,15 @@ async fn route(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
     }
 }
 
+/// The answer to a client that is gone: never read, so nothing is made.
+pub(crate) fn gone() -> Reply {
+    let mut r = Reply::new(Full::new(Bytes::new()));
+    *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
 fn busy() -> Reply {
     let mut r = text(
         StatusCode::SERVICE_UNAVAILABLE,

@@ -350,6 +350,8 @@ families! {
     QUIETSTAT_HTTP_CONNECTIONS_EVICTED_TOTAL "quietstat_http_connections_evicted_total" Counter [] "agent" "Idle HTTP connections closed to make room for new ones at the cap.";
     QUIETSTAT_HTTP_CONNECTIONS_REFUSED_TOTAL "quietstat_http_connections_refused_total" Counter [] "agent" "HTTP connections refused (503) at the cap, every open one being mid-request.";
     QUIETSTAT_HTTP_ACCEPT_ERRORS_TOTAL "quietstat_http_accept_errors_total" Counter [] "agent" "Failed accepts of HTTP connections (out of descriptors, ...), each retried after a backoff.";
+    QUIETSTAT_HTTP_REQUESTS_TOTAL "quietstat_http_requests_total" Counter ["code"] "agent" "HTTP requests answered, by status code (a scrape counts those answered before it).";
+    QUIETSTAT_HTTP_REQUESTS_ABANDONED_TOTAL "quietstat_http_requests_abandoned_total" Counter [] "agent" "HTTP requests not answered because their client had reset or closed the connection before the answer was made.";
 }
 
 /// The catalog entry for `name` (a concrete name matches its `*` pattern).

@@ -132,8 +132,13 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
             (&QUIETSTAT_HTTP_CONNECTIONS_EVICTED_TOTAL, &h.evicted),
             (&QUIETSTAT_HTTP_CONNECTIONS_REFUSED_TOTAL, &h.refused),
             (&QUIETSTAT_HTTP_ACCEPT_ERRORS_TOTAL, &h.accept_errors),
+            (&QUIETSTAT_HTTP_REQUESTS_ABANDONED_TOTAL, &h.abandoned),
         ] {
             one(out, f, v.load(Relaxed) as f64)?;
+        }
+        let mut m = out.family(&QUIETSTAT_HTTP_REQUESTS_TOTAL)?;
+        for (code, n) in h.answered() {
+            sample_l(&mut m, &[("code", code.to_string())], n as f64)?;
         }
     }
     Ok(())
