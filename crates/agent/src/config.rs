@@ -242,6 +242,59 @@ pub struct Config {
     /// udev's database, for `node_disk_info` (node_exporter's
     /// `--path.udev.data`).
     pub udev_data_path: PathBuf,
+    /// The history store.
+    pub store: StoreConfig,
+}
+
+/// Where and how the history is recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreConfig {
+    pub enabled: bool,
+    pub path: PathBuf,
+    /// Data older than this is removed.
+    pub retention: Duration,
+    /// The store is kept under this many bytes (oldest data goes first).
+    pub max_bytes: u64,
+    /// How often the process table is recorded (the system sources are
+    /// recorded at each read).
+    pub process_interval: Duration,
+    /// How often the writer moves the journal into the database.
+    pub flush_interval: Duration,
+    /// The journal (best in memory: tmpfs); empty: beside the snapshot.
+    pub journal: Option<PathBuf>,
+}
+
+/// The default store directory: /var/lib/quietstat as root, else
+/// `$XDG_STATE_HOME/quietstat` (`~/.local/state/quietstat`).
+pub fn default_store_path() -> PathBuf {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return "/var/lib/quietstat".into();
+    }
+    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| !x.is_empty()) {
+        return PathBuf::from(x).join("quietstat");
+    }
+    let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
+    PathBuf::from(home).join(".local/state/quietstat")
+}
+
+/// A size: bytes, or with a unit (k, M, G, KiB, MiB, GiB).
+pub fn parse_bytes(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let n: u64 = v[..split].parse().ok()?;
+    let mult: u64 = match v[split..].trim() {
+        "" | "B" => 1,
+        "k" | "K" | "kB" | "KB" => 1000,
+        "M" | "MB" => 1000 * 1000,
+        "G" | "GB" => 1000 * 1000 * 1000,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "TiB" => 1 << 40,
+        _ => return None,
+    };
+    n.checked_mul(mult)
 }
 
 impl Default for Config {
@@ -354,6 +407,15 @@ impl Config {
             filesystem_statfs_wait: d(self.filesystem_statfs_wait),
             textfile_directory: Some(self.textfile_directory.clone().unwrap_or_default()),
             udev_data_path: Some(self.udev_data_path.clone()),
+            store: Some(FileStore {
+                enabled: Some(self.store.enabled),
+                path: Some(self.store.path.clone()),
+                retention: d(self.store.retention),
+                max_size: Some(self.store.max_bytes.to_string()),
+                process_interval: d(self.store.process_interval),
+                flush_interval: d(self.store.flush_interval),
+                journal: Some(self.store.journal.clone().unwrap_or_default()),
+            }),
         };
         toml::to_string(&file).expect("the configuration serializes")
     }
@@ -416,6 +478,28 @@ pub struct FileConfig {
     pub textfile_directory: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub udev_data_path: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<FileStore>,
+}
+
+/// `[store]` in the configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileStore {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retention: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_size: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_interval: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flush_interval: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -595,6 +679,21 @@ impl FileConfig {
             textfile_directory,
             udev_data_path
         );
+        if let Some(o) = &over.store {
+            let st = self.store.get_or_insert_with(Default::default);
+            macro_rules! take_st {
+                ($($f:ident),*) => { $(if o.$f.is_some() { st.$f = o.$f.clone(); })* };
+            }
+            take_st!(
+                enabled,
+                path,
+                retention,
+                max_size,
+                process_interval,
+                flush_interval,
+                journal
+            );
+        }
         if let Some(o) = &over.process_metrics {
             let pm = self.process_metrics.get_or_insert_with(Default::default);
             macro_rules! take_pm {
@@ -795,7 +894,55 @@ impl FileConfig {
                 Duration::from_secs(60),
             )?,
         };
+        let fs = self.store.clone().unwrap_or_default();
+        let store_dur = |key: &str,
+                         v: &Option<String>,
+                         default: Duration,
+                         lo: Duration,
+                         hi: Duration| match v {
+            None => Ok(default),
+            Some(v) => in_range(key, parse_duration(key, v)?, lo, hi),
+        };
+        let store = StoreConfig {
+            enabled: fs.enabled.unwrap_or(true),
+            path: fs
+                .path
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or_else(default_store_path),
+            retention: store_dur(
+                "store.retention",
+                &fs.retention,
+                Duration::from_secs(7 * 86_400),
+                Duration::from_secs(60),
+                Duration::from_secs(3650 * 86_400),
+            )?,
+            max_bytes: match &fs.max_size {
+                None => 1 << 30,
+                Some(v) => parse_bytes(v).filter(|b| *b >= 64 << 10).ok_or_else(|| {
+                    bad(
+                        "store.max_size",
+                        format!("{v:?} is not a size of at least 64 KiB; write bytes or e.g. \"500MiB\", \"2GiB\", \"1G\""),
+                    )
+                })?,
+            },
+            process_interval: store_dur(
+                "store.process_interval",
+                &fs.process_interval,
+                Duration::from_secs(5),
+                Duration::from_secs(1),
+                Duration::from_secs(3600),
+            )?,
+            flush_interval: store_dur(
+                "store.flush_interval",
+                &fs.flush_interval,
+                Duration::from_secs(15),
+                Duration::from_millis(100),
+                Duration::from_secs(300),
+            )?,
+            journal: fs.journal.filter(|p| !p.as_os_str().is_empty()),
+        };
         Ok(Config {
+            store,
             listen,
             proc_root: self.proc_root.clone().unwrap_or_else(|| "/proc".into()),
             sys_root: self.sys_root.clone().unwrap_or_else(|| "/sys".into()),

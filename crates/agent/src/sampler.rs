@@ -48,6 +48,14 @@ pub struct Agent {
     procs_read_mono: u64,
     /// What reads may still spend of the overhead budget.
     bucket: budget::ReadBucket,
+    /// The history: the sampler's end of the journal, and the writer
+    /// (stopped, after a last flush, when the agent is dropped).
+    tap: Option<store::Tap>,
+    _writer: Option<store::Writer>,
+    /// Source bytes kept for the history, reused.
+    kept: Vec<u8>,
+    /// The process-record interval the last recorded table fell in.
+    procs_bucket: u64,
     /// Whether the first sample, the start-up read of everything, has
     /// been taken: it is not charged to the bucket.
     started: bool,
@@ -162,6 +170,7 @@ impl Agent {
             started_unix_ns: unix_ns(),
             demand_blocked_until: AtomicU64::new(0),
             failure: std::sync::Mutex::new(None),
+            store: std::sync::OnceLock::new(),
         });
         let mut agent = Agent {
             shared,
@@ -181,6 +190,10 @@ impl Agent {
             procs_read_mono: 0,
             bucket: budget::ReadBucket::default(),
             started: false,
+            tap: None,
+            _writer: None,
+            kept: Vec::new(),
+            procs_bucket: u64::MAX,
             warned: vec![Vec::new(); SOURCE_COUNT],
         };
         agent.apply(&config, true);
@@ -190,6 +203,7 @@ impl Agent {
             .into_iter()
             .filter(|s| agent.is_scheduled(&config, *s))
             .fold(0, |m, s| m | s.bit());
+        agent.start_store(&config);
         agent.read(all, 0);
         agent.started = true;
         // Loading BPF parses the kernel's BTF (megabytes, freed by now):
@@ -333,9 +347,70 @@ impl Agent {
             }
             let changes = rebudget(st, &config, committed & !demand);
             self.publish(st, mask);
+            self.record(st, &config, committed);
             changes
         };
         self.reschedule(&config, changes);
+    }
+
+    /// Opens the journal and starts the history's writer, unless recording
+    /// is off. A store that cannot be opened is logged; sampling goes on.
+    fn start_store(&mut self, config: &Config) {
+        if !config.store.enabled {
+            return;
+        }
+        let journal = config.store.journal.clone().unwrap_or_else(|| {
+            config
+                .shm_path
+                .as_deref()
+                .and_then(Path::parent)
+                .unwrap_or(Path::new("/dev/shm"))
+                .join("store-journal")
+        });
+        let opts = store::Options {
+            dir: config.store.path.clone(),
+            journal,
+            journal_bytes: store::JOURNAL_BYTES,
+            retention: config.store.retention,
+            max_bytes: config.store.max_bytes,
+            flush: config.store.flush_interval,
+            proc_root: config.proc_root.clone(),
+        };
+        match store::start(opts, log) {
+            Ok((tap, writer, stats)) => {
+                log(format!(
+                    "recording to {} (process table every {}, kept {} or {} bytes at most)",
+                    config.store.path.display(),
+                    humantime::format_duration(config.store.process_interval),
+                    humantime::format_duration(config.store.retention),
+                    config.store.max_bytes
+                ));
+                self.reader.keep_bytes_of(&store::RECORDED);
+                self.tap = Some(tap);
+                self._writer = Some(writer);
+                let _ = self.shared.store.set(stats);
+            }
+            Err(e) => log(format!("not recording: {e}")),
+        }
+    }
+
+    /// Hands what was just read to the history: the system sources' bytes,
+    /// exits, and the process table once per process-record interval.
+    fn record(&mut self, st: &State, config: &Config, committed: Mask) {
+        let Some(tap) = self.tap.as_mut() else {
+            return;
+        };
+        let ts = self.work.unix_ns / 1_000_000;
+        self.reader.take_kept(&mut self.kept);
+        tap.system(ts, &self.kept);
+        if committed & AgentSource::Processes.bit() != 0 && st.procs_status == SourceStatus::Ok {
+            tap.exits(ts, &st.exits.last);
+            let every = config.store.process_interval.as_millis().max(1) as u64;
+            if ts / every != self.procs_bucket {
+                self.procs_bucket = ts / every;
+                tap.procs(ts, &st.procs);
+            }
+        }
     }
 
     /// Takes the cost of the reads in `mask` (scheduled or asked for) from

@@ -85,6 +85,8 @@ pub struct Shared {
     pub(crate) demand_blocked_until: AtomicU64,
     /// Why the agent must stop, when a part of it failed for good.
     pub(crate) failure: Mutex<Option<String>>,
+    /// The history store's figures, when recording.
+    pub store: std::sync::OnceLock<Arc<store::Stats>>,
 }
 
 /// The sources [`Shared::fresh`] did not read again, and why: each was read

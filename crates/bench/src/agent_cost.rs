@@ -31,6 +31,10 @@ pub struct Row {
     pub wakeups_per_s: f64,
     pub rss_mib: f64,
     pub threads: usize,
+    /// For `agent-store`: bytes the history took on disk in the window,
+    /// and that per day at the same rate.
+    pub store_bytes: Option<u64>,
+    pub store_mb_per_day: Option<f64>,
 }
 
 pub struct Options {
@@ -40,8 +44,9 @@ pub struct Options {
     pub collectors: Vec<String>,
 }
 
-pub const COLLECTORS: [&str; 5] = [
+pub const COLLECTORS: [&str; 6] = [
     "agent-bpf",
+    "agent-store",
     "agent-procfs",
     "naive",
     "agent-scraped",
@@ -112,7 +117,20 @@ fn start(
     let mut cmd = Command::new(&opts.exe);
     match collector {
         "agent-scraped" => {
-            cmd.args(["agent", "--listen", &format!("127.0.0.1:{port}")])
+            cmd.args([
+                "agent",
+                "--no-store",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .arg("--shm-path")
+            .arg(dir.join("snapshot"));
+        }
+        "agent-store" => {
+            // The bpf agent recording its history, as it does by default.
+            cmd.args(["agent", "--listen", "127.0.0.1:0", "--backend", "bpf"])
+                .arg("--store")
+                .arg(dir.join("store"))
                 .arg("--shm-path")
                 .arg(dir.join("snapshot"));
         }
@@ -121,10 +139,16 @@ fn start(
             cmd.arg(format!("--web.listen-address=127.0.0.1:{port}"));
         }
         "agent-bpf" | "agent-procfs" => {
-            cmd.args(["agent", "--listen", "127.0.0.1:0", "--backend"])
-                .arg(collector.trim_start_matches("agent-"))
-                .arg("--shm-path")
-                .arg(dir.join("snapshot"));
+            cmd.args([
+                "agent",
+                "--no-store",
+                "--listen",
+                "127.0.0.1:0",
+                "--backend",
+            ])
+            .arg(collector.trim_start_matches("agent-"))
+            .arg("--shm-path")
+            .arg(dir.join("snapshot"));
         }
         "naive" => {
             cmd.args(["bench", "naive-collector"]);
@@ -184,6 +208,8 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             scrape(port).map_err(|e| format!("{c}: first scrape: {e}"))?;
         }
         let u0 = usage(pid)?;
+        let store_dir = dir.join("store");
+        let bytes0 = dir_bytes(&store_dir);
         let t0 = Instant::now();
         let end = t0 + opts.duration;
         if scraped {
@@ -199,6 +225,9 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
         let u1 = usage(pid)?;
         let secs = t0.elapsed().as_secs_f64();
         drop(child);
+        // After the agent's last flush (it flushes when stopped).
+        let store_bytes =
+            (c == "agent-store").then(|| dir_bytes(&store_dir).saturating_sub(bytes0));
         rows.push(Row {
             collector: c.clone(),
             procs: idle.count(),
@@ -207,11 +236,25 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             wakeups_per_s: (u1.ctxsw - u0.ctxsw) as f64 / secs,
             rss_mib: u1.rss_bytes as f64 / (1024.0 * 1024.0),
             threads: u1.threads,
+            store_bytes,
+            store_mb_per_day: store_bytes.map(|b| b as f64 / secs * 86_400.0 / 1e6),
         });
     }
     let _ = std::fs::remove_dir_all(&dir);
     drop(idle);
     Ok(rows)
+}
+
+/// Bytes of the files in `dir` (a store: day files and their WAL).
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
 }
 
 /// The naive collector: open/read/close of each system file every second,

@@ -229,7 +229,7 @@ fn run_in(opts: &Options, dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<
     )
     .map_err(|e| e.to_string())?;
     let mut cmd = Command::new(&opts.exe);
-    cmd.args(["agent", "--listen", "127.0.0.1:0", "--config"])
+    cmd.args(["agent", "--no-store", "--listen", "127.0.0.1:0", "--config"])
         .arg(&cfg)
         .arg("--shm-path")
         .arg(&shm_path)

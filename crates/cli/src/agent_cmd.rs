@@ -69,6 +69,13 @@ pub struct Args {
     /// udev's database, for node_disk_info's labels [default: /run/udev/data].
     #[arg(long = "path.udev.data", value_name = "DIR")]
     udev_data_path: Option<PathBuf>,
+    /// Record the history here [default: /var/lib/quietstat as root,
+    /// else $XDG_STATE_HOME/quietstat].
+    #[arg(long, value_name = "DIR", conflicts_with = "no_store")]
+    store: Option<PathBuf>,
+    /// Do not record the history.
+    #[arg(long)]
+    no_store: bool,
     /// Print the effective configuration as TOML and exit.
     #[arg(long)]
     print_config: bool,
@@ -194,6 +201,11 @@ pub fn run(
         overhead_budget_pct: args.overhead_budget_pct,
         process_backend: args.backend.clone(),
         web_config_file: args.web_config_file.clone(),
+        store: (args.store.is_some() || args.no_store).then(|| agent::config::FileStore {
+            enabled: Some(!args.no_store),
+            path: args.store.clone(),
+            ..Default::default()
+        }),
         ..FileConfig::default()
     };
     if args.print_config {

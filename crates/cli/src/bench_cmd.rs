@@ -323,19 +323,28 @@ pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
         Format::Json => print_json_lines(&rows)?,
         Format::Table => {
             println!(
-                "{:<14} {:>6} {:>8} {:>8} {:>10} {:>8} {:>8}",
-                "collector", "procs", "seconds", "cpu_%", "wakeups/s", "rss_MiB", "threads"
+                "{:<14} {:>6} {:>8} {:>8} {:>10} {:>8} {:>8} {:>12}",
+                "collector",
+                "procs",
+                "seconds",
+                "cpu_%",
+                "wakeups/s",
+                "rss_MiB",
+                "threads",
+                "store_MB/day"
             );
             for r in &rows {
                 println!(
-                    "{:<14} {:>6} {:>8.0} {:>8.3} {:>10.2} {:>8.1} {:>8}",
+                    "{:<14} {:>6} {:>8.0} {:>8.3} {:>10.2} {:>8.1} {:>8} {:>12}",
                     r.collector,
                     r.procs,
                     r.seconds,
                     r.cpu_pct,
                     r.wakeups_per_s,
                     r.rss_mib,
-                    r.threads
+                    r.threads,
+                    r.store_mb_per_day
+                        .map_or_else(|| "-".to_string(), |m| format!("{m:.1}"))
                 );
             }
         }

@@ -5,6 +5,7 @@ mod bench_cmd;
 mod jitter_cmd;
 mod noise_cmd;
 mod ps_cmd;
+mod report_cmd;
 mod stat_cmd;
 
 use std::path::PathBuf;
@@ -51,6 +52,9 @@ enum Command {
     NoiseHelper(noise_cmd::HelperArgs),
     /// One snapshot of the process table (BPF task iterator or /proc).
     Ps(ps_cmd::Args),
+    /// Tables of what the agent recorded: CPU, memory, disks, network,
+    /// interrupts, pressure, load, top processes and exits, per interval.
+    Report(report_cmd::Args),
     /// Measure what reading the kernel costs.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -130,6 +134,7 @@ fn check_roots(cli: &Cli) -> Result<(), String> {
     // (command, takes --proc-root, takes --sys-root)
     let (name, proc_ok, sys_ok) = match &cli.command {
         Command::Agent(_) | Command::Stat(_) => return Ok(()),
+        Command::Report(_) => ("report", false, false),
         Command::Ps(_) if cli.rootfs.is_none() => return Ok(()),
         Command::Bench(BenchCommand::Procfs(_)) => return Ok(()),
         // noise reads the CPU topology under --sys-root to find isolated CPUs.
@@ -178,6 +183,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Jitter(args) => jitter_cmd::run(&args),
         Command::Noise(args) => noise_cmd::run(&roots.1, &args),
+        Command::Report(args) => report_cmd::run(&args),
         Command::NoiseHelper(args) => noise_cmd::run_helper(&args),
         Command::Agent(args) => agent_cmd::run(cli.proc_root, cli.sys_root, cli.rootfs, &args),
         Command::Stat(args) => stat_cmd::run(&roots.0, &roots.1, cli.rootfs, &args),

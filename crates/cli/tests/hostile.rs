@@ -305,7 +305,16 @@ fn fifos_and_devices_given_as_files_are_refused_at_once() {
     let f = fifo.to_str().unwrap();
     let limit = Duration::from_secs(10);
     fn agent_with_file<'a>(flag: &'a str, file: &'a str) -> Vec<&'a str> {
-        vec!["agent", "--listen", "", "--shm-path", "", flag, file]
+        vec![
+            "agent",
+            "--no-store",
+            "--listen",
+            "",
+            "--shm-path",
+            "",
+            flag,
+            file,
+        ]
     }
     for (args, names) in [
         (agent_with_file("--config", f), "FIFO"),
@@ -473,6 +482,7 @@ fn a_second_agent_on_the_same_path_or_port_leaves_the_first_alone() {
         (
             vec![
                 "agent",
+                "--no-store",
                 "--backend",
                 "procfs",
                 "--listen",
@@ -485,6 +495,7 @@ fn a_second_agent_on_the_same_path_or_port_leaves_the_first_alone() {
         (
             vec![
                 "agent",
+                "--no-store",
                 "--backend",
                 "procfs",
                 "--listen",

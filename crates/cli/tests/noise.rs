@@ -197,6 +197,7 @@ fn the_agent_sends_no_ipi_and_wakes_nothing_on_an_isolated_cpu() {
         quietstat()
             .args([
                 "agent",
+                "--no-store",
                 "--housekeeping-cpus",
                 "0",
                 "--listen",

@@ -25,6 +25,8 @@ mod records;
 mod sample;
 mod source;
 
+pub mod kept;
+
 pub mod btrfs;
 pub mod class;
 pub mod cpu;

@@ -23,6 +23,10 @@ pub struct Reader {
     buf: Vec<u8>,
     max_file_bytes: usize,
     gatherer: Gatherer,
+    /// Sources whose bytes, as read, are kept for [`Reader::take_kept`]
+    /// (a bit per [`Source`] index).
+    keep_bytes: u128,
+    kept_bytes: Vec<u8>,
 }
 
 const INITIAL_BUF: usize = 64 << 10;
@@ -43,6 +47,8 @@ impl Reader {
             buf: vec![0; INITIAL_BUF],
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             gatherer,
+            keep_bytes: 0,
+            kept_bytes: Vec::new(),
         }
     }
 
@@ -52,6 +58,26 @@ impl Reader {
         self.gatherer.options = options;
         self.paths = Source::ALL
             .map(|s| gather::main_path(s, &self.proc_root, &self.sys_root, &self.gatherer.options));
+    }
+
+    /// Keeps the bytes of each source in `sources`, as read, for
+    /// [`Reader::take_kept`] (a history records them).
+    pub fn keep_bytes_of(&mut self, sources: &[Source]) {
+        self.keep_bytes = sources.iter().fold(0, |m, s| m | 1u128 << (*s as usize));
+    }
+
+    pub(crate) fn keep(&mut self, source: Source, len: usize) {
+        if self.keep_bytes & 1u128 << (source as usize) != 0 {
+            crate::kept::push(&mut self.kept_bytes, source, &self.buf[..len]);
+        }
+    }
+
+    /// The bytes kept since the last call ([`crate::kept::entries`] reads
+    /// them); `out` is cleared and swapped in, so neither side allocates
+    /// once warm.
+    pub fn take_kept(&mut self, out: &mut Vec<u8>) {
+        out.clear();
+        std::mem::swap(out, &mut self.kept_bytes);
     }
 
     pub fn proc_root(&self) -> &Path {

@@ -409,6 +409,7 @@ impl Reader {
             let t0 = Instant::now();
             let (status, cost) = match self.read_raw_io(source) {
                 Ok(n) => {
+                    self.keep(source, n);
                     let bytes = self.buffer(n);
                     let read_ns = elapsed_ns(t0);
                     let len = bytes.len() as u64;

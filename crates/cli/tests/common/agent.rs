@@ -72,6 +72,10 @@ pub fn agent_with(config: &str, extra: &[&str], prepare: impl FnOnce(&mut Comman
     if !extra.contains(&"--shm-path") {
         cmd.arg("--shm-path").arg(&shm);
     }
+    // Recording is tested where it is the subject (tests/store.rs).
+    if !extra.iter().any(|a| *a == "--store" || *a == "--no-store") {
+        cmd.arg("--no-store");
+    }
     cmd.arg("--config")
         .arg(&cfg)
         .args(extra)

@@ -204,10 +204,10 @@ fn age_headers(r: &mut Reply, ctx: &Ctx, mask: Mask, f: &Freshness) {
     let age_ms = ctx.shared.oldest_age(mask).as_millis();
     r.headers_mut()
         .insert("x-data-age-ms", HeaderValue::from(age_ms as u64));
-    if let Some(d) = &f.declined {
-        if let Ok(v) = HeaderValue::from_str(&declined_header(d)) {
-            r.headers_mut().insert("x-data-fresh", v);
-        }
+    if let Some(d) = &f.declined
+        && let Ok(v) = HeaderValue::from_str(&declined_header(d))
+    {
+        r.headers_mut().insert("x-data-fresh", v);
     }
 }
 

@@ -465,13 +465,13 @@ pub fn disk_excluded(name: &str) -> bool {
         return true;
     }
     // nvme<digits>n<digits>p
-    if let Some(rest) = stem.strip_prefix("nvme").and_then(|r| r.strip_suffix('p')) {
-        if let Some((a, b)) = rest.split_once('n') {
-            return !a.is_empty()
-                && !b.is_empty()
-                && a.bytes().all(|c| c.is_ascii_digit())
-                && b.bytes().all(|c| c.is_ascii_digit());
-        }
+    if let Some(rest) = stem.strip_prefix("nvme").and_then(|r| r.strip_suffix('p'))
+        && let Some((a, b)) = rest.split_once('n')
+    {
+        return !a.is_empty()
+            && !b.is_empty()
+            && a.bytes().all(|c| c.is_ascii_digit())
+            && b.bytes().all(|c| c.is_ascii_digit());
     }
     false
 }

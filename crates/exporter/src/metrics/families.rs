@@ -350,6 +350,14 @@ families! {
     QUIETSTAT_HTTP_CONNECTIONS_EVICTED_TOTAL "quietstat_http_connections_evicted_total" Counter [] "agent" "Idle HTTP connections closed to make room for new ones at the cap.";
     QUIETSTAT_HTTP_CONNECTIONS_REFUSED_TOTAL "quietstat_http_connections_refused_total" Counter [] "agent" "HTTP connections refused (503) at the cap, every open one being mid-request.";
     QUIETSTAT_HTTP_ACCEPT_ERRORS_TOTAL "quietstat_http_accept_errors_total" Counter [] "agent" "Failed accepts of HTTP connections (out of descriptors, ...), each retried after a backoff.";
+    QUIETSTAT_STORE_BYTES "quietstat_store_bytes" Gauge [] "agent" "Bytes the history takes on disk (day files and their write-ahead logs).";
+    QUIETSTAT_STORE_RECORDING "quietstat_store_recording" Gauge [] "agent" "1 while the last write to the history succeeded, 0 while it fails (the log says why).";
+    QUIETSTAT_STORE_WRITTEN_BYTES_TOTAL "quietstat_store_written_bytes_total" Counter ["source"] "agent" "Bytes written to the history per source, compressed, since the agent started.";
+    QUIETSTAT_STORE_ROWS_TOTAL "quietstat_store_rows_total" Counter [] "agent" "Rows written to the history (blocks, process identities, gaps).";
+    QUIETSTAT_STORE_DROPPED_SAMPLES_TOTAL "quietstat_store_dropped_samples_total" Counter [] "agent" "Samples dropped before they were written: the journal was full while the writer was behind.";
+    QUIETSTAT_STORE_FLUSHES_TOTAL "quietstat_store_flushes_total" Counter [] "agent" "Times the writer moved the journal into the history.";
+    QUIETSTAT_STORE_FAILED_FLUSHES_TOTAL "quietstat_store_failed_flushes_total" Counter [] "agent" "Flushes that could not write (disk full, read-only, damaged file); their samples wait in the journal.";
+    QUIETSTAT_STORE_WRITE_SECONDS_TOTAL "quietstat_store_write_seconds_total" Counter [] "agent" "Time the writer spent encoding and writing the history.";
     QUIETSTAT_HTTP_REQUESTS_TOTAL "quietstat_http_requests_total" Counter ["code"] "agent" "HTTP requests answered, by status code (a scrape counts those answered before it).";
     QUIETSTAT_HTTP_REQUESTS_ABANDONED_TOTAL "quietstat_http_requests_abandoned_total" Counter [] "agent" "HTTP requests not answered because their client had reset or closed the connection before the answer was made.";
 }

@@ -50,6 +50,8 @@ pub struct Context {
     pub started_unix_ns: u64,
     /// The HTTP server's connection figures, when one serves.
     pub http: Option<Arc<HttpStats>>,
+    /// The history store's figures, when recording.
+    pub store: Option<Arc<store::Stats>>,
 }
 
 /// The prometheus-client collector: on each scrape it takes the state's read
@@ -70,6 +72,7 @@ impl Collector for AgentCollector {
             usage: agent::self_usage(),
             started_unix_ns: self.0.started_unix_ns,
             http: self.1.clone(),
+            store: self.0.store.get().cloned(),
         };
         let st = self.0.state.read().unwrap_or_else(|e| e.into_inner());
         encode_state(enc, &st, &ctx)

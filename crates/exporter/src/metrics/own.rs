@@ -116,6 +116,36 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         ],
         1.0,
     )?;
+    if let Some(s) = &ctx.store {
+        use std::sync::atomic::Ordering::Relaxed;
+        one(
+            out,
+            &QUIETSTAT_STORE_BYTES,
+            s.bytes_on_disk.load(Relaxed) as f64,
+        )?;
+        one(
+            out,
+            &QUIETSTAT_STORE_RECORDING,
+            f64::from(u8::from(s.recording.load(Relaxed))),
+        )?;
+        let mut m = out.family(&QUIETSTAT_STORE_WRITTEN_BYTES_TOTAL)?;
+        for (src, n) in s.written() {
+            sample_l(&mut m, &[("source", src)], n as f64)?;
+        }
+        for (f, v) in [
+            (&QUIETSTAT_STORE_ROWS_TOTAL, &s.rows),
+            (&QUIETSTAT_STORE_DROPPED_SAMPLES_TOTAL, &s.dropped),
+            (&QUIETSTAT_STORE_FLUSHES_TOTAL, &s.flushes),
+            (&QUIETSTAT_STORE_FAILED_FLUSHES_TOTAL, &s.failed_flushes),
+        ] {
+            one(out, f, v.load(Relaxed) as f64)?;
+        }
+        one(
+            out,
+            &QUIETSTAT_STORE_WRITE_SECONDS_TOTAL,
+            ns_to_secs(s.write_ns.load(Relaxed)),
+        )?;
+    }
     if let Some(h) = &ctx.http {
         use std::sync::atomic::Ordering::Relaxed;
         one(

@@ -1,0 +1,424 @@
+//! The journal: what the sampler hands the store, in a file in memory
+//! (tmpfs) mapped into the agent. Appending is a copy into the mapping (no
+//! system call, no disk); the writer moves what it holds into the day's
+//! SQLite file every flush and then drops it. A kill -9 leaves the journal
+//! in the file; the next start writes what the database lacks (records
+//! carry a sequence number), so every sample appended before the kill is
+//! kept.
+//!
+//! The file: the offset of the first live record (u64), then records:
+//! `length (u32) | crc32 (u32) | seq (u64) | kind (u8) | time (u64, ms
+//! since the epoch) | payload`, little-endian; the CRC covers everything
+//! after it. A zero length ends the records.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+const HEAD: usize = 4 + 4 + 8 + 1 + 8;
+
+/// What a record holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// System sources' bytes as read ([`procfs::kept`] entries).
+    System = 1,
+    /// A process table ([`crate::procs::put_rows`]).
+    Procs = 2,
+    /// Processes that ended ([`crate::procs::put_exits`]).
+    Exits = 3,
+}
+
+impl Kind {
+    fn from_u8(b: u8) -> Option<Kind> {
+        [Kind::System, Kind::Procs, Kind::Exits]
+            .into_iter()
+            .find(|k| *k as u8 == b)
+    }
+}
+
+/// One record, as read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record<'a> {
+    pub seq: u64,
+    pub kind: Kind,
+    pub ts_ms: u64,
+    pub payload: &'a [u8],
+}
+
+/// The records of `bytes`, in order, up to the first that is torn, fails
+/// its CRC or does not follow its predecessor's sequence number.
+pub fn records(bytes: &[u8]) -> impl Iterator<Item = Record<'_>> {
+    let mut pos = 0;
+    let mut last: Option<u64> = None;
+    std::iter::from_fn(move || {
+        let h = bytes.get(pos..pos + HEAD)?;
+        let len = u32::from_le_bytes(h[0..4].try_into().ok()?) as usize;
+        if len == 0 {
+            return None;
+        }
+        let crc = u32::from_le_bytes(h[4..8].try_into().ok()?);
+        let body = bytes.get(pos + 8..pos + HEAD + len)?;
+        if crc32fast::hash(body) != crc {
+            return None;
+        }
+        let seq = u64::from_le_bytes(h[8..16].try_into().ok()?);
+        if last.is_some_and(|l| seq <= l) {
+            return None;
+        }
+        let kind = Kind::from_u8(h[16])?;
+        let ts_ms = u64::from_le_bytes(h[17..25].try_into().ok()?);
+        last = Some(seq);
+        pos += HEAD + len;
+        Some(Record {
+            seq,
+            kind,
+            ts_ms,
+            payload: &body[HEAD - 8..],
+        })
+    })
+}
+
+/// Bytes before the records: the offset of the first live one (u64).
+const DATA: usize = 8;
+
+/// The mapped journal: `start (u64) | records...`. Live records run from
+/// `start` to `head`; those before `start` are in the database. Nothing a
+/// record holds is moved while it is live unless its copy is complete
+/// before `start` (one aligned 8-byte store) points at it, so a kill at
+/// any instant leaves every live record readable.
+pub struct Journal {
+    ptr: *mut u8,
+    cap: usize,
+    start: usize,
+    head: usize,
+    next_seq: u64,
+    /// End of the bytes handed to the writer and not yet released (0: none).
+    taken: usize,
+    /// Records dropped because the journal was full.
+    pub dropped: u64,
+    path: PathBuf,
+    _file: File,
+}
+
+// SAFETY: the mapping is owned by the Journal and only touched through
+// &mut self (callers share it behind a Mutex).
+unsafe impl Send for Journal {}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `open`, unmapped once.
+        unsafe { libc::munmap(self.ptr.cast(), self.cap) };
+    }
+}
+
+impl Journal {
+    /// Opens (creating) the journal at `path` with room for `cap` bytes;
+    /// records already there stay, to be written. Sequence numbers go on
+    /// after both what it holds and `after_seq`.
+    pub fn open(path: &Path, cap: usize, after_seq: u64) -> std::io::Result<Journal> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)?;
+        if !file.metadata()?.file_type().is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        file.set_len(cap as u64)?;
+        // SAFETY: a shared read-write mapping of a file of `cap` bytes.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                cap,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut j = Journal {
+            ptr: ptr.cast(),
+            cap,
+            start: 0,
+            head: 0,
+            next_seq: after_seq + 1,
+            taken: 0,
+            dropped: 0,
+            path: path.to_path_buf(),
+            _file: file,
+        };
+        let start = u64::from_le_bytes(j.bytes()[..DATA].try_into().unwrap_or_default()) as usize;
+        j.start = if start < cap - DATA { start } else { 0 };
+        let (len, last) = records(j.live_from(j.start)).fold((0, None), |(end, _), r| {
+            (end + HEAD + r.payload.len(), Some(r.seq))
+        });
+        j.head = j.start + len;
+        if let Some(l) = last {
+            j.next_seq = j.next_seq.max(l + 1);
+        }
+        j.terminate();
+        Ok(j)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `cap` mapped bytes, borrowed with self.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.cap) }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as `bytes`, exclusively.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.cap) }
+    }
+
+    /// The record area from offset `from`.
+    fn live_from(&self, from: usize) -> &[u8] {
+        &self.bytes()[DATA + from..]
+    }
+
+    fn terminate(&mut self) {
+        let h = DATA + self.head;
+        if let Some(t) = self.bytes_mut().get_mut(h..h + 4) {
+            t.copy_from_slice(&[0; 4]);
+        }
+    }
+
+    fn set_start(&mut self, start: usize) {
+        self.start = start;
+        // One aligned 8-byte store: a kill sees the old offset or the new.
+        // SAFETY: the mapping is page-aligned, so its first 8 bytes are.
+        unsafe { std::ptr::write_volatile(self.ptr.cast::<u64>(), (start as u64).to_le()) };
+    }
+
+    /// Live bytes.
+    pub fn len(&self) -> usize {
+        self.head - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.head == self.start
+    }
+
+    /// Room for `need` more bytes (and a terminator) after `head`.
+    fn fits(&self, need: usize) -> bool {
+        DATA + self.head + need + 4 <= self.cap
+    }
+
+    /// Appends a record; false if it (or older ones, to make room) was
+    /// dropped.
+    pub fn append(&mut self, kind: Kind, ts_ms: u64, payload: &[u8]) -> bool {
+        let need = HEAD + payload.len();
+        if DATA + need + 4 > self.cap {
+            self.dropped += 1;
+            return false;
+        }
+        let mut ok = true;
+        if !self.fits(need) {
+            if self.taken > 0 {
+                // The writer holds the oldest: this one waits for nobody.
+                self.dropped += 1;
+                return false;
+            }
+            // Drop the oldest until the live records fit at the front with
+            // room to spare, then move them there.
+            while self.len() + need + 4 > (self.cap - DATA) / 2 && !self.is_empty() {
+                ok = false;
+                self.drop_first();
+            }
+            self.compact();
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let h = DATA + self.head;
+        let b = &mut self.bytes_mut()[h..h + need];
+        b[8..16].copy_from_slice(&seq.to_le_bytes());
+        b[16] = kind as u8;
+        b[17..25].copy_from_slice(&ts_ms.to_le_bytes());
+        b[HEAD..].copy_from_slice(payload);
+        let crc = crc32fast::hash(&b[8..]);
+        b[4..8].copy_from_slice(&crc.to_le_bytes());
+        // The length last: a record is there once its length is.
+        b[0..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+        self.head += need;
+        self.terminate();
+        ok
+    }
+
+    fn drop_first(&mut self) {
+        let Some(r) = records(&self.live_from(self.start)[..self.len() + 4]).next() else {
+            self.set_start(self.head);
+            return;
+        };
+        let next = self.start + HEAD + r.payload.len();
+        self.set_start(next);
+        self.dropped += 1;
+    }
+
+    /// Moves the live records to the front, when they do not overlap
+    /// where they go (else they stay): the copy is complete before `start`
+    /// points at it.
+    fn compact(&mut self) {
+        let len = self.len();
+        if self.start == 0 || len > self.start {
+            return;
+        }
+        let (s, h) = (DATA + self.start, DATA + self.head);
+        self.bytes_mut().copy_within(s..h, DATA);
+        // The old copy ends where a terminator now goes.
+        self.bytes_mut()[DATA + len..DATA + len + 4].copy_from_slice(&[0; 4]);
+        self.set_start(0);
+        self.head = len;
+    }
+
+    /// Copies the live records into `out` for the writer; the journal keeps
+    /// them until [`Journal::release`].
+    pub fn take(&mut self, out: &mut Vec<u8>) {
+        out.clear();
+        let (s, h) = (DATA + self.start, DATA + self.head);
+        out.extend_from_slice(&self.bytes()[s..h]);
+        self.taken = self.head;
+    }
+
+    /// Drops what the last [`Journal::take`] handed out (it is in the
+    /// database now); with `written` false keeps it for the next try.
+    pub fn release(&mut self, written: bool) {
+        if written && self.taken > self.start {
+            self.set_start(self.taken);
+        }
+        self.taken = 0;
+        if self.is_empty() && self.start > 0 {
+            // Empty: start over at the front (the terminator first, so a
+            // kill in between still finds the journal empty).
+            self.bytes_mut()[DATA..DATA + 4].copy_from_slice(&[0; 4]);
+            self.set_start(0);
+            self.head = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_survive_reopening_and_a_release_drops_only_what_was_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j");
+        let mut j = Journal::open(&p, 4096, 0).unwrap();
+        assert!(j.append(Kind::System, 1000, b"one"));
+        assert!(j.append(Kind::Procs, 2000, b"two"));
+        let mut out = Vec::new();
+        j.take(&mut out);
+        assert!(j.append(Kind::Exits, 3000, b"three"));
+        drop(j);
+        // Reopened (as after a kill): all three, in order.
+        let mut j = Journal::open(&p, 4096, 0).unwrap();
+        let mut all = Vec::new();
+        j.take(&mut all);
+        let got: Vec<_> = records(&all)
+            .map(|r| (r.seq, r.kind, r.payload.to_vec()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (1, Kind::System, b"one".to_vec()),
+                (2, Kind::Procs, b"two".to_vec()),
+                (3, Kind::Exits, b"three".to_vec())
+            ]
+        );
+        j.release(true);
+        assert!(j.is_empty());
+        assert!(j.append(Kind::System, 4000, b"four"));
+        j.take(&mut all);
+        assert_eq!(records(&all).next().unwrap().seq, 4);
+    }
+
+    #[test]
+    fn a_full_journal_drops_its_oldest_records_and_counts_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::open(&dir.path().join("j"), 1024, 10).unwrap();
+        let mut out = Vec::new();
+        for i in 0..100u64 {
+            j.append(Kind::System, i, &[7; 40]);
+        }
+        assert!(j.dropped > 0);
+        j.take(&mut out);
+        let seqs: Vec<u64> = records(&out).map(|r| r.seq).collect();
+        // The newest is kept, with those just before it, in order.
+        assert_eq!(*seqs.last().unwrap(), 110);
+        assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1));
+        assert_eq!(j.dropped + seqs.len() as u64, 100);
+    }
+
+    #[test]
+    fn a_torn_or_flipped_record_ends_the_journal_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j");
+        let mut j = Journal::open(&p, 4096, 0).unwrap();
+        j.append(Kind::System, 1, b"aaaa");
+        j.append(Kind::System, 2, b"bbbb");
+        drop(j);
+        let mut raw = std::fs::read(&p).unwrap();
+        raw[DATA + HEAD + 4 + HEAD + 1] ^= 0xff;
+        std::fs::write(&p, &raw).unwrap();
+        let mut j = Journal::open(&p, 4096, 0).unwrap();
+        let mut out = Vec::new();
+        j.take(&mut out);
+        assert_eq!(records(&out).count(), 1);
+        // Appending goes on after the good record.
+        j.release(false);
+        j.append(Kind::System, 3, b"c");
+        j.take(&mut out);
+        assert_eq!(records(&out).map(|r| r.seq).collect::<Vec<_>>(), [1, 2]);
+    }
+}
+
+#[cfg(test)]
+mod crash_tests {
+    use super::*;
+
+    /// A copy of the file after every step (what a kill then would leave)
+    /// holds every record not yet released, through releases and the
+    /// compactions that move live records to the front.
+    #[test]
+    fn records_not_yet_released_survive_releases_and_compactions() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j");
+        let mut j = Journal::open(&p, 2048, 0).unwrap();
+        let mut out = Vec::new();
+        let mut released = 0u64;
+        for round in 0..200u64 {
+            j.append(Kind::System, round, &[round as u8; 50]);
+            if round % 3 == 0 {
+                j.take(&mut out);
+                let last = records(&out).last().map_or(released, |r| r.seq);
+                // One more arrives while the writer writes.
+                j.append(Kind::Procs, round, &[1; 20]);
+                j.release(true);
+                released = last;
+            }
+            let copy = std::fs::read(&p).unwrap();
+            let c = dir.path().join("copy");
+            std::fs::write(&c, &copy).unwrap();
+            let mut back = Journal::open(&c, 2048, 0).unwrap();
+            let mut got = Vec::new();
+            back.take(&mut got);
+            let seqs: Vec<u64> = records(&got).map(|r| r.seq).collect();
+            let expect: Vec<u64> = (released + 1..j.next_seq).collect();
+            assert_eq!(seqs, expect, "round {round}");
+        }
+        // The journal wrapped (compacted) many times and dropped nothing.
+        assert_eq!(j.dropped, 0);
+    }
+}

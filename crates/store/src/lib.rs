@@ -1,0 +1,38 @@
+//! The history store: every sample the agent takes, recorded to one SQLite
+//! file per day (delta-encoded, compressed in blocks, kill -9 safe through
+//! an in-memory journal), and read back for `report` and replay.
+
+pub mod blocks;
+pub mod codec;
+pub mod db;
+pub mod journal;
+pub mod procs;
+pub mod read;
+pub mod when;
+pub mod writer;
+
+pub use read::{DayUsage, ExitRow, Gap, History, Snapshot};
+pub use writer::{Options, Stats, Tap, Writer, start};
+
+/// The system sources recorded: those `report` derives its figures from.
+pub const RECORDED: [procfs::Source; 12] = {
+    use procfs::Source::*;
+    [
+        Stat,
+        Meminfo,
+        Vmstat,
+        Loadavg,
+        PressureCpu,
+        PressureMemory,
+        PressureIo,
+        PressureIrq,
+        Diskstats,
+        NetDev,
+        Interrupts,
+        Softirqs,
+    ]
+};
+
+/// The journal's size: room for a minute or more of samples with 8000
+/// processes; beyond that (the writer stuck) the oldest go first.
+pub const JOURNAL_BYTES: usize = 32 << 20;

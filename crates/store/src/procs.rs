@@ -1,0 +1,338 @@
+//! Process tables in the store: the journal's fixed rows, and the block
+//! encoding keyed by identity (pid, start time): a keyframe lists every
+//! live process; after it, a snapshot lists only the processes that were
+//! born, changed (the changed fields, as deltas) or ended. An idle process
+//! costs nothing between keyframes.
+
+use std::collections::HashMap;
+
+use procfs::pid::{Comm, PidIo};
+use proctable::{Exit, Proc};
+
+use crate::codec::{get_delta, get_varint, put_delta, put_varint};
+
+/// The dynamic fields stored per process, in this order ([`values`]):
+/// user and system CPU time (ns), minor and major faults, threads,
+/// resident and virtual size (bytes), state letter, nice and priority
+/// (zigzag), storage read and write bytes (plus one; 0 when not read),
+/// parent pid.
+pub const NV: usize = 13;
+/// In a mask: the values are absolute (a birth, or a keyframe's row).
+const NEW: u64 = 1 << NV;
+const ALL: u64 = (1 << NV) - 1;
+pub type Values = [u64; NV];
+
+/// What is stored once per process: its identity row.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Static {
+    pub pid: u32,
+    pub start_ticks: u64,
+    pub start_ns: u64,
+    pub uid: Option<u32>,
+    pub cgroup_id: Option<u64>,
+    pub comm: Vec<u8>,
+}
+
+fn signed(v: i32) -> u64 {
+    crate::codec::zigzag(i64::from(v))
+}
+
+fn unsigned(v: u64) -> i32 {
+    crate::codec::unzigzag(v) as i32
+}
+
+pub fn values(p: &Proc) -> Values {
+    let io = |f: fn(&PidIo) -> u64| p.io.as_ref().map_or(0, |i| f(i).saturating_add(1));
+    [
+        p.utime_ns,
+        p.stime_ns,
+        p.minflt,
+        p.majflt,
+        u64::from(p.num_threads),
+        p.rss_bytes,
+        p.vsize_bytes,
+        u64::from(p.state as u32),
+        signed(p.nice),
+        signed(p.priority),
+        io(|i| i.read_bytes),
+        io(|i| i.write_bytes),
+        u64::from(p.ppid),
+    ]
+}
+
+/// A process row rebuilt from its identity and stored values: the fields
+/// `model` derives from (those not stored are left at their defaults).
+pub fn rebuild(s: &Static, v: &Values) -> Proc {
+    let io = |x: u64| x.checked_sub(1);
+    Proc {
+        pid: s.pid,
+        tgid: s.pid,
+        ppid: v[12] as u32,
+        comm: Comm::new(&s.comm),
+        state: char::from_u32(v[7] as u32).unwrap_or('?'),
+        start_ns: s.start_ns,
+        start_ticks: s.start_ticks,
+        utime_ns: v[0],
+        stime_ns: v[1],
+        minflt: v[2],
+        majflt: v[3],
+        num_threads: v[4] as u32,
+        rss_bytes: v[5],
+        vsize_bytes: v[6],
+        nice: unsigned(v[8]),
+        priority: unsigned(v[9]),
+        cgroup_id: s.cgroup_id,
+        uid: s.uid,
+        io: match (io(v[10]), io(v[11])) {
+            (Some(r), Some(w)) => Some(PidIo {
+                read_bytes: r,
+                write_bytes: w,
+                ..Default::default()
+            }),
+            _ => None,
+        },
+        ..Default::default()
+    }
+}
+
+fn put_u32(o: &mut Vec<u8>, v: u32) {
+    o.extend_from_slice(&v.to_le_bytes());
+}
+fn put_u64(o: &mut Vec<u8>, v: u64) {
+    o.extend_from_slice(&v.to_le_bytes());
+}
+fn put_comm(o: &mut Vec<u8>, c: &[u8]) {
+    let c = &c[..c.len().min(15)];
+    o.push(c.len() as u8);
+    o.extend_from_slice(c);
+    o.extend(std::iter::repeat_n(0, 15 - c.len()));
+}
+
+struct Cursor<'a>(&'a [u8]);
+impl Cursor<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        let (a, b) = (self.0.get(..n)?, self.0.get(n..)?);
+        self.0 = b;
+        Some(a)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn comm(&mut self) -> Option<Vec<u8>> {
+        let b = self.take(16)?;
+        Some(b[1..1 + (b[0] as usize).min(15)].to_vec())
+    }
+}
+
+const NONE32: u32 = u32::MAX;
+const NONE64: u64 = u64::MAX;
+
+/// A process table as a journal payload (fixed rows, no encoding work on
+/// the sampling thread beyond the copy).
+pub fn put_rows(out: &mut Vec<u8>, procs: &[Proc]) {
+    out.clear();
+    out.reserve(procs.len() * ROW);
+    for p in procs {
+        put_u32(out, p.pid);
+        put_u64(out, p.start_ticks);
+        put_u64(out, p.start_ns);
+        put_u32(out, p.uid.unwrap_or(NONE32));
+        put_u64(out, p.cgroup_id.unwrap_or(NONE64));
+        put_comm(out, p.comm.as_bytes());
+        for v in values(p) {
+            put_u64(out, v);
+        }
+    }
+}
+
+const ROW: usize = 4 + 8 + 8 + 4 + 8 + 16 + NV * 8;
+
+/// The rows of a [`put_rows`] payload.
+pub fn rows(payload: &[u8]) -> impl Iterator<Item = (Static, Values)> + '_ {
+    payload.chunks_exact(ROW).filter_map(|r| {
+        let mut c = Cursor(r);
+        let s = Static {
+            pid: c.u32()?,
+            start_ticks: c.u64()?,
+            start_ns: c.u64()?,
+            uid: Some(c.u32()?).filter(|u| *u != NONE32),
+            cgroup_id: Some(c.u64()?).filter(|g| *g != NONE64),
+            comm: c.comm()?,
+        };
+        let mut v = [0; NV];
+        for x in &mut v {
+            *x = c.u64()?;
+        }
+        Some((s, v))
+    })
+}
+
+/// Exits as a journal payload.
+pub fn put_exits(out: &mut Vec<u8>, exits: &[Exit]) {
+    out.clear();
+    for e in exits {
+        put_u32(out, e.pid);
+        put_u32(out, e.ppid);
+        put_u64(out, e.start_ticks);
+        put_u64(out, e.start_ns);
+        put_u64(out, e.exit_ns);
+        put_u64(out, e.utime_ns);
+        put_u64(out, e.stime_ns);
+        put_u64(out, e.maxrss_bytes);
+        put_u32(out, e.exit_status as u32);
+        put_comm(out, e.comm.as_bytes());
+    }
+}
+
+const EXIT_ROW: usize = 4 + 4 + 8 * 6 + 4 + 16;
+
+pub fn exits(payload: &[u8]) -> impl Iterator<Item = Exit> + '_ {
+    payload.chunks_exact(EXIT_ROW).filter_map(|r| {
+        let mut c = Cursor(r);
+        Some(Exit {
+            pid: c.u32()?,
+            ppid: c.u32()?,
+            start_ticks: c.u64()?,
+            start_ns: c.u64()?,
+            exit_ns: c.u64()?,
+            utime_ns: c.u64()?,
+            stime_ns: c.u64()?,
+            maxrss_bytes: c.u64()?,
+            exit_status: c.u32()? as i32,
+            comm: Comm::new(&c.comm()?),
+            ..Default::default()
+        })
+    })
+}
+
+/// What the encoder learned from one snapshot, for the identity table.
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// New identities: their id and static row.
+    pub born: Vec<(u32, Static)>,
+    /// Identities gone since the previous snapshot.
+    pub gone: Vec<u32>,
+}
+
+/// The writer's side: the last stored values per identity.
+#[derive(Default)]
+pub struct Encoder {
+    live: HashMap<(u32, u64), (u32, Values)>,
+}
+
+impl Encoder {
+    /// Forgets everything (a new day file, or a write that failed).
+    pub fn reset(&mut self) {
+        self.live.clear();
+    }
+
+    /// The id of a live identity, if stored.
+    pub fn id_of(&self, pid: u32, start_ticks: u64) -> Option<u32> {
+        self.live.get(&(pid, start_ticks)).map(|(id, _)| *id)
+    }
+
+    /// Encodes the snapshot in `payload` (journal rows) into `out`: every
+    /// process when `key`, else what changed. `identify` gives a process
+    /// seen for the first time its id (the writer finds or adds its
+    /// identity row).
+    pub fn encode(
+        &mut self,
+        payload: &[u8],
+        key: bool,
+        out: &mut Vec<u8>,
+        identify: &mut dyn FnMut(&Static) -> u32,
+    ) -> Changes {
+        let mut ch = Changes::default();
+        out.push(u8::from(key));
+        let mut body = Vec::new();
+        let mut n = 0u64;
+        let mut seen: HashMap<u32, ()> = HashMap::with_capacity(self.live.len());
+        for (s, v) in rows(payload) {
+            let k = (s.pid, s.start_ticks);
+            match self.live.get_mut(&k) {
+                Some((id, old)) => {
+                    seen.insert(*id, ());
+                    let mask = (0..NV).fold(0u64, |m, i| m | u64::from(old[i] != v[i]) << i);
+                    if mask != 0 || key {
+                        put_varint(&mut body, u64::from(*id));
+                        let mask = if key { NEW | ALL } else { mask };
+                        put_varint(&mut body, mask);
+                        let base = if key { [0; NV] } else { *old };
+                        for i in (0..NV).filter(|i| mask & 1 << i != 0) {
+                            put_delta(&mut body, base[i], v[i]);
+                        }
+                        n += 1;
+                        *old = v;
+                    }
+                }
+                None => {
+                    let id = identify(&s);
+                    seen.insert(id, ());
+                    put_varint(&mut body, u64::from(id));
+                    put_varint(&mut body, NEW | ALL);
+                    for x in v {
+                        put_delta(&mut body, 0, x);
+                    }
+                    n += 1;
+                    self.live.insert(k, (id, v));
+                    ch.born.push((id, s));
+                }
+            }
+        }
+        put_varint(out, n);
+        out.extend_from_slice(&body);
+        self.live.retain(|_, (id, _)| {
+            let keep = seen.contains_key(id);
+            if !keep {
+                ch.gone.push(*id);
+            }
+            keep
+        });
+        ch.gone.sort_unstable();
+        put_varint(out, ch.gone.len() as u64);
+        for id in &ch.gone {
+            put_varint(out, u64::from(*id));
+        }
+        ch
+    }
+}
+
+/// The reader's side: the values per id as of the last decoded snapshot.
+#[derive(Default, Clone)]
+pub struct Decoder {
+    pub live: HashMap<u32, Values>,
+}
+
+impl Decoder {
+    /// Applies one encoded snapshot at `*pos`; `None` if malformed.
+    pub fn apply(&mut self, b: &[u8], pos: &mut usize) -> Option<()> {
+        let key = *b.get(*pos)? == 1;
+        *pos += 1;
+        if key {
+            self.live.clear();
+        }
+        let n = get_varint(b, pos)?;
+        for _ in 0..n {
+            let id = u32::try_from(get_varint(b, pos)?).ok()?;
+            let mask = get_varint(b, pos)?;
+            let v = self.live.entry(id).or_insert([0; NV]);
+            if mask & NEW != 0 {
+                *v = [0; NV];
+            }
+            for (i, x) in v.iter_mut().enumerate() {
+                if mask & 1 << i != 0 {
+                    *x = get_delta(b, pos, *x)?;
+                }
+            }
+        }
+        let gone = get_varint(b, pos)?;
+        for _ in 0..gone {
+            let id = u32::try_from(get_varint(b, pos)?).ok()?;
+            self.live.remove(&id);
+        }
+        Some(())
+    }
+}

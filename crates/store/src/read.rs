@@ -1,0 +1,398 @@
+//! Reading the history back: system samples rebuilt as the readers parsed
+//! them live (so `model` derives the same figures), process tables at any
+//! recorded instant, exits, gaps, and the store's own size per source.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use procfs::{Source, SourceStatus, SystemSample};
+use proctable::Proc;
+use rusqlite::{Connection, params};
+
+use crate::blocks::{MAX_RAW, SysDecoder, decompress};
+use crate::codec::{get_delta, get_varint};
+use crate::db::{self, KIND_PROCS, KIND_SYSTEM, OpenError};
+use crate::procs::{Decoder, Static, rebuild};
+
+/// A store opened to read.
+pub struct History {
+    pub dir: PathBuf,
+    days: Vec<(String, PathBuf, Connection)>,
+    /// Files that could not be read, with why (a newer format, damage).
+    pub skipped: Vec<String>,
+}
+
+/// A process that ended, as recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExitRow {
+    pub pid: u32,
+    pub ppid: Option<u32>,
+    pub comm: String,
+    pub cmdline: Option<String>,
+    pub start_ms: Option<u64>,
+    /// When it was first seen in a process table (`None`: it started and
+    /// ended between two).
+    pub first_ms: Option<u64>,
+    pub exit_ms: u64,
+    /// The wait status (`code << 8 | signal`).
+    pub status: i32,
+    pub utime_ns: u64,
+    pub stime_ns: u64,
+    pub maxrss_bytes: u64,
+}
+
+/// A stretch without data, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gap {
+    pub start_ms: u64,
+    pub end_ms: u64,
+    pub why: String,
+}
+
+/// One day's file and what each source takes in it.
+#[derive(Debug, Clone)]
+pub struct DayUsage {
+    pub day: String,
+    pub path: PathBuf,
+    pub file_bytes: u64,
+    /// (source, samples, raw bytes, stored bytes).
+    pub sources: Vec<(String, u64, u64, u64)>,
+    pub identities: u64,
+}
+
+/// A time as SQLite's signed integers hold it.
+fn sqlt(ms: u64) -> i64 {
+    ms.min(i64::MAX as u64) as i64
+}
+
+fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> String + '_ {
+    move |e| format!("{}: {e}", path.display())
+}
+
+impl History {
+    /// Opens every day file in `dir`.
+    pub fn open(dir: &Path) -> Result<History, String> {
+        let md = std::fs::metadata(dir).map_err(|e| format!("store {}: {e}", dir.display()))?;
+        if !md.is_dir() {
+            return Err(format!("store {}: not a directory", dir.display()));
+        }
+        let mut h = History {
+            dir: dir.to_path_buf(),
+            days: Vec::new(),
+            skipped: Vec::new(),
+        };
+        for (day, path) in db::day_files(dir) {
+            match db::open_read(&path) {
+                Ok(c) => h.days.push((day, path, c)),
+                Err(e @ OpenError::Newer { .. }) => h.skipped.push(e.to_string()),
+                Err(e) => h.skipped.push(e.to_string()),
+            }
+        }
+        Ok(h)
+    }
+
+    /// The first and last recorded instants (ms since the epoch).
+    pub fn range(&self) -> Option<(u64, u64)> {
+        let mut lo = u64::MAX;
+        let mut hi = 0;
+        for (_, _, c) in &self.days {
+            if let Ok((Some(a), Some(b))) =
+                c.query_row("SELECT min(start_ms), max(end_ms) FROM block", [], |r| {
+                    Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?))
+                })
+            {
+                lo = lo.min(a as u64);
+                hi = hi.max(b as u64);
+            }
+        }
+        (hi > 0).then_some((lo, hi))
+    }
+
+    fn days_in(&self, from: u64, to: u64) -> impl Iterator<Item = &(String, PathBuf, Connection)> {
+        self.days.iter().filter(move |(d, _, _)| {
+            let s = db::day_start_ms(d).unwrap_or(0);
+            s <= to && s + 86_400_000 > from
+        })
+    }
+
+    /// The blocks of `kind` needed for [from, to]: from the last keyframe
+    /// at or before `from`.
+    fn blocks(
+        c: &Connection,
+        path: &Path,
+        kind: i64,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<(bool, Vec<u8>)>, String> {
+        let start: i64 = c
+            .query_row(
+                "SELECT coalesce(max(start_ms), 0) FROM block WHERE kind = ?1 AND key = 1 AND start_ms <= ?2",
+                params![kind, sqlt(from)],
+                |r| r.get(0),
+            )
+            .map_err(sql(path))?;
+        let mut st = c
+            .prepare_cached(
+                "SELECT key, body FROM block WHERE kind = ?1 AND start_ms >= ?2 AND start_ms <= ?3 ORDER BY start_ms, id",
+            )
+            .map_err(sql(path))?;
+        let rows = st
+            .query_map(params![kind, start, sqlt(to)], |r| {
+                Ok((r.get::<_, bool>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })
+            .map_err(sql(path))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(sql(path))
+    }
+
+    /// Calls `f` with every system sample in [from, to] holding any of
+    /// `sources`, rebuilt as read live (only those sources); `taken` is
+    /// `base` plus the sample's time, so intervals between samples are
+    /// exact. Returns the blocks that could not be decoded (skipped).
+    pub fn system(
+        &self,
+        from: u64,
+        to: u64,
+        sources: &[Source],
+        f: &mut dyn FnMut(u64, &SystemSample),
+    ) -> Result<usize, String> {
+        let want = sources
+            .iter()
+            .fold(0u128, |m, s| m | 1u128 << (*s as usize));
+        let base = Instant::now();
+        let mut sample = SystemSample::default();
+        let mut bad = 0;
+        for (_, path, c) in self.days_in(from, to) {
+            let mut dec = SysDecoder::default();
+            let mut chained = false;
+            for (key, body) in Self::blocks(c, path, KIND_SYSTEM, from, to)? {
+                if key {
+                    dec.reset();
+                    chained = true;
+                }
+                if !chained {
+                    continue;
+                }
+                let Some(block) = dec.decode(&body, want) else {
+                    bad += 1;
+                    chained = false;
+                    continue;
+                };
+                for (ts, files) in block.times.iter().zip(block.files) {
+                    if *ts < from || *ts > to || files.is_empty() {
+                        continue;
+                    }
+                    for s in &mut sample.status {
+                        *s = SourceStatus::NotRead;
+                    }
+                    for (src, bytes) in files {
+                        sample.status[src as usize] = match sample.parse_source(src, &bytes) {
+                            Ok(()) => SourceStatus::Ok,
+                            Err(e) => SourceStatus::Failed(e.to_string()),
+                        };
+                    }
+                    sample.taken = base + Duration::from_millis(ts.saturating_sub(from));
+                    sample.unix_ns = ts * 1_000_000;
+                    f(*ts, &sample);
+                }
+            }
+        }
+        Ok(bad)
+    }
+
+    /// Calls `f` with every recorded process table in [from, to]: its time,
+    /// and a way to rebuild its rows.
+    pub fn procs(
+        &self,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &Snapshot),
+    ) -> Result<usize, String> {
+        let mut bad = 0;
+        for (_, path, c) in self.days_in(from, to) {
+            let ids = identities(c, path)?;
+            let mut dec = Decoder::default();
+            let mut chained = false;
+            for (key, z) in Self::blocks(c, path, KIND_PROCS, from, to)? {
+                if key {
+                    dec.live.clear();
+                    chained = true;
+                }
+                if !chained {
+                    continue;
+                }
+                let ok = (|| {
+                    let body = decompress(&z, MAX_RAW)?;
+                    let mut pos = 0;
+                    let n = get_varint(&body, &mut pos)?;
+                    let mut times = Vec::new();
+                    let mut last = 0;
+                    for _ in 0..n.min(1 << 20) {
+                        last = get_delta(&body, &mut pos, last)?;
+                        times.push(last);
+                    }
+                    for ts in times {
+                        dec.apply(&body, &mut pos)?;
+                        if ts >= from && ts <= to {
+                            f(
+                                ts,
+                                &Snapshot {
+                                    live: &dec,
+                                    ids: &ids,
+                                },
+                            );
+                        }
+                    }
+                    Some(())
+                })();
+                if ok.is_none() {
+                    bad += 1;
+                    chained = false;
+                }
+            }
+        }
+        Ok(bad)
+    }
+
+    /// Processes that ended in [from, to], in order.
+    pub fn exits(&self, from: u64, to: u64) -> Result<Vec<ExitRow>, String> {
+        let mut out = Vec::new();
+        for (_, path, c) in self.days_in(from, to) {
+            let mut st = c
+                .prepare(
+                    "SELECT pid, ppid, comm, cmdline, start_ms, first_ms, exit_ms, exit_status,
+                            exit_utime_ns, exit_stime_ns, exit_maxrss_bytes
+                     FROM identity WHERE exit_ms BETWEEN ?1 AND ?2 ORDER BY exit_ms, id",
+                )
+                .map_err(sql(path))?;
+            let rows = st
+                .query_map(params![sqlt(from), sqlt(to)], |r| {
+                    Ok(ExitRow {
+                        pid: r.get(0)?,
+                        ppid: r.get(1)?,
+                        comm: r.get(2)?,
+                        cmdline: r.get(3)?,
+                        start_ms: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
+                        first_ms: r.get::<_, Option<i64>>(5)?.map(|v| v as u64),
+                        exit_ms: r.get::<_, i64>(6)? as u64,
+                        status: r.get(7)?,
+                        utime_ns: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64,
+                        stime_ns: r.get::<_, Option<i64>>(9)?.unwrap_or(0) as u64,
+                        maxrss_bytes: r.get::<_, Option<i64>>(10)?.unwrap_or(0) as u64,
+                    })
+                })
+                .map_err(sql(path))?;
+            for r in rows {
+                out.push(r.map_err(sql(path))?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Recorded gaps overlapping [from, to].
+    pub fn gaps(&self, from: u64, to: u64) -> Result<Vec<Gap>, String> {
+        let mut out = Vec::new();
+        for (_, path, c) in &self.days {
+            let mut st = c
+                .prepare("SELECT start_ms, end_ms, why FROM gap WHERE end_ms >= ?1 AND start_ms <= ?2 ORDER BY start_ms")
+                .map_err(sql(path))?;
+            let rows = st
+                .query_map(params![sqlt(from), sqlt(to)], |r| {
+                    Ok(Gap {
+                        start_ms: r.get::<_, i64>(0)? as u64,
+                        end_ms: r.get::<_, i64>(1)? as u64,
+                        why: r.get(2)?,
+                    })
+                })
+                .map_err(sql(path))?;
+            for r in rows {
+                out.push(r.map_err(sql(path))?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// What each day's file takes, per source.
+    pub fn usage(&self) -> Result<Vec<DayUsage>, String> {
+        let mut out = Vec::new();
+        for (day, path, c) in &self.days {
+            let mut st = c
+                .prepare("SELECT source, samples, raw_bytes, stored_bytes FROM usage ORDER BY stored_bytes DESC")
+                .map_err(sql(path))?;
+            let sources = st
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, i64>(1)? as u64,
+                        r.get::<_, i64>(2)? as u64,
+                        r.get::<_, i64>(3)? as u64,
+                    ))
+                })
+                .map_err(sql(path))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(sql(path))?;
+            let identities: i64 = c
+                .query_row("SELECT count(*) FROM identity", [], |r| r.get(0))
+                .map_err(sql(path))?;
+            out.push(DayUsage {
+                day: day.clone(),
+                path: path.clone(),
+                file_bytes: db::file_bytes(path),
+                sources,
+                identities: identities as u64,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn identities(c: &Connection, path: &Path) -> Result<HashMap<u32, Static>, String> {
+    let mut st = c
+        .prepare("SELECT id, pid, start_ticks, start_ms, uid, cgroup_id, comm FROM identity")
+        .map_err(sql(path))?;
+    let rows = st
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, u32>(0)?,
+                Static {
+                    pid: r.get(1)?,
+                    start_ticks: r.get::<_, i64>(2)? as u64,
+                    start_ns: 0,
+                    uid: r.get(4)?,
+                    cgroup_id: r.get::<_, Option<i64>>(5)?.map(|g| g as u64),
+                    comm: r.get::<_, String>(6)?.into_bytes(),
+                },
+            ))
+        })
+        .map_err(sql(path))?;
+    rows.collect::<Result<HashMap<_, _>, _>>()
+        .map_err(sql(path))
+}
+
+/// A recorded process table, rebuilt on demand.
+pub struct Snapshot<'a> {
+    live: &'a Decoder,
+    ids: &'a HashMap<u32, Static>,
+}
+
+impl Snapshot<'_> {
+    pub fn len(&self) -> usize {
+        self.live.live.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live.live.is_empty()
+    }
+
+    /// Every process, rebuilt; sorted by pid.
+    pub fn procs(&self) -> Vec<Proc> {
+        let mut v: Vec<Proc> = self
+            .live
+            .live
+            .iter()
+            .filter_map(|(id, vals)| Some(rebuild(self.ids.get(id)?, vals)))
+            .collect();
+        v.sort_by_key(|p| (p.pid, p.start_ticks));
+        v
+    }
+}

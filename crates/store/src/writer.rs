@@ -1,0 +1,705 @@
+//! Recording: the sampler appends to the journal ([`Tap`]); the writer
+//! thread wakes once per flush interval (15 s by default: 0.07 wakeups a
+//! second), moves what the journal holds into the day's file in one
+//! transaction, and keeps the store within its age and size limits.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::blocks::{SysEncoder, compress};
+use crate::codec::{put_delta, put_varint};
+use crate::db::{self, KIND_PROCS, KIND_SYSTEM, OpenError};
+use crate::journal::{Journal, Kind, Record, records};
+use crate::procs::{self, Encoder, Static};
+
+/// Blocks start a new chain (a keyframe) at every multiple of this.
+pub const KEY_EVERY_MS: u64 = 600_000;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub dir: PathBuf,
+    /// The journal's file (in memory: tmpfs).
+    pub journal: PathBuf,
+    pub journal_bytes: usize,
+    pub retention: Duration,
+    pub max_bytes: u64,
+    pub flush: Duration,
+    /// Where command lines of new processes are read.
+    pub proc_root: PathBuf,
+}
+
+/// The store's own figures, exported as `quietstat_store_*`.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub bytes_on_disk: AtomicU64,
+    /// Bytes written (compressed) per source, since start.
+    pub written: Mutex<BTreeMap<String, u64>>,
+    /// Rows inserted (blocks, identities, gaps).
+    pub rows: AtomicU64,
+    /// Samples dropped: the journal was full.
+    pub dropped: AtomicU64,
+    pub flushes: AtomicU64,
+    pub failed_flushes: AtomicU64,
+    pub write_ns: AtomicU64,
+    /// Whether the last flush succeeded.
+    pub recording: AtomicBool,
+}
+
+impl Stats {
+    fn add_written(&self, source: &str, n: u64) {
+        let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
+        *w.entry(source.to_string()).or_default() += n;
+    }
+
+    pub fn written(&self) -> Vec<(String, u64)> {
+        let w = self.written.lock().unwrap_or_else(|e| e.into_inner());
+        w.iter().map(|(k, v)| (k.clone(), *v)).collect()
+    }
+}
+
+/// The sampler's end: copies into the journal, never waits on the disk.
+pub struct Tap {
+    journal: Arc<Mutex<Journal>>,
+    stats: Arc<Stats>,
+    buf: Vec<u8>,
+}
+
+impl Tap {
+    fn append(&mut self, kind: Kind, ts_ms: u64, payload_in_buf: bool, payload: &[u8]) {
+        let mut j = self.journal.lock().unwrap_or_else(|e| e.into_inner());
+        let p = if payload_in_buf {
+            &self.buf[..]
+        } else {
+            payload
+        };
+        j.append(kind, ts_ms, p);
+        self.stats.dropped.store(j.dropped, Relaxed);
+    }
+
+    /// System sources' bytes as read ([`procfs::kept`] entries).
+    pub fn system(&mut self, ts_ms: u64, kept: &[u8]) {
+        if !kept.is_empty() {
+            self.append(Kind::System, ts_ms, false, kept);
+        }
+    }
+
+    pub fn procs(&mut self, ts_ms: u64, procs: &[proctable::Proc]) {
+        let mut buf = std::mem::take(&mut self.buf);
+        procs::put_rows(&mut buf, procs);
+        self.buf = buf;
+        self.append(Kind::Procs, ts_ms, true, &[]);
+    }
+
+    pub fn exits(&mut self, ts_ms: u64, exits: &[proctable::Exit]) {
+        if exits.is_empty() {
+            return;
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        procs::put_exits(&mut buf, exits);
+        self.buf = buf;
+        self.append(Kind::Exits, ts_ms, true, &[]);
+    }
+}
+
+/// The writer thread; stopped (after a last flush) on drop.
+pub struct Writer {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+    /// The store's lock: one agent records to a directory.
+    _lock: Option<std::fs::File>,
+}
+
+/// Locks `dir` for one recorder; `Err` names who holds it.
+fn lock(dir: &Path) -> Result<Option<std::fs::File>, String> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join("lock");
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
+    else {
+        // An unwritable directory: the writer says so at its first flush.
+        return Ok(None);
+    };
+    // SAFETY: flock on an open descriptor.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let holder = std::fs::read_to_string(&path).unwrap_or_default();
+        return Err(format!(
+            "store {} is in use by another agent ({}); give this one --store DIR or --no-store",
+            dir.display(),
+            holder.trim()
+        ));
+    }
+    let _ = f.set_len(0);
+    let _ = std::fs::write(&path, format!("pid {}\n", std::process::id()));
+    Ok(Some(f))
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        {
+            let (m, c) = &*self.stop;
+            *m.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            c.notify_all();
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The last journal sequence number the store holds (0: none), the time
+/// of its last sample and the boot that sample belongs to.
+fn committed_seq(dir: &Path) -> (u64, u64, u64) {
+    db::day_files(dir)
+        .iter()
+        .rev()
+        .find_map(|(_, p)| {
+            let c = db::open_read(p).ok()?;
+            Some((
+                db::meta_get(&c, "journal_seq")? as u64,
+                db::meta_get(&c, "last_ms").unwrap_or(0) as u64,
+                db::meta_get(&c, "boot_ms").unwrap_or(0) as u64,
+            ))
+        })
+        .unwrap_or((0, 0, 0))
+}
+
+/// Opens the journal and starts the writer. `log` takes one line.
+pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>), String> {
+    if let Err(e) = std::fs::create_dir_all(&opts.dir) {
+        log(format!(
+            "store: cannot create {}: {e}; recording waits until it can (or give --store DIR, or --no-store)",
+            opts.dir.display()
+        ));
+    }
+    let lock = lock(&opts.dir)?;
+    let (seq, last_ms, prev_boot_ms) = committed_seq(&opts.dir);
+    let journal = Journal::open(&opts.journal, opts.journal_bytes, seq)
+        .map_err(|e| format!("store journal {}: {e}", opts.journal.display()))?;
+    let journal = Arc::new(Mutex::new(journal));
+    let stats = Arc::new(Stats::default());
+    let stop = Arc::new((Mutex::new(false), Condvar::new()));
+    let mut inner = Inner {
+        opts,
+        stats: stats.clone(),
+        journal: journal.clone(),
+        log,
+        day: None,
+        sys: SysEncoder::default(),
+        procs: Encoder::default(),
+        need_key: true,
+        last_window: u64::MAX,
+        committed: seq,
+        last_ms,
+        started: true,
+        failing: None,
+        disabled: None,
+        buf: Vec::new(),
+        boot_ms: boot_ms(),
+        prev_boot_ms,
+    };
+    let stop2 = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name("quietstat-store".into())
+        .spawn(move || {
+            // What a previous run left in the journal goes in first.
+            inner.flush();
+            loop {
+                let flush_ms = inner.opts.flush.as_millis().max(1) as u64;
+                let now = now_ms();
+                let next = (now / flush_ms + 1) * flush_ms;
+                let (m, c) = &*stop2;
+                let mut stopped = m.lock().unwrap_or_else(|e| e.into_inner());
+                let deadline = Instant::now() + Duration::from_millis(next - now);
+                while !*stopped {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    stopped = c
+                        .wait_timeout(stopped, left)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+                let stopping = *stopped;
+                drop(stopped);
+                inner.flush();
+                if stopping {
+                    break;
+                }
+            }
+        })
+        .map_err(|e| format!("starting the store writer: {e}"))?;
+    Ok((
+        Tap {
+            journal,
+            stats: stats.clone(),
+            buf: Vec::new(),
+        },
+        Writer {
+            stop,
+            thread: Some(thread),
+            _lock: lock,
+        },
+        stats,
+    ))
+}
+
+/// Unix ms of the boot (CLOCK_REALTIME - CLOCK_BOOTTIME).
+fn boot_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    let up = ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000;
+    now_ms().saturating_sub(up)
+}
+
+struct Inner {
+    opts: Options,
+    stats: Arc<Stats>,
+    journal: Arc<Mutex<Journal>>,
+    log: fn(String),
+    day: Option<(String, Connection)>,
+    sys: SysEncoder,
+    procs: Encoder,
+    need_key: bool,
+    last_window: u64,
+    committed: u64,
+    last_ms: u64,
+    /// No flush has succeeded since start.
+    started: bool,
+    /// The error last logged (logged again only when it changes).
+    failing: Option<String>,
+    /// Why recording stopped for good (a newer store).
+    disabled: Option<String>,
+    buf: Vec<u8>,
+    boot_ms: u64,
+    /// The boot the store's last sample belongs to.
+    prev_boot_ms: u64,
+}
+
+impl Inner {
+    fn flush(&mut self) {
+        let mut buf = std::mem::take(&mut self.buf);
+        self.journal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take(&mut buf);
+        let t0 = Instant::now();
+        let written = self.write(&buf);
+        self.stats
+            .write_ns
+            .fetch_add(t0.elapsed().as_nanos() as u64, Relaxed);
+        self.stats.flushes.fetch_add(1, Relaxed);
+        self.journal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .release(written);
+        self.buf = buf;
+        self.stats.recording.store(written, Relaxed);
+        if !written {
+            self.stats.failed_flushes.fetch_add(1, Relaxed);
+        }
+        self.retain();
+    }
+
+    fn fail(&mut self, what: String) {
+        if self.failing.as_ref() != Some(&what) {
+            (self.log)(what.clone());
+            self.failing = Some(what);
+        }
+        // The encoders ran ahead of what was committed: start over.
+        self.need_key = true;
+        self.procs.reset();
+        self.day = None;
+    }
+
+    /// Writes the records of `buf` not yet in the store; true when all are.
+    fn write(&mut self, buf: &[u8]) -> bool {
+        if self.disabled.is_some() {
+            return false;
+        }
+        let recs: Vec<Record> = records(buf).filter(|r| r.seq > self.committed).collect();
+        let Some(first) = recs.first() else {
+            return true;
+        };
+        let mut gaps = Vec::new();
+        if self.committed > 0 && first.seq > self.committed + 1 {
+            gaps.push((
+                self.last_ms,
+                first.ts_ms,
+                "samples dropped: the writer fell behind",
+            ));
+            self.need_key = true;
+        }
+        if self.started && self.last_ms > 0 && first.ts_ms > self.last_ms {
+            // The counters go on across an agent restart, not a reboot.
+            let rebooted = self.prev_boot_ms.abs_diff(self.boot_ms) > 2000;
+            gaps.push((
+                self.last_ms,
+                first.ts_ms,
+                if rebooted { "reboot" } else { "agent stopped" },
+            ));
+        }
+        let mut i = 0;
+        while i < recs.len() {
+            let day = db::day_of(recs[i].ts_ms);
+            let n = recs[i..]
+                .iter()
+                .take_while(|r| db::day_of(r.ts_ms) == day)
+                .count();
+            if let Err(e) = self.write_day(&day, &recs[i..i + n], &gaps) {
+                self.fail(e);
+                return false;
+            }
+            gaps.clear();
+            i += n;
+        }
+        if self.failing.take().is_some() {
+            (self.log)(format!(
+                "store: recording to {} again",
+                self.opts.dir.display()
+            ));
+        }
+        self.started = false;
+        true
+    }
+
+    fn open_day(&mut self, day: &str) -> Result<(), String> {
+        if self.day.as_ref().is_some_and(|(d, _)| d == day) {
+            return Ok(());
+        }
+        self.day = None;
+        std::fs::create_dir_all(&self.opts.dir).map_err(|e| {
+            format!(
+                "store: cannot create {}: {e}; recording waits until it can (or give --store DIR, or --no-store)",
+                self.opts.dir.display()
+            )
+        })?;
+        let path = db::path_for(&self.opts.dir, day);
+        let c = match db::open_write(&path) {
+            Ok(c) => c,
+            Err(OpenError::Damaged { path, why }) => {
+                let aside = db::set_aside(&path, now_ms() / 1000).map_err(|e| {
+                    format!(
+                        "store: {} is damaged ({why}) and cannot be moved aside: {e}",
+                        path.display()
+                    )
+                })?;
+                (self.log)(format!(
+                    "store: {} is damaged ({why}); moved aside to {} and recording goes on in a new file; other days are intact (sqlite3 .recover may save what the damaged one holds)",
+                    path.display(),
+                    aside.display()
+                ));
+                db::open_write(&path).map_err(|e| format!("store: {e}"))?
+            }
+            Err(e @ OpenError::Newer { .. }) => {
+                let msg = format!("store: {e}; not recording");
+                self.disabled = Some(msg.clone());
+                (self.log)(msg.clone());
+                return Err(msg);
+            }
+            Err(e) => {
+                return Err(format!(
+                    "store: {e}; sampling and serving go on, recording resumes when the directory is writable (or give --store DIR, or --no-store)"
+                ));
+            }
+        };
+        self.need_key = true;
+        self.procs.reset();
+        self.day = Some((day.to_string(), c));
+        Ok(())
+    }
+
+    fn write_day(
+        &mut self,
+        day: &str,
+        recs: &[Record],
+        gaps: &[(u64, u64, &str)],
+    ) -> Result<(), String> {
+        self.open_day(day)?;
+        let window = recs[0].ts_ms / KEY_EVERY_MS;
+        let key = self.need_key || window != self.last_window;
+        if key {
+            self.sys.reset();
+        }
+        let Some((_, c)) = self.day.as_mut() else {
+            return Err("store: no file open".into());
+        };
+        let path = db::path_for(&self.opts.dir, day);
+        let err = |e: rusqlite::Error| {
+            format!(
+                "store: writing {}: {e}; sampling and serving go on, recording resumes when it can (free space, or raise the size cap, or give --store DIR)",
+                path.display()
+            )
+        };
+        let tx = c.transaction().map_err(err)?;
+        let mut rows = 0u64;
+        for (a, b, why) in gaps {
+            tx.execute(
+                "INSERT INTO gap(start_ms, end_ms, why) VALUES (?1, ?2, ?3)",
+                params![*a as i64, *b as i64, why],
+            )
+            .map_err(err)?;
+            rows += 1;
+        }
+        // System sources.
+        let sys: Vec<(u64, &[u8])> = recs
+            .iter()
+            .filter(|r| r.kind == Kind::System)
+            .map(|r| (r.ts_ms, r.payload))
+            .collect();
+        let mut written: Vec<(String, u64, u64, u64)> = Vec::new();
+        if !sys.is_empty() {
+            let mut body = Vec::new();
+            let sizes = self.sys.encode(&sys, &mut body);
+            tx.execute(
+                "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![KIND_SYSTEM, key, sys[0].0 as i64, sys[sys.len() - 1].0 as i64, sys.len() as i64, body],
+            )
+            .map_err(err)?;
+            rows += 1;
+            for (src, raw, z) in sizes {
+                written.push((
+                    src.name().to_string(),
+                    sys.len() as u64,
+                    raw as u64,
+                    z as u64,
+                ));
+            }
+        }
+        // Process tables and exits.
+        let boot_ms = self.boot_ms;
+        let proc_root = self.opts.proc_root.clone();
+        let mut snaps = Vec::new();
+        let mut times = Vec::new();
+        let mut prev_ts = self.last_ms;
+        let mut first = true;
+        for r in recs {
+            match r.kind {
+                Kind::Procs => {
+                    let mut identify = |s: &Static| -> u32 {
+                        identity_id(&tx, s, r.ts_ms, boot_ms, &proc_root).unwrap_or(0)
+                    };
+                    let ch = self
+                        .procs
+                        .encode(r.payload, key && first, &mut snaps, &mut identify);
+                    first = false;
+                    rows += ch.born.len() as u64;
+                    for id in ch.gone {
+                        tx.execute(
+                            "UPDATE identity SET last_ms = ?1 WHERE id = ?2 AND last_ms IS NULL",
+                            params![prev_ts as i64, id],
+                        )
+                        .map_err(err)?;
+                    }
+                    times.push(r.ts_ms);
+                    prev_ts = r.ts_ms;
+                }
+                Kind::Exits => {
+                    for e in procs::exits(r.payload) {
+                        let s = Static {
+                            pid: e.pid,
+                            start_ticks: e.start_ticks,
+                            start_ns: e.start_ns,
+                            comm: e.comm.as_bytes().to_vec(),
+                            ..Default::default()
+                        };
+                        let id = match self.procs.id_of(e.pid, e.start_ticks) {
+                            Some(id) => id,
+                            None => {
+                                rows += 1;
+                                identity_id(&tx, &s, 0, boot_ms, Path::new("")).map_err(err)?
+                            }
+                        };
+                        tx.execute(
+                            "UPDATE identity SET ppid = coalesce(ppid, ?2), exit_ms = ?3, exit_status = ?4,
+                                exit_utime_ns = ?5, exit_stime_ns = ?6, exit_maxrss_bytes = ?7 WHERE id = ?1",
+                            params![
+                                id,
+                                e.ppid,
+                                (boot_ms + e.exit_ns / 1_000_000) as i64,
+                                e.exit_status,
+                                e.utime_ns as i64,
+                                e.stime_ns as i64,
+                                e.maxrss_bytes as i64
+                            ],
+                        )
+                        .map_err(err)?;
+                    }
+                }
+                Kind::System => {}
+            }
+        }
+        if !times.is_empty() {
+            let mut body = Vec::new();
+            put_varint(&mut body, times.len() as u64);
+            let mut last = 0;
+            for t in &times {
+                put_delta(&mut body, last, *t);
+                last = *t;
+            }
+            body.extend_from_slice(&snaps);
+            let z = compress(&body);
+            tx.execute(
+                "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![KIND_PROCS, key, times[0] as i64, times[times.len() - 1] as i64, times.len() as i64, z],
+            )
+            .map_err(err)?;
+            rows += 1;
+            written.push((
+                "processes".into(),
+                times.len() as u64,
+                body.len() as u64,
+                z.len() as u64,
+            ));
+        }
+        for (src, samples, raw, z) in &written {
+            tx.execute(
+                "INSERT INTO usage(source, samples, raw_bytes, stored_bytes) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(source) DO UPDATE SET samples = samples + excluded.samples,
+                   raw_bytes = raw_bytes + excluded.raw_bytes, stored_bytes = stored_bytes + excluded.stored_bytes",
+                params![src, *samples as i64, *raw as i64, *z as i64],
+            )
+            .map_err(err)?;
+        }
+        let last = recs[recs.len() - 1];
+        db::meta_set(&tx, "journal_seq", last.seq as i64).map_err(err)?;
+        db::meta_set(&tx, "last_ms", last.ts_ms as i64).map_err(err)?;
+        db::meta_set(&tx, "boot_ms", boot_ms as i64).map_err(err)?;
+        tx.commit().map_err(err)?;
+        for (src, _, _, z) in written {
+            self.stats.add_written(&src, z);
+        }
+        self.stats.rows.fetch_add(rows, Relaxed);
+        self.committed = last.seq;
+        self.last_ms = last.ts_ms;
+        self.need_key = false;
+        self.last_window = window;
+        Ok(())
+    }
+
+    /// Age and size limits: whole old days go first, then the oldest blocks
+    /// of the only day left.
+    fn retain(&mut self) {
+        let now = now_ms();
+        let files = db::day_files(&self.opts.dir);
+        let today = self.day.as_ref().map(|(d, _)| d.clone());
+        let cutoff = now.saturating_sub(self.opts.retention.as_millis() as u64);
+        let mut kept = Vec::new();
+        for (day, path) in files {
+            let end = db::day_start_ms(&day).unwrap_or(0) + 86_400_000;
+            if end <= cutoff && Some(&day) != today.as_ref() {
+                if let Err(e) = db::remove_day(&path) {
+                    (self.log)(format!(
+                        "store: removing {} (past retention): {e}",
+                        path.display()
+                    ));
+                }
+            } else {
+                kept.push((day, path));
+            }
+        }
+        let total = |k: &[(String, PathBuf)]| k.iter().map(|(_, p)| db::file_bytes(p)).sum::<u64>();
+        let mut bytes = total(&kept);
+        let mut rounds = 0;
+        while bytes > self.opts.max_bytes && rounds < 64 {
+            rounds += 1;
+            let oldest = kept[0].clone();
+            if kept.len() > 1 && Some(&oldest.0) != today.as_ref() {
+                let _ = db::remove_day(&oldest.1);
+                kept.remove(0);
+            } else if let Some((_, c)) = self.day.as_ref() {
+                let r = c.execute_batch(
+                    "DELETE FROM block WHERE id IN (SELECT id FROM block ORDER BY start_ms LIMIT (SELECT count(*) / 8 + 1 FROM block));
+                     PRAGMA incremental_vacuum;
+                     PRAGMA wal_checkpoint(TRUNCATE);",
+                );
+                if r.is_err() {
+                    break;
+                }
+            } else {
+                break;
+            }
+            bytes = total(&kept);
+        }
+        self.stats.bytes_on_disk.store(bytes, Relaxed);
+    }
+}
+
+/// The id of the identity row for `s` in this day's file, added (with its
+/// command line, read now) when missing.
+fn identity_id(
+    tx: &Connection,
+    s: &Static,
+    seen_ms: u64,
+    boot_ms: u64,
+    proc_root: &Path,
+) -> rusqlite::Result<u32> {
+    if let Some(id) = tx
+        .query_row(
+            "SELECT id FROM identity WHERE pid = ?1 AND start_ticks = ?2",
+            params![s.pid, s.start_ticks as i64],
+            |r| r.get::<_, u32>(0),
+        )
+        .optional()?
+    {
+        return Ok(id);
+    }
+    let cmdline = (!proc_root.as_os_str().is_empty())
+        .then(|| cmdline(proc_root, s.pid))
+        .flatten();
+    let start_ms = boot_ms + s.start_ticks * 10;
+    tx.execute(
+        "INSERT INTO identity(pid, start_ticks, start_ms, uid, cgroup_id, comm, cmdline, first_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            s.pid,
+            s.start_ticks as i64,
+            start_ms as i64,
+            s.uid,
+            s.cgroup_id.map(|g| g as i64),
+            String::from_utf8_lossy(&s.comm),
+            cmdline,
+            (seen_ms > 0).then_some(seen_ms as i64)
+        ],
+    )?;
+    Ok(tx.last_insert_rowid() as u32)
+}
+
+fn cmdline(proc_root: &Path, pid: u32) -> Option<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(proc_root.join(pid.to_string()).join("cmdline")).ok()?;
+    let mut b = Vec::with_capacity(256);
+    f.by_ref().take(4096).read_to_end(&mut b).ok()?;
+    while b.last() == Some(&0) {
+        b.pop();
+    }
+    (!b.is_empty()).then(|| {
+        String::from_utf8_lossy(&b)
+            .chars()
+            .map(|c| if c == '\0' { ' ' } else { c })
+            .collect()
+    })
+}
