@@ -360,12 +360,22 @@ impl Agent {
             return;
         }
         let journal = config.store.journal.clone().unwrap_or_else(|| {
-            config
-                .shm_path
-                .as_deref()
-                .and_then(Path::parent)
-                .unwrap_or(Path::new("/dev/shm"))
-                .join("store-journal")
+            match config.shm_path.as_deref().and_then(Path::parent) {
+                Some(dir) => dir.join("store-journal"),
+                // No snapshot directory: one journal per store, in memory.
+                None => {
+                    let h = config
+                        .store
+                        .path
+                        .as_os_str()
+                        .as_encoded_bytes()
+                        .iter()
+                        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                            (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+                        });
+                    PathBuf::from(format!("/dev/shm/quietstat-journal-{h:016x}"))
+                }
+            }
         });
         let opts = store::Options {
             dir: config.store.path.clone(),

@@ -31,8 +31,8 @@ pub struct Row {
     pub wakeups_per_s: f64,
     pub rss_mib: f64,
     pub threads: usize,
-    /// For `agent-store`: bytes the history took on disk in the window,
-    /// and that per day at the same rate.
+    /// For `agent-store`: bytes the history took on disk once the agent
+    /// stopped, and that per day at the rate it was recorded.
     pub store_bytes: Option<u64>,
     pub store_mb_per_day: Option<f64>,
 }
@@ -199,6 +199,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             idle.count()
         ));
         let port = free_port()?;
+        let spawned = Instant::now();
         let child = start(opts, c, &dir, port)?;
         let pid = child.0.id();
         // Let it start and take its first samples.
@@ -209,7 +210,6 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
         }
         let u0 = usage(pid)?;
         let store_dir = dir.join("store");
-        let bytes0 = dir_bytes(&store_dir);
         let t0 = Instant::now();
         let end = t0 + opts.duration;
         if scraped {
@@ -225,9 +225,11 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
         let u1 = usage(pid)?;
         let secs = t0.elapsed().as_secs_f64();
         drop(child);
-        // After the agent's last flush (it flushes when stopped).
-        let store_bytes =
-            (c == "agent-store").then(|| dir_bytes(&store_dir).saturating_sub(bytes0));
+        // The store started empty: all it holds once the agent stopped
+        // (its last flush done, the WAL checkpointed into the day file),
+        // over all the time it recorded.
+        let recorded = spawned.elapsed().as_secs_f64();
+        let store_bytes = (c == "agent-store").then(|| dir_bytes(&store_dir));
         rows.push(Row {
             collector: c.clone(),
             procs: idle.count(),
@@ -237,7 +239,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             rss_mib: u1.rss_bytes as f64 / (1024.0 * 1024.0),
             threads: u1.threads,
             store_bytes,
-            store_mb_per_day: store_bytes.map(|b| b as f64 / secs * 86_400.0 / 1e6),
+            store_mb_per_day: store_bytes.map(|b| b as f64 / recorded * 86_400.0 / 1e6),
         });
     }
     let _ = std::fs::remove_dir_all(&dir);

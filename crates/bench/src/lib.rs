@@ -8,3 +8,4 @@ pub mod procfs_cost;
 pub mod proctable_cost;
 pub mod spawn;
 pub mod stats;
+pub mod store_day;

@@ -460,3 +460,36 @@ pub fn run_forker(args: &ForkerArgs) -> anyhow::Result<ExitCode> {
     println!("{n}");
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(clap::Args)]
+pub struct StoreArgs {
+    /// Processes in each recorded table.
+    #[arg(long, default_value_t = 8000, value_name = "N")]
+    procs: usize,
+    /// Hours of history written (1 s system samples, a table every 5 s).
+    #[arg(long, default_value_t = 24)]
+    hours: u64,
+    /// 5% of processes change every interval; 10 start and 10 end a second.
+    #[arg(long)]
+    churn: bool,
+    /// Keep the store in this directory.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
+}
+
+pub fn run_store(args: &StoreArgs) -> anyhow::Result<ExitCode> {
+    if args.hours == 0 || args.hours > 24 * 7 {
+        anyhow::bail!("--hours {}: accepted: 1 to 168", args.hours);
+    }
+    let opts = bench::store_day::Options {
+        procs: args.procs,
+        hours: args.hours,
+        churn: args.churn,
+        exe: std::env::current_exe().context("finding the quietstat binary")?,
+        keep: args.keep.clone(),
+    };
+    let r = bench::store_day::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
+        .map_err(anyhow::Error::msg)?;
+    println!("{}", serde_json::to_string_pretty(&r)?);
+    Ok(ExitCode::SUCCESS)
+}

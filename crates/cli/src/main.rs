@@ -78,6 +78,10 @@ enum BenchCommand {
     /// Exit capture under a fork/exit load (default 5,000 children/s):
     /// every child must be found in the exit ring, none lost.
     Exits(bench_cmd::ExitsArgs),
+    /// Hours of history for N processes written through the real writer
+    /// faster than real time; its size per day and source, and the time
+    /// `report` takes over it.
+    Store(bench_cmd::StoreArgs),
     /// The forker of `bench exits` (started by it).
     #[command(hide = true)]
     Forker(bench_cmd::ForkerArgs),
@@ -196,6 +200,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Agent(args)) => bench_cmd::run_agent(&args),
         Command::Bench(BenchCommand::Idle(args)) => bench_cmd::run_idle(&args),
         Command::Bench(BenchCommand::Exits(args)) => bench_cmd::run_exits(&args),
+        Command::Bench(BenchCommand::Store(args)) => bench_cmd::run_store(&args),
         Command::Bench(BenchCommand::Forker(args)) => bench_cmd::run_forker(&args),
         Command::Bench(BenchCommand::NaiveCollector) => bench::agent_cost::naive_collector(),
         Command::Bench(BenchCommand::ConsumerWorker(args)) => bench_cmd::run_worker(&args),

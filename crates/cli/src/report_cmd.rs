@@ -103,6 +103,11 @@ impl Ctx {
         text(when::format(ms, self.dates))
     }
 
+    /// Whether a row is due at `ts` for an interval that began at `t0`.
+    fn due(&self, t0: u64, ts: u64) -> bool {
+        ts / self.every != t0 / self.every || ts - t0 >= self.every
+    }
+
     fn why(&self, a: u64, b: u64) -> String {
         self.recorded_gaps
             .iter()
@@ -111,12 +116,50 @@ impl Ctx {
     }
 }
 
+/// Finds the pauses in a run of samples: one longer than three sampling
+/// steps (and `floor` ms) is a gap, never bridged by a rate.
+struct Steps {
+    last: u64,
+    step: u64,
+    floor: u64,
+    gaps: Vec<(u64, u64, String)>,
+}
+
+impl Steps {
+    fn new(floor: u64) -> Steps {
+        Steps {
+            last: 0,
+            step: 0,
+            floor,
+            gaps: Vec::new(),
+        }
+    }
+
+    /// Takes the sample at `ts`; true when a gap lies before it.
+    fn gap(&mut self, ctx: &Ctx, ts: u64) -> bool {
+        let step = ts.saturating_sub(self.last);
+        let gap = self.last > 0 && step > (3 * self.step).max(self.floor);
+        if gap {
+            self.gaps.push((self.last, ts, ctx.why(self.last, ts)));
+        }
+        if self.last > 0 && !gap {
+            // The usual step: the smallest seen, drifting up slowly.
+            self.step = if self.step == 0 {
+                step
+            } else {
+                self.step.min(step).max(step / 2)
+            };
+        }
+        self.last = ts;
+        gap
+    }
+}
+
 /// Adds the rows for one interval, from the samples that bound it.
 type RowFn<'a> = dyn FnMut(&Ctx, u64, &SystemSample, &SystemSample, &mut Vec<Vec<Cell>>) + 'a;
 
 /// Walks samples of `primary`, calling `row` with the two samples that
-/// bound each interval; a pause longer than three steps (and 5 s) is a gap,
-/// never bridged.
+/// bound each interval; a pause longer than three steps (and 5 s) is a gap.
 fn system_pass(
     h: &History,
     ctx: &Ctx,
@@ -126,29 +169,18 @@ fn system_pass(
     row: &mut RowFn<'_>,
 ) -> anyhow::Result<()> {
     let mut start: Option<(u64, SystemSample)> = None;
-    let mut last = (0u64, 0u64); // (time, step)
-    let mut gaps = Vec::new();
+    let mut steps = Steps::new(5000);
     let mut rows = Vec::new();
     h.system(ctx.from, ctx.to, sources, &mut |ts, s| {
         if !s.ok(primary) {
             return;
         }
-        let step = ts.saturating_sub(last.0);
-        if last.0 > 0 && step > (3 * last.1).max(5000) {
-            gaps.push((last.0, ts, ctx.why(last.0, ts)));
+        if steps.gap(ctx, ts) {
             start = None;
         }
-        if last.0 > 0 {
-            last.1 = if last.1 == 0 {
-                step
-            } else {
-                last.1.min(step).max(step / 2)
-            };
-        }
-        last.0 = ts;
         match &start {
             None => start = Some((ts, s.clone())),
-            Some((t0, s0)) if ts / ctx.every != t0 / ctx.every || ts - t0 >= ctx.every => {
+            Some((t0, s0)) if ctx.due(*t0, ts) => {
                 row(ctx, ts, s0, s, &mut rows);
                 start = Some((ts, s.clone()));
             }
@@ -157,7 +189,7 @@ fn system_pass(
     })
     .map_err(anyhow::Error::msg)?;
     sec.rows = rows;
-    sec.gaps = gaps;
+    sec.gaps = steps.gaps;
     Ok(())
 }
 
@@ -392,26 +424,15 @@ fn proc_section(h: &History, ctx: &Ctx, args: &Args) -> anyhow::Result<Section> 
                 .is_none_or(|c| p.comm.as_bytes() == c.as_bytes())
     };
     let mut start: Option<(u64, Vec<Proc>)> = None;
-    let mut last = (0u64, 0u64);
+    let mut steps = Steps::new(15_000);
     let mut rows = Vec::new();
-    let mut gaps = Vec::new();
     h.procs(ctx.from, ctx.to, &mut |ts, snap| {
-        let step = ts.saturating_sub(last.0);
-        if last.0 > 0 && step > (3 * last.1).max(15_000) {
-            gaps.push((last.0, ts, ctx.why(last.0, ts)));
+        if steps.gap(ctx, ts) {
             start = None;
         }
-        if last.0 > 0 {
-            last.1 = if last.1 == 0 {
-                step
-            } else {
-                last.1.min(step).max(step / 2)
-            };
-        }
-        last.0 = ts;
         let due = match &start {
             None => true,
-            Some((t0, _)) => ts / ctx.every != t0 / ctx.every || ts - t0 >= ctx.every,
+            Some((t0, _)) => ctx.due(*t0, ts),
         };
         if !due {
             return;
@@ -420,8 +441,21 @@ fn proc_section(h: &History, ctx: &Ctx, args: &Args) -> anyhow::Result<Section> 
         cur.retain(|p| keep(p));
         if let Some((t0, prev)) = &start {
             let secs = (ts - t0) as f64 / 1000.0;
-            let r = rates(prev, &cur, secs);
-            for p in top(prev, &cur, secs, rank, args.top) {
+            let picked = top(prev, &cur, secs, rank, args.top);
+            // Rates of the picked rows only (both lists sorted by pid).
+            let mut prev_of: Vec<Proc> = picked
+                .iter()
+                .filter_map(|p| {
+                    prev.binary_search_by_key(&p.pid, |q| q.pid)
+                        .ok()
+                        .map(|i| prev[i])
+                })
+                .collect();
+            prev_of.sort_by_key(|p| p.pid);
+            let mut mine: Vec<Proc> = picked.iter().map(|p| **p).collect();
+            mine.sort_by_key(|p| p.pid);
+            let r = rates(&prev_of, &mine, secs);
+            for p in picked {
                 let pr = r.iter().find(|x| x.identity == p.identity());
                 let u = pr.and_then(|x| x.user_pct);
                 let s = pr.and_then(|x| x.system_pct);
@@ -444,7 +478,7 @@ fn proc_section(h: &History, ctx: &Ctx, args: &Args) -> anyhow::Result<Section> 
     })
     .map_err(anyhow::Error::msg)?;
     sec.rows = rows;
-    sec.gaps = gaps;
+    sec.gaps = steps.gaps;
     Ok(sec)
 }
 

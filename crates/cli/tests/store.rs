@@ -37,6 +37,16 @@ fn recorder(store: &Path, shm: &Path, flush: &str, extra_cfg: &str) -> Agent {
     )
 }
 
+/// A temporary directory, the store's path in it, and a snapshot path in
+/// a directory of its own (the journal goes beside it).
+fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    std::fs::create_dir(d.path().join("shm")).unwrap();
+    let shm = d.path().join("shm/snapshot");
+    (d, store, shm)
+}
+
 fn stop(mut a: Agent) -> Vec<String> {
     a.proc.signal(libc::SIGTERM);
     assert!(
@@ -84,10 +94,7 @@ impl Rng {
 
 #[test]
 fn kill_9_at_random_moments_loses_at_most_the_sample_being_taken() {
-    let d = tempfile::tempdir().unwrap();
-    let store = d.path().join("store");
-    std::fs::create_dir(d.path().join("shm")).unwrap();
-    let shm = d.path().join("shm/snapshot");
+    let (_d, store, shm) = dirs();
     let seed = now_ms();
     eprintln!("seed {seed}");
     let mut rng = Rng(seed);
@@ -153,10 +160,7 @@ fn day_file(store: &Path) -> std::path::PathBuf {
 #[test]
 fn a_damaged_day_file_is_set_aside_with_one_line_and_recording_goes_on() {
     for damage in ["flipped page", "truncated file", "truncated wal"] {
-        let d = tempfile::tempdir().unwrap();
-        let store = d.path().join("store");
-        std::fs::create_dir(d.path().join("shm")).unwrap();
-        let shm = d.path().join("shm/snapshot");
+        let (_d, store, shm) = dirs();
         record_a_while(&store, &shm, 2);
         let f = day_file(&store);
         // Another day (yesterday: within retention), intact, beside it.
@@ -225,10 +229,7 @@ fn a_damaged_day_file_is_set_aside_with_one_line_and_recording_goes_on() {
 
 #[test]
 fn the_store_stays_under_its_size_cap_and_drops_days_past_retention() {
-    let d = tempfile::tempdir().unwrap();
-    let store = d.path().join("store");
-    std::fs::create_dir(d.path().join("shm")).unwrap();
-    let shm = d.path().join("shm/snapshot");
+    let (_d, store, shm) = dirs();
     std::fs::create_dir(&store).unwrap();
     // A day past retention, made by copying a real one.
     record_a_while(&store, &shm, 1);
@@ -282,11 +283,8 @@ impl Drop for Unmount<'_> {
 
 #[test]
 fn a_full_disk_stops_recording_with_one_line_and_it_resumes_with_room() {
-    let d = tempfile::tempdir().unwrap();
-    let store = d.path().join("store");
+    let (_d, store, shm) = dirs();
     std::fs::create_dir(&store).unwrap();
-    std::fs::create_dir(d.path().join("shm")).unwrap();
-    let shm = d.path().join("shm/snapshot");
     assert!(
         mount_tmpfs(&store, "size=48k"),
         "mount tmpfs (the test runs as root)"
@@ -333,11 +331,8 @@ fn a_full_disk_stops_recording_with_one_line_and_it_resumes_with_room() {
 
 #[test]
 fn a_read_only_directory_is_reported_and_sampling_goes_on() {
-    let d = tempfile::tempdir().unwrap();
-    let store = d.path().join("store");
+    let (_d, store, shm) = dirs();
     std::fs::create_dir(&store).unwrap();
-    std::fs::create_dir(d.path().join("shm")).unwrap();
-    let shm = d.path().join("shm/snapshot");
     assert!(mount_tmpfs(&store, "ro,size=1m"));
     let _u = Unmount(&store);
     let a = recorder(&store, &shm, "100ms", "");
@@ -356,11 +351,8 @@ fn a_read_only_directory_is_reported_and_sampling_goes_on() {
 
 #[test]
 fn a_store_in_a_newer_format_is_never_written_and_report_names_both_versions() {
-    let d = tempfile::tempdir().unwrap();
-    let store = d.path().join("store");
+    let (_d, store, shm) = dirs();
     std::fs::create_dir(&store).unwrap();
-    std::fs::create_dir(d.path().join("shm")).unwrap();
-    let shm = d.path().join("shm/snapshot");
     let today = store::db::path_for(&store, &store::db::day_of(now_ms()));
     {
         let c = rusqlite::Connection::open(&today).unwrap();
@@ -398,10 +390,7 @@ fn a_store_in_a_newer_format_is_never_written_and_report_names_both_versions() {
 
 #[test]
 fn report_agrees_with_rates_computed_here_from_the_raw_counters() {
-    let d = tempfile::tempdir().unwrap();
-    let store = d.path().join("store");
-    std::fs::create_dir(d.path().join("shm")).unwrap();
-    let shm = d.path().join("shm/snapshot");
+    let (_d, store, shm) = dirs();
     record_a_while(&store, &shm, 5);
     // The raw /proc/stat lines as recorded, parsed here.
     let h = History::open(&store).unwrap();
@@ -491,10 +480,7 @@ fn report_agrees_with_rates_computed_here_from_the_raw_counters() {
 
 #[test]
 fn exits_are_recorded_with_status_and_lifetime_and_a_reused_pid_is_another_process() {
-    let d = tempfile::tempdir().unwrap();
-    let store = d.path().join("store");
-    std::fs::create_dir(d.path().join("shm")).unwrap();
-    let shm = d.path().join("shm/snapshot");
+    let (_d, store, shm) = dirs();
     let cfg = "[store]\nflush_interval = \"200ms\"\nprocess_interval = \"1s\"\n[sources.processes]\ninterval = \"1s\"\n";
     let a = agent_with(
         cfg,

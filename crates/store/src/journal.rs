@@ -82,6 +82,20 @@ pub fn records(bytes: &[u8]) -> impl Iterator<Item = Record<'_>> {
 /// Bytes before the records: the offset of the first live one (u64).
 const DATA: usize = 8;
 
+/// Opens (creating, mode 0600) a file of the store's own, following no
+/// link.
+pub fn open_private(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
 /// The mapped journal: `start (u64) | records...`. Live records run from
 /// `start` to `head`; those before `start` are in the database. Nothing a
 /// record holds is moved while it is live unless its copy is complete
@@ -117,15 +131,7 @@ impl Journal {
     /// records already there stay, to be written. Sequence numbers go on
     /// after both what it holds and `after_seq`.
     pub fn open(path: &Path, cap: usize, after_seq: u64) -> std::io::Result<Journal> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)?;
+        let file = open_private(path)?;
         if !file.metadata()?.file_type().is_file() {
             return Err(std::io::Error::other("not a regular file"));
         }
@@ -218,7 +224,21 @@ impl Journal {
     /// Appends a record; false if it (or older ones, to make room) was
     /// dropped.
     pub fn append(&mut self, kind: Kind, ts_ms: u64, payload: &[u8]) -> bool {
-        let need = HEAD + payload.len();
+        self.append_with(kind, ts_ms, payload.len(), &mut |dst| {
+            dst.copy_from_slice(payload)
+        })
+    }
+
+    /// Appends a record of `len` bytes that `fill` writes in place (no
+    /// copy through a buffer); false as for [`Journal::append`].
+    pub fn append_with(
+        &mut self,
+        kind: Kind,
+        ts_ms: u64,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+    ) -> bool {
+        let need = HEAD + len;
         if DATA + need + 4 > self.cap {
             self.dropped += 1;
             return false;
@@ -245,11 +265,11 @@ impl Journal {
         b[8..16].copy_from_slice(&seq.to_le_bytes());
         b[16] = kind as u8;
         b[17..25].copy_from_slice(&ts_ms.to_le_bytes());
-        b[HEAD..].copy_from_slice(payload);
+        fill(&mut b[HEAD..]);
         let crc = crc32fast::hash(&b[8..]);
         b[4..8].copy_from_slice(&crc.to_le_bytes());
         // The length last: a record is there once its length is.
-        b[0..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+        b[0..4].copy_from_slice(&(len as u32).to_le_bytes());
         self.head += need;
         self.terminate();
         ok
@@ -290,6 +310,17 @@ impl Journal {
         self.taken = self.head;
     }
 
+    /// As [`Journal::take`], without the copy: the live records' place in
+    /// the mapping. They stay put until [`Journal::release`] (appending
+    /// never moves records while some are taken), and the mapping lives as
+    /// long as the journal.
+    pub fn take_in_place(&mut self) -> (*const u8, usize) {
+        self.taken = self.head;
+        // SAFETY: within the mapping.
+        let p = unsafe { self.ptr.add(DATA + self.start) };
+        (p.cast_const(), self.head - self.start)
+    }
+
     /// Drops what the last [`Journal::take`] handed out (it is in the
     /// database now); with `written` false keeps it for the next try.
     pub fn release(&mut self, written: bool) {
@@ -303,6 +334,10 @@ impl Journal {
             self.bytes_mut()[DATA..DATA + 4].copy_from_slice(&[0; 4]);
             self.set_start(0);
             self.head = 0;
+        } else {
+            // What arrived while the writer wrote goes to the front, so the
+            // journal touches only the pages one flush needs.
+            self.compact();
         }
     }
 }
@@ -396,12 +431,13 @@ mod crash_tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("j");
         let mut j = Journal::open(&p, 2048, 0).unwrap();
-        let mut out = Vec::new();
         let mut released = 0u64;
         for round in 0..200u64 {
             j.append(Kind::System, round, &[round as u8; 50]);
             if round % 3 == 0 {
-                j.take(&mut out);
+                let (p, n) = j.take_in_place();
+                // SAFETY: the taken records stay put until the release.
+                let out = unsafe { std::slice::from_raw_parts(p, n) }.to_vec();
                 let last = records(&out).last().map_or(released, |r| r.seq);
                 // One more arrives while the writer writes.
                 j.append(Kind::Procs, round, &[1; 20]);

@@ -30,7 +30,7 @@ pub struct Static {
     pub start_ns: u64,
     pub uid: Option<u32>,
     pub cgroup_id: Option<u64>,
-    pub comm: Vec<u8>,
+    pub comm: Comm,
 }
 
 fn signed(v: i32) -> u64 {
@@ -68,7 +68,7 @@ pub fn rebuild(s: &Static, v: &Values) -> Proc {
         pid: s.pid,
         tgid: s.pid,
         ppid: v[12] as u32,
-        comm: Comm::new(&s.comm),
+        comm: s.comm,
         state: char::from_u32(v[7] as u32).unwrap_or('?'),
         start_ns: s.start_ns,
         start_ticks: s.start_ticks,
@@ -121,9 +121,9 @@ impl Cursor<'_> {
     fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
-    fn comm(&mut self) -> Option<Vec<u8>> {
+    fn comm(&mut self) -> Option<Comm> {
         let b = self.take(16)?;
-        Some(b[1..1 + (b[0] as usize).min(15)].to_vec())
+        Some(Comm::new(&b[1..1 + (b[0] as usize).min(15)]))
     }
 }
 
@@ -134,18 +134,45 @@ const NONE64: u64 = u64::MAX;
 /// the sampling thread beyond the copy).
 pub fn put_rows(out: &mut Vec<u8>, procs: &[Proc]) {
     out.clear();
-    out.reserve(procs.len() * ROW);
-    for p in procs {
-        put_u32(out, p.pid);
-        put_u64(out, p.start_ticks);
-        put_u64(out, p.start_ns);
-        put_u32(out, p.uid.unwrap_or(NONE32));
-        put_u64(out, p.cgroup_id.unwrap_or(NONE64));
-        put_comm(out, p.comm.as_bytes());
-        for v in values(p) {
-            put_u64(out, v);
+    out.resize(rows_len(procs), 0);
+    fill_rows(out, procs);
+}
+
+/// The bytes [`fill_rows`] writes.
+pub fn rows_len(procs: &[Proc]) -> usize {
+    procs.len() * ROW
+}
+
+/// Writes the rows into `dst` ([`rows_len`] bytes), each field at its
+/// fixed place.
+pub fn fill_rows(dst: &mut [u8], procs: &[Proc]) {
+    for (p, d) in procs.iter().zip(dst.chunks_exact_mut(ROW)) {
+        d[0..4].copy_from_slice(&p.pid.to_le_bytes());
+        d[4..12].copy_from_slice(&p.start_ticks.to_le_bytes());
+        d[12..20].copy_from_slice(&p.start_ns.to_le_bytes());
+        d[20..24].copy_from_slice(&p.uid.unwrap_or(NONE32).to_le_bytes());
+        d[24..32].copy_from_slice(&p.cgroup_id.unwrap_or(NONE64).to_le_bytes());
+        let c = p.comm.as_bytes();
+        let c = &c[..c.len().min(15)];
+        d[32] = c.len() as u8;
+        d[33..33 + c.len()].copy_from_slice(c);
+        d[33 + c.len()..48].fill(0);
+        for (v, o) in values(p).iter().zip(d[48..].chunks_exact_mut(8)) {
+            o.copy_from_slice(&v.to_le_bytes());
         }
     }
+}
+
+/// The key (pid, start ticks) and values of a journal row, without its
+/// fixed facts (read only for a process seen for the first time).
+fn key_values(r: &[u8]) -> ((u32, u64), Values) {
+    let pid = u32::from_le_bytes(r[0..4].try_into().unwrap_or_default());
+    let start = u64::from_le_bytes(r[4..12].try_into().unwrap_or_default());
+    let mut v = [0; NV];
+    for (x, b) in v.iter_mut().zip(r[48..].chunks_exact(8)) {
+        *x = u64::from_le_bytes(b.try_into().unwrap_or_default());
+    }
+    ((pid, start), v)
 }
 
 const ROW: usize = 4 + 8 + 8 + 4 + 8 + 16 + NV * 8;
@@ -202,7 +229,7 @@ pub fn exits(payload: &[u8]) -> impl Iterator<Item = Exit> + '_ {
             stime_ns: c.u64()?,
             maxrss_bytes: c.u64()?,
             exit_status: c.u32()? as i32,
-            comm: Comm::new(&c.comm()?),
+            comm: c.comm()?,
             ..Default::default()
         })
     })
@@ -220,7 +247,7 @@ pub struct Changes {
 /// The writer's side: the last stored values per identity.
 #[derive(Default)]
 pub struct Encoder {
-    live: HashMap<(u32, u64), (u32, Values)>,
+    live: HashMap<(u32, u64), (u32, Values), std::hash::BuildHasherDefault<IdHasher>>,
 }
 
 impl Encoder {
@@ -249,9 +276,10 @@ impl Encoder {
         out.push(u8::from(key));
         let mut body = Vec::new();
         let mut n = 0u64;
-        let mut seen: HashMap<u32, ()> = HashMap::with_capacity(self.live.len());
-        for (s, v) in rows(payload) {
-            let k = (s.pid, s.start_ticks);
+        let mut seen: IdMap<()> =
+            IdMap::with_capacity_and_hasher(self.live.len(), Default::default());
+        for r in payload.chunks_exact(ROW) {
+            let (k, v) = key_values(r);
             match self.live.get_mut(&k) {
                 Some((id, old)) => {
                     seen.insert(*id, ());
@@ -269,6 +297,9 @@ impl Encoder {
                     }
                 }
                 None => {
+                    let Some((s, _)) = rows(r).next() else {
+                        continue;
+                    };
                     let id = identify(&s);
                     seen.insert(id, ());
                     put_varint(&mut body, u64::from(id));
@@ -300,10 +331,34 @@ impl Encoder {
     }
 }
 
+/// Hashes identity ids and (pid, start time) keys: a multiply per word.
+#[derive(Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8 | u64::from(*b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(29) ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// A map keyed by identity id.
+pub type IdMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
+
 /// The reader's side: the values per id as of the last decoded snapshot.
 #[derive(Default, Clone)]
 pub struct Decoder {
-    pub live: HashMap<u32, Values>,
+    pub live: IdMap<Values>,
 }
 
 impl Decoder {
@@ -334,5 +389,78 @@ impl Decoder {
             self.live.remove(&id);
         }
         Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(pid: u32, start: u64, utime: u64) -> Proc {
+        Proc {
+            pid,
+            tgid: pid,
+            ppid: 1,
+            comm: Comm::new(b"worker"),
+            state: 'S',
+            start_ticks: start,
+            utime_ns: utime,
+            rss_bytes: 4096,
+            nice: -5,
+            priority: 15,
+            uid: Some(1000),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn tables_come_back_by_identity_with_only_changes_between_keyframes() {
+        let tables = [
+            vec![p(10, 1, 0), p(11, 2, 5)],
+            // 10 changed, 11 idle, 12 born.
+            vec![p(10, 1, 7), p(11, 2, 5), p(12, 3, 0)],
+            // 11 ended; pid 12 reused by another process (new start).
+            vec![p(10, 1, 7), p(12, 9, 1)],
+        ];
+        let mut enc = Encoder::default();
+        let mut next = 0;
+        let mut statics = IdMap::default();
+        let mut body = Vec::new();
+        let mut sizes = Vec::new();
+        for (i, t) in tables.iter().enumerate() {
+            let mut rows = Vec::new();
+            put_rows(&mut rows, t);
+            let before = body.len();
+            enc.encode(&rows, i == 0, &mut body, &mut |s: &Static| {
+                next += 1;
+                statics.insert(next, s.clone());
+                next
+            });
+            sizes.push(body.len() - before);
+        }
+        // The idle process costs nothing in the second table.
+        assert!(sizes[1] < sizes[0] + 8, "{sizes:?}");
+        let mut dec = Decoder::default();
+        let mut pos = 0;
+        for t in &tables {
+            dec.apply(&body, &mut pos).unwrap();
+            let mut got: Vec<Proc> = dec
+                .live
+                .iter()
+                .map(|(id, v)| rebuild(&statics[id], v))
+                .collect();
+            got.sort_by_key(|p| (p.pid, p.start_ticks));
+            assert_eq!(got.len(), t.len());
+            for (g, w) in got.iter().zip(t) {
+                assert_eq!(
+                    (g.pid, g.start_ticks, g.utime_ns, g.nice, g.priority, g.uid),
+                    (w.pid, w.start_ticks, w.utime_ns, w.nice, w.priority, w.uid)
+                );
+                assert_eq!(g.comm, w.comm);
+            }
+        }
+        assert_eq!(pos, body.len());
+        // Pid 12 is two identities.
+        assert_eq!(statics.values().filter(|s| s.pid == 12).count(), 2);
     }
 }

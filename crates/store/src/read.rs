@@ -2,7 +2,6 @@
 //! them live (so `model` derives the same figures), process tables at any
 //! recorded instant, exits, gaps, and the store's own size per source.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -13,7 +12,7 @@ use rusqlite::{Connection, params};
 use crate::blocks::{MAX_RAW, SysDecoder, decompress};
 use crate::codec::{get_delta, get_varint};
 use crate::db::{self, KIND_PROCS, KIND_SYSTEM, OpenError};
-use crate::procs::{Decoder, Static, rebuild};
+use crate::procs::{Decoder, IdMap, Static, rebuild};
 
 /// A store opened to read.
 pub struct History {
@@ -346,7 +345,7 @@ impl History {
     }
 }
 
-fn identities(c: &Connection, path: &Path) -> Result<HashMap<u32, Static>, String> {
+fn identities(c: &Connection, path: &Path) -> Result<IdMap<Static>, String> {
     let mut st = c
         .prepare("SELECT id, pid, start_ticks, start_ms, uid, cgroup_id, comm FROM identity")
         .map_err(sql(path))?;
@@ -360,19 +359,18 @@ fn identities(c: &Connection, path: &Path) -> Result<HashMap<u32, Static>, Strin
                     start_ns: 0,
                     uid: r.get(4)?,
                     cgroup_id: r.get::<_, Option<i64>>(5)?.map(|g| g as u64),
-                    comm: r.get::<_, String>(6)?.into_bytes(),
+                    comm: procfs::pid::Comm::new(r.get_ref(6)?.as_bytes().unwrap_or_default()),
                 },
             ))
         })
         .map_err(sql(path))?;
-    rows.collect::<Result<HashMap<_, _>, _>>()
-        .map_err(sql(path))
+    rows.collect::<Result<IdMap<_>, _>>().map_err(sql(path))
 }
 
 /// A recorded process table, rebuilt on demand.
 pub struct Snapshot<'a> {
     live: &'a Decoder,
-    ids: &'a HashMap<u32, Static>,
+    ids: &'a IdMap<Static>,
 }
 
 impl Snapshot<'_> {
@@ -386,13 +384,17 @@ impl Snapshot<'_> {
 
     /// Every process, rebuilt; sorted by pid.
     pub fn procs(&self) -> Vec<Proc> {
-        let mut v: Vec<Proc> = self
+        // Sorted as small references first: a row is hundreds of bytes.
+        let mut refs: Vec<(u32, u64, &Static, &crate::procs::Values)> = self
             .live
             .live
             .iter()
-            .filter_map(|(id, vals)| Some(rebuild(self.ids.get(id)?, vals)))
+            .filter_map(|(id, vals)| {
+                let s = self.ids.get(id)?;
+                Some((s.pid, s.start_ticks, s, vals))
+            })
             .collect();
-        v.sort_by_key(|p| (p.pid, p.start_ticks));
-        v
+        refs.sort_unstable_by_key(|r| (r.0, r.1));
+        refs.into_iter().map(|(_, _, s, v)| rebuild(s, v)).collect()
     }
 }

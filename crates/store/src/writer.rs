@@ -89,11 +89,13 @@ impl Tap {
         }
     }
 
+    /// The process table, written straight into the journal.
     pub fn procs(&mut self, ts_ms: u64, procs: &[proctable::Proc]) {
-        let mut buf = std::mem::take(&mut self.buf);
-        procs::put_rows(&mut buf, procs);
-        self.buf = buf;
-        self.append(Kind::Procs, ts_ms, true, &[]);
+        let mut j = self.journal.lock().unwrap_or_else(|e| e.into_inner());
+        j.append_with(Kind::Procs, ts_ms, procs::rows_len(procs), &mut |dst| {
+            procs::fill_rows(dst, procs)
+        });
+        self.stats.dropped.store(j.dropped, Relaxed);
     }
 
     pub fn exits(&mut self, ts_ms: u64, exits: &[proctable::Exit]) {
@@ -118,17 +120,8 @@ pub struct Writer {
 /// Locks `dir` for one recorder; `Err` names who holds it.
 fn lock(dir: &Path) -> Result<Option<std::fs::File>, String> {
     use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
     let path = dir.join("lock");
-    let Ok(f) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&path)
-    else {
+    let Ok(f) = crate::journal::open_private(&path) else {
         // An unwritable directory: the writer says so at its first flush.
         return Ok(None);
     };
@@ -182,8 +175,23 @@ fn committed_seq(dir: &Path) -> (u64, u64, u64) {
         .unwrap_or((0, 0, 0))
 }
 
-/// Opens the journal and starts the writer. `log` takes one line.
-pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>), String> {
+/// A writer without its thread: the caller flushes (a benchmark writing a
+/// day faster than real time, through the same code).
+pub struct Flusher {
+    inner: Inner,
+    _lock: Option<std::fs::File>,
+}
+
+impl Flusher {
+    /// Moves what the journal holds into the store; true when written.
+    pub fn flush(&mut self) -> bool {
+        self.inner.flush();
+        self.inner.stats.recording.load(Relaxed)
+    }
+}
+
+/// Opens the journal and the store for a caller that flushes itself.
+pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>), String> {
     if let Err(e) = std::fs::create_dir_all(&opts.dir) {
         log(format!(
             "store: cannot create {}: {e}; recording waits until it can (or give --store DIR, or --no-store)",
@@ -196,8 +204,7 @@ pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>)
         .map_err(|e| format!("store journal {}: {e}", opts.journal.display()))?;
     let journal = Arc::new(Mutex::new(journal));
     let stats = Arc::new(Stats::default());
-    let stop = Arc::new((Mutex::new(false), Condvar::new()));
-    let mut inner = Inner {
+    let inner = Inner {
         opts,
         stats: stats.clone(),
         journal: journal.clone(),
@@ -212,10 +219,31 @@ pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>)
         started: true,
         failing: None,
         disabled: None,
-        buf: Vec::new(),
         boot_ms: boot_ms(),
         prev_boot_ms,
     };
+    Ok((
+        Tap {
+            journal,
+            stats: stats.clone(),
+            buf: Vec::new(),
+        },
+        Flusher { inner, _lock: lock },
+        stats,
+    ))
+}
+
+/// Opens the journal and starts the writer. `log` takes one line.
+pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>), String> {
+    let (
+        tap,
+        Flusher {
+            mut inner,
+            _lock: lock,
+        },
+        stats,
+    ) = open(opts, log)?;
+    let stop = Arc::new((Mutex::new(false), Condvar::new()));
     let stop2 = stop.clone();
     let thread = std::thread::Builder::new()
         .name("quietstat-store".into())
@@ -223,9 +251,12 @@ pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>)
             // What a previous run left in the journal goes in first.
             inner.flush();
             loop {
+                // Half a second past the sampler's aligned ticks, so a
+                // flush seldom meets a sample being appended.
                 let flush_ms = inner.opts.flush.as_millis().max(1) as u64;
+                let offset = (flush_ms / 2).min(500);
                 let now = now_ms();
-                let next = (now / flush_ms + 1) * flush_ms;
+                let next = (now.saturating_sub(offset) / flush_ms + 1) * flush_ms + offset;
                 let (m, c) = &*stop2;
                 let mut stopped = m.lock().unwrap_or_else(|e| e.into_inner());
                 let deadline = Instant::now() + Duration::from_millis(next - now);
@@ -249,11 +280,7 @@ pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>)
         })
         .map_err(|e| format!("starting the store writer: {e}"))?;
     Ok((
-        Tap {
-            journal,
-            stats: stats.clone(),
-            buf: Vec::new(),
-        },
+        tap,
         Writer {
             stop,
             thread: Some(thread),
@@ -264,7 +291,7 @@ pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>)
 }
 
 /// Unix ms of the boot (CLOCK_REALTIME - CLOCK_BOOTTIME).
-fn boot_ms() -> u64 {
+pub fn boot_ms() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -293,7 +320,6 @@ struct Inner {
     failing: Option<String>,
     /// Why recording stopped for good (a newer store).
     disabled: Option<String>,
-    buf: Vec<u8>,
     boot_ms: u64,
     /// The boot the store's last sample belongs to.
     prev_boot_ms: u64,
@@ -301,22 +327,25 @@ struct Inner {
 
 impl Inner {
     fn flush(&mut self) {
-        let mut buf = std::mem::take(&mut self.buf);
-        self.journal
+        let journal = self.journal.clone();
+        let (ptr, len) = journal
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .take(&mut buf);
+            .take_in_place();
+        // SAFETY: the taken records stay where they are, unchanged, until
+        // the release below, and `journal` (holding the mapping) outlives
+        // this borrow.
+        let buf = unsafe { std::slice::from_raw_parts(ptr, len) };
         let t0 = Instant::now();
-        let written = self.write(&buf);
+        let written = self.write(buf);
         self.stats
             .write_ns
             .fetch_add(t0.elapsed().as_nanos() as u64, Relaxed);
         self.stats.flushes.fetch_add(1, Relaxed);
-        self.journal
+        journal
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .release(written);
-        self.buf = buf;
         self.stats.recording.store(written, Relaxed);
         if !written {
             self.stats.failed_flushes.fetch_add(1, Relaxed);
@@ -523,7 +552,7 @@ impl Inner {
                             pid: e.pid,
                             start_ticks: e.start_ticks,
                             start_ns: e.start_ns,
-                            comm: e.comm.as_bytes().to_vec(),
+                            comm: e.comm,
                             ..Default::default()
                         };
                         let id = match self.procs.id_of(e.pid, e.start_ticks) {
@@ -680,7 +709,7 @@ fn identity_id(
             start_ms as i64,
             s.uid,
             s.cgroup_id.map(|g| g as i64),
-            String::from_utf8_lossy(&s.comm),
+            String::from_utf8_lossy(s.comm.as_bytes()),
             cmdline,
             (seen_ms > 0).then_some(seen_ms as i64)
         ],
