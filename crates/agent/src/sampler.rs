@@ -388,12 +388,17 @@ impl Agent {
         };
         match store::start(opts, log) {
             Ok((tap, writer, stats)) => {
+                let b = config.store.max_bytes;
+                let cap = match b {
+                    _ if b.is_multiple_of(1 << 30) => format!("{} GiB", b >> 30),
+                    _ if b.is_multiple_of(1 << 20) => format!("{} MiB", b >> 20),
+                    _ => format!("{b} bytes"),
+                };
                 log(format!(
-                    "recording to {} (process table every {}, kept {} or {} bytes at most)",
+                    "recording to {} (process table every {}, kept {} or {cap} at most)",
                     config.store.path.display(),
                     humantime::format_duration(config.store.process_interval),
                     humantime::format_duration(config.store.retention),
-                    config.store.max_bytes
                 ));
                 self.reader.keep_bytes_of(&store::RECORDED);
                 self.tap = Some(tap);
