@@ -11,7 +11,7 @@ use rusqlite::{Connection, params};
 
 use crate::blocks::{MAX_RAW, SysDecoder, decompress};
 use crate::codec::{get_delta, get_varint};
-use crate::db::{self, KIND_PROCS, KIND_SYSTEM, OpenError};
+use crate::db::{self, KIND_PROCS, KIND_SYSTEM};
 use crate::procs::{Decoder, IdMap, Static, rebuild};
 
 /// A store opened to read.
@@ -82,9 +82,9 @@ impl History {
             skipped: Vec::new(),
         };
         for (day, path) in db::day_files(dir) {
+            // A newer format or a damaged file: named, not read.
             match db::open_read(&path) {
                 Ok(c) => h.days.push((day, path, c)),
-                Err(e @ OpenError::Newer { .. }) => h.skipped.push(e.to_string()),
                 Err(e) => h.skipped.push(e.to_string()),
             }
         }

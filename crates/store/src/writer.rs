@@ -67,35 +67,31 @@ impl Stats {
 pub struct Tap {
     journal: Arc<Mutex<Journal>>,
     stats: Arc<Stats>,
+    /// Exits encoded, reused.
     buf: Vec<u8>,
 }
 
 impl Tap {
-    fn append(&mut self, kind: Kind, ts_ms: u64, payload_in_buf: bool, payload: &[u8]) {
+    fn append(&self, kind: Kind, ts_ms: u64, len: usize, fill: &mut dyn FnMut(&mut [u8])) {
         let mut j = self.journal.lock().unwrap_or_else(|e| e.into_inner());
-        let p = if payload_in_buf {
-            &self.buf[..]
-        } else {
-            payload
-        };
-        j.append(kind, ts_ms, p);
+        j.append_with(kind, ts_ms, len, fill);
         self.stats.dropped.store(j.dropped, Relaxed);
     }
 
     /// System sources' bytes as read ([`procfs::kept`] entries).
     pub fn system(&mut self, ts_ms: u64, kept: &[u8]) {
         if !kept.is_empty() {
-            self.append(Kind::System, ts_ms, false, kept);
+            self.append(Kind::System, ts_ms, kept.len(), &mut |d| {
+                d.copy_from_slice(kept)
+            });
         }
     }
 
     /// The process table, written straight into the journal.
     pub fn procs(&mut self, ts_ms: u64, procs: &[proctable::Proc]) {
-        let mut j = self.journal.lock().unwrap_or_else(|e| e.into_inner());
-        j.append_with(Kind::Procs, ts_ms, procs::rows_len(procs), &mut |dst| {
-            procs::fill_rows(dst, procs)
+        self.append(Kind::Procs, ts_ms, procs::rows_len(procs), &mut |d| {
+            procs::fill_rows(d, procs)
         });
-        self.stats.dropped.store(j.dropped, Relaxed);
     }
 
     pub fn exits(&mut self, ts_ms: u64, exits: &[proctable::Exit]) {
@@ -104,8 +100,10 @@ impl Tap {
         }
         let mut buf = std::mem::take(&mut self.buf);
         procs::put_exits(&mut buf, exits);
+        self.append(Kind::Exits, ts_ms, buf.len(), &mut |d| {
+            d.copy_from_slice(&buf)
+        });
         self.buf = buf;
-        self.append(Kind::Exits, ts_ms, true, &[]);
     }
 }
 
