@@ -34,6 +34,19 @@ fn metric(body: &str, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {name} in the exposition"))
 }
 
+/// Whether every thread of `pid` is stopped (state `T`).
+fn all_threads_stopped(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+        .all(|t| {
+            let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+            // The state follows the command's closing parenthesis.
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('T'))
+        })
+}
+
 /// Every HTTP request the agent answered before this one.
 fn answered(addr: SocketAddr) -> f64 {
     get(addr, "/metrics", None)
@@ -128,9 +141,22 @@ fn misbehaving_clients_neither_stop_scrapes_nor_grow_memory_nor_panic_it() {
     // 200 clients that reset the connection right after a request, all
     // queued while the agent is stopped, so that every one is gone when it
     // goes on: none is answered (an encoding each would keep a scrape
-    // waiting for all of them).
+    // waiting for all of them). First the pipeliners' connections must be
+    // gone: until then their queued requests may still be answered.
+    let settled = common::wait_for(Duration::from_secs(30), || {
+        metric(
+            &get(a.addr, "/metrics", None).body,
+            "quietstat_http_connections",
+        ) == 1.0
+    });
+    assert!(settled, "the pipeliners' connections stayed open");
     let answered_before = answered(a.addr);
     a.proc.signal(libc::SIGSTOP);
+    // The signal is taken asynchronously: wait until every thread is stopped.
+    assert!(
+        common::wait_for(Duration::from_secs(10), || all_threads_stopped(a.proc.id())),
+        "the agent did not stop"
+    );
     for _ in 0..200 {
         let s = TcpStream::connect(a.addr).unwrap();
         (&s).write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
