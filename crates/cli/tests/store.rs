@@ -72,6 +72,23 @@ fn stat_times(store: &Path) -> Vec<u64> {
     t
 }
 
+/// `quietstat report --format json` on `store` with `args`, parsed.
+fn report_json(store: &Path, args: &[&str]) -> serde_json::Value {
+    let out = quietstat()
+        .args([
+            "report",
+            "--store",
+            store.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn metric(a: &Agent, name: &str) -> Option<f64> {
     get(a.addr, "/metrics", None)
         .body
@@ -393,17 +410,7 @@ fn report_agrees_with_rates_computed_here_from_the_raw_counters() {
     let (_d, store, shm) = dirs();
     record_a_while(&store, &shm, 5);
     // The raw /proc/stat lines as recorded, parsed here.
-    let h = History::open(&store).unwrap();
     let mut raw: Vec<(u64, Vec<u64>)> = Vec::new();
-    let mut text = Vec::new();
-    h.system(0, u64::MAX, &[Source::Stat], &mut |ts, s| {
-        if s.ok(Source::Stat) {
-            // Rebuild the cpu line from what the parser keeps is model's
-            // job; here the total is re-read from the sample's own text.
-            text.push(ts);
-        }
-    })
-    .unwrap();
     // Independently: decode the blocks' stat text with the store codec.
     let c = rusqlite::Connection::open(day_file(&store)).unwrap();
     let mut dec = store::blocks::SysDecoder::default();
@@ -434,26 +441,16 @@ fn report_agrees_with_rates_computed_here_from_the_raw_counters() {
             }
         }
     }
-    assert_eq!(raw.iter().map(|r| r.0).collect::<Vec<_>>(), text);
+    // The same samples as the store's reader rebuilds.
+    assert_eq!(
+        raw.iter().map(|r| r.0).collect::<Vec<_>>(),
+        stat_times(&store)
+    );
     assert!(raw.len() >= 4, "{} samples", raw.len());
-    let out = quietstat()
-        .args([
-            "report",
-            "--store",
-            store.to_str().unwrap(),
-            "--from",
-            "-10m",
-            "--interval",
-            "1s",
-            "--source",
-            "cpu",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = report_json(
+        &store,
+        &["--from", "-10m", "--interval", "1s", "--source", "cpu"],
+    );
     let rows = v["sections"]["cpu"]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), raw.len() - 1, "{v:#}");
     for (row, w) in rows.iter().zip(raw.windows(2)) {
@@ -529,22 +526,7 @@ fn exits_are_recorded_with_status_and_lifetime_and_a_reused_pid_is_another_proce
     reused.wait().unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     stop(a);
-    let out = quietstat()
-        .args([
-            "report",
-            "--store",
-            store.to_str().unwrap(),
-            "--from",
-            "-5m",
-            "--source",
-            "exits",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = report_json(&store, &["--from", "-5m", "--source", "exits"]);
     let exits = v["sections"]["exits"]["rows"].as_array().unwrap();
     let of = |pid: u32| -> Vec<&serde_json::Value> {
         exits.iter().filter(|e| e["pid"] == pid).collect()

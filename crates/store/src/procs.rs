@@ -238,8 +238,8 @@ pub fn exits(payload: &[u8]) -> impl Iterator<Item = Exit> + '_ {
 /// What the encoder learned from one snapshot, for the identity table.
 #[derive(Debug, Default)]
 pub struct Changes {
-    /// New identities: their id and static row.
-    pub born: Vec<(u32, Static)>,
+    /// New identities (each given its id by the caller).
+    pub born: usize,
     /// Identities gone since the previous snapshot.
     pub gone: Vec<u32>,
 }
@@ -309,7 +309,7 @@ impl Encoder {
                     }
                     n += 1;
                     self.live.insert(k, (id, v));
-                    ch.born.push((id, s));
+                    ch.born += 1;
                 }
             }
         }

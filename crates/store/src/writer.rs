@@ -533,7 +533,7 @@ impl Inner {
                         .procs
                         .encode(r.payload, key && first, &mut snaps, &mut identify);
                     first = false;
-                    rows += ch.born.len() as u64;
+                    rows += ch.born as u64;
                     for id in ch.gone {
                         tx.execute(
                             "UPDATE identity SET last_ms = ?1 WHERE id = ?2 AND last_ms IS NULL",
