@@ -52,8 +52,11 @@ pub struct Agent {
     /// (stopped, after a last flush, when the agent is dropped).
     tap: Option<store::Tap>,
     _writer: Option<store::Writer>,
-    /// Source bytes kept for the history, reused.
+    /// Source bytes kept for the history and the view, reused.
     kept: Vec<u8>,
+    /// The view files beside the snapshot, for local viewers (`top`,
+    /// `ps`); `None` when the snapshot has no path.
+    view: Option<View>,
     /// The process-record interval the last recorded table fell in.
     procs_bucket: u64,
     /// Whether the first sample, the start-up read of everything, has
@@ -62,6 +65,14 @@ pub struct Agent {
     /// Per source, the warnings last logged ([`SystemSample::warnings`]):
     /// each is logged when it appears, not again while it lasts.
     warned: Vec<Vec<String>>,
+}
+
+/// The view files and the latest bytes of each source they carry.
+struct View {
+    writer: shm::view::ViewWriter,
+    latest: Vec<Vec<u8>>,
+    buf: Vec<u8>,
+    failing: bool,
 }
 
 impl Agent {
@@ -193,6 +204,7 @@ impl Agent {
             tap: None,
             _writer: None,
             kept: Vec::new(),
+            view: None,
             procs_bucket: u64::MAX,
             warned: vec![Vec::new(); SOURCE_COUNT],
         };
@@ -204,6 +216,7 @@ impl Agent {
             .filter(|s| agent.is_scheduled(&config, *s))
             .fold(0, |m, s| m | s.bit());
         agent.start_store(&config);
+        agent.start_view(&config);
         agent.read(all, 0);
         agent.started = true;
         // Loading BPF parses the kernel's BTF (megabytes, freed by now):
@@ -296,12 +309,22 @@ impl Agent {
                 }
             }
         });
+        // With BPF, the owner, cgroup and I/O counters come with the task
+        // at little cost, and a viewer shows them; from /proc each is
+        // another file per process, read only when asked for.
+        let bpf = self.table.as_ref().is_some_and(|t| t.bpf().is_some());
+        let mut fields = Fields::stat();
+        if bpf {
+            fields = fields
+                .with(proctable::Field::Uid)
+                .with(proctable::Field::Io)
+                .with(proctable::Field::Cgroup);
+        }
+        if cgroup_id.is_some() {
+            fields = fields.with(proctable::Field::Cgroup);
+        }
         self.query = Query {
-            fields: if cgroup_id.is_some() {
-                Fields::stat().with(proctable::Field::Cgroup)
-            } else {
-                Fields::stat()
-            },
+            fields,
             threads: false,
             pids: None,
         };
@@ -347,6 +370,8 @@ impl Agent {
             }
             let changes = rebudget(st, &config, committed & !demand);
             self.publish(st, mask);
+            self.reader.take_kept(&mut self.kept);
+            self.publish_view(st, mask, committed);
             self.record(st, &config, committed);
             changes
         };
@@ -409,6 +434,88 @@ impl Agent {
         }
     }
 
+    /// Starts the view files beside the snapshot, and keeps the bytes of
+    /// the sources they carry (and the history records) as they are read.
+    fn start_view(&mut self, config: &Config) {
+        let mut keep: Vec<Source> = shm::view::VIEW_SOURCES.to_vec();
+        if self.tap.is_some() {
+            keep.extend(store::RECORDED);
+        }
+        self.reader.keep_bytes_of(&keep);
+        let Some(path) = self.shared.shm.path() else {
+            return;
+        };
+        let private = procfs::hides_pids(&config.proc_root);
+        let writer = shm::view::ViewWriter::new(path, private);
+        self.view = Some(View {
+            writer,
+            latest: vec![Vec::new(); SOURCE_COUNT],
+            buf: Vec::new(),
+            failing: false,
+        });
+    }
+
+    /// Rewrites the view files whose data was just read: the system file
+    /// when /proc/stat was, the process file when the table was.
+    fn publish_view(&mut self, st: &State, mask: Mask, committed: Mask) {
+        let Some(v) = self.view.as_mut() else {
+            return;
+        };
+        for (src, bytes) in procfs::kept::entries(&self.kept) {
+            let l = &mut v.latest[src as usize];
+            l.clear();
+            l.extend_from_slice(bytes);
+        }
+        let stat = AgentSource::System(Source::Stat);
+        let mut result = Ok(());
+        if mask & stat.bit() != 0 && st.sample.ok(Source::Stat) {
+            v.buf.clear();
+            for s in shm::view::VIEW_SOURCES {
+                if st.sample.ok(s) {
+                    procfs::kept::append(&mut v.buf, s, &v.latest[s as usize]);
+                }
+            }
+            let meta = shm::view::Meta {
+                agent_pid: std::process::id(),
+                unix_ns: self.work.unix_ns,
+                mono_ns: st.read_mono_ns[Source::Stat as usize],
+                interval_ns: st.stats[stat.index()].interval.as_nanos() as u64,
+            };
+            result = v.writer.publish_system(&meta, &v.buf);
+        }
+        let procs = AgentSource::Processes;
+        if result.is_ok() && committed & procs.bit() != 0 && st.procs_status == SourceStatus::Ok {
+            let meta = shm::view::Meta {
+                agent_pid: std::process::id(),
+                unix_ns: self.work.unix_ns,
+                mono_ns: st.read_mono_ns[procs.index()],
+                interval_ns: st.stats[procs.index()].interval.as_nanos() as u64,
+            };
+            result = v
+                .writer
+                .publish_procs(&meta, self.query.fields, &st.procs, &st.exits.last);
+        }
+        // Logged once per streak of failures (a full /run, say).
+        match result {
+            Err(e) if !v.failing => {
+                v.failing = true;
+                log(format!(
+                    "view files beside the snapshot not written: {e} ({}); local viewers read /proc themselves until this clears",
+                    v.writer
+                        .procs_path()
+                        .parent()
+                        .unwrap_or(Path::new("/"))
+                        .display()
+                ));
+            }
+            Ok(()) if v.failing => {
+                v.failing = false;
+                log("view files written again");
+            }
+            _ => {}
+        }
+    }
+
     /// Hands what was just read to the history: the system sources' bytes,
     /// exits, and the process table once per process-record interval.
     fn record(&mut self, st: &State, config: &Config, committed: Mask) {
@@ -416,7 +523,6 @@ impl Agent {
             return;
         };
         let ts = self.work.unix_ns / 1_000_000;
-        self.reader.take_kept(&mut self.kept);
         tap.system(ts, &self.kept);
         if committed & AgentSource::Processes.bit() != 0 && st.procs_status == SourceStatus::Ok {
             tap.exits(ts, &st.exits.last);
@@ -698,6 +804,9 @@ impl Agent {
         mask_signals(libc::SIG_BLOCK);
         set_wake_word(None);
         self.shared.shm.mark_stopped();
+        if let Some(v) = &self.view {
+            v.writer.remove();
+        }
         log("stopped; shared-memory snapshot marked stale");
     }
 

@@ -9,3 +9,4 @@ pub mod proctable_cost;
 pub mod spawn;
 pub mod stats;
 pub mod store_day;
+pub mod viewers;

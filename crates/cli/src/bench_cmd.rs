@@ -493,3 +493,71 @@ pub fn run_store(args: &StoreArgs) -> anyhow::Result<ExitCode> {
     println!("{}", serde_json::to_string_pretty(&r)?);
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(clap::Args)]
+pub struct ViewersArgs {
+    /// Idle processes present during the measurement.
+    #[arg(long, default_value_t = 8000, value_name = "N")]
+    procs: usize,
+    /// Rounds of the ps commands and of top's first screen, taking turns.
+    #[arg(long, default_value_t = 21, value_name = "N")]
+    runs: usize,
+    /// How long the agent alone, then the tops, then the htops are watched.
+    #[arg(long, value_parser = crate::parse_duration, default_value = "60s", value_name = "D")]
+    window: std::time::Duration,
+    /// How many tops (and htops) run at once.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    viewers: usize,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run_viewers(args: &ViewersArgs) -> anyhow::Result<ExitCode> {
+    if args.runs == 0 || args.viewers == 0 {
+        bail!("--runs and --viewers must be at least 1");
+    }
+    crate::raise_nofile_limit();
+    let opts = bench::viewers::Options {
+        procs: args.procs,
+        runs: args.runs,
+        window: args.window,
+        viewers: args.viewers,
+        exe: std::env::current_exe().context("finding the quietstat binary")?,
+    };
+    let r = bench::viewers::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
+        .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string(&r)?),
+        Format::Table => {
+            println!("{} idle processes, an agent running (bpf)", r.procs);
+            println!(
+                "{:<28} {:>5} {:>10} {:>8} {:>8}",
+                "whole process", "runs", "median_ms", "min_ms", "max_ms"
+            );
+            for t in &r.timings {
+                println!(
+                    "{:<28} {:>5} {:>10.1} {:>8.1} {:>8.1}",
+                    t.what, t.runs, t.median_ms, t.min_ms, t.max_ms
+                );
+            }
+            println!();
+            println!(
+                "{:<22} {:>7} {:>8} {:>15} {:>16} {:>14}",
+                "watching", "viewers", "seconds", "viewer_cpu_%", "agent_reads/s", "agent_cpu_%"
+            );
+            for w in &r.watches {
+                println!(
+                    "{:<22} {:>7} {:>8.0} {:>15} {:>16.2} {:>14.3}",
+                    w.what,
+                    w.viewers,
+                    w.seconds,
+                    w.viewer_cpu_pct
+                        .map_or_else(|| "-".into(), |v| format!("{v:.3}")),
+                    w.agent_reads_per_s,
+                    w.agent_cpu_pct
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -7,6 +7,7 @@ mod noise_cmd;
 mod ps_cmd;
 mod report_cmd;
 mod stat_cmd;
+mod top_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,6 +53,9 @@ enum Command {
     NoiseHelper(noise_cmd::HelperArgs),
     /// One snapshot of the process table (BPF task iterator or /proc).
     Ps(ps_cmd::Args),
+    /// A terminal view of the machine: live from the agent (or sampled
+    /// here), or replaying the recorded history (--replay).
+    Top(top_cmd::Args),
     /// Tables of what the agent recorded: CPU, memory, disks, network,
     /// interrupts, pressure, load, top processes and exits, per interval.
     Report(report_cmd::Args),
@@ -82,6 +86,11 @@ enum BenchCommand {
     /// faster than real time; its size per day and source, and the time
     /// `report` takes over it.
     Store(bench_cmd::StoreArgs),
+    /// What looking costs with N idle processes and an agent running:
+    /// `ps` from the agent, from BPF, from /proc and procps' `ps`; `top`'s
+    /// start to its first screen; CPU of 10 `top`s and 10 `htop`s and the
+    /// agent's reads beside them.
+    Viewers(bench_cmd::ViewersArgs),
     /// The forker of `bench exits` (started by it).
     #[command(hide = true)]
     Forker(bench_cmd::ForkerArgs),
@@ -139,7 +148,7 @@ fn check_roots(cli: &Cli) -> Result<(), String> {
     let (name, proc_ok, sys_ok) = match &cli.command {
         Command::Agent(_) | Command::Stat(_) => return Ok(()),
         Command::Report(_) => ("report", false, false),
-        Command::Ps(_) if cli.rootfs.is_none() => return Ok(()),
+        Command::Ps(_) | Command::Top(_) if cli.rootfs.is_none() => return Ok(()),
         Command::Bench(BenchCommand::Procfs(_)) => return Ok(()),
         // noise reads the CPU topology under --sys-root to find isolated CPUs.
         Command::Noise(_) => ("noise", false, true),
@@ -147,6 +156,7 @@ fn check_roots(cli: &Cli) -> Result<(), String> {
         Command::NoiseHelper(_) => ("noise-helper", false, false),
         Command::Bench(_) => ("this bench command", false, false),
         Command::Ps(_) => ("ps", true, true),
+        Command::Top(_) => ("top", true, true),
     };
     for (given, ok, flag) in [
         (cli.proc_root.is_some(), proc_ok, "--proc-root"),
@@ -195,12 +205,17 @@ fn main() -> ExitCode {
             raise_nofile_limit();
             ps_cmd::run(&roots.0, &roots.1, &args)
         }
+        Command::Top(args) => {
+            raise_nofile_limit();
+            top_cmd::run(&roots.0, &roots.1, &args)
+        }
         Command::Bench(BenchCommand::Proctable(args)) => bench_cmd::run_proctable(&args),
         Command::Bench(BenchCommand::Consumers(args)) => bench_cmd::run_consumers(&args),
         Command::Bench(BenchCommand::Agent(args)) => bench_cmd::run_agent(&args),
         Command::Bench(BenchCommand::Idle(args)) => bench_cmd::run_idle(&args),
         Command::Bench(BenchCommand::Exits(args)) => bench_cmd::run_exits(&args),
         Command::Bench(BenchCommand::Store(args)) => bench_cmd::run_store(&args),
+        Command::Bench(BenchCommand::Viewers(args)) => bench_cmd::run_viewers(&args),
         Command::Bench(BenchCommand::Forker(args)) => bench_cmd::run_forker(&args),
         Command::Bench(BenchCommand::NaiveCollector) => bench::agent_cost::naive_collector(),
         Command::Bench(BenchCommand::ConsumerWorker(args)) => bench_cmd::run_worker(&args),

@@ -1,11 +1,13 @@
 //! `quietstat ps`: one process-table snapshot, printed.
 
-use std::path::Path;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args as ClapArgs, ValueEnum};
-use model::columns::{Column, Row, Value};
+use model::columns::{Column, Extra, NoExtra, Row, Value};
 use proctable::{BackendChoice, Field, Fields, ProcTable, Query};
 use serde_json::json;
 
@@ -19,6 +21,7 @@ pub enum PsFormat {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BackendArg {
     Auto,
+    Agent,
     Bpf,
     Procfs,
 }
@@ -43,9 +46,83 @@ pub struct Args {
     sort: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
     format: PsFormat,
-    /// auto: BPF when it loads (root, or CAP_BPF and CAP_PERFMON), else procfs.
+    /// auto: a running agent's table when it is fresh enough (--max-age)
+    /// and has the fields asked for, else BPF when it loads (root, or
+    /// CAP_BPF and CAP_PERFMON), else procfs. agent: the agent's table only.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
+    /// The oldest agent table accepted: with auto, an older one is passed
+    /// over for a snapshot of our own; with agent, it is an error.
+    /// Default for auto: 10s (twice the agent's process interval).
+    #[arg(long, value_parser = crate::parse_duration, value_name = "D")]
+    max_age: Option<Duration>,
+    /// The agent's shared-memory snapshot; its process table is beside it.
+    #[arg(long, value_name = "PATH", default_value = "/run/quietstat/snapshot")]
+    shm_path: PathBuf,
+}
+
+/// The default `--max-age` for auto.
+const AUTO_MAX_AGE: Duration = Duration::from_secs(10);
+
+/// Where the rows came from: the agent's published table, or a snapshot
+/// of our own (which keeps command lines).
+enum Taken {
+    /// The table's age when read, in milliseconds.
+    Agent(f64),
+    Own(Box<ProcTable>),
+}
+
+impl Taken {
+    fn backend(&self) -> &'static str {
+        match self {
+            Taken::Agent(_) => "agent",
+            Taken::Own(t) => t.backend().name(),
+        }
+    }
+
+    fn extra(&self) -> &dyn Extra {
+        match self {
+            Taken::Agent(_) => &NoExtra,
+            Taken::Own(t) => t.as_ref(),
+        }
+    }
+}
+
+/// The agent's table when it is live, fresh enough and has `fields`;
+/// otherwise why not.
+fn agent_table(
+    shm_path: &Path,
+    fields: Fields,
+    max_age: Option<Duration>,
+) -> Result<shm::view::ProcView> {
+    let view = shm::view::read_live_procs(shm_path)?;
+    let missing: Vec<&str> = fields
+        .iter()
+        .filter(|&f| f != Field::Pid && !view.fields.has(f))
+        .map(Field::name)
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "the agent's table lacks {} (it reads {}); use --backend bpf or procfs for them",
+            missing.join(","),
+            view.fields
+                .iter()
+                .map(Field::name)
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+    }
+    let age = Duration::from_nanos(sys::mono_ns().saturating_sub(view.meta.mono_ns));
+    if let Some(max) = max_age
+        && age > max
+    {
+        bail!(
+            "the agent's table is {:.1}s old, older than --max-age {}",
+            age.as_secs_f64(),
+            humantime::format_duration(max)
+        );
+    }
+    Ok(view)
 }
 
 /// The columns shown for `fields`, in order (a field may give several: io,
@@ -117,63 +194,103 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
         None => fields,
     };
     let choice = match args.backend {
-        BackendArg::Auto => BackendChoice::Auto,
+        BackendArg::Auto | BackendArg::Agent => BackendChoice::Auto,
         BackendArg::Bpf => BackendChoice::Bpf,
         BackendArg::Procfs => BackendChoice::Procfs,
     };
-    let mut table = ProcTable::open(choice, proc_root, sys_root)?;
-    if let Some(why) = table.fallback_reason() {
-        eprintln!("quietstat: using the procfs backend: BPF unavailable: {why}");
-    }
-    if let Some(why) = table.bpf().and_then(|b| b.walk_unavailable()) {
-        eprintln!("quietstat: BPF backend uses the task iterator: the walk is unavailable: {why}");
-    }
-    let query = Query {
-        fields: read.with(Field::Pid),
-        threads: args.threads,
-        pids: args.pids.clone(),
+    // The agent's table holds processes, not threads, of the host's /proc.
+    let agent = match args.backend {
+        BackendArg::Agent if args.threads => {
+            bail!("--backend agent: the agent's table has no threads; use --backend bpf or procfs")
+        }
+        BackendArg::Agent => Some(
+            agent_table(&args.shm_path, read, args.max_age)
+                .with_context(|| format!("--backend agent ({})", args.shm_path.display()))?,
+        ),
+        BackendArg::Auto if !args.threads && proc_root == Path::new("/proc") => agent_table(
+            &args.shm_path,
+            read,
+            Some(args.max_age.unwrap_or(AUTO_MAX_AGE)),
+        )
+        .ok(),
+        _ => None,
     };
     let mut rows = Vec::new();
-    table.snapshot(&query, &mut rows)?;
+    let taken = match agent {
+        Some(mut view) => {
+            rows = std::mem::take(&mut view.procs);
+            if let Some(pids) = &args.pids {
+                rows.retain(|p| pids.contains(&p.pid));
+            }
+            Taken::Agent(sys::mono_ns().saturating_sub(view.meta.mono_ns) as f64 / 1e6)
+        }
+        None => {
+            let mut table = ProcTable::open(choice, proc_root, sys_root)?;
+            if let Some(why) = table.fallback_reason() {
+                eprintln!("quietstat: using the procfs backend: BPF unavailable: {why}");
+            }
+            if let Some(why) = table.bpf().and_then(|b| b.walk_unavailable()) {
+                eprintln!(
+                    "quietstat: BPF backend uses the task iterator: the walk is unavailable: {why}"
+                );
+            }
+            let query = Query {
+                fields: read.with(Field::Pid),
+                threads: args.threads,
+                pids: args.pids.clone(),
+            };
+            table.snapshot(&query, &mut rows)?;
+            Taken::Own(Box::new(table))
+        }
+    };
+    let extra = taken.extra();
     if let Some((col, desc)) = sort {
         rows.sort_by(|a, b| {
-            let o = col.value(a, &table).compare(&col.value(b, &table));
+            let o = col.value(a, extra).compare(&col.value(b, extra));
             if desc { o.reverse() } else { o }
         });
     }
     let cols = columns(&order);
+    // One write per buffer, not per row.
+    let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match args.format {
         PsFormat::Json => {
-            let out: Vec<Row> = rows
+            let json_rows: Vec<Row> = rows
                 .iter()
                 .map(|p| Row {
                     proc: p,
                     columns: &cols,
-                    extra: &table,
+                    extra,
                 })
                 .collect();
-            println!(
+            writeln!(
+                out,
                 "{}",
                 serde_json::to_string_pretty(&json!({
-                    "backend": table.backend().name(),
+                    "backend": taken.backend(),
                     "threads": args.threads,
-                    "rows": out,
+                    "age_ms": match taken { Taken::Agent(ms) => json!(ms), Taken::Own(_) => json!(0) },
+                    "rows": json_rows,
                 }))?
-            );
+            )?;
         }
         PsFormat::Csv => {
             let header: Vec<&str> = cols.iter().map(|c| c.name).collect();
-            println!("{}", header.join(","));
+            writeln!(out, "{}", header.join(","))?;
             for p in &rows {
-                let cells: Vec<String> =
-                    cols.iter().map(|c| csv_cell(&c.value(p, &table))).collect();
-                println!("{}", cells.join(","));
+                for (i, c) in cols.iter().enumerate() {
+                    if i > 0 {
+                        out.write_all(b",")?;
+                    }
+                    out.write_all(csv_cell(&c.value(p, extra)).as_bytes())?;
+                }
+                out.write_all(b"\n")?;
             }
         }
         PsFormat::Table => {
             let cells: Vec<Vec<String>> = rows
                 .iter()
-                .map(|p| cols.iter().map(|c| text(&c.value(p, &table))).collect())
+                .map(|p| cols.iter().map(|c| text(&c.value(p, extra))).collect())
                 .collect();
             let widths: Vec<usize> = cols
                 .iter()
@@ -187,7 +304,7 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
                         .unwrap_or(0)
                 })
                 .collect();
-            let line = |vals: Vec<&str>| {
+            let mut line = |vals: Vec<&str>| -> std::io::Result<()> {
                 let parts: Vec<String> = vals
                     .iter()
                     .zip(&cols)
@@ -200,14 +317,15 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
                         }
                     })
                     .collect();
-                println!("{}", parts.join(" ").trim_end());
+                writeln!(out, "{}", parts.join(" ").trim_end())
             };
-            line(cols.iter().map(|c| c.name).collect());
+            line(cols.iter().map(|c| c.name).collect())?;
             for r in &cells {
-                line(r.iter().map(String::as_str).collect());
+                line(r.iter().map(String::as_str).collect())?;
             }
         }
     }
+    out.flush()?;
     // As `ps -p`: asking for processes and finding none is a failure.
     if args.pids.is_some() && rows.is_empty() {
         eprintln!("quietstat: no process with the pids asked for");

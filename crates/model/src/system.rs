@@ -195,7 +195,57 @@ fn table_rates(prev: &procfs::CpuTable, cur: &procfs::CpuTable, secs: f64) -> Ve
     out
 }
 
+/// Whether a block device is a partition (`sda1`, `vdb2`, `nvme0n1p3`,
+/// `mmcblk0p1`) or a virtual device over others (`dm-0`, `md127`): its
+/// I/O is counted again on the disks under it.
+pub fn stacked_or_partition(name: &str) -> bool {
+    let digits = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    if digits.len() == name.len() {
+        return false;
+    }
+    if name.starts_with("dm-") || name.starts_with("md") {
+        return true;
+    }
+    if name.starts_with("nvme") || name.starts_with("mmcblk") {
+        return digits.ends_with('p');
+    }
+    ["sd", "vd", "hd", "xvd"]
+        .iter()
+        .any(|p| digits.starts_with(p) && digits[p.len()..].chars().all(|c| c.is_ascii_lowercase()))
+}
+
 impl SystemRates {
+    /// Bytes per second read and written by whole disks (partitions and
+    /// devices stacked on others left out), and the busiest one's
+    /// utilisation (%).
+    pub fn disk_totals(&self) -> (Option<f64>, Option<f64>, Option<f64>) {
+        let whole = || {
+            self.disks
+                .iter()
+                .filter(|d| !stacked_or_partition(d.name.as_str()))
+        };
+        let sum = |f: fn(&DiskRate) -> Option<f64>| whole().filter_map(f).reduce(|a, b| a + b);
+        (
+            sum(|d| d.read_bytes_per_sec),
+            sum(|d| d.write_bytes_per_sec),
+            whole().filter_map(|d| d.util_pct).reduce(f64::max),
+        )
+    }
+
+    /// Bytes per second received and sent over every interface but
+    /// loopback.
+    pub fn net_totals(&self) -> (Option<f64>, Option<f64>) {
+        let ext = || self.nets.iter().filter(|n| n.name.as_str() != "lo");
+        (
+            ext()
+                .filter_map(|n| n.rx_bytes_per_sec)
+                .reduce(|a, b| a + b),
+            ext()
+                .filter_map(|n| n.tx_bytes_per_sec)
+                .reduce(|a, b| a + b),
+        )
+    }
+
     /// Rates over the interval from `prev` to `cur`. A source missing from
     /// either sample leaves its figures `None` or its list empty.
     pub fn between(prev: &SystemSample, cur: &SystemSample) -> SystemRates {
@@ -339,6 +389,26 @@ impl SystemRates {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partitions_and_stacked_devices_are_told_from_disks() {
+        for d in [
+            "sda", "vdb", "nvme0n1", "mmcblk0", "xvda", "loop0", "sr0", "zram0",
+        ] {
+            assert!(!stacked_or_partition(d), "{d}");
+        }
+        for p in [
+            "sda1",
+            "vdb12",
+            "nvme0n1p3",
+            "mmcblk0p1",
+            "xvda2",
+            "dm-0",
+            "md127",
+        ] {
+            assert!(stacked_or_partition(p), "{p}");
+        }
+    }
     use std::time::Duration;
 
     fn sample(stat: &str, offset: Duration) -> SystemSample {

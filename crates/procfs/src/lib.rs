@@ -76,3 +76,42 @@ pub use name::Name;
 pub use reader::Reader;
 pub use sample::{SourceCost, SourceData, SourceStatus, SystemSample};
 pub use source::Source;
+
+/// Whether the proc filesystem at `proc_root` hides other users'
+/// processes (mounted with `hidepid=1`, `2`, `invisible` or `noaccess`),
+/// from `<proc_root>/self/mounts`. What the agent publishes about
+/// processes is then readable by its own user only.
+pub fn hides_pids(proc_root: &std::path::Path) -> bool {
+    let Ok(mounts) = std::fs::read_to_string(proc_root.join("self/mounts")) else {
+        return false;
+    };
+    hidepid_in(&mounts, proc_root)
+}
+
+fn hidepid_in(mounts: &str, proc_root: &std::path::Path) -> bool {
+    mounts.lines().any(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        f.len() >= 4
+            && f[2] == "proc"
+            && std::path::Path::new(f[1]) == proc_root
+            && f[3].split(',').any(|o| {
+                o.strip_prefix("hidepid=")
+                    .is_some_and(|v| !matches!(v, "0" | "off"))
+            })
+    })
+}
+
+#[cfg(test)]
+mod hidepid_tests {
+    #[test]
+    fn hidepid_is_found_on_the_proc_mount_only() {
+        let root = std::path::Path::new("/proc");
+        let plain = "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n";
+        assert!(!super::hidepid_in(plain, root));
+        let hidden = "sysfs /sys sysfs rw 0 0\nproc /proc proc rw,relatime,hidepid=invisible 0 0\n";
+        assert!(super::hidepid_in(hidden, root));
+        assert!(!super::hidepid_in(hidden, std::path::Path::new("/other")));
+        let off = "proc /proc proc rw,hidepid=0 0 0\n";
+        assert!(!super::hidepid_in(off, root));
+    }
+}

@@ -80,7 +80,7 @@ fields! {
 }
 
 /// A set of [`Field`]s.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Fields(u32);
 
 impl Fields {
@@ -100,6 +100,16 @@ impl Fields {
             .without(Field::Ctxsw)
             .without(Field::Uid)
             .without(Field::Cmdline)
+    }
+
+    /// The set as bits, one per field in [`Field::ALL`]'s order.
+    pub fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// The set from [`Fields::bits`]; bits past the known fields are dropped.
+    pub fn from_bits(bits: u32) -> Fields {
+        Fields(bits & Fields::all().0)
     }
 
     pub fn with(self, f: Field) -> Fields {

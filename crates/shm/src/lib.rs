@@ -54,6 +54,7 @@
 //! read is under way that satisfies them, are served by one read.
 
 mod sample;
+pub mod view;
 
 use sys::mono_ns;
 
@@ -88,6 +89,17 @@ pub enum Error {
     NotSnapshot { path: PathBuf, what: String },
     #[error("{path}: layout version {found}; this reader accepts version {VERSION}")]
     Version { path: PathBuf, found: u32 },
+    #[error(
+        "{path}: view layout version {found}; this reader accepts version {}",
+        view::VIEW_VERSION
+    )]
+    ViewVersion { path: PathBuf, found: u32 },
+    #[error("{path}: written by pid {found}, not by the running agent (pid {running})")]
+    NotFromAgent {
+        path: PathBuf,
+        found: u32,
+        running: u32,
+    },
     #[error("the agent has stopped; the snapshot is stale")]
     Stopped,
     #[error("{path}: the agent that wrote it{} is gone (killed?); its data is stale", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
@@ -753,6 +765,18 @@ impl ShmReader {
 
     pub fn agent_pid(&self) -> u32 {
         self.map.header().agent_pid
+    }
+
+    /// The agent's publish counter: it adds 1 after each publish (and
+    /// when it stops).
+    pub fn published_count(&self) -> u32 {
+        self.map.header().published.load(Ordering::Acquire)
+    }
+
+    /// Sleeps (no timer while the agent publishes) until the publish
+    /// counter differs from `seen`, or `timeout`.
+    pub fn wait_published(&self, seen: u32, timeout: Duration) {
+        wait_published(self.map.header(), seen, timeout)
     }
 
     pub fn stopped(&self) -> bool {

@@ -1,0 +1,446 @@
+//! `quietstat top` in a real terminal (tmux, driven with send-keys and read
+//! with capture-pane): live from an agent started here, falling back to its
+//! own sampling when the agent is killed, and replaying a store recorded
+//! here. And `ps --backend agent` against `ps --backend bpf`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::agent::{Proc, agent};
+use common::{BIN, assert_ok, run, wait_for};
+use sys::child::Guard;
+
+/// A tmux server of our own (its own socket) with one 80x24 session
+/// running `cmd`; killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(name: &str, cmd: &str) -> Tmux {
+        let socket = format!("qs-{name}-{}", std::process::id());
+        // The shell says how top ended, and keeps the pane to read it.
+        let script = format!("{cmd}; echo TOP-EXITED $?; sleep 600");
+        let ok = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                "80",
+                "-y",
+                "24",
+            ])
+            .args(["-s", name, "sh", "-c", &script])
+            .env_remove("NO_COLOR")
+            .env("TERM", "xterm-256color")
+            .status()
+            .expect("tmux (Debian package tmux)");
+        assert!(ok.success());
+        Tmux { socket }
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let ok = Command::new("tmux")
+                .args(["-L", &self.socket, "send-keys", k])
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        }
+    }
+
+    /// Types `text` literally.
+    fn text(&self, text: &str) {
+        let ok = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-l", text])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    /// Waits until the screen satisfies `cond`; the screen.
+    #[track_caller]
+    fn expect(&self, what: &str, cond: impl Fn(&str) -> bool) -> String {
+        let mut last = String::new();
+        let ok = wait_for(Duration::from_secs(20), || {
+            last = self.screen();
+            cond(&last)
+        });
+        assert!(ok, "{what}; the screen:\n{last}");
+        last
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+/// The column header line and the process rows under it.
+fn rows(screen: &str) -> (String, Vec<String>) {
+    let lines: Vec<&str> = screen.lines().collect();
+    let h = lines
+        .iter()
+        .position(|l| l.contains("PID") && l.contains("COMMAND"))
+        .unwrap_or_else(|| panic!("no column header:\n{screen}"));
+    let body = lines[h + 1..lines.len().saturating_sub(1)]
+        .iter()
+        .map(|s| s.to_string())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    (lines[h].to_string(), body)
+}
+
+fn spawn_sleeper() -> Proc {
+    Proc(Guard(
+        Command::new("sleep")
+            .arg("3600")
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    ))
+}
+
+fn wait_for_view(shm: &Path) {
+    let procs = shm::view::procs_path(shm);
+    assert!(
+        wait_for(Duration::from_secs(20), || procs.exists()),
+        "{} never appeared",
+        procs.display()
+    );
+}
+
+#[test]
+fn top_live_from_the_agent_sorts_filters_folds_helps_and_outlives_it() {
+    let mut a = agent("[sources.processes]\ninterval = \"1s\"\n", &[]);
+    wait_for_view(&a.shm);
+    let marker = spawn_sleeper();
+    let t = Tmux::start(
+        "live",
+        &format!("{BIN} top -d 500ms --shm-path {}", a.shm.display()),
+    );
+    let s = t.expect("a live screen from the agent", |s| {
+        s.contains("LIVE agent") && s.contains("COMMAND")
+    });
+    let first = s.lines().next().unwrap();
+    assert!(first.starts_with("quietstat "), "{s}");
+    assert!(s.lines().all(|l| l.chars().count() <= 80));
+
+    // Sort by memory, then by time.
+    t.keys(&["M"]);
+    t.expect("sorted by memory", |s| s.contains("MEM%v"));
+    t.keys(&["T"]);
+    t.expect("sorted by time", |s| s.contains("TIME+v"));
+
+    // Filter on the marker's pid: its row only, once the agent's table has it.
+    let pid = marker.id().to_string();
+    t.keys(&["/"]);
+    t.text(&pid);
+    t.keys(&["Enter"]);
+    let s = t.expect("the marker alone", |s| {
+        let (_, r) = rows(s);
+        r.len() == 1 && r[0].split_whitespace().next() == Some(pid.as_str())
+    });
+    assert!(rows(&s).1[0].contains("sleep 3600"), "{s}");
+    assert!(
+        s.lines().last().unwrap().contains(&format!("/{pid}")),
+        "{s}"
+    );
+    // Esc clears the filter.
+    t.keys(&["/", "Escape"]);
+    t.expect("the whole table again", |s| rows(s).1.len() > 5);
+
+    // Tree, then help, which any key closes.
+    t.keys(&["t"]);
+    t.expect("the tree", |s| {
+        s.contains("tree]") && (s.contains("├─") || s.contains("└─"))
+    });
+    t.keys(&["?"]);
+    t.expect("the help", |s| {
+        s.contains("keys") && s.contains("tree view")
+    });
+    t.keys(&["Escape"]);
+    t.expect("help closed", |s| !s.contains("tree view"));
+
+    // The agent is killed: the view says so and samples on its own.
+    a.proc.signal(libc::SIGKILL);
+    a.proc.wait(Duration::from_secs(10)).unwrap();
+    let s = t.expect("a notice, then own sampling", |s| {
+        s.contains("the agent is gone") && s.contains("LIVE own")
+    });
+    assert!(rows(&s).1.len() > 5, "{s}");
+
+    t.keys(&["q"]);
+    t.expect("top quit cleanly", |s| s.contains("TOP-EXITED 0"));
+    drop(marker);
+}
+
+#[test]
+fn top_without_an_agent_samples_here_and_says_how() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tmux::start(
+        "own",
+        &format!(
+            "NO_COLOR=1 {BIN} top -d 500ms --shm-path {}",
+            dir.path().join("none").display()
+        ),
+    );
+    let s = t.expect("own sampling, with a notice", |s| {
+        s.contains("LIVE own") && s.contains("no agent")
+    });
+    assert!(rows(&s).1.len() > 5, "{s}");
+    // Processes come and go between samples: some sample marks them.
+    t.keys(&["q"]);
+    t.expect("top quit", |s| s.contains("TOP-EXITED 0"));
+}
+
+/// Records about 6 s with an agent started here, then stops it.
+fn record_store(dir: &Path) {
+    let cfg = "[store]\nflush_interval = \"300ms\"\nprocess_interval = \"1s\"\n[sources.processes]\ninterval = \"1s\"\n";
+    let mut a = agent(cfg, &["--store", dir.to_str().unwrap()]);
+    let mut quitter = Command::new("sh")
+        .args(["-c", "sleep 2; exit 7"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(6));
+    assert_eq!(quitter.wait().unwrap().code(), Some(7));
+    a.proc.signal(libc::SIGTERM);
+    assert!(a.proc.wait(Duration::from_secs(20)).is_some());
+}
+
+/// The time on a replay header: `REPLAY YYYY-MM-DD HH:MM:SS`.
+fn replay_time(s: &str) -> String {
+    let first = s.lines().next().unwrap_or("");
+    let at = first
+        .find("REPLAY ")
+        .unwrap_or_else(|| panic!("no REPLAY header:\n{s}"));
+    first[at + 7..at + 26].to_string()
+}
+
+#[test]
+fn top_replays_a_recorded_store_sample_by_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    record_store(dir.path());
+    let t = Tmux::start(
+        "replay",
+        &format!("{BIN} top --replay --store {}", dir.path().display()),
+    );
+    let s = t.expect("the last sample", |s| {
+        s.contains("REPLAY") && s.contains("COMMAND")
+    });
+    let last = replay_time(&s);
+    assert!(rows(&s).1.len() > 5, "{s}");
+    t.keys(&["Home"]);
+    let s = t.expect("the first sample", |s| replay_time(s) < last);
+    let first = replay_time(&s);
+    t.keys(&["Left"]);
+    t.expect("a note at the first sample", |s| {
+        s.contains("the first sample recorded")
+    });
+    t.keys(&["Right"]);
+    let s = t.expect("one step on", |s| replay_time(s) > first);
+    let second = replay_time(&s);
+    assert!(second <= last, "{second} after {last}");
+    t.keys(&["End"]);
+    t.expect("back at the last", |s| replay_time(s) == last);
+    // A minute back is clamped to the first sample.
+    t.keys(&["["]);
+    t.expect("clamped to the first", |s| replay_time(s) == first);
+    // Going to a time outside the store names the range.
+    t.keys(&["g"]);
+    t.text("2001-01-01 00:00");
+    t.keys(&["Enter"]);
+    t.expect("the range named", |s| s.contains("outside the history"));
+    // The process that exited 7 is shown, at some step, with its code
+    // (ended processes listed first).
+    t.keys(&["End", "e"]);
+    t.expect("ended processes first", |s| s.contains("exited]"));
+    let mut seen = false;
+    for _ in 0..10 {
+        if t.screen().contains("[exit 7]") {
+            seen = true;
+            break;
+        }
+        let before = replay_time(&t.screen());
+        t.keys(&["Left"]);
+        t.expect("a step back", |s| {
+            replay_time(s) != before || s.contains("first sample")
+        });
+    }
+    assert!(seen, "no exited row with its code:\n{}", t.screen());
+    t.keys(&["q"]);
+    t.expect("top quit", |s| s.contains("TOP-EXITED 0"));
+
+    // Outside the store, from the command line: an error naming the range.
+    let out = run(&[
+        "top",
+        "--replay",
+        "--store",
+        dir.path().to_str().unwrap(),
+        "--at",
+        "2001-01-01T00:00:00Z",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("outside the history") && err.contains(" to "),
+        "{err}"
+    );
+}
+
+/// `ps --format csv` rows by (pid, start).
+fn ps_rows(args: &[&str]) -> BTreeMap<(String, String), Vec<String>> {
+    let out = run(args);
+    assert_ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let pid = head.iter().position(|h| *h == "pid").unwrap();
+    let start = head.iter().position(|h| *h == "start_ticks").unwrap();
+    lines
+        .map(|l| {
+            let cells: Vec<String> = l.split(',').map(str::to_string).collect();
+            ((cells[pid].clone(), cells[start].clone()), cells)
+        })
+        .collect()
+}
+
+#[test]
+fn ps_from_the_agent_agrees_with_ps_from_bpf() {
+    // Half of them niced, so the rows differ in more than pid and start.
+    let sleepers: Vec<Proc> = (0..20)
+        .map(|i| {
+            if i % 2 == 0 {
+                spawn_sleeper()
+            } else {
+                Proc(Guard(
+                    Command::new("nice")
+                        .args(["-n", "7", "sleep", "3600"])
+                        .spawn()
+                        .unwrap(),
+                ))
+            }
+        })
+        .collect();
+    let a = agent("[sources.processes]\ninterval = \"1s\"\n", &[]);
+    wait_for_view(&a.shm);
+    let shm_owned = a.shm.to_str().unwrap().to_string();
+    let shm = shm_owned.as_str();
+    let fields = "pid,ppid,comm,start,nice,priority,threads,uid";
+    // The agent's table taken after the sleepers started.
+    std::thread::sleep(Duration::from_millis(1500));
+    let from_agent = ps_rows(&[
+        "ps",
+        "--backend",
+        "agent",
+        "--shm-path",
+        shm,
+        "--fields",
+        fields,
+        "--format",
+        "csv",
+    ]);
+    let from_bpf = ps_rows(&[
+        "ps",
+        "--backend",
+        "bpf",
+        "--fields",
+        fields,
+        "--format",
+        "csv",
+    ]);
+    let mut niced = 0;
+    for s in &sleepers {
+        let pid = s.id().to_string();
+        let a = from_agent.iter().find(|(k, _)| k.0 == pid);
+        let b = from_bpf.iter().find(|(k, _)| k.0 == pid);
+        let (Some(a), Some(b)) = (a, b) else {
+            panic!("sleeper {pid} missing: agent {a:?}, bpf {b:?}");
+        };
+        assert_eq!(a, b);
+        assert_eq!(a.1[2], "sleep", "{a:?}");
+        niced += usize::from(a.1[4] == "7");
+    }
+    assert_eq!(niced, 10);
+    // Others come, go, exec and add threads between the two reads: only
+    // identities are compared. The agent's table holds the processes that
+    // lived through both reads (the sleepers above), and no identity that
+    // bpf finds with another start time.
+    for (pid, start) in from_agent.keys() {
+        if let Some(((_, s2), _)) = from_bpf.iter().find(|(k, _)| &k.0 == pid) {
+            let (a, b): (u64, u64) = (start.parse().unwrap(), s2.parse().unwrap());
+            assert!(b >= a, "pid {pid}: start {start}, then {s2}");
+        }
+    }
+    // auto takes the agent's table when it is fresh, says so in JSON.
+    let out = run(&[
+        "ps",
+        "--shm-path",
+        shm,
+        "--format",
+        "json",
+        "--fields",
+        "pid",
+    ]);
+    assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "agent");
+    // ... and passes over a stale one.
+    let out = run(&[
+        "ps",
+        "--shm-path",
+        shm,
+        "--max-age",
+        "1ms",
+        "--format",
+        "json",
+        "--fields",
+        "pid",
+    ]);
+    assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(v["backend"], "agent");
+
+    // What the agent cannot give is an error with --backend agent.
+    for (args, says) in [
+        (vec!["--max-age", "1ms"], "older than --max-age 1ms"),
+        (vec!["--fields", "pid,cmdline"], "lacks cmdline"),
+        (vec!["--threads"], "has no threads"),
+    ] {
+        let mut all = vec!["ps", "--backend", "agent", "--shm-path", shm];
+        all.extend(args);
+        let out = run(&all);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{all:?}: {err}");
+    }
+    // Stopped: the snapshot says so, and the view files are gone.
+    let mut a = a;
+    a.proc.signal(libc::SIGTERM);
+    assert!(a.proc.wait(Duration::from_secs(20)).is_some());
+    assert!(!shm::view::procs_path(&a.shm).exists());
+    let out = run(&["ps", "--backend", "agent", "--shm-path", shm]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(shm), "{err}");
+    drop(sleepers);
+}

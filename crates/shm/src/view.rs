@@ -1,0 +1,676 @@
+//! The agent's view files, beside the snapshot: what a local viewer
+//! (`quietstat top`, `quietstat ps`) needs that the fixed snapshot does not
+//! hold, so that it reads no /proc file of its own.
+//!
+//! - `<snapshot>.system`: the bytes of the system sources a viewer shows
+//!   (CPU, memory, load, pressure, disks, network), as the agent last read
+//!   them; the viewer parses them with the agent's own parsers.
+//! - `<snapshot>.procs`: the agent's last process table, and the processes
+//!   that exited since the table before it.
+//!
+//! Each is written whole under a temporary name and renamed into place, so a
+//! reader never sees half of one. A file is rewritten only when the agent
+//! has read what it holds again: the system file once per read of
+//! `/proc/stat`, the process file once per process-table read.
+//!
+//! # Layout, version 1 (little-endian)
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic       b"QSTATVEW"
+//!      8     4  version     1; a reader refuses any other
+//!     12     4  kind        1 system, 2 processes
+//!     16     4  agent_pid
+//!     20     4  fields      processes: the fields read (bit i: proctable::Field::ALL[i])
+//!     24     8  unix_ns     when the data was read
+//!     32     8  mono_ns     the same instant, CLOCK_MONOTONIC
+//!     40     8  interval_ns the agent's interval for this data
+//!     48     8  count       system: bytes of kept entries; processes: rows
+//!     56     4  exits       processes: exit rows after the process rows
+//!     60     4  row_words   processes: 8-byte words per process row
+//!     64     -  body
+//! ```
+//!
+//! A system body is `procfs::kept` entries (`source u8, length u32, bytes`).
+//! A process row is [`PROC_WORDS`] words and an exit row [`EXIT_WORDS`]
+//! words, in the order [`put_proc`] and [`put_exit`] write them.
+
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use procfs::pid::{Comm, CtxSwitches, PidIo};
+use proctable::{Exit, Fields, Proc};
+
+use crate::Error;
+
+pub const VIEW_MAGIC: [u8; 8] = *b"QSTATVEW";
+pub const VIEW_VERSION: u32 = 1;
+const HEADER: usize = 64;
+const KIND_SYSTEM: u32 = 1;
+const KIND_PROCS: u32 = 2;
+/// Words per process row.
+pub const PROC_WORDS: usize = 32;
+/// Words per exit row.
+pub const EXIT_WORDS: usize = 14;
+/// A body larger than this is refused (a table of about two million rows).
+const MAX_BODY: u64 = 1 << 29;
+
+/// The system sources a viewer shows, kept by the agent for its view.
+pub const VIEW_SOURCES: [procfs::Source; 9] = [
+    procfs::Source::Stat,
+    procfs::Source::Meminfo,
+    procfs::Source::Loadavg,
+    procfs::Source::PressureCpu,
+    procfs::Source::PressureMemory,
+    procfs::Source::PressureIo,
+    procfs::Source::PressureIrq,
+    procfs::Source::Diskstats,
+    procfs::Source::NetDev,
+];
+
+/// `<snapshot>.system`.
+pub fn system_path(snapshot: &Path) -> PathBuf {
+    suffixed(snapshot, ".system")
+}
+
+/// `<snapshot>.procs`.
+pub fn procs_path(snapshot: &Path) -> PathBuf {
+    suffixed(snapshot, ".procs")
+}
+
+fn suffixed(p: &Path, suffix: &str) -> PathBuf {
+    let mut s = p.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// What every view file says about itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Meta {
+    pub agent_pid: u32,
+    pub unix_ns: u64,
+    pub mono_ns: u64,
+    pub interval_ns: u64,
+}
+
+/// A process table as the agent published it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProcView {
+    pub meta: Meta,
+    /// The fields the agent read; others hold zero or `None`.
+    pub fields: Fields,
+    pub procs: Vec<Proc>,
+    /// Processes that ended since the table before this one.
+    pub exits: Vec<Exit>,
+}
+
+/// Writes the view files. A failure to write is returned for the agent to
+/// log; the snapshot goes on regardless.
+pub struct ViewWriter {
+    system: PathBuf,
+    procs: PathBuf,
+    mode: u32,
+    buf: Vec<u8>,
+}
+
+impl ViewWriter {
+    /// Files beside `snapshot`, readable by all (`private`: by the owner
+    /// only, for a /proc that hides other users' processes).
+    pub fn new(snapshot: &Path, private: bool) -> ViewWriter {
+        ViewWriter {
+            system: system_path(snapshot),
+            procs: procs_path(snapshot),
+            mode: if private { 0o600 } else { 0o644 },
+            buf: Vec::new(),
+        }
+    }
+
+    pub fn system_path(&self) -> &Path {
+        &self.system
+    }
+
+    pub fn procs_path(&self) -> &Path {
+        &self.procs
+    }
+
+    /// Publishes the latest bytes of the view's sources (`procfs::kept`
+    /// entries).
+    pub fn publish_system(&mut self, meta: &Meta, kept: &[u8]) -> io::Result<()> {
+        self.buf.clear();
+        header(&mut self.buf, KIND_SYSTEM, meta, 0, kept.len() as u64, 0, 0);
+        self.buf.extend_from_slice(kept);
+        place(&self.system, self.mode, &self.buf)
+    }
+
+    /// Publishes a process table and the exits since the one before.
+    pub fn publish_procs(
+        &mut self,
+        meta: &Meta,
+        fields: Fields,
+        procs: &[Proc],
+        exits: &[Exit],
+    ) -> io::Result<()> {
+        self.buf.clear();
+        self.buf
+            .reserve(HEADER + 8 * (procs.len() * PROC_WORDS + exits.len() * EXIT_WORDS));
+        header(
+            &mut self.buf,
+            KIND_PROCS,
+            meta,
+            fields.bits(),
+            procs.len() as u64,
+            exits.len() as u32,
+            PROC_WORDS as u32,
+        );
+        for p in procs {
+            put_proc(&mut self.buf, p);
+        }
+        for e in exits {
+            put_exit(&mut self.buf, e);
+        }
+        place(&self.procs, self.mode, &self.buf)
+    }
+
+    /// Removes the files (the agent is stopping: a viewer then finds none,
+    /// instead of stale data).
+    pub fn remove(&self) {
+        let _ = std::fs::remove_file(&self.system);
+        let _ = std::fs::remove_file(&self.procs);
+    }
+}
+
+fn header(
+    out: &mut Vec<u8>,
+    kind: u32,
+    m: &Meta,
+    fields: u32,
+    count: u64,
+    exits: u32,
+    row_words: u32,
+) {
+    out.extend_from_slice(&VIEW_MAGIC);
+    for v in [VIEW_VERSION, kind, m.agent_pid, fields] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [m.unix_ns, m.mono_ns, m.interval_ns, count] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.extend_from_slice(&exits.to_le_bytes());
+    out.extend_from_slice(&row_words.to_le_bytes());
+}
+
+/// Writes `bytes` under a temporary name in the same directory, then
+/// renames it over `path`. The temporary name is never followed if it is a
+/// link (the directory was checked when the snapshot was made).
+fn place(path: &Path, mode: u32, bytes: &[u8]) -> io::Result<()> {
+    let tmp = suffixed(path, ".tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)?;
+    let r = f
+        .write_all(bytes)
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
+
+fn comm_words(c: &Comm) -> [u64; 3] {
+    let b = c.as_bytes();
+    let mut raw = [0u8; 16];
+    raw[..b.len().min(16)].copy_from_slice(&b[..b.len().min(16)]);
+    [
+        b.len() as u64,
+        u64::from_le_bytes(raw[..8].try_into().unwrap_or_default()),
+        u64::from_le_bytes(raw[8..].try_into().unwrap_or_default()),
+    ]
+}
+
+fn comm_from(w: &[u64]) -> Comm {
+    let mut raw = [0u8; 16];
+    raw[..8].copy_from_slice(&w[1].to_le_bytes());
+    raw[8..].copy_from_slice(&w[2].to_le_bytes());
+    let len = (w[0] as usize).min(16);
+    Comm::new(&raw[..len])
+}
+
+const HAS_CGROUP: u64 = 1;
+const HAS_IO: u64 = 2;
+const HAS_CTXSW: u64 = 4;
+const HAS_UID: u64 = 8;
+
+/// One process row: [`PROC_WORDS`] words.
+pub fn put_proc(out: &mut Vec<u8>, p: &Proc) {
+    let io = p.io.unwrap_or_default();
+    let cs = p.ctxsw.unwrap_or_default();
+    let flags = p.cgroup_id.map_or(0, |_| HAS_CGROUP)
+        | p.io.map_or(0, |_| HAS_IO)
+        | p.ctxsw.map_or(0, |_| HAS_CTXSW)
+        | p.uid.map_or(0, |_| HAS_UID);
+    let [clen, c0, c1] = comm_words(&p.comm);
+    let words: [u64; PROC_WORDS] = [
+        u64::from(p.pid),
+        u64::from(p.tgid),
+        u64::from(p.ppid),
+        u64::from(p.state as u32),
+        p.start_ns,
+        p.start_ticks,
+        p.utime_ns,
+        p.stime_ns,
+        p.minflt,
+        p.majflt,
+        u64::from(p.num_threads),
+        p.rss_bytes,
+        p.vsize_bytes,
+        i64::from(p.nice) as u64,
+        i64::from(p.priority) as u64,
+        u64::from(p.policy) | u64::from(p.rt_priority) << 32,
+        u64::from(p.cpu),
+        flags,
+        p.cgroup_id.unwrap_or(0),
+        io.rchar,
+        io.wchar,
+        io.syscr,
+        io.syscw,
+        io.read_bytes,
+        io.write_bytes,
+        io.cancelled_write_bytes,
+        cs.voluntary,
+        cs.involuntary,
+        u64::from(p.uid.unwrap_or(0)) | p.exec << 32,
+        clen,
+        c0,
+        c1,
+    ];
+    for w in words {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// The process row [`put_proc`] wrote, from its words. `exec` keeps its low
+/// 32 bits: it is compared for equality only.
+pub fn get_proc(w: &[u64]) -> Proc {
+    let flags = w[17];
+    let has = |f: u64| flags & f != 0;
+    Proc {
+        pid: w[0] as u32,
+        tgid: w[1] as u32,
+        ppid: w[2] as u32,
+        comm: comm_from(&w[29..32]),
+        state: char::from_u32(w[3] as u32).unwrap_or('?'),
+        start_ns: w[4],
+        start_ticks: w[5],
+        utime_ns: w[6],
+        stime_ns: w[7],
+        minflt: w[8],
+        majflt: w[9],
+        num_threads: w[10] as u32,
+        rss_bytes: w[11],
+        vsize_bytes: w[12],
+        nice: w[13] as i64 as i32,
+        priority: w[14] as i64 as i32,
+        policy: w[15] as u32,
+        rt_priority: (w[15] >> 32) as u32,
+        cpu: w[16] as u32,
+        cgroup_id: has(HAS_CGROUP).then_some(w[18]),
+        io: has(HAS_IO).then_some(PidIo {
+            rchar: w[19],
+            wchar: w[20],
+            syscr: w[21],
+            syscw: w[22],
+            read_bytes: w[23],
+            write_bytes: w[24],
+            cancelled_write_bytes: w[25],
+        }),
+        ctxsw: has(HAS_CTXSW).then_some(CtxSwitches {
+            voluntary: w[26],
+            involuntary: w[27],
+        }),
+        uid: has(HAS_UID).then_some(w[28] as u32),
+        exec: w[28] >> 32,
+    }
+}
+
+/// One exit row: [`EXIT_WORDS`] words.
+pub fn put_exit(out: &mut Vec<u8>, e: &Exit) {
+    let [clen, c0, c1] = comm_words(&e.comm);
+    let words: [u64; EXIT_WORDS] = [
+        u64::from(e.pid),
+        u64::from(e.ppid),
+        e.start_ns,
+        e.start_ticks,
+        e.exit_ns,
+        e.utime_ns,
+        e.stime_ns,
+        e.minflt,
+        e.majflt,
+        e.maxrss_bytes,
+        i64::from(e.exit_status) as u64,
+        clen,
+        c0,
+        c1,
+    ];
+    for w in words {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+pub fn get_exit(w: &[u64]) -> Exit {
+    Exit {
+        pid: w[0] as u32,
+        ppid: w[1] as u32,
+        comm: comm_from(&w[11..14]),
+        start_ns: w[2],
+        start_ticks: w[3],
+        exit_ns: w[4],
+        utime_ns: w[5],
+        stime_ns: w[6],
+        minflt: w[7],
+        majflt: w[8],
+        maxrss_bytes: w[9],
+        exit_status: w[10] as i64 as i32,
+    }
+}
+
+struct Parsed<'a> {
+    meta: Meta,
+    fields: u32,
+    count: u64,
+    exits: u32,
+    row_words: u32,
+    body: &'a [u8],
+}
+
+fn parse<'a>(path: &Path, bytes: &'a [u8], kind: u32) -> Result<Parsed<'a>, Error> {
+    let bad = |what: String| Error::NotSnapshot {
+        path: path.to_path_buf(),
+        what,
+    };
+    if bytes.len() < HEADER {
+        return Err(bad(format!(
+            "{} bytes, shorter than the header",
+            bytes.len()
+        )));
+    }
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap_or_default());
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap_or_default());
+    if bytes[..8] != VIEW_MAGIC {
+        return Err(bad(format!("magic {:?}", &bytes[..8])));
+    }
+    if u32_at(8) != VIEW_VERSION {
+        return Err(Error::ViewVersion {
+            path: path.to_path_buf(),
+            found: u32_at(8),
+        });
+    }
+    if u32_at(12) != kind {
+        return Err(bad(format!("kind {}, expected {kind}", u32_at(12))));
+    }
+    let p = Parsed {
+        meta: Meta {
+            agent_pid: u32_at(16),
+            unix_ns: u64_at(24),
+            mono_ns: u64_at(32),
+            interval_ns: u64_at(40),
+        },
+        fields: u32_at(20),
+        count: u64_at(48),
+        exits: u32_at(56),
+        row_words: u32_at(60),
+        body: &bytes[HEADER..],
+    };
+    let want = if kind == KIND_SYSTEM {
+        p.count
+    } else {
+        if p.row_words as usize != PROC_WORDS {
+            return Err(bad(format!(
+                "{} words a row; this reader knows {PROC_WORDS}",
+                p.row_words
+            )));
+        }
+        p.count
+            .saturating_mul(8 * PROC_WORDS as u64)
+            .saturating_add(u64::from(p.exits) * 8 * EXIT_WORDS as u64)
+    };
+    if want > MAX_BODY || want != p.body.len() as u64 {
+        return Err(bad(format!(
+            "body of {} bytes, header says {want}",
+            p.body.len()
+        )));
+    }
+    Ok(p)
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn words(b: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+}
+
+/// The process table of the live agent whose snapshot is `snapshot`:
+/// refused when the agent stopped or died, or when the file is not its.
+pub fn read_live_procs(snapshot: &Path) -> Result<ProcView, Error> {
+    let reader = crate::ShmReader::open(snapshot)?;
+    reader.check_live()?;
+    let path = procs_path(snapshot);
+    let v = read_procs(&path)?;
+    if v.meta.agent_pid != reader.agent_pid() {
+        return Err(Error::NotFromAgent {
+            path,
+            found: v.meta.agent_pid,
+            running: reader.agent_pid(),
+        });
+    }
+    Ok(v)
+}
+
+/// Reads `<snapshot>.procs`.
+pub fn read_procs(path: &Path) -> Result<ProcView, Error> {
+    let bytes = read_file(path)?;
+    decode_procs(path, &bytes)
+}
+
+/// Decodes the bytes of a process view file; `path` names it in errors.
+pub fn decode_procs(path: &Path, bytes: &[u8]) -> Result<ProcView, Error> {
+    let p = parse(path, bytes, KIND_PROCS)?;
+    let rows = p.count as usize;
+    let (row_bytes, exit_bytes) = p.body.split_at(rows * PROC_WORDS * 8);
+    let mut w = [0u64; PROC_WORDS];
+    let procs = row_bytes
+        .chunks_exact(PROC_WORDS * 8)
+        .map(|c| {
+            for (d, s) in w.iter_mut().zip(words(c)) {
+                *d = s;
+            }
+            get_proc(&w)
+        })
+        .collect();
+    let exits = exit_bytes
+        .chunks_exact(EXIT_WORDS * 8)
+        .map(|c| get_exit(&words(c).collect::<Vec<_>>()))
+        .collect();
+    Ok(ProcView {
+        meta: p.meta,
+        fields: Fields::from_bits(p.fields),
+        procs,
+        exits,
+    })
+}
+
+/// Reads `<snapshot>.system` into `out` (only the view's sources are set;
+/// a source whose bytes do not parse is marked failed, as a live read
+/// would be).
+pub fn read_system(path: &Path, out: &mut procfs::SystemSample) -> Result<Meta, Error> {
+    let bytes = read_file(path)?;
+    decode_system(path, &bytes, out)
+}
+
+pub fn decode_system(
+    path: &Path,
+    bytes: &[u8],
+    out: &mut procfs::SystemSample,
+) -> Result<Meta, Error> {
+    let p = parse(path, bytes, KIND_SYSTEM)?;
+    for s in &mut out.status {
+        *s = procfs::SourceStatus::NotRead;
+    }
+    for (src, b) in procfs::kept::entries(p.body) {
+        out.status[src as usize] = match out.parse_source(src, b) {
+            Ok(()) => procfs::SourceStatus::Ok,
+            Err(e) => procfs::SourceStatus::Failed(e.to_string()),
+        };
+    }
+    out.unix_ns = p.meta.unix_ns;
+    Ok(p.meta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proc_row(i: u32) -> Proc {
+        Proc {
+            pid: i,
+            tgid: i,
+            ppid: 1,
+            comm: Comm::new(format!("task-{i}").as_bytes()),
+            state: 'S',
+            start_ns: 5_000_000 * u64::from(i),
+            start_ticks: u64::from(i) / 2,
+            utime_ns: 10 * u64::from(i),
+            stime_ns: 3,
+            minflt: 7,
+            majflt: 1,
+            num_threads: 4,
+            rss_bytes: 4096 * u64::from(i),
+            vsize_bytes: 1 << 30,
+            nice: -5,
+            priority: -51,
+            policy: 1,
+            rt_priority: 50,
+            cpu: 1,
+            cgroup_id: i.is_multiple_of(2).then_some(1234),
+            io: i.is_multiple_of(3).then_some(PidIo {
+                rchar: 1,
+                wchar: 2,
+                syscr: 3,
+                syscw: 4,
+                read_bytes: 5,
+                write_bytes: 6,
+                cancelled_write_bytes: 7,
+            }),
+            ctxsw: Some(CtxSwitches {
+                voluntary: 9,
+                involuntary: 8,
+            }),
+            uid: (!i.is_multiple_of(5)).then_some(1000),
+            exec: 77,
+        }
+    }
+
+    #[test]
+    fn a_published_table_reads_back_row_for_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let snap = dir.path().join("snapshot");
+        let mut w = ViewWriter::new(&snap, false);
+        let procs: Vec<Proc> = (1..50).map(proc_row).collect();
+        let exits = vec![Exit {
+            pid: 99,
+            ppid: 1,
+            comm: Comm::new(b"gone-with-a-long"),
+            start_ns: 1,
+            start_ticks: 2,
+            exit_ns: 3,
+            utime_ns: 4,
+            stime_ns: 5,
+            minflt: 6,
+            majflt: 7,
+            maxrss_bytes: 8,
+            exit_status: 9,
+        }];
+        let meta = Meta {
+            agent_pid: 42,
+            unix_ns: 1,
+            mono_ns: 2,
+            interval_ns: 5_000_000_000,
+        };
+        let fields = Fields::stat().with(proctable::Field::Uid);
+        w.publish_procs(&meta, fields, &procs, &exits).unwrap();
+        let v = read_procs(&procs_path(&snap)).unwrap();
+        assert_eq!(v.meta, meta);
+        assert_eq!(v.fields, fields);
+        assert_eq!(v.procs, procs);
+        assert_eq!(v.exits, exits);
+        // Rewritten in place: the new table replaces the old.
+        w.publish_procs(&meta, fields, &procs[..3], &[]).unwrap();
+        assert_eq!(read_procs(&procs_path(&snap)).unwrap().procs.len(), 3);
+    }
+
+    #[test]
+    fn system_bytes_parse_as_a_live_read_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let snap = dir.path().join("snapshot");
+        let mut w = ViewWriter::new(&snap, false);
+        let mut kept = Vec::new();
+        procfs::kept::append(
+            &mut kept,
+            procfs::Source::Loadavg,
+            b"0.50 1.00 2.00 1/99 123\n",
+        );
+        procfs::kept::append(&mut kept, procfs::Source::Meminfo, b"bad\n");
+        w.publish_system(&Meta::default(), &kept).unwrap();
+        let mut s = procfs::SystemSample::default();
+        read_system(&system_path(&snap), &mut s).unwrap();
+        assert!(s.ok(procfs::Source::Loadavg));
+        assert!(matches!(
+            s.status[procfs::Source::Meminfo as usize],
+            procfs::SourceStatus::Failed(_)
+        ));
+        assert!(!s.ok(procfs::Source::Stat));
+    }
+
+    #[test]
+    fn damaged_files_are_refused_by_name_never_misread() {
+        let dir = tempfile::tempdir().unwrap();
+        let snap = dir.path().join("snapshot");
+        let mut w = ViewWriter::new(&snap, false);
+        let procs: Vec<Proc> = (1..4).map(proc_row).collect();
+        w.publish_procs(&Meta::default(), Fields::all(), &procs, &[])
+            .unwrap();
+        let good = std::fs::read(procs_path(&snap)).unwrap();
+        let p = procs_path(&snap);
+        // Every truncation, and a flipped version and kind.
+        for n in 0..good.len() {
+            let e = decode_procs(&p, &good[..n]).unwrap_err().to_string();
+            assert!(e.contains("snapshot.procs"), "{e}");
+        }
+        let mut v = good.clone();
+        v[8] = 9;
+        assert!(
+            decode_procs(&p, &v)
+                .unwrap_err()
+                .to_string()
+                .contains("version 9")
+        );
+        let mut k = good.clone();
+        k[12] = 1;
+        assert!(decode_procs(&p, &k).is_err());
+        assert!(decode_system(&p, &good, &mut procfs::SystemSample::default()).is_err());
+        // A huge count in the header is refused, not allocated.
+        let mut c = good;
+        c[48..56].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(decode_procs(&p, &c).is_err());
+    }
+}

@@ -1,0 +1,779 @@
+//! The view's state: the samples it shows, what `model` derives from them,
+//! and what the user chose (sort, filters, tree, folding, threads). Keys
+//! change the state; [`crate::draw`] presents it.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use model::process::{ProcRate, rates};
+use model::system::SystemRates;
+use procfs::SystemSample;
+use proctable::{Exit, Identity, Proc};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::feed::{Origin, Tick};
+use crate::names::{Cgroups, Users};
+
+/// A process-list column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Col {
+    Pid,
+    User,
+    State,
+    Pri,
+    Nice,
+    Cpu,
+    Mem,
+    Rss,
+    Read,
+    Write,
+    Threads,
+    Start,
+    Time,
+    Cgroup,
+    Command,
+}
+
+impl Col {
+    /// In the order shown, left to right.
+    pub const ALL: [Col; 15] = [
+        Col::Pid,
+        Col::User,
+        Col::State,
+        Col::Pri,
+        Col::Nice,
+        Col::Cpu,
+        Col::Mem,
+        Col::Rss,
+        Col::Read,
+        Col::Write,
+        Col::Threads,
+        Col::Start,
+        Col::Time,
+        Col::Cgroup,
+        Col::Command,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Col::Pid => "PID",
+            Col::User => "USER",
+            Col::State => "S",
+            Col::Pri => "PRI",
+            Col::Nice => "NI",
+            Col::Cpu => "CPU%",
+            Col::Mem => "MEM%",
+            Col::Rss => "RSS",
+            Col::Read => "RD/s",
+            Col::Write => "WR/s",
+            Col::Threads => "THR",
+            Col::Start => "START",
+            Col::Time => "TIME+",
+            Col::Cgroup => "CGROUP",
+            Col::Command => "COMMAND",
+        }
+    }
+
+    /// Width on screen (the command takes what is left).
+    pub fn width(self) -> u16 {
+        match self {
+            Col::Pid => 7,
+            Col::User => 8,
+            Col::State => 1,
+            Col::Pri => 3,
+            Col::Nice => 3,
+            Col::Cpu => 5,
+            Col::Mem => 5,
+            Col::Rss => 6,
+            Col::Read | Col::Write => 6,
+            Col::Threads => 4,
+            Col::Start => 5,
+            Col::Time => 8,
+            Col::Cgroup => 24,
+            Col::Command => 0,
+        }
+    }
+
+    /// Dropped first when the terminal is narrow: higher goes first.
+    pub fn drop_order(self) -> u8 {
+        match self {
+            Col::Cgroup => 9,
+            Col::Pri => 8,
+            Col::Start => 7,
+            Col::Threads => 6,
+            Col::Read | Col::Write => 5,
+            Col::Time => 4,
+            Col::Nice => 3,
+            Col::Rss => 2,
+            _ => 0,
+        }
+    }
+
+    /// Whether larger values come first when sorted on it.
+    fn desc_by_default(self) -> bool {
+        !matches!(
+            self,
+            Col::Pid | Col::User | Col::Command | Col::Cgroup | Col::State
+        )
+    }
+}
+
+/// How a row is marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    None,
+    /// Started since the previous table.
+    New,
+    /// Ended since the previous table: its wait status when known.
+    Exited(Option<i32>),
+}
+
+/// One row of the process list.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub p: Proc,
+    pub cpu: Option<f64>,
+    pub read: Option<f64>,
+    pub write: Option<f64>,
+    pub mark: Mark,
+    /// Tree view: the branch drawn before the command.
+    pub branch: String,
+    /// Tree view: processes hidden under this one by folding.
+    pub folded: usize,
+}
+
+/// What a text prompt is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prompt {
+    Filter,
+    User,
+    Goto,
+}
+
+/// What a key asks of the loop around the view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    None,
+    Redraw,
+    Quit,
+    /// Threads shown or hidden: the feed must change its query.
+    Threads(bool),
+    /// Replay: show the sample at this instant (ms since the epoch).
+    Seek(Seek),
+}
+
+/// Replay moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seek {
+    Step(bool),
+    By(i64),
+    First,
+    Last,
+    To(u64),
+}
+
+/// The choices that outlast a sample.
+pub struct App {
+    pub origin: Origin,
+    pub color: bool,
+    pub host: String,
+    pub refresh: std::time::Duration,
+    /// Replay: the instant shown and the recorded range (ms).
+    pub replay: Option<(u64, (u64, u64))>,
+
+    cur_sys: SystemSample,
+    have_sys: bool,
+    pub rates: Option<SystemRates>,
+    procs: Vec<Proc>,
+    procs_taken: Option<Instant>,
+    pub procs_unix_ns: u64,
+    proc_rates: HashMap<Identity, ProcRate>,
+    new_ids: HashSet<Identity>,
+    exits: Vec<Exit>,
+    /// CPU % of each process that ended, over its last interval (from its
+    /// row in the table before and its final times).
+    exit_cpu: HashMap<u32, f64>,
+    cmdlines: HashMap<u32, String>,
+    /// The number of tables seen (rates and marks need two).
+    tables: u64,
+
+    pub sort: Col,
+    pub desc: bool,
+    pub filter: String,
+    pub user: Option<(String, u32)>,
+    pub tree: bool,
+    folded: HashSet<Identity>,
+    pub threads: bool,
+    /// Processes that ended since the previous table listed first.
+    pub exited_first: bool,
+    pub cgroup_col: bool,
+    pub help: bool,
+    pub paused: bool,
+    pub prompt: Option<(Prompt, String)>,
+    pub notice: Option<String>,
+    pub selected: usize,
+
+    pub users: Users,
+    pub cgroups: Cgroups,
+    pub items: Vec<Item>,
+    pub counts: Counts,
+}
+
+/// Process counts for the header.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counts {
+    pub procs: usize,
+    pub threads: u64,
+    pub running: usize,
+    pub new: usize,
+    pub exited: usize,
+}
+
+impl App {
+    pub fn new(origin: Origin, sys_root: &std::path::Path, color: bool) -> App {
+        App {
+            origin,
+            color,
+            host: hostname(),
+            refresh: std::time::Duration::from_secs(2),
+            replay: None,
+            cur_sys: SystemSample::default(),
+            have_sys: false,
+            rates: None,
+            procs: Vec::new(),
+            procs_taken: None,
+            procs_unix_ns: 0,
+            proc_rates: HashMap::new(),
+            new_ids: HashSet::new(),
+            exits: Vec::new(),
+            exit_cpu: HashMap::new(),
+            cmdlines: HashMap::new(),
+            tables: 0,
+            sort: Col::Cpu,
+            desc: true,
+            filter: String::new(),
+            user: None,
+            tree: false,
+            folded: HashSet::new(),
+            threads: false,
+            exited_first: false,
+            cgroup_col: true,
+            help: false,
+            paused: false,
+            prompt: None,
+            notice: None,
+            selected: 0,
+            users: Users::default(),
+            cgroups: Cgroups::new(sys_root),
+            items: Vec::new(),
+            counts: Counts::default(),
+        }
+    }
+
+    /// The latest system sample shown.
+    pub fn system(&self) -> Option<&SystemSample> {
+        self.have_sys.then_some(&self.cur_sys)
+    }
+
+    /// Forgets the samples (a new feed, or a replay jump): rates start over.
+    pub fn reset(&mut self) {
+        self.have_sys = false;
+        self.rates = None;
+        self.procs.clear();
+        self.procs_taken = None;
+        self.proc_rates.clear();
+        self.new_ids.clear();
+        self.exits.clear();
+        self.exit_cpu.clear();
+        self.tables = 0;
+    }
+
+    /// Takes a sample: what changed since the last one (the system
+    /// sources, the table, or both) moves the rates on.
+    pub fn push(&mut self, t: &Tick) {
+        if !self.have_sys || t.system.taken != self.cur_sys.taken {
+            if self.have_sys {
+                self.rates = Some(SystemRates::between(&self.cur_sys, &t.system));
+            }
+            self.cur_sys.clone_from(&t.system);
+            self.have_sys = true;
+        }
+        if t.procs_taken.is_some() && t.procs_taken != self.procs_taken {
+            let secs = match (self.procs_taken, t.procs_taken) {
+                (Some(a), Some(b)) => b.saturating_duration_since(a).as_secs_f64(),
+                _ => 0.0,
+            };
+            self.proc_rates = if self.tables > 0 {
+                rates(&self.procs, &t.procs, secs)
+                    .into_iter()
+                    .map(|r| (r.identity, r))
+                    .collect()
+            } else {
+                HashMap::new()
+            };
+            self.new_ids.clear();
+            if self.tables > 0 {
+                let before: HashSet<Identity> = self.procs.iter().map(Proc::identity).collect();
+                self.new_ids = t
+                    .procs
+                    .iter()
+                    .map(Proc::identity)
+                    .filter(|id| !before.contains(id))
+                    .collect();
+            }
+            // Ended since the last table: as the exit capture saw them;
+            // a process gone without a record (capture off) is shown with
+            // its last row.
+            self.exits.clone_from(&t.exits);
+            self.exit_cpu.clear();
+            if self.tables > 0 && secs > 0.0 {
+                let before: HashMap<u32, &Proc> = self.procs.iter().map(|p| (p.pid, p)).collect();
+                for e in &self.exits {
+                    if let Some(p) = before.get(&e.pid)
+                        && (e.start_ticks == 0 || e.start_ticks == p.start_ticks)
+                    {
+                        let spent =
+                            (e.utime_ns + e.stime_ns).saturating_sub(p.utime_ns + p.stime_ns);
+                        self.exit_cpu.insert(e.pid, spent as f64 / 1e7 / secs);
+                    }
+                }
+            }
+            if self.tables > 0 {
+                let now: HashSet<Identity> = t.procs.iter().map(Proc::identity).collect();
+                let recorded: HashSet<u32> = self.exits.iter().map(|e| e.pid).collect();
+                for p in &self.procs {
+                    if !now.contains(&p.identity()) && !recorded.contains(&p.pid) {
+                        self.exits.push(Exit {
+                            pid: p.pid,
+                            ppid: p.ppid,
+                            comm: p.comm,
+                            start_ns: p.start_ns,
+                            start_ticks: p.start_ticks,
+                            exit_ns: 0,
+                            utime_ns: p.utime_ns,
+                            stime_ns: p.stime_ns,
+                            minflt: p.minflt,
+                            majflt: p.majflt,
+                            maxrss_bytes: p.rss_bytes,
+                            exit_status: -1,
+                        });
+                    }
+                }
+            }
+            self.procs.clone_from(&t.procs);
+            self.procs_taken = t.procs_taken;
+            self.procs_unix_ns = t.procs_unix_ns;
+            // A pid reused by a new process has a new command line.
+            for id in &self.new_ids {
+                self.cmdlines.remove(&id.pid);
+            }
+            for (pid, c) in &t.cmdlines {
+                self.cmdlines.insert(*pid, c.clone());
+            }
+            if self.cmdlines.len() > 4 * self.procs.len() + 1024 {
+                let live: HashSet<u32> = self.procs.iter().map(|p| p.pid).collect();
+                self.cmdlines.retain(|pid, _| live.contains(pid));
+            }
+            self.tables += 1;
+        }
+        self.rebuild();
+    }
+
+    /// Memory use of a process, % of the machine's.
+    pub fn mem_pct(&self, rss: u64) -> Option<f64> {
+        let total = self.rates.as_ref()?.memory.total_bytes?;
+        (total > 0).then(|| rss as f64 * 100.0 / total as f64)
+    }
+
+    /// The command shown: the command line when known, else the name.
+    pub fn command(&self, p: &Proc) -> String {
+        match self.cmdlines.get(&p.pid) {
+            Some(c) if !c.is_empty() => c.clone(),
+            _ => p.comm.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// Whether the view knows a command line for `pid`.
+    pub fn has_cmdline(&self, pid: u32) -> bool {
+        self.cmdlines.contains_key(&pid)
+    }
+
+    /// Learns command lines found elsewhere (the rows on screen).
+    pub fn add_cmdline(&mut self, pid: u32, c: String) {
+        self.cmdlines.insert(pid, c);
+    }
+
+    fn item(&self, p: &Proc, mark: Mark) -> Item {
+        let r = self.proc_rates.get(&p.identity());
+        let cpu = r.and_then(|r| Some(r.user_pct? + r.system_pct?));
+        Item {
+            p: *p,
+            cpu: if mark == Mark::None || matches!(mark, Mark::New) {
+                cpu
+            } else {
+                None
+            },
+            read: r.and_then(|r| r.read_bytes_per_sec),
+            write: r.and_then(|r| r.write_bytes_per_sec),
+            mark,
+            branch: String::new(),
+            folded: 0,
+        }
+    }
+
+    fn sort_key(&mut self, a: &Item, b: &Item) -> std::cmp::Ordering {
+        use std::cmp::Ordering;
+        let f = |x: Option<f64>, y: Option<f64>| x.unwrap_or(-1.0).total_cmp(&y.unwrap_or(-1.0));
+        let o = match self.sort {
+            Col::Pid => a.p.pid.cmp(&b.p.pid),
+            Col::User => {
+                let (ua, ub) = (a.p.uid.unwrap_or(u32::MAX), b.p.uid.unwrap_or(u32::MAX));
+                if ua == ub {
+                    Ordering::Equal
+                } else {
+                    let na = self.users.name(ua).to_string();
+                    na.as_str().cmp(self.users.name(ub))
+                }
+            }
+            Col::State => a.p.state.cmp(&b.p.state),
+            Col::Pri => a.p.priority.cmp(&b.p.priority),
+            Col::Nice => a.p.nice.cmp(&b.p.nice),
+            Col::Cpu => f(a.cpu, b.cpu),
+            Col::Mem | Col::Rss => a.p.rss_bytes.cmp(&b.p.rss_bytes),
+            Col::Read => f(a.read, b.read),
+            Col::Write => f(a.write, b.write),
+            Col::Threads => a.p.num_threads.cmp(&b.p.num_threads),
+            Col::Start => a.p.start_ticks.cmp(&b.p.start_ticks),
+            Col::Time => (a.p.utime_ns + a.p.stime_ns).cmp(&(b.p.utime_ns + b.p.stime_ns)),
+            Col::Cgroup => a.p.cgroup_id.cmp(&b.p.cgroup_id),
+            Col::Command => self.command(&a.p).cmp(&self.command(&b.p)),
+        };
+        let o = if self.desc { o.reverse() } else { o };
+        o.then(a.p.pid.cmp(&b.p.pid))
+    }
+
+    fn matches(&mut self, p: &Proc) -> bool {
+        if let Some((_, uid)) = &self.user
+            && p.uid != Some(*uid)
+        {
+            return false;
+        }
+        if self.filter.is_empty() {
+            return true;
+        }
+        let f = self.filter.to_lowercase();
+        p.pid.to_string() == f || self.command(p).to_lowercase().contains(&f)
+    }
+
+    /// Rebuilds the list from the samples and the choices.
+    pub fn rebuild(&mut self) {
+        let mut items: Vec<Item> = Vec::with_capacity(self.procs.len() + self.exits.len());
+        let mut counts = Counts::default();
+        let procs = std::mem::take(&mut self.procs);
+        for p in &procs {
+            counts.procs += 1;
+            counts.threads += u64::from(p.num_threads);
+            if p.state == 'R' {
+                counts.running += 1;
+            }
+            let mark = if self.new_ids.contains(&p.identity()) {
+                counts.new += 1;
+                Mark::New
+            } else {
+                Mark::None
+            };
+            if self.matches(p) {
+                items.push(self.item(p, mark));
+            }
+        }
+        self.procs = procs;
+        let exits = std::mem::take(&mut self.exits);
+        for e in &exits {
+            counts.exited += 1;
+            let p = Proc {
+                pid: e.pid,
+                tgid: e.pid,
+                ppid: e.ppid,
+                comm: e.comm,
+                state: 'X',
+                start_ns: e.start_ns,
+                start_ticks: e.start_ticks,
+                utime_ns: e.utime_ns,
+                stime_ns: e.stime_ns,
+                minflt: e.minflt,
+                majflt: e.majflt,
+                rss_bytes: e.maxrss_bytes,
+                ..Proc::default()
+            };
+            // Shown whatever the user filter: the exit record has no owner.
+            if self.user.is_none() && self.matches(&p) {
+                let status = (e.exit_status >= 0).then_some(e.exit_status);
+                let mut it = self.item(&p, Mark::Exited(status));
+                it.cpu = self.exit_cpu.get(&e.pid).copied();
+                items.push(it);
+            }
+        }
+        self.exits = exits;
+        items.sort_by(|a, b| self.sort_key(a, b));
+        if self.exited_first && !self.tree {
+            // Stable: each part keeps the sort order.
+            items.sort_by_key(|it| !matches!(it.mark, Mark::Exited(_)));
+        }
+        if self.tree {
+            items = self.treeify(items);
+        }
+        self.counts = counts;
+        self.items = items;
+        self.selected = self.selected.min(self.items.len().saturating_sub(1));
+    }
+
+    /// Orders `items` (already sorted) as a tree: each process under its
+    /// parent, siblings in sort order; folded processes hide their
+    /// descendants.
+    fn treeify(&self, items: Vec<Item>) -> Vec<Item> {
+        let index: HashMap<u32, usize> = items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| !matches!(it.mark, Mark::Exited(_)))
+            .map(|(i, it)| (it.p.pid, i))
+            .collect();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); items.len()];
+        let mut roots = Vec::new();
+        for (i, it) in items.iter().enumerate() {
+            match index.get(&it.p.ppid) {
+                Some(&parent) if parent != i => children[parent].push(i),
+                _ => roots.push(i),
+            }
+        }
+        let mut out = Vec::with_capacity(items.len());
+        let mut placed = vec![false; items.len()];
+        // Depth-first; each frame is (item, prefix for its children).
+        let mut stack: Vec<(usize, String, bool, bool)> = roots
+            .iter()
+            .rev()
+            .map(|&r| (r, String::new(), true, true))
+            .collect();
+        while let Some((i, prefix, last, root)) = stack.pop() {
+            if placed[i] {
+                continue;
+            }
+            placed[i] = true;
+            let mut it = items[i].clone();
+            if !root {
+                it.branch = format!("{prefix}{}", if last { "└─ " } else { "├─ " });
+            }
+            let folded = self.folded.contains(&it.p.identity());
+            if folded {
+                it.folded = count_below(&children, i);
+            }
+            out.push(it);
+            if folded {
+                continue;
+            }
+            let child_prefix = if root {
+                String::new()
+            } else {
+                format!("{prefix}{}", if last { "   " } else { "│  " })
+            };
+            let kids = &children[i];
+            for (k, &c) in kids.iter().enumerate().rev() {
+                stack.push((c, child_prefix.clone(), k + 1 == kids.len(), false));
+            }
+        }
+        out
+    }
+
+    pub fn selected_item(&self) -> Option<&Item> {
+        self.items.get(self.selected)
+    }
+
+    /// Handles one key.
+    pub fn key(&mut self, k: KeyEvent) -> Action {
+        if let Some((what, mut text)) = self.prompt.take() {
+            return self.prompt_key(what, &mut text, k);
+        }
+        if self.help {
+            self.help = false;
+            return Action::Redraw;
+        }
+        self.notice = None;
+        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        let replay = self.replay.is_some();
+        match k.code {
+            KeyCode::Char('c') if ctrl => return Action::Quit,
+            KeyCode::Char('q') | KeyCode::F(10) => return Action::Quit,
+            KeyCode::Char('?') | KeyCode::F(1) | KeyCode::Char('h') => self.help = true,
+            KeyCode::Char('P') => self.sort_on(Col::Cpu),
+            KeyCode::Char('M') => self.sort_on(Col::Mem),
+            KeyCode::Char('T') => self.sort_on(Col::Time),
+            KeyCode::Char('N') => self.sort_on(Col::Pid),
+            KeyCode::Char('I') => {
+                self.desc = !self.desc;
+                self.rebuild();
+            }
+            KeyCode::Char('<') | KeyCode::Char(',') => self.sort_step(false),
+            KeyCode::Char('>') | KeyCode::Char('.') | KeyCode::F(6) => self.sort_step(true),
+            KeyCode::Char('/') | KeyCode::Char('\\') | KeyCode::F(4) => {
+                self.prompt = Some((Prompt::Filter, self.filter.clone()));
+            }
+            KeyCode::Char('u') => {
+                let cur = self.user.as_ref().map(|u| u.0.clone()).unwrap_or_default();
+                self.prompt = Some((Prompt::User, cur));
+            }
+            KeyCode::Char('t') | KeyCode::F(5) => {
+                self.tree = !self.tree;
+                self.rebuild();
+            }
+            KeyCode::Char('+') | KeyCode::Char('=') | KeyCode::Char('-') if self.tree => {
+                if let Some(id) = self.selected_item().map(|i| i.p.identity()) {
+                    if k.code == KeyCode::Char('-') {
+                        self.folded.insert(id);
+                    } else {
+                        self.folded.remove(&id);
+                    }
+                    self.rebuild();
+                }
+            }
+            KeyCode::Char('H') => {
+                if matches!(self.origin, Origin::Own { .. }) {
+                    self.threads = !self.threads;
+                    return Action::Threads(self.threads);
+                }
+                self.notice = Some(match self.origin {
+                    Origin::Replay => "threads are not recorded in the history".into(),
+                    _ => "threads: the agent's table lists processes; run top --no-agent to list threads".into(),
+                });
+            }
+            KeyCode::Char('c') => self.cgroup_col = !self.cgroup_col,
+            KeyCode::Char('e') => {
+                self.exited_first = !self.exited_first;
+                self.selected = 0;
+                self.rebuild();
+            }
+            KeyCode::Char(' ') if !replay => {
+                self.paused = !self.paused;
+            }
+            KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.selected = (self.selected + 1).min(self.items.len().saturating_sub(1));
+            }
+            KeyCode::PageUp => self.selected = self.selected.saturating_sub(PAGE),
+            KeyCode::PageDown => {
+                self.selected = (self.selected + PAGE).min(self.items.len().saturating_sub(1));
+            }
+            KeyCode::Right if replay => return Action::Seek(Seek::Step(true)),
+            KeyCode::Left if replay => return Action::Seek(Seek::Step(false)),
+            KeyCode::Char(']') if replay => return Action::Seek(Seek::By(60_000)),
+            KeyCode::Char('[') if replay => return Action::Seek(Seek::By(-60_000)),
+            KeyCode::Char('}') if replay => return Action::Seek(Seek::By(3_600_000)),
+            KeyCode::Char('{') if replay => return Action::Seek(Seek::By(-3_600_000)),
+            KeyCode::Home | KeyCode::Char('r') if replay => return Action::Seek(Seek::First),
+            KeyCode::End | KeyCode::Char('Z') if replay => return Action::Seek(Seek::Last),
+            KeyCode::Char('g') if replay => self.prompt = Some((Prompt::Goto, String::new())),
+            KeyCode::Home => self.selected = 0,
+            KeyCode::End => self.selected = self.items.len().saturating_sub(1),
+            _ => return Action::None,
+        }
+        Action::Redraw
+    }
+
+    fn prompt_key(&mut self, what: Prompt, text: &mut String, k: KeyEvent) -> Action {
+        match k.code {
+            KeyCode::Esc => {
+                if what == Prompt::Filter {
+                    self.filter.clear();
+                    self.rebuild();
+                }
+                return Action::Redraw;
+            }
+            KeyCode::Enter => return self.prompt_done(what, text.trim()),
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => text.push(c),
+            _ => {}
+        }
+        // The filter applies as it is typed.
+        if what == Prompt::Filter {
+            self.filter.clone_from(text);
+            self.selected = 0;
+            self.rebuild();
+        }
+        self.prompt = Some((what, std::mem::take(text)));
+        Action::Redraw
+    }
+
+    fn prompt_done(&mut self, what: Prompt, text: &str) -> Action {
+        match what {
+            Prompt::Filter => {
+                self.filter = text.to_string();
+            }
+            Prompt::User if text.is_empty() => self.user = None,
+            Prompt::User => match self.users.uid_of(text) {
+                Some(uid) => self.user = Some((text.to_string(), uid)),
+                None => self.notice = Some(format!("no user named {text:?}")),
+            },
+            Prompt::Goto => {
+                let now = sys::unix_ns() / 1_000_000;
+                match store::when::parse(text, now) {
+                    Ok(ms) => return Action::Seek(Seek::To(ms)),
+                    Err(e) => self.notice = Some(e),
+                }
+            }
+        }
+        self.selected = 0;
+        self.rebuild();
+        Action::Redraw
+    }
+
+    fn sort_on(&mut self, c: Col) {
+        if self.sort == c {
+            self.desc = !self.desc;
+        } else {
+            self.sort = c;
+            self.desc = c.desc_by_default();
+        }
+        self.rebuild();
+    }
+
+    fn sort_step(&mut self, forward: bool) {
+        let i = Col::ALL.iter().position(|&c| c == self.sort).unwrap_or(0);
+        let n = Col::ALL.len();
+        let next = if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        };
+        self.sort = Col::ALL[next];
+        self.desc = self.sort.desc_by_default();
+        self.rebuild();
+    }
+}
+
+const PAGE: usize = 10;
+
+fn count_below(children: &[Vec<usize>], i: usize) -> usize {
+    let mut n = 0;
+    let mut stack = children[i].clone();
+    // Bounded: a parent loop in the data must not spin.
+    while let Some(c) = stack.pop() {
+        n += 1;
+        if n >= children.len() {
+            break;
+        }
+        stack.extend(&children[c]);
+    }
+    n
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is valid for its length; gethostname NUL-terminates
+    // within it (or truncates, which the search below tolerates).
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if r != 0 {
+        return String::new();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}

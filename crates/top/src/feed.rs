@@ -1,0 +1,391 @@
+//! Where the view's samples come from: a running agent's view files, a
+//! sampler of our own, or the recorded history.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use procfs::{Reader, SystemSample};
+use proctable::{BackendChoice, Exit, Field, Fields, Proc, ProcTable, Query};
+use shm::ShmReader;
+use shm::view::{self, ProcView};
+
+/// One sample as the view shows it: the system sources, and the process
+/// table with the processes that ended since the table before it.
+#[derive(Clone, Default)]
+pub struct Tick {
+    pub system: SystemSample,
+    pub procs: Vec<Proc>,
+    pub exits: Vec<Exit>,
+    /// When the table was taken (ns since the epoch); 0 without one.
+    pub procs_unix_ns: u64,
+    /// The table's instant on the same clock as `system.taken`.
+    pub procs_taken: Option<Instant>,
+    /// Command lines known for the table's processes (own sampling, or
+    /// the history), keyed by pid.
+    pub cmdlines: Vec<(u32, String)>,
+}
+
+/// What a feed is: a label for the header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A running agent (its pid), its process interval.
+    Agent { pid: u32, procs_every: Duration },
+    /// Our own sampling, with the backend it uses.
+    Own { backend: &'static str },
+    /// The history in this directory.
+    Replay,
+}
+
+/// An instant on the sample clock for a CLOCK_MONOTONIC reading: rates
+/// between two samples come from the difference of their `taken`.
+fn taken_at(base: Instant, mono_ns: u64) -> Instant {
+    base + Duration::from_nanos(mono_ns)
+}
+
+/// The agent's view files, read when the agent publishes.
+pub struct AgentFeed {
+    snapshot: PathBuf,
+    reader: ShmReader,
+    base: Instant,
+    seen_published: u32,
+    last_system_mono: u64,
+    last_procs_mono: u64,
+    tick: Tick,
+    procs_every: Duration,
+}
+
+/// Why the agent cannot feed the view.
+pub fn agent_unavailable(snapshot: &Path) -> Option<String> {
+    view::read_live_procs(snapshot).err().map(|e| e.to_string())
+}
+
+impl AgentFeed {
+    pub fn open(snapshot: &Path) -> Result<AgentFeed, String> {
+        if let Some(why) = agent_unavailable(snapshot) {
+            return Err(why);
+        }
+        let reader = ShmReader::open(snapshot).map_err(|e| e.to_string())?;
+        Ok(AgentFeed {
+            snapshot: snapshot.to_path_buf(),
+            seen_published: reader.published_count(),
+            reader,
+            base: Instant::now(),
+            last_system_mono: 0,
+            last_procs_mono: 0,
+            tick: Tick::default(),
+            procs_every: Duration::ZERO,
+        })
+    }
+
+    pub fn origin(&self) -> Origin {
+        Origin::Agent {
+            pid: self.reader.agent_pid(),
+            procs_every: self.procs_every,
+        }
+    }
+
+    /// Whether the agent still runs; why not when it does not.
+    pub fn alive(&self) -> Result<(), String> {
+        self.reader.check_live().map_err(|e| e.to_string())
+    }
+
+    /// Waits until the agent publishes again, or `timeout`.
+    pub fn wait(&mut self, timeout: Duration) {
+        self.reader.wait_published(self.seen_published, timeout);
+        self.seen_published = self.reader.published_count();
+    }
+
+    /// The latest sample, when the agent published one since the last call:
+    /// `Ok(None)` when nothing changed. A table not new since the last
+    /// call is left out (its instant is the one already shown).
+    pub fn poll(&mut self) -> Result<Option<Tick>, String> {
+        self.alive()?;
+        let sys_path = view::system_path(&self.snapshot);
+        let mut system = std::mem::take(&mut self.tick.system);
+        let meta = view::read_system(&sys_path, &mut system);
+        let meta = meta.map_err(|e| e.to_string());
+        let mut changed = false;
+        if let Ok(meta) = &meta
+            && meta.mono_ns != self.last_system_mono
+        {
+            self.last_system_mono = meta.mono_ns;
+            system.taken = taken_at(self.base, meta.mono_ns);
+            changed = true;
+        }
+        self.tick.system = system;
+        meta?;
+        let p = view::procs_path(&self.snapshot);
+        let pv: ProcView = view::read_procs(&p).map_err(|e| e.to_string())?;
+        let mut out = Tick {
+            system: self.tick.system.clone(),
+            procs_taken: self.tick.procs_taken,
+            procs_unix_ns: self.tick.procs_unix_ns,
+            ..Tick::default()
+        };
+        if pv.meta.mono_ns != self.last_procs_mono {
+            self.last_procs_mono = pv.meta.mono_ns;
+            self.procs_every = Duration::from_nanos(pv.meta.interval_ns);
+            self.tick.procs_unix_ns = pv.meta.unix_ns;
+            self.tick.procs_taken = Some(taken_at(self.base, pv.meta.mono_ns));
+            out.procs = pv.procs;
+            out.exits = pv.exits;
+            out.procs_unix_ns = self.tick.procs_unix_ns;
+            out.procs_taken = self.tick.procs_taken;
+            changed = true;
+        }
+        Ok(changed.then_some(out))
+    }
+}
+
+/// Our own sampling: /proc (and sysfs) read at the view's refresh.
+pub struct OwnFeed {
+    reader: Reader,
+    table: ProcTable,
+    query: Query,
+    tick: Tick,
+    exits_on: bool,
+    backend: &'static str,
+    note: Option<String>,
+}
+
+impl OwnFeed {
+    pub fn open(proc_root: &Path, sys_root: &Path, threads: bool) -> Result<OwnFeed, String> {
+        let mut table =
+            ProcTable::open(BackendChoice::Auto, proc_root, sys_root).map_err(|e| e.to_string())?;
+        let note = table
+            .fallback_reason()
+            .map(|why| format!("BPF unavailable: {why}"));
+        // From /proc, the owner is one more file per process; I/O and the
+        // cgroup two more: read with BPF, where they come with the task.
+        let mut fields = Fields::stat().with(Field::Uid).with(Field::Cmdline);
+        if table.bpf().is_some() {
+            fields = fields.with(Field::Io).with(Field::Cgroup);
+        }
+        let exits_on = table.enable_exits().is_ok();
+        let mut reader = Reader::new(proc_root, sys_root);
+        reader.set_keep_open(true);
+        let backend = table.backend().name();
+        Ok(OwnFeed {
+            reader,
+            table,
+            query: Query {
+                fields,
+                threads,
+                pids: None,
+            },
+            tick: Tick::default(),
+            exits_on,
+            backend,
+            note,
+        })
+    }
+
+    pub fn origin(&self) -> Origin {
+        Origin::Own {
+            backend: self.backend,
+        }
+    }
+
+    pub fn origin_name(&self) -> &'static str {
+        self.backend
+    }
+
+    /// Why BPF was not used, when it was not.
+    pub fn note(&self) -> Option<&str> {
+        self.note.as_deref()
+    }
+
+    pub fn set_threads(&mut self, on: bool) {
+        self.query.threads = on;
+    }
+
+    /// Reads everything now.
+    pub fn sample(&mut self) -> Result<Tick, String> {
+        let mut s = std::mem::take(&mut self.tick.system);
+        for src in view::VIEW_SOURCES {
+            self.reader.read_source(src, &mut s);
+        }
+        s.taken = Instant::now();
+        s.unix_ns = sys::unix_ns();
+        self.tick.system = s;
+        self.table
+            .snapshot(&self.query, &mut self.tick.procs)
+            .map_err(|e| e.to_string())?;
+        self.tick.procs_taken = Some(self.tick.system.taken);
+        self.tick.procs_unix_ns = self.tick.system.unix_ns;
+        self.tick.exits.clear();
+        if self.exits_on {
+            self.table.drain_exits(&mut self.tick.exits);
+        }
+        let table = &self.table;
+        self.tick.cmdlines = self
+            .tick
+            .procs
+            .iter()
+            .filter_map(|p| table.cmdline(p).map(|c| (p.pid, c.to_string())))
+            .collect();
+        Ok(self.tick.clone())
+    }
+}
+
+/// The recorded history, walked sample by sample.
+pub struct ReplayFeed {
+    history: store::History,
+    dir: PathBuf,
+    base: Instant,
+    /// The first and last recorded instants (ms).
+    pub range: (u64, u64),
+}
+
+/// How far a step looks for the next sample before widening.
+const NEAR_MS: u64 = 15_000;
+
+impl ReplayFeed {
+    pub fn open(dir: &Path) -> Result<ReplayFeed, String> {
+        let history = store::History::open(dir)?;
+        let range = history
+            .range()
+            .ok_or_else(|| format!("{}: nothing recorded yet", dir.display()))?;
+        Ok(ReplayFeed {
+            history,
+            dir: dir.to_path_buf(),
+            base: Instant::now(),
+            range,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `at` if it is inside the recorded range; else an error naming it.
+    pub fn check(&self, at: u64) -> Result<u64, String> {
+        let (lo, hi) = self.range;
+        if at < lo.saturating_sub(1000) || at > hi + 1000 {
+            return Err(format!(
+                "{} is outside the history in {}: it holds {} to {}",
+                store::when::format(at, true),
+                self.dir.display(),
+                store::when::format(lo, true),
+                store::when::format(hi, true)
+            ));
+        }
+        Ok(at.clamp(lo, hi))
+    }
+
+    /// The system sample times in [from, to].
+    fn times(&self, from: u64, to: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        let _ = self
+            .history
+            .system(from, to, &[procfs::Source::Stat], &mut |ts, _| out.push(ts));
+        out
+    }
+
+    /// The first sample after `at` (`forward`) or the last before it,
+    /// looking near first, then over the whole range.
+    pub fn step(&self, at: u64, forward: bool) -> Option<u64> {
+        let (lo, hi) = self.range;
+        let windows = [NEAR_MS, 600_000, hi.saturating_sub(lo) + 1];
+        for w in windows {
+            let found = if forward {
+                self.times(at + 1, at.saturating_add(w)).first().copied()
+            } else if at > lo {
+                self.times(at.saturating_sub(w), at - 1).last().copied()
+            } else {
+                None
+            };
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+
+    /// The sample at or before `at` (or the first one after, when none is
+    /// before), with rates over the interval before it.
+    pub fn load(&self, at: u64) -> Result<(u64, Tick, Option<Tick>), String> {
+        let sources = view::VIEW_SOURCES;
+        let mut samples: Vec<(u64, SystemSample)> = Vec::new();
+        let mut from = at.saturating_sub(NEAR_MS);
+        loop {
+            samples.clear();
+            self.history.system(from, at, &sources, &mut |ts, s| {
+                if samples.len() >= 2 {
+                    samples.remove(0);
+                }
+                samples.push((ts, s.clone()));
+            })?;
+            if samples.len() == 2 || from <= self.range.0 {
+                break;
+            }
+            from = from.saturating_sub(600_000).max(self.range.0);
+        }
+        if samples.is_empty() {
+            let next = self
+                .step(at, true)
+                .ok_or_else(|| format!("no sample recorded at or after {at}"))?;
+            return self.load(next);
+        }
+        let at = samples.last().map_or(at, |s| s.0);
+        let mut tables: Vec<(u64, Vec<Proc>)> = Vec::new();
+        self.history
+            .procs(at.saturating_sub(60_000), at, &mut |ts, snap| {
+                if tables.len() >= 2 {
+                    tables.remove(0);
+                }
+                tables.push((ts, snap.procs()));
+            })?;
+        let exits = match tables.as_slice() {
+            [(a, _), (b, _)] => self.history.exits(*a + 1, *b)?,
+            [(b, _)] => self.history.exits(b.saturating_sub(5_000), *b)?,
+            _ => Vec::new(),
+        };
+        let mut ticks: Vec<Tick> = samples
+            .into_iter()
+            .map(|(ts, mut s)| {
+                s.taken = self.base + Duration::from_millis(ts.saturating_sub(self.range.0));
+                Tick {
+                    system: s,
+                    ..Tick::default()
+                }
+            })
+            .collect();
+        let n = ticks.len();
+        let mut tables = tables.into_iter().rev();
+        for (i, t) in ticks.iter_mut().rev().enumerate() {
+            if let Some((ts, procs)) = tables.next() {
+                t.procs = procs;
+                t.procs_unix_ns = ts * 1_000_000;
+                t.procs_taken =
+                    Some(self.base + Duration::from_millis(ts.saturating_sub(self.range.0)));
+                if i == 0 {
+                    t.exits = exits
+                        .iter()
+                        .map(|e| Exit {
+                            pid: e.pid,
+                            ppid: e.ppid.unwrap_or(0),
+                            comm: procfs::pid::Comm::new(e.comm.as_bytes()),
+                            start_ns: 0,
+                            start_ticks: 0,
+                            exit_ns: 0,
+                            utime_ns: e.utime_ns,
+                            stime_ns: e.stime_ns,
+                            minflt: 0,
+                            majflt: 0,
+                            maxrss_bytes: e.maxrss_bytes,
+                            exit_status: e.status,
+                        })
+                        .collect();
+                    t.cmdlines = exits
+                        .iter()
+                        .filter_map(|e| Some((e.pid, e.cmdline.clone()?)))
+                        .collect();
+                }
+            }
+        }
+        let cur = ticks.pop().unwrap_or_default();
+        let prev = (n == 2).then(|| ticks.pop()).flatten();
+        Ok((at, cur, prev))
+    }
+}
