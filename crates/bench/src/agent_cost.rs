@@ -57,24 +57,30 @@ pub const COLLECTORS: [&str; 6] = [
 pub const SCRAPE_EVERY: Duration = Duration::from_secs(15);
 
 /// A loopback port free now.
-fn free_port() -> Result<u16, String> {
+pub(crate) fn free_port() -> Result<u16, String> {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .map_err(|e| format!("finding a free port: {e}"))
 }
 
-/// GET /metrics, the whole body read; its size.
-fn scrape(port: u16) -> Result<usize, String> {
+/// GET `path` over HTTP/1.0 on a loopback port: the whole response,
+/// headers included.
+pub(crate) fn get(port: u16, path: &str) -> Result<Vec<u8>, String> {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(Duration::from_secs(10)))
         .map_err(|e| e.to_string())?;
-    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+    s.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
         .map_err(|e| e.to_string())?;
     let mut body = Vec::new();
     s.read_to_end(&mut body).map_err(|e| e.to_string())?;
-    Ok(body.len())
+    Ok(body)
+}
+
+/// GET /metrics, the whole body read; its size.
+fn scrape(port: u16) -> Result<usize, String> {
+    get(port, "/metrics").map(|b| b.len())
 }
 
 #[derive(Default, Clone, Copy)]

@@ -75,27 +75,14 @@ fn runtime_ns(pid: u32) -> Option<u64> {
 
 /// The agent's reads so far, summed over its sources, from its JSON API.
 fn agent_reads(port: u16) -> Result<u64, String> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))
-        .map_err(|e| e.to_string())?;
-    s.write_all(b"GET /api/v1/snapshot?sources=stat HTTP/1.0\r\nHost: x\r\n\r\n")
-        .map_err(|e| e.to_string())?;
-    let mut body = String::new();
-    s.read_to_string(&mut body).map_err(|e| e.to_string())?;
+    let body = crate::agent_cost::get(port, "/api/v1/snapshot?sources=stat")?;
+    let body = String::from_utf8_lossy(&body);
     let json = body.split_once("\r\n\r\n").map_or("", |x| x.1);
     let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
     let sources = v["agent"]["sources"]
         .as_object()
         .ok_or("no agent.sources in the agent's JSON")?;
     Ok(sources.values().filter_map(|s| s["reads"].as_u64()).sum())
-}
-
-fn free_port() -> Result<u16, String> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| format!("finding a free port: {e}"))
 }
 
 /// Wall time of one run of `cmd` (stdout to /dev/null); fails if it fails.
@@ -219,11 +206,21 @@ impl Tmux {
             .map_err(|e| format!("tmux pane pid: {e}"))
     }
 
+    /// Stops the server and everything in it, and removes its socket.
     fn kill_sessions(&self) {
+        let path = Command::new("tmux")
+            .args(["-L", &self.0, "display-message", "-p", "#{socket_path}"])
+            .stderr(Stdio::null())
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
         let _ = Command::new("tmux")
             .args(["-L", &self.0, "kill-server"])
             .stderr(Stdio::null())
             .status();
+        if !path.is_empty() {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -297,7 +294,7 @@ fn measure(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Report, String> {
     let shm = dir.join("snapshot");
-    let port = free_port()?;
+    let port = crate::agent_cost::free_port()?;
     let mut cmd = Command::new(&opts.exe);
     cmd.args(["agent", "--no-store", "--backend", "bpf", "--listen"])
         .arg(format!("127.0.0.1:{port}"))

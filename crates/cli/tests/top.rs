@@ -89,9 +89,24 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
+        // The server's socket file goes with it.
+        let path = Command::new("tmux")
+            .args([
+                "-L",
+                &self.socket,
+                "display-message",
+                "-p",
+                "#{socket_path}",
+            ])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
         let _ = Command::new("tmux")
             .args(["-L", &self.socket, "kill-server"])
             .status();
+        if !path.is_empty() {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -192,6 +207,61 @@ fn top_live_from_the_agent_sorts_filters_folds_helps_and_outlives_it() {
     t.keys(&["q"]);
     t.expect("top quit cleanly", |s| s.contains("TOP-EXITED 0"));
     drop(marker);
+}
+
+#[test]
+fn top_quits_when_its_terminal_goes_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tmux::start("hangup", "true");
+    // A second session running top itself, so that its pid is the pane's.
+    let out = Command::new("tmux")
+        .args([
+            "-L",
+            &t.socket,
+            "new-session",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_pid}",
+        ])
+        .args([
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "-s",
+            "top",
+            BIN,
+            "top",
+            "--no-agent",
+            "-d",
+            "500ms",
+        ])
+        .arg("--shm-path")
+        .arg(dir.path().join("none"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    assert!(wait_for(Duration::from_secs(20), || {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&cmdline).contains("top")
+    }));
+    std::thread::sleep(Duration::from_secs(1));
+    drop(t);
+    assert!(
+        wait_for(Duration::from_secs(10), || !alive()),
+        "top (pid {pid}) still runs without its terminal"
+    );
 }
 
 #[test]
@@ -391,34 +461,26 @@ fn ps_from_the_agent_agrees_with_ps_from_bpf() {
             assert!(b >= a, "pid {pid}: start {start}, then {s2}");
         }
     }
-    // auto takes the agent's table when it is fresh, says so in JSON.
-    let out = run(&[
-        "ps",
-        "--shm-path",
-        shm,
-        "--format",
-        "json",
-        "--fields",
-        "pid",
-    ]);
-    assert_ok(&out);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["backend"], "agent");
-    // ... and passes over a stale one.
-    let out = run(&[
-        "ps",
-        "--shm-path",
-        shm,
-        "--max-age",
-        "1ms",
-        "--format",
-        "json",
-        "--fields",
-        "pid",
-    ]);
-    assert_ok(&out);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_ne!(v["backend"], "agent");
+    // auto takes the agent's table when it is fresh, says so in JSON, and
+    // passes over a stale one.
+    let backend = |extra: &[&str]| {
+        let mut args = vec![
+            "ps",
+            "--shm-path",
+            shm,
+            "--format",
+            "json",
+            "--fields",
+            "pid",
+        ];
+        args.extend(extra);
+        let out = run(&args);
+        assert_ok(&out);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["backend"].as_str().unwrap().to_string()
+    };
+    assert_eq!(backend(&[]), "agent");
+    assert_ne!(backend(&["--max-age", "1ms"]), "agent");
 
     // What the agent cannot give is an error with --backend agent.
     for (args, says) in [

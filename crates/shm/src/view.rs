@@ -476,6 +476,29 @@ pub fn read_live_procs(snapshot: &Path) -> Result<ProcView, Error> {
     Ok(v)
 }
 
+/// The time (`mono_ns`) of the table in a process view file, from its
+/// header alone: a viewer reads the rest only when it is new.
+pub fn procs_mono_ns(path: &Path) -> Result<u64, Error> {
+    use std::io::Read;
+    let mut head = [0u8; HEADER];
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .map_err(io)?;
+    if head[..8] != VIEW_MAGIC {
+        return Err(Error::NotSnapshot {
+            path: path.to_path_buf(),
+            what: format!("magic {:?}", &head[..8]),
+        });
+    }
+    Ok(u64::from_le_bytes(
+        head[32..40].try_into().unwrap_or_default(),
+    ))
+}
+
 /// Reads `<snapshot>.procs`.
 pub fn read_procs(path: &Path) -> Result<ProcView, Error> {
     let bytes = read_file(path)?;
@@ -610,6 +633,7 @@ mod tests {
         w.publish_procs(&meta, fields, &procs, &exits).unwrap();
         let v = read_procs(&procs_path(&snap)).unwrap();
         assert_eq!(v.meta, meta);
+        assert_eq!(procs_mono_ns(&procs_path(&snap)).unwrap(), meta.mono_ns);
         assert_eq!(v.fields, fields);
         assert_eq!(v.procs, procs);
         assert_eq!(v.exits, exits);

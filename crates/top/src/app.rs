@@ -289,7 +289,8 @@ impl App {
     }
 
     /// Takes a sample: what changed since the last one (the system
-    /// sources, the table, or both) moves the rates on.
+    /// sources, the table, or both) moves the rates on; a new table
+    /// rebuilds the list.
     pub fn push(&mut self, t: &Tick) {
         if !self.have_sys || t.system.taken != self.cur_sys.taken {
             if self.have_sys {
@@ -375,8 +376,10 @@ impl App {
                 self.cmdlines.retain(|pid, _| live.contains(pid));
             }
             self.tables += 1;
+            // The list changes with the table only (memory % is drawn
+            // from the latest system sample).
+            self.rebuild();
         }
-        self.rebuild();
     }
 
     /// Memory use of a process, % of the machine's.

@@ -115,14 +115,17 @@ impl AgentFeed {
         self.tick.system = system;
         meta?;
         let p = view::procs_path(&self.snapshot);
-        let pv: ProcView = view::read_procs(&p).map_err(|e| e.to_string())?;
         let mut out = Tick {
             system: self.tick.system.clone(),
             procs_taken: self.tick.procs_taken,
             procs_unix_ns: self.tick.procs_unix_ns,
             ..Tick::default()
         };
-        if pv.meta.mono_ns != self.last_procs_mono {
+        // The table (megabytes with thousands of processes) is read only
+        // when its header says it is new.
+        let mono = view::procs_mono_ns(&p).map_err(|e| e.to_string())?;
+        if mono != self.last_procs_mono {
+            let pv: ProcView = view::read_procs(&p).map_err(|e| e.to_string())?;
             self.last_procs_mono = pv.meta.mono_ns;
             self.procs_every = Duration::from_nanos(pv.meta.interval_ns);
             self.tick.procs_unix_ns = pv.meta.unix_ns;

@@ -53,6 +53,7 @@ enum Msg {
     Resize,
     Tick(Box<Tick>, Origin),
     Notice(String),
+    TerminalGone,
 }
 
 /// Runs the view until `q`. Errors that stop it before the first screen
@@ -159,6 +160,8 @@ fn start_live(
     }
 }
 
+/// Sends keys and resizes; when the terminal is gone (closed, hung up),
+/// says so, and the view quits.
 fn input_loop(tx: mpsc::Sender<Msg>) {
     while let Ok(ev) = event::read() {
         let msg = match ev {
@@ -170,6 +173,7 @@ fn input_loop(tx: mpsc::Sender<Msg>) {
             return;
         }
     }
+    let _ = tx.send(Msg::TerminalGone);
 }
 
 /// Follows the agent: sleeps on its publish counter, sends what changed
@@ -324,6 +328,10 @@ fn live_loop(
                     _ => redraw = true,
                 },
                 Msg::Resize => redraw = true,
+                Msg::TerminalGone => {
+                    flags.quit.store(true, Ordering::Relaxed);
+                    return Ok(());
+                }
                 Msg::Tick(t, origin) => {
                     if app.origin != origin {
                         app.origin = origin;
