@@ -446,7 +446,16 @@ impl Agent {
             return;
         };
         let private = procfs::hides_pids(&config.proc_root);
-        let writer = shm::view::ViewWriter::new(path, private);
+        let writer = match shm::view::ViewWriter::new(path, private) {
+            Ok(w) => w,
+            Err(e) => {
+                log(format!(
+                    "view files beside {} not made: {e}; local viewers read /proc themselves",
+                    path.display()
+                ));
+                return;
+            }
+        };
         self.view = Some(View {
             writer,
             latest: vec![Vec::new(); SOURCE_COUNT],

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use proctable::{Identity, Proc};
+use proctable::{Exit, Identity, Proc};
 use serde::Serialize;
 
 use crate::columns::Column;
@@ -54,6 +54,26 @@ pub fn rates(prev: &[Proc], cur: &[Proc], secs: f64) -> Vec<ProcRate> {
         });
     }
     out
+}
+
+/// Resident memory as a share of the machine's, percent.
+pub fn mem_pct(rss_bytes: u64, total_bytes: u64) -> Option<f64> {
+    (total_bytes > 0).then(|| rss_bytes as f64 * 100.0 / total_bytes as f64)
+}
+
+/// CPU over the last interval of a process that ended in it, percent of
+/// one CPU: from its row in the table before (`before`, the same identity
+/// when the exit record has a start time) and its final times.
+pub fn exit_cpu_pct(before: &Proc, exit: &Exit, secs: f64) -> Option<f64> {
+    if exit.pid != before.pid || (exit.start_ticks != 0 && exit.start_ticks != before.start_ticks) {
+        return None;
+    }
+    rate(
+        before.utime_ns + before.stime_ns,
+        exit.utime_ns + exit.stime_ns,
+        secs,
+    )
+    .map(|ns| ns / 1e7)
 }
 
 /// What to rank processes by.
@@ -222,6 +242,35 @@ mod tests {
             .map(|p| p.pid)
             .collect();
         assert_eq!(t, [2, 3, 1]);
+    }
+
+    #[test]
+    fn memory_share_and_the_cpu_of_a_process_that_ended() {
+        assert_eq!(mem_pct(1 << 30, 4 << 30), Some(25.0));
+        assert_eq!(mem_pct(1, 0), None);
+        let before = Proc {
+            pid: 7,
+            start_ticks: 70,
+            utime_ns: 1_000_000_000,
+            ..Proc::default()
+        };
+        let mut e = Exit {
+            pid: 7,
+            start_ticks: 70,
+            utime_ns: 1_500_000_000,
+            stime_ns: 500_000_000,
+            ..Exit::default()
+        };
+        // 1 s of CPU in 2 s.
+        assert_eq!(exit_cpu_pct(&before, &e, 2.0), Some(50.0));
+        // Another process that reused the pid.
+        e.start_ticks = 71;
+        assert_eq!(exit_cpu_pct(&before, &e, 2.0), None);
+        // Times that went backwards give nothing.
+        e.start_ticks = 0;
+        e.utime_ns = 0;
+        e.stime_ns = 0;
+        assert_eq!(exit_cpu_pct(&before, &e, 2.0), None);
     }
 
     #[test]

@@ -8,10 +8,15 @@
 //! - `<snapshot>.procs`: the agent's last process table, and the processes
 //!   that exited since the table before it.
 //!
-//! Each is written whole under a temporary name and renamed into place, so a
-//! reader never sees half of one. A file is rewritten only when the agent
-//! has read what it holds again: the system file once per read of
-//! `/proc/stat`, the process file once per process-table read.
+//! Each file is made once, when the agent starts, and rewritten in place
+//! (three `pwrite`s: the sequence number made odd, the data, the sequence
+//! made even) only when the agent has read what it holds again: the system
+//! file once per read of `/proc/stat`, the process file once per
+//! process-table read. A reader reads the header, the body, then the
+//! header again, and takes the data only if the sequence was even and did
+//! not move: it never uses half of one. No rename, no truncation: on a disk
+//! filesystem (ext4 flushes a file renamed over another) a publish never
+//! waits for I/O.
 //!
 //! # Layout, version 1 (little-endian)
 //!
@@ -28,14 +33,16 @@
 //!     48     8  count       system: bytes of kept entries; processes: rows
 //!     56     4  exits       processes: exit rows after the process rows
 //!     60     4  row_words   processes: 8-byte words per process row
-//!     64     -  body
+//!     64     8  seq         odd while the agent writes
+//!     72     8  reserved    0
+//!     80     -  body (the file may be longer: what follows is stale)
 //! ```
 //!
 //! A system body is `procfs::kept` entries (`source u8, length u32, bytes`).
 //! A process row is [`PROC_WORDS`] words and an exit row [`EXIT_WORDS`]
 //! words, in the order [`put_proc`] and [`put_exit`] write them.
 
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -46,7 +53,8 @@ use crate::Error;
 
 pub const VIEW_MAGIC: [u8; 8] = *b"QSTATVEW";
 pub const VIEW_VERSION: u32 = 1;
-const HEADER: usize = 64;
+const HEADER: usize = 80;
+const SEQ: usize = 64;
 const KIND_SYSTEM: u32 = 1;
 const KIND_PROCS: u32 = 2;
 /// Words per process row.
@@ -108,30 +116,93 @@ pub struct ProcView {
 /// Writes the view files. A failure to write is returned for the agent to
 /// log; the snapshot goes on regardless.
 pub struct ViewWriter {
-    system: PathBuf,
-    procs: PathBuf,
-    mode: u32,
+    system: Target,
+    procs: Target,
     buf: Vec<u8>,
 }
 
-impl ViewWriter {
-    /// Files beside `snapshot`, readable by all (`private`: by the owner
-    /// only, for a /proc that hides other users' processes).
-    pub fn new(snapshot: &Path, private: bool) -> ViewWriter {
-        ViewWriter {
-            system: system_path(snapshot),
-            procs: procs_path(snapshot),
-            mode: if private { 0o600 } else { 0o644 },
-            buf: Vec::new(),
+/// One view file, open for writing in place.
+struct Target {
+    path: PathBuf,
+    file: std::fs::File,
+    seq: u64,
+}
+
+impl Target {
+    /// Makes the file anew (a file left by an agent before is removed
+    /// first; a link there is never followed).
+    fn create(path: PathBuf, mode: u32) -> io::Result<Target> {
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
         }
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)?;
+        Ok(Target { path, file, seq: 0 })
+    }
+
+    /// Writes a header and its body in place, under the sequence: `fill`
+    /// appends to the buffer and hands it to `put` whenever it holds a
+    /// chunk, so the agent never holds a whole table's bytes.
+    fn write(
+        &mut self,
+        buf: &mut Vec<u8>,
+        fill: impl FnOnce(
+            &mut Vec<u8>,
+            &mut dyn FnMut(&mut Vec<u8>) -> io::Result<()>,
+        ) -> io::Result<()>,
+    ) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.seq += 1;
+        let odd = self.seq.to_le_bytes();
+        let file = &self.file;
+        let mut pos = 0u64;
+        let r = file.write_all_at(&odd, SEQ as u64).and_then(|()| {
+            let mut put = |b: &mut Vec<u8>| -> io::Result<()> {
+                if pos == 0 && b.len() >= HEADER {
+                    b[SEQ..SEQ + 8].copy_from_slice(&odd);
+                }
+                file.write_all_at(b, pos)?;
+                pos += b.len() as u64;
+                b.clear();
+                Ok(())
+            };
+            fill(buf, &mut put)?;
+            put(buf)
+        });
+        // Even again whatever happened: a reader never waits on a failed
+        // write (the data it then reads is refused by its own checks).
+        self.seq += 1;
+        let even = self.file.write_all_at(&self.seq.to_le_bytes(), SEQ as u64);
+        r.and(even)
+    }
+}
+
+/// What the agent writes at a time.
+const CHUNK: usize = 64 * 1024;
+
+impl ViewWriter {
+    /// Makes the files beside `snapshot`, readable by all (`private`: by
+    /// the owner only, for a /proc that hides other users' processes).
+    pub fn new(snapshot: &Path, private: bool) -> io::Result<ViewWriter> {
+        let mode = if private { 0o600 } else { 0o644 };
+        Ok(ViewWriter {
+            system: Target::create(system_path(snapshot), mode)?,
+            procs: Target::create(procs_path(snapshot), mode)?,
+            buf: Vec::new(),
+        })
     }
 
     pub fn system_path(&self) -> &Path {
-        &self.system
+        &self.system.path
     }
 
     pub fn procs_path(&self) -> &Path {
-        &self.procs
+        &self.procs.path
     }
 
     /// Publishes the latest bytes of the view's sources (`procfs::kept`
@@ -140,7 +211,7 @@ impl ViewWriter {
         self.buf.clear();
         header(&mut self.buf, KIND_SYSTEM, meta, 0, kept.len() as u64, 0, 0);
         self.buf.extend_from_slice(kept);
-        place(&self.system, self.mode, &self.buf)
+        self.system.write(&mut self.buf, |_, _| Ok(()))
     }
 
     /// Publishes a process table and the exits since the one before.
@@ -152,8 +223,6 @@ impl ViewWriter {
         exits: &[Exit],
     ) -> io::Result<()> {
         self.buf.clear();
-        self.buf
-            .reserve(HEADER + 8 * (procs.len() * PROC_WORDS + exits.len() * EXIT_WORDS));
         header(
             &mut self.buf,
             KIND_PROCS,
@@ -163,20 +232,28 @@ impl ViewWriter {
             exits.len() as u32,
             PROC_WORDS as u32,
         );
-        for p in procs {
-            put_proc(&mut self.buf, p);
-        }
-        for e in exits {
-            put_exit(&mut self.buf, e);
-        }
-        place(&self.procs, self.mode, &self.buf)
+        self.procs.write(&mut self.buf, |buf, put| {
+            for p in procs {
+                put_proc(buf, p);
+                if buf.len() >= CHUNK {
+                    put(buf)?;
+                }
+            }
+            for e in exits {
+                put_exit(buf, e);
+                if buf.len() >= CHUNK {
+                    put(buf)?;
+                }
+            }
+            Ok(())
+        })
     }
 
     /// Removes the files (the agent is stopping: a viewer then finds none,
     /// instead of stale data).
     pub fn remove(&self) {
-        let _ = std::fs::remove_file(&self.system);
-        let _ = std::fs::remove_file(&self.procs);
+        let _ = std::fs::remove_file(&self.system.path);
+        let _ = std::fs::remove_file(&self.procs.path);
     }
 }
 
@@ -198,27 +275,8 @@ fn header(
     }
     out.extend_from_slice(&exits.to_le_bytes());
     out.extend_from_slice(&row_words.to_le_bytes());
-}
-
-/// Writes `bytes` under a temporary name in the same directory, then
-/// renames it over `path`. The temporary name is never followed if it is a
-/// link (the directory was checked when the snapshot was made).
-fn place(path: &Path, mode: u32, bytes: &[u8]) -> io::Result<()> {
-    let tmp = suffixed(path, ".tmp");
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)?;
-    let r = f
-        .write_all(bytes)
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r
+    // The sequence (set when written) and a reserved word.
+    out.extend_from_slice(&[0; 16]);
 }
 
 fn comm_words(c: &Comm) -> [u64; 3] {
@@ -438,20 +496,101 @@ fn parse<'a>(path: &Path, bytes: &'a [u8], kind: u32) -> Result<Parsed<'a>, Erro
             .saturating_mul(8 * PROC_WORDS as u64)
             .saturating_add(u64::from(p.exits) * 8 * EXIT_WORDS as u64)
     };
-    if want > MAX_BODY || want != p.body.len() as u64 {
+    if want > MAX_BODY || want > p.body.len() as u64 {
         return Err(bad(format!(
             "body of {} bytes, header says {want}",
             p.body.len()
         )));
     }
-    Ok(p)
+    Ok(Parsed {
+        body: &p.body[..want as usize],
+        ..p
+    })
 }
 
+/// How long a reader waits for a file being rewritten before it gives
+/// up: a write takes microseconds, unless the agent is descheduled (or
+/// stopped) in the middle of one.
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Waits between tries: yields first, then sleeps a millisecond; false once
+/// `PATIENCE` has passed since `start`.
+fn wait_turn(start: std::time::Instant, tries: &mut u32) -> bool {
+    *tries += 1;
+    if *tries < 100 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    start.elapsed() < PATIENCE
+}
+
+/// The header and body of a view file, consistent: read under its
+/// sequence number (see the module's notes).
 fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|source| Error::Io {
+    use std::os::unix::fs::FileExt;
+    let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let seq = |h: &[u8]| u64::from_le_bytes(h[SEQ..SEQ + 8].try_into().unwrap_or_default());
+    let mut head = [0u8; HEADER];
+    let (start, mut tries) = (std::time::Instant::now(), 0);
+    loop {
+        let n = read_at_most(&f, &mut head, 0).map_err(io)?;
+        if n < HEADER {
+            // Too short to be one: parse says why.
+            return Ok(head[..n].to_vec());
+        }
+        let s1 = seq(&head);
+        if s1 % 2 == 1 {
+            if !wait_turn(start, &mut tries) {
+                return Err(Error::Torn);
+            }
+            continue;
+        }
+        let len = body_len(&head).min(MAX_BODY + 1) as usize;
+        let mut all = vec![0u8; HEADER + len];
+        let n = read_at_most(&f, &mut all, 0).map_err(io)?;
+        all.truncate(n);
+        let mut again = [0u8; 8];
+        f.read_exact_at(&mut again, SEQ as u64).map_err(io)?;
+        if u64::from_le_bytes(again) == s1 && all.len() >= HEADER && seq(&all) == s1 {
+            return Ok(all);
+        }
+        if !wait_turn(start, &mut tries) {
+            return Err(Error::Torn);
+        }
+    }
+}
+
+/// Reads into `buf` from `offset` until it is full or the file ends.
+fn read_at_most(f: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read_at(&mut buf[n..], offset + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// The body's length as the header gives it (unchecked: `parse` checks).
+fn body_len(h: &[u8]) -> u64 {
+    let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().unwrap_or_default());
+    let count = u64::from_le_bytes(h[48..56].try_into().unwrap_or_default());
+    if u32_at(12) == KIND_SYSTEM {
+        count
+    } else {
+        count
+            .saturating_mul(8 * PROC_WORDS as u64)
+            .saturating_add(u64::from(u32_at(56)) * 8 * EXIT_WORDS as u64)
+    }
 }
 
 fn words(b: &[u8]) -> impl Iterator<Item = u64> + '_ {
@@ -479,24 +618,30 @@ pub fn read_live_procs(snapshot: &Path) -> Result<ProcView, Error> {
 /// The time (`mono_ns`) of the table in a process view file, from its
 /// header alone: a viewer reads the rest only when it is new.
 pub fn procs_mono_ns(path: &Path) -> Result<u64, Error> {
-    use std::io::Read;
-    let mut head = [0u8; HEADER];
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
     };
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .map_err(io)?;
-    if head[..8] != VIEW_MAGIC {
-        return Err(Error::NotSnapshot {
-            path: path.to_path_buf(),
-            what: format!("magic {:?}", &head[..8]),
-        });
+    let f = std::fs::File::open(path).map_err(io)?;
+    let mut head = [0u8; HEADER];
+    let (start, mut tries) = (std::time::Instant::now(), 0);
+    loop {
+        let n = read_at_most(&f, &mut head, 0).map_err(io)?;
+        if n < HEADER || head[..8] != VIEW_MAGIC {
+            return Err(Error::NotSnapshot {
+                path: path.to_path_buf(),
+                what: format!("{n} bytes of header, or not a view file"),
+            });
+        }
+        if u64::from_le_bytes(head[SEQ..SEQ + 8].try_into().unwrap_or_default()) % 2 == 0 {
+            return Ok(u64::from_le_bytes(
+                head[32..40].try_into().unwrap_or_default(),
+            ));
+        }
+        if !wait_turn(start, &mut tries) {
+            return Err(Error::Torn);
+        }
     }
-    Ok(u64::from_le_bytes(
-        head[32..40].try_into().unwrap_or_default(),
-    ))
 }
 
 /// Reads `<snapshot>.procs`.
@@ -607,7 +752,7 @@ mod tests {
     fn a_published_table_reads_back_row_for_row() {
         let dir = tempfile::tempdir().unwrap();
         let snap = dir.path().join("snapshot");
-        let mut w = ViewWriter::new(&snap, false);
+        let mut w = ViewWriter::new(&snap, false).unwrap();
         let procs: Vec<Proc> = (1..50).map(proc_row).collect();
         let exits = vec![Exit {
             pid: 99,
@@ -637,16 +782,73 @@ mod tests {
         assert_eq!(v.fields, fields);
         assert_eq!(v.procs, procs);
         assert_eq!(v.exits, exits);
-        // Rewritten in place: the new table replaces the old.
+        // Rewritten in place: the new, shorter table replaces the old.
         w.publish_procs(&meta, fields, &procs[..3], &[]).unwrap();
-        assert_eq!(read_procs(&procs_path(&snap)).unwrap().procs.len(), 3);
+        assert_eq!(read_procs(&procs_path(&snap)).unwrap().procs, procs[..3]);
+        // A file left by an agent before is replaced, not written into.
+        drop(w);
+        let w = ViewWriter::new(&snap, false).unwrap();
+        assert_eq!(std::fs::metadata(procs_path(&snap)).unwrap().len(), 0);
+        w.remove();
+        assert!(!procs_path(&snap).exists());
+    }
+
+    #[test]
+    fn concurrent_reads_never_see_half_a_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let snap = dir.path().join("snapshot");
+        let mut w = ViewWriter::new(&snap, false).unwrap();
+        let table = |g: u64| -> Vec<Proc> {
+            // Tables of changing length, every row marked with its generation.
+            (0..(50 + (g % 7) * 40) as u32)
+                .map(|i| Proc {
+                    pid: i + 1,
+                    utime_ns: g,
+                    ..proc_row(i + 1)
+                })
+                .collect()
+        };
+        w.publish_procs(&Meta::default(), Fields::all(), &table(0), &[])
+            .unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s2 = stop.clone();
+        let writer = std::thread::spawn(move || {
+            let mut g = 1;
+            while !s2.load(std::sync::atomic::Ordering::Relaxed) {
+                let meta = Meta {
+                    mono_ns: g,
+                    ..Meta::default()
+                };
+                w.publish_procs(&meta, Fields::all(), &table(g), &[])
+                    .unwrap();
+                g += 1;
+            }
+            g
+        });
+        let path = procs_path(&snap);
+        let mut seen = std::collections::BTreeSet::new();
+        let start = std::time::Instant::now();
+        // Until twenty tables were seen (a starved writer makes it longer).
+        while seen.len() < 20 && start.elapsed() < std::time::Duration::from_secs(60) {
+            let v = read_procs(&path).unwrap();
+            let g = v.meta.mono_ns;
+            assert_eq!(v.procs.len() as u64, 50 + (g % 7) * 40, "generation {g}");
+            assert!(
+                v.procs.iter().all(|p| p.utime_ns == g),
+                "generation {g} mixed"
+            );
+            seen.insert(g);
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let written = writer.join().unwrap();
+        assert!(seen.len() >= 20, "{written} written, {} seen", seen.len());
     }
 
     #[test]
     fn system_bytes_parse_as_a_live_read_would() {
         let dir = tempfile::tempdir().unwrap();
         let snap = dir.path().join("snapshot");
-        let mut w = ViewWriter::new(&snap, false);
+        let mut w = ViewWriter::new(&snap, false).unwrap();
         let mut kept = Vec::new();
         procfs::kept::append(
             &mut kept,
@@ -669,7 +871,7 @@ mod tests {
     fn damaged_files_are_refused_by_name_never_misread() {
         let dir = tempfile::tempdir().unwrap();
         let snap = dir.path().join("snapshot");
-        let mut w = ViewWriter::new(&snap, false);
+        let mut w = ViewWriter::new(&snap, false).unwrap();
         let procs: Vec<Proc> = (1..4).map(proc_row).collect();
         w.publish_procs(&Meta::default(), Fields::all(), &procs, &[])
             .unwrap();

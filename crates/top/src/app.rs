@@ -330,12 +330,11 @@ impl App {
             if self.tables > 0 && secs > 0.0 {
                 let before: HashMap<u32, &Proc> = self.procs.iter().map(|p| (p.pid, p)).collect();
                 for e in &self.exits {
-                    if let Some(p) = before.get(&e.pid)
-                        && (e.start_ticks == 0 || e.start_ticks == p.start_ticks)
+                    if let Some(pct) = before
+                        .get(&e.pid)
+                        .and_then(|p| model::process::exit_cpu_pct(p, e, secs))
                     {
-                        let spent =
-                            (e.utime_ns + e.stime_ns).saturating_sub(p.utime_ns + p.stime_ns);
-                        self.exit_cpu.insert(e.pid, spent as f64 / 1e7 / secs);
+                        self.exit_cpu.insert(e.pid, pct);
                     }
                 }
             }
@@ -384,8 +383,7 @@ impl App {
 
     /// Memory use of a process, % of the machine's.
     pub fn mem_pct(&self, rss: u64) -> Option<f64> {
-        let total = self.rates.as_ref()?.memory.total_bytes?;
-        (total > 0).then(|| rss as f64 * 100.0 / total as f64)
+        model::process::mem_pct(rss, self.rates.as_ref()?.memory.total_bytes?)
     }
 
     /// The command shown: the command line when known, else the name.
