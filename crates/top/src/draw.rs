@@ -120,7 +120,10 @@ fn bar<'a>(user: f64, system: f64, width: usize, label: String, s: &Styles) -> V
     let fill_u = ((user.clamp(0.0, 100.0) / 100.0) * inner as f64).round() as usize;
     let fill_s = ((total / 100.0) * inner as f64).round() as usize;
     let fill_s = fill_s.saturating_sub(fill_u);
-    let used = (fill_u + fill_s).min(inner);
+    // The figure is always shown: a full bar leaves room for it.
+    let room_for_bar = inner.saturating_sub(text.len());
+    let used = (fill_u + fill_s).min(room_for_bar);
+    let fill_u = fill_u.min(used);
     let free = inner - used;
     // The figure is written over the free end.
     let room = free.saturating_sub(text.len());
@@ -684,4 +687,52 @@ fn draw_help(f: &mut Frame, app: &App, s: &Styles) {
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" keys ")),
         r,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(spans: &[Span]) -> String {
+        spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn a_bar_always_shows_its_figure_and_keeps_its_width() {
+        let s = Styles::new(false);
+        for (u, sy) in [
+            (0.0, 0.0),
+            (12.0, 3.0),
+            (60.0, 39.0),
+            (100.0, 0.0),
+            (150.0, 20.0),
+        ] {
+            let b = text(&bar(u, sy, 14, "0".into(), &s));
+            assert_eq!(b.chars().count(), 15, "{b}");
+            let pct = format!("{:.0}%]", f64::min(u + sy, 100.0));
+            assert!(b.ends_with(&pct), "{u}+{sy}: {b}");
+        }
+        assert_eq!(
+            text(&bar(100.0, 0.0, 14, "0".into(), &s)),
+            "0[||||||||100%]"
+        );
+        assert_eq!(text(&bar(0.0, 0.0, 14, "0".into(), &s)), "0[          0%]");
+    }
+
+    #[test]
+    fn exit_notes_name_the_code_or_the_signal() {
+        assert_eq!(exit_note(Some(3 << 8)), "[exit 3]");
+        assert_eq!(exit_note(Some(9)), "[SIGKILL]");
+        assert_eq!(exit_note(Some(0x80 | 11)), "[SIGSEGV core]");
+        assert_eq!(exit_note(None), "[ended]");
+        assert_eq!(signal_name(40), "SIG40");
+    }
+
+    #[test]
+    fn bytes_are_short() {
+        assert_eq!(bytes(512.0), "512B");
+        assert_eq!(bytes(1536.0), "1.5K");
+        assert_eq!(bytes(900.0 * 1024.0 * 1024.0), "900M");
+        assert_eq!(bytes(-1.0), "0B");
+    }
 }
