@@ -129,6 +129,19 @@ impl Cmdlines {
     }
 }
 
+/// The command line of process `pid` under `proc_root` as `ps` shows it
+/// (its first [`CMDLINE_MAX`] bytes), read once, unchecked against any
+/// row: for a caller that names a process by PID alone (the history's
+/// identity rows, `top`'s rows on screen). `None` when it cannot be read
+/// or is empty.
+pub fn read_cmdline(proc_root: &Path, pid: u32) -> Option<String> {
+    use std::io::Read;
+    let f = std::fs::File::open(proc_root.join(pid.to_string()).join("cmdline")).ok()?;
+    let mut b = Vec::with_capacity(256);
+    f.take(CMDLINE_MAX as u64).read_to_end(&mut b).ok()?;
+    procfs::pid::cmdline_text(&b)
+}
+
 /// The first `buf.len()` bytes of `name` under the directory `dir`.
 fn read_under(dir: &OwnedFd, name: &[u8], buf: &mut [u8]) -> Option<usize> {
     let fd = open_at(dir.as_raw_fd(), name, libc::O_RDONLY).ok()?;

@@ -695,7 +695,7 @@ fn identity_id(
         return Ok(id);
     }
     let cmdline = (!proc_root.as_os_str().is_empty())
-        .then(|| cmdline(proc_root, s.pid))
+        .then(|| proctable::read_cmdline(proc_root, s.pid))
         .flatten();
     let start_ms = boot_ms + s.start_ticks * 10;
     tx.execute(
@@ -713,20 +713,4 @@ fn identity_id(
         ],
     )?;
     Ok(tx.last_insert_rowid() as u32)
-}
-
-fn cmdline(proc_root: &Path, pid: u32) -> Option<String> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(proc_root.join(pid.to_string()).join("cmdline")).ok()?;
-    let mut b = Vec::with_capacity(256);
-    f.by_ref().take(4096).read_to_end(&mut b).ok()?;
-    while b.last() == Some(&0) {
-        b.pop();
-    }
-    (!b.is_empty()).then(|| {
-        String::from_utf8_lossy(&b)
-            .chars()
-            .map(|c| if c == '\0' { ' ' } else { c })
-            .collect()
-    })
 }

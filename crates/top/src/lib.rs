@@ -269,19 +269,14 @@ fn fill_cmdlines(app: &mut App, proc_root: &Path, height: u16) {
     let to = (app.selected + h).min(app.items.len());
     let want: Vec<u32> = app.items[from..to]
         .iter()
-        .filter(|it| it.mark != Mark::Exited(None) && !matches!(it.mark, Mark::Exited(_)))
+        .filter(|it| !matches!(it.mark, Mark::Exited(_)))
         .map(|it| it.p.pid)
         .filter(|&pid| !app.has_cmdline(pid))
         .collect();
     for pid in want {
-        let c = std::fs::read(proc_root.join(pid.to_string()).join("cmdline"))
-            .map(|b| {
-                let b = &b[..b.len().min(4096)];
-                String::from_utf8_lossy(b)
-                    .trim_end_matches('\0')
-                    .replace('\0', " ")
-            })
-            .unwrap_or_default();
+        // Unreadable or empty (kernel threads) is remembered too: the name
+        // is shown, and the file is not read again.
+        let c = proctable::read_cmdline(proc_root, pid).unwrap_or_default();
         app.add_cmdline(pid, c);
     }
 }
