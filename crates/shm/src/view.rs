@@ -483,19 +483,13 @@ fn parse<'a>(path: &Path, bytes: &'a [u8], kind: u32) -> Result<Parsed<'a>, Erro
         row_words: u32_at(60),
         body: &bytes[HEADER..],
     };
-    let want = if kind == KIND_SYSTEM {
-        p.count
-    } else {
-        if p.row_words as usize != PROC_WORDS {
-            return Err(bad(format!(
-                "{} words a row; this reader knows {PROC_WORDS}",
-                p.row_words
-            )));
-        }
-        p.count
-            .saturating_mul(8 * PROC_WORDS as u64)
-            .saturating_add(u64::from(p.exits) * 8 * EXIT_WORDS as u64)
-    };
+    if kind == KIND_PROCS && p.row_words as usize != PROC_WORDS {
+        return Err(bad(format!(
+            "{} words a row; this reader knows {PROC_WORDS}",
+            p.row_words
+        )));
+    }
+    let want = body_bytes(kind, p.count, p.exits);
     if want > MAX_BODY || want > p.body.len() as u64 {
         return Err(bad(format!(
             "body of {} bytes, header says {want}",
@@ -525,6 +519,39 @@ fn wait_turn(start: std::time::Instant, tries: &mut u32) -> bool {
     start.elapsed() < PATIENCE
 }
 
+fn seq_of(h: &[u8]) -> u64 {
+    u64::from_le_bytes(h[SEQ..SEQ + 8].try_into().unwrap_or_default())
+}
+
+/// The header of a view file once its sequence is even (the agent is not
+/// in the middle of a write); waits up to `PATIENCE` from `start`.
+fn even_header(
+    f: &std::fs::File,
+    path: &Path,
+    start: std::time::Instant,
+    tries: &mut u32,
+) -> Result<[u8; HEADER], Error> {
+    let mut head = [0u8; HEADER];
+    loop {
+        let n = read_at_most(f, &mut head, 0).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if n < HEADER {
+            return Err(Error::NotSnapshot {
+                path: path.to_path_buf(),
+                what: format!("{n} bytes, shorter than the header"),
+            });
+        }
+        if seq_of(&head).is_multiple_of(2) {
+            return Ok(head);
+        }
+        if !wait_turn(start, tries) {
+            return Err(Error::Torn);
+        }
+    }
+}
+
 /// The header and body of a view file, consistent: read under its
 /// sequence number (see the module's notes).
 fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
@@ -534,29 +561,22 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
         source,
     };
     let f = std::fs::File::open(path).map_err(io)?;
-    let seq = |h: &[u8]| u64::from_le_bytes(h[SEQ..SEQ + 8].try_into().unwrap_or_default());
-    let mut head = [0u8; HEADER];
     let (start, mut tries) = (std::time::Instant::now(), 0);
     loop {
-        let n = read_at_most(&f, &mut head, 0).map_err(io)?;
-        if n < HEADER {
-            // Too short to be one: parse says why.
-            return Ok(head[..n].to_vec());
-        }
-        let s1 = seq(&head);
-        if s1 % 2 == 1 {
-            if !wait_turn(start, &mut tries) {
-                return Err(Error::Torn);
-            }
-            continue;
-        }
-        let len = body_len(&head).min(MAX_BODY + 1) as usize;
+        let head = even_header(&f, path, start, &mut tries)?;
+        let s1 = seq_of(&head);
+        let kind = u32::from_le_bytes(head[12..16].try_into().unwrap_or_default());
+        let count = u64::from_le_bytes(head[48..56].try_into().unwrap_or_default());
+        let exits = u32::from_le_bytes(head[56..60].try_into().unwrap_or_default());
+        // Unchecked here (`parse` checks): past the bound, one byte more
+        // than allowed is read, for `parse` to refuse.
+        let len = body_bytes(kind, count, exits).min(MAX_BODY + 1) as usize;
         let mut all = vec![0u8; HEADER + len];
         let n = read_at_most(&f, &mut all, 0).map_err(io)?;
         all.truncate(n);
         let mut again = [0u8; 8];
         f.read_exact_at(&mut again, SEQ as u64).map_err(io)?;
-        if u64::from_le_bytes(again) == s1 && all.len() >= HEADER && seq(&all) == s1 {
+        if u64::from_le_bytes(again) == s1 && all.len() >= HEADER && seq_of(&all) == s1 {
             return Ok(all);
         }
         if !wait_turn(start, &mut tries) {
@@ -580,16 +600,14 @@ fn read_at_most(f: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<us
     Ok(n)
 }
 
-/// The body's length as the header gives it (unchecked: `parse` checks).
-fn body_len(h: &[u8]) -> u64 {
-    let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().unwrap_or_default());
-    let count = u64::from_le_bytes(h[48..56].try_into().unwrap_or_default());
-    if u32_at(12) == KIND_SYSTEM {
+/// The body's length in bytes for a header's kind and counts.
+fn body_bytes(kind: u32, count: u64, exits: u32) -> u64 {
+    if kind == KIND_SYSTEM {
         count
     } else {
         count
             .saturating_mul(8 * PROC_WORDS as u64)
-            .saturating_add(u64::from(u32_at(56)) * 8 * EXIT_WORDS as u64)
+            .saturating_add(u64::from(exits) * 8 * EXIT_WORDS as u64)
     }
 }
 
@@ -618,30 +636,20 @@ pub fn read_live_procs(snapshot: &Path) -> Result<ProcView, Error> {
 /// The time (`mono_ns`) of the table in a process view file, from its
 /// header alone: a viewer reads the rest only when it is new.
 pub fn procs_mono_ns(path: &Path) -> Result<u64, Error> {
-    let io = |source| Error::Io {
+    let f = std::fs::File::open(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let f = std::fs::File::open(path).map_err(io)?;
-    let mut head = [0u8; HEADER];
-    let (start, mut tries) = (std::time::Instant::now(), 0);
-    loop {
-        let n = read_at_most(&f, &mut head, 0).map_err(io)?;
-        if n < HEADER || head[..8] != VIEW_MAGIC {
-            return Err(Error::NotSnapshot {
-                path: path.to_path_buf(),
-                what: format!("{n} bytes of header, or not a view file"),
-            });
-        }
-        if u64::from_le_bytes(head[SEQ..SEQ + 8].try_into().unwrap_or_default()) % 2 == 0 {
-            return Ok(u64::from_le_bytes(
-                head[32..40].try_into().unwrap_or_default(),
-            ));
-        }
-        if !wait_turn(start, &mut tries) {
-            return Err(Error::Torn);
-        }
+    })?;
+    let head = even_header(&f, path, std::time::Instant::now(), &mut 0)?;
+    if head[..8] != VIEW_MAGIC {
+        return Err(Error::NotSnapshot {
+            path: path.to_path_buf(),
+            what: format!("magic {:?}", &head[..8]),
+        });
     }
+    Ok(u64::from_le_bytes(
+        head[32..40].try_into().unwrap_or_default(),
+    ))
 }
 
 /// Reads `<snapshot>.procs`.

@@ -406,14 +406,15 @@ impl App {
 
     fn item(&self, p: &Proc, mark: Mark) -> Item {
         let r = self.proc_rates.get(&p.identity());
-        let cpu = r.and_then(|r| Some(r.user_pct? + r.system_pct?));
+        // An ended process's CPU is over its last interval, from its final
+        // times ([`App::push`]).
+        let cpu = match mark {
+            Mark::Exited(_) => self.exit_cpu.get(&p.pid).copied(),
+            _ => r.and_then(|r| Some(r.user_pct? + r.system_pct?)),
+        };
         Item {
             p: *p,
-            cpu: if mark == Mark::None || matches!(mark, Mark::New) {
-                cpu
-            } else {
-                None
-            },
+            cpu,
             read: r.and_then(|r| r.read_bytes_per_sec),
             write: r.and_then(|r| r.write_bytes_per_sec),
             mark,
@@ -453,25 +454,19 @@ impl App {
         o.then(a.p.pid.cmp(&b.p.pid))
     }
 
-    fn matches(&mut self, p: &Proc) -> bool {
-        if let Some((_, uid)) = &self.user
-            && p.uid != Some(*uid)
-        {
-            return false;
-        }
-        if self.filter.is_empty() {
-            return true;
-        }
-        let f = self.filter.to_lowercase();
-        p.pid.to_string() == f || self.command(p).to_lowercase().contains(&f)
+    /// Whether `p` passes the text filter, given lowercased (`f`); the
+    /// user filter is the caller's.
+    fn matches(&self, p: &Proc, f: &str) -> bool {
+        f.is_empty() || p.pid.to_string() == f || self.command(p).to_lowercase().contains(f)
     }
 
     /// Rebuilds the list from the samples and the choices.
     pub fn rebuild(&mut self) {
         let mut items: Vec<Item> = Vec::with_capacity(self.procs.len() + self.exits.len());
         let mut counts = Counts::default();
-        let procs = std::mem::take(&mut self.procs);
-        for p in &procs {
+        let f = self.filter.to_lowercase();
+        let uid = self.user.as_ref().map(|u| u.1);
+        for p in &self.procs {
             counts.procs += 1;
             counts.threads += u64::from(p.num_threads);
             if p.state == 'R' {
@@ -483,13 +478,11 @@ impl App {
             } else {
                 Mark::None
             };
-            if self.matches(p) {
+            if uid.is_none_or(|u| p.uid == Some(u)) && self.matches(p, &f) {
                 items.push(self.item(p, mark));
             }
         }
-        self.procs = procs;
-        let exits = std::mem::take(&mut self.exits);
-        for e in &exits {
+        for e in &self.exits {
             counts.exited += 1;
             let p = Proc {
                 pid: e.pid,
@@ -506,15 +499,12 @@ impl App {
                 rss_bytes: e.maxrss_bytes,
                 ..Proc::default()
             };
-            // Shown whatever the user filter: the exit record has no owner.
-            if self.user.is_none() && self.matches(&p) {
+            // Hidden under a user filter: the exit record has no owner.
+            if uid.is_none() && self.matches(&p, &f) {
                 let status = (e.exit_status >= 0).then_some(e.exit_status);
-                let mut it = self.item(&p, Mark::Exited(status));
-                it.cpu = self.exit_cpu.get(&e.pid).copied();
-                items.push(it);
+                items.push(self.item(&p, Mark::Exited(status)));
             }
         }
-        self.exits = exits;
         items.sort_by(|a, b| self.sort_key(a, b));
         if self.exited_first && !self.tree {
             // Stable: each part keeps the sort order.

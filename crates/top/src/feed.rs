@@ -52,18 +52,15 @@ pub struct AgentFeed {
     last_procs_mono: u64,
     tick: Tick,
     procs_every: Duration,
-}
-
-/// Why the agent cannot feed the view.
-pub fn agent_unavailable(snapshot: &Path) -> Option<String> {
-    view::read_live_procs(snapshot).err().map(|e| e.to_string())
+    /// The table read when the feed was opened, for the first poll.
+    first: Option<ProcView>,
 }
 
 impl AgentFeed {
+    /// The agent's feed; why not, when it has stopped or died or its
+    /// files are missing or not its own.
     pub fn open(snapshot: &Path) -> Result<AgentFeed, String> {
-        if let Some(why) = agent_unavailable(snapshot) {
-            return Err(why);
-        }
+        let first = view::read_live_procs(snapshot).map_err(|e| e.to_string())?;
         let reader = ShmReader::open(snapshot).map_err(|e| e.to_string())?;
         Ok(AgentFeed {
             snapshot: snapshot.to_path_buf(),
@@ -74,6 +71,7 @@ impl AgentFeed {
             last_procs_mono: 0,
             tick: Tick::default(),
             procs_every: Duration::ZERO,
+            first: Some(first),
         })
     }
 
@@ -125,7 +123,10 @@ impl AgentFeed {
         // when its header says it is new.
         let mono = view::procs_mono_ns(&p).map_err(|e| e.to_string())?;
         if mono != self.last_procs_mono {
-            let pv: ProcView = view::read_procs(&p).map_err(|e| e.to_string())?;
+            let pv = match self.first.take() {
+                Some(v) if v.meta.mono_ns == mono => v,
+                _ => view::read_procs(&p).map_err(|e| e.to_string())?,
+            };
             self.last_procs_mono = pv.meta.mono_ns;
             self.procs_every = Duration::from_nanos(pv.meta.interval_ns);
             self.tick.procs_unix_ns = pv.meta.unix_ns;
@@ -255,10 +256,6 @@ impl ReplayFeed {
             base: Instant::now(),
             range,
         })
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     /// `at` if it is inside the recorded range; else an error naming it.
