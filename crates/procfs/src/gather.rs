@@ -240,14 +240,22 @@ impl Gatherer {
     }
 
     fn filesystem(&mut self, proc_root: &Path) -> std::io::Result<()> {
+        let table = self.mount_table(proc_root)?;
+        // Mount points where a filesystem that may wait on a peer or a
+        // daemon is mounted: a path through them can hang.
+        let hazards: HashSet<&[u8]> = table
+            .iter()
+            .filter(|m| !answers_from_memory(&m.fields[2]))
+            .map(|m| m.fields[1].as_slice())
+            .collect();
         let mut seen = HashSet::new();
         let mut mounts = Vec::new();
-        for m in self.mount_table(proc_root)? {
+        for m in &table {
             let [device, point, fstype, _] = &m.fields;
             let fstype_text = String::from_utf8_lossy(fstype);
             if self.options.mount_points_exclude.is_match(&m.shown)
                 || self.options.fs_types_exclude.is_match(&fstype_text)
-                || !seen.insert((device.clone(), point.clone(), fstype.clone()))
+                || !seen.insert((device, point, fstype))
             {
                 continue;
             }
@@ -256,12 +264,22 @@ impl Gatherer {
                 head.extend_from_slice(field);
                 head.push(b' ');
             }
-            mounts.push((head, m.target));
+            let here = self.options.rootfs == Path::new("/") && !crosses_hazard(point, &hazards);
+            mounts.push((head, m.target.as_path(), here));
         }
-        // One round trip to the worker for every mount.
-        let targets: Vec<&Path> = mounts.iter().map(|(_, t)| t.as_path()).collect();
-        let results = self.statfs.stat_all(&targets, self.options.statfs_wait);
-        for ((head, _), r) in mounts.iter().zip(results) {
+        // Mounts that answer from memory on this thread; the rest in one
+        // round trip to the worker (none when there are none).
+        let away: Vec<&Path> = mounts.iter().filter(|m| !m.2).map(|m| m.1).collect();
+        let mut away = self
+            .statfs
+            .stat_all(&away, self.options.statfs_wait)
+            .into_iter();
+        for (head, target, here) in &mounts {
+            let r = if *here {
+                statfs(target)
+            } else {
+                away.next().unwrap_or_else(|| Err("not tried".into()))
+            };
             self.scratch.extend_from_slice(head);
             match r {
                 Ok(s) => {
@@ -850,6 +868,55 @@ fn local_zone(now_ns: u64) -> (String, i64) {
     )
 }
 
+/// Filesystem types whose statfs(2) and path lookups are answered from the
+/// kernel's memory: a local disk's counters and cached mount-point dentries,
+/// or a pseudo filesystem. Mounts of these, with only these on the way to
+/// them, are statfs'd on the sampling thread; any other type (NFS, CIFS,
+/// FUSE, Ceph, 9p, overlay, autofs, btrfs, ZFS, an unknown name) goes to
+/// the worker and its wait bound.
+const ANSWERS_FROM_MEMORY: [&[u8]; 19] = [
+    b"ext2",
+    b"ext3",
+    b"ext4",
+    b"xfs",
+    b"vfat",
+    b"msdos",
+    b"exfat",
+    b"tmpfs",
+    b"ramfs",
+    b"rootfs",
+    b"proc",
+    b"sysfs",
+    b"devtmpfs",
+    b"devpts",
+    b"cgroup",
+    b"cgroup2",
+    b"mqueue",
+    b"tracefs",
+    b"securityfs",
+];
+
+fn answers_from_memory(fstype: &[u8]) -> bool {
+    ANSWERS_FROM_MEMORY.contains(&fstype)
+}
+
+/// Whether the way to `point` (from `/`, the point itself included) passes a
+/// mount point in `hazards`. Points are compared as /proc prints them
+/// (escaped); a `/` is never escaped, so prefixes are prefixes.
+fn crosses_hazard(point: &[u8], hazards: &HashSet<&[u8]>) -> bool {
+    if hazards.is_empty() {
+        return false;
+    }
+    if hazards.contains(&b"/"[..]) || hazards.contains(point) {
+        return true;
+    }
+    point
+        .iter()
+        .enumerate()
+        .skip(1)
+        .any(|(i, &b)| b == b'/' && hazards.contains(&point[..i]))
+}
+
 /// statfs(2)'s figures node_exporter reports.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct StatfsOut {
@@ -1057,5 +1124,69 @@ mod tests {
             "ENOENT"
         );
         assert!(s.in_flight.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_path_through_a_remote_mount_is_a_hazard() {
+        let hazards: HashSet<&[u8]> = [&b"/net/srv"[..], b"/mnt/fuse"].into_iter().collect();
+        assert!(crosses_hazard(b"/net/srv", &hazards));
+        assert!(crosses_hazard(b"/net/srv/local", &hazards));
+        assert!(crosses_hazard(b"/mnt/fuse/a/b", &hazards));
+        assert!(!crosses_hazard(b"/net/srv2", &hazards));
+        assert!(!crosses_hazard(b"/net", &hazards));
+        assert!(!crosses_hazard(b"/", &hazards));
+        let root: HashSet<&[u8]> = [&b"/"[..]].into_iter().collect();
+        assert!(crosses_hazard(b"/home", &root));
+        assert!(!crosses_hazard(b"/home", &HashSet::new()));
+    }
+
+    /// Gathers the filesystem source from a mount table written here; the
+    /// mount points are real paths of this machine, statfs'd for real.
+    fn gather_mounts(table: &str) -> (Gatherer, String) {
+        let dir = std::env::temp_dir().join(format!(
+            "quietstat-gather-mounts-{}-{}",
+            std::process::id(),
+            table.len()
+        ));
+        std::fs::create_dir_all(dir.join("1")).unwrap();
+        std::fs::write(dir.join("1/mounts"), table).unwrap();
+        let mut g = Gatherer::default();
+        let mut buf = Vec::new();
+        let n = g
+            .gather(
+                Source::Filesystem,
+                &dir,
+                Path::new("/sys"),
+                &mut buf,
+                1 << 20,
+            )
+            .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        (g, String::from_utf8(buf[..n].to_vec()).unwrap())
+    }
+
+    #[test]
+    fn local_mounts_are_statfsd_here_and_remote_ones_on_the_worker() {
+        let (g, out) = gather_mounts("/dev/vda1 / ext4 rw 0 0\ntmpfs /no/such/tmp tmpfs rw 0 0\n");
+        assert!(
+            g.statfs.worker.is_none(),
+            "no thread for local mounts: {out}"
+        );
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[0].starts_with("/dev/vda1 / ext4 rw ok "), "{out}");
+        assert_eq!(lines[1], "tmpfs /no/such/tmp tmpfs rw error ENOENT");
+
+        // A tmpfs below an NFS mount, and the NFS mount itself, go to the
+        // worker; the root is still answered here.
+        let (g, out) = gather_mounts(
+            "/dev/vda1 / ext4 rw 0 0\nsrv:/x /no/such/net nfs rw 0 0\n\
+             tmpfs /no/such/net/t tmpfs rw 0 0\n",
+        );
+        assert!(g.statfs.worker.is_some(), "{out}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        assert!(lines[0].starts_with("/dev/vda1 / ext4 rw ok "), "{out}");
+        assert_eq!(lines[1], "srv:/x /no/such/net nfs rw error ENOENT");
+        assert_eq!(lines[2], "tmpfs /no/such/net/t tmpfs rw error ENOENT");
     }
 }
