@@ -1,8 +1,11 @@
 //! `bench agent`: what a collector costs the machine while nobody scrapes.
 //! With N idle processes, each collector runs for a set time sampling system
 //! sources every second and processes every five; this measures its CPU time
-//! (user + system, all threads), its wakeups (voluntary + involuntary
-//! context switches summed over all its threads) and its RSS at the end.
+//! (user + system, all threads), its wakeups (voluntary context switches
+//! summed over all its threads: each is a sleep the thread was woken from),
+//! the times it was preempted while running (involuntary switches, kept
+//! apart: another task's wakeup, not the collector's) and its RSS at the
+//! end.
 //!
 //! Collectors, one after another in the same run: the agent with the bpf
 //! backend, the agent with the procfs backend, and a naive collector (the
@@ -28,7 +31,12 @@ pub struct Row {
     pub seconds: f64,
     /// CPU time in percent of one CPU.
     pub cpu_pct: f64,
+    /// Voluntary context switches per second, all threads: sleeps ended
+    /// by a wakeup.
     pub wakeups_per_s: f64,
+    /// Involuntary context switches per second, all threads: the
+    /// collector was running and another task took the CPU.
+    pub preempted_per_s: f64,
     pub rss_mib: f64,
     pub threads: usize,
     /// For `agent-store`: bytes the history took on disk once the agent
@@ -86,7 +94,8 @@ fn scrape(port: u16) -> Result<usize, String> {
 #[derive(Default, Clone, Copy)]
 struct Usage {
     cpu_ticks: u64,
-    ctxsw: u64,
+    voluntary: u64,
+    involuntary: u64,
     rss_bytes: u64,
     threads: usize,
 }
@@ -107,7 +116,8 @@ fn usage(pid: u32) -> Result<Usage, String> {
             continue;
         };
         if let Ok(c) = procfs::pid::parse_status_ctxsw(&s) {
-            u.ctxsw += c.voluntary + c.involuntary;
+            u.voluntary += c.voluntary;
+            u.involuntary += c.involuntary;
             u.threads += 1;
         }
     }
@@ -241,7 +251,8 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             procs: idle.count(),
             seconds: secs,
             cpu_pct: (u1.cpu_ticks - u0.cpu_ticks) as f64 / 100.0 / secs * 100.0,
-            wakeups_per_s: (u1.ctxsw - u0.ctxsw) as f64 / secs,
+            wakeups_per_s: u1.voluntary.saturating_sub(u0.voluntary) as f64 / secs,
+            preempted_per_s: u1.involuntary.saturating_sub(u0.involuntary) as f64 / secs,
             rss_mib: u1.rss_bytes as f64 / (1024.0 * 1024.0),
             threads: u1.threads,
             store_bytes,

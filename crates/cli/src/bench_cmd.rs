@@ -323,24 +323,26 @@ pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
         Format::Json => print_json_lines(&rows)?,
         Format::Table => {
             println!(
-                "{:<14} {:>6} {:>8} {:>8} {:>10} {:>8} {:>8} {:>12}",
+                "{:<14} {:>6} {:>8} {:>8} {:>10} {:>12} {:>8} {:>8} {:>12}",
                 "collector",
                 "procs",
                 "seconds",
                 "cpu_%",
                 "wakeups/s",
+                "preempted/s",
                 "rss_MiB",
                 "threads",
                 "store_MB/day"
             );
             for r in &rows {
                 println!(
-                    "{:<14} {:>6} {:>8.0} {:>8.3} {:>10.2} {:>8.1} {:>8} {:>12}",
+                    "{:<14} {:>6} {:>8.0} {:>8.3} {:>10.2} {:>12.2} {:>8.1} {:>8} {:>12}",
                     r.collector,
                     r.procs,
                     r.seconds,
                     r.cpu_pct,
                     r.wakeups_per_s,
+                    r.preempted_per_s,
                     r.rss_mib,
                     r.threads,
                     r.store_mb_per_day
