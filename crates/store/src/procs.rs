@@ -247,7 +247,20 @@ pub struct Changes {
 /// The writer's side: the last stored values per identity.
 #[derive(Default)]
 pub struct Encoder {
-    live: HashMap<(u32, u64), (u32, Values), std::hash::BuildHasherDefault<IdHasher>>,
+    live: HashMap<(u32, u64), Live, std::hash::BuildHasherDefault<IdHasher>>,
+    /// The snapshot being encoded: an identity not marked with it by the
+    /// end of the snapshot has gone.
+    round: u64,
+    /// The changes of one snapshot, reused.
+    body: Vec<u8>,
+}
+
+/// A live identity: its id, its last stored values, the last snapshot
+/// that held it.
+struct Live {
+    id: u32,
+    values: Values,
+    round: u64,
 }
 
 impl Encoder {
@@ -258,7 +271,7 @@ impl Encoder {
 
     /// The id of a live identity, if stored.
     pub fn id_of(&self, pid: u32, start_ticks: u64) -> Option<u32> {
-        self.live.get(&(pid, start_ticks)).map(|(id, _)| *id)
+        self.live.get(&(pid, start_ticks)).map(|l| l.id)
     }
 
     /// Encodes the snapshot in `payload` (journal rows) into `out`: every
@@ -274,23 +287,25 @@ impl Encoder {
     ) -> Changes {
         let mut ch = Changes::default();
         out.push(u8::from(key));
-        let mut body = Vec::new();
+        self.round += 1;
+        let round = self.round;
+        let body = &mut self.body;
+        body.clear();
         let mut n = 0u64;
-        let mut seen: IdMap<()> =
-            IdMap::with_capacity_and_hasher(self.live.len(), Default::default());
         for r in payload.chunks_exact(ROW) {
             let (k, v) = key_values(r);
             match self.live.get_mut(&k) {
-                Some((id, old)) => {
-                    seen.insert(*id, ());
+                Some(l) => {
+                    l.round = round;
+                    let old = &mut l.values;
                     let mask = (0..NV).fold(0u64, |m, i| m | u64::from(old[i] != v[i]) << i);
                     if mask != 0 || key {
-                        put_varint(&mut body, u64::from(*id));
+                        put_varint(body, u64::from(l.id));
                         let mask = if key { NEW | ALL } else { mask };
-                        put_varint(&mut body, mask);
+                        put_varint(body, mask);
                         let base = if key { [0; NV] } else { *old };
                         for i in (0..NV).filter(|i| mask & 1 << i != 0) {
-                            put_delta(&mut body, base[i], v[i]);
+                            put_delta(body, base[i], v[i]);
                         }
                         n += 1;
                         *old = v;
@@ -301,24 +316,30 @@ impl Encoder {
                         continue;
                     };
                     let id = identify(&s);
-                    seen.insert(id, ());
-                    put_varint(&mut body, u64::from(id));
-                    put_varint(&mut body, NEW | ALL);
+                    put_varint(body, u64::from(id));
+                    put_varint(body, NEW | ALL);
                     for x in v {
-                        put_delta(&mut body, 0, x);
+                        put_delta(body, 0, x);
                     }
                     n += 1;
-                    self.live.insert(k, (id, v));
+                    self.live.insert(
+                        k,
+                        Live {
+                            id,
+                            values: v,
+                            round,
+                        },
+                    );
                     ch.born += 1;
                 }
             }
         }
         put_varint(out, n);
-        out.extend_from_slice(&body);
-        self.live.retain(|_, (id, _)| {
-            let keep = seen.contains_key(id);
+        out.extend_from_slice(body);
+        self.live.retain(|_, l| {
+            let keep = l.round == round;
             if !keep {
-                ch.gone.push(*id);
+                ch.gone.push(l.id);
             }
             keep
         });
