@@ -61,6 +61,10 @@ pub const COLLECTORS: [&str; 6] = [
     "node-exporter",
 ];
 
+/// How long a collector runs before it is measured: its start, and the
+/// history's first flush (every 15 s, on the quarter minute).
+pub const SETTLE: Duration = Duration::from_secs(20);
+
 /// How often the scraped collectors are scraped.
 pub const SCRAPE_EVERY: Duration = Duration::from_secs(15);
 
@@ -124,12 +128,31 @@ fn usage(pid: u32) -> Result<Usage, String> {
     Ok(u)
 }
 
-fn start(
-    opts: &Options,
-    collector: &str,
-    dir: &std::path::Path,
-    port: u16,
-) -> Result<Guard, String> {
+/// Where an agent under test keeps its snapshot (in memory) and its store
+/// (on disk); removed when dropped, however the run ends.
+struct Dirs {
+    made: Vec<PathBuf>,
+}
+
+impl Dirs {
+    fn shm(&self) -> PathBuf {
+        self.made[0].join("snapshot")
+    }
+
+    fn store(&self) -> PathBuf {
+        self.made[1].join("store")
+    }
+}
+
+impl Drop for Dirs {
+    fn drop(&mut self) {
+        for d in &self.made {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+fn start(opts: &Options, collector: &str, dirs: &Dirs, port: u16) -> Result<Guard, String> {
     let mut cmd = Command::new(&opts.exe);
     match collector {
         "agent-scraped" => {
@@ -140,15 +163,15 @@ fn start(
                 &format!("127.0.0.1:{port}"),
             ])
             .arg("--shm-path")
-            .arg(dir.join("snapshot"));
+            .arg(dirs.shm());
         }
         "agent-store" => {
             // The bpf agent recording its history, as it does by default.
             cmd.args(["agent", "--listen", "127.0.0.1:0", "--backend", "bpf"])
                 .arg("--store")
-                .arg(dir.join("store"))
+                .arg(dirs.store())
                 .arg("--shm-path")
-                .arg(dir.join("snapshot"));
+                .arg(dirs.shm());
         }
         "node-exporter" => {
             cmd = Command::new("prometheus-node-exporter");
@@ -164,7 +187,7 @@ fn start(
             ])
             .arg(collector.trim_start_matches("agent-"))
             .arg("--shm-path")
-            .arg(dir.join("snapshot"));
+            .arg(dirs.shm());
         }
         "naive" => {
             cmd.args(["bench", "naive-collector"]);
@@ -205,8 +228,18 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
         ));
     }
     let idle = crate::spawn::Idle::start(n).map_err(|e| format!("spawning idle processes: {e}"))?;
-    let dir = std::env::temp_dir().join(format!("quietstat-bench-agent-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    // The snapshot (and the journal beside it) in memory, as /run is on
+    // systemd hosts; the store on the disk of the temporary directory.
+    let name = format!("quietstat-bench-agent-{}", std::process::id());
+    let dirs = Dirs {
+        made: vec![
+            Path::new("/dev/shm").join(&name),
+            std::env::temp_dir().join(&name),
+        ],
+    };
+    for d in &dirs.made {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
     let mut rows = Vec::new();
     for c in &opts.collectors {
         progress(&format!(
@@ -216,16 +249,18 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
         ));
         let port = free_port()?;
         let spawned = Instant::now();
-        let child = start(opts, c, &dir, port)?;
+        let child = start(opts, c, &dirs, port)?;
         let pid = child.0.id();
-        // Let it start and take its first samples.
-        std::thread::sleep(Duration::from_secs(6));
+        // Let it start and take its first samples: past the history's
+        // first flush, which writes every process it has not seen (once
+        // per start, not the recording's running cost).
+        std::thread::sleep(SETTLE);
         let scraped = matches!(c.as_str(), "agent-scraped" | "node-exporter");
         if scraped {
             scrape(port).map_err(|e| format!("{c}: first scrape: {e}"))?;
         }
         let u0 = usage(pid)?;
-        let store_dir = dir.join("store");
+        let store_dir = dirs.store();
         let t0 = Instant::now();
         let end = t0 + opts.duration;
         if scraped {
@@ -259,7 +294,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             store_mb_per_day: store_bytes.map(|b| b as f64 / recorded * 86_400.0 / 1e6),
         });
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dirs);
     drop(idle);
     Ok(rows)
 }

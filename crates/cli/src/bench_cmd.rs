@@ -291,7 +291,7 @@ pub struct AgentArgs {
     /// Idle processes present during the measurement.
     #[arg(long, default_value_t = 8000, value_name = "N")]
     procs: usize,
-    /// How long each collector is measured (after 6 s to settle).
+    /// How long each collector is measured (after 20 s to settle).
     #[arg(long, value_parser = crate::parse_duration, default_value = "5m", value_name = "D")]
     duration: std::time::Duration,
     /// Collectors to measure, in order.
