@@ -24,7 +24,7 @@ mod usage;
 use crate::config::ConfigError;
 
 pub use crate::config::ProcessMetricsMode;
-pub use sampler::Agent;
+pub use sampler::{Agent, default_journal};
 pub use signals::request_stop;
 pub use state::{Declined, Exits, NotFresh, Shared, SourceStats, State};
 pub use usage::{SelfUsage, self_usage};

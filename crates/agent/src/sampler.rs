@@ -152,6 +152,14 @@ impl Agent {
                 ShmWriter::create(None, ncpu).map_err(|e| StartError::Setup(e.to_string()))?
             }
         };
+        if let Some(dir) = shm.path().and_then(Path::parent)
+            && let Ok(Err(kind)) = shm::memory_backed(dir)
+        {
+            log(format!(
+                "{} is on {kind}, not in memory: the snapshot's and view files' pages are written back to disk every 30 s or so (I/O, and wakeups when a write waits for it); mount a tmpfs there, or give --shm-path in a directory of /dev/shm only root can write",
+                dir.display()
+            ));
+        }
         let stat = config.source(AgentSource::System(Source::Stat));
         shm.set_intervals(
             stat.interval.as_nanos() as u64,
@@ -384,24 +392,11 @@ impl Agent {
         if !config.store.enabled {
             return;
         }
-        let journal = config.store.journal.clone().unwrap_or_else(|| {
-            match config.shm_path.as_deref().and_then(Path::parent) {
-                Some(dir) => dir.join("store-journal"),
-                // No snapshot directory: one journal per store, in memory.
-                None => {
-                    let h = config
-                        .store
-                        .path
-                        .as_os_str()
-                        .as_encoded_bytes()
-                        .iter()
-                        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                            (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
-                        });
-                    PathBuf::from(format!("/dev/shm/quietstat-journal-{h:016x}"))
-                }
-            }
-        });
+        let journal = config
+            .store
+            .journal
+            .clone()
+            .unwrap_or_else(|| default_journal(config.shm_path.as_deref(), &config.store.path));
         let opts = store::Options {
             dir: config.store.path.clone(),
             journal,
@@ -915,4 +910,24 @@ fn keys(mask: Mask) -> String {
         .map(AgentSource::key)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Where the history's journal goes when the configuration names no path:
+/// `store-journal` beside the snapshot when its directory is a tmpfs; else
+/// (no snapshot, or its directory on a disk) in /dev/shm, one per store,
+/// named by a hash of the store's path so that a restart finds it.
+pub fn default_journal(shm_path: Option<&Path>, store: &Path) -> PathBuf {
+    match shm_path.and_then(Path::parent) {
+        Some(dir) if matches!(shm::memory_backed(dir), Ok(Ok(_))) => dir.join("store-journal"),
+        _ => {
+            let h = store
+                .as_os_str()
+                .as_encoded_bytes()
+                .iter()
+                .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                    (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+                });
+            PathBuf::from(format!("/dev/shm/quietstat-journal-{h:016x}"))
+        }
+    }
 }

@@ -37,14 +37,20 @@ fn recorder(store: &Path, shm: &Path, flush: &str, extra_cfg: &str) -> Agent {
     )
 }
 
-/// A temporary directory, the store's path in it, and a snapshot path in
-/// a directory of its own (the journal goes beside it).
-fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+/// Temporary directories: the store's path in one on disk, a snapshot
+/// path in one in memory (the journal goes beside it and is removed with
+/// it).
+#[allow(clippy::type_complexity)]
+fn dirs() -> (
+    (tempfile::TempDir, tempfile::TempDir),
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("store");
-    std::fs::create_dir(d.path().join("shm")).unwrap();
-    let shm = d.path().join("shm/snapshot");
-    (d, store, shm)
+    let mem = tempfile::tempdir_in("/dev/shm").unwrap();
+    let shm = mem.path().join("snapshot");
+    ((d, mem), store, shm)
 }
 
 fn stop(mut a: Agent) -> Vec<String> {
@@ -574,4 +580,45 @@ fn report_refuses_bad_input_naming_what_is_accepted() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{args:?}: {err}");
     }
+}
+
+/// The journal sits beside a snapshot kept in memory, and in /dev/shm when
+/// the snapshot's directory is on a disk. A kill -9 leaves it for the next
+/// start; that start writes what it holds, and a clean stop, with
+/// everything in the store, removes it.
+#[test]
+fn a_kill_leaves_the_journal_and_a_clean_stop_removes_it() {
+    let (_d, store, shm) = dirs();
+    let journal = shm.parent().unwrap().join("store-journal");
+    assert_eq!(agent::default_journal(Some(&shm), &store), journal);
+    kill_then_stop(&store, &shm, &journal);
+
+    // A snapshot directory on the build's disk (or, on a machine whose
+    // build directory is a tmpfs, in memory all the same).
+    let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let shm = disk.path().join("snapshot");
+    let journal = agent::default_journal(Some(&shm), &store);
+    let in_memory = matches!(shm::memory_backed(disk.path()), Ok(Ok(_)));
+    assert_eq!(journal.starts_with("/dev/shm"), !in_memory, "{journal:?}");
+    kill_then_stop(&store, &shm, &journal);
+}
+
+fn kill_then_stop(store: &Path, shm: &Path, journal: &Path) {
+    let started = now_ms();
+    let mut a = recorder(store, shm, "15s", "");
+    std::thread::sleep(Duration::from_millis(1500));
+    let killed = now_ms();
+    a.proc.signal(libc::SIGKILL);
+    assert!(a.proc.wait(Duration::from_secs(10)).is_some());
+    assert!(journal.is_file(), "a kill leaves the journal");
+
+    let a = recorder(store, shm, "15s", "");
+    std::thread::sleep(Duration::from_millis(300));
+    let log = stop(a);
+    assert!(!journal.exists(), "a clean stop removes it: {log:#?}");
+    let times = stat_times(store);
+    assert!(
+        times.iter().any(|t| (started..=killed).contains(t)),
+        "the killed agent's samples, written from its journal: {times:?}"
+    );
 }

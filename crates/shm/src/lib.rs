@@ -293,6 +293,32 @@ pub fn lock_path(path: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// The type of the filesystem holding `dir` when its pages live only in
+/// memory (`tmpfs`, `ramfs`): `Ok(None)` for any other type, named in
+/// `Err` with its magic number. A snapshot, view files or a journal on a
+/// disk filesystem have their pages written back every 30 s or so: I/O,
+/// and a write that waits for that writeback to finish is one more wakeup.
+pub fn memory_backed(dir: &Path) -> std::io::Result<Result<&'static str, String>> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: an all-zero `struct statfs` is valid output space.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and `s` is writable for the call.
+    if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(match s.f_type as u64 {
+        0x0102_1994 => Ok("tmpfs"),
+        0x8584_58f6 => Ok("ramfs"),
+        0xef53 => Err("ext4".into()),
+        0x5846_5342 => Err("xfs".into()),
+        0x9123_683e => Err("btrfs".into()),
+        0x794c_7630 => Err("overlay".into()),
+        other => Err(format!("filesystem type {other:#x}")),
+    })
+}
+
 /// Refuses a directory other users could write to: they could swap the
 /// snapshot readers trust, or plant links where it is made.
 fn safe_dir(dir: &Path) -> Result<(), Error> {
@@ -897,6 +923,20 @@ impl ShmReader {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn dev_shm_is_in_memory_and_the_root_is_named() {
+        assert_eq!(
+            super::memory_backed(std::path::Path::new("/dev/shm")).unwrap(),
+            Ok("tmpfs")
+        );
+        // /proc is neither memory nor disk: named by its magic number.
+        assert_eq!(
+            super::memory_backed(std::path::Path::new("/proc")).unwrap(),
+            Err("filesystem type 0x9fa0".to_string())
+        );
+        assert!(super::memory_backed(std::path::Path::new("/no/such/dir")).is_err());
+    }
+
     use super::*;
     use sys::unix_ns;
 

@@ -131,9 +131,22 @@ impl Journal {
     /// records already there stay, to be written. Sequence numbers go on
     /// after both what it holds and `after_seq`.
     pub fn open(path: &Path, cap: usize, after_seq: u64) -> std::io::Result<Journal> {
+        use std::os::unix::fs::MetadataExt;
         let file = open_private(path)?;
-        if !file.metadata()?.file_type().is_file() {
+        let m = file.metadata()?;
+        if !m.file_type().is_file() {
             return Err(std::io::Error::other("not a regular file"));
+        }
+        // In a shared directory (/dev/shm) another user could have made the
+        // file first, to feed the store records of their own.
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if m.uid() != me || m.mode() & 0o022 != 0 {
+            return Err(std::io::Error::other(format!(
+                "owned by uid {} with mode {:o}, not by this user (uid {me}) and private; remove it or give [store] journal",
+                m.uid(),
+                m.mode() & 0o7777
+            )));
         }
         file.set_len(cap as u64)?;
         // SAFETY: a shared read-write mapping of a file of `cap` bytes.
@@ -345,6 +358,35 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_journal_others_could_write_or_own_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j");
+        std::fs::write(&p, b"").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = Journal::open(&p, 4096, 0)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            e.contains("mode 666") && e.contains("[store] journal"),
+            "{e}"
+        );
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(Journal::open(&p, 4096, 0).is_ok());
+        // Another owner (the suite runs as root, who can give it away).
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: chown of a file this test made.
+        let r = unsafe { libc::chown(c.as_ptr(), 65534, 65534) };
+        assert_eq!(r, 0, "chown: {}", std::io::Error::last_os_error());
+        let e = Journal::open(&p, 4096, 0)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("owned by uid 65534"), "{e}");
+    }
 
     #[test]
     fn records_survive_reopening_and_a_release_drops_only_what_was_taken() {

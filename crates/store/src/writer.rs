@@ -272,6 +272,7 @@ pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>)
                 drop(stopped);
                 inner.flush();
                 if stopping {
+                    inner.remove_journal_if_empty();
                     break;
                 }
             }
@@ -324,6 +325,17 @@ struct Inner {
 }
 
 impl Inner {
+    /// At a clean stop, after the last flush: a journal whose records are
+    /// all in the store is removed (the next start makes a new one), so no
+    /// file of journal size is left in memory; one still holding records
+    /// (the disk failing) stays for the next start to write.
+    fn remove_journal_if_empty(&self) {
+        let j = self.journal.lock().unwrap_or_else(|e| e.into_inner());
+        if j.is_empty() && self.stats.recording.load(Relaxed) {
+            let _ = std::fs::remove_file(j.path());
+        }
+    }
+
     fn flush(&mut self) {
         let journal = self.journal.clone();
         let (ptr, len) = journal

@@ -48,14 +48,17 @@ pub struct Agent {
 }
 
 /// Starts `quietstat agent` on a free loopback port with its snapshot in a
-/// temporary directory; `config` is written to a file and passed.
+/// temporary directory of /dev/shm; `config` is written to a file and
+/// passed.
 pub fn agent(config: &str, extra: &[&str]) -> Agent {
     agent_with(config, extra, |_| {})
 }
 
 /// As [`agent`], with `prepare` applied to the command first.
 pub fn agent_with(config: &str, extra: &[&str], prepare: impl FnOnce(&mut Command)) -> Agent {
-    let dir = tempfile::tempdir().unwrap();
+    // In memory, as /run is on a host: the snapshot, and the journal of an
+    // agent that records, beside it (removed with the directory).
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let shm = dir.path().join("snapshot");
     let cfg = dir.path().join("agent.toml");
     std::fs::write(&cfg, config).unwrap();
