@@ -929,15 +929,7 @@ pub(crate) struct StatfsOut {
 }
 
 fn statfs(path: &Path) -> Result<StatfsOut, String> {
-    let c =
-        std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| "EINVAL".to_string())?;
-    // SAFETY: an all-zero `struct statfs` is valid output space.
-    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is NUL-terminated and `s` is writable for the call.
-    if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(errno_name(e.raw_os_error().unwrap_or(0)));
-    }
+    let s = sys::statfs(path).map_err(|e| errno_name(e.raw_os_error().unwrap_or(0)))?;
     Ok(StatfsOut {
         bsize: s.f_bsize as u64,
         blocks: s.f_blocks,
@@ -951,6 +943,7 @@ fn statfs(path: &Path) -> Result<StatfsOut, String> {
 fn errno_name(e: i32) -> String {
     match e {
         libc::EACCES => "EACCES".into(),
+        libc::EINVAL => "EINVAL".into(),
         libc::ENOENT => "ENOENT".into(),
         libc::ENOTCONN => "ENOTCONN".into(),
         libc::EIO => "EIO".into(),

@@ -293,21 +293,14 @@ pub fn lock_path(path: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// The type of the filesystem holding `dir` when its pages live only in
-/// memory (`tmpfs`, `ramfs`): `Ok(None)` for any other type, named in
-/// `Err` with its magic number. A snapshot, view files or a journal on a
-/// disk filesystem have their pages written back every 30 s or so: I/O,
-/// and a write that waits for that writeback to finish is one more wakeup.
+/// The type of the filesystem holding `dir`: `Ok(name)` when its pages
+/// live only in memory (`tmpfs`, `ramfs`), `Err(name)` for any other type
+/// (its magic number when the name is not known here). A snapshot, view
+/// files or a journal on a disk filesystem have their pages written back
+/// every 30 s or so: I/O, and a write that waits for that writeback to
+/// finish is one more wakeup.
 pub fn memory_backed(dir: &Path) -> std::io::Result<Result<&'static str, String>> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-    // SAFETY: an all-zero `struct statfs` is valid output space.
-    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is NUL-terminated and `s` is writable for the call.
-    if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    let s = sys::statfs(dir)?;
     Ok(match s.f_type as u64 {
         0x0102_1994 => Ok("tmpfs"),
         0x8584_58f6 => Ok("ramfs"),

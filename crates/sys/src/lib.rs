@@ -4,6 +4,7 @@
 //! - [`mono_ns`], [`unix_ns`]: the clocks every timestamp is taken from.
 //! - [`page_size`]: the size of a memory page, from `sysconf`.
 //! - [`pin_current_thread`]: CPU affinity.
+//! - [`statfs`]: a filesystem's figures and type.
 //! - [`child`]: child processes that die with their starter and are reaped.
 //! - `bpf` (feature `bpf`): loading BPF programs with signals blocked, and
 //!   errors with their causes on one line.
@@ -66,6 +67,21 @@ pub fn pin_current_thread(cpus: &[u32]) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// statfs(2) of `path`. A path with a NUL byte is EINVAL, as the kernel
+/// would say of a name it cannot take.
+pub fn statfs(path: &std::path::Path) -> std::io::Result<libc::statfs> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: an all-zero `struct statfs` is valid output space.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and `s` is writable for the call.
+    if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(s)
 }
 
 #[cfg(test)]
