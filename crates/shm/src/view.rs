@@ -446,10 +446,40 @@ struct Parsed<'a> {
 }
 
 fn parse<'a>(path: &Path, bytes: &'a [u8], kind: u32) -> Result<Parsed<'a>, Error> {
-    let bad = |what: String| Error::NotSnapshot {
+    let p = parse_header(path, bytes, kind)?;
+    if kind == KIND_PROCS && p.row_words as usize != PROC_WORDS {
+        return Err(not_view(
+            path,
+            format!(
+                "{} words a row; this reader knows {PROC_WORDS}",
+                p.row_words
+            ),
+        ));
+    }
+    let want = body_bytes(kind, p.count, p.exits);
+    if want > MAX_BODY || want > p.body.len() as u64 {
+        return Err(not_view(
+            path,
+            format!("body of {} bytes, header says {want}", p.body.len()),
+        ));
+    }
+    Ok(Parsed {
+        body: &p.body[..want as usize],
+        ..p
+    })
+}
+
+fn not_view(path: &Path, what: String) -> Error {
+    Error::NotSnapshot {
         path: path.to_path_buf(),
         what,
-    };
+    }
+}
+
+/// The header of `bytes` checked (magic, version, kind); the body is all
+/// that follows it, unchecked.
+fn parse_header<'a>(path: &Path, bytes: &'a [u8], kind: u32) -> Result<Parsed<'a>, Error> {
+    let bad = |what: String| not_view(path, what);
     if bytes.len() < HEADER {
         return Err(bad(format!(
             "{} bytes, shorter than the header",
@@ -470,7 +500,7 @@ fn parse<'a>(path: &Path, bytes: &'a [u8], kind: u32) -> Result<Parsed<'a>, Erro
     if u32_at(12) != kind {
         return Err(bad(format!("kind {}, expected {kind}", u32_at(12))));
     }
-    let p = Parsed {
+    Ok(Parsed {
         meta: Meta {
             agent_pid: u32_at(16),
             unix_ns: u64_at(24),
@@ -482,23 +512,6 @@ fn parse<'a>(path: &Path, bytes: &'a [u8], kind: u32) -> Result<Parsed<'a>, Erro
         exits: u32_at(56),
         row_words: u32_at(60),
         body: &bytes[HEADER..],
-    };
-    if kind == KIND_PROCS && p.row_words as usize != PROC_WORDS {
-        return Err(bad(format!(
-            "{} words a row; this reader knows {PROC_WORDS}",
-            p.row_words
-        )));
-    }
-    let want = body_bytes(kind, p.count, p.exits);
-    if want > MAX_BODY || want > p.body.len() as u64 {
-        return Err(bad(format!(
-            "body of {} bytes, header says {want}",
-            p.body.len()
-        )));
-    }
-    Ok(Parsed {
-        body: &p.body[..want as usize],
-        ..p
     })
 }
 
@@ -538,10 +551,10 @@ fn even_header(
             source,
         })?;
         if n < HEADER {
-            return Err(Error::NotSnapshot {
-                path: path.to_path_buf(),
-                what: format!("{n} bytes, shorter than the header"),
-            });
+            return Err(not_view(
+                path,
+                format!("{n} bytes, shorter than the header"),
+            ));
         }
         if seq_of(&head).is_multiple_of(2) {
             return Ok(head);
@@ -641,15 +654,7 @@ pub fn procs_mono_ns(path: &Path) -> Result<u64, Error> {
         source,
     })?;
     let head = even_header(&f, path, std::time::Instant::now(), &mut 0)?;
-    if head[..8] != VIEW_MAGIC {
-        return Err(Error::NotSnapshot {
-            path: path.to_path_buf(),
-            what: format!("magic {:?}", &head[..8]),
-        });
-    }
-    Ok(u64::from_le_bytes(
-        head[32..40].try_into().unwrap_or_default(),
-    ))
+    Ok(parse_header(path, &head, KIND_PROCS)?.meta.mono_ns)
 }
 
 /// Reads `<snapshot>.procs`.
