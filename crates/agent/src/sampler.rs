@@ -65,6 +65,9 @@ pub struct Agent {
     /// Per source, the warnings last logged ([`SystemSample::warnings`]):
     /// each is logged when it appears, not again while it lasts.
     warned: Vec<Vec<String>>,
+    /// Per source, a slow not logged yet: the interval it began from and
+    /// its last step ([`Agent::reschedule`]).
+    unsaid: [Option<(Duration, budget::Change)>; SOURCE_COUNT],
 }
 
 /// The view files and the latest bytes of each source they carry.
@@ -215,6 +218,7 @@ impl Agent {
             view: None,
             procs_bucket: u64::MAX,
             warned: vec![Vec::new(); SOURCE_COUNT],
+            unsaid: [None; SOURCE_COUNT],
         };
         agent.apply(&config, true);
         agent.seen_request = agent.shared.shm.request_count();
@@ -346,6 +350,9 @@ impl Agent {
             let stats = &mut st.stats[s.index()];
             stats.scheduled = on;
             stats.interval = c.interval;
+            stats.budget.hold = budget::Hold::default();
+            stats.budget.reads = 0;
+            self.unsaid[s.index()] = None;
             let slack = config.slack_for(s).as_nanos() as u64;
             self.schedule.set(
                 s.index(),
@@ -376,14 +383,26 @@ impl Agent {
             if self.started && config.overhead_budget_pct > 0.0 {
                 self.charge(st, &config, committed);
             }
-            let changes = rebudget(st, &config, committed & !demand);
+            let changes = if self.started && committed & !demand != 0 {
+                rebudget(st, &config)
+            } else {
+                Vec::new()
+            };
+            // Read on the schedule, at an interval now final.
+            let settled = AgentSource::ALL
+                .into_iter()
+                .filter(|s| {
+                    let stats = &st.stats[s.index()];
+                    committed & !demand & s.bit() != 0 && stats.budget.is_final(stats.interval)
+                })
+                .fold(0, |m, s| m | s.bit());
             self.publish(st, mask);
             self.reader.take_kept(&mut self.kept);
             self.publish_view(st, mask, committed);
             self.record(st, &config, committed);
-            changes
+            (changes, settled)
         };
-        self.reschedule(&config, changes);
+        self.reschedule(&config, changes.0, changes.1);
     }
 
     /// Opens the journal and starts the history's writer, unless recording
@@ -672,7 +691,11 @@ impl Agent {
                 stats.demand_reads += 1;
             }
             stats.last_cost_ns = cost_ns;
-            stats.smoothed_cost_ns = budget::smooth(stats.smoothed_cost_ns, cost_ns);
+            // The start-up read (cold caches, first opens) says little of
+            // what reads will cost: the budget counts a source from the next.
+            if self.started {
+                stats.budget.observe(cost_ns);
+            }
             committed |= s.bit();
         }
         committed
@@ -690,43 +713,47 @@ impl Agent {
         }
     }
 
-    /// Moves the schedule of each source whose interval the budget changed,
-    /// and says so once per change.
-    fn reschedule(&mut self, config: &Config, changes: Vec<Change>) {
+    /// Moves the schedule of each source whose interval the budget
+    /// changed, and says so once per decision: a restore at once; a slow
+    /// once it is final (`settled`: the sources just read on the schedule
+    /// at an interval now final, [`budget::Track::is_final`]), so that the
+    /// steps of one slow (its cost often rises as it is read less often:
+    /// colder caches) make one line, from the first interval to the last.
+    fn reschedule(&mut self, config: &Config, changes: Vec<Change>, settled: Mask) {
         let now = unix_ns();
+        let mut changed: Mask = 0;
         for Change {
             source: s,
-            from,
-            to,
-            cost_ns: cost,
-            share_ns: share,
+            change: c,
         } in changes
         {
+            changed |= s.bit();
             let slack = config.slack_for(s).as_nanos() as u64;
             self.schedule
-                .set(s.index(), Some((to.as_nanos() as u64, slack)), now);
-            let c = config.source(s);
-            // Logged once when a source is first slowed and once when it
-            // is restored; steps in between show in the interval metric.
-            if to > from && from == c.interval {
-                log(format!(
-                    "{}: {:.0} us per read at every {} exceeds its share of the overhead budget ({:.0} us/s of {}% of a CPU); reading every {} (max age {})",
-                    s.key(),
-                    cost / 1e3,
-                    humantime::format_duration(from),
-                    share / 1e3,
-                    config.overhead_budget_pct,
-                    humantime::format_duration(to),
-                    humantime::format_duration(c.max_age),
-                ));
-            } else if to == c.interval {
-                log(format!(
-                    "{}: cost fell to {:.0} us per read; reading every {} again",
-                    s.key(),
-                    cost / 1e3,
-                    humantime::format_duration(to)
-                ));
+                .set(s.index(), Some((c.to.as_nanos() as u64, slack)), now);
+            match c.why {
+                budget::Why::Over { .. } => {
+                    let pending = &mut self.unsaid[s.index()];
+                    let from = pending.map_or(c.from, |(from, _)| from);
+                    *pending = Some((from, c));
+                }
+                budget::Why::Fits { .. } => {
+                    self.say_slow(config, s);
+                    say(config, s, c.from, &c);
+                }
             }
+        }
+        for s in AgentSource::ALL {
+            if settled & !changed & s.bit() != 0 {
+                self.say_slow(config, s);
+            }
+        }
+    }
+
+    /// Logs the slow of `s` not said yet, if any.
+    fn say_slow(&mut self, config: &Config, s: AgentSource) {
+        if let Some((from, c)) = self.unsaid[s.index()].take() {
+            say(config, s, from, &c);
         }
     }
 
@@ -806,6 +833,10 @@ impl Agent {
             self.shared.shm.wait_request(self.seen_request, deadline);
         }
         mask_signals(libc::SIG_BLOCK);
+        let config = self.shared.config();
+        for s in AgentSource::ALL {
+            self.say_slow(&config, s);
+        }
         set_wake_word(None);
         self.shared.shm.mark_stopped();
         if let Some(v) = &self.view {
@@ -847,60 +878,67 @@ struct Reads {
     exits_lost: Option<u64>,
 }
 
+/// Logs a change of the interval of `s` (from `from`, where a slow of
+/// several steps began).
+fn say(config: &Config, s: AgentSource, from: Duration, c: &budget::Change) {
+    let src = config.source(s);
+    log(c.describe(
+        s.key(),
+        from,
+        src.interval,
+        src.max_age,
+        config.overhead_budget_pct,
+    ));
+}
+
 /// An interval the overhead budget changed.
 struct Change {
     source: AgentSource,
-    from: Duration,
-    to: Duration,
-    cost_ns: f64,
-    share_ns: f64,
+    change: budget::Change,
 }
 
-/// Each source in `mask` (read on the schedule, not on a consumer's
-/// demand: those reads are the consumer's) gets the interval its smoothed
-/// cost fits in its share of the overhead budget.
-fn rebudget(st: &mut State, config: &Config, mask: Mask) -> Vec<Change> {
-    let mut changes = Vec::new();
+/// Decides every scheduled source's interval under the overhead budget
+/// from its cost at the interval in force ([`budget::plan`]); returns what
+/// changed.
+fn rebudget(st: &mut State, config: &Config) -> Vec<Change> {
     if config.overhead_budget_pct <= 0.0 {
-        return changes;
+        return Vec::new();
     }
-    // What each scheduled source costs per second at its configured
-    // interval (nothing until it has been read once).
-    let wants: Vec<(u32, f64)> = AgentSource::ALL
+    let sources: Vec<AgentSource> = AgentSource::ALL
         .into_iter()
         .filter(|s| st.stats[s.index()].scheduled)
-        .map(|s| {
-            let per_s = config.source(s).interval.as_secs_f64().max(1e-3);
-            (
-                budget::weight(s),
-                st.stats[s.index()].smoothed_cost_ns / per_s,
-            )
+        .collect();
+    let mut entries: Vec<budget::Entry> = sources
+        .iter()
+        .map(|&s| {
+            let stats = &st.stats[s.index()];
+            let c = config.source(s);
+            budget::Entry {
+                weight: budget::weight(s),
+                base: c.interval,
+                max_age: c.max_age,
+                interval: stats.interval,
+                track: stats.budget,
+            }
         })
         .collect();
-    let level = budget::water_level(config.overhead_budget_pct, &wants);
-    for s in AgentSource::ALL.into_iter().filter(|s| mask & s.bit() != 0) {
+    let changes = budget::plan(
+        budget::budget_ns_per_s(config.overhead_budget_pct),
+        &mut entries,
+        mono_ns(),
+    );
+    for (s, e) in sources.iter().zip(&entries) {
         let stats = &mut st.stats[s.index()];
-        let c = config.source(s);
-        let share = budget::share_ns_per_s(level, s);
-        let next = budget::interval_for(
-            c.interval,
-            c.max_age,
-            stats.interval,
-            stats.smoothed_cost_ns,
-            share,
-        );
-        if next != stats.interval {
-            changes.push(Change {
-                source: s,
-                from: stats.interval,
-                to: next,
-                cost_ns: stats.smoothed_cost_ns,
-                share_ns: share,
-            });
-            stats.interval = next;
-        }
+        stats.interval = e.interval;
+        stats.budget = e.track;
     }
     changes
+        .into_iter()
+        .map(|c| Change {
+            source: sources[c.index],
+            change: c,
+        })
+        .collect()
 }
 
 fn keys(mask: Mask) -> String {

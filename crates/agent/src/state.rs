@@ -22,12 +22,13 @@ pub struct SourceStats {
     pub read_ns: u64,
     pub parse_ns: u64,
     pub bytes: u64,
-    /// The last read's cost (read + parse), and the smoothed cost the
-    /// budget uses.
+    /// The last read's cost (read + parse).
     pub last_cost_ns: u64,
-    pub smoothed_cost_ns: f64,
     /// The interval in force (the configured one, or longer under the budget).
     pub interval: Duration,
+    /// What the overhead budget keeps of it: its cost at that interval, and
+    /// when it last changed it.
+    pub budget: crate::budget::Track,
     /// Whether it is on the schedule (enabled and present on this kernel).
     pub scheduled: bool,
 }
