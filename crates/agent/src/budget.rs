@@ -94,8 +94,9 @@ pub struct Track {
 impl Track {
     /// Counts a read that cost `ns`. The first read at an interval
     /// replaces the estimate (a cost measured at another interval says
-    /// little: a source read less often finds colder caches); later ones are averaged with it over the last few reads,
-    /// so that one slow read (a page fault, a preemption) moves little.
+    /// little: a source read less often finds colder caches); later ones
+    /// are averaged with it over the last few reads, so that one slow read
+    /// (a page fault, a preemption) moves little.
     pub fn observe(&mut self, ns: u64) {
         self.cost_ns = if self.reads == 0 {
             ns as f64
@@ -182,6 +183,34 @@ impl Entry {
         }
         let k = k.ceil().min(f64::from(u32::MAX)) as u32;
         self.base.saturating_mul(k).min(self.max_age).max(self.base)
+    }
+
+    /// Moves this source (entry `index`) to interval `to` at `now_mono_ns`,
+    /// held for `hold`: its cost is measured anew there. Returns the change.
+    fn set(
+        &mut self,
+        index: usize,
+        to: Duration,
+        why: Why,
+        hold: Duration,
+        now_mono_ns: u64,
+    ) -> Change {
+        let change = Change {
+            index,
+            from: self.interval,
+            to,
+            cost_ns: self.track.cost_ns,
+            why,
+            hold,
+        };
+        self.interval = to;
+        self.track.reads = 0;
+        self.track.hold = Hold {
+            changed_mono_ns: now_mono_ns.max(1),
+            hold,
+            restored: to < change.from,
+        };
+        change
     }
 }
 
@@ -273,8 +302,7 @@ pub fn plan(budget_ns_per_s: f64, entries: &mut [Entry], now_mono_ns: u64) -> Ve
     if budget_ns_per_s <= 0.0 {
         return changes;
     }
-    let total = |e: &[Entry]| -> f64 { e.iter().map(|e| e.spend(e.interval)).sum() };
-    let spent = total(entries);
+    let spent: f64 = entries.iter().map(|e| e.spend(e.interval)).sum();
     if spent > budget_ns_per_s {
         // Each source's fair share: water-filling over the sources read
         // at their interval in force, with what the others take kept.
@@ -326,24 +354,11 @@ pub fn plan(budget_ns_per_s: f64, entries: &mut [Entry], now_mono_ns: u64) -> Ve
             } else {
                 HOLD_MIN
             };
-            changes.push(Change {
-                index: i,
-                from: e.interval,
-                to: next[i],
-                cost_ns: e.track.cost_ns,
-                why: Why::Over {
-                    total_ns_per_s: spent,
-                    share_ns_per_s: level * f64::from(e.weight),
-                },
-                hold,
-            });
-            e.interval = next[i];
-            e.track.reads = 0;
-            e.track.hold = Hold {
-                changed_mono_ns: now_mono_ns.max(1),
-                hold,
-                restored: false,
+            let why = Why::Over {
+                total_ns_per_s: spent,
+                share_ns_per_s: level * f64::from(e.weight),
             };
+            changes.push(e.set(i, next[i], why, hold, now_mono_ns));
         }
         return changes;
     }
@@ -373,25 +388,11 @@ pub fn plan(budget_ns_per_s: f64, entries: &mut [Entry], now_mono_ns: u64) -> Ve
             continue;
         };
         spent = others + e.spend(to);
-        let hold = e.track.hold.hold.max(HOLD_MIN);
-        changes.push(Change {
-            index: i,
-            from: e.interval,
-            to,
-            cost_ns: e.track.cost_ns,
-            why: Why::Fits {
-                total_ns_per_s: spent * HEADROOM,
-            },
-            hold,
-        });
-        let e = &mut entries[i];
-        e.interval = to;
-        e.track.reads = 0;
-        e.track.hold = Hold {
-            changed_mono_ns: now_mono_ns.max(1),
-            hold,
-            restored: true,
+        let why = Why::Fits {
+            total_ns_per_s: spent * HEADROOM,
         };
+        let hold = e.track.hold.hold.max(HOLD_MIN);
+        changes.push(entries[i].set(i, to, why, hold, now_mono_ns));
     }
     changes
 }
@@ -485,6 +486,15 @@ mod tests {
         }
     }
 
+    /// a costing 1 ms/s and b 12 ms/s, every second: over the 10 ms/s
+    /// budget, b (over its 9 ms/s share) is slowed to 2 s at 1 s.
+    fn b_slowed() -> [Entry; 2] {
+        let mut e = [entry(1, S, 1e6), entry(1, S, 12e6)];
+        plan(BUDGET, &mut e, SEC);
+        assert_eq!((e[0].interval, e[1].interval), (S, 2 * S));
+        e
+    }
+
     #[test]
     fn everything_within_the_budget_keeps_its_interval() {
         // 1 ms/s and 8 ms/s of a 10 ms/s budget, however unequal.
@@ -573,9 +583,7 @@ mod tests {
 
     #[test]
     fn a_held_source_is_slowed_again_only_when_the_others_cannot_make_room() {
-        let mut e = [entry(1, S, 1e6), entry(1, S, 12e6)];
-        plan(BUDGET, &mut e, SEC);
-        assert_eq!(e[1].interval, 2 * S);
+        let mut e = b_slowed();
         // a's cost grows to 5 ms/s: 11 ms/s in all. a is not held and
         // over its share: a is slowed, b (held) is not.
         settle(&mut e[0], 5e6);
@@ -592,9 +600,7 @@ mod tests {
 
     #[test]
     fn a_held_source_whose_cost_rose_a_little_waits_for_its_hold_to_end() {
-        let mut e = [entry(1, S, 1e6), entry(1, S, 12e6)];
-        plan(BUDGET, &mut e, SEC);
-        assert_eq!(e[1].interval, 2 * S);
+        let mut e = b_slowed();
         // Read at 2 s, b costs 20 ms (colder caches): 11 ms/s in all, within
         // the tolerance. Kept until its hold ends, then slowed.
         settle(&mut e[1], 20e6);
@@ -621,9 +627,7 @@ mod tests {
 
     #[test]
     fn restored_after_the_hold_when_everything_fits_with_half_to_spare() {
-        let mut e = [entry(1, S, 1e6), entry(1, S, 12e6)];
-        plan(BUDGET, &mut e, SEC);
-        assert_eq!(e[1].interval, 2 * S);
+        let mut e = b_slowed();
         // Cheaper: 5 ms per read. Everything at 1 s would cost 6 ms/s,
         // 9 ms/s with half again: fits, but the hold has not passed.
         settle(&mut e[1], 5e6);
@@ -638,12 +642,11 @@ mod tests {
         );
         // 7 ms per read would fit (8 ms/s), but not with half again (12):
         // no restore.
-        let mut e = [entry(1, S, 1e6), entry(1, S, 12e6)];
-        plan(BUDGET, &mut e, SEC);
+        let mut e = b_slowed();
         settle(&mut e[1], 7e6);
         assert!(plan(BUDGET, &mut e, 100 * SEC).is_empty());
         // From 5 s, a partial restore: 20 ms per read at 3 s is 6.7 ms/s,
-        // 11.5 ms/s in all with half again... too much; at 4 s, 9 ms/s: 4 s.
+        // 10 ms/s with half again, which fits; at 2 s it would be 15.
         let mut e = [entry(1, S, 60e6)];
         plan(BUDGET, &mut e, SEC);
         assert_eq!(e[0].interval, 5 * S);

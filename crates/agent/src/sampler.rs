@@ -374,7 +374,7 @@ impl Agent {
     fn read(&mut self, mask: Mask, demand: Mask) {
         let config = self.shared.config();
         let reads = self.read_kernel(mask);
-        let changes = {
+        let (changes, settled) = {
             let shared = self.shared.clone();
             let mut guard = shared.state_mut();
             let st = &mut *guard;
@@ -402,7 +402,7 @@ impl Agent {
             self.record(st, &config, committed);
             (changes, settled)
         };
-        self.reschedule(&config, changes.0, changes.1);
+        self.reschedule(&config, changes, settled);
     }
 
     /// Opens the journal and starts the history's writer, unless recording
