@@ -83,7 +83,10 @@ pub fn water_level(budget_ns_per_s: f64, wants: &[(u32, f64)]) -> f64 {
 /// What the budget keeps of one source between decisions.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Track {
-    /// Smoothed cost per read at the interval in force, ns (0: not known).
+    /// Smoothed cost per read at the interval in force, ns of CPU time
+    /// (0: not known). CPU time, not wall time: on a busy machine a read
+    /// the thread was preempted in would otherwise count the other
+    /// tasks' time, by milliseconds.
     pub cost_ns: f64,
     /// Reads at the interval in force since it was set (the start-up read
     /// not counted).
@@ -94,14 +97,17 @@ pub struct Track {
 impl Track {
     /// Counts a read that cost `ns`. The first read at an interval
     /// replaces the estimate (a cost measured at another interval says
-    /// little: a source read less often finds colder caches); later ones
-    /// are averaged with it over the last few reads, so that one slow read
-    /// (a page fault, a preemption) moves little.
+    /// little: a source read less often finds colder caches), but by at
+    /// most twice the estimate it replaces: one read is one read, and one
+    /// that met a page fault or an interrupt may take many times its cost.
+    /// Later ones are averaged with it over the last few reads, so that
+    /// one slow read moves little.
     pub fn observe(&mut self, ns: u64) {
-        self.cost_ns = if self.reads == 0 {
-            ns as f64
-        } else {
-            self.cost_ns * 0.75 + ns as f64 * 0.25
+        let ns = ns as f64;
+        self.cost_ns = match (self.reads, self.cost_ns) {
+            (_, 0.0) => ns,
+            (0, prev) => ns.min(prev * 2.0),
+            (_, prev) => prev * 0.75 + ns * 0.25,
         };
         self.reads = self.reads.saturating_add(1);
     }
@@ -477,13 +483,12 @@ mod tests {
         e
     }
 
-    /// `e` read at its interval in force, each read costing `cost_ns`,
-    /// until its decision is final.
+    /// `e` read at its interval in force long enough that its cost there
+    /// is known to be `cost_ns` and its decision is final (0: not read).
     fn settle(e: &mut Entry, cost_ns: f64) {
-        e.track.reads = 0;
-        while !e.track.is_final(e.interval) && cost_ns > 0.0 {
-            e.track.observe(cost_ns as u64);
-        }
+        e.track.cost_ns = cost_ns;
+        e.track.reads = if cost_ns > 0.0 { 2 } else { 0 };
+        assert_eq!(e.track.is_final(e.interval), cost_ns > 0.0);
     }
 
     /// a costing 1 ms/s and b 12 ms/s, every second: over the 10 ms/s
@@ -702,6 +707,28 @@ mod tests {
             c[0].describe("stat", c[0].from, S / 100, S, 1.0),
             "stat: restored from every 20ms to every 10ms (as configured): 20 us per read; all sources with half again their cost would take 4500 us/s, within the overhead budget of 10000 us/s (1% of a CPU)"
         );
+    }
+
+    #[test]
+    fn one_preempted_read_at_a_new_interval_cannot_swing_the_estimate() {
+        // Read every 10 ms at 33 us, then slowed: the first read at the new
+        // interval (colder) replaces the estimate, up to twice the old one.
+        let mut t = Track::default();
+        t.observe(33_000);
+        t.reads = 0;
+        t.observe(45_000);
+        assert_eq!(t.cost_ns, 45e3);
+        t.reads = 0;
+        // A read the thread was preempted in: 255 us counts as 90.
+        t.observe(255_000);
+        assert_eq!(t.cost_ns, 90e3);
+        // Later reads are averaged: a quarter of the way.
+        t.observe(50_000);
+        assert_eq!(t.cost_ns, 80e3);
+        // Nothing known yet: the first read is taken as it is.
+        let mut t = Track::default();
+        t.observe(255_000);
+        assert_eq!(t.cost_ns, 255e3);
     }
 
     #[test]

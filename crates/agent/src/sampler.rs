@@ -577,6 +577,7 @@ impl Agent {
     /// the state's lock.
     fn read_kernel(&mut self, mask: Mask) -> Reads {
         let mut read_at = [0u64; SOURCE_COUNT];
+        let mut cpu_ns = [0u64; SOURCE_COUNT];
         // When this sample was taken: per-source reads leave the sample's
         // own times alone, so they are set here.
         self.work.taken = Instant::now();
@@ -585,7 +586,9 @@ impl Agent {
             let a = AgentSource::System(s);
             if mask & a.bit() != 0 {
                 read_at[a.index()] = mono_ns();
+                let cpu = sys::thread_cpu_ns();
                 self.reader.read_source(s, &mut self.work);
+                cpu_ns[a.index()] = sys::thread_cpu_ns().saturating_sub(cpu);
             }
         }
         let procs = mask & AgentSource::Processes.bit() != 0;
@@ -600,6 +603,7 @@ impl Agent {
             let i = AgentSource::Processes.index();
             read_at[i] = mono_ns();
             let t0 = Instant::now();
+            let cpu = sys::thread_cpu_ns();
             procs_result = Some(t.snapshot(&self.query, &mut self.work_procs));
             if let Some(b) = t.bpf_mut()
                 && b.walk_reloads() > self.walk_reloads
@@ -614,6 +618,7 @@ impl Agent {
             std::mem::swap(&mut self.exits_buf, &mut self.exits_pending);
             self.exits_pending.clear();
             procs_cost_ns = t0.elapsed().as_nanos() as u64;
+            cpu_ns[i] = sys::thread_cpu_ns().saturating_sub(cpu);
         }
         // One map lookup, only when the process table was read.
         let exits_lost = procs
@@ -623,6 +628,7 @@ impl Agent {
             read_at,
             procs: procs_result,
             procs_cost_ns,
+            cpu_ns,
             exits_lost,
         }
     }
@@ -691,10 +697,11 @@ impl Agent {
                 stats.demand_reads += 1;
             }
             stats.last_cost_ns = cost_ns;
+            stats.cpu_ns += reads.cpu_ns[i];
             // The start-up read (cold caches, first opens) says little of
             // what reads will cost: the budget counts a source from the next.
             if self.started {
-                stats.budget.observe(cost_ns);
+                stats.budget.observe(reads.cpu_ns[i]);
             }
             committed |= s.bit();
         }
@@ -874,6 +881,9 @@ struct Reads {
     /// The process table's result, when it was read.
     procs: Option<proctable::Result<()>>,
     procs_cost_ns: u64,
+    /// CPU time of this thread in each source's read and parse (the
+    /// process table's: its snapshot), what the overhead budget counts.
+    cpu_ns: [u64; SOURCE_COUNT],
     /// Exit records lost so far, when the process table was read.
     exits_lost: Option<u64>,
 }

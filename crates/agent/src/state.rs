@@ -24,6 +24,10 @@ pub struct SourceStats {
     pub bytes: u64,
     /// The last read's cost (read + parse).
     pub last_cost_ns: u64,
+    /// CPU time of the sampler thread in its reads (read + parse; for
+    /// processes, the snapshot): what the overhead budget's intervals are
+    /// decided on, without the time the thread waited for a CPU.
+    pub cpu_ns: u64,
     /// The interval in force (the configured one, or longer under the budget).
     pub interval: Duration,
     /// What the overhead budget keeps of it: its cost at that interval, and

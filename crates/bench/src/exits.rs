@@ -53,16 +53,6 @@ pub struct Report {
     pub drain_ns_per_exit: f64,
 }
 
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// Runs the load and the capture; `note` receives progress messages.
 pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String> {
     // The procfs backend captures through taskstats, the bpf one through
@@ -107,7 +97,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
     let mut drain_cpu = 0u64;
     let mut next = start + opts.drain_every;
     let mut drain = |capture: &mut ProcTable| {
-        let t = thread_cpu_ns();
+        let t = sys::thread_cpu_ns();
         exits.clear();
         let n = capture.drain_exits(&mut exits) as u64;
         for e in exits.iter().filter(|e| e.ppid == forker_pid) {
@@ -118,7 +108,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
                 wrong_code += 1;
             }
         }
-        drain_cpu += thread_cpu_ns() - t;
+        drain_cpu += sys::thread_cpu_ns() - t;
         drained += n;
         drains += 1;
         max_per_drain = max_per_drain.max(n);

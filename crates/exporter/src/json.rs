@@ -132,6 +132,7 @@ pub fn snapshot(
                     "demand_reads": c.demand_reads,
                     "read_ns": c.read_ns,
                     "parse_ns": c.parse_ns,
+                    "cpu_ns": c.cpu_ns,
                     "bytes": c.bytes,
                     "last_cost_ns": c.last_cost_ns,
                     "interval_ms": c.interval.as_millis() as u64,

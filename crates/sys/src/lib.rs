@@ -1,7 +1,8 @@
 //! Operating-system helpers that several crates need, in one leaf crate, so
 //! that no crate depends on another only to borrow a helper.
 //!
-//! - [`mono_ns`], [`unix_ns`]: the clocks every timestamp is taken from.
+//! - [`mono_ns`], [`unix_ns`]: the clocks every timestamp is taken from;
+//!   [`thread_cpu_ns`]: what the calling thread has run.
 //! - [`page_size`]: the size of a memory page, from `sysconf`.
 //! - [`pin_current_thread`]: CPU affinity.
 //! - [`statfs`]: a filesystem's figures and type.
@@ -26,6 +27,14 @@ pub fn mono_ns() -> u64 {
 /// CLOCK_REALTIME in nanoseconds since the epoch.
 pub fn unix_ns() -> u64 {
     clock_ns(libc::CLOCK_REALTIME)
+}
+
+/// CPU time the calling thread has run, in nanoseconds
+/// (CLOCK_THREAD_CPUTIME_ID: a system call, some hundreds of ns). Unlike
+/// wall time around a piece of work, it leaves out the time the thread
+/// waited for a CPU while others ran.
+pub fn thread_cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 fn clock_ns(clock: libc::clockid_t) -> u64 {

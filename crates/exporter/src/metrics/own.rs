@@ -17,7 +17,7 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         .filter(|s| st.stats[s.index()].scheduled)
         .collect();
     type Get = fn(&State, &Context, AgentSource, u64) -> f64;
-    let fields: [(&Family, Get); 10] = [
+    let fields: [(&Family, Get); 11] = [
         (&QUIETSTAT_SOURCE_READS_TOTAL, |st, _, s, _| {
             st.stats[s.index()].reads as f64
         }),
@@ -29,6 +29,9 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         }),
         (&QUIETSTAT_SOURCE_PARSE_SECONDS_TOTAL, |st, _, s, _| {
             ns_to_secs(st.stats[s.index()].parse_ns)
+        }),
+        (&QUIETSTAT_SOURCE_CPU_SECONDS_TOTAL, |st, _, s, _| {
+            ns_to_secs(st.stats[s.index()].cpu_ns)
         }),
         (&QUIETSTAT_SOURCE_READ_BYTES_TOTAL, |st, _, s, _| {
             st.stats[s.index()].bytes as f64
