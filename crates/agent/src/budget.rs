@@ -101,17 +101,18 @@ pub struct Track {
 impl Track {
     /// Counts a read that cost `ns`. The first read at an interval
     /// replaces the estimate (a cost measured at another interval says
-    /// little: a source read less often finds colder caches), but by at
-    /// most twice the estimate it replaces: one read is one read, and one
-    /// that met a page fault or an interrupt may take many times its cost.
-    /// Later ones are averaged with it over the last few reads, so that
-    /// one slow read moves little.
+    /// little: a source read less often finds colder caches); later ones
+    /// are averaged with it over the last few reads. Either way a read
+    /// counts for at most twice the estimate: one read is one read, and
+    /// one that met a page fault, or a burst of network softirqs charged
+    /// to the thread that happened to be running, may take a hundred
+    /// times its cost. A cost that really rose gets there in a few reads.
     pub fn observe(&mut self, ns: u64) {
         let ns = ns as f64;
         self.cost_ns = match (self.reads, self.cost_ns) {
             (_, 0.0) => ns,
             (0, prev) => ns.min(prev * 2.0),
-            (_, prev) => prev * 0.75 + ns * 0.25,
+            (_, prev) => prev * 0.75 + ns.min(prev * 2.0) * 0.25,
         };
         self.reads = self.reads.saturating_add(1);
     }
@@ -722,7 +723,7 @@ mod tests {
     }
 
     #[test]
-    fn one_preempted_read_at_a_new_interval_cannot_swing_the_estimate() {
+    fn one_outlying_read_cannot_swing_the_estimate() {
         // Read every 10 ms at 33 us, then slowed: the first read at the new
         // interval (colder) replaces the estimate, up to twice the old one.
         let mut t = Track::default();
@@ -731,12 +732,15 @@ mod tests {
         t.observe(45_000);
         assert_eq!(t.cost_ns, 45e3);
         t.reads = 0;
-        // A read the thread was preempted in: 255 us counts as 90.
+        // An outlying read: 255 us counts as 90.
         t.observe(255_000);
         assert_eq!(t.cost_ns, 90e3);
-        // Later reads are averaged: a quarter of the way.
+        // Later reads are averaged: a quarter of the way, a read counting
+        // for at most twice the estimate.
         t.observe(50_000);
         assert_eq!(t.cost_ns, 80e3);
+        t.observe(8_000_000);
+        assert_eq!(t.cost_ns, 100e3);
         // Nothing known yet: the first read is taken as it is.
         let mut t = Track::default();
         t.observe(255_000);
