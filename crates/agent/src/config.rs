@@ -262,20 +262,39 @@ pub struct StoreConfig {
     pub flush_interval: Duration,
     /// The journal (best in memory: tmpfs); empty: beside the snapshot.
     pub journal: Option<PathBuf>,
+    /// The group that may read the history (`None`: `adm` where it
+    /// exists); `/proc`'s rule wins when it hides processes.
+    pub group: Option<String>,
 }
 
 /// The default store directory: /var/lib/quietstat as root, else
-/// `$XDG_STATE_HOME/quietstat` (`~/.local/state/quietstat`).
-pub fn default_store_path() -> PathBuf {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        return "/var/lib/quietstat".into();
+/// `$XDG_STATE_HOME/quietstat`, else `~/.local/state/quietstat` with the
+/// home from `$HOME` or, without it, from the user's passwd entry. `Err`
+/// (why) when there is no usable home: never a path under `/tmp`.
+pub fn default_store_path() -> Result<PathBuf, String> {
+    let uid = store::access::euid();
+    if uid == 0 {
+        return Ok("/var/lib/quietstat".into());
     }
-    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| !x.is_empty()) {
-        return PathBuf::from(x).join("quietstat");
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    if let Some(x) = std::env::var_os("XDG_STATE_HOME").and_then(absolute) {
+        return Ok(x.join("quietstat"));
     }
-    let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
-    PathBuf::from(home).join(".local/state/quietstat")
+    if let Some(home) = std::env::var_os("HOME").and_then(absolute) {
+        return Ok(home.join(".local/state/quietstat"));
+    }
+    match store::access::passwd(uid) {
+        Some((_, home)) if home.is_absolute() && home != Path::new("/") && home.is_dir() => {
+            Ok(home.join(".local/state/quietstat"))
+        }
+        Some((name, home)) => Err(format!(
+            "no HOME or XDG_STATE_HOME, and user {name}'s home {} is not a directory of its own; give --store DIR or [store] path",
+            home.display()
+        )),
+        None => Err(format!(
+            "no HOME or XDG_STATE_HOME, and no passwd entry for uid {uid}; give --store DIR or [store] path"
+        )),
+    }
 }
 
 /// A size: bytes, or with a unit (k, M, G, KiB, MiB, GiB).
@@ -415,6 +434,7 @@ impl Config {
                 process_interval: d(self.store.process_interval),
                 flush_interval: d(self.store.flush_interval),
                 journal: Some(self.store.journal.clone().unwrap_or_default()),
+                group: self.store.group.clone(),
             }),
         };
         toml::to_string(&file).expect("the configuration serializes")
@@ -500,6 +520,8 @@ pub struct FileStore {
     pub flush_interval: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -691,7 +713,8 @@ impl FileConfig {
                 max_size,
                 process_interval,
                 flush_interval,
-                journal
+                journal,
+                group
             );
         }
         if let Some(o) = &over.process_metrics {
@@ -905,10 +928,12 @@ impl FileConfig {
         };
         let store = StoreConfig {
             enabled: fs.enabled.unwrap_or(true),
+            // Empty: no usable default (the agent logs why, and does not
+            // record).
             path: fs
                 .path
                 .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or_else(default_store_path),
+                .unwrap_or_else(|| default_store_path().unwrap_or_default()),
             retention: store_dur(
                 "store.retention",
                 &fs.retention,
@@ -918,10 +943,12 @@ impl FileConfig {
             )?,
             max_bytes: match &fs.max_size {
                 None => 1 << 30,
-                Some(v) => parse_bytes(v).filter(|b| *b >= 64 << 10).ok_or_else(|| {
+                // Below 256 KiB a day file (its pages, WAL and WAL index)
+                // would not keep a single block.
+                Some(v) => parse_bytes(v).filter(|b| *b >= 256 << 10).ok_or_else(|| {
                     bad(
                         "store.max_size",
-                        format!("{v:?} is not a size of at least 64 KiB; write bytes or e.g. \"500MiB\", \"2GiB\", \"1G\""),
+                        format!("{v:?} is not a size of at least 256 KiB; write bytes or e.g. \"500MiB\", \"2GiB\", \"1G\""),
                     )
                 })?,
             },
@@ -940,6 +967,7 @@ impl FileConfig {
                 Duration::from_secs(300),
             )?,
             journal: fs.journal.filter(|p| !p.as_os_str().is_empty()),
+            group: fs.group.filter(|g| !g.is_empty()),
         };
         Ok(Config {
             store,
@@ -1102,6 +1130,12 @@ mod tests {
         );
         let e = err("[process_metrics]\nmode = \"filter\"\n");
         assert!(e.contains("process_metrics.mode"), "{e}");
+        // 64 KiB would keep no block at all: the WAL index alone is 32.
+        let e = err("[store]\nmax_size = \"64KiB\"\n");
+        assert!(
+            e.contains("store.max_size") && e.contains("at least 256 KiB"),
+            "{e}"
+        );
     }
 
     #[test]

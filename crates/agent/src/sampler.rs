@@ -406,16 +406,43 @@ impl Agent {
     }
 
     /// Opens the journal and starts the history's writer, unless recording
-    /// is off. A store that cannot be opened is logged; sampling goes on.
+    /// is off. A store that cannot be opened is logged, and served as
+    /// `quietstat_store_recording 0`; sampling goes on.
     fn start_store(&mut self, config: &Config) {
         if !config.store.enabled {
             return;
         }
-        let journal = config
-            .store
-            .journal
-            .clone()
-            .unwrap_or_else(|| default_journal(config.shm_path.as_deref(), &config.store.path));
+        if let Err(e) = self.open_store(config) {
+            log(format!("not recording: {e}"));
+            let _ = self.shared.store.set(Arc::new(store::Stats::default()));
+        }
+    }
+
+    fn open_store(&mut self, config: &Config) -> Result<(), String> {
+        if config.store.path.as_os_str().is_empty() {
+            return Err(crate::config::default_store_path()
+                .err()
+                .unwrap_or_default());
+        }
+        let hidden = procfs::hidden_pids(&config.proc_root);
+        let proc_view = match hidden {
+            Some(gid) => store::access::ProcView::Hidden { gid },
+            None => store::access::ProcView::Open,
+        };
+        let access = store::access::decide(config.store.group.as_deref(), proc_view)?;
+        let journal = match &config.store.journal {
+            Some(j) => j.clone(),
+            None => {
+                let j = default_journal(config.shm_path.as_deref(), &config.store.path);
+                if let Some(dir) = j.parent().filter(|d| d.starts_with("/dev/shm")) {
+                    use std::os::unix::fs::DirBuilderExt;
+                    // Private; one another user made first is refused
+                    // when the journal is opened.
+                    let _ = std::fs::DirBuilder::new().mode(0o700).create(dir);
+                }
+                j
+            }
+        };
         let opts = store::Options {
             dir: config.store.path.clone(),
             journal,
@@ -424,28 +451,26 @@ impl Agent {
             max_bytes: config.store.max_bytes,
             flush: config.store.flush_interval,
             proc_root: config.proc_root.clone(),
+            access,
         };
-        match store::start(opts, log) {
-            Ok((tap, writer, stats)) => {
-                let b = config.store.max_bytes;
-                let cap = match b {
-                    _ if b.is_multiple_of(1 << 30) => format!("{} GiB", b >> 30),
-                    _ if b.is_multiple_of(1 << 20) => format!("{} MiB", b >> 20),
-                    _ => format!("{b} bytes"),
-                };
-                log(format!(
-                    "recording to {} (process table every {}, kept {} or {cap} at most)",
-                    config.store.path.display(),
-                    humantime::format_duration(config.store.process_interval),
-                    humantime::format_duration(config.store.retention),
-                ));
-                self.reader.keep_bytes_of(&store::RECORDED);
-                self.tap = Some(tap);
-                self._writer = Some(writer);
-                let _ = self.shared.store.set(stats);
-            }
-            Err(e) => log(format!("not recording: {e}")),
-        }
+        let (tap, writer, stats) = store::start(opts, log)?;
+        let b = config.store.max_bytes;
+        let cap = match b {
+            _ if b.is_multiple_of(1 << 30) => format!("{} GiB", b >> 30),
+            _ if b.is_multiple_of(1 << 20) => format!("{} MiB", b >> 20),
+            _ => format!("{b} bytes"),
+        };
+        log(format!(
+            "recording to {} (process table every {}, kept {} or {cap} at most)",
+            config.store.path.display(),
+            humantime::format_duration(config.store.process_interval),
+            humantime::format_duration(config.store.retention),
+        ));
+        self.reader.keep_bytes_of(&store::RECORDED);
+        self.tap = Some(tap);
+        self._writer = Some(writer);
+        let _ = self.shared.store.set(stats);
+        Ok(())
     }
 
     /// Starts the view files beside the snapshot, and keeps the bytes of
@@ -962,8 +987,9 @@ fn keys(mask: Mask) -> String {
 
 /// Where the history's journal goes when the configuration names no path:
 /// `store-journal` beside the snapshot when its directory is a tmpfs; else
-/// (no snapshot, or its directory on a disk) in /dev/shm, one per store,
-/// named by a hash of the store's path so that a restart finds it.
+/// (no snapshot, or its directory on a disk) in `/dev/shm/quietstat-<uid>/`
+/// (a directory of this user's, mode 0700), one per store, named by a hash
+/// of the store's path so that a restart finds it.
 pub fn default_journal(shm_path: Option<&Path>, store: &Path) -> PathBuf {
     match shm_path.and_then(Path::parent) {
         Some(dir) if matches!(shm::memory_backed(dir), Ok(Ok(_))) => dir.join("store-journal"),
@@ -975,7 +1001,10 @@ pub fn default_journal(shm_path: Option<&Path>, store: &Path) -> PathBuf {
                 .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
                     (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
                 });
-            PathBuf::from(format!("/dev/shm/quietstat-journal-{h:016x}"))
+            PathBuf::from(format!(
+                "/dev/shm/quietstat-{}/journal-{h:016x}",
+                store::access::euid()
+            ))
         }
     }
 }

@@ -99,6 +99,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Str
         store::Options {
             dir: dir.clone(),
             journal: root.join("journal"),
+            access: store::access::Access::private("a benchmark's own store"),
             journal_bytes: store::JOURNAL_BYTES,
             retention: Duration::from_secs(30 * 86_400),
             max_bytes: u64::MAX / 4,

@@ -134,17 +134,12 @@ fn columns(fields: &[Field]) -> Vec<&'static Column> {
 fn text(v: &Value<'_>) -> String {
     match v {
         Value::Absent => "-".into(),
-        other => other.to_string(),
+        other => model::text::printable(&other.to_string()).into_owned(),
     }
 }
 
 fn csv_cell(v: &Value<'_>) -> String {
-    let s = v.to_string();
-    if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s
-    }
+    model::text::csv_field(&v.to_string()).into_owned()
 }
 
 pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {

@@ -574,18 +574,10 @@ fn store_section(h: &History) -> anyhow::Result<Section> {
 
 fn cell_text(c: &Cell) -> String {
     match c {
-        Cell::Text(s) => s.clone(),
+        Cell::Text(s) => model::text::printable(s).into_owned(),
         Cell::Num(None) => "-".into(),
         Cell::Num(Some(v)) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
         Cell::Num(Some(v)) => format!("{v:.2}"),
-    }
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
     }
 }
 
@@ -642,14 +634,14 @@ fn print(sections: &[Section], ctx: &Ctx, format: &str, skipped: &[String]) -> S
                 out += &s
                     .columns
                     .iter()
-                    .map(|c| csv_field(c))
+                    .map(|c| model::text::csv_field(c))
                     .collect::<Vec<_>>()
                     .join(",");
                 out.push('\n');
                 for r in &s.rows {
                     out += &r
                         .iter()
-                        .map(|c| csv_field(&cell_text(c)))
+                        .map(|c| model::text::csv_field(&cell_text(c)).into_owned())
                         .collect::<Vec<_>>()
                         .join(",");
                     out.push('\n');
@@ -753,10 +745,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if to < from {
         anyhow::bail!("--to is before --from");
     }
-    let dir = args
-        .store
-        .clone()
-        .unwrap_or_else(agent::config::default_store_path);
+    let dir = match &args.store {
+        Some(d) => d.clone(),
+        None => agent::config::default_store_path().map_err(anyhow::Error::msg)?,
+    };
     let h = History::open(&dir).map_err(anyhow::Error::msg)?;
     let Some((first, last)) = h.range() else {
         let mut msg = format!(

@@ -44,14 +44,14 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
         ));
     }
     let no_color = args.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let replay = args.replay.then(|| {
-        (
-            args.store
-                .clone()
-                .unwrap_or_else(agent::config::default_store_path),
+    let replay = match (args.replay, &args.store) {
+        (false, _) => None,
+        (true, Some(d)) => Some((d.clone(), args.at.clone())),
+        (true, None) => Some((
+            agent::config::default_store_path().map_err(|e| anyhow!(e))?,
             args.at.clone(),
-        )
-    });
+        )),
+    };
     top::run(top::Options {
         proc_root: proc_root.to_path_buf(),
         sys_root: sys_root.to_path_buf(),

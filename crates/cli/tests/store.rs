@@ -9,74 +9,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::agent::{Agent, agent_with, get};
+use common::store::*;
 use common::{assert_ok, quietstat, wait_for};
 use procfs::Source;
 use store::History;
-
-fn now_ms() -> u64 {
-    store::writer::now_ms()
-}
-
-/// An agent recording to `store`, its journal beside `shm` (kept across
-/// restarts), the process table every second.
-fn recorder(store: &Path, shm: &Path, flush: &str, extra_cfg: &str) -> Agent {
-    let cfg = format!(
-        "[store]\nflush_interval = \"{flush}\"\nprocess_interval = \"1s\"\n{extra_cfg}\n[sources.processes]\ninterval = \"1s\"\n"
-    );
-    agent_with(
-        &cfg,
-        &[
-            "--store",
-            store.to_str().unwrap(),
-            "--shm-path",
-            shm.to_str().unwrap(),
-            "--backend",
-            "procfs",
-        ],
-        |_| {},
-    )
-}
-
-/// Temporary directories: the store's path in one on disk, a snapshot
-/// path in one in memory (the journal goes beside it and is removed with
-/// it).
-#[allow(clippy::type_complexity)]
-fn dirs() -> (
-    (tempfile::TempDir, tempfile::TempDir),
-    std::path::PathBuf,
-    std::path::PathBuf,
-) {
-    let d = tempfile::tempdir().unwrap();
-    let store = d.path().join("store");
-    let mem = tempfile::tempdir_in("/dev/shm").unwrap();
-    let shm = mem.path().join("snapshot");
-    ((d, mem), store, shm)
-}
-
-fn stop(mut a: Agent) -> Vec<String> {
-    a.proc.signal(libc::SIGTERM);
-    assert!(
-        a.proc.wait(Duration::from_secs(20)).is_some(),
-        "the agent did not stop"
-    );
-    let mut lines = a.early.clone();
-    while let Ok(l) = a.log.recv_timeout(Duration::from_millis(100)) {
-        lines.push(l);
-    }
-    lines
-}
-
-fn stat_times(store: &Path) -> Vec<u64> {
-    let h = History::open(store).unwrap();
-    let mut t = Vec::new();
-    h.system(0, u64::MAX, &[Source::Stat], &mut |ts, s| {
-        if s.ok(Source::Stat) {
-            t.push(ts);
-        }
-    })
-    .unwrap();
-    t
-}
 
 /// `quietstat report --format json` on `store` with `args`, parsed.
 fn report_json(store: &Path, args: &[&str]) -> serde_json::Value {
@@ -93,13 +29,6 @@ fn report_json(store: &Path, args: &[&str]) -> serde_json::Value {
         .unwrap();
     assert_ok(&out);
     serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn metric(a: &Agent, name: &str) -> Option<f64> {
-    get(a.addr, "/metrics", None)
-        .body
-        .lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
 }
 
 /// A small generator, seeded from the clock; the seed is printed so a
@@ -286,24 +215,6 @@ fn the_store_stays_under_its_size_cap_and_drops_days_past_retention() {
     stop(a);
 }
 
-fn mount_tmpfs(dir: &Path, opts: &str) -> bool {
-    std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
-        .arg(dir)
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-struct Unmount<'a>(&'a Path);
-impl Drop for Unmount<'_> {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg("-l")
-            .arg(self.0)
-            .status();
-    }
-}
-
 #[test]
 fn a_full_disk_stops_recording_with_one_line_and_it_resumes_with_room() {
     let (_d, store, shm) = dirs();
@@ -483,6 +394,17 @@ fn report_agrees_with_rates_computed_here_from_the_raw_counters() {
 
 #[test]
 fn exits_are_recorded_with_status_and_lifetime_and_a_reused_pid_is_another_process() {
+    exits_recorded("auto");
+}
+
+/// Without BPF, exits come from taskstats, whose start times are whole
+/// seconds: each is still matched to its process (and its command line).
+#[test]
+fn exits_on_the_procfs_backend_keep_their_command_line() {
+    exits_recorded("procfs");
+}
+
+fn exits_recorded(backend: &str) {
     let (_d, store, shm) = dirs();
     let cfg = "[store]\nflush_interval = \"200ms\"\nprocess_interval = \"1s\"\n[sources.processes]\ninterval = \"1s\"\n";
     let a = agent_with(
@@ -492,6 +414,8 @@ fn exits_are_recorded_with_status_and_lifetime_and_a_reused_pid_is_another_proce
             store.to_str().unwrap(),
             "--shm-path",
             shm.to_str().unwrap(),
+            "--backend",
+            backend,
         ],
         |_| {},
     );
@@ -545,8 +469,16 @@ fn exits_are_recorded_with_status_and_lifetime_and_a_reused_pid_is_another_proce
     );
     let ek = of(pk);
     // The pid ended twice: killed, then the second process's normal exit.
-    assert!(ek.iter().any(|e| e["status"] == "SIGKILL"), "{ek:#?}");
-    assert!(ek.iter().any(|e| e["status"] == "exit 0"), "{ek:#?}");
+    assert!(
+        ek.iter()
+            .any(|e| e["status"] == "SIGKILL" && e["cmdline"] == "sleep 30"),
+        "{backend}: {ek:#?}"
+    );
+    assert!(
+        ek.iter()
+            .any(|e| e["status"] == "exit 0" && e["cmdline"] == "sleep 3"),
+        "{backend}: {ek:#?}"
+    );
     assert!(ek.iter().all(|e| e["lifetime"] != "-"), "{ek:#?}");
     // Two identities for one pid in the store.
     let c = rusqlite::Connection::open(day_file(&store)).unwrap();

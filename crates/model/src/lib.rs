@@ -10,6 +10,7 @@
 //! - [`columns`]: the process fields, each defined once (name, unit, help,
 //!   getter) for `ps`, the JSON API and the exporter.
 //! - [`units`]: clock ticks, sectors and pages to seconds and bytes.
+//! - [`text`]: other users' text (command lines, names) made safe to print.
 //!
 //! Policy: a counter that went backwards between two samples (a reset, a
 //! device that was replaced, a CPU that went offline and back, a PID reused)
@@ -22,6 +23,7 @@
 pub mod columns;
 pub mod process;
 pub mod system;
+pub mod text;
 pub mod units;
 
 pub use system::{

@@ -82,22 +82,30 @@ pub use source::Source;
 /// from `<proc_root>/self/mounts`. What the agent publishes about
 /// processes is then readable by its own user only.
 pub fn hides_pids(proc_root: &std::path::Path) -> bool {
-    let Ok(mounts) = std::fs::read_to_string(proc_root.join("self/mounts")) else {
-        return false;
-    };
+    hidden_pids(proc_root).is_some()
+}
+
+/// When the proc filesystem at `proc_root` hides other users' processes:
+/// `Some(gid)`, the group its `gid=` option lets see them all (`None`:
+/// no such group). `None` when it hides nothing.
+pub fn hidden_pids(proc_root: &std::path::Path) -> Option<Option<u32>> {
+    let mounts = std::fs::read_to_string(proc_root.join("self/mounts")).ok()?;
     hidepid_in(&mounts, proc_root)
 }
 
-fn hidepid_in(mounts: &str, proc_root: &std::path::Path) -> bool {
-    mounts.lines().any(|l| {
+fn hidepid_in(mounts: &str, proc_root: &std::path::Path) -> Option<Option<u32>> {
+    mounts.lines().find_map(|l| {
         let f: Vec<&str> = l.split(' ').collect();
-        f.len() >= 4
-            && f[2] == "proc"
-            && std::path::Path::new(f[1]) == proc_root
-            && f[3].split(',').any(|o| {
+        if f.len() < 4 || f[2] != "proc" || std::path::Path::new(f[1]) != proc_root {
+            return None;
+        }
+        let opts = || f[3].split(',');
+        opts()
+            .any(|o| {
                 o.strip_prefix("hidepid=")
                     .is_some_and(|v| !matches!(v, "0" | "off"))
             })
+            .then(|| opts().find_map(|o| o.strip_prefix("gid=")?.parse().ok()))
     })
 }
 
@@ -107,11 +115,16 @@ mod hidepid_tests {
     fn hidepid_is_found_on_the_proc_mount_only() {
         let root = std::path::Path::new("/proc");
         let plain = "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n";
-        assert!(!super::hidepid_in(plain, root));
+        assert_eq!(super::hidepid_in(plain, root), None);
         let hidden = "sysfs /sys sysfs rw 0 0\nproc /proc proc rw,relatime,hidepid=invisible 0 0\n";
-        assert!(super::hidepid_in(hidden, root));
-        assert!(!super::hidepid_in(hidden, std::path::Path::new("/other")));
+        assert_eq!(super::hidepid_in(hidden, root), Some(None));
+        assert_eq!(
+            super::hidepid_in(hidden, std::path::Path::new("/other")),
+            None
+        );
         let off = "proc /proc proc rw,hidepid=0 0 0\n";
-        assert!(!super::hidepid_in(off, root));
+        assert_eq!(super::hidepid_in(off, root), None);
+        let group = "proc /proc proc rw,gid=4,hidepid=2 0 0\n";
+        assert_eq!(super::hidepid_in(group, root), Some(Some(4)));
     }
 }

@@ -171,17 +171,27 @@ fn check_version(c: &Connection, path: &Path) -> Result<(), OpenError> {
     Ok(())
 }
 
-/// Opens (creating) a day file to write; checks it when it existed.
-pub fn open_write(path: &Path) -> Result<Connection, OpenError> {
+/// Opens (creating, with `access`'s file mode and group) a day file to
+/// write; checks it when it existed. A link, FIFO or anything but a
+/// regular file is refused, without blocking.
+pub fn open_write(path: &Path, access: &crate::access::Access) -> Result<Connection, OpenError> {
     let existed = path.exists();
     let io = |e: rusqlite::Error| OpenError::Io {
         path: path.to_path_buf(),
         why: e.to_string(),
     };
+    // Made here first, so that SQLite's WAL and shared-memory files take
+    // its mode and group.
+    crate::access::open_file(path, true, Some((access.file_mode(), access.gid))).map_err(|e| {
+        OpenError::Io {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        }
+    })?;
     let c = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(io)?;
@@ -232,11 +242,18 @@ pub fn classify(path: &Path, e: rusqlite::Error) -> OpenError {
     }
 }
 
-/// Opens a day file to read.
+/// Opens a day file to read; a link, FIFO or anything but a regular file
+/// is refused, without blocking.
 pub fn open_read(path: &Path) -> Result<Connection, OpenError> {
+    crate::access::check_regular(path).map_err(|e| OpenError::Io {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })?;
     let c = Connection::open_with_flags(
         path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|e| classify(path, e))?;
     check_version(&c, path)?;

@@ -82,20 +82,6 @@ pub fn records(bytes: &[u8]) -> impl Iterator<Item = Record<'_>> {
 /// Bytes before the records: the offset of the first live one (u64).
 const DATA: usize = 8;
 
-/// Opens (creating, mode 0600) a file of the store's own, following no
-/// link.
-pub fn open_private(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-}
-
 /// The mapped journal: `start (u64) | records...`. Live records run from
 /// `start` to `head`; those before `start` are in the database. Nothing a
 /// record holds is moved while it is live unless its copy is complete
@@ -111,8 +97,9 @@ pub struct Journal {
     taken: usize,
     /// Records dropped because the journal was full.
     pub dropped: u64,
-    path: PathBuf,
-    _file: File,
+    /// `None`: in this process's memory only (no file could be used).
+    path: Option<PathBuf>,
+    _file: Option<File>,
 }
 
 // SAFETY: the mapping is owned by the Journal and only touched through
@@ -130,26 +117,65 @@ impl Journal {
     /// Opens (creating) the journal at `path` with room for `cap` bytes;
     /// records already there stay, to be written. Sequence numbers go on
     /// after both what it holds and `after_seq`.
+    ///
+    /// Its directory must be one only this user (or root) can write; a
+    /// new file is made with `O_EXCL|O_NOFOLLOW`, an old one must be this
+    /// user's, private and a regular file; its pages are reserved
+    /// (`posix_fallocate`) before it is mapped, so a full filesystem is an
+    /// error now, never a SIGBUS later. One agent per journal: a second is
+    /// refused with [`std::io::ErrorKind::WouldBlock`].
     pub fn open(path: &Path, cap: usize, after_seq: u64) -> std::io::Result<Journal> {
-        use std::os::unix::fs::MetadataExt;
-        let file = open_private(path)?;
-        let m = file.metadata()?;
-        if !m.file_type().is_file() {
-            return Err(std::io::Error::other("not a regular file"));
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        crate::access::check_dir(dir).map_err(std::io::Error::other)?;
+        let made = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path);
+        let file = match made {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let f = crate::access::open_file(path, true, None)?;
+                let m = f.metadata()?;
+                let me = crate::access::euid();
+                if m.uid() != me || m.mode() & 0o077 != 0 {
+                    return Err(std::io::Error::other(format!(
+                        "owned by uid {} with mode {:o}, not by this user (uid {me}) and private; remove it or give [store] journal",
+                        m.uid(),
+                        m.mode() & 0o7777
+                    )));
+                }
+                f
+            }
+            Err(e) => return Err(e),
+        };
+        // SAFETY: flock on an open descriptor.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::WouldBlock,
+                "in use by another agent",
+            ));
         }
-        // In a shared directory (/dev/shm) another user could have made the
-        // file first, to feed the store records of their own.
-        // SAFETY: geteuid has no preconditions.
-        let me = unsafe { libc::geteuid() };
-        if m.uid() != me || m.mode() & 0o022 != 0 {
-            return Err(std::io::Error::other(format!(
-                "owned by uid {} with mode {:o}, not by this user (uid {me}) and private; remove it or give [store] journal",
-                m.uid(),
-                m.mode() & 0o7777
-            )));
+        // SAFETY: a valid fd.
+        let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, cap as libc::off_t) };
+        if r != 0 {
+            let e = std::io::Error::from_raw_os_error(r);
+            if file.metadata().is_ok_and(|m| m.len() == 0) {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("reserving {} MiB: {e}", cap >> 20),
+            ));
         }
-        file.set_len(cap as u64)?;
-        // SAFETY: a shared read-write mapping of a file of `cap` bytes.
+        // SAFETY: a shared read-write mapping of a file of `cap` bytes,
+        // all of them allocated.
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -163,15 +189,52 @@ impl Journal {
         if ptr == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
+        Ok(Journal::over(
+            ptr.cast(),
+            cap,
+            after_seq,
+            Some(path.to_path_buf()),
+            Some(file),
+        ))
+    }
+
+    /// A journal in this process's memory only, for when no file can be
+    /// used: recording goes on, and a kill -9 loses what it holds (at most
+    /// one flush interval of samples).
+    pub fn anonymous(cap: usize) -> std::io::Result<Journal> {
+        // SAFETY: a private anonymous mapping of `cap` bytes.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                cap,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Journal::over(ptr.cast(), cap, 0, None, None))
+    }
+
+    fn over(
+        ptr: *mut u8,
+        cap: usize,
+        after_seq: u64,
+        path: Option<PathBuf>,
+        file: Option<File>,
+    ) -> Journal {
         let mut j = Journal {
-            ptr: ptr.cast(),
+            ptr,
             cap,
             start: 0,
             head: 0,
             next_seq: after_seq + 1,
             taken: 0,
             dropped: 0,
-            path: path.to_path_buf(),
+            path,
             _file: file,
         };
         let start = u64::from_le_bytes(j.bytes()[..DATA].try_into().unwrap_or_default()) as usize;
@@ -184,11 +247,12 @@ impl Journal {
             j.next_seq = j.next_seq.max(l + 1);
         }
         j.terminate();
-        Ok(j)
+        j
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The file, unless the journal is in this process's memory only.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
     }
 
     fn bytes(&self) -> &[u8] {
@@ -389,6 +453,47 @@ mod tests {
     }
 
     #[test]
+    fn one_agent_per_journal_and_planted_files_are_refused_without_blocking() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j");
+        let j = Journal::open(&p, 4096, 0).unwrap();
+        let e = Journal::open(&p, 4096, 0).err().expect("refused");
+        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock, "{e}");
+        drop(j);
+        assert!(Journal::open(&p, 4096, 0).is_ok());
+        // A FIFO or a link where the journal goes: refused, never waited on.
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = Journal::open(&fifo, 4096, 0).err().expect("refused");
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&p, &link).unwrap();
+        let e = Journal::open(&link, 4096, 0).err().expect("refused");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        // A directory others may write to (no sticky bit): refused.
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = Journal::open(&open.join("j"), 4096, 0)
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("writable by every user"), "{e}");
+        // In memory only: it works the same.
+        let mut a = Journal::anonymous(4096).unwrap();
+        assert!(a.path().is_none());
+        assert!(a.append(Kind::System, 1, b"one"));
+        let mut out = Vec::new();
+        a.take(&mut out);
+        assert_eq!(
+            records(&out).map(|r| r.payload).collect::<Vec<_>>(),
+            [b"one"]
+        );
+    }
+
+    #[test]
     fn records_survive_reopening_and_a_release_drops_only_what_was_taken() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("j");
@@ -489,6 +594,8 @@ mod crash_tests {
             let copy = std::fs::read(&p).unwrap();
             let c = dir.path().join("copy");
             std::fs::write(&c, &copy).unwrap();
+            std::fs::set_permissions(&c, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                .unwrap();
             let mut back = Journal::open(&c, 2048, 0).unwrap();
             let mut got = Vec::new();
             back.take(&mut got);

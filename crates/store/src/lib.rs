@@ -2,6 +2,7 @@
 //! file per day (delta-encoded, compressed in blocks, kill -9 safe through
 //! an in-memory journal), and read back for `report` and replay.
 
+pub mod access;
 pub mod blocks;
 pub mod codec;
 pub mod db;

@@ -76,12 +76,22 @@ impl History {
         if !md.is_dir() {
             return Err(format!("store {}: not a directory", dir.display()));
         }
+        if let Err(e) = std::fs::read_dir(dir) {
+            return Err(if e.kind() == std::io::ErrorKind::PermissionDenied {
+                crate::access::unreadable(dir, &md)
+            } else {
+                format!("store {}: {e}", dir.display())
+            });
+        }
         let mut h = History {
             dir: dir.to_path_buf(),
             days: Vec::new(),
             skipped: Vec::new(),
         };
         for (day, path) in db::day_files(dir) {
+            if let Some(md) = crate::access::denied(&path) {
+                return Err(crate::access::unreadable(&path, &md));
+            }
             // A newer format or a damaged file: named, not read.
             match db::open_read(&path) {
                 Ok(c) => h.days.push((day, path, c)),

@@ -32,6 +32,8 @@ pub struct Options {
     pub flush: Duration,
     /// Where command lines of new processes are read.
     pub proc_root: PathBuf,
+    /// Who may read the store ([`crate::access::decide`]).
+    pub access: crate::access::Access,
 }
 
 /// The store's own figures, exported as `quietstat_store_*`.
@@ -111,30 +113,41 @@ impl Tap {
 pub struct Writer {
     stop: Arc<(Mutex<bool>, Condvar)>,
     thread: Option<JoinHandle<()>>,
-    /// The store's lock: one agent records to a directory.
-    _lock: Option<std::fs::File>,
 }
 
-/// Locks `dir` for one recorder; `Err` names who holds it.
-fn lock(dir: &Path) -> Result<Option<std::fs::File>, String> {
+/// Why the store's lock was not taken.
+enum LockError {
+    /// Another agent records here: refused.
+    InUse(String),
+    /// The lock cannot be opened (an unwritable directory, something
+    /// planted at its name): not recording until it can.
+    Cannot(String),
+}
+
+/// Locks `dir` for one recorder.
+fn lock(dir: &Path) -> Result<std::fs::File, LockError> {
     use std::os::fd::AsRawFd;
+    use std::os::unix::fs::FileExt;
     let path = dir.join("lock");
-    let Ok(f) = crate::journal::open_private(&path) else {
-        // An unwritable directory: the writer says so at its first flush.
-        return Ok(None);
-    };
+    let f = crate::access::open_file(&path, true, Some((0o600, None))).map_err(|e| {
+        LockError::Cannot(format!(
+            "store: cannot open its lock {}: {e}; not recording until it can (or give --store DIR, or --no-store)",
+            path.display()
+        ))
+    })?;
     // SAFETY: flock on an open descriptor.
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let holder = std::fs::read_to_string(&path).unwrap_or_default();
-        return Err(format!(
+        let mut holder = vec![0u8; 64];
+        let n = f.read_at(&mut holder, 0).unwrap_or(0);
+        return Err(LockError::InUse(format!(
             "store {} is in use by another agent ({}); give this one --store DIR or --no-store",
             dir.display(),
-            holder.trim()
-        ));
+            String::from_utf8_lossy(&holder[..n]).trim()
+        )));
     }
     let _ = f.set_len(0);
-    let _ = std::fs::write(&path, format!("pid {}\n", std::process::id()));
-    Ok(Some(f))
+    let _ = f.write_all_at(format!("pid {}\n", std::process::id()).as_bytes(), 0);
+    Ok(f)
 }
 
 impl Drop for Writer {
@@ -177,7 +190,6 @@ fn committed_seq(dir: &Path) -> (u64, u64, u64) {
 /// day faster than real time, through the same code).
 pub struct Flusher {
     inner: Inner,
-    _lock: Option<std::fs::File>,
 }
 
 impl Flusher {
@@ -189,17 +201,45 @@ impl Flusher {
 }
 
 /// Opens the journal and the store for a caller that flushes itself.
+/// Refused: a store directory others may write to or own, and a store or
+/// journal another agent uses. A directory not there yet, or a lock that
+/// cannot be opened, is logged and retried at every flush.
 pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>), String> {
-    if let Err(e) = std::fs::create_dir_all(&opts.dir) {
-        log(format!(
-            "store: cannot create {}: {e}; recording waits until it can (or give --store DIR, or --no-store)",
-            opts.dir.display()
-        ));
+    let dir = &opts.dir;
+    match crate::access::prepare_dir(dir, &opts.access) {
+        Ok(0) => {}
+        Ok(n) => log(format!(
+            "store: {n} modes in {} tightened: readable by {} ({})",
+            dir.display(),
+            opts.access.readers(),
+            opts.access.why
+        )),
+        Err(e) if dir.is_dir() => return Err(format!("store: {e}")),
+        Err(e) => log(format!(
+            "store: {e}; recording waits until it can (or give --store DIR, or --no-store)"
+        )),
     }
-    let lock = lock(&opts.dir)?;
-    let (seq, last_ms, prev_boot_ms) = committed_seq(&opts.dir);
-    let journal = Journal::open(&opts.journal, opts.journal_bytes, seq)
-        .map_err(|e| format!("store journal {}: {e}", opts.journal.display()))?;
+    let lock = match lock(dir) {
+        Ok(f) => Some(f),
+        Err(LockError::InUse(e)) => return Err(e),
+        // The writer says why at its first flush, and retries at each.
+        Err(LockError::Cannot(_)) => None,
+    };
+    let (seq, last_ms, prev_boot_ms) = committed_seq(dir);
+    let journal = match Journal::open(&opts.journal, opts.journal_bytes, seq) {
+        Ok(j) => j,
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            return Err(format!("store journal {}: {e}", opts.journal.display()));
+        }
+        Err(e) => {
+            log(format!(
+                "store: journal {}: {e}; recording goes on with the journal in the agent's memory (a kill -9 loses up to one flush interval of samples)",
+                opts.journal.display()
+            ));
+            Journal::anonymous(opts.journal_bytes)
+                .map_err(|e| format!("store: a journal in memory: {e}"))?
+        }
+    };
     let journal = Arc::new(Mutex::new(journal));
     let stats = Arc::new(Stats::default());
     let inner = Inner {
@@ -219,6 +259,7 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
         disabled: None,
         boot_ms: boot_ms(),
         prev_boot_ms,
+        lock,
     };
     Ok((
         Tap {
@@ -226,21 +267,14 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
             stats: stats.clone(),
             buf: Vec::new(),
         },
-        Flusher { inner, _lock: lock },
+        Flusher { inner },
         stats,
     ))
 }
 
 /// Opens the journal and starts the writer. `log` takes one line.
 pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>), String> {
-    let (
-        tap,
-        Flusher {
-            mut inner,
-            _lock: lock,
-        },
-        stats,
-    ) = open(opts, log)?;
+    let (tap, Flusher { mut inner }, stats) = open(opts, log)?;
     let stop = Arc::new((Mutex::new(false), Condvar::new()));
     let stop2 = stop.clone();
     let thread = std::thread::Builder::new()
@@ -283,7 +317,6 @@ pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>)
         Writer {
             stop,
             thread: Some(thread),
-            _lock: lock,
         },
         stats,
     ))
@@ -322,6 +355,9 @@ struct Inner {
     boot_ms: u64,
     /// The boot the store's last sample belongs to.
     prev_boot_ms: u64,
+    /// The store's lock (one agent records to a directory); nothing is
+    /// written without it.
+    lock: Option<std::fs::File>,
 }
 
 impl Inner {
@@ -331,8 +367,11 @@ impl Inner {
     /// (the disk failing) stays for the next start to write.
     fn remove_journal_if_empty(&self) {
         let j = self.journal.lock().unwrap_or_else(|e| e.into_inner());
-        if j.is_empty() && self.stats.recording.load(Relaxed) {
-            let _ = std::fs::remove_file(j.path());
+        if let Some(path) = j.path()
+            && j.is_empty()
+            && self.stats.recording.load(Relaxed)
+        {
+            let _ = std::fs::remove_file(path);
         }
     }
 
@@ -378,6 +417,15 @@ impl Inner {
     fn write(&mut self, buf: &[u8]) -> bool {
         if self.disabled.is_some() {
             return false;
+        }
+        if self.lock.is_none() {
+            match lock(&self.opts.dir) {
+                Ok(f) => self.lock = Some(f),
+                Err(LockError::InUse(e) | LockError::Cannot(e)) => {
+                    self.fail(e);
+                    return false;
+                }
+            }
         }
         let recs: Vec<Record> = records(buf).filter(|r| r.seq > self.committed).collect();
         let Some(first) = recs.first() else {
@@ -430,14 +478,11 @@ impl Inner {
             return Ok(());
         }
         self.day = None;
-        std::fs::create_dir_all(&self.opts.dir).map_err(|e| {
-            format!(
-                "store: cannot create {}: {e}; recording waits until it can (or give --store DIR, or --no-store)",
-                self.opts.dir.display()
-            )
+        crate::access::prepare_dir(&self.opts.dir, &self.opts.access).map_err(|e| {
+            format!("store: {e}; recording waits until it can (or give --store DIR, or --no-store)")
         })?;
         let path = db::path_for(&self.opts.dir, day);
-        let c = match db::open_write(&path) {
+        let c = match db::open_write(&path, &self.opts.access) {
             Ok(c) => c,
             Err(OpenError::Damaged { path, why }) => {
                 let aside = db::set_aside(&path, now_ms() / 1000).map_err(|e| {
@@ -451,7 +496,7 @@ impl Inner {
                     path.display(),
                     aside.display()
                 ));
-                db::open_write(&path).map_err(|e| format!("store: {e}"))?
+                db::open_write(&path, &self.opts.access).map_err(|e| format!("store: {e}"))?
             }
             Err(e @ OpenError::Newer { .. }) => {
                 let msg = format!("store: {e}; not recording");
@@ -565,12 +610,16 @@ impl Inner {
                             comm: e.comm,
                             ..Default::default()
                         };
+                        let near = || exit_identity(&tx, e.pid, e.start_ticks);
                         let id = match self.procs.id_of(e.pid, e.start_ticks) {
                             Some(id) => id,
-                            None => {
-                                rows += 1;
-                                identity_id(&tx, &s, 0, boot_ms, Path::new("")).map_err(err)?
-                            }
+                            None => match near().map_err(err)? {
+                                Some(id) => id,
+                                None => {
+                                    rows += 1;
+                                    identity_id(&tx, &s, 0, boot_ms, Path::new("")).map_err(err)?
+                                }
+                            },
                         };
                         tx.execute(
                             "UPDATE identity SET ppid = coalesce(ppid, ?2), exit_ms = ?3, exit_status = ?4,
@@ -685,6 +734,21 @@ impl Inner {
         }
         self.stats.bytes_on_disk.store(bytes, Relaxed);
     }
+}
+
+/// The identity row an exit belongs to when its start time is not exact:
+/// taskstats (the exit capture without BPF) gives it in whole seconds of
+/// wall-clock time, so the process's true start is up to a second later
+/// (and the boot time it is counted from may have moved a little). The
+/// nearest row of that pid within that window, one not yet ended first.
+fn exit_identity(tx: &Connection, pid: u32, start_ticks: u64) -> rusqlite::Result<Option<u32>> {
+    tx.query_row(
+        "SELECT id FROM identity WHERE pid = ?1 AND start_ticks BETWEEN ?2 - 50 AND ?2 + 150
+         ORDER BY exit_ms IS NOT NULL, abs(start_ticks - ?2) LIMIT 1",
+        params![pid, start_ticks as i64],
+        |r| r.get::<_, u32>(0),
+    )
+    .optional()
 }
 
 /// The id of the identity row for `s` in this day's file, added (with its

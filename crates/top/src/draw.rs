@@ -390,14 +390,20 @@ fn cell(app: &mut App, it: &crate::app::Item, c: Col) -> String {
                 format!("{m}:{:02}.{:02}", rest / 100, rest % 100)
             }
         }
-        Col::Cgroup => p.cgroup_id.map_or_else(absent, |id| app.cgroups.path(id)),
+        Col::Cgroup => p.cgroup_id.map_or_else(absent, |id| {
+            model::text::printable(&app.cgroups.path(id)).into_owned()
+        }),
         Col::Command => {
             // How it ended comes first, where a narrow screen keeps it.
             let ended = match it.mark {
                 Mark::Exited(st) => format!("{} ", exit_note(st)),
                 _ => String::new(),
             };
-            let mut s = format!("{}{ended}{}", it.branch, app.command(p));
+            let mut s = format!(
+                "{}{ended}{}",
+                it.branch,
+                model::text::printable(&app.command(p))
+            );
             if it.folded > 0 {
                 s.push_str(&format!(" [+{}]", it.folded));
             }

@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod exposition;
+pub mod store;
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

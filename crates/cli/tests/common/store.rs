@@ -1,0 +1,99 @@
+//! The history store's test set-up: an agent recording to a store with
+//! its journal in memory, stopped cleanly, and tmpfs mounts.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::agent::{Agent, agent_with, get};
+use procfs::Source;
+use store::History;
+
+pub fn now_ms() -> u64 {
+    store::writer::now_ms()
+}
+
+/// An agent recording to `store`, its journal beside `shm` (kept across
+/// restarts), the process table every second.
+pub fn recorder(store: &Path, shm: &Path, flush: &str, extra_cfg: &str) -> Agent {
+    let cfg = format!(
+        "[store]\nflush_interval = \"{flush}\"\nprocess_interval = \"1s\"\n{extra_cfg}\n[sources.processes]\ninterval = \"1s\"\n"
+    );
+    agent_with(
+        &cfg,
+        &[
+            "--store",
+            store.to_str().unwrap(),
+            "--shm-path",
+            shm.to_str().unwrap(),
+            "--backend",
+            "procfs",
+        ],
+        |_| {},
+    )
+}
+
+/// Temporary directories: the store's path in one on disk, a snapshot
+/// path in one in memory (the journal goes beside it and is removed with
+/// it).
+#[allow(clippy::type_complexity)]
+pub fn dirs() -> (
+    (tempfile::TempDir, tempfile::TempDir),
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    let mem = tempfile::tempdir_in("/dev/shm").unwrap();
+    let shm = mem.path().join("snapshot");
+    ((d, mem), store, shm)
+}
+
+pub fn stop(mut a: Agent) -> Vec<String> {
+    a.proc.signal(libc::SIGTERM);
+    assert!(
+        a.proc.wait(Duration::from_secs(20)).is_some(),
+        "the agent did not stop"
+    );
+    let mut lines = a.early.clone();
+    while let Ok(l) = a.log.recv_timeout(Duration::from_millis(100)) {
+        lines.push(l);
+    }
+    lines
+}
+
+pub fn stat_times(store: &Path) -> Vec<u64> {
+    let h = History::open(store).unwrap();
+    let mut t = Vec::new();
+    h.system(0, u64::MAX, &[Source::Stat], &mut |ts, s| {
+        if s.ok(Source::Stat) {
+            t.push(ts);
+        }
+    })
+    .unwrap();
+    t
+}
+
+pub fn metric(a: &Agent, name: &str) -> Option<f64> {
+    get(a.addr, "/metrics", None)
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+pub fn mount_tmpfs(dir: &Path, opts: &str) -> bool {
+    std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
+        .arg(dir)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+pub struct Unmount<'a>(pub &'a Path);
+impl Drop for Unmount<'_> {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.0)
+            .status();
+    }
+}
