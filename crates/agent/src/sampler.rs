@@ -13,7 +13,7 @@ use shm::ShmWriter;
 use sys::{mono_ns, unix_ns};
 
 use crate::config::{AgentSource, Config, FileConfig, Mask, SOURCE_COUNT};
-use crate::schedule::Schedule;
+use crate::schedule::{Anchor, Schedule};
 use crate::signals::{RELOAD, STOP, install_handlers, mask_signals, set_wake_word};
 use crate::state::{Exits, Shared, SourceStats, State};
 use crate::{StartError, budget, log, placement};
@@ -40,6 +40,8 @@ pub struct Agent {
     /// Walk reloads already logged.
     walk_reloads: u64,
     schedule: Schedule,
+    /// The schedule's time: monotonic, wall-aligned.
+    anchor: Anchor,
     config_path: Option<PathBuf>,
     overrides: FileConfig,
     seen_request: u32,
@@ -205,6 +207,7 @@ impl Agent {
             exits_pending: Vec::new(),
             walk_reloads: 0,
             schedule: Schedule::default(),
+            anchor: Anchor::new(unix_ns(), mono_ns()),
             config_path: config_path.map(Path::to_path_buf),
             overrides,
             seen_request: 0,
@@ -340,7 +343,7 @@ impl Agent {
             threads: false,
             pids: None,
         };
-        let now = unix_ns();
+        let now = self.anchor.now(mono_ns());
         let shared = self.shared.clone();
         let mut st = shared.state_mut();
         st.cgroup_filter_id = cgroup_id;
@@ -752,7 +755,7 @@ impl Agent {
     /// steps of one slow (its cost often rises as it is read less often:
     /// colder caches) make one line, from the first interval to the last.
     fn reschedule(&mut self, config: &Config, changes: Vec<Change>, settled: Mask) {
-        let now = unix_ns();
+        let now = self.anchor.now(mono_ns());
         let mut changed: Mask = 0;
         for Change {
             source: s,
@@ -782,6 +785,25 @@ impl Agent {
         }
     }
 
+    /// Re-anchors the schedule when the wall clock stepped, so that every
+    /// source keeps its rate ([`Schedule::shift`]); a step of a second or
+    /// more is logged.
+    fn follow_wall_clock(&mut self) {
+        let (unix, mono) = (unix_ns(), mono_ns());
+        let Some(delta) = self.anchor.follow(unix, mono) else {
+            return;
+        };
+        self.schedule.shift(delta);
+        if delta.abs() >= 1_000_000_000 {
+            let d = Duration::from_nanos(delta.unsigned_abs() as u64);
+            log(format!(
+                "the wall clock stepped {} by {}: sampling goes on at the same rate, and samples are stamped with the new time",
+                if delta < 0 { "back" } else { "forward" },
+                humantime::format_duration(Duration::from_millis(d.as_millis() as u64)),
+            ));
+        }
+    }
+
     /// Logs the slow of `s` not said yet, if any.
     fn say_slow(&mut self, config: &Config, s: AgentSource) {
         if let Some((from, c)) = self.unsaid[s.index()].take() {
@@ -807,7 +829,8 @@ impl Agent {
             if RELOAD.swap(false, Ordering::SeqCst) {
                 self.reload();
             }
-            let now = unix_ns();
+            self.follow_wall_clock();
+            let now = self.anchor.now(mono_ns());
             let mut mask = self.schedule.due(now);
             let scheduled = mask;
             // Consumers' requests: each asks for a sample read no earlier
@@ -857,9 +880,12 @@ impl Agent {
                 self.read(mask, demand);
             }
             self.schedule.advance(scheduled, now);
-            let mut deadline = self.schedule.next_deadline();
+            let mut deadline = self
+                .schedule
+                .next_deadline()
+                .map(|d| self.anchor.to_mono(d));
             if let Some(w) = floor_wait {
-                let d = unix_ns().saturating_add(w);
+                let d = mono_ns().saturating_add(w);
                 deadline = Some(deadline.map_or(d, |x| x.min(d)));
             }
             self.shared.shm.wait_request(self.seen_request, deadline);

@@ -1,10 +1,16 @@
-//! When each source is next due. Pure arithmetic on the wall clock, so it is
-//! tested without sleeping.
+//! When each source is next due. Pure arithmetic on clock readings passed
+//! in, so it is tested without sleeping or stepping a real clock.
 //!
 //! Samples align to wall-clock multiples of their interval (a 5 s source is
 //! read at :00, :05, :10 ...), so the samples of a fleet line up and sources
 //! whose intervals divide one another fall due in the same wakeup. A source
 //! due within its slack window of a wakeup is read in that wakeup.
+//!
+//! Time runs on CLOCK_MONOTONIC, shifted by the wall clock's offset from it
+//! ([`Anchor`]): due times are wall-aligned, waits are monotonic, and a
+//! step of the wall clock (NTP at boot, an operator, a VM resumed) moves
+//! the alignment, never the rate: a backward step of an hour no longer
+//! stops sampling for an hour, a forward one does not hurry it.
 
 use crate::config::SOURCE_COUNT;
 
@@ -21,7 +27,49 @@ struct Slot {
     slack_ns: u64,
 }
 
-/// The next due time of every scheduled source (CLOCK_REALTIME, ns).
+/// The wall clock's offset from CLOCK_MONOTONIC, as last followed: the
+/// schedule's time is monotonic time plus this offset.
+#[derive(Debug, Clone, Copy)]
+pub struct Anchor {
+    offset: i128,
+}
+
+/// A change of the offset beyond this re-anchors the schedule (NTP's slew
+/// moves it by at most 0.5 ms a second).
+const REANCHOR_NS: i128 = 20_000_000;
+
+impl Anchor {
+    pub fn new(unix_ns: u64, mono_ns: u64) -> Anchor {
+        Anchor {
+            offset: i128::from(unix_ns) - i128::from(mono_ns),
+        }
+    }
+
+    /// The schedule's time at monotonic `mono_ns`.
+    pub fn now(&self, mono_ns: u64) -> u64 {
+        (i128::from(mono_ns) + self.offset).max(0) as u64
+    }
+
+    /// The monotonic time of the schedule's `t`.
+    pub fn to_mono(&self, t: u64) -> u64 {
+        (i128::from(t) - self.offset).max(0) as u64
+    }
+
+    /// Follows the wall clock: when its offset moved by more than a slew
+    /// could, re-anchors and returns by how much (ns; negative: back).
+    pub fn follow(&mut self, unix_ns: u64, mono_ns: u64) -> Option<i128> {
+        let offset = i128::from(unix_ns) - i128::from(mono_ns);
+        let delta = offset - self.offset;
+        if delta.abs() <= REANCHOR_NS {
+            return None;
+        }
+        self.offset = offset;
+        Some(delta)
+    }
+}
+
+/// The next due time of every scheduled source (the [`Anchor`]'s time,
+/// ns).
 #[derive(Debug, Clone)]
 pub struct Schedule {
     slots: [Option<Slot>; SOURCE_COUNT],
@@ -72,6 +120,16 @@ impl Schedule {
             {
                 s.next_due_ns = align_next(now_ns.saturating_add(s.slack_ns), s.interval_ns);
             }
+        }
+    }
+
+    /// After the wall clock stepped by `delta_ns`: every due time moves
+    /// with it, so each source's next read comes when it would have; the
+    /// read after it is aligned to the new wall clock (one interval at
+    /// most that much shorter, never longer).
+    pub fn shift(&mut self, delta_ns: i128) {
+        for s in self.slots.iter_mut().flatten() {
+            s.next_due_ns = (i128::from(s.next_due_ns) + delta_ns).max(0) as u64;
         }
     }
 
@@ -127,5 +185,52 @@ mod tests {
         s.set(3, None, 0);
         assert_eq!(s.due(u64::MAX / 2), 0);
         assert_eq!(s.next_deadline(), None);
+    }
+
+    /// A source every second, through a wall clock stepped back an hour
+    /// and then forward a day: one read per monotonic second throughout.
+    #[test]
+    fn wall_clock_steps_leave_the_rate_unchanged() {
+        let mut wall = 1_795_600_000 * S + 300 * MS;
+        let mut mono = 50 * S;
+        let mut anchor = Anchor::new(wall, mono);
+        let mut s = Schedule::default();
+        s.set(0, Some((S, 0)), anchor.now(mono));
+        let mut reads = Vec::new();
+        let step = 10 * MS;
+        for tick in 0..3000u64 {
+            mono += step;
+            wall += step;
+            if tick == 1000 {
+                wall -= 3600 * S + 250 * MS;
+            }
+            if tick == 2000 {
+                wall += 86_400 * S + 400 * MS;
+            }
+            if let Some(d) = anchor.follow(wall, mono) {
+                assert!(d.abs() >= 3600 * i128::from(S));
+                s.shift(d);
+            }
+            let now = anchor.now(mono);
+            if s.due(now) != 0 {
+                reads.push(mono);
+                s.advance(1, now);
+            }
+            // The wait ends at the next due time, in monotonic terms.
+            let next = anchor.to_mono(s.next_deadline().unwrap());
+            assert!(next > mono && next <= mono + S, "tick {tick}");
+        }
+        // 30 s of monotonic time: 30 reads (one more where a step moved
+        // the alignment), never two further apart than a second, and
+        // closer only once per step.
+        assert!((30..=32).contains(&reads.len()), "{}", reads.len());
+        let gaps: Vec<u64> = reads.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|g| *g <= 1010 * MS), "{gaps:?}");
+        assert!(
+            gaps.iter().filter(|g| **g < 990 * MS).count() <= 2,
+            "{gaps:?}"
+        );
+        // Small slews move nothing.
+        assert_eq!(anchor.follow(wall + 5 * MS, mono), None);
     }
 }

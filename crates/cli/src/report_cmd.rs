@@ -560,9 +560,16 @@ fn store_section(h: &History) -> anyhow::Result<Section> {
                 num(Some(*raw as f64 / (*stored).max(1) as f64)),
             ]);
         }
+        // Written while the wall clock was ahead: kept out of retention's
+        // age rule, the first to go under the size cap.
+        let future = if d.day > store::db::day_of(store::writer::now_ms()) {
+            "; dated after today: the wall clock was ahead"
+        } else {
+            ""
+        };
         sec.rows.push(vec![
             text(d.day.clone()),
-            text(format!("(file, {} processes)", d.identities)),
+            text(format!("(file, {} processes{future})", d.identities)),
             num(None),
             num(None),
             num(Some(d.file_bytes as f64)),

@@ -240,9 +240,9 @@ pub fn futex_wake(word: &AtomicU32, n: i32) {
     };
 }
 
-/// Sleeps while `word == val`, until `deadline` (absolute, `clock`), or a
-/// wake, or a signal.
-fn futex_wait_until(word: &AtomicU32, val: u32, clock_realtime: bool, deadline_ns: Option<u64>) {
+/// Sleeps while `word == val`, until `deadline` (absolute,
+/// CLOCK_MONOTONIC), or a wake, or a signal.
+fn futex_wait_until(word: &AtomicU32, val: u32, deadline_ns: Option<u64>) {
     let ts = deadline_ns.map(|d| libc::timespec {
         tv_sec: (d / 1_000_000_000) as libc::time_t,
         tv_nsec: (d % 1_000_000_000) as libc::c_long,
@@ -250,12 +250,7 @@ fn futex_wait_until(word: &AtomicU32, val: u32, clock_realtime: bool, deadline_n
     let ts_ptr = ts
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    let op = libc::FUTEX_WAIT_BITSET
-        | if clock_realtime {
-            libc::FUTEX_CLOCK_REALTIME
-        } else {
-            0
-        };
+    let op = libc::FUTEX_WAIT_BITSET;
     // SAFETY: word is a valid u32; ts_ptr is null or a valid timespec.
     unsafe {
         libc::syscall(
@@ -644,11 +639,12 @@ impl ShmWriter {
     }
 
     /// Sleeps until a reader asks for a fresh sample (the request counter
-    /// differs from `seen`), until `deadline_unix_ns` (CLOCK_REALTIME,
-    /// absolute), or until a signal. Returns the request counter.
-    pub fn wait_request(&self, seen: u32, deadline_unix_ns: Option<u64>) -> u32 {
+    /// differs from `seen`), until `deadline_mono_ns` (CLOCK_MONOTONIC,
+    /// absolute: a step of the wall clock neither stalls nor hurries it),
+    /// or until a signal. Returns the request counter.
+    pub fn wait_request(&self, seen: u32, deadline_mono_ns: Option<u64>) -> u32 {
         let h = self.map.header();
-        futex_wait_until(&h.request, seen, true, deadline_unix_ns);
+        futex_wait_until(&h.request, seen, deadline_mono_ns);
         h.request.load(Ordering::Acquire)
     }
 
@@ -698,7 +694,7 @@ fn request(h: &Header) {
 
 fn wait_published(h: &Header, seen: u32, timeout: Duration) {
     let deadline = mono_ns().saturating_add(timeout.as_nanos().min(u64::MAX as u128) as u64);
-    futex_wait_until(&h.published, seen, false, Some(deadline));
+    futex_wait_until(&h.published, seen, Some(deadline));
 }
 
 /// A local consumer's side.
@@ -931,7 +927,6 @@ mod tests {
     }
 
     use super::*;
-    use sys::unix_ns;
 
     fn sample(k: u64, ncpu: u32) -> Snapshot {
         Snapshot {
@@ -1018,7 +1013,7 @@ mod tests {
         // A writer that publishes only when asked.
         let seen = w.request_count();
         let agent = std::thread::spawn(move || {
-            let now = w2.wait_request(seen, Some(unix_ns() + 10_000_000_000));
+            let now = w2.wait_request(seen, Some(mono_ns() + 10_000_000_000));
             assert_ne!(now, seen, "woken by a request, not the deadline");
             w2.publish(&sample(2, 1));
         });
@@ -1049,14 +1044,14 @@ mod tests {
         let w2 = w.clone();
         let agent = std::thread::spawn(move || {
             // First request: publish a read that began before the call.
-            let seen = w2.wait_request(w2.request_count(), Some(unix_ns() + 10_000_000_000));
+            let seen = w2.wait_request(w2.request_count(), Some(mono_ns() + 10_000_000_000));
             let mut under_way = sample(2, 1);
             under_way.mono_ns = asked_at - 1;
             std::thread::sleep(Duration::from_millis(20));
             let published_at = mono_ns();
             w2.publish(&under_way);
             // The reader asks again: what it wants must not have moved.
-            let _ = w2.wait_request(seen, Some(unix_ns() + 10_000_000_000));
+            let _ = w2.wait_request(seen, Some(mono_ns() + 10_000_000_000));
             let want = w2.want_since();
             w2.publish(&sample(3, 1));
             (want, published_at)

@@ -170,20 +170,47 @@ pub fn now_ms() -> u64 {
 }
 
 /// The last journal sequence number the store holds (0: none), the time
-/// of its last sample and the boot that sample belongs to.
-fn committed_seq(dir: &Path) -> (u64, u64, u64) {
-    db::day_files(dir)
-        .iter()
-        .rev()
-        .find_map(|(_, p)| {
-            let c = db::open_read(p).ok()?;
-            Some((
-                db::meta_get(&c, "journal_seq")? as u64,
+/// of its last sample and the boot that sample belongs to. Day files dated
+/// after today (written while the wall clock was ahead) count for the
+/// sequence only: the last sample is the newest day's up to today, so a
+/// clock that went back records no false gap.
+fn committed_seq(dir: &Path, now_ms: u64) -> (u64, u64, u64) {
+    let today = db::day_of(now_ms);
+    let mut seq = 0;
+    for (day, p) in db::day_files(dir).iter().rev() {
+        let Ok(c) = db::open_read(p) else { continue };
+        let Some(s) = db::meta_get(&c, "journal_seq") else {
+            continue;
+        };
+        seq = seq.max(s as u64);
+        if *day <= today {
+            return (
+                seq,
                 db::meta_get(&c, "last_ms").unwrap_or(0) as u64,
                 db::meta_get(&c, "boot_ms").unwrap_or(0) as u64,
-            ))
-        })
-        .unwrap_or((0, 0, 0))
+            );
+        }
+    }
+    (seq, 0, 0)
+}
+
+/// Now, for deciding what is old: the wall clock, or less when it has
+/// jumped forward since `start` (wall ms and CLOCK_BOOTTIME ms then): the
+/// boot clock counts the time that really passed, so a forward step never
+/// ages out a day whose samples are real.
+fn settled_now(start: (u64, u64)) -> u64 {
+    let passed = boot_clock_ms().saturating_sub(start.1);
+    now_ms().min(start.0 + passed)
+}
+
+fn boot_clock_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
 
 /// A writer without its thread: the caller flushes (a benchmark writing a
@@ -225,7 +252,7 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
         // The writer says why at its first flush, and retries at each.
         Err(LockError::Cannot(_)) => None,
     };
-    let (seq, last_ms, prev_boot_ms) = committed_seq(dir);
+    let (seq, last_ms, prev_boot_ms) = committed_seq(dir, now_ms());
     let journal = match Journal::open(&opts.journal, opts.journal_bytes, seq) {
         Ok(j) => j,
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -260,6 +287,7 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
         boot_ms: boot_ms(),
         prev_boot_ms,
         lock,
+        clock_start: (now_ms(), boot_clock_ms()),
     };
     Ok((
         Tap {
@@ -324,14 +352,7 @@ pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>)
 
 /// Unix ms of the boot (CLOCK_REALTIME - CLOCK_BOOTTIME).
 pub fn boot_ms() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
-    let up = ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000;
-    now_ms().saturating_sub(up)
+    now_ms().saturating_sub(boot_clock_ms())
 }
 
 struct Inner {
@@ -358,6 +379,8 @@ struct Inner {
     /// The store's lock (one agent records to a directory); nothing is
     /// written without it.
     lock: Option<std::fs::File>,
+    /// Wall and boot-clock ms at start ([`settled_now`]).
+    clock_start: (u64, u64),
 }
 
 impl Inner {
@@ -689,16 +712,19 @@ impl Inner {
     }
 
     /// Age and size limits: whole old days go first, then the oldest blocks
-    /// of the only day left.
+    /// of the only day left. Day files dated after today (a wall clock
+    /// that was ahead) are never aged out; over the size cap they go
+    /// first, before any real day.
     fn retain(&mut self) {
-        let now = now_ms();
+        let now = settled_now(self.clock_start);
+        let today = db::day_of(now);
         let files = db::day_files(&self.opts.dir);
-        let today = self.day.as_ref().map(|(d, _)| d.clone());
+        let open = self.day.as_ref().map(|(d, _)| d.clone());
         let cutoff = now.saturating_sub(self.opts.retention.as_millis() as u64);
         let mut kept = Vec::new();
         for (day, path) in files {
             let end = db::day_start_ms(&day).unwrap_or(0) + 86_400_000;
-            if end <= cutoff && Some(&day) != today.as_ref() {
+            if end <= cutoff && Some(&day) != open.as_ref() {
                 if let Err(e) = db::remove_day(&path) {
                     (self.log)(format!(
                         "store: removing {} (past retention): {e}",
@@ -709,15 +735,20 @@ impl Inner {
                 kept.push((day, path));
             }
         }
+        // Removal order under the cap: future days, then the oldest.
+        kept.sort_by_key(|(d, _)| (*d <= today, d.clone()));
         let total = |k: &[(String, PathBuf)]| k.iter().map(|(_, p)| db::file_bytes(p)).sum::<u64>();
         let mut bytes = total(&kept);
         let mut rounds = 0;
         while bytes > self.opts.max_bytes && rounds < 64 {
             rounds += 1;
-            let oldest = kept[0].clone();
-            if kept.len() > 1 && Some(&oldest.0) != today.as_ref() {
-                let _ = db::remove_day(&oldest.1);
-                kept.remove(0);
+            // A future day, or one older than the day being written.
+            let first = kept.iter().position(|(d, _)| {
+                Some(d) != open.as_ref() && (*d > today || open.as_ref().is_none_or(|o| d < o))
+            });
+            if let Some(i) = first.filter(|_| kept.len() > 1) {
+                let _ = db::remove_day(&kept[i].1);
+                kept.remove(i);
             } else if let Some((_, c)) = self.day.as_ref() {
                 let r = c.execute_batch(
                     "DELETE FROM block WHERE id IN (SELECT id FROM block ORDER BY start_ms LIMIT (SELECT count(*) / 8 + 1 FROM block));
