@@ -99,6 +99,8 @@ impl Agent {
         let mut reader = Reader::new(&config.proc_root, &config.sys_root);
         reader.set_keep_open(true);
         reader.set_gather_options(config.gather_options());
+        // A slow or large textfile directory never delays another source.
+        reader.set_textfile_background(true);
         let topo = reader.read_topology();
         for note in &topo.notes {
             log(note);

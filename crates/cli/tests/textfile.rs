@@ -94,3 +94,52 @@ fn a_missing_directory_is_a_scrape_error_and_no_directory_is_none() {
     let body = get(a.addr, "/metrics", None).body;
     assert_eq!(value(&body, "node_textfile_scrape_error"), Some(0.0));
 }
+
+/// A directory that takes long to parse (hundreds of thousands of series)
+/// is parsed on a thread of its own: stat, read every 100 ms, keeps its
+/// rate; an oversized file is refused by name and the others are served.
+#[test]
+fn a_large_directory_delays_no_other_source_and_an_oversized_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let mut big = String::from("# TYPE big gauge\n");
+    let mut i = 0u64;
+    while big.len() < 8 << 20 {
+        big += &format!("big{{i=\"{i}\"}} {i}\n");
+        i += 1;
+    }
+    std::fs::write(p.join("a.prom"), &big).unwrap();
+    std::fs::write(p.join("b.prom"), vec![b'#'; 17 << 20]).unwrap();
+    std::fs::write(p.join("c.prom"), "small 1\n").unwrap();
+    let a = agent(
+        "[sources.textfile]\ninterval = \"1s\"\n[sources.stat]\ninterval = \"100ms\"\n",
+        &["--collector.textfile.directory", p.to_str().unwrap()],
+    );
+    let reads = |a: &Agent| {
+        let body = get(a.addr, "/metrics", None).body;
+        value(&body, "quietstat_source_reads_total{source=\"stat\"}").unwrap_or(0.0)
+    };
+    let before = reads(&a);
+    std::thread::sleep(Duration::from_secs(4));
+    let during = reads(&a) - before;
+    assert!(
+        during >= 32.0,
+        "{during} reads of stat in 4 s, every 100 ms"
+    );
+    let body = get(a.addr, "/metrics", None).body;
+    assert_eq!(value(&body, "small"), Some(1.0));
+    assert_eq!(value(&body, "big{i=\"0\"}"), Some(0.0));
+    assert_eq!(value(&body, "node_textfile_scrape_error"), Some(1.0));
+    let b = p.join("b.prom").display().to_string();
+    let end = Instant::now() + Duration::from_secs(5);
+    let mut logged = a.early.clone();
+    while !logged
+        .iter()
+        .any(|l| l.contains(&b) && l.contains("larger than 16 MiB"))
+    {
+        assert!(Instant::now() < end, "{b} not named: {logged:#?}");
+        if let Ok(l) = a.log.recv_timeout(Duration::from_millis(100)) {
+            logged.push(l);
+        }
+    }
+}

@@ -92,6 +92,9 @@ pub(crate) fn main_path(
 }
 
 /// The gathering state a reader keeps: options and the statfs worker.
+/// Scratch capacity kept between reads; beyond it, freed after each.
+const SCRATCH_KEPT: usize = 4 << 20;
+
 #[derive(Default)]
 pub(crate) struct Gatherer {
     pub options: GatherOptions,
@@ -150,6 +153,10 @@ impl Gatherer {
             buf.resize(n, 0);
         }
         buf[..n].copy_from_slice(&self.scratch);
+        if self.scratch.capacity() > SCRATCH_KEPT {
+            // A large directory's bytes go back once they are copied.
+            self.scratch = Vec::new();
+        }
         Ok(n)
     }
 
@@ -730,7 +737,7 @@ impl Gatherer {
     }
 
     fn textfile(&mut self) {
-        use crate::textfile::{MAX_FILE_BYTES, MAX_FILES};
+        use crate::textfile::{MAX_DIR_BYTES, MAX_FILE_BYTES, MAX_FILES};
         let Some(dir) = self.options.textfile_directory.clone() else {
             return;
         };
@@ -759,7 +766,9 @@ impl Gatherer {
                 let mut body = Vec::new();
                 f.take(MAX_FILE_BYTES as u64 + 1).read_to_end(&mut body)?;
                 if body.len() > MAX_FILE_BYTES {
-                    return Err(std::io::Error::other("larger than 16 MiB"));
+                    return Err(std::io::Error::other(
+                        "larger than 16 MiB; refused (node_exporter reads it whole: split it)",
+                    ));
                 }
                 let mtime = meta
                     .modified()
@@ -769,6 +778,13 @@ impl Gatherer {
                 Ok((mtime, body))
             });
             match read {
+                Ok((_, body)) if self.scratch.len() + body.len() > MAX_DIR_BYTES => {
+                    let _ = writeln!(
+                        self.scratch,
+                        "@error {shown} the directory's files come to more than {} MiB with it; refused (the files before it in name order are served)",
+                        MAX_DIR_BYTES >> 20
+                    );
+                }
                 Ok((mtime, body)) => {
                     let _ = writeln!(self.scratch, "@file {mtime} {} {shown}", body.len());
                     self.scratch.extend_from_slice(&body);

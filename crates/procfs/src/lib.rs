@@ -24,6 +24,7 @@ mod reader;
 mod records;
 mod sample;
 mod source;
+mod textfile_worker;
 
 pub mod kept;
 

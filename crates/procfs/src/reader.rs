@@ -27,6 +27,11 @@ pub struct Reader {
     /// (a bit per [`Source`] index).
     keep_bytes: u128,
     kept_bytes: Vec<u8>,
+    /// The textfile source on a thread of its own: wanted, and started
+    /// (at the first read, so that it inherits the reading thread's CPU
+    /// placement).
+    pub(crate) textfile_background: bool,
+    pub(crate) textfile_worker: Option<crate::textfile_worker::Worker>,
 }
 
 const INITIAL_BUF: usize = 64 << 10;
@@ -49,7 +54,26 @@ impl Reader {
             gatherer,
             keep_bytes: 0,
             kept_bytes: Vec::new(),
+            textfile_background: false,
+            textfile_worker: None,
         }
+    }
+
+    /// Reads the textfile source on a thread of its own: a read hands back
+    /// the last parse that finished and starts the next, so a large, slow
+    /// or hung directory never delays another source (the agent's sampler
+    /// uses this; a one-shot reader leaves it off and reads in line). The
+    /// thread starts at the first read of the source; where it cannot, the
+    /// source is read in line.
+    pub fn set_textfile_background(&mut self, on: bool) {
+        self.textfile_background = on;
+        if !on {
+            self.textfile_worker = None;
+        }
+    }
+
+    pub(crate) fn textfile_directory(&self) -> Option<PathBuf> {
+        self.gatherer.options.textfile_directory.clone()
     }
 
     /// Options of the gathered sources: the root-filesystem prefix (mounts,

@@ -110,7 +110,9 @@ pub struct SystemSample {
     pub arp: Arp,
     pub udp_queues: UdpQueues,
     pub conntrack: Conntrack,
-    pub textfile: Textfile,
+    /// Shared, so that a consumer (the exporter) can hold it without the
+    /// sample's lock, and a parse on another thread is handed over whole.
+    pub textfile: std::sync::Arc<Textfile>,
     /// udev's properties of block devices (for `node_disk_info`).
     pub udev: Vec<UdevDevice>,
     /// Frequency scaling per CPU (CPUs without cpufreq are absent).
@@ -182,7 +184,7 @@ impl Default for SystemSample {
             arp: Arp::default(),
             udp_queues: UdpQueues::default(),
             conntrack: Conntrack::default(),
-            textfile: Textfile::default(),
+            textfile: Default::default(),
             udev: Vec::new(),
             cpufreq: Vec::new(),
             thermal: Thermal::default(),
@@ -352,7 +354,9 @@ impl SystemSample {
             Source::Arp => netmisc::parse_arp(bytes, &mut self.arp),
             Source::UdpQueues => netmisc::parse_udp_queues(bytes).map(|q| self.udp_queues = q),
             Source::Conntrack => netmisc::parse_conntrack(bytes).map(|c| self.conntrack = c),
-            Source::Textfile => textfile::parse_into(bytes, &mut self.textfile),
+            Source::Textfile => {
+                textfile::parse_into(bytes, std::sync::Arc::make_mut(&mut self.textfile))
+            }
             Source::Udev => udev::parse_into(bytes, &mut self.udev),
             Source::Cpufreq => hardware::parse_cpufreq(bytes, &mut self.cpufreq),
             Source::ThermalZone => hardware::parse_thermal(bytes, &mut self.thermal),
@@ -404,6 +408,24 @@ impl Reader {
     /// Reads one source into `sample`, recording its status and cost; the
     /// other sources are left as they are.
     pub fn read_source(&mut self, source: Source, sample: &mut SystemSample) {
+        if source == Source::Textfile && self.textfile_background && self.textfile_worker.is_none()
+        {
+            // Where no thread can be started, the source is read in line.
+            self.textfile_worker = crate::textfile_worker::Worker::start().ok();
+            self.textfile_background = self.textfile_worker.is_some();
+        }
+        if source == Source::Textfile
+            && let Some(w) = &self.textfile_worker
+        {
+            let (status, cost) = w.read(
+                self.textfile_directory(),
+                self.max_file_bytes(),
+                &mut sample.textfile,
+            );
+            sample.status[source as usize] = status;
+            sample.cost[source as usize] = cost;
+            return;
+        }
         {
             let i = source as usize;
             let t0 = Instant::now();
@@ -489,7 +511,7 @@ impl Serialize for SourceData<'_> {
             Source::Arp => x.arp.serialize(s),
             Source::UdpQueues => x.udp_queues.serialize(s),
             Source::Conntrack => x.conntrack.serialize(s),
-            Source::Textfile => x.textfile.serialize(s),
+            Source::Textfile => x.textfile.as_ref().serialize(s),
             Source::Udev => x.udev.serialize(s),
             Source::Cpufreq => x.cpufreq.serialize(s),
             Source::ThermalZone => x.thermal.serialize(s),

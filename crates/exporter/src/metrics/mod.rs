@@ -74,8 +74,21 @@ impl Collector for AgentCollector {
             http: self.1.clone(),
             store: self.0.store.get().cloned(),
         };
-        let st = self.0.state.read().unwrap_or_else(|e| e.into_inner());
-        encode_state(enc, &st, &ctx)
+        let mut out = Out { enc };
+        // The textfile families (any number of series other programs
+        // wrote) are encoded after the state's lock is let go: the sampler
+        // commits meanwhile.
+        let textfile = {
+            let st = self.0.state.read().unwrap_or_else(|e| e.into_inner());
+            encode_state(&mut out, &st, &ctx)?;
+            st.sample
+                .ok(procfs::Source::Textfile)
+                .then(|| st.sample.textfile.clone())
+        };
+        match textfile {
+            Some(t) => node::textfile(&mut out, &t),
+            None => Ok(()),
+        }
     }
 }
 
@@ -92,14 +105,14 @@ pub fn encode_openmetrics(registry: &Registry, w: &mut String) -> Fmt {
     prometheus_client::encoding::text::encode(w, registry)
 }
 
-fn encode_state(enc: DescriptorEncoder<'_>, st: &State, ctx: &Context) -> Fmt {
-    let mut out = Out { enc };
-    system::system(&mut out, &st.sample)?;
-    host::host(&mut out, &st.sample)?;
-    node::node(&mut out, &st.sample)?;
-    mm::mm(&mut out, &st.sample)?;
-    class::classes(&mut out, &st.sample, &ctx.config.sys_root)?;
-    nfs::nfs(&mut out, &st.sample)?;
-    process::processes(&mut out, st, &ctx.config.process_metrics)?;
-    own::agent_figures(&mut out, st, ctx)
+/// Everything but the textfile families ([`node::textfile`]).
+fn encode_state(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
+    system::system(out, &st.sample)?;
+    host::host(out, &st.sample)?;
+    node::node(out, &st.sample)?;
+    mm::mm(out, &st.sample)?;
+    class::classes(out, &st.sample, &ctx.config.sys_root)?;
+    nfs::nfs(out, &st.sample)?;
+    process::processes(out, st, &ctx.config.process_metrics)?;
+    own::agent_figures(out, st, ctx)
 }

@@ -113,9 +113,6 @@ pub(super) fn node(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     if s.ok(Source::Mdstat) {
         md(out, &s.mdstat)?;
     }
-    if s.ok(Source::Textfile) {
-        textfile(out, &s.textfile)?;
-    }
     if s.ok(Source::Conntrack) {
         let c = &s.conntrack;
         one(out, &NODE_NF_CONNTRACK_ENTRIES, c.entries as f64)?;
@@ -370,7 +367,7 @@ fn os(out: &mut Out<'_>, o: &procfs::os_release::OsRelease) -> Fmt {
 /// quantiles) are exported untyped under their own names, so queries
 /// (`rate`, `histogram_quantile`) work unchanged. A family whose name is
 /// one of the agent's fails its file.
-fn textfile(out: &mut Out<'_>, t: &procfs::textfile::Textfile) -> Fmt {
+pub(super) fn textfile(out: &mut Out<'_>, t: &procfs::textfile::Textfile) -> Fmt {
     use procfs::textfile::TextKind;
     use prometheus_client::metrics::MetricType;
     let collides = |name: &str| super::families::family(name).is_some();
