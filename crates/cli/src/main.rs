@@ -178,6 +178,21 @@ fn check_roots(cli: &Cli) -> Result<(), String> {
     Ok(())
 }
 
+/// The error and its causes, each said once: an error whose message
+/// already carries its cause (`path: No such file`) is not followed by it
+/// again.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !msg.contains(&c) {
+            msg.push_str(": ");
+            msg.push_str(&c);
+        }
+    }
+    msg
+}
+
 fn main() -> ExitCode {
     // Die quietly on a closed pipe (`quietstat stat | head`), as other Unix
     // tools do, instead of failing a write.
@@ -226,7 +241,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("quietstat: {e:#}");
+            eprintln!("quietstat: {}", one_line(&e));
             ExitCode::from(1)
         }
     }

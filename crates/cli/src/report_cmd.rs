@@ -762,7 +762,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             "{}: no history recorded here (the agent records by default; is it running with --no-store, or with another --store?)",
             dir.display()
         );
-        for s in &h.skipped {
+        for s in &h.skipped() {
             msg += &format!("\n  skipped: {s}");
         }
         anyhow::bail!(msg);
@@ -796,7 +796,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             other => system_section(&h, &ctx, other, args.top)?,
         });
     }
-    let out = print(&sections, &ctx, &args.format, &h.skipped);
+    let skipped = h.skipped();
+    let out = print(&sections, &ctx, &args.format, &skipped);
+    if args.format == "csv" {
+        // CSV has no place for them: one warning each on stderr.
+        for f in &skipped {
+            eprintln!("quietstat report: skipped: {f}");
+        }
+    }
     use std::io::Write;
     std::io::stdout().lock().write_all(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)

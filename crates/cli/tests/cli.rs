@@ -90,6 +90,22 @@ fn bad_input_is_named() {
         String::from_utf8_lossy(&out.stderr)
             .contains("unknown source `nope`; accepted: stat, interrupts")
     );
+    // `top` into a pipe: what it needs, and what to use instead.
+    let out = quietstat()
+        .arg("top")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("needs a terminal") && err.contains("quietstat ps"),
+        "{err}"
+    );
+    // One cause, said once: no "(os error N): ..." repeat.
+    let out = run(&["--proc-root", "/etc/passwd", "ps"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("Not a directory").count(), 1, "{err}");
 }
 
 #[test]

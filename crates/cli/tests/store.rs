@@ -173,7 +173,7 @@ fn a_damaged_day_file_is_set_aside_with_one_line_and_recording_goes_on() {
         }
         // Recording went on in today's file, and the other day reads.
         let h = History::open(&store).unwrap();
-        assert!(h.skipped.is_empty(), "{damage}: {:?}", h.skipped);
+        assert!(h.skipped().is_empty(), "{damage}: {:?}", h.skipped());
         assert!(h.usage().unwrap().iter().any(|u| u.day == yesterday));
         assert!(stat_times(&store).len() >= 2, "{damage}");
     }
@@ -255,6 +255,14 @@ fn a_full_disk_stops_recording_with_one_line_and_it_resumes_with_room() {
         failing
             .iter()
             .any(|l| l.contains(&store.display().to_string()) && l.contains("resumes")),
+        "{log:#?}"
+    );
+    // A full disk is not an unwritable directory: the line says to free space.
+    assert!(
+        failing
+            .iter()
+            .filter(|l| l.contains("resumes"))
+            .all(|l| l.contains("free space") && !l.contains("writable")),
         "{log:#?}"
     );
     assert!(failing.iter().any(|l| l.contains("again")), "{log:#?}");
@@ -552,5 +560,98 @@ fn kill_then_stop(store: &Path, shm: &Path, journal: &Path) {
     assert!(
         times.iter().any(|t| (started..=killed).contains(t)),
         "the killed agent's samples, written from its journal: {times:?}"
+    );
+}
+
+/// `report` reads what it can: a day file with a damaged page is named in
+/// one warning and the other days are reported (exit 0); hundreds of day
+/// files are read one at a time under a descriptor limit of 64.
+#[test]
+fn report_reads_the_good_days_past_a_damaged_one_and_many_days_under_a_low_fd_limit() {
+    use std::os::unix::process::CommandExt;
+    let (_d, store, shm) = dirs();
+    record_a_while(&store, &shm, 2);
+    let today = day_file(&store);
+    // 400 earlier days, copies of today's file; one with a page of noise.
+    let day_ms = store::db::day_start_ms(&store::db::day_of(now_ms())).unwrap();
+    let mut damaged = None;
+    for back in 1..=400u64 {
+        let day = store::db::day_of(day_ms - back * 86_400_000);
+        let p = store::db::path_for(&store, &day);
+        std::fs::copy(&today, &p).unwrap();
+        if back == 3 {
+            use std::os::unix::fs::FileExt;
+            let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+            let len = f.metadata().unwrap().len();
+            // Every page but the first (the header): noise.
+            let noise: Vec<u8> = (0..len - 4096).map(|i| (i * 7919 % 251) as u8).collect();
+            f.write_all_at(&noise, 4096).unwrap();
+            damaged = Some(p);
+        }
+    }
+    let damaged = damaged.unwrap();
+    let run = |args: &[&str]| {
+        let mut c = quietstat();
+        c.args(["report", "--store", store.to_str().unwrap()])
+            .args(args);
+        // SAFETY: setrlimit between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                let l = libc::rlimit {
+                    rlim_cur: 64,
+                    rlim_max: 64,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        };
+        c.output().unwrap()
+    };
+    let out = run(&["--source", "store", "--format", "csv"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let days = text.lines().filter(|l| l.contains("(file,")).count();
+    assert_eq!(days, 400, "every readable day listed: {text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let skipped: Vec<&str> = err.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(skipped.len(), 1, "{err}");
+    assert!(
+        skipped[0].contains(damaged.to_str().unwrap()),
+        "{skipped:#?}"
+    );
+    // A range over the damaged day and good ones: the good are reported.
+    let out = run(&[
+        "--from",
+        "-5d",
+        "--source",
+        "cpu",
+        "--interval",
+        "1s",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        !v["sections"]["cpu"]["rows"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    let skipped = v["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert!(
+        skipped[0]
+            .as_str()
+            .unwrap()
+            .contains(damaged.to_str().unwrap())
     );
 }

@@ -14,12 +14,16 @@ use crate::codec::{get_delta, get_varint};
 use crate::db::{self, KIND_PROCS, KIND_SYSTEM};
 use crate::procs::{Decoder, IdMap, Static, rebuild};
 
-/// A store opened to read.
+/// A store opened to read. Day files are opened one at a time, as a read
+/// needs them (3,650 days work under any descriptor limit); a file that
+/// cannot be read, or fails part way, is named once in
+/// [`History::skipped`] and the others are read.
 pub struct History {
     pub dir: PathBuf,
-    days: Vec<(String, PathBuf, Connection)>,
-    /// Files that could not be read, with why (a newer format, damage).
-    pub skipped: Vec<String>,
+    days: Vec<(String, PathBuf)>,
+    /// Files (or parts) that could not be read, with why (a newer format,
+    /// damage); one line each.
+    skipped: std::sync::Mutex<Vec<String>>,
 }
 
 /// A process that ended, as recorded.
@@ -83,46 +87,86 @@ impl History {
                 format!("store {}: {e}", dir.display())
             });
         }
-        let mut h = History {
-            dir: dir.to_path_buf(),
-            days: Vec::new(),
-            skipped: Vec::new(),
-        };
-        for (day, path) in db::day_files(dir) {
+        for (_, path) in db::day_files(dir) {
             if let Some(md) = crate::access::denied(&path) {
                 return Err(crate::access::unreadable(&path, &md));
             }
-            // A newer format or a damaged file: named, not read.
-            match db::open_read(&path) {
-                Ok(c) => h.days.push((day, path, c)),
-                Err(e) => h.skipped.push(e.to_string()),
+        }
+        Ok(History {
+            dir: dir.to_path_buf(),
+            days: db::day_files(dir),
+            skipped: Default::default(),
+        })
+    }
+
+    /// What could not be read so far, one line per file (or part).
+    pub fn skipped(&self) -> Vec<String> {
+        self.skipped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn skip(&self, why: String) {
+        let mut s = self.skipped.lock().unwrap_or_else(|e| e.into_inner());
+        if !s.contains(&why) {
+            s.push(why);
+        }
+    }
+
+    /// Calls `f` with each day file overlapping [from, to], opened one at
+    /// a time (oldest first; newest first with `rev`). A file that cannot
+    /// be opened, or whose read fails, is named in `skipped` and the next
+    /// one is read; `f` returns false to stop.
+    fn each_day(
+        &self,
+        from: u64,
+        to: u64,
+        rev: bool,
+        f: &mut dyn FnMut(&str, &Path, &Connection) -> Result<bool, String>,
+    ) {
+        let mut days: Vec<&(String, PathBuf)> = self
+            .days
+            .iter()
+            .filter(|(d, _)| {
+                let s = db::day_start_ms(d).unwrap_or(0);
+                s <= to && s.saturating_add(86_400_000) > from
+            })
+            .collect();
+        if rev {
+            days.reverse();
+        }
+        for (day, path) in days {
+            let c = match db::open_read(path) {
+                Ok(c) => c,
+                Err(e) => {
+                    self.skip(e.to_string());
+                    continue;
+                }
+            };
+            match f(day, path, &c) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => self.skip(format!("{e} (the rest of that day is not shown)")),
             }
         }
-        Ok(h)
     }
 
     /// The first and last recorded instants (ms since the epoch).
     pub fn range(&self) -> Option<(u64, u64)> {
-        let mut lo = u64::MAX;
-        let mut hi = 0;
-        for (_, _, c) in &self.days {
-            if let Ok((Some(a), Some(b))) =
-                c.query_row("SELECT min(start_ms), max(end_ms) FROM block", [], |r| {
-                    Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?))
-                })
-            {
-                lo = lo.min(a as u64);
-                hi = hi.max(b as u64);
-            }
-        }
+        let bound = |sql: &str, rev: bool| {
+            let mut out = None;
+            self.each_day(0, u64::MAX, rev, &mut |_, path, c| {
+                out = c
+                    .query_row(sql, [], |r| r.get::<_, Option<i64>>(0))
+                    .map_err(self::sql(path))?;
+                Ok(out.is_none())
+            });
+            out.map(|v| v as u64)
+        };
+        let lo = bound("SELECT min(start_ms) FROM block", false)?;
+        let hi = bound("SELECT max(end_ms) FROM block", true)?;
         (hi > 0).then_some((lo, hi))
-    }
-
-    fn days_in(&self, from: u64, to: u64) -> impl Iterator<Item = &(String, PathBuf, Connection)> {
-        self.days.iter().filter(move |(d, _, _)| {
-            let s = db::day_start_ms(d).unwrap_or(0);
-            s <= to && s + 86_400_000 > from
-        })
     }
 
     /// The blocks of `kind` needed for [from, to]: from the last keyframe
@@ -171,7 +215,7 @@ impl History {
         let base = Instant::now();
         let mut sample = SystemSample::default();
         let mut bad = 0;
-        for (_, path, c) in self.days_in(from, to) {
+        self.each_day(from, to, false, &mut |_, path, c| {
             let mut dec = SysDecoder::default();
             let mut chained = false;
             for (key, body) in Self::blocks(c, path, KIND_SYSTEM, from, to)? {
@@ -205,7 +249,8 @@ impl History {
                     f(*ts, &sample);
                 }
             }
-        }
+            Ok(true)
+        });
         Ok(bad)
     }
 
@@ -218,7 +263,7 @@ impl History {
         f: &mut dyn FnMut(u64, &Snapshot),
     ) -> Result<usize, String> {
         let mut bad = 0;
-        for (_, path, c) in self.days_in(from, to) {
+        self.each_day(from, to, false, &mut |_, path, c| {
             let ids = identities(c, path)?;
             let mut dec = Decoder::default();
             let mut chained = false;
@@ -259,14 +304,15 @@ impl History {
                     chained = false;
                 }
             }
-        }
+            Ok(true)
+        });
         Ok(bad)
     }
 
     /// Processes that ended in [from, to], in order.
     pub fn exits(&self, from: u64, to: u64) -> Result<Vec<ExitRow>, String> {
         let mut out = Vec::new();
-        for (_, path, c) in self.days_in(from, to) {
+        self.each_day(from, to, false, &mut |_, path, c| {
             let mut st = c
                 .prepare(
                     "SELECT pid, ppid, comm, cmdline, start_ms, first_ms, exit_ms, exit_status,
@@ -294,14 +340,16 @@ impl History {
             for r in rows {
                 out.push(r.map_err(sql(path))?);
             }
-        }
+            Ok(true)
+        });
         Ok(out)
     }
 
     /// Recorded gaps overlapping [from, to].
     pub fn gaps(&self, from: u64, to: u64) -> Result<Vec<Gap>, String> {
         let mut out = Vec::new();
-        for (_, path, c) in &self.days {
+        // A gap is recorded in the day file of its end.
+        self.each_day(from, u64::MAX, false, &mut |_, path, c| {
             let mut st = c
                 .prepare("SELECT start_ms, end_ms, why FROM gap WHERE end_ms >= ?1 AND start_ms <= ?2 ORDER BY start_ms")
                 .map_err(sql(path))?;
@@ -317,14 +365,15 @@ impl History {
             for r in rows {
                 out.push(r.map_err(sql(path))?);
             }
-        }
+            Ok(true)
+        });
         Ok(out)
     }
 
     /// What each day's file takes, per source.
     pub fn usage(&self) -> Result<Vec<DayUsage>, String> {
         let mut out = Vec::new();
-        for (day, path, c) in &self.days {
+        self.each_day(0, u64::MAX, false, &mut |day, path, c| {
             let mut st = c
                 .prepare("SELECT source, samples, raw_bytes, stored_bytes FROM usage ORDER BY stored_bytes DESC")
                 .map_err(sql(path))?;
@@ -344,13 +393,14 @@ impl History {
                 .query_row("SELECT count(*) FROM identity", [], |r| r.get(0))
                 .map_err(sql(path))?;
             out.push(DayUsage {
-                day: day.clone(),
-                path: path.clone(),
+                day: day.to_string(),
+                path: path.to_path_buf(),
                 file_bytes: db::file_bytes(path),
                 sources,
                 identities: identities as u64,
             });
-        }
+            Ok(true)
+        });
         Ok(out)
     }
 }

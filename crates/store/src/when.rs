@@ -51,11 +51,24 @@ pub fn parse(s: &str, now_ms: u64) -> Result<u64, String> {
     local_to_ms(y, mo, d, h, m, sec).ok_or_else(bad)
 }
 
+/// A calendar date; a day past its month's end (February 31st) is refused,
+/// not carried into the next month.
 fn ymd(d: &str) -> Option<(i32, u32, u32)> {
     let mut it = d.split('-');
-    let y = it.next()?.parse().ok()?;
+    let y: i32 = it
+        .next()?
+        .parse()
+        .ok()
+        .filter(|y| (1970..=9999).contains(y))?;
     let m = it.next()?.parse().ok().filter(|m| (1..=12).contains(m))?;
-    let day = it.next()?.parse().ok().filter(|d| (1..=31).contains(d))?;
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let last = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    let day = it.next()?.parse().ok().filter(|d| (1..=last).contains(d))?;
     it.next().is_none().then_some((y, m, day))
 }
 
@@ -68,9 +81,16 @@ fn rfc3339(date: &str, rest: &str) -> Option<u64> {
         let i = rest.rfind(['+', '-'])?;
         let (t, off) = rest.split_at(i);
         let sign = if off.starts_with('-') { -1 } else { 1 };
+        // RFC 3339: two digits each, at most 23:59.
         let (oh, om) = off[1..].split_once(':')?;
-        let oh: i64 = oh.parse().ok()?;
-        let om: i64 = om.parse().ok()?;
+        let two = |x: &str, max: i64| {
+            (x.len() == 2)
+                .then(|| x.parse::<i64>().ok())
+                .flatten()
+                .filter(|v| *v <= max)
+        };
+        let oh = two(oh, 23)?;
+        let om = two(om, 59)?;
         (t, sign * (oh * 3600 + om * 60) * 1000)
     };
     let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
@@ -160,6 +180,7 @@ mod tests {
         assert_eq!(parse("2026-11-30T12:00:00Z", 0), Ok(NOW));
         assert_eq!(parse("2026-11-30T13:00:00+01:00", 0), Ok(NOW));
         assert_eq!(parse("2026-11-30T11:30:00.250-00:30", 0), Ok(NOW + 250));
+        assert!(parse("2028-02-29 10:00", NOW).is_ok(), "a leap day");
         // Local forms: through the same conversion both ways.
         let today = parse("12:34", NOW).unwrap();
         assert_eq!(format(today, false), "12:34:00");
@@ -177,6 +198,13 @@ mod tests {
             "-1y",
             "2026-13-01T00:00:00Z",
             "12:00:00:00",
+            // No carrying into the next month, no wrapping offsets.
+            "2026-02-31 10:00",
+            "2026-02-29T10:00:00Z",
+            "2026-04-31T10:00:00Z",
+            "2026-11-30T10:00:00+99999999999999:00",
+            "2026-11-30T10:00:00+24:00",
+            "2026-11-30T10:00:00+1:00",
         ] {
             let e = parse(bad, NOW).unwrap_err();
             assert!(e.contains("RFC 3339"), "{bad}: {e}");

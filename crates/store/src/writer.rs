@@ -528,8 +528,10 @@ impl Inner {
                 return Err(msg);
             }
             Err(e) => {
+                let e = e.to_string();
                 return Err(format!(
-                    "store: {e}; sampling and serving go on, recording resumes when the directory is writable (or give --store DIR, or --no-store)"
+                    "store: {e}; sampling and serving go on, {}",
+                    remedy(&e)
                 ));
             }
         };
@@ -556,9 +558,11 @@ impl Inner {
         };
         let path = db::path_for(&self.opts.dir, day);
         let err = |e: rusqlite::Error| {
+            let e = e.to_string();
             format!(
-                "store: writing {}: {e}; sampling and serving go on, recording resumes when it can (free space, or raise the size cap, or give --store DIR)",
-                path.display()
+                "store: writing {}: {e}; sampling and serving go on, {}",
+                path.display(),
+                remedy(&e)
             )
         };
         let tx = c.transaction().map_err(err)?;
@@ -764,6 +768,19 @@ impl Inner {
             bytes = total(&kept);
         }
         self.stats.bytes_on_disk.store(bytes, Relaxed);
+    }
+}
+
+/// What to do about a failed write, for the log line: `why` as SQLite or
+/// the system said it.
+fn remedy(why: &str) -> &'static str {
+    let w = why.to_ascii_lowercase();
+    if w.contains("full") || w.contains("no space") || w.contains("quota") {
+        "recording resumes when there is room (free space on that filesystem, or lower max_size, or give --store DIR)"
+    } else if w.contains("read-only") || w.contains("readonly") || w.contains("permission") {
+        "recording resumes when the directory is writable (or give --store DIR, or --no-store)"
+    } else {
+        "recording resumes when it can (or give --store DIR, or --no-store)"
     }
 }
 

@@ -96,6 +96,17 @@ struct Flags {
 fn with_terminal(
     f: impl FnOnce(&mut ratatui::DefaultTerminal) -> Result<(), String>,
 ) -> Result<(), String> {
+    use std::io::IsTerminal;
+    for (name, is) in [
+        ("input", std::io::stdin().is_terminal()),
+        ("output", std::io::stdout().is_terminal()),
+    ] {
+        if !is {
+            return Err(format!(
+                "top needs a terminal, and its standard {name} is not one; for a pipe or a file use `quietstat ps` or `quietstat stat`"
+            ));
+        }
+    }
     let mut term = ratatui::try_init().map_err(|e| format!("terminal: {e}"))?;
     let r = f(&mut term);
     ratatui::restore();
