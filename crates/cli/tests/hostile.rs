@@ -779,3 +779,88 @@ fn demand_reads_past_the_overhead_budget_are_declined_with_the_age_stated() {
         "{reading} ns spent reading in {secs} s against {budget} ns/s (one read: {one_read} ns)"
     );
 }
+
+/// CPU time (user + system) of `pid`, seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = stat.rsplit_once(") ").unwrap().1;
+    let f: Vec<&str> = rest.split(' ').collect();
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+/// A web configuration with a cost-31 hash (a day per check) is listening
+/// at once, with a warning; a flood of wrong passwords against a cost-10
+/// hash uses one CPU at most (checks one at a time), and a known wrong
+/// password is refused without another check.
+#[test]
+fn bcrypt_hashes_are_checked_at_first_use_one_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let web = dir.path().join("web.yml");
+    let slow = "$2b$31$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy";
+    let hash = bcrypt::hash("right", 10).unwrap();
+    std::fs::write(
+        &web,
+        format!("basic_auth_users:\n  slow: '{slow}'\n  prom: '{hash}'\n"),
+    )
+    .unwrap();
+    let t = Instant::now();
+    let a = agent("", &["--web.config.file", web.to_str().unwrap()]);
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "serving after {:?}",
+        t.elapsed()
+    );
+    assert!(
+        a.early.iter().any(|l| l.contains("cost 31")),
+        "{:#?}",
+        a.early
+    );
+    let ask = |user: &str, password: &str| -> u16 {
+        use base64::Engine;
+        let cred = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        let mut s = TcpStream::connect(a.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        write!(
+            s,
+            "GET /metrics HTTP/1.0\r\nAuthorization: Basic {cred}\r\n\r\n"
+        )
+        .unwrap();
+        let mut head = [0u8; 12];
+        s.read_exact(&mut head).unwrap();
+        String::from_utf8_lossy(&head[9..12]).parse().unwrap()
+    };
+    assert_eq!(ask("prom", "right"), 200);
+    let t = Instant::now();
+    assert_eq!(ask("prom", "wrong"), 401);
+    let checked = t.elapsed();
+    // The same wrong password again: refused without a check.
+    let t = Instant::now();
+    assert_eq!(ask("prom", "wrong"), 401);
+    let again = t.elapsed();
+    assert!(
+        again * 4 < checked,
+        "checked in {checked:?}, again in {again:?}"
+    );
+
+    // Four clients, each trying new wrong passwords for 3 s.
+    let pid = a.proc.id();
+    let cpu0 = cpu_seconds(pid);
+    let t0 = Instant::now();
+    std::thread::scope(|sc| {
+        for c in 0..4 {
+            let ask = &ask;
+            sc.spawn(move || {
+                let mut i = 0;
+                while t0.elapsed() < Duration::from_secs(3) {
+                    let code = ask("prom", &format!("guess-{c}-{i}"));
+                    assert!(code == 401 || code == 503, "{code}");
+                    i += 1;
+                }
+            });
+        }
+    });
+    let cores = (cpu_seconds(pid) - cpu0) / t0.elapsed().as_secs_f64();
+    assert!(cores < 1.4, "the flood used {cores:.2} cores");
+    assert_eq!(ask("prom", "right"), 200);
+}

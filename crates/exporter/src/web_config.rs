@@ -127,12 +127,19 @@ impl WebConfig {
                     "basic_auth_users: user {user:?} contains ':', which basic authentication cannot carry"
                 )));
             }
-            // Checking a password against the hash parses it: a hash that is
-            // not bcrypt is found now, not at the first request.
-            if bcrypt::verify("", hash).is_err() {
-                return Err(err(format!(
+            // The hash's form is checked now; a password is checked against
+            // it only at first use (a cost-31 hash takes a day to check:
+            // the agent must be listening long before).
+            let cost = bcrypt_cost(hash).ok_or_else(|| {
+                err(format!(
                     "basic_auth_users.{user}: not a bcrypt hash; write one with `htpasswd -nBC 10 \"\" | tr -d ':\\n'`"
-                )));
+                ))
+            })?;
+            if cost > 16 {
+                warnings.push(format!(
+                    "basic_auth_users.{user}: bcrypt cost {cost}: each check of a new password takes about {} s of a CPU (cost 10 takes about 0.06 s); checked at first use, one at a time",
+                    (0.06 * f64::from(1u32 << (cost - 10).min(31))).round()
+                ));
             }
         }
         Ok(WebConfig {
@@ -142,6 +149,16 @@ impl WebConfig {
             warnings,
         })
     }
+}
+
+/// The cost of a well-formed bcrypt hash (`$2a|b|x|y$NN$` and 53 characters
+/// of bcrypt's base64), without checking any password against it.
+fn bcrypt_cost(hash: &str) -> Option<u32> {
+    let parts: bcrypt::HashParts = hash.parse().ok()?;
+    let body = hash.rsplit('$').next()?;
+    let b64 = |c: u8| c.is_ascii_alphanumeric() || c == b'.' || c == b'/';
+    let cost = parts.get_cost();
+    ((4..=31).contains(&cost) && body.bytes().all(b64)).then_some(cost)
 }
 
 fn resolve(dir: &Path, name: &str) -> PathBuf {
@@ -294,6 +311,33 @@ mod tests {
         let p = dir.path().join("web.yml");
         std::fs::write(&p, text).unwrap();
         WebConfig::load(&p)
+    }
+
+    /// A cost-31 hash (a day per check) loads at once, with a warning; it
+    /// is checked only when a password is offered.
+    #[test]
+    fn hashes_are_checked_for_form_at_load_and_a_high_cost_is_a_warning() {
+        let salt_and_hash = "N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy";
+        let c = load(&format!(
+            "basic_auth_users:\n  slow: '$2b$31${salt_and_hash}'\n"
+        ))
+        .unwrap();
+        assert_eq!(c.users.len(), 1);
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.contains("slow") && w.contains("cost 31")),
+            "{:?}",
+            c.warnings
+        );
+        for bad in ["$2b$32$", "$2b$03$", "$3a$10$", "$2b$xx$"] {
+            let e = load(&format!("basic_auth_users:\n  u: '{bad}{salt_and_hash}'\n"));
+            assert!(e.is_err(), "{bad}");
+        }
+        let e = load(
+            "basic_auth_users:\n  u: '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lh!y'\n",
+        );
+        assert!(e.is_err());
     }
 
     #[test]

@@ -1,10 +1,17 @@
 //! Basic authentication against bcrypt hashes (the web configuration's
-//! `basic_auth_users`). A bcrypt check costs tens of milliseconds by design,
-//! so it runs on the offload threads, and credentials that passed are
-//! remembered (a few, by their header value) so a scraper pays it once.
+//! `basic_auth_users`). A bcrypt check costs tens of milliseconds by design
+//! (and days at cost 31), so:
+//! - hashes are checked at first use, never at load;
+//! - a check runs on the offload threads, one at a time (as node_exporter
+//!   serialises them): a flood of wrong passwords costs one CPU at most;
+//! - credentials that passed are remembered (a few, by their header value:
+//!   user and password), so a scraper pays once;
+//! - credentials that failed are answered at once for [`FAILED_FOR`]
+//!   without another check.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 
@@ -13,9 +20,16 @@ use super::offload::{Busy, Offload};
 /// Credentials remembered at most; past it the memory starts over.
 const REMEMBERED: usize = 64;
 
+/// How long credentials that failed are refused without a new check.
+pub(crate) const FAILED_FOR: Duration = Duration::from_secs(10);
+
 pub(crate) struct Auth {
     users: BTreeMap<String, String>,
     passed: Mutex<HashSet<String>>,
+    /// Header values that failed, and when.
+    failed: Mutex<HashMap<String, Instant>>,
+    /// Held for each bcrypt check: one at a time.
+    checking: Mutex<()>,
     /// Checked for unknown users, so the answer takes as long as for a
     /// known one.
     decoy: String,
@@ -51,6 +65,8 @@ impl Auth {
         Auth {
             users,
             passed: Mutex::new(HashSet::new()),
+            failed: Mutex::new(HashMap::new()),
+            checking: Mutex::new(()),
             decoy,
         }
     }
@@ -71,6 +87,15 @@ impl Auth {
         {
             return Verdict::Pass;
         }
+        if self
+            .failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(header)
+            .is_some_and(|t| t.elapsed() < FAILED_FOR)
+        {
+            return Verdict::Fail;
+        }
         let Some((user, password)) = credentials(header) else {
             return Verdict::Fail;
         };
@@ -82,13 +107,25 @@ impl Auth {
                     Some(h) => (h.as_str(), true),
                     None => (me.decoy.as_str(), false),
                 };
-                let ok = bcrypt::verify(&password, hash).unwrap_or(false) && known;
+                let ok = {
+                    let _one = me.checking.lock().unwrap_or_else(|e| e.into_inner());
+                    bcrypt::verify(&password, hash).unwrap_or(false) && known
+                };
                 if ok {
                     let mut passed = me.passed.lock().unwrap_or_else(|e| e.into_inner());
                     if passed.len() >= REMEMBERED {
                         passed.clear();
                     }
                     passed.insert(key);
+                } else {
+                    let mut failed = me.failed.lock().unwrap_or_else(|e| e.into_inner());
+                    if failed.len() >= REMEMBERED {
+                        failed.retain(|_, t| t.elapsed() < FAILED_FOR);
+                        if failed.len() >= REMEMBERED {
+                            failed.clear();
+                        }
+                    }
+                    failed.insert(key, Instant::now());
                 }
                 ok
             })
