@@ -26,6 +26,9 @@ struct Slot {
     wanted: u64,
     done: u64,
     last: Option<(Arc<Textfile>, SourceStatus, SourceCost)>,
+    /// What a read replaced, dropped here: freeing tens of thousands of
+    /// series takes milliseconds the reader's thread should not spend.
+    garbage: Vec<Arc<Textfile>>,
     stop: bool,
 }
 
@@ -79,8 +82,13 @@ impl Worker {
         }
         match &slot.last {
             Some((t, status, cost)) => {
-                *out = t.clone();
-                (status.clone(), *cost)
+                let (t, status, cost) = (t.clone(), status.clone(), *cost);
+                if !Arc::ptr_eq(out, &t) {
+                    let old = std::mem::replace(out, t);
+                    slot.garbage.push(old);
+                    c.notify_all();
+                }
+                (status, cost)
             }
             None => (
                 SourceStatus::Failed(format!(
@@ -107,11 +115,17 @@ fn run(shared: &Shared) {
     loop {
         let (dir, max_bytes, target) = {
             let mut slot = m.lock().unwrap_or_else(|e| e.into_inner());
-            while !slot.stop && slot.wanted == slot.done {
+            while !slot.stop && slot.wanted == slot.done && slot.garbage.is_empty() {
                 slot = c.wait(slot).unwrap_or_else(|e| e.into_inner());
             }
             if slot.stop {
                 return;
+            }
+            let garbage = std::mem::take(&mut slot.garbage);
+            if !garbage.is_empty() {
+                drop(slot);
+                drop(garbage);
+                continue;
             }
             (slot.dir.clone(), slot.max_bytes, slot.wanted)
         };
