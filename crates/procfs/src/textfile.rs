@@ -95,12 +95,37 @@ struct Building {
     series: Vec<TextSeries>,
 }
 
-/// A series' identity within its family: suffix and labels (sorted by
-/// name).
-type SeriesKey = (&'static str, Labels);
+/// The series of one family by the hash of their identity (suffix and
+/// labels, sorted by name): indices into the family's series, compared in
+/// full on a hash match. No copy of any label is kept.
+#[derive(Default)]
+struct SeriesIndex(std::collections::HashMap<u64, Vec<u32>>);
 
-fn key_of(s: &TextSeries) -> SeriesKey {
-    (s.suffix, s.labels.clone())
+fn hash_of(s: &TextSeries) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    // Fixed keys: the same series hash alike in every file of a read.
+    let mut h =
+        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .build_hasher();
+    s.suffix.hash(&mut h);
+    s.labels.hash(&mut h);
+    h.finish()
+}
+
+impl SeriesIndex {
+    /// Adds `series[i]` unless an equal series is there; false if it is.
+    fn insert(&mut self, series: &[TextSeries], i: usize) -> bool {
+        let s = &series[i];
+        let same = self.0.entry(hash_of(s)).or_default();
+        if same.iter().any(|&j| {
+            let o = &series[j as usize];
+            o.suffix == s.suffix && o.labels == s.labels
+        }) {
+            return false;
+        }
+        same.push(i as u32);
+        true
+    }
 }
 
 fn is_name(s: &str, colon: bool) -> bool {
@@ -211,13 +236,13 @@ fn unescape_help(t: &str) -> String {
 /// node_exporter's parser reads it), or why it is refused: in time linear
 /// in the file, whatever its number of series.
 fn families_of(text: &str) -> Result<Vec<TextFamily>, String> {
-    use std::collections::{HashMap, HashSet};
+    use std::collections::HashMap;
     let mut fams: Vec<Building> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
-    let mut seen: Vec<HashSet<SeriesKey>> = Vec::new();
+    let mut seen: Vec<SeriesIndex> = Vec::new();
     let family = |by_name: &mut HashMap<String, usize>,
                   fams: &mut Vec<Building>,
-                  seen: &mut Vec<HashSet<SeriesKey>>,
+                  seen: &mut Vec<SeriesIndex>,
                   name: &str| {
         *by_name.entry(name.to_string()).or_insert_with(|| {
             fams.push(Building {
@@ -226,7 +251,7 @@ fn families_of(text: &str) -> Result<Vec<TextFamily>, String> {
                 kind: None,
                 series: Vec::new(),
             });
-            seen.push(HashSet::new());
+            seen.push(SeriesIndex::default());
             fams.len() - 1
         })
     };
@@ -339,10 +364,10 @@ fn families_of(text: &str) -> Result<Vec<TextFamily>, String> {
             labels,
             value: v,
         };
-        if !seen[i].insert(key_of(&s)) {
+        f.series.push(s);
+        if !seen[i].insert(&f.series, f.series.len() - 1) {
             return Err(at(format!("{name}: the same series twice")));
         }
-        f.series.push(s);
     }
     let mut out: Vec<TextFamily> = fams
         .into_iter()
@@ -373,7 +398,7 @@ fn bound(v: f64) -> String {
 /// linear in their series.
 #[derive(Default)]
 struct Merger {
-    index: std::collections::HashMap<String, (usize, std::collections::HashSet<SeriesKey>)>,
+    index: std::collections::HashMap<String, (usize, SeriesIndex)>,
 }
 
 impl Merger {
@@ -399,14 +424,19 @@ impl Merger {
         for f in families {
             match self.index.get_mut(&f.name) {
                 Some((i, keys)) => {
+                    let have = &mut out[*i].series;
                     for s in f.series {
-                        if keys.insert(key_of(&s)) {
-                            out[*i].series.push(s);
+                        have.push(s);
+                        if !keys.insert(have, have.len() - 1) {
+                            have.pop();
                         }
                     }
                 }
                 None => {
-                    let keys = f.series.iter().map(key_of).collect();
+                    let mut keys = SeriesIndex::default();
+                    for i in 0..f.series.len() {
+                        keys.insert(&f.series, i);
+                    }
                     self.index.insert(f.name.clone(), (out.len(), keys));
                     out.push(f);
                 }

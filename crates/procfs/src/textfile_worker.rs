@@ -125,15 +125,32 @@ fn run(shared: &Shared) {
             if !garbage.is_empty() {
                 drop(slot);
                 drop(garbage);
+                give_back();
                 continue;
             }
             (slot.dir.clone(), slot.max_bytes, slot.wanted)
         };
         let result = parse(dir, max_bytes);
-        let mut slot = m.lock().unwrap_or_else(|e| e.into_inner());
-        slot.last = Some(result);
-        slot.done = target;
-        c.notify_all();
+        let old = {
+            let mut slot = m.lock().unwrap_or_else(|e| e.into_inner());
+            let old = slot.last.replace(result);
+            slot.done = target;
+            c.notify_all();
+            old
+        };
+        drop(old);
+        give_back();
+    }
+}
+
+/// Hands the memory freed by a large parse back to the system: glibc keeps
+/// a thread's freed heap in its arena otherwise, and a directory that once
+/// held a million series would hold the agent's memory at that peak.
+fn give_back() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only releases free memory; no pointer is held.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
