@@ -576,6 +576,24 @@ fn store_section(h: &History) -> anyhow::Result<Section> {
             num(None),
         ]);
     }
+    // Samples only a journal holds: a running agent's next flush, or a
+    // killed agent's tail (shown by every section, written at the next
+    // start).
+    for (path, n, live) in h.journals() {
+        let what = if *live {
+            "held by the running agent, written at its next flush"
+        } else {
+            "its agent is gone: shown here, written at the store's next start"
+        };
+        sec.rows.push(vec![
+            text("journal"),
+            text(format!("({}: {what})", path.display())),
+            num(Some(*n as f64)),
+            num(None),
+            num(Some(std::fs::metadata(path).map_or(0, |m| m.len()) as f64)),
+            num(None),
+        ]);
+    }
     Ok(sec)
 }
 

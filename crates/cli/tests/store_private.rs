@@ -257,7 +257,10 @@ fn links_and_fifos_planted_in_the_store_neither_hang_nor_steer_the_agent() {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let out = finish_within(report.spawn().unwrap(), Duration::from_secs(20));
-        let err = String::from_utf8_lossy(&out.stderr);
+        // Named on stderr, or in the table when the journal's samples are
+        // reported.
+        let err = String::from_utf8_lossy(&out.stderr).into_owned()
+            + &String::from_utf8_lossy(&out.stdout);
         if fifo.extension().is_some() {
             assert!(err.contains("FIFO"), "{err}");
         }

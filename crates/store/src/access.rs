@@ -341,6 +341,35 @@ pub fn open_file(path: &Path, write: bool, create: Option<(u32, Option<u32>)>) -
     Ok(f)
 }
 
+/// The id of the store in `dir` (`store-id`, 16 hex digits), made when
+/// missing (by the agent, which holds the store's lock); 0 when it can be
+/// neither read nor made. A journal names it, so that a store removed and
+/// made again at the same path is not taken for the one it belonged to.
+pub fn store_id(dir: &Path, access: Option<&Access>) -> u64 {
+    use std::io::{Read, Write};
+    let path = dir.join("store-id");
+    if let Ok(mut f) = open_file(&path, false, None) {
+        let mut t = String::new();
+        if f.read_to_string(&mut t).is_ok()
+            && let Ok(id) = u64::from_str_radix(t.trim(), 16)
+        {
+            return id;
+        }
+    }
+    let Some(access) = access else { return 0 };
+    let mut b = [0u8; 8];
+    // SAFETY: b is a valid 8-byte buffer.
+    if unsafe { libc::getrandom(b.as_mut_ptr().cast(), 8, 0) } != 8 {
+        return 0;
+    }
+    let id = u64::from_ne_bytes(b).max(1);
+    let Ok(mut f) = open_file(&path, true, Some((access.file_mode(), access.gid))) else {
+        return 0;
+    };
+    let written = f.set_len(0).is_ok() && writeln!(f, "{id:016x}").is_ok();
+    if written { id } else { 0 }
+}
+
 /// The metadata of `path` when it exists and this user may not read it.
 pub fn denied(path: &Path) -> Option<std::fs::Metadata> {
     use std::os::unix::ffi::OsStrExt;

@@ -79,8 +79,222 @@ pub fn records(bytes: &[u8]) -> impl Iterator<Item = Record<'_>> {
     })
 }
 
-/// Bytes before the records: the offset of the first live one (u64).
-const DATA: usize = 8;
+/// Bytes before the records: the offset of the first live one (u64), then
+/// the header naming the store ([`Owner`]), in the first page.
+const DATA: usize = 4096;
+/// The header's mark, after the offset (an older build's journal has its
+/// first record's length there, never these bytes).
+const MAGIC: &[u8; 4] = b"QSJ2";
+/// Where the records began in an older build's journal.
+const LEGACY_DATA: usize = 8;
+
+/// The store a journal belongs to: its path and its id
+/// ([`crate::access::store_id`]; 0 when it could not be read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub store: PathBuf,
+    pub id: u64,
+}
+
+impl Owner {
+    fn encode(&self, out: &mut [u8]) {
+        use std::os::unix::ffi::OsStrExt;
+        let p = self.store.as_os_str().as_bytes();
+        let n = p.len().min(DATA - 22);
+        out[8..12].copy_from_slice(MAGIC);
+        out[12..20].copy_from_slice(&self.id.to_le_bytes());
+        out[20..22].copy_from_slice(&(n as u16).to_le_bytes());
+        out[22..22 + n].copy_from_slice(&p[..n]);
+    }
+
+    /// The owner a journal's first page names; `None` for an older
+    /// build's journal (or a file that is not one).
+    pub fn decode(page: &[u8]) -> Option<Owner> {
+        use std::os::unix::ffi::OsStrExt;
+        if page.get(8..12)? != MAGIC {
+            return None;
+        }
+        let id = u64::from_le_bytes(page.get(12..20)?.try_into().ok()?);
+        let n = u16::from_le_bytes(page.get(20..22)?.try_into().ok()?) as usize;
+        let p = page.get(22..22 + n)?;
+        Some(Owner {
+            store: PathBuf::from(std::ffi::OsStr::from_bytes(p)),
+            id,
+        })
+    }
+}
+
+/// A journal file read without touching it (`report`, the orphan sweep):
+/// its owner and the records it holds from its live start.
+pub struct Snapshot {
+    pub owner: Option<Owner>,
+    bytes: Vec<u8>,
+    from: usize,
+}
+
+impl Snapshot {
+    /// Reads `path` (a regular file of this user's, not followed).
+    pub fn read(path: &Path) -> std::io::Result<Snapshot> {
+        use std::io::Read;
+        let mut f = crate::access::open_file(path, false, None)?;
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes)?;
+        let owner = Owner::decode(&bytes);
+        let data = if owner.is_some() { DATA } else { LEGACY_DATA };
+        let start = bytes
+            .get(..8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes) as usize;
+        let from = if data + start < bytes.len() {
+            data + start
+        } else {
+            bytes.len()
+        };
+        Ok(Snapshot { owner, bytes, from })
+    }
+
+    pub fn records(&self) -> impl Iterator<Item = Record<'_>> {
+        records(&self.bytes[self.from..])
+    }
+}
+
+/// The file in a store naming its agent's journal (one path, a line).
+pub const NAMED_IN_STORE: &str = "journal-path";
+
+/// Where journals are looked for: the default directories of this user
+/// (`/run/quietstat/`, `/dev/shm/quietstat-<uid>/`), every user's
+/// `/dev/shm/quietstat-*/` that can be read, and `extra` (a configured
+/// journal's directory).
+pub fn places(extra: Option<&Path>) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = vec![
+        "/run/quietstat".into(),
+        format!("/dev/shm/quietstat-{}", crate::access::euid()).into(),
+    ];
+    for e in std::fs::read_dir("/dev/shm")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        if e.file_name().to_string_lossy().starts_with("quietstat-")
+            && e.file_type().is_ok_and(|t| t.is_dir())
+        {
+            v.push(e.path());
+        }
+    }
+    if let Some(x) = extra {
+        v.push(x.to_path_buf());
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The journals in `dirs` that name a store (regular files of this user's
+/// or readable, with the header), with their path.
+pub fn found(dirs: &[PathBuf]) -> Vec<(PathBuf, Owner)> {
+    use std::os::unix::fs::FileExt;
+    let mut out = Vec::new();
+    for d in dirs {
+        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            let Ok(f) = crate::access::open_file(&e.path(), false, None) else {
+                continue;
+            };
+            let mut page = vec![0u8; DATA];
+            if f.read_exact_at(&mut page, 0).is_ok()
+                && let Some(o) = Owner::decode(&page)
+            {
+                out.push((e.path(), o));
+            }
+        }
+    }
+    out
+}
+
+/// Removes the journals whose store is gone (its directory missing, or
+/// another store made at its path) and whose agent is gone, and an older
+/// build's `/dev/shm/quietstat-journal-*` files (which name no store);
+/// calls `log` with one line each: path, size, samples lost, and why.
+/// A journal whose store exists is left for that store's next start.
+pub fn sweep(dirs: &[PathBuf], ours: &Path, log: &dyn Fn(String)) {
+    let me = crate::access::euid();
+    let mut gone = Vec::new();
+    for (path, owner) in found(dirs) {
+        use std::os::unix::fs::MetadataExt;
+        // Only this user's: another user's store may merely be out of
+        // this user's sight.
+        let mine = std::fs::symlink_metadata(&path).is_ok_and(|m| m.uid() == me);
+        if path == ours || !mine || in_use(&path) {
+            continue;
+        }
+        let why = if !owner.store.is_dir() {
+            format!("its store {} no longer exists", owner.store.display())
+        } else {
+            let now = crate::access::store_id(&owner.store, None);
+            if owner.id != 0 && now != 0 && now != owner.id {
+                format!(
+                    "{} is another store now (id {now:016x}, the journal's {:016x})",
+                    owner.store.display(),
+                    owner.id
+                )
+            } else {
+                continue;
+            }
+        };
+        gone.push((path, why));
+    }
+    for e in std::fs::read_dir("/dev/shm")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        use std::os::unix::fs::MetadataExt;
+        let legacy = e
+            .file_name()
+            .to_string_lossy()
+            .starts_with("quietstat-journal-");
+        if legacy && e.metadata().is_ok_and(|m| m.is_file() && m.uid() == me) && !in_use(&e.path())
+        {
+            gone.push((
+                e.path(),
+                "an older build's journal, which names no store".into(),
+            ));
+        }
+    }
+    for (path, why) in gone {
+        let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+        let samples = Snapshot::read(&path).map_or(0, |s| s.records().count());
+        match std::fs::remove_file(&path) {
+            Ok(()) => log(format!(
+                "store: removed the journal {} ({} MiB, {samples} samples never written): {why}",
+                path.display(),
+                size >> 20
+            )),
+            Err(e) => log(format!(
+                "store: cannot remove the journal {} ({why}): {e}",
+                path.display()
+            )),
+        }
+    }
+}
+
+/// Whether an agent holds the journal at `path` (its lock is taken).
+pub fn in_use(path: &Path) -> bool {
+    let Ok(f) = crate::access::open_file(path, false, None) else {
+        return false;
+    };
+    // SAFETY: flock on an open descriptor; released at once (and by the
+    // close).
+    unsafe {
+        if libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 {
+            return true;
+        }
+        libc::flock(f.as_raw_fd(), libc::LOCK_UN);
+    }
+    false
+}
 
 /// The mapped journal: `start (u64) | records...`. Live records run from
 /// `start` to `head`; those before `start` are in the database. Nothing a
@@ -124,7 +338,12 @@ impl Journal {
     /// (`posix_fallocate`) before it is mapped, so a full filesystem is an
     /// error now, never a SIGBUS later. One agent per journal: a second is
     /// refused with [`std::io::ErrorKind::WouldBlock`].
-    pub fn open(path: &Path, cap: usize, after_seq: u64) -> std::io::Result<Journal> {
+    pub fn open(
+        path: &Path,
+        cap: usize,
+        after_seq: u64,
+        owner: &Owner,
+    ) -> std::io::Result<Journal> {
         use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         let dir = path
             .parent()
@@ -155,12 +374,32 @@ impl Journal {
             }
             Err(e) => return Err(e),
         };
+        // A reader testing the lock (`report`) holds it for a moment: a few
+        // tries before another agent is taken to hold it.
+        let mut tries = 0;
         // SAFETY: flock on an open descriptor.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::WouldBlock,
-                "in use by another agent",
-            ));
+        while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            tries += 1;
+            if tries == 20 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::WouldBlock,
+                    "in use by another agent",
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // Another store's journal at this path (the configuration named
+        // another store since): moved aside for that store, never mixed.
+        let mut page = vec![0u8; DATA.min(file.metadata()?.len() as usize)];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut page, 0)?;
+        if let Some(theirs) = Owner::decode(&page)
+            && (theirs.store != owner.store
+                || (theirs.id != owner.id && theirs.id != 0 && owner.id != 0))
+        {
+            let aside = PathBuf::from(format!("{}.{:016x}", path.display(), theirs.id));
+            drop(file);
+            std::fs::rename(path, &aside)?;
+            return Journal::open(path, cap, after_seq, owner);
         }
         // SAFETY: a valid fd.
         let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, cap as libc::off_t) };
@@ -195,13 +434,14 @@ impl Journal {
             after_seq,
             Some(path.to_path_buf()),
             Some(file),
+            owner,
         ))
     }
 
     /// A journal in this process's memory only, for when no file can be
     /// used: recording goes on, and a kill -9 loses what it holds (at most
     /// one flush interval of samples).
-    pub fn anonymous(cap: usize) -> std::io::Result<Journal> {
+    pub fn anonymous(cap: usize, owner: &Owner) -> std::io::Result<Journal> {
         // SAFETY: a private anonymous mapping of `cap` bytes.
         let ptr = unsafe {
             libc::mmap(
@@ -216,7 +456,7 @@ impl Journal {
         if ptr == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        Ok(Journal::over(ptr.cast(), cap, 0, None, None))
+        Ok(Journal::over(ptr.cast(), cap, 0, None, None, owner))
     }
 
     fn over(
@@ -225,6 +465,7 @@ impl Journal {
         after_seq: u64,
         path: Option<PathBuf>,
         file: Option<File>,
+        owner: &Owner,
     ) -> Journal {
         let mut j = Journal {
             ptr,
@@ -237,7 +478,27 @@ impl Journal {
             path,
             _file: file,
         };
-        let start = u64::from_le_bytes(j.bytes()[..DATA].try_into().unwrap_or_default()) as usize;
+        let start = u64::from_le_bytes(j.bytes()[..8].try_into().unwrap_or_default()) as usize;
+        if Owner::decode(j.bytes()).is_none() {
+            // New, or an older build's: its live records (if any) are kept,
+            // under the header.
+            let legacy: Vec<(u64, Kind, u64, Vec<u8>)> = if start < cap - LEGACY_DATA {
+                records(&j.bytes()[LEGACY_DATA + start..])
+                    .filter(|r| r.seq > after_seq)
+                    .map(|r| (r.seq, r.kind, r.ts_ms, r.payload.to_vec()))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            j.bytes_mut()[..DATA + 4].fill(0);
+            owner.encode(j.bytes_mut());
+            j.set_start(0);
+            for (seq, kind, ts, payload) in legacy {
+                j.next_seq = j.next_seq.max(seq);
+                j.append(kind, ts, &payload);
+            }
+            return j;
+        }
         j.start = if start < cap - DATA { start } else { 0 };
         let (len, last) = records(j.live_from(j.start)).fold((0, None), |(end, _), r| {
             (end + HEAD + r.payload.len(), Some(r.seq))
@@ -423,6 +684,13 @@ impl Journal {
 mod tests {
     use super::*;
 
+    pub(super) fn owner() -> Owner {
+        Owner {
+            store: "/var/lib/quietstat".into(),
+            id: 7,
+        }
+    }
+
     #[test]
     fn a_journal_others_could_write_or_own_is_refused() {
         use std::os::unix::fs::PermissionsExt;
@@ -430,7 +698,7 @@ mod tests {
         let p = dir.path().join("j");
         std::fs::write(&p, b"").unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
-        let e = Journal::open(&p, 4096, 0)
+        let e = Journal::open(&p, 8192, 0, &owner())
             .err()
             .expect("refused")
             .to_string();
@@ -439,13 +707,13 @@ mod tests {
             "{e}"
         );
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert!(Journal::open(&p, 4096, 0).is_ok());
+        assert!(Journal::open(&p, 8192, 0, &owner()).is_ok());
         // Another owner (the suite runs as root, who can give it away).
         let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: chown of a file this test made.
         let r = unsafe { libc::chown(c.as_ptr(), 65534, 65534) };
         assert_eq!(r, 0, "chown: {}", std::io::Error::last_os_error());
-        let e = Journal::open(&p, 4096, 0)
+        let e = Journal::open(&p, 8192, 0, &owner())
             .err()
             .expect("refused")
             .to_string();
@@ -457,32 +725,36 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("j");
-        let j = Journal::open(&p, 4096, 0).unwrap();
-        let e = Journal::open(&p, 4096, 0).err().expect("refused");
+        let j = Journal::open(&p, 8192, 0, &owner()).unwrap();
+        let e = Journal::open(&p, 8192, 0, &owner()).err().expect("refused");
         assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock, "{e}");
         drop(j);
-        assert!(Journal::open(&p, 4096, 0).is_ok());
+        assert!(Journal::open(&p, 8192, 0, &owner()).is_ok());
         // A FIFO or a link where the journal goes: refused, never waited on.
         let fifo = dir.path().join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a valid path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let e = Journal::open(&fifo, 4096, 0).err().expect("refused");
+        let e = Journal::open(&fifo, 8192, 0, &owner())
+            .err()
+            .expect("refused");
         assert!(e.to_string().contains("FIFO"), "{e}");
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&p, &link).unwrap();
-        let e = Journal::open(&link, 4096, 0).err().expect("refused");
+        let e = Journal::open(&link, 8192, 0, &owner())
+            .err()
+            .expect("refused");
         assert!(e.to_string().contains("symbolic link"), "{e}");
         // A directory others may write to (no sticky bit): refused.
         let open = dir.path().join("open");
         std::fs::create_dir(&open).unwrap();
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let e = Journal::open(&open.join("j"), 4096, 0)
+        let e = Journal::open(&open.join("j"), 8192, 0, &owner())
             .err()
             .expect("refused");
         assert!(e.to_string().contains("writable by every user"), "{e}");
         // In memory only: it works the same.
-        let mut a = Journal::anonymous(4096).unwrap();
+        let mut a = Journal::anonymous(8192, &owner()).unwrap();
         assert!(a.path().is_none());
         assert!(a.append(Kind::System, 1, b"one"));
         let mut out = Vec::new();
@@ -493,11 +765,62 @@ mod tests {
         );
     }
 
+    /// A journal names its store; another store's journal at the path is
+    /// moved aside, never mixed; an older build's journal keeps its
+    /// records under the new header.
+    #[test]
+    fn journals_name_their_store_and_older_ones_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j");
+        let mut j = Journal::open(&p, 8192, 0, &owner()).unwrap();
+        assert!(j.append(Kind::System, 1, b"mine"));
+        drop(j);
+        let snap = Snapshot::read(&p).unwrap();
+        assert_eq!(snap.owner, Some(owner()));
+        assert_eq!(snap.records().count(), 1);
+        let other = Owner {
+            store: "/srv/other".into(),
+            id: 9,
+        };
+        let j = Journal::open(&p, 8192, 0, &other).unwrap();
+        assert!(j.is_empty());
+        let aside = dir.path().join(format!("j.{:016x}", 7));
+        assert_eq!(Snapshot::read(&aside).unwrap().records().count(), 1);
+        assert_eq!(found(&[dir.path().to_path_buf()]).len(), 2);
+        drop(j);
+
+        // An older build's layout: records right after the offset.
+        let legacy = dir.path().join("legacy");
+        let mut raw = vec![0u8; 8192];
+        let mut at = LEGACY_DATA;
+        for (seq, payload) in [(4u64, &b"four"[..]), (5, b"five")] {
+            let mut b = vec![0u8; HEAD + payload.len()];
+            b[8..16].copy_from_slice(&seq.to_le_bytes());
+            b[16] = Kind::Exits as u8;
+            b[HEAD..].copy_from_slice(payload);
+            let crc = crc32fast::hash(&b[8..]);
+            b[4..8].copy_from_slice(&crc.to_le_bytes());
+            b[0..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+            raw[at..at + b.len()].copy_from_slice(&b);
+            at += b.len();
+        }
+        std::fs::write(&legacy, &raw).unwrap();
+        std::fs::set_permissions(&legacy, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .unwrap();
+        assert_eq!(Snapshot::read(&legacy).unwrap().records().count(), 2);
+        // Seq 4 is in the store already: only 5 is kept.
+        let mut j = Journal::open(&legacy, 8192, 4, &owner()).unwrap();
+        let mut out = Vec::new();
+        j.take(&mut out);
+        let seqs: Vec<u64> = records(&out).map(|r| r.seq).collect();
+        assert_eq!(seqs, [5]);
+    }
+
     #[test]
     fn records_survive_reopening_and_a_release_drops_only_what_was_taken() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("j");
-        let mut j = Journal::open(&p, 4096, 0).unwrap();
+        let mut j = Journal::open(&p, 8192, 0, &owner()).unwrap();
         assert!(j.append(Kind::System, 1000, b"one"));
         assert!(j.append(Kind::Procs, 2000, b"two"));
         let mut out = Vec::new();
@@ -505,7 +828,7 @@ mod tests {
         assert!(j.append(Kind::Exits, 3000, b"three"));
         drop(j);
         // Reopened (as after a kill): all three, in order.
-        let mut j = Journal::open(&p, 4096, 0).unwrap();
+        let mut j = Journal::open(&p, 8192, 0, &owner()).unwrap();
         let mut all = Vec::new();
         j.take(&mut all);
         let got: Vec<_> = records(&all)
@@ -529,7 +852,7 @@ mod tests {
     #[test]
     fn a_full_journal_drops_its_oldest_records_and_counts_them() {
         let dir = tempfile::tempdir().unwrap();
-        let mut j = Journal::open(&dir.path().join("j"), 1024, 10).unwrap();
+        let mut j = Journal::open(&dir.path().join("j"), 5120, 10, &owner()).unwrap();
         let mut out = Vec::new();
         for i in 0..100u64 {
             j.append(Kind::System, i, &[7; 40]);
@@ -547,14 +870,14 @@ mod tests {
     fn a_torn_or_flipped_record_ends_the_journal_there() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("j");
-        let mut j = Journal::open(&p, 4096, 0).unwrap();
+        let mut j = Journal::open(&p, 8192, 0, &owner()).unwrap();
         j.append(Kind::System, 1, b"aaaa");
         j.append(Kind::System, 2, b"bbbb");
         drop(j);
         let mut raw = std::fs::read(&p).unwrap();
         raw[DATA + HEAD + 4 + HEAD + 1] ^= 0xff;
         std::fs::write(&p, &raw).unwrap();
-        let mut j = Journal::open(&p, 4096, 0).unwrap();
+        let mut j = Journal::open(&p, 8192, 0, &owner()).unwrap();
         let mut out = Vec::new();
         j.take(&mut out);
         assert_eq!(records(&out).count(), 1);
@@ -570,6 +893,8 @@ mod tests {
 mod crash_tests {
     use super::*;
 
+    use super::tests::owner;
+
     /// A copy of the file after every step (what a kill then would leave)
     /// holds every record not yet released, through releases and the
     /// compactions that move live records to the front.
@@ -577,7 +902,7 @@ mod crash_tests {
     fn records_not_yet_released_survive_releases_and_compactions() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("j");
-        let mut j = Journal::open(&p, 2048, 0).unwrap();
+        let mut j = Journal::open(&p, 6144, 0, &owner()).unwrap();
         let mut released = 0u64;
         for round in 0..200u64 {
             j.append(Kind::System, round, &[round as u8; 50]);
@@ -596,7 +921,7 @@ mod crash_tests {
             std::fs::write(&c, &copy).unwrap();
             std::fs::set_permissions(&c, std::os::unix::fs::PermissionsExt::from_mode(0o600))
                 .unwrap();
-            let mut back = Journal::open(&c, 2048, 0).unwrap();
+            let mut back = Journal::open(&c, 6144, 0, &owner()).unwrap();
             let mut got = Vec::new();
             back.take(&mut got);
             let seqs: Vec<u64> = records(&got).map(|r| r.seq).collect();

@@ -12,6 +12,7 @@ use rusqlite::{Connection, params};
 use crate::blocks::{MAX_RAW, SysDecoder, decompress};
 use crate::codec::{get_delta, get_varint};
 use crate::db::{self, KIND_PROCS, KIND_SYSTEM};
+use crate::journal::{self, Kind};
 use crate::procs::{Decoder, IdMap, Static, rebuild};
 
 /// A store opened to read. Day files are opened one at a time, as a read
@@ -21,6 +22,13 @@ use crate::procs::{Decoder, IdMap, Static, rebuild};
 pub struct History {
     pub dir: PathBuf,
     days: Vec<(String, PathBuf)>,
+    /// Records of the store's journal that no day file holds, when no
+    /// agent holds that journal (its agent was killed): read-only copies,
+    /// in order.
+    tail: Vec<(Kind, u64, Vec<u8>)>,
+    /// The journals of this store holding unwritten samples: path, samples,
+    /// and whether an agent holds it.
+    journals: Vec<(PathBuf, usize, bool)>,
     /// Files (or parts) that could not be read, with why (a newer format,
     /// damage); one line each.
     skipped: std::sync::Mutex<Vec<String>>,
@@ -92,11 +100,54 @@ impl History {
                 return Err(crate::access::unreadable(&path, &md));
             }
         }
-        Ok(History {
+        let mut h = History {
             dir: dir.to_path_buf(),
             days: db::day_files(dir),
+            tail: Vec::new(),
+            journals: Vec::new(),
             skipped: Default::default(),
-        })
+        };
+        h.read_journals();
+        Ok(h)
+    }
+
+    /// Finds this store's journals (the one its agent named in the store,
+    /// and the default places), and keeps the unwritten tail of those no
+    /// agent holds. Never writes to them.
+    fn read_journals(&mut self) {
+        let store = std::fs::canonicalize(&self.dir).unwrap_or_else(|_| self.dir.clone());
+        let id = crate::access::store_id(&self.dir, None);
+        let named = std::fs::read_to_string(self.dir.join(journal::NAMED_IN_STORE))
+            .ok()
+            .map(|t| PathBuf::from(t.trim_end_matches('\n')));
+        let places = journal::places(named.as_deref().and_then(Path::parent));
+        let committed = crate::writer::committed_seq(&self.dir, crate::writer::now_ms()).0;
+        for (path, owner) in journal::found(&places) {
+            if owner.store != store || (owner.id != 0 && id != 0 && owner.id != id) {
+                continue;
+            }
+            let Ok(snap) = journal::Snapshot::read(&path) else {
+                continue;
+            };
+            let live = journal::in_use(&path);
+            let mut n = 0;
+            for r in snap.records().filter(|r| r.seq > committed) {
+                n += 1;
+                if !live {
+                    self.tail.push((r.kind, r.ts_ms, r.payload.to_vec()));
+                }
+            }
+            if n > 0 {
+                self.journals.push((path, n, live));
+            }
+        }
+        self.tail.sort_by_key(|r| r.1);
+    }
+
+    /// This store's journals holding samples no day file holds: path,
+    /// samples, and whether an agent holds it (else `report` shows them).
+    pub fn journals(&self) -> &[(PathBuf, usize, bool)] {
+        &self.journals
     }
 
     /// What could not be read so far, one line per file (or part).
@@ -164,8 +215,17 @@ impl History {
             });
             out.map(|v| v as u64)
         };
-        let lo = bound("SELECT min(start_ms) FROM block", false)?;
-        let hi = bound("SELECT max(end_ms) FROM block", true)?;
+        let tail = (
+            self.tail.first().map(|r| r.1),
+            self.tail.last().map(|r| r.1),
+        );
+        let lo = bound("SELECT min(start_ms) FROM block", false);
+        let hi = bound("SELECT max(end_ms) FROM block", true);
+        let lo = match (lo, tail.0) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        let hi = hi.max(tail.1)?;
         (hi > 0).then_some((lo, hi))
     }
 
@@ -251,6 +311,31 @@ impl History {
             }
             Ok(true)
         });
+        // What a killed agent left in its journal, after every day file.
+        for (_, ts, payload) in self.tail.iter().filter(|r| r.0 == Kind::System) {
+            if *ts < from || *ts > to {
+                continue;
+            }
+            for s in &mut sample.status {
+                *s = SourceStatus::NotRead;
+            }
+            let mut any = false;
+            for (src, bytes) in procfs::kept::entries(payload) {
+                if want & (1u128 << (src as usize)) == 0 {
+                    continue;
+                }
+                any = true;
+                sample.status[src as usize] = match sample.parse_source(src, bytes) {
+                    Ok(()) => SourceStatus::Ok,
+                    Err(e) => SourceStatus::Failed(e.to_string()),
+                };
+            }
+            if any {
+                sample.taken = base + Duration::from_millis(ts.saturating_sub(from));
+                sample.unix_ns = ts * 1_000_000;
+                f(*ts, &sample);
+            }
+        }
         Ok(bad)
     }
 
@@ -306,6 +391,25 @@ impl History {
             }
             Ok(true)
         });
+        // A killed agent's journal: each table it holds, whole.
+        for (_, ts, payload) in self.tail.iter().filter(|r| r.0 == Kind::Procs) {
+            if *ts < from || *ts > to {
+                continue;
+            }
+            let mut dec = Decoder::default();
+            let mut ids = IdMap::default();
+            for (i, (st, vals)) in crate::procs::rows(payload).enumerate() {
+                dec.live.insert(i as u32, vals);
+                ids.insert(i as u32, st);
+            }
+            f(
+                *ts,
+                &Snapshot {
+                    live: &dec,
+                    ids: &ids,
+                },
+            );
+        }
         Ok(bad)
     }
 
@@ -342,6 +446,30 @@ impl History {
             }
             Ok(true)
         });
+        // A killed agent's journal: exits not yet written (in this boot:
+        // a journal lives in memory).
+        let boot = crate::writer::boot_ms();
+        for (_, _, payload) in self.tail.iter().filter(|r| r.0 == Kind::Exits) {
+            for e in crate::procs::exits(payload) {
+                let exit_ms = boot + e.exit_ns / 1_000_000;
+                if exit_ms < from || exit_ms > to {
+                    continue;
+                }
+                out.push(ExitRow {
+                    pid: e.pid,
+                    ppid: Some(e.ppid),
+                    comm: String::from_utf8_lossy(e.comm.as_bytes()).into_owned(),
+                    cmdline: None,
+                    start_ms: Some(boot + e.start_ns / 1_000_000),
+                    first_ms: None,
+                    exit_ms,
+                    status: e.exit_status,
+                    utime_ns: e.utime_ns,
+                    stime_ns: e.stime_ns,
+                    maxrss_bytes: e.maxrss_bytes,
+                });
+            }
+        }
         Ok(out)
     }
 

@@ -174,7 +174,7 @@ pub fn now_ms() -> u64 {
 /// after today (written while the wall clock was ahead) count for the
 /// sequence only: the last sample is the newest day's up to today, so a
 /// clock that went back records no false gap.
-fn committed_seq(dir: &Path, now_ms: u64) -> (u64, u64, u64) {
+pub(crate) fn committed_seq(dir: &Path, now_ms: u64) -> (u64, u64, u64) {
     let today = db::day_of(now_ms);
     let mut seq = 0;
     for (day, p) in db::day_files(dir).iter().rev() {
@@ -253,7 +253,27 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
         Err(LockError::Cannot(_)) => None,
     };
     let (seq, last_ms, prev_boot_ms) = committed_seq(dir, now_ms());
-    let journal = match Journal::open(&opts.journal, opts.journal_bytes, seq) {
+    let owner = crate::journal::Owner {
+        store: std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()),
+        id: lock
+            .as_ref()
+            .map_or(0, |_| crate::access::store_id(dir, Some(&opts.access))),
+    };
+    let places = crate::journal::places(opts.journal.parent());
+    crate::journal::sweep(&places, &opts.journal, &|l| log(l));
+    if lock.is_some() {
+        // Where the journal is, for `report` after a crash.
+        use std::io::Write;
+        if let Ok(mut f) = crate::access::open_file(
+            &dir.join(crate::journal::NAMED_IN_STORE),
+            true,
+            Some((opts.access.file_mode(), opts.access.gid)),
+        ) {
+            let _ = f.set_len(0);
+            let _ = writeln!(f, "{}", opts.journal.display());
+        }
+    }
+    let journal = match Journal::open(&opts.journal, opts.journal_bytes, seq, &owner) {
         Ok(j) => j,
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
             return Err(format!("store journal {}: {e}", opts.journal.display()));
@@ -263,7 +283,7 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
                 "store: journal {}: {e}; recording goes on with the journal in the agent's memory (a kill -9 loses up to one flush interval of samples)",
                 opts.journal.display()
             ));
-            Journal::anonymous(opts.journal_bytes)
+            Journal::anonymous(opts.journal_bytes, &owner)
                 .map_err(|e| format!("store: a journal in memory: {e}"))?
         }
     };
