@@ -170,7 +170,7 @@ fn nobody_reads_no_command_line_and_wider_modes_are_tightened() {
 }
 
 /// With `/proc` hiding other users' processes (a proc mounted here with
-/// `hidepid=2`), the store follows: the owner only.
+/// `hidepid=2`), the store and the view files follow: the owner only.
 #[test]
 fn a_proc_that_hides_processes_makes_the_store_owner_only() {
     let (_d, store, shm) = dirs();
@@ -196,6 +196,13 @@ fn a_proc_that_hides_processes_makes_the_store_owner_only() {
         ],
     );
     std::thread::sleep(Duration::from_millis(800));
+    // The view files too: the owner only, as /proc.
+    for view in [
+        shm::view::system_path(&a.shm),
+        shm::view::procs_path(&a.shm),
+    ] {
+        assert_eq!(mode(&view), 0o600, "{}", view.display());
+    }
     let log = stop(a);
     assert_eq!(mode(&store), 0o700, "{log:#?}");
     let day = store::db::path_for(&store, &today());
