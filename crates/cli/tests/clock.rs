@@ -99,6 +99,13 @@ fn wall_clock_steps_keep_the_rate_and_the_real_days() {
     std::thread::sleep(Duration::from_millis(1500));
     a.proc.signal(libc::SIGKILL);
     assert!(a.proc.wait(Duration::from_secs(10)).is_some());
+    // libfaketime's shared memory, which a process killed cannot remove.
+    for name in [
+        format!("/dev/shm/faketime_shm_{}", a.proc.id()),
+        format!("/dev/shm/sem.faketime_sem_{}", a.proc.id()),
+    ] {
+        let _ = std::fs::remove_file(name);
+    }
     let a = start(&offset);
     std::thread::sleep(Duration::from_millis(1500));
     stop(a);
