@@ -11,7 +11,11 @@ pub struct SelfUsage {
     pub involuntary_ctxsw: u64,
     pub rss_bytes: u64,
     pub max_rss_bytes: u64,
+    pub virtual_bytes: u64,
     pub threads: u64,
+    /// Open file descriptors, and the soft limit on them.
+    pub open_fds: u64,
+    pub max_fds: u64,
 }
 
 /// One getrusage call (all threads) and /proc/self/statm.
@@ -24,11 +28,23 @@ pub fn self_usage() -> SelfUsage {
     };
     let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
     let page = sys::page_size();
-    let rss_pages = std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .unwrap_or(0);
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages = |i: usize| {
+        statm
+            .split_whitespace()
+            .nth(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let (virtual_pages, rss_pages) = (pages(0), pages(1));
     let threads = std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count() as u64);
+    let open_fds = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64);
+    // SAFETY: lim is a valid out-parameter.
+    let max_fds = unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+        lim.rlim_cur
+    };
     SelfUsage {
         user_ns: tv(ru.ru_utime),
         system_ns: tv(ru.ru_stime),
@@ -36,6 +52,9 @@ pub fn self_usage() -> SelfUsage {
         involuntary_ctxsw: ru.ru_nivcsw as u64,
         rss_bytes: rss_pages * page,
         max_rss_bytes: ru.ru_maxrss as u64 * 1024,
+        virtual_bytes: virtual_pages * page,
         threads,
+        open_fds,
+        max_fds,
     }
 }

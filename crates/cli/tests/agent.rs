@@ -1011,6 +1011,11 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
         // other tests open and close connections all along: 8 established
         // for node_exporter, 23 then 18 for the reads around it, seen
         // once).
+        // The exporter's own process: each side describes itself (types
+        // and label sets were compared above).
+        if f.starts_with("process_") {
+            continue;
+        }
         if f.starts_with("node_sockstat_")
             || matches!(
                 f.as_str(),
@@ -1276,4 +1281,48 @@ fn stat_from_agent_gives_the_same_rates_under_the_same_names_as_stat() {
     assert!(r["cpu_all"]["idle"].as_f64().is_some(), "{r}");
     let secs = r["interval_secs"].as_f64().unwrap();
     assert!((0.1..2.0).contains(&secs), "interval {secs}");
+}
+
+/// The standard `process_*` families every Prometheus exporter serves about
+/// itself describe the agent's process, as /proc shows it.
+#[test]
+fn the_standard_process_families_describe_the_agent() {
+    let a = agent("", &[]);
+    let pid = a.proc.id();
+    let s = scrape(&a, "");
+    let v = |n: &str| value(&s, n, &[]).unwrap_or_else(|| panic!("no {n}"));
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib = |key: &str| -> f64 {
+        let l = status.lines().find(|l| l.starts_with(key)).unwrap();
+        l.split_whitespace().nth(1).unwrap().parse::<f64>().unwrap() * 1024.0
+    };
+    let rss = v("process_resident_memory_bytes");
+    assert!(
+        rss > kib("VmRSS:") / 2.0 && rss < kib("VmRSS:") * 2.0,
+        "{rss}"
+    );
+    let vsz = v("process_virtual_memory_bytes");
+    assert!(
+        vsz > kib("VmSize:") / 2.0 && vsz < kib("VmSize:") * 2.0,
+        "{vsz}"
+    );
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count() as f64;
+    let open = v("process_open_fds");
+    assert!(open >= 3.0 && (open - fds).abs() <= 8.0, "{open} vs {fds}");
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let soft: f64 = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(3)?.parse().ok())
+        .unwrap();
+    assert_eq!(v("process_max_fds"), soft);
+    let started = v("process_start_time_seconds");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    assert!(now - started >= 0.0 && now - started < 60.0, "{started}");
+    assert!(v("process_cpu_seconds_total") > 0.0);
 }

@@ -644,6 +644,16 @@ mod tests {
         let f = one("# TYPE s summary\ns{quantile=\"0.50\"} 1\ns_sum 2\ns_count 3\n").unwrap();
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].series[0].labels, [("quantile".into(), "0.5".into())]);
+        // Bare samples, as cron scripts write them: untyped families.
+        let f = one("testmetric1_1{foo=\"bar\"} 10\ntestmetric1_2{foo=\"baz\"} 20\n").unwrap();
+        let names: Vec<_> = f.iter().map(|f| (f.name.as_str(), f.kind)).collect();
+        assert_eq!(
+            names,
+            [
+                ("testmetric1_1", TextKind::Untyped),
+                ("testmetric1_2", TextKind::Untyped)
+            ]
+        );
         // Split samples of one family are one family.
         let f = one("a 1\nb 2\na{x=\"1\"} 3\n").unwrap();
         assert_eq!(f[0].series.len(), 2);

@@ -342,6 +342,12 @@ families! {
     QUIETSTAT_AGENT_RESIDENT_MEMORY_BYTES "quietstat_agent_resident_memory_bytes" Gauge [] "agent" "Resident set size of the agent.";
     QUIETSTAT_AGENT_THREADS "quietstat_agent_threads" Gauge [] "agent" "Threads of the agent.";
     QUIETSTAT_AGENT_START_TIME_SECONDS "quietstat_agent_start_time_seconds" Gauge [] "agent" "When the agent started, in unixtime.";
+    PROCESS_CPU_SECONDS_TOTAL "process_cpu_seconds_total" Counter [] "agent" "Total user and system CPU time spent in seconds (the agent's, as every Prometheus exporter serves its own).";
+    PROCESS_RESIDENT_MEMORY_BYTES "process_resident_memory_bytes" Gauge [] "agent" "Resident memory size in bytes (the agent's).";
+    PROCESS_VIRTUAL_MEMORY_BYTES "process_virtual_memory_bytes" Gauge [] "agent" "Virtual memory size in bytes (the agent's).";
+    PROCESS_OPEN_FDS "process_open_fds" Gauge [] "agent" "Number of open file descriptors (the agent's).";
+    PROCESS_MAX_FDS "process_max_fds" Gauge [] "agent" "Maximum number of open file descriptors (the agent's soft limit).";
+    PROCESS_START_TIME_SECONDS "process_start_time_seconds" Gauge [] "agent" "Start time of the process since unix epoch in seconds (the agent's).";
     QUIETSTAT_AGENT_INFO "quietstat_agent_info" Gauge ["version", "backend"] "agent" "Always 1: the agent's version and process-table backend.";
     NODE_SCRAPE_COLLECTOR_DURATION_SECONDS "node_scrape_collector_duration_seconds" Gauge ["collector"] "agent" "node_exporter: Duration of a collector scrape.";
     NODE_SCRAPE_COLLECTOR_SUCCESS "node_scrape_collector_success" Gauge ["collector"] "agent" "node_exporter: Whether a collector succeeded.";

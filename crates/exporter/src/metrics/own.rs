@@ -99,6 +99,26 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         &QUIETSTAT_AGENT_START_TIME_SECONDS,
         ns_to_secs(ctx.started_unix_ns),
     )?;
+    // The standard families every Prometheus exporter serves about its
+    // own process (dashboards' "Exporter" panels read them).
+    one(
+        out,
+        &PROCESS_CPU_SECONDS_TOTAL,
+        ns_to_secs(u.user_ns + u.system_ns),
+    )?;
+    for (f, v) in [
+        (&PROCESS_RESIDENT_MEMORY_BYTES, u.rss_bytes),
+        (&PROCESS_VIRTUAL_MEMORY_BYTES, u.virtual_bytes),
+        (&PROCESS_OPEN_FDS, u.open_fds),
+        (&PROCESS_MAX_FDS, u.max_fds),
+    ] {
+        one(out, f, v as f64)?;
+    }
+    one(
+        out,
+        &PROCESS_START_TIME_SECONDS,
+        ns_to_secs(ctx.started_unix_ns),
+    )?;
     let mut m = out.family(&QUIETSTAT_AGENT_INFO)?;
     let backend = st.backend.map_or("none", |b| b.name());
     gauge_l(
