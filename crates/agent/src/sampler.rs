@@ -101,15 +101,22 @@ impl Agent {
         reader.set_gather_options(config.gather_options());
         // A slow or large textfile directory never delays another source.
         reader.set_textfile_background(true);
+        // The tree's topology is what is read and reported; placement acts
+        // on the running kernel, so it reads this machine's own /sys,
+        // whatever tree the sources come from.
         let topo = reader.read_topology();
-        for note in &topo.notes {
+        let machine = if config.sys_root == Path::new("/sys") {
+            reader.read_topology()
+        } else {
+            Reader::new("/proc", "/sys").read_topology()
+        };
+        for note in &machine.notes {
             log(note);
         }
-        let housekeeping = placement::housekeeping(config.housekeeping_cpus.as_ref(), &topo)
+        let housekeeping = placement::housekeeping(config.housekeeping_cpus.as_ref(), &machine)
             .map_err(StartError::Setup)?;
-        // CPUs asked for by name must be honoured; the ones found in the
-        // tree are a preference: a tree from another machine may name CPUs
-        // this one lacks, and an empty tree names none.
+        // CPUs asked for by name must be honoured; the ones found are a
+        // preference: a machine whose /sys is unreadable names none.
         let pinned = if housekeeping.is_empty() {
             Err(std::io::Error::other("no CPU known"))
         } else {
@@ -118,7 +125,7 @@ impl Agent {
         match pinned {
             Ok(()) => log(format!(
                 "running on housekeeping CPUs {housekeeping} (online {})",
-                topo.online
+                machine.online
             )),
             Err(e) if config.housekeeping_cpus.is_some() => {
                 return Err(StartError::Setup(format!(

@@ -478,3 +478,49 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+/// A tree of 4,096 CPUs read on this machine: the agent reports the tree,
+/// but places itself by this machine's own CPUs (a tree is only what is
+/// read, never what the agent acts on).
+#[test]
+fn placement_follows_the_running_machine_not_the_tree() {
+    let base = fixtures::dir().join("cpu4096");
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .unwrap()
+        .trim()
+        .to_string();
+    let a = agent(
+        "",
+        &[
+            "--proc-root",
+            base.join("proc").to_str().unwrap(),
+            "--sys-root",
+            base.join("sys").to_str().unwrap(),
+        ],
+    );
+    let said = a
+        .early
+        .iter()
+        .find(|l| l.contains("running on housekeeping CPUs"))
+        .unwrap_or_else(|| panic!("{:#?}", a.early));
+    assert!(said.ends_with(&format!("(online {online})")), "{said}");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", a.proc.id())).unwrap();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let real = procfs::cpu::CpuList::parse(&online).unwrap();
+    let pinned = procfs::cpu::CpuList::parse(&allowed).unwrap();
+    assert!(
+        pinned.cpus().iter().all(|c| real.cpus().contains(c)),
+        "pinned to {allowed}, online {online}"
+    );
+    // The tree is still what is served: its 4,096 CPUs.
+    let body = get(a.addr, "/metrics", None).body;
+    assert!(
+        body.contains("node_cpu_seconds_total{cpu=\"4095\""),
+        "the tree's CPUs are served"
+    );
+}
