@@ -440,6 +440,9 @@ mod tests {
         let e = parse_stat(b"12 x R\n").unwrap_err();
         assert_eq!(e.field, "comm");
         let e = parse_stat(b"12 (x) R 1 1 1 0 -1 0 z").unwrap_err();
-        assert_eq!(e.kind, ParseErrorKind::Truncated);
+        assert_eq!(e.kind, ParseErrorKind::Invalid);
+        // A whole line without its final newline (a copied tree) is read.
+        let old = b"7 (init) S 0 0 0 0 -1 256 1 2 3 4 5 6 7 8 15 0 1 0 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25";
+        assert_eq!(parse_stat(old).unwrap().start_ticks, 9);
     }
 }
