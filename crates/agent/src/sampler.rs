@@ -110,7 +110,9 @@ impl Agent {
         } else {
             Reader::new("/proc", "/sys").read_topology()
         };
-        for note in &machine.notes {
+        // What the tree lacks (what is served), then what the machine does.
+        let tree_notes = (config.sys_root != Path::new("/sys")).then_some(&topo.notes);
+        for note in tree_notes.into_iter().flatten().chain(&machine.notes) {
             log(note);
         }
         let housekeeping = placement::housekeeping(config.housekeeping_cpus.as_ref(), &machine)

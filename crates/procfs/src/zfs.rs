@@ -31,8 +31,10 @@ pub const FILES: [(&str, &str); 11] = [
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Zfs {
-    /// `(file, [(statistic, value)])` for each kstat file of [`FILES`].
-    pub kstats: Vec<(String, Vec<(String, u64)>)>,
+    /// `(file, [(statistic, value)])` for each kstat file of [`FILES`]:
+    /// type 3 statistics are signed (`arcstats`' `memory_available_bytes`
+    /// goes negative under memory pressure), type 4 unsigned; both fit.
+    pub kstats: Vec<(String, Vec<(String, i128)>)>,
     pub pools: Vec<Pool>,
 }
 
@@ -66,6 +68,22 @@ const MAX_VALUES: usize = 1 << 16;
 fn whole(n: usize, v: &str) -> Result<u64, ParseError> {
     v.parse()
         .map_err(|_| err(n, "value", ParseErrorKind::Invalid, "a whole number"))
+}
+
+/// A kstat value of type 3 (KSTAT_DATA_INT64, signed) or 4 (UINT64).
+fn kstat_value(n: usize, kind: &str, v: &str) -> Result<i128, ParseError> {
+    if kind == "3" {
+        v.parse::<i64>().map(i128::from).map_err(|_| {
+            err(
+                n,
+                "value",
+                ParseErrorKind::Invalid,
+                "a signed 64-bit number",
+            )
+        })
+    } else {
+        whole(n, v).map(i128::from)
+    }
 }
 
 pub fn parse_into(buf: &[u8], out: &mut Zfs) -> Result<(), ParseError> {
@@ -126,7 +144,7 @@ pub fn parse_into(buf: &[u8], out: &mut Zfs) -> Result<(), ParseError> {
             }
             At::Kstat { .. } => {
                 // Only 64-bit integers (types 3 and 4), as node_exporter.
-                if let [name, "3" | "4", value, ..] = parts[..] {
+                if let [name, kind @ ("3" | "4"), value, ..] = parts[..] {
                     let values = &mut out.kstats.last_mut().expect("opened").1;
                     if values.len() >= MAX_VALUES {
                         return Err(err(
@@ -136,7 +154,7 @@ pub fn parse_into(buf: &[u8], out: &mut Zfs) -> Result<(), ParseError> {
                             "at most 65536 statistics a file",
                         ));
                     }
-                    values.push((name.to_string(), whole(n, value)?));
+                    values.push((name.to_string(), kstat_value(n, kind, value)?));
                 }
             }
             At::Objset { .. } => {
@@ -221,6 +239,19 @@ mod tests {
         );
         assert_eq!(p.state.as_deref(), Some("online"));
         assert_eq!(parse_into(b"hits 4 1\n", &mut z).unwrap_err().field, "file");
+        // A signed statistic (type 3) under memory pressure: read as signed.
+        parse_into(
+            b"@arcstats\nname type data\nmemory_available_bytes 3 -922337203685477580\nhits 4 18446744073709551615\n",
+            &mut z,
+        )
+        .unwrap();
+        assert_eq!(
+            z.kstats[0].1,
+            [
+                ("memory_available_bytes".into(), -922337203685477580),
+                ("hits".into(), u64::MAX as i128)
+            ]
+        );
         assert_eq!(
             parse_into(b"@zil\nname type data\nx 4 y\n", &mut z)
                 .unwrap_err()
