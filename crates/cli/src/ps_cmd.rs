@@ -235,6 +235,12 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
                 pids: args.pids.clone(),
             };
             table.snapshot(&query, &mut rows)?;
+            if let (n @ 1.., first) = table.unreadable() {
+                eprintln!(
+                    "quietstat ps: {n} processes left out: their files could not be read (first: {})",
+                    first.unwrap_or("?")
+                );
+            }
             Taken::Own(Box::new(table))
         }
     };

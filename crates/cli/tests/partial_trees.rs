@@ -524,3 +524,45 @@ fn placement_follows_the_running_machine_not_the_tree() {
         "the tree's CPUs are served"
     );
 }
+
+/// `ps` on a tree with one process file it cannot read and one without
+/// its final newline: every other process is listed, the one left out is
+/// counted on stderr, the other read whole.
+#[test]
+fn ps_lists_every_readable_process_and_counts_the_rest() {
+    let t = fixtures::Tree::empty();
+    let stat = |pid: u32, comm: &str| {
+        format!(
+            "{pid} ({comm}) S 1 {pid} {pid} 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 {} 10000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0",
+            100 + pid
+        )
+    };
+    t.proc_file("10/stat", format!("{}\n", stat(10, "good")));
+    t.proc_file("11/stat", stat(11, "nonewline"));
+    t.proc_file("12/stat", "12 (bad) S not a stat line\n");
+    t.proc_file("stat", "cpu  1 2 3 4\nbtime 1700000000\n");
+    let (p, s) = roots(&t);
+    let out = run(&[
+        "--proc-root",
+        &p,
+        "--sys-root",
+        &s,
+        "ps",
+        "--backend",
+        "procfs",
+        "--fields",
+        "pid,comm",
+    ]);
+    assert_ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("good") && text.contains("nonewline"),
+        "{text}"
+    );
+    assert!(!text.contains("bad"), "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1 processes left out") && err.contains("12/stat"),
+        "{err}"
+    );
+}

@@ -75,6 +75,10 @@ struct Reader {
     /// A process's task directory listing (threads mode).
     dents: Vec<u8>,
     tids: Vec<u32>,
+    /// Processes left out because a file of theirs could not be parsed,
+    /// and the first such error.
+    skipped: u64,
+    first_skip: Option<String>,
 }
 
 /// What the threads of one scan share: the tree, the kept fds (read only),
@@ -91,6 +95,8 @@ struct Scan<'a> {
 pub struct ProcDir {
     tree: Tree,
     reader: Reader,
+    skipped: u64,
+    first_skip: Option<String>,
     dents: Vec<u8>,
     pids: Vec<u32>,
     kept: HashMap<u32, OwnedFd>,
@@ -321,6 +327,8 @@ impl Reader {
             gone: Vec::new(),
             dents: Vec::new(),
             tids: Vec::new(),
+            skipped: 0,
+            first_skip: None,
         }
     }
 
@@ -467,7 +475,27 @@ impl Reader {
     }
 
     /// One process row (`tgid` None) or one thread row of process `tgid`.
+    /// A process whose files cannot be parsed (a copied tree's odd file)
+    /// costs its row, counted, not the table.
     fn read_one(
+        &mut self,
+        scan: Scan<'_>,
+        id: u32,
+        tgid: Option<u32>,
+        fields: Fields,
+        out: &mut Vec<Proc>,
+    ) -> Result<()> {
+        match self.read_one_row(scan, id, tgid, fields, out) {
+            Err(e @ (Error::Parse { .. } | Error::TooLarge { .. })) => {
+                self.skipped += 1;
+                self.first_skip.get_or_insert_with(|| e.to_string());
+                Ok(())
+            }
+            r => r,
+        }
+    }
+
+    fn read_one_row(
         &mut self,
         scan: Scan<'_>,
         id: u32,
@@ -609,6 +637,8 @@ impl ProcDir {
                 page_size: sys::page_size(),
             },
             reader: Reader::new(),
+            skipped: 0,
+            first_skip: None,
             dents: vec![0; DENTS_BYTES],
             pids: Vec::new(),
             kept: HashMap::new(),
@@ -744,6 +774,16 @@ impl ProcDir {
             self.kept.remove(&key);
         }
         self.kept.extend(reader.opened.drain(..));
+        self.skipped += std::mem::take(&mut reader.skipped);
+        if self.first_skip.is_none() {
+            self.first_skip = reader.first_skip.take();
+        }
+    }
+
+    /// Processes left out since this reader was opened because a file of
+    /// theirs could not be parsed, and the first such error.
+    pub fn unreadable(&self) -> (u64, Option<&str>) {
+        (self.skipped, self.first_skip.as_deref())
     }
 
     /// Fills `out` with one row per process (or thread) that `query` selects.

@@ -194,6 +194,15 @@ impl ProcTable {
         }
     }
 
+    /// Processes left out because a file of theirs could not be parsed
+    /// (procfs backend), and the first such error.
+    pub fn unreadable(&self) -> (u64, Option<&str>) {
+        match &self.inner {
+            Inner::Bpf(_) => (0, None),
+            Inner::Procfs(d) => d.unreadable(),
+        }
+    }
+
     /// Fills `out` (cleared first) with one row per selected process or
     /// thread, sorted by PID.
     pub fn snapshot(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {

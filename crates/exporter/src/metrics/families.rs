@@ -389,8 +389,12 @@ mod tests {
     #[test]
     fn every_family_name_carries_its_unit_and_type_suffix() {
         for f in FAMILIES {
+            // node_exporter's, ours, and the standard process collector's
+            // that every Prometheus exporter serves about itself.
             assert!(
-                f.name.starts_with("node_") || f.name.starts_with("quietstat_"),
+                f.name.starts_with("node_")
+                    || f.name.starts_with("quietstat_")
+                    || f.name.starts_with("process_"),
                 "{}",
                 f.name
             );
