@@ -190,6 +190,7 @@ impl Agent {
             procs_prev: Vec::new(),
             procs_secs: 0.0,
             procs_status: SourceStatus::NotRead,
+            procs_unreadable: 0,
             exits: Exits::default(),
             backend: None,
             backend_note: None,
@@ -717,6 +718,17 @@ impl Agent {
                             };
                             self.procs_read_mono = now;
                             st.procs_status = SourceStatus::Ok;
+                            if let Some(t) = &self.table {
+                                let (n, first) = t.unreadable();
+                                // Said once, with the first file that failed.
+                                if n > 0 && st.procs_unreadable == 0 {
+                                    log(format!(
+                                        "process table: {n} processes left out, their files could not be read (counted in quietstat_process_unreadable_total); first: {}",
+                                        first.unwrap_or("?")
+                                    ));
+                                }
+                                st.procs_unreadable = n;
+                            }
                         }
                         Err(e) => st.procs_status = SourceStatus::Failed(e.to_string()),
                     }

@@ -64,6 +64,9 @@ pub struct State {
     /// Seconds between the two tables (0: only one yet).
     pub procs_secs: f64,
     pub procs_status: SourceStatus,
+    /// Processes left out of process tables since start because a file of
+    /// theirs could not be parsed (procfs backend).
+    pub procs_unreadable: u64,
     pub exits: Exits,
     pub backend: Option<Backend>,
     /// Why `auto` did not take BPF.

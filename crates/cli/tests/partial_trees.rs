@@ -565,4 +565,30 @@ fn ps_lists_every_readable_process_and_counts_the_rest() {
         err.contains("1 processes left out") && err.contains("12/stat"),
         "{err}"
     );
+
+    // The agent on the same tree: the table is served, the process left
+    // out counted and said once.
+    let a = agent(
+        "[sources.processes]\ninterval = \"1s\"\n",
+        &["--proc-root", &p, "--sys-root", &s, "--backend", "procfs"],
+    );
+    let unreadable = || {
+        get(a.addr, "/metrics", None).body.lines().find_map(|l| {
+            l.strip_prefix("quietstat_process_unreadable_total ")?
+                .parse::<f64>()
+                .ok()
+        })
+    };
+    assert!(wait_for(Duration::from_secs(10), || unreadable()
+        .is_some_and(|v| v >= 1.0)));
+    let mut log = a.early.clone();
+    while let Ok(l) = a.log.recv_timeout(Duration::from_millis(200)) {
+        log.push(l);
+    }
+    let said: Vec<_> = log
+        .iter()
+        .filter(|l| l.contains("processes left out"))
+        .collect();
+    assert_eq!(said.len(), 1, "{log:#?}");
+    assert!(said[0].contains("12/stat"), "{}", said[0]);
 }

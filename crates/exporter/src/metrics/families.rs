@@ -311,6 +311,7 @@ families! {
     QUIETSTAT_SOFTIRQS_CPU_TOTAL "quietstat_softirqs_cpu_total" Counter ["cpu", "vector"] "softirqs" "Softirqs raised per CPU and vector, from /proc/softirqs.";
     QUIETSTAT_PROCESSES "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";
     QUIETSTAT_PROCESS_THREADS_ALL "quietstat_process_threads_all" Gauge [] "processes" "Threads of all processes in the latest process table.";
+    QUIETSTAT_PROCESS_UNREADABLE_TOTAL "quietstat_process_unreadable_total" Counter [] "processes" "Processes left out of process tables because a file of theirs could not be parsed (procfs backend).";
     QUIETSTAT_PROCESS_EXITS_TOTAL "quietstat_process_exits_total" Counter [] "processes" "Processes whose exit was captured with final counters.";
     QUIETSTAT_PROCESS_EXITS_LOST_TOTAL "quietstat_process_exits_lost_total" Counter [] "processes" "Exit records dropped: BPF ring buffer full, or taskstats receive-buffer overflows (each at least one record).";
     QUIETSTAT_PROCESS_CPU_SECONDS_TOTAL "quietstat_process_cpu_seconds_total" Counter ["pid", "comm", "mode"] "processes" "CPU time of a selected process, user or system.";

@@ -53,6 +53,13 @@ pub(super) fn processes(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> F
             gauge_l(&mut m, &[("state", state.as_str())], n as f64)?;
         }
     }
+    if st.backend.is_some() {
+        one(
+            out,
+            &QUIETSTAT_PROCESS_UNREADABLE_TOTAL,
+            st.procs_unreadable as f64,
+        )?;
+    }
     if st.exits.capture.is_some() {
         one(
             out,
