@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::agent::*;
+use common::wait_for;
 
 fn value(body: &str, series: &str) -> Option<f64> {
     body.lines()
@@ -126,7 +127,16 @@ fn a_large_directory_delays_no_other_source_and_an_oversized_file_is_refused() {
         during >= 32.0,
         "{during} reads of stat in 4 s, every 100 ms"
     );
-    let body = get(a.addr, "/metrics", None).body;
+    // Served once a parse has finished (seconds, in a debug build on a
+    // loaded machine: the first read waits one second at most).
+    let mut body = String::new();
+    assert!(
+        wait_for(Duration::from_secs(120), || {
+            body = get(a.addr, "/metrics", None).body;
+            value(&body, "small").is_some()
+        }),
+        "the directory was never served"
+    );
     assert_eq!(value(&body, "small"), Some(1.0));
     assert_eq!(value(&body, "big{i=\"0\"}"), Some(0.0));
     assert_eq!(value(&body, "node_textfile_scrape_error"), Some(1.0));
