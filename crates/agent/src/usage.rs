@@ -13,9 +13,6 @@ pub struct SelfUsage {
     pub max_rss_bytes: u64,
     pub virtual_bytes: u64,
     pub threads: u64,
-    /// Open file descriptors, and the soft limit on them.
-    pub open_fds: u64,
-    pub max_fds: u64,
 }
 
 /// One getrusage call (all threads) and /proc/self/statm.
@@ -38,13 +35,6 @@ pub fn self_usage() -> SelfUsage {
     };
     let (virtual_pages, rss_pages) = (pages(0), pages(1));
     let threads = std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count() as u64);
-    let open_fds = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64);
-    // SAFETY: lim is a valid out-parameter.
-    let max_fds = unsafe {
-        let mut lim: libc::rlimit = std::mem::zeroed();
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
-        lim.rlim_cur
-    };
     SelfUsage {
         user_ns: tv(ru.ru_utime),
         system_ns: tv(ru.ru_stime),
@@ -54,7 +44,5 @@ pub fn self_usage() -> SelfUsage {
         max_rss_bytes: ru.ru_maxrss as u64 * 1024,
         virtual_bytes: virtual_pages * page,
         threads,
-        open_fds,
-        max_fds,
     }
 }

@@ -269,15 +269,7 @@ fn out_of_fds(e: &Error) -> bool {
 
 /// The soft RLIMIT_NOFILE less a reserve: how many fds a reader may keep.
 pub fn default_max_kept() -> usize {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit fills lim.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return 0;
-    }
-    (lim.rlim_cur as usize).saturating_sub(FD_RESERVE)
+    sys::fd_limit().map_or(0, |l| (l as usize).saturating_sub(FD_RESERVE))
 }
 
 impl Tree {

@@ -4,6 +4,7 @@
 //! - [`mono_ns`], [`unix_ns`]: the clocks every timestamp is taken from;
 //!   [`thread_cpu_ns`]: what the calling thread has run.
 //! - [`page_size`]: the size of a memory page, from `sysconf`.
+//! - [`fd_limit`], [`open_fds`]: this process's descriptor limit and use.
 //! - [`pin_current_thread`]: CPU affinity.
 //! - [`statfs`]: a filesystem's figures and type.
 //! - [`child`]: child processes that die with their starter and are reaped.
@@ -35,6 +36,31 @@ pub fn unix_ns() -> u64 {
 /// waited for a CPU while others ran.
 pub fn thread_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// CLOCK_BOOTTIME in nanoseconds: time since boot, suspend included; what
+/// really passed, whatever the wall clock did.
+pub fn boot_ns() -> u64 {
+    clock_ns(libc::CLOCK_BOOTTIME)
+}
+
+/// The soft limit on this process's file descriptors (RLIMIT_NOFILE);
+/// `None` when it cannot be read.
+pub fn fd_limit() -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills a valid struct.
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0).then_some(lim.rlim_cur)
+}
+
+/// The file descriptors this process has open (`/proc/self/fd`, the
+/// listing's own included); `None` when it cannot be listed.
+pub fn open_fds() -> Option<u64> {
+    std::fs::read_dir("/proc/self/fd")
+        .ok()
+        .map(|d| d.count() as u64)
 }
 
 fn clock_ns(clock: libc::clockid_t) -> u64 {

@@ -187,16 +187,11 @@ fn connection_cap(wanted: usize) -> usize {
     } else {
         wanted
     };
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit fills a valid struct.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+    let Some(limit) = sys::fd_limit() else {
         return wanted;
-    }
-    let open = std::fs::read_dir("/proc/self/fd").map_or(64, |d| d.count() as u64);
-    let room = lim.rlim_cur.saturating_sub(open) / 2;
+    };
+    let open = sys::open_fds().unwrap_or(64);
+    let room = limit.saturating_sub(open) / 2;
     wanted.min(room as usize).max(4)
 }
 

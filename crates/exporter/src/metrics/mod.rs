@@ -56,7 +56,8 @@ pub struct Context {
 
 /// The prometheus-client collector: on each scrape it takes the state's read
 /// lock and encodes the latest snapshots. It reads no kernel file itself
-/// (the agent's own usage is one getrusage call and /proc/self/statm).
+/// but the agent's own usage (one getrusage call, /proc/self/statm, and
+/// the listings of /proc/self/task and /proc/self/fd).
 struct AgentCollector(Arc<Shared>, Option<Arc<HttpStats>>);
 
 impl std::fmt::Debug for AgentCollector {

@@ -107,12 +107,16 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         ns_to_secs(u.user_ns + u.system_ns),
     )?;
     for (f, v) in [
-        (&PROCESS_RESIDENT_MEMORY_BYTES, u.rss_bytes),
-        (&PROCESS_VIRTUAL_MEMORY_BYTES, u.virtual_bytes),
-        (&PROCESS_OPEN_FDS, u.open_fds),
-        (&PROCESS_MAX_FDS, u.max_fds),
+        (&PROCESS_RESIDENT_MEMORY_BYTES, Some(u.rss_bytes)),
+        (&PROCESS_VIRTUAL_MEMORY_BYTES, Some(u.virtual_bytes)),
+        // Only here: the JSON API's usage has no need of a directory
+        // listing per request.
+        (&PROCESS_OPEN_FDS, sys::open_fds()),
+        (&PROCESS_MAX_FDS, sys::fd_limit()),
     ] {
-        one(out, f, v as f64)?;
+        if let Some(v) = v {
+            one(out, f, v as f64)?;
+        }
     }
     one(
         out,
