@@ -413,22 +413,8 @@ pub fn check_regular(path: &Path) -> io::Result<()> {
     }
 }
 
-fn kind_of(m: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = m.file_type();
-    if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else {
-        "not a file"
-    }
+fn kind_of(m: &std::fs::Metadata) -> String {
+    format!("a {}", sys::file::kind(m.file_type()))
 }
 
 #[cfg(test)]

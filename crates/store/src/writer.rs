@@ -204,13 +204,7 @@ fn settled_now(start: (u64, u64)) -> u64 {
 }
 
 fn boot_clock_ms() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
-    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+    sys::boot_ns() / 1_000_000
 }
 
 /// A writer without its thread: the caller flushes (a benchmark writing a

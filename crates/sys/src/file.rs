@@ -19,8 +19,12 @@ pub enum ReadError {
     TooLarge { path: String, cap: u64 },
 }
 
-fn kind(t: std::fs::FileType) -> &'static str {
-    if t.is_dir() {
+/// What a file that is not a regular one is, in a word or two
+/// ("directory", "FIFO", "symbolic link" ...), for a message refusing it.
+pub fn kind(t: std::fs::FileType) -> &'static str {
+    if t.is_symlink() {
+        "symbolic link"
+    } else if t.is_dir() {
         "directory"
     } else if t.is_fifo() {
         "FIFO"
