@@ -408,23 +408,22 @@ impl Reader {
     /// Reads one source into `sample`, recording its status and cost; the
     /// other sources are left as they are.
     pub fn read_source(&mut self, source: Source, sample: &mut SystemSample) {
-        if source == Source::Textfile && self.textfile_background && self.textfile_worker.is_none()
-        {
-            // Where no thread can be started, the source is read in line.
-            self.textfile_worker = crate::textfile_worker::Worker::start().ok();
-            self.textfile_background = self.textfile_worker.is_some();
-        }
-        if source == Source::Textfile
-            && let Some(w) = &self.textfile_worker
-        {
-            let (status, cost) = w.read(
-                self.textfile_directory(),
-                self.max_file_bytes(),
-                &mut sample.textfile,
-            );
-            sample.status[source as usize] = status;
-            sample.cost[source as usize] = cost;
-            return;
+        if source == Source::Textfile && self.textfile_background {
+            if self.textfile_worker.is_none() {
+                // Where no thread can be started, the source is read in line.
+                self.textfile_worker = crate::textfile_worker::Worker::start().ok();
+                self.textfile_background = self.textfile_worker.is_some();
+            }
+            if let Some(w) = &self.textfile_worker {
+                let (status, cost) = w.read(
+                    self.textfile_directory(),
+                    self.max_file_bytes(),
+                    &mut sample.textfile,
+                );
+                sample.status[source as usize] = status;
+                sample.cost[source as usize] = cost;
+                return;
+            }
         }
         {
             let i = source as usize;

@@ -393,7 +393,7 @@ fn unnamed_file(dir: &Path) -> io::Result<(File, Option<PathBuf>)> {
         Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => {}
         Err(e) => return Err(e),
     }
-    let name = dir.join(format!(".snapshot.{:016x}", random_u64()?));
+    let name = dir.join(format!(".snapshot.{:016x}", sys::random_u64()?));
     let f = OpenOptions::new()
         .read(true)
         .write(true)
@@ -402,16 +402,6 @@ fn unnamed_file(dir: &Path) -> io::Result<(File, Option<PathBuf>)> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&name)?;
     Ok((f, Some(name)))
-}
-
-fn random_u64() -> io::Result<u64> {
-    let mut b = [0u8; 8];
-    // SAFETY: b is a valid 8-byte buffer.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    if n != 8 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(u64::from_ne_bytes(b))
 }
 
 /// Gives the unnamed `file` a random name in `dir` (linkat never follows
@@ -425,7 +415,7 @@ fn link_into_place(file: &File, dir: &Path, path: &Path) -> io::Result<()> {
     };
     let from = cstr(Path::new(&format!("/proc/self/fd/{}", file.as_raw_fd())))?;
     for _ in 0..8 {
-        let tmp = dir.join(format!(".snapshot.{:016x}", random_u64()?));
+        let tmp = dir.join(format!(".snapshot.{:016x}", sys::random_u64()?));
         let to = cstr(&tmp)?;
         // SAFETY: valid NUL-terminated paths.
         let r = unsafe {

@@ -346,7 +346,7 @@ pub fn open_file(path: &Path, write: bool, create: Option<(u32, Option<u32>)>) -
 /// neither read nor made. A journal names it, so that a store removed and
 /// made again at the same path is not taken for the one it belonged to.
 pub fn store_id(dir: &Path, access: Option<&Access>) -> u64 {
-    use std::io::{Read, Write};
+    use std::io::Read;
     let path = dir.join("store-id");
     if let Ok(mut f) = open_file(&path, false, None) {
         let mut t = String::new();
@@ -357,17 +357,22 @@ pub fn store_id(dir: &Path, access: Option<&Access>) -> u64 {
         }
     }
     let Some(access) = access else { return 0 };
-    let mut b = [0u8; 8];
-    // SAFETY: b is a valid 8-byte buffer.
-    if unsafe { libc::getrandom(b.as_mut_ptr().cast(), 8, 0) } != 8 {
-        return 0;
-    }
-    let id = u64::from_ne_bytes(b).max(1);
-    let Ok(mut f) = open_file(&path, true, Some((access.file_mode(), access.gid))) else {
+    let Ok(id) = sys::random_u64().map(|r| r.max(1)) else {
         return 0;
     };
-    let written = f.set_len(0).is_ok() && writeln!(f, "{id:016x}").is_ok();
-    if written { id } else { 0 }
+    match write_line(&path, access, &format!("{id:016x}")) {
+        Ok(()) => id,
+        Err(_) => 0,
+    }
+}
+
+/// Writes `line` as the whole of the store's small file `path` (made with
+/// `access`'s mode and group when missing; never through a link).
+pub fn write_line(path: &Path, access: &Access, line: &str) -> io::Result<()> {
+    use std::io::Write;
+    let mut f = open_file(path, true, Some((access.file_mode(), access.gid)))?;
+    f.set_len(0)?;
+    writeln!(f, "{line}")
 }
 
 /// The metadata of `path` when it exists and this user may not read it.

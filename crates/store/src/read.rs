@@ -95,14 +95,15 @@ impl History {
                 format!("store {}: {e}", dir.display())
             });
         }
-        for (_, path) in db::day_files(dir) {
-            if let Some(md) = crate::access::denied(&path) {
-                return Err(crate::access::unreadable(&path, &md));
+        let days = db::day_files(dir);
+        for (_, path) in &days {
+            if let Some(md) = crate::access::denied(path) {
+                return Err(crate::access::unreadable(path, &md));
             }
         }
         let mut h = History {
             dir: dir.to_path_buf(),
-            days: db::day_files(dir),
+            days,
             tail: Vec::new(),
             journals: Vec::new(),
             skipped: Default::default(),

@@ -254,18 +254,14 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
             .map_or(0, |_| crate::access::store_id(dir, Some(&opts.access))),
     };
     let places = crate::journal::places(opts.journal.parent());
-    crate::journal::sweep(&places, &opts.journal, &|l| log(l));
+    crate::journal::sweep(&places, &opts.journal, &log);
     if lock.is_some() {
         // Where the journal is, for `report` after a crash.
-        use std::io::Write;
-        if let Ok(mut f) = crate::access::open_file(
+        let _ = crate::access::write_line(
             &dir.join(crate::journal::NAMED_IN_STORE),
-            true,
-            Some((opts.access.file_mode(), opts.access.gid)),
-        ) {
-            let _ = f.set_len(0);
-            let _ = writeln!(f, "{}", opts.journal.display());
-        }
+            &opts.access,
+            &opts.journal.display().to_string(),
+        );
     }
     let journal = match Journal::open(&opts.journal, opts.journal_bytes, seq, &owner) {
         Ok(j) => j,

@@ -44,6 +44,18 @@ pub fn boot_ns() -> u64 {
     clock_ns(libc::CLOCK_BOOTTIME)
 }
 
+/// Eight random bytes from the kernel (`getrandom`): names no one can
+/// guess, ids that do not repeat.
+pub fn random_u64() -> std::io::Result<u64> {
+    let mut b = [0u8; 8];
+    // SAFETY: b is a valid 8-byte buffer.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != 8 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(u64::from_ne_bytes(b))
+}
+
 /// The soft limit on this process's file descriptors (RLIMIT_NOFILE);
 /// `None` when it cannot be read.
 pub fn fd_limit() -> Option<u64> {
