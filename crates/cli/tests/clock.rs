@@ -8,8 +8,8 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::agent::{Agent, agent_with, get};
-use common::store::{dirs, now_ms, stop};
+use common::agent::{Agent, get};
+use common::store::{dirs, now_ms, recording_agent, stop};
 use common::wait_for;
 
 const LIB: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
@@ -39,23 +39,12 @@ fn wall_clock_steps_keep_the_rate_and_the_real_days() {
     let cfg = "[store]\nflush_interval = \"200ms\"\n[sources.stat]\ninterval = \"500ms\"\n";
     let start = |offset: &Path| {
         let offset = offset.to_path_buf();
-        agent_with(
-            cfg,
-            &[
-                "--store",
-                store.to_str().unwrap(),
-                "--shm-path",
-                shm.to_str().unwrap(),
-                "--backend",
-                "procfs",
-            ],
-            move |c| {
-                c.env("LD_PRELOAD", LIB)
-                    .env("FAKETIME_TIMESTAMP_FILE", &offset)
-                    .env("FAKETIME_NO_CACHE", "1")
-                    .env("DONT_FAKE_MONOTONIC", "1");
-            },
-        )
+        recording_agent(&store, &shm, cfg, "procfs", move |c| {
+            c.env("LD_PRELOAD", LIB)
+                .env("FAKETIME_TIMESTAMP_FILE", &offset)
+                .env("FAKETIME_NO_CACHE", "1")
+                .env("DONT_FAKE_MONOTONIC", "1");
+        })
     };
     let a = start(&offset);
     std::thread::sleep(Duration::from_secs(2));

@@ -5,7 +5,6 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 
 mod common;
@@ -236,19 +235,7 @@ fn misbehaving_clients_neither_stop_scrapes_nor_grow_memory_nor_panic_it() {
 fn a_thousand_idle_connections_under_a_256_descriptor_limit_leave_room_for_a_scrape() {
     raise_own_nofile(4096);
     let a = agent_with("", &["--backend", "procfs"], |cmd| {
-        // SAFETY: setrlimit is async-signal-safe; runs in the child before exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                let lim = libc::rlimit {
-                    rlim_cur: 256,
-                    rlim_max: 256,
-                };
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        common::limit_fds(cmd, 256)
     });
     let second = Duration::from_secs(1);
     let mut idle = Vec::with_capacity(1000);
@@ -294,12 +281,6 @@ fn a_thousand_idle_connections_under_a_256_descriptor_limit_leave_room_for_a_scr
     assert!(peak < 64 << 20, "peak RSS {} MiB", peak >> 20);
 }
 
-fn mkfifo(p: &std::path::Path) {
-    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
-
 /// Runs `quietstat args` and waits at most `limit` for it to end.
 fn run_within(args: &[&str], limit: Duration) -> std::process::Output {
     let child = quietstat()
@@ -308,26 +289,14 @@ fn run_within(args: &[&str], limit: Duration) -> std::process::Output {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            // SAFETY: our own child's pid.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("quietstat {args:?} still running after {limit:?}");
-        }
-    }
+    common::finish_within(child, limit, &format!("quietstat {args:?}"))
 }
 
 #[test]
 fn fifos_and_devices_given_as_files_are_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
-    mkfifo(&fifo);
+    common::mkfifo(&fifo, 0o600);
     let f = fifo.to_str().unwrap();
     let limit = Duration::from_secs(10);
     fn agent_with_file<'a>(flag: &'a str, file: &'a str) -> Vec<&'a str> {
@@ -368,10 +337,10 @@ fn fifos_and_devices_given_as_files_are_refused_at_once() {
     // table, the bonding masters).
     let tree = fixtures::Tree::copy_of("this-machine");
     std::fs::remove_file(tree.proc_root().join("stat")).unwrap();
-    mkfifo(&tree.proc_root().join("stat"));
+    common::mkfifo(&tree.proc_root().join("stat"), 0o600);
     std::fs::remove_file(tree.proc_root().join("1/mounts")).unwrap();
-    mkfifo(&tree.proc_root().join("1/mounts"));
-    mkfifo(&tree.sys_root().join("class/net/bonding_masters"));
+    common::mkfifo(&tree.proc_root().join("1/mounts"), 0o600);
+    common::mkfifo(&tree.sys_root().join("class/net/bonding_masters"), 0o600);
     let (p, s) = (tree.proc_root(), tree.sys_root());
     let out = run_within(
         &[
@@ -396,7 +365,7 @@ fn a_config_swapped_for_a_fifo_is_refused_at_reload_and_sigterm_still_stops_the_
     let mut a = agent("", &["--backend", "procfs"]);
     let cfg = a.dir.path().join("agent.toml");
     std::fs::remove_file(&cfg).unwrap();
-    mkfifo(&cfg);
+    common::mkfifo(&cfg, 0o600);
     a.proc.signal(libc::SIGHUP);
     let refused = (0..50).find_map(|_| {
         let l = a.log.recv_timeout(Duration::from_millis(200)).ok()?;

@@ -41,6 +41,16 @@ fn roots(t: &fixtures::Tree) -> (String, String) {
     )
 }
 
+/// Runs `quietstat` with the tree's roots and then `args`.
+fn run_on(t: &fixtures::Tree, args: &[&str]) -> std::process::Output {
+    let (p, s) = roots(t);
+    quietstat()
+        .args(["--proc-root", &p, "--sys-root", &s])
+        .args(args)
+        .output()
+        .expect("running quietstat")
+}
+
 /// The source and node_exporter collector a removed file belongs to.
 fn source_of(file: &str) -> Option<(&'static str, &'static str)> {
     Some(match file {
@@ -116,16 +126,7 @@ fn every_file_of_a_tree_removed_in_turn_leaves_stat_and_the_agent_running() {
     for f in &files {
         let t = fixtures::Tree::copy_of("this-machine");
         std::fs::remove_file(t.proc_root().parent().unwrap().join(f)).unwrap();
-        let (p, s) = roots(&t);
-        let out = run(&[
-            "--proc-root",
-            &p,
-            "--sys-root",
-            &s,
-            "stat",
-            "--format",
-            "json",
-        ]);
+        let out = run_on(&t, &["stat", "--format", "json"]);
         assert_ok(&out);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["topology"]["online"], "0-1", "without {f}");
@@ -141,8 +142,7 @@ fn an_empty_tree_leaves_the_agent_running_and_stat_says_the_root_is_wrong() {
         log.iter().any(|l| l.contains("CPU topology unknown")),
         "{log:#?}"
     );
-    let (p, s) = roots(&t);
-    let out = run(&["--proc-root", &p, "--sys-root", &s, "stat"]);
+    let out = run_on(&t, &["stat"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nor any other source"));
 }
@@ -541,18 +541,7 @@ fn ps_lists_every_readable_process_and_counts_the_rest() {
     t.proc_file("11/stat", stat(11, "nonewline"));
     t.proc_file("12/stat", "12 (bad) S not a stat line\n");
     t.proc_file("stat", "cpu  1 2 3 4\nbtime 1700000000\n");
-    let (p, s) = roots(&t);
-    let out = run(&[
-        "--proc-root",
-        &p,
-        "--sys-root",
-        &s,
-        "ps",
-        "--backend",
-        "procfs",
-        "--fields",
-        "pid,comm",
-    ]);
+    let out = run_on(&t, &["ps", "--backend", "procfs", "--fields", "pid,comm"]);
     assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -568,6 +557,7 @@ fn ps_lists_every_readable_process_and_counts_the_rest() {
 
     // The agent on the same tree: the table is served, the process left
     // out counted and said once.
+    let (p, s) = roots(&t);
     let a = agent(
         "[sources.processes]\ninterval = \"1s\"\n",
         &["--proc-root", &p, "--sys-root", &s, "--backend", "procfs"],

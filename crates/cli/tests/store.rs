@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::agent::{Agent, agent_with, get};
+use common::agent::{Agent, get};
 use common::store::*;
 use common::{assert_ok, quietstat, wait_for};
 use procfs::Source;
@@ -225,9 +225,7 @@ fn a_full_disk_stops_recording_with_one_line_and_it_resumes_with_room() {
     );
     let _u = Unmount(&store);
     let a = recorder(&store, &shm, "100ms", "");
-    let full = wait_for(Duration::from_secs(15), || {
-        metric(&a, "quietstat_store_recording") == Some(0.0)
-    });
+    let full = recording_becomes(&a, 0.0, Duration::from_secs(15));
     assert!(full, "recording never failed on a 48 KiB filesystem");
     // Sampling and serving go on.
     let reads = |a: &Agent| {
@@ -240,10 +238,7 @@ fn a_full_disk_stops_recording_with_one_line_and_it_resumes_with_room() {
     // Room again: recording resumes.
     assert!(mount_tmpfs(&store, "remount,size=16m"));
     assert!(
-        wait_for(Duration::from_secs(15), || metric(
-            &a,
-            "quietstat_store_recording"
-        ) == Some(1.0)),
+        recording_becomes(&a, 1.0, Duration::from_secs(15)),
         "recording did not resume"
     );
     let log = stop(a);
@@ -278,10 +273,7 @@ fn a_read_only_directory_is_reported_and_sampling_goes_on() {
     assert!(mount_tmpfs(&store, "ro,size=1m"));
     let _u = Unmount(&store);
     let a = recorder(&store, &shm, "100ms", "");
-    assert!(wait_for(Duration::from_secs(10), || metric(
-        &a,
-        "quietstat_store_recording"
-    ) == Some(0.0)));
+    assert!(recording_becomes(&a, 0.0, Duration::from_secs(10)));
     assert_eq!(get(a.addr, "/metrics", None).status, 200);
     let log = stop(a);
     assert!(
@@ -417,18 +409,7 @@ fn exits_on_the_procfs_backend_keep_their_command_line() {
 fn exits_recorded(backend: &str) {
     let (_d, store, shm) = dirs();
     let cfg = "[store]\nflush_interval = \"200ms\"\nprocess_interval = \"1s\"\n[sources.processes]\ninterval = \"1s\"\n";
-    let a = agent_with(
-        cfg,
-        &[
-            "--store",
-            store.to_str().unwrap(),
-            "--shm-path",
-            shm.to_str().unwrap(),
-            "--backend",
-            backend,
-        ],
-        |_| {},
-    );
+    let a = recording_agent(&store, &shm, cfg, backend, |_| {});
     std::thread::sleep(Duration::from_millis(1500));
     // One exits with 3; one is killed; one pid used twice.
     let three = std::process::Command::new("sh")
@@ -570,7 +551,6 @@ fn kill_then_stop(store: &Path, shm: &Path, journal: &Path) {
 /// files are read one at a time under a descriptor limit of 64.
 #[test]
 fn report_reads_the_good_days_past_a_damaged_one_and_many_days_under_a_low_fd_limit() {
-    use std::os::unix::process::CommandExt;
     let (_d, store, shm) = dirs();
     record_a_while(&store, &shm, 2);
     let today = day_file(&store);
@@ -596,19 +576,7 @@ fn report_reads_the_good_days_past_a_damaged_one_and_many_days_under_a_low_fd_li
         let mut c = quietstat();
         c.args(["report", "--store", store.to_str().unwrap()])
             .args(args);
-        // SAFETY: setrlimit between fork and exec.
-        unsafe {
-            c.pre_exec(|| {
-                let l = libc::rlimit {
-                    rlim_cur: 64,
-                    rlim_max: 64,
-                };
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            })
-        };
+        common::limit_fds(&mut c, 64);
         c.output().unwrap()
     };
     let out = run(&["--source", "store", "--format", "csv"]);

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::agent::{Agent, get};
 use common::store::*;
-use common::{BIN, wait_for};
+use common::{BIN, finish_within, wait_for};
 
 const NOBODY: u32 = 65534;
 
@@ -25,12 +25,6 @@ fn chown(p: &Path, uid: u32) {
     let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
     // SAFETY: a valid path.
     assert_eq!(unsafe { libc::lchown(c.as_ptr(), uid, uid) }, 0);
-}
-
-fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-    // SAFETY: a valid path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
 }
 
 /// A temporary directory everyone may enter (not write).
@@ -58,25 +52,11 @@ fn as_nobody(mut cmd: Command) -> std::process::Output {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // (As root, setting the uid drops every supplementary group too.)
-    finish_within(cmd.spawn().unwrap(), Duration::from_secs(20))
-}
-
-/// Waits for `child` at most `limit` (a hang fails the test, and the
-/// child is killed).
-fn finish_within(child: std::process::Child, limit: Duration) -> std::process::Output {
-    let pid = child.id() as i32;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            // SAFETY: our own child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("pid {pid} did not finish within {limit:?}");
-        }
-    }
+    finish_within(
+        cmd.spawn().unwrap(),
+        Duration::from_secs(20),
+        "a command as nobody",
+    )
 }
 
 fn today() -> String {
@@ -239,7 +219,7 @@ fn links_and_fifos_planted_in_the_store_neither_hang_nor_steer_the_agent() {
         let (_d, store, shm) = dirs();
         std::fs::create_dir(&store).unwrap();
         let fifo = store.join(planted.file_name().unwrap());
-        mkfifo(&fifo);
+        common::mkfifo(&fifo, 0o666);
         let t = Instant::now();
         let a = recorder(&store, &shm, "100ms", "");
         assert!(t.elapsed() < Duration::from_secs(10));
@@ -263,7 +243,7 @@ fn links_and_fifos_planted_in_the_store_neither_hang_nor_steer_the_agent() {
             .arg(&store)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let out = finish_within(report.spawn().unwrap(), Duration::from_secs(20));
+        let out = finish_within(report.spawn().unwrap(), Duration::from_secs(20), "report");
         // Named on stderr, or in the table when the journal's samples are
         // reported.
         let err = String::from_utf8_lossy(&out.stderr).into_owned()
@@ -297,10 +277,7 @@ fn a_store_unwritable_at_start_never_gets_two_recorders() {
             .unwrap()
             .success()
     );
-    assert!(wait_for(Duration::from_secs(10), || metric(
-        &a,
-        "quietstat_store_recording"
-    ) == Some(1.0)));
+    assert!(recording_becomes(&a, 1.0, Duration::from_secs(10)));
     assert!(wait_for(Duration::from_secs(20), || stat_times(&store)
         .len()
         >= 3));
@@ -332,10 +309,7 @@ fn a_full_or_planted_journal_neither_kills_nor_silences_the_agent() {
     let _u = Unmount(jdir.path());
     let cfg = format!("journal = \"{}\"", jdir.path().join("journal").display());
     let a = recorder(&store, &shm, "100ms", &cfg);
-    assert!(wait_for(Duration::from_secs(10), || metric(
-        &a,
-        "quietstat_store_recording"
-    ) == Some(1.0)));
+    assert!(recording_becomes(&a, 1.0, Duration::from_secs(10)));
     let log = stop(a);
     assert!(logged(&log, "journal in the agent's memory"), "{log:#?}");
     assert!(!stat_times(&store).is_empty());
@@ -364,10 +338,7 @@ fn a_full_or_planted_journal_neither_kills_nor_silences_the_agent() {
     chown(&planted, NOBODY);
     let cfg = format!("journal = \"{}\"", planted.display());
     let a = recorder(&store, &shm, "100ms", &cfg);
-    assert!(wait_for(Duration::from_secs(10), || metric(
-        &a,
-        "quietstat_store_recording"
-    ) == Some(1.0)));
+    assert!(recording_becomes(&a, 1.0, Duration::from_secs(10)));
     let log = stop(a);
     assert!(
         logged(&log, "owned by uid 65534") && logged(&log, "journal in the agent's memory"),

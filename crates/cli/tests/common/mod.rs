@@ -42,6 +42,51 @@ pub fn json_lines(out: &Output) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Waits for `child` at most `limit`: a hang fails the test (naming
+/// `what`), and the child is killed.
+pub fn finish_within(child: std::process::Child, limit: Duration, what: &str) -> Output {
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            // SAFETY: our own child's pid.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("{what} still running after {limit:?}");
+        }
+    }
+}
+
+/// Makes a FIFO at `p` with `mode`.
+pub fn mkfifo(p: &std::path::Path, mode: libc::mode_t) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), mode) }, 0);
+}
+
+/// Runs `cmd` with at most `n` file descriptors (RLIMIT_NOFILE, set in the
+/// child before exec).
+pub fn limit_fds(cmd: &mut Command, n: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; it runs in the child before
+    // exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// True once `cond` holds, polling every 50 ms; its last answer at `limit`.
 pub fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let t = Instant::now();

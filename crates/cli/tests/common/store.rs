@@ -18,18 +18,36 @@ pub fn recorder(store: &Path, shm: &Path, flush: &str, extra_cfg: &str) -> Agent
     let cfg = format!(
         "[store]\nflush_interval = \"{flush}\"\nprocess_interval = \"1s\"\n{extra_cfg}\n[sources.processes]\ninterval = \"1s\"\n"
     );
+    recording_agent(store, shm, &cfg, "procfs", |_| {})
+}
+
+/// An agent recording to `store` with the configuration `cfg`, its
+/// snapshot at `shm`, its process table from `backend`; `prepare` applied
+/// to the command first.
+pub fn recording_agent(
+    store: &Path,
+    shm: &Path,
+    cfg: &str,
+    backend: &str,
+    prepare: impl FnOnce(&mut std::process::Command),
+) -> Agent {
     agent_with(
-        &cfg,
+        cfg,
         &[
             "--store",
             store.to_str().unwrap(),
             "--shm-path",
             shm.to_str().unwrap(),
             "--backend",
-            "procfs",
+            backend,
         ],
-        |_| {},
+        prepare,
     )
+}
+
+/// True once `quietstat_store_recording` is `v`, within `limit`.
+pub fn recording_becomes(a: &Agent, v: f64, limit: Duration) -> bool {
+    super::wait_for(limit, || metric(a, "quietstat_store_recording") == Some(v))
 }
 
 /// Temporary directories: the store's path in one on disk, a snapshot
