@@ -1032,9 +1032,13 @@ mod tests {
         w.publish(&old);
         let asked_at = mono_ns();
         let w2 = w.clone();
+        // Loaded before the reader can ask, as the sampler loads it before
+        // it looks for work: a thread started late (a loaded machine) must
+        // not take the reader's first request for the count to wait past.
+        let before = w.request_count();
         let agent = std::thread::spawn(move || {
             // First request: publish a read that began before the call.
-            let seen = w2.wait_request(w2.request_count(), Some(mono_ns() + 10_000_000_000));
+            let seen = w2.wait_request(before, Some(mono_ns() + 10_000_000_000));
             let mut under_way = sample(2, 1);
             under_way.mono_ns = asked_at - 1;
             std::thread::sleep(Duration::from_millis(20));
