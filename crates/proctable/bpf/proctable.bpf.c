@@ -13,6 +13,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "record.h"
 #include "task.h"
 #include "maps.h"
@@ -66,12 +67,80 @@ int qs_tasks(struct bpf_iter__task *ctx)
 	return 0;
 }
 
+/* A group's counters at its end, summed as the kernel's own
+ * thread_group_cputime() sums them: what released threads left in
+ * signal_struct, plus every thread still on the group's list. */
+struct qs_exit_sum {
+	__u64 pos;  /* address of the list node last visited */
+	__u64 head; /* address of signal_struct.thread_head */
+	__u64 utime, stime, runtime, min_flt, maj_flt;
+};
+
+/* bpf_loop callback: adds the next thread on the list; stops back at the
+ * head. The list is RCU-protected and this program runs under RCU; node
+ * addresses and counters are read with bpf_probe_read_kernel. */
+static long qs_exit_add_thread(__u64 i, void *ctx)
+{
+	struct qs_exit_sum *s = ctx;
+	struct task_struct *t;
+	__u64 next = 0;
+
+	if (bpf_probe_read_kernel(&next, sizeof(next), (void *)s->pos) || !next ||
+	    next == s->head)
+		return 1;
+	s->pos = next;
+	t = (void *)(next - bpf_core_field_offset(struct task_struct, thread_node));
+	s->utime += BPF_CORE_READ(t, utime);
+	s->stime += BPF_CORE_READ(t, stime);
+	s->runtime += BPF_CORE_READ(t, se.sum_exec_runtime);
+	s->min_flt += BPF_CORE_READ(t, min_flt);
+	s->maj_flt += BPF_CORE_READ(t, maj_flt);
+	return 0;
+}
+
+static __always_inline __u32 qs_stats_seq(struct signal_struct *sig)
+{
+	return BPF_CORE_READ(sig, stats_lock.seqcount.seqcount.sequence);
+}
+
+/* Sums the group's counters. The task that takes signal->live to 0 is not
+ * always the last to leave: a thread that dropped it earlier may still be
+ * on its way out, its counters neither in signal_struct yet (they move
+ * there when it is released) nor in this task's. So every thread still on
+ * the list is added. A released thread's counters move into signal_struct
+ * and the thread leaves the list in one stats_lock write section, so the
+ * sum is retaken while the lock's sequence changes under it (a few
+ * instructions at most; on the last try the sum is kept as it is). */
+static __always_inline void qs_exit_counters(struct qs_exit_sum *s, struct signal_struct *sig,
+					     __u32 threads)
+{
+	__u32 seq;
+	int try;
+
+	for (try = 0; try < 8; try++) {
+		seq = qs_stats_seq(sig);
+		if ((seq & 1) && try < 7)
+			continue;
+		s->head = (__u64)&sig->thread_head;
+		s->pos = s->head;
+		s->utime = sig->utime;
+		s->stime = sig->stime;
+		s->runtime = sig->sum_sched_runtime;
+		s->min_flt = sig->min_flt;
+		s->maj_flt = sig->maj_flt;
+		bpf_loop(2 * threads + 16, qs_exit_add_thread, s, 0);
+		if (qs_stats_seq(sig) == seq && !(seq & 1))
+			return;
+	}
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(qs_exit, struct task_struct *task)
 {
 	struct signal_struct *sig = task->signal;
 	struct task_struct *leader = task->group_leader;
 	struct qs_exit_stats *stats;
+	struct qs_exit_sum sum;
 	struct qs_config *cfg;
 	struct qs_exit *rec;
 	struct mm_struct *mm;
@@ -86,26 +155,18 @@ int BPF_PROG(qs_exit, struct task_struct *task)
 	if (!stats || !cfg)
 		return 0;
 	__sync_fetch_and_add(&stats->seen, 1);
+	qs_exit_counters(&sum, sig, sig->nr_threads);
 	rec = bpf_ringbuf_reserve(&qs_exits, sizeof(*rec), 0);
 	if (!rec) {
 		__sync_fetch_and_add(&stats->lost, 1);
 		return 0;
 	}
 
-	/* Threads already reaped left their times in signal_struct; an exited
-	 * leader is reaped last, so its own times are added here. */
-	rec->utime_ns = sig->utime + task->utime;
-	rec->stime_ns = sig->stime + task->stime;
-	rec->runtime_ns = sig->sum_sched_runtime + task->se.sum_exec_runtime;
-	rec->min_flt = sig->min_flt + task->min_flt;
-	rec->maj_flt = sig->maj_flt + task->maj_flt;
-	if (leader != task) {
-		rec->utime_ns += leader->utime;
-		rec->stime_ns += leader->stime;
-		rec->runtime_ns += leader->se.sum_exec_runtime;
-		rec->min_flt += leader->min_flt;
-		rec->maj_flt += leader->maj_flt;
-	}
+	rec->utime_ns = sum.utime;
+	rec->stime_ns = sum.stime;
+	rec->runtime_ns = sum.runtime;
+	rec->min_flt = sum.min_flt;
+	rec->maj_flt = sum.maj_flt;
 	rec->prev_utime_ns = sig->prev_cputime.utime;
 	rec->prev_stime_ns = sig->prev_cputime.stime;
 

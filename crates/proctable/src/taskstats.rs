@@ -2,8 +2,10 @@
 //! netlink). A listener registered for every CPU receives, for each task
 //! that exits, its final accounting record (CPU times, faults, RSS
 //! high-water mark, exit code); the last task of a thread group carries the
-//! `AGROUP` flag. Records are summed per thread group here and a process's
-//! [`Exit`] is produced when its last task ends.
+//! `AGROUP` flag. Records are summed per thread group here ([`Groups`]) and
+//! a process's [`Exit`] is produced when its last task ends (a group that
+//! had several threads [`HOLD_NS`] later, for a thread still on its way
+//! out whose record comes after the last one).
 //!
 //! Needs CAP_NET_ADMIN (the kernel refuses the registration otherwise) and
 //! CONFIG_TASKSTATS. The socket is non-blocking and drained on the caller's
@@ -43,6 +45,7 @@ const TASKSTATS_CMD_NEW: u8 = 2;
 const TASKSTATS_CMD_ATTR_REGISTER_CPUMASK: u16 = 3;
 const TASKSTATS_TYPE_STATS: u16 = 3;
 const TASKSTATS_TYPE_AGGR_PID: u16 = 4;
+const TASKSTATS_TYPE_AGGR_TGID: u16 = 5;
 const NLA_TYPE_MASK: u16 = 0x3fff;
 const AGROUP: u8 = 0x20;
 
@@ -80,6 +83,9 @@ pub struct TaskRecord {
     pub ppid: u32,
     pub exit_code: i32,
     pub last_of_group: bool,
+    /// The message also carried the group's aggregate: the group had more
+    /// than one thread when one of them ended.
+    pub threaded: bool,
     pub comm: [u8; 16],
     pub btime_s: u64,
     pub etime_us: u64,
@@ -122,6 +128,7 @@ pub fn parse_taskstats(b: &[u8]) -> Option<TaskRecord> {
         ppid: u32_at(b, off::PPID)?,
         exit_code: u32_at(b, off::EXITCODE)? as i32,
         last_of_group: b.get(off::FLAG)? & AGROUP != 0,
+        threaded: false,
         comm,
         btime_s: if btime64 != 0 {
             btime64
@@ -162,7 +169,11 @@ pub fn parse_datagram(mut b: &[u8], family: u16, out: &mut Vec<TaskRecord>) {
         }
         let kind = u16_at(b, 4).unwrap_or(0);
         if kind == family && b[16] == TASKSTATS_CMD_NEW {
+            let first = out.len();
             for (t, nested) in attrs(&b[20..len]) {
+                if t == TASKSTATS_TYPE_AGGR_TGID {
+                    out[first..].iter_mut().for_each(|r| r.threaded = true);
+                }
                 if t != TASKSTATS_TYPE_AGGR_PID {
                     continue;
                 }
@@ -189,6 +200,124 @@ struct Partial {
     majflt: u64,
     hiwater_rss_kb: u64,
     leader: Option<TaskRecord>,
+    /// When a record was last added (monotonic ns).
+    updated_ns: u64,
+}
+
+impl Partial {
+    fn add(&mut self, r: TaskRecord, now_ns: u64) {
+        self.utime_us += r.utime_us;
+        self.stime_us += r.stime_us;
+        self.runtime_ns += r.runtime_ns;
+        self.minflt += r.minflt;
+        self.majflt += r.majflt;
+        self.hiwater_rss_kb = self.hiwater_rss_kb.max(r.hiwater_rss_kb);
+        if r.pid == r.tgid {
+            self.leader = Some(r);
+        }
+        self.updated_ns = now_ns;
+    }
+}
+
+/// How long a group whose last task has ended waits for the records of
+/// its other threads. The task that takes the group's live count to zero
+/// sends the record flagged `AGROUP`, but a thread that dropped the count
+/// just before may still be on its way out and send its own record after
+/// it: seen here when a process calls exit while its threads end. Only a
+/// group that had more than one thread (its last record carries the
+/// group's aggregate) is held; a single-threaded one is produced at once.
+pub const HOLD_NS: u64 = 1_000_000_000;
+
+/// A group with records but no last one, untouched this long and whose
+/// process is gone, is dropped (its last record was lost to an overflow,
+/// or came after [`HOLD_NS`]): memory stays bounded by live processes.
+pub const STALE_NS: u64 = 60_000_000_000;
+
+/// Per-group sums of task records, and groups that ended but wait
+/// [`HOLD_NS`] for late threads. Pure: the clock and the liveness check
+/// are passed in.
+#[derive(Default)]
+pub struct Groups {
+    pending: HashMap<u32, Partial>,
+    held: HashMap<u32, (Partial, TaskRecord, u64)>,
+    swept_ns: u64,
+    dropped: u64,
+}
+
+impl Groups {
+    /// Adds one task's record received at `now_ns`.
+    pub fn add(&mut self, r: TaskRecord, now_ns: u64) {
+        if let Some((p, _, _)) = self.held.get_mut(&r.tgid) {
+            p.add(r, now_ns);
+            return;
+        }
+        let p = self.pending.entry(r.tgid).or_default();
+        p.add(r, now_ns);
+        if r.last_of_group {
+            let p = self.pending.remove(&r.tgid).unwrap_or_default();
+            self.held.insert(r.tgid, (p, r, now_ns));
+        }
+    }
+
+    /// Moves every group that ended and is settled at `now_ns` (single-
+    /// threaded, or ended [`HOLD_NS`] ago) into `out` as its sums and last
+    /// record; drops stale partial groups whose process `alive` says is
+    /// gone (checked at most once per [`STALE_NS`]).
+    pub fn take(
+        &mut self,
+        now_ns: u64,
+        alive: impl Fn(u32) -> bool,
+        out: &mut Vec<(GroupSums, TaskRecord)>,
+    ) {
+        self.held.retain(|_, (p, last, at)| {
+            if last.threaded && now_ns.saturating_sub(*at) < HOLD_NS {
+                return true;
+            }
+            out.push((
+                GroupSums {
+                    utime_us: p.utime_us,
+                    stime_us: p.stime_us,
+                    runtime_ns: p.runtime_ns,
+                    minflt: p.minflt,
+                    majflt: p.majflt,
+                    hiwater_rss_kb: p.hiwater_rss_kb,
+                    leader: p.leader,
+                },
+                *last,
+            ));
+            false
+        });
+        if now_ns.saturating_sub(self.swept_ns) >= STALE_NS {
+            self.swept_ns = now_ns;
+            let before = self.pending.len();
+            self.pending
+                .retain(|&tgid, p| now_ns.saturating_sub(p.updated_ns) < STALE_NS || alive(tgid));
+            self.dropped += (before - self.pending.len()) as u64;
+        }
+    }
+
+    /// Partial groups dropped as stale so far.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Groups with records but no last one yet, and ended groups held.
+    pub fn waiting(&self) -> (usize, usize) {
+        (self.pending.len(), self.held.len())
+    }
+}
+
+/// A group's summed task records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupSums {
+    pub utime_us: u64,
+    pub stime_us: u64,
+    pub runtime_ns: u64,
+    pub minflt: u64,
+    pub majflt: u64,
+    pub hiwater_rss_kb: u64,
+    /// The leader's own record, where it came.
+    pub leader: Option<TaskRecord>,
 }
 
 /// A registered taskstats listener.
@@ -198,7 +327,8 @@ pub struct TaskstatsExits {
     seq: u32,
     buf: Vec<u8>,
     records: Vec<TaskRecord>,
-    pending: HashMap<u32, Partial>,
+    groups: Groups,
+    ended: Vec<(GroupSums, TaskRecord)>,
     boot_wall_ns: i128,
     overflows: u64,
 }
@@ -300,7 +430,8 @@ impl TaskstatsExits {
             seq: 1,
             buf: vec![0; 1 << 16],
             records: Vec::new(),
-            pending: HashMap::new(),
+            groups: Groups::default(),
+            ended: Vec::new(),
             boot_wall_ns: boot_wall_ns(),
             overflows: 0,
         };
@@ -412,21 +543,12 @@ impl TaskstatsExits {
             }
         }
         let before = out.len();
-        for r in std::mem::take(&mut self.records) {
-            let p = self.pending.entry(r.tgid).or_default();
-            p.utime_us += r.utime_us;
-            p.stime_us += r.stime_us;
-            p.runtime_ns += r.runtime_ns;
-            p.minflt += r.minflt;
-            p.majflt += r.majflt;
-            p.hiwater_rss_kb = p.hiwater_rss_kb.max(r.hiwater_rss_kb);
-            if r.pid == r.tgid {
-                p.leader = Some(r);
-            }
-            if !r.last_of_group {
-                continue;
-            }
-            let p = self.pending.remove(&r.tgid).unwrap_or_default();
+        let now = sys::mono_ns();
+        for r in self.records.drain(..) {
+            self.groups.add(r, now);
+        }
+        self.groups.take(now, process_exists, &mut self.ended);
+        for (p, r) in self.ended.drain(..) {
             let named = p.leader.unwrap_or(r);
             let start_ns =
                 (i128::from(named.btime_s) * 1_000_000_000 - self.boot_wall_ns).max(0) as u64;
@@ -455,11 +577,36 @@ impl TaskstatsExits {
                 minflt: p.minflt,
                 majflt: p.majflt,
                 maxrss_bytes: p.hiwater_rss_kb * 1024,
-                exit_status: r.exit_code,
+                exit_status: group_exit_code(p.leader.as_ref(), &r),
             });
         }
         out.len() - before
     }
+}
+
+/// The group's exit status, as wait reports it: the group exit's code, or
+/// the leader's own. Every task that ends in a group exit (exit_group, a
+/// fatal signal) carries its code, the leader among them, but the task that
+/// sends the last record may be a thread that ended on its own just before
+/// (code 0). A leader's code that is not 0 is a group exit's; a leader that
+/// ended with 0 either took part in one that exited 0 or left early
+/// (pthread_exit), and then the last task's code is the group's.
+fn group_exit_code(leader: Option<&TaskRecord>, last: &TaskRecord) -> i32 {
+    match leader {
+        Some(l) if l.exit_code != 0 => l.exit_code,
+        _ => last.exit_code,
+    }
+}
+
+/// Whether a process with this PID exists (kill with no signal: EPERM
+/// still means it does).
+fn process_exists(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    let sent = unsafe { libc::kill(pid, 0) } == 0;
+    sent || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Wall-clock time of boot in nanoseconds (realtime minus boottime).
@@ -489,5 +636,90 @@ mod tests {
         // A length past the end stops the walk without a panic.
         assert_eq!(attrs(&[200u8, 0, 1, 0]).count(), 0);
         assert_eq!(parse_taskstats(&[0; 100]), None);
+    }
+
+    fn record(pid: u32, tgid: u32, minflt: u64, last: bool, threaded: bool) -> TaskRecord {
+        TaskRecord {
+            pid,
+            tgid,
+            ppid: 1,
+            exit_code: 0,
+            last_of_group: last,
+            threaded,
+            comm: [0; 16],
+            btime_s: 0,
+            etime_us: 0,
+            utime_us: 0,
+            stime_us: 0,
+            runtime_ns: 0,
+            minflt,
+            majflt: 0,
+            hiwater_rss_kb: 0,
+        }
+    }
+
+    #[test]
+    fn a_single_threaded_group_is_produced_at_once() {
+        let mut g = Groups::default();
+        let mut out = Vec::new();
+        g.add(record(10, 10, 5, true, false), 1);
+        g.take(1, |_| true, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0.minflt, 5);
+        assert_eq!(g.waiting(), (0, 0));
+    }
+
+    #[test]
+    fn a_thread_ending_after_the_last_record_is_still_counted() {
+        let mut g = Groups::default();
+        let mut out = Vec::new();
+        // A worker took the live count to zero; the leader, which dropped
+        // it first, sends its record later.
+        g.add(record(21, 20, 3, false, true), 0);
+        g.add(record(22, 20, 17, true, true), 10);
+        g.take(10, |_| true, &mut out);
+        assert!(out.is_empty(), "held for late threads");
+        g.add(record(20, 20, 2829, false, true), 20);
+        g.take(HOLD_NS + 9, |_| true, &mut out);
+        assert!(out.is_empty(), "held HOLD_NS from the group's last record");
+        g.take(HOLD_NS + 10, |_| true, &mut out);
+        assert_eq!(out.len(), 1);
+        let (sums, last) = out[0];
+        assert_eq!((sums.minflt, last.pid), (2849, 22));
+        assert_eq!(sums.leader.map(|l| l.pid), Some(20));
+        assert_eq!(g.waiting(), (0, 0));
+    }
+
+    #[test]
+    fn the_exit_status_is_the_group_exits() {
+        let code = |pid, c| TaskRecord {
+            exit_code: c,
+            ..record(pid, 50, 0, pid != 50, true)
+        };
+        // The leader called exit(99) while a worker ended on its own.
+        assert_eq!(
+            group_exit_code(Some(&code(50, 99 << 8)), &code(51, 0)),
+            99 << 8
+        );
+        // The leader left early; a worker called exit(5).
+        assert_eq!(
+            group_exit_code(Some(&code(50, 0)), &code(51, 5 << 8)),
+            5 << 8
+        );
+        // The leader's record came before the capture began.
+        assert_eq!(group_exit_code(None, &code(51, 9)), 9);
+    }
+
+    #[test]
+    fn stale_partial_groups_of_gone_processes_are_dropped() {
+        let mut g = Groups::default();
+        let mut out = Vec::new();
+        g.add(record(31, 30, 1, false, true), 0);
+        g.add(record(41, 40, 1, false, true), 0);
+        g.take(STALE_NS - 1, |_| false, &mut out);
+        assert_eq!(g.waiting(), (2, 0), "too young to drop");
+        g.take(STALE_NS, |pid| pid == 40, &mut out);
+        assert_eq!((g.waiting(), g.dropped()), ((1, 0), 1));
+        assert!(out.is_empty());
     }
 }

@@ -489,15 +489,42 @@ fn taskstats_captures_the_same_exits_as_bpf() {
             .unwrap(),
         99,
     ));
-    let pids: Vec<(u32, i32)> = kids.iter().map(|(c, k)| (c.id(), *k)).collect();
-    for (c, _) in &mut kids {
+    // Each waited for but left a zombie (WNOWAIT): once the leader is
+    // reported, every thread is gone, and its /proc stat is the kernel's
+    // own total of them all. Then reaped.
+    let mut reaped = Vec::new();
+    for (c, k) in &mut kids {
+        // SAFETY: a zeroed siginfo is valid; waits for our own child.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOWAIT;
+        assert_eq!(
+            unsafe { libc::waitid(libc::P_PID, c.id(), &mut info, flags) },
+            0
+        );
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", c.id())).unwrap();
+        let f: Vec<u64> = stat
+            .rsplit_once(") ")
+            .unwrap()
+            .1
+            .split(' ')
+            .skip(7)
+            .take(4)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        // minflt, cminflt, majflt, cmajflt
+        reaped.push((c.id(), *k, f[0], f[2]));
         c.wait().unwrap();
     }
-    std::thread::sleep(Duration::from_millis(100));
-    ts.drain(&mut from_ts);
-    b.drain_exits(&mut from_bpf);
+    // Taskstats holds a multi-threaded group for its late threads.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let seen = |v: &Vec<proctable::Exit>| reaped.iter().all(|r| v.iter().any(|e| e.pid == r.0));
+    while !(seen(&from_ts) && seen(&from_bpf)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        ts.drain(&mut from_ts);
+        b.drain_exits(&mut from_bpf);
+    }
     assert_eq!(ts.overflows(), 0);
-    for (pid, code) in pids {
+    for (pid, code, minflt, majflt) in reaped {
         let t = from_ts
             .iter()
             .find(|e| e.pid == pid)
@@ -510,10 +537,14 @@ fn taskstats_captures_the_same_exits_as_bpf() {
             "{t:?} vs {e:?}"
         );
         assert_eq!(t.comm, e.comm);
-        assert_eq!((t.minflt, t.majflt), (e.minflt, e.majflt), "{t:?} vs {e:?}");
-        // Both are scaled to the exact runtime; taskstats reads each task's
-        // as it begins to exit, the BPF record after the exit's own work
-        // (tearing down the address space): a few ms apart at most.
+        // Every thread's faults, even of a thread still on its way out when
+        // another ended the group (the python child: its workers end as it
+        // calls exit).
+        assert_eq!((t.minflt, t.majflt), (minflt, majflt), "taskstats {t:?}");
+        assert_eq!((e.minflt, e.majflt), (minflt, majflt), "BPF {e:?}");
+        // Both are scaled to the exact runtime, read as each task begins to
+        // exit (taskstats) or as the group ends (BPF, a thread still on its
+        // way out read then): a few ms apart at most.
         let cpu = |x: &proctable::Exit| (x.utime_ns + x.stime_ns) as i64;
         assert!(
             (cpu(t) - cpu(e)).abs() <= 15_000_000,

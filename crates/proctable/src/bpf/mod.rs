@@ -5,7 +5,8 @@
 //!   run on demand walks the task list with the open-coded task iterator and
 //!   writes into a memory-mapped array decoded in place, summing each
 //!   group's threads into its leader's row in the kernel.
-//! - [`Method::Iter`] (Linux 5.8 and later): an `iter/task` program whose
+//! - [`Method::Iter`] (Linux 5.17 and later: the iterator came in 5.8, the
+//!   exit program's `bpf_loop` in 5.17): an `iter/task` program whose
 //!   records are read back in large batches from the iterator's fd into one
 //!   reused buffer; the threads are summed here.
 //!
@@ -107,8 +108,9 @@ pub struct ExitStats {
 
 impl Bpf {
     /// Loads the programs (needs CAP_BPF and CAP_PERFMON, or root, and a
-    /// kernel with BTF and BPF iterators: 5.8 or later), taking snapshots
-    /// with [`Method::Walk`] where the kernel has it, else [`Method::Iter`]
+    /// kernel with BTF, BPF iterators and `bpf_loop`, which the exit
+    /// program uses: 5.17 or later), taking snapshots with
+    /// [`Method::Walk`] where the kernel has it, else [`Method::Iter`]
     /// ([`Bpf::walk_unavailable`] says why).
     pub fn open() -> Result<Bpf> {
         Bpf::open_with(Method::Walk)
