@@ -50,45 +50,34 @@ impl AgentSource {
         }
     }
 
-    /// The name in configuration, metrics labels and the JSON API.
+    /// The name in configuration, metrics labels and the JSON API: the
+    /// registry's one name.
     pub fn key(self) -> &'static str {
         match self {
-            AgentSource::System(Source::PressureCpu) => "pressure_cpu",
-            AgentSource::System(Source::PressureMemory) => "pressure_memory",
-            AgentSource::System(Source::PressureIo) => "pressure_io",
-            AgentSource::System(Source::PressureIrq) => "pressure_irq",
-            AgentSource::System(Source::NetDev) => "net_dev",
-            AgentSource::System(Source::Nfs) => "nfs",
-            AgentSource::System(Source::Nfsd) => "nfsd",
             AgentSource::System(s) => s.name(),
             AgentSource::Processes => "processes",
         }
     }
 
+    /// The source of a name or one of its aliases.
     pub fn from_key(key: &str) -> Option<AgentSource> {
-        Self::ALL.into_iter().find(|s| s.key() == key)
+        if key == "processes" {
+            return Some(AgentSource::Processes);
+        }
+        Source::from_name(key).map(AgentSource::System)
     }
 
     pub fn keys() -> String {
         Self::ALL.map(AgentSource::key).join(", ")
     }
 
-    /// Sources read only when the configuration or a flag enables them, as
-    /// node_exporter's collectors of the same name: the memory manager's
-    /// detail adds series by the hundred (a slab cache or a zone each) that
-    /// most dashboards never query; /proc/cpuinfo asks every CPU for its
-    /// frequency on some kernels.
+    /// Sources read only when the configuration or a flag enables them
+    /// (the registry's `opt_in` column).
     pub fn opt_in(self) -> bool {
-        matches!(
-            self,
-            AgentSource::System(
-                Source::Buddyinfo
-                    | Source::Zoneinfo
-                    | Source::Slabinfo
-                    | Source::Ksm
-                    | Source::Cpuinfo
-            )
-        )
+        match self {
+            AgentSource::System(s) => s.info().opt_in,
+            AgentSource::Processes => false,
+        }
     }
 
     pub fn bit(self) -> Mask {
@@ -116,44 +105,8 @@ pub struct SourceConfig {
 impl SourceConfig {
     fn defaults(s: AgentSource) -> SourceConfig {
         let (interval, min_interval) = match s {
-            AgentSource::System(Source::Interrupts | Source::Softirqs) => (5_000, 10),
-            // The host's names change rarely.
-            AgentSource::System(
-                Source::Uname
-                | Source::Os
-                | Source::Selinux
-                | Source::Udev
-                | Source::Dmi
-                | Source::TaskLimits
-                | Source::Cpuinfo,
-            ) => (60_000, 1_000),
-            // Read per scrape by node_exporter (15 s is the usual scrape
-            // interval); a directory walk or a statfs per mount each time.
-            AgentSource::System(
-                Source::Netclass
-                | Source::Filesystem
-                | Source::Textfile
-                | Source::Cpufreq
-                | Source::ThermalZone
-                | Source::Bonding
-                | Source::Hwmon
-                | Source::Numa
-                | Source::Buddyinfo
-                | Source::Zoneinfo
-                | Source::Slabinfo
-                | Source::Ksm
-                | Source::KernelHung
-                | Source::Nfs
-                | Source::Nfsd
-                | Source::Ipvs
-                | Source::Zfs
-                | procfs::class_sources!(),
-            ) => (15_000, 1_000),
-            AgentSource::System(
-                Source::Arp | Source::UdpQueues | Source::Conntrack | Source::Mdstat,
-            ) => (5_000, 100),
+            AgentSource::System(s) => (s.info().interval_ms, s.info().min_interval_ms),
             AgentSource::Processes => (5_000, 100),
-            AgentSource::System(_) => (1_000, 1),
         };
         let demand_min_interval = match s {
             AgentSource::Processes => 1_000,
@@ -554,99 +507,64 @@ pub struct FileProcessMetrics {
     pub cgroup: Option<String>,
 }
 
-macro_rules! file_sources {
-    ($($field:ident),*) => {
-        /// `[sources.<name>]` tables.
-        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-        #[serde(deny_unknown_fields)]
-        pub struct FileSources {
-            $(
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub $field: Option<FileSource>,
-            )*
-        }
+/// `[sources.<name>]` tables, one slot per source; a source may be named
+/// by its name or an alias, once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSources([Option<FileSource>; SOURCE_COUNT]);
 
-        impl FileSources {
-            pub fn get_mut(&mut self, s: AgentSource) -> &mut Option<FileSource> {
-                match s.key() {
-                    $(stringify!($field) => &mut self.$field,)*
-                    _ => unreachable!("every source has a field"),
-                }
-            }
-
-            pub fn get(&self, s: AgentSource) -> Option<&FileSource> {
-                match s.key() {
-                    $(stringify!($field) => self.$field.as_ref(),)*
-                    _ => unreachable!("every source has a field"),
-                }
-            }
-        }
-    };
+impl Default for FileSources {
+    fn default() -> Self {
+        FileSources(std::array::from_fn(|_| None))
+    }
 }
 
-file_sources!(
-    stat,
-    interrupts,
-    softirqs,
-    meminfo,
-    vmstat,
-    loadavg,
-    pressure_cpu,
-    pressure_memory,
-    pressure_io,
-    pressure_irq,
-    diskstats,
-    net_dev,
-    schedstat,
-    filefd,
-    sockstat,
-    softnet,
-    entropy,
-    uname,
-    sockstat6,
-    netstat,
-    netclass,
-    filesystem,
-    time,
-    timex,
-    os,
-    selinux,
-    arp,
-    udp_queues,
-    conntrack,
-    textfile,
-    udev,
-    cpufreq,
-    thermal_zone,
-    dmi,
-    bonding,
-    mdstat,
-    hwmon,
-    numa,
-    buddyinfo,
-    zoneinfo,
-    slabinfo,
-    ksm,
-    kernel_hung,
-    task_limits,
-    cpuinfo,
-    power_supply,
-    nvme,
-    watchdog,
-    rapl,
-    edac,
-    tape,
-    fc_host,
-    infiniband,
-    xfs,
-    btrfs,
-    nfs,
-    nfsd,
-    ipvs,
-    zfs,
-    bcache,
-    processes
-);
+impl FileSources {
+    pub fn get_mut(&mut self, s: AgentSource) -> &mut Option<FileSource> {
+        &mut self.0[s.index()]
+    }
+
+    pub fn get(&self, s: AgentSource) -> Option<&FileSource> {
+        self.0[s.index()].as_ref()
+    }
+}
+
+impl Serialize for FileSources {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = ser.serialize_map(None)?;
+        for s in AgentSource::ALL {
+            if let Some(f) = self.get(s) {
+                m.serialize_entry(s.key(), f)?;
+            }
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for FileSources {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let table = std::collections::BTreeMap::<String, FileSource>::deserialize(de)?;
+        let mut out = FileSources::default();
+        for (name, f) in table {
+            let s = AgentSource::from_key(&name).ok_or_else(|| {
+                D::Error::custom(format!(
+                    "unknown source `{name}`; accepted: {}",
+                    AgentSource::keys()
+                ))
+            })?;
+            let slot = out.get_mut(s);
+            if slot.is_some() {
+                return Err(D::Error::custom(format!(
+                    "source `{}` is named twice (`{name}` is another name of it)",
+                    s.key()
+                )));
+            }
+            *slot = Some(f);
+        }
+        Ok(out)
+    }
+}
 
 fn parse_duration(key: &str, v: &str) -> Result<Duration, ConfigError> {
     humantime::parse_duration(v.trim()).map_err(|e| {
@@ -1139,6 +1057,16 @@ mod tests {
     }
 
     #[test]
+    fn a_source_may_be_named_by_an_alias_once() {
+        let f = FileConfig::from_toml("[sources.\"pressure/cpu\"]\nenabled = false\n").unwrap();
+        let c = f.resolve().unwrap();
+        assert!(!c.source(AgentSource::System(Source::PressureCpu)).enabled);
+        let text = "[sources.net_dev]\nenabled = false\n[sources.\"net/dev\"]\nenabled = true\n";
+        let e = err(text);
+        assert!(e.contains("net_dev") && e.contains("twice"), "{e}");
+    }
+
+    #[test]
     fn unknown_keys_and_sources_are_named() {
         let e = err("[sources.stats]\ninterval = \"1s\"\n");
         assert!(e.contains("stats") && e.contains("interrupts"), "{e}");
@@ -1158,7 +1086,11 @@ mod tests {
             ..Default::default()
         };
         over.sources = Some(FileSources::default());
-        over.sources.as_mut().unwrap().stat = Some(FileSource {
+        *over
+            .sources
+            .as_mut()
+            .unwrap()
+            .get_mut(AgentSource::System(Source::Stat)) = Some(FileSource {
             min_interval: Some("0s".into()),
             ..Default::default()
         });

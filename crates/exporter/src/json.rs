@@ -6,25 +6,22 @@ use std::time::Duration;
 use agent::config::{AgentSource, Mask};
 use agent::{SelfUsage, State};
 use model::columns::{self, Column, NoExtra, Row};
-use procfs::Source;
 use serde_json::{Map, Value, json};
 
-/// Parses `sources=` (comma-separated agent keys, or /proc names such as
-/// `pressure/cpu`; empty or absent: all) into a source mask.
+/// Parses `sources=` (comma-separated source names or their aliases, such
+/// as `pressure/cpu`; empty or absent: all) into a source mask.
 pub fn parse_sources(list: Option<&str>) -> Result<Mask, String> {
     let Some(list) = list.filter(|l| !l.trim().is_empty()) else {
         return Ok(AgentSource::ALL.into_iter().fold(0, |m, s| m | s.bit()));
     };
     let mut mask = 0;
     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        let s = AgentSource::from_key(name)
-            .or_else(|| Source::from_name(name).map(AgentSource::System))
-            .ok_or_else(|| {
-                format!(
-                    "sources: unknown source {name:?}; accepted: {}",
-                    AgentSource::keys()
-                )
-            })?;
+        let s = AgentSource::from_key(name).ok_or_else(|| {
+            format!(
+                "sources: unknown source {name:?}; accepted: {}",
+                AgentSource::keys()
+            )
+        })?;
         mask |= s.bit();
     }
     Ok(mask)
@@ -168,6 +165,7 @@ pub fn snapshot(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use procfs::Source;
 
     #[test]
     fn source_lists_accept_keys_and_proc_names_and_name_bad_ones() {

@@ -53,7 +53,7 @@ fn parsers(c: &mut Criterion) {
     let mut group = c.benchmark_group("parse");
     for &(tree, source) in CASES {
         let (proc_root, _) = fixtures::roots(tree);
-        let bytes = std::fs::read(proc_root.join(source.name())).expect("fixture file");
+        let bytes = std::fs::read(proc_root.join(source.files()[0])).expect("fixture file");
         let mut sample = SystemSample::default();
         sample.parse_source(source, &bytes).expect("fixture parses");
         let allocs = fixtures::alloc::during(|| {
@@ -90,7 +90,7 @@ fn parsers(c: &mut Criterion) {
     let mut group = c.benchmark_group("naive");
     for &(tree, source) in &CASES[..2] {
         let (proc_root, _) = fixtures::roots(tree);
-        let bytes = std::fs::read(proc_root.join(source.name())).expect("fixture file");
+        let bytes = std::fs::read(proc_root.join(source.files()[0])).expect("fixture file");
         group.throughput(Throughput::Bytes(bytes.len() as u64));
         group.bench_function(format!("{tree}/{}", source.name()), |b| {
             b.iter(|| naive(black_box(&bytes)))

@@ -16,7 +16,7 @@ fn main() {
         std::process::exit(2);
     });
     let (proc_root, _) = fixtures::roots(tree);
-    let bytes = std::fs::read(proc_root.join(source.name())).expect("fixture file");
+    let bytes = std::fs::read(proc_root.join(source.files()[0])).expect("fixture file");
     let mut sample = procfs::SystemSample::default();
     for _ in 0..n {
         sample

@@ -12,42 +12,42 @@ use serde::ser::SerializeMap;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::class::{self, ClassDevice};
-use crate::cpuinfo::{self, CpuInfo};
-use crate::diskstats::{self, DiskStat};
-use crate::entropy::{self, Entropy};
-use crate::error::{Error, ParseError};
-use crate::filefd::{self, Filefd};
-use crate::filesystem::{self, Mount};
-use crate::hardware::{self, Bond, CpuFreq, Dmi, Thermal};
-use crate::hwmon::{self, Chip};
-use crate::interrupts::{self, Interrupts};
-use crate::ipvs::{self, Ipvs};
-use crate::loadavg::{self, Loadavg};
-use crate::mdstat::{self, MdDevice};
-use crate::meminfo::{self, Meminfo};
-use crate::mm::{self, BuddyZone, Ksm, Slab, TaskLimits, Zone};
-use crate::net_dev::{self, NetDev};
-use crate::netclass::{self, NetClass};
-use crate::netmisc::{self, Arp, Conntrack, UdpQueues};
-use crate::netstat::{self, Netstat};
-use crate::numa::{self, NumaNode};
-use crate::os_release::{self, OsRelease};
-use crate::pressure::{self, Pressure, Resource};
+use crate::cpuinfo::CpuInfo;
+use crate::diskstats::DiskStat;
+use crate::entropy::Entropy;
+use crate::error::Error;
+use crate::filefd::Filefd;
+use crate::filesystem::Mount;
+use crate::hardware::{Bond, CpuFreq, Dmi, Thermal};
+use crate::hwmon::Chip;
+use crate::interrupts::Interrupts;
+use crate::ipvs::Ipvs;
+use crate::loadavg::Loadavg;
+use crate::mdstat::MdDevice;
+use crate::meminfo::Meminfo;
+use crate::mm::{BuddyZone, Ksm, Slab, TaskLimits, Zone};
+use crate::net_dev::NetDev;
+use crate::netclass::NetClass;
+use crate::netmisc::{Arp, Conntrack, UdpQueues};
+use crate::netstat::Netstat;
+use crate::numa::NumaNode;
+use crate::os_release::OsRelease;
+use crate::pressure::{Pressure, Resource};
 use crate::reader::Reader;
-use crate::rpc::{self, RpcStats};
-use crate::schedstat::{self, Schedstat};
-use crate::selinux::{self, Selinux};
-use crate::sockstat::{self, Sockstat};
-use crate::softirqs::{self, Softirqs};
-use crate::softnet::{self, SoftnetCpu};
+use crate::rpc::RpcStats;
+use crate::schedstat::Schedstat;
+use crate::selinux::Selinux;
+use crate::sockstat::Sockstat;
+use crate::softirqs::Softirqs;
+use crate::softnet::SoftnetCpu;
 use crate::source::Source;
-use crate::stat::{self, Stat};
-use crate::textfile::{self, Textfile};
-use crate::time::{self, Time, Timex};
-use crate::udev::{self, UdevDevice};
-use crate::uname::{self, Uname};
-use crate::vmstat::{self, Vmstat};
-use crate::zfs::{self, Zfs};
+use crate::stat::Stat;
+use crate::textfile::Textfile;
+use crate::time::{Time, Timex};
+use crate::udev::UdevDevice;
+use crate::uname::Uname;
+use crate::vmstat::Vmstat;
+use crate::zfs::Zfs;
 
 /// What became of one source in one sample.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -250,138 +250,6 @@ impl SystemSample {
             _ => Vec::new(),
         }
     }
-
-    /// Exchanges the data, status and cost of `source` with `other`: moves a
-    /// freshly read source into a published sample without copying, and
-    /// hands the old buffers back for the next read.
-    pub fn swap_source(&mut self, other: &mut SystemSample, source: Source) {
-        use std::mem::swap;
-        match source {
-            Source::Stat => swap(&mut self.stat, &mut other.stat),
-            Source::Interrupts => swap(&mut self.interrupts, &mut other.interrupts),
-            Source::Softirqs => swap(&mut self.softirqs, &mut other.softirqs),
-            Source::Meminfo => swap(&mut self.meminfo, &mut other.meminfo),
-            Source::Vmstat => swap(&mut self.vmstat, &mut other.vmstat),
-            Source::Loadavg => swap(&mut self.loadavg, &mut other.loadavg),
-            Source::PressureCpu
-            | Source::PressureMemory
-            | Source::PressureIo
-            | Source::PressureIrq => {
-                let r = source.resource().expect("a pressure source") as usize;
-                swap(&mut self.pressure[r], &mut other.pressure[r])
-            }
-            Source::Diskstats => swap(&mut self.diskstats, &mut other.diskstats),
-            Source::NetDev => swap(&mut self.net_dev, &mut other.net_dev),
-            Source::Schedstat => swap(&mut self.schedstat, &mut other.schedstat),
-            Source::Filefd => swap(&mut self.filefd, &mut other.filefd),
-            Source::Sockstat => swap(&mut self.sockstat, &mut other.sockstat),
-            Source::Softnet => swap(&mut self.softnet, &mut other.softnet),
-            Source::Entropy => swap(&mut self.entropy, &mut other.entropy),
-            Source::Uname => swap(&mut self.uname, &mut other.uname),
-            Source::Sockstat6 => swap(&mut self.sockstat6, &mut other.sockstat6),
-            Source::Netstat => swap(&mut self.netstat, &mut other.netstat),
-            Source::Netclass => swap(&mut self.netclass, &mut other.netclass),
-            Source::Filesystem => swap(&mut self.filesystem, &mut other.filesystem),
-            Source::Time => swap(&mut self.time, &mut other.time),
-            Source::Timex => swap(&mut self.timex, &mut other.timex),
-            Source::Os => swap(&mut self.os, &mut other.os),
-            Source::Selinux => swap(&mut self.selinux, &mut other.selinux),
-            Source::Arp => swap(&mut self.arp, &mut other.arp),
-            Source::UdpQueues => swap(&mut self.udp_queues, &mut other.udp_queues),
-            Source::Conntrack => swap(&mut self.conntrack, &mut other.conntrack),
-            Source::Textfile => swap(&mut self.textfile, &mut other.textfile),
-            Source::Udev => swap(&mut self.udev, &mut other.udev),
-            Source::Cpufreq => swap(&mut self.cpufreq, &mut other.cpufreq),
-            Source::ThermalZone => swap(&mut self.thermal, &mut other.thermal),
-            Source::Dmi => swap(&mut self.dmi, &mut other.dmi),
-            Source::Bonding => swap(&mut self.bonding, &mut other.bonding),
-            Source::Mdstat => swap(&mut self.mdstat, &mut other.mdstat),
-            Source::Hwmon => swap(&mut self.hwmon, &mut other.hwmon),
-            Source::Numa => swap(&mut self.numa, &mut other.numa),
-            Source::Buddyinfo => swap(&mut self.buddyinfo, &mut other.buddyinfo),
-            Source::Zoneinfo => swap(&mut self.zoneinfo, &mut other.zoneinfo),
-            Source::Slabinfo => swap(&mut self.slabinfo, &mut other.slabinfo),
-            Source::Ksm => swap(&mut self.ksm, &mut other.ksm),
-            Source::KernelHung => swap(&mut self.hung_tasks, &mut other.hung_tasks),
-            Source::TaskLimits => swap(&mut self.task_limits, &mut other.task_limits),
-            Source::Cpuinfo => swap(&mut self.cpuinfo, &mut other.cpuinfo),
-            Source::Nfs => swap(&mut self.nfs, &mut other.nfs),
-            Source::Nfsd => swap(&mut self.nfsd, &mut other.nfsd),
-            Source::Ipvs => swap(&mut self.ipvs, &mut other.ipvs),
-            Source::Zfs => swap(&mut self.zfs, &mut other.zfs),
-            crate::class_sources!() => {
-                let i = source.class_index().expect("a class source");
-                swap(&mut self.class[i], &mut other.class[i])
-            }
-        }
-        let i = source as usize;
-        swap(&mut self.status[i], &mut other.status[i]);
-        swap(&mut self.cost[i], &mut other.cost[i]);
-    }
-
-    /// Parses `bytes` as `source` into this sample.
-    pub fn parse_source(&mut self, source: Source, bytes: &[u8]) -> Result<(), ParseError> {
-        match source {
-            Source::Stat => stat::parse_into(bytes, &mut self.stat),
-            Source::Interrupts => interrupts::parse_into(bytes, &mut self.interrupts),
-            Source::Softirqs => softirqs::parse_into(bytes, &mut self.softirqs),
-            Source::Meminfo => meminfo::parse_into(bytes, &mut self.meminfo),
-            Source::Vmstat => vmstat::parse_into(bytes, &mut self.vmstat),
-            Source::Loadavg => loadavg::parse(bytes).map(|l| self.loadavg = l),
-            Source::PressureCpu
-            | Source::PressureMemory
-            | Source::PressureIo
-            | Source::PressureIrq => {
-                let r = source.resource().expect("a pressure source");
-                pressure::parse(bytes).map(|p| self.pressure[r as usize] = p)
-            }
-            Source::Diskstats => diskstats::parse_into(bytes, &mut self.diskstats),
-            Source::NetDev => net_dev::parse_into(bytes, &mut self.net_dev),
-            Source::Schedstat => schedstat::parse_into(bytes, &mut self.schedstat),
-            Source::Filefd => filefd::parse(bytes).map(|f| self.filefd = f),
-            Source::Sockstat => sockstat::parse_into(bytes, &mut self.sockstat),
-            Source::Softnet => softnet::parse_into(bytes, &mut self.softnet),
-            Source::Entropy => entropy::parse(bytes).map(|e| self.entropy = e),
-            Source::Uname => uname::parse_into(bytes, &mut self.uname),
-            Source::Sockstat6 => sockstat::parse_into(bytes, &mut self.sockstat6),
-            Source::Netstat => netstat::parse_into(bytes, &mut self.netstat),
-            Source::Netclass => netclass::parse_into(bytes, &mut self.netclass),
-            Source::Filesystem => filesystem::parse_into(bytes, &mut self.filesystem),
-            Source::Time => time::parse_time(bytes, &mut self.time),
-            Source::Timex => time::parse_timex(bytes).map(|t| self.timex = t),
-            Source::Os => os_release::parse_into(bytes, &mut self.os),
-            Source::Selinux => selinux::parse(bytes).map(|s| self.selinux = s),
-            Source::Arp => netmisc::parse_arp(bytes, &mut self.arp),
-            Source::UdpQueues => netmisc::parse_udp_queues(bytes).map(|q| self.udp_queues = q),
-            Source::Conntrack => netmisc::parse_conntrack(bytes).map(|c| self.conntrack = c),
-            Source::Textfile => {
-                textfile::parse_into(bytes, std::sync::Arc::make_mut(&mut self.textfile))
-            }
-            Source::Udev => udev::parse_into(bytes, &mut self.udev),
-            Source::Cpufreq => hardware::parse_cpufreq(bytes, &mut self.cpufreq),
-            Source::ThermalZone => hardware::parse_thermal(bytes, &mut self.thermal),
-            Source::Dmi => hardware::parse_dmi(bytes, &mut self.dmi),
-            Source::Bonding => hardware::parse_bonding(bytes, &mut self.bonding),
-            Source::Mdstat => mdstat::parse_into(bytes, &mut self.mdstat),
-            Source::Hwmon => hwmon::parse_into(bytes, &mut self.hwmon),
-            Source::Numa => numa::parse_into(bytes, &mut self.numa),
-            Source::Buddyinfo => mm::parse_buddyinfo(bytes, &mut self.buddyinfo),
-            Source::Zoneinfo => mm::parse_zoneinfo(bytes, &mut self.zoneinfo),
-            Source::Slabinfo => mm::parse_slabinfo(bytes, &mut self.slabinfo),
-            Source::Ksm => mm::parse_ksm(bytes).map(|k| self.ksm = k),
-            Source::KernelHung => mm::parse_hung_tasks(bytes).map(|n| self.hung_tasks = n),
-            Source::TaskLimits => mm::parse_task_limits(bytes).map(|l| self.task_limits = l),
-            Source::Cpuinfo => cpuinfo::parse_into(bytes, &mut self.cpuinfo),
-            Source::Nfs => rpc::parse_into(bytes, &mut self.nfs),
-            Source::Nfsd => rpc::parse_into(bytes, &mut self.nfsd),
-            Source::Ipvs => ipvs::parse(bytes).map(|v| self.ipvs = v),
-            Source::Zfs => zfs::parse_into(bytes, &mut self.zfs),
-            crate::class_sources!() => {
-                let i = source.class_index().expect("a class source");
-                class::parse_into(bytes, &mut self.class[i])
-            }
-        }
-    }
 }
 
 fn elapsed_ns(since: Instant) -> u64 {
@@ -471,72 +339,9 @@ impl Reader {
 }
 
 /// One source's data from a sample, serialized alone (the JSON API picks
-/// sources this way without serializing the rest).
+/// sources this way without serializing the rest; `Serialize` comes from
+/// the source registry).
 pub struct SourceData<'a>(pub &'a SystemSample, pub Source);
-
-impl Serialize for SourceData<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let x = self.0;
-        match self.1 {
-            Source::Stat => x.stat.serialize(s),
-            Source::Interrupts => x.interrupts.serialize(s),
-            Source::Softirqs => x.softirqs.serialize(s),
-            Source::Meminfo => x.meminfo.serialize(s),
-            Source::Vmstat => x.vmstat.serialize(s),
-            Source::Loadavg => x.loadavg.serialize(s),
-            Source::PressureCpu
-            | Source::PressureMemory
-            | Source::PressureIo
-            | Source::PressureIrq => {
-                let r = self.1.resource().expect("a pressure source");
-                x.pressure[r as usize].serialize(s)
-            }
-            Source::Diskstats => x.diskstats.serialize(s),
-            Source::NetDev => x.net_dev.serialize(s),
-            Source::Schedstat => x.schedstat.serialize(s),
-            Source::Filefd => x.filefd.serialize(s),
-            Source::Sockstat => x.sockstat.serialize(s),
-            Source::Softnet => x.softnet.serialize(s),
-            Source::Entropy => x.entropy.serialize(s),
-            Source::Uname => x.uname.serialize(s),
-            Source::Sockstat6 => x.sockstat6.serialize(s),
-            Source::Netstat => x.netstat.serialize(s),
-            Source::Netclass => x.netclass.serialize(s),
-            Source::Filesystem => x.filesystem.serialize(s),
-            Source::Time => x.time.serialize(s),
-            Source::Timex => x.timex.serialize(s),
-            Source::Os => x.os.serialize(s),
-            Source::Selinux => x.selinux.serialize(s),
-            Source::Arp => x.arp.serialize(s),
-            Source::UdpQueues => x.udp_queues.serialize(s),
-            Source::Conntrack => x.conntrack.serialize(s),
-            Source::Textfile => x.textfile.as_ref().serialize(s),
-            Source::Udev => x.udev.serialize(s),
-            Source::Cpufreq => x.cpufreq.serialize(s),
-            Source::ThermalZone => x.thermal.serialize(s),
-            Source::Dmi => x.dmi.serialize(s),
-            Source::Bonding => x.bonding.serialize(s),
-            Source::Mdstat => x.mdstat.serialize(s),
-            Source::Hwmon => x.hwmon.serialize(s),
-            Source::Numa => x.numa.serialize(s),
-            Source::Buddyinfo => x.buddyinfo.serialize(s),
-            Source::Zoneinfo => x.zoneinfo.serialize(s),
-            Source::Slabinfo => x.slabinfo.serialize(s),
-            Source::Ksm => x.ksm.serialize(s),
-            Source::KernelHung => x.hung_tasks.serialize(s),
-            Source::TaskLimits => x.task_limits.serialize(s),
-            Source::Cpuinfo => x.cpuinfo.serialize(s),
-            Source::Nfs => x.nfs.serialize(s),
-            Source::Nfsd => x.nfsd.serialize(s),
-            Source::Ipvs => x.ipvs.serialize(s),
-            Source::Zfs => x.zfs.serialize(s),
-            crate::class_sources!() => {
-                let i = self.1.class_index().expect("a class source");
-                x.class[i].serialize(s)
-            }
-        }
-    }
-}
 
 impl Serialize for SystemSample {
     /// Sources that were not read successfully are left out of the top level;

@@ -679,7 +679,7 @@ fn sample_serializes_to_json_with_units_in_names() {
     let v: serde_json::Value = serde_json::to_value(&s).unwrap();
     assert_eq!(v["stat"]["total"]["user_ticks"], 2808);
     assert_eq!(v["meminfo"]["MemTotal"], 24682416u64 * 1024);
-    assert_eq!(v["pressure/cpu"]["some"]["total_usec"], 2603376);
+    assert_eq!(v["pressure_cpu"]["some"]["total_usec"], 2603376);
     assert_eq!(v["interrupts"]["rows"][0]["label"], "24");
     assert_eq!(v["status"]["schedstat"]["status"], "missing");
     assert!(v.get("schedstat").is_none());

@@ -494,13 +494,12 @@ fn taskstats_captures_the_same_exits_as_bpf() {
     // own total of them all. Then reaped.
     let mut reaped = Vec::new();
     for (c, k) in &mut kids {
-        // SAFETY: a zeroed siginfo is valid; waits for our own child.
+        // SAFETY: a zeroed siginfo is a valid value.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
         let flags = libc::WEXITED | libc::WNOWAIT;
-        assert_eq!(
-            unsafe { libc::waitid(libc::P_PID, c.id(), &mut info, flags) },
-            0
-        );
+        // SAFETY: waits for our own child, into a local.
+        let waited = unsafe { libc::waitid(libc::P_PID, c.id(), &mut info, flags) };
+        assert_eq!(waited, 0);
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", c.id())).unwrap();
         let f: Vec<u64> = stat
             .rsplit_once(") ")

@@ -15,24 +15,9 @@ pub mod writer;
 pub use read::{DayUsage, ExitRow, Gap, History, Snapshot};
 pub use writer::{Options, Stats, Tap, Writer, start};
 
-/// The system sources recorded: those `report` derives its figures from.
-pub const RECORDED: [procfs::Source; 12] = {
-    use procfs::Source::*;
-    [
-        Stat,
-        Meminfo,
-        Vmstat,
-        Loadavg,
-        PressureCpu,
-        PressureMemory,
-        PressureIo,
-        PressureIrq,
-        Diskstats,
-        NetDev,
-        Interrupts,
-        Softirqs,
-    ]
-};
+/// The system sources recorded: those `report` derives its figures from
+/// (the registry's `recorded` column).
+pub const RECORDED: [procfs::Source; procfs::Source::RECORDED.len()] = procfs::Source::RECORDED;
 
 /// The journal's size: room for a minute or more of samples with 8000
 /// processes; beyond that (the writer stuck) the oldest go first.

@@ -13,172 +13,66 @@ use super::families::{Family, NODE_MEMORY_BYTES, NODE_MEMORY_HUGEPAGES};
 /// reads when the kernel has them.
 pub(super) struct Collector {
     pub name: &'static str,
-    pub required: &'static [AgentSource],
-    pub optional: &'static [AgentSource],
+    pub required: Vec<AgentSource>,
+    pub optional: Vec<AgentSource>,
 }
 
-const fn one(name: &'static str, s: Source) -> Collector {
-    Collector {
-        name,
-        required: match s {
-            Source::Stat => &[AgentSource::System(Source::Stat)],
-            Source::Interrupts => &[AgentSource::System(Source::Interrupts)],
-            Source::Softirqs => &[AgentSource::System(Source::Softirqs)],
-            Source::Meminfo => &[AgentSource::System(Source::Meminfo)],
-            Source::Vmstat => &[AgentSource::System(Source::Vmstat)],
-            Source::Loadavg => &[AgentSource::System(Source::Loadavg)],
-            Source::Diskstats => &[AgentSource::System(Source::Diskstats)],
-            Source::NetDev => &[AgentSource::System(Source::NetDev)],
-            Source::Schedstat => &[AgentSource::System(Source::Schedstat)],
-            Source::Filefd => &[AgentSource::System(Source::Filefd)],
-            Source::Sockstat => &[AgentSource::System(Source::Sockstat)],
-            Source::Softnet => &[AgentSource::System(Source::Softnet)],
-            Source::Entropy => &[AgentSource::System(Source::Entropy)],
-            Source::Uname => &[AgentSource::System(Source::Uname)],
-            Source::Netstat => &[AgentSource::System(Source::Netstat)],
-            Source::Netclass => &[AgentSource::System(Source::Netclass)],
-            Source::Filesystem => &[AgentSource::System(Source::Filesystem)],
-            Source::Time => &[AgentSource::System(Source::Time)],
-            Source::Timex => &[AgentSource::System(Source::Timex)],
-            Source::Os => &[AgentSource::System(Source::Os)],
-            Source::Selinux => &[AgentSource::System(Source::Selinux)],
-            Source::Arp => &[AgentSource::System(Source::Arp)],
-            Source::UdpQueues => &[AgentSource::System(Source::UdpQueues)],
-            Source::Conntrack => &[AgentSource::System(Source::Conntrack)],
-            Source::Textfile => &[AgentSource::System(Source::Textfile)],
-            Source::Udev => &[AgentSource::System(Source::Udev)],
-            Source::Cpufreq => &[AgentSource::System(Source::Cpufreq)],
-            Source::ThermalZone => &[AgentSource::System(Source::ThermalZone)],
-            Source::Dmi => &[AgentSource::System(Source::Dmi)],
-            Source::Bonding => &[AgentSource::System(Source::Bonding)],
-            Source::Mdstat => &[AgentSource::System(Source::Mdstat)],
-            Source::Hwmon => &[AgentSource::System(Source::Hwmon)],
-            Source::Numa => &[AgentSource::System(Source::Numa)],
-            Source::Buddyinfo => &[AgentSource::System(Source::Buddyinfo)],
-            Source::Zoneinfo => &[AgentSource::System(Source::Zoneinfo)],
-            Source::Slabinfo => &[AgentSource::System(Source::Slabinfo)],
-            Source::Ksm => &[AgentSource::System(Source::Ksm)],
-            Source::KernelHung => &[AgentSource::System(Source::KernelHung)],
-            Source::TaskLimits => &[AgentSource::System(Source::TaskLimits)],
-            Source::PowerSupply => &[AgentSource::System(Source::PowerSupply)],
-            Source::Nvme => &[AgentSource::System(Source::Nvme)],
-            Source::Watchdog => &[AgentSource::System(Source::Watchdog)],
-            Source::Rapl => &[AgentSource::System(Source::Rapl)],
-            Source::Edac => &[AgentSource::System(Source::Edac)],
-            Source::Tape => &[AgentSource::System(Source::Tape)],
-            Source::FcHost => &[AgentSource::System(Source::FcHost)],
-            Source::Infiniband => &[AgentSource::System(Source::Infiniband)],
-            Source::Xfs => &[AgentSource::System(Source::Xfs)],
-            Source::Btrfs => &[AgentSource::System(Source::Btrfs)],
-            Source::Nfs => &[AgentSource::System(Source::Nfs)],
-            Source::Nfsd => &[AgentSource::System(Source::Nfsd)],
-            Source::Ipvs => &[AgentSource::System(Source::Ipvs)],
-            Source::Zfs => &[AgentSource::System(Source::Zfs)],
-            Source::Bcache => &[AgentSource::System(Source::Bcache)],
-            // Evaluated at compile time: a source without an arm stops the build.
-            _ => panic!("a collector of one source needs an arm here"),
-        },
-        optional: &[],
-    }
+/// The collectors, from the source registry's `serves` and `helps`
+/// columns, in the order the registry first names them; `processes` also
+/// needs the process table. `node_scrape_collector_*{collector}` are
+/// reported per entry.
+pub(super) fn collectors() -> &'static [Collector] {
+    static TABLE: std::sync::OnceLock<Vec<Collector>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut out: Vec<Collector> = Vec::new();
+        let mut entry = |name: &'static str| {
+            if let Some(i) = out.iter().position(|c| c.name == name) {
+                return i;
+            }
+            out.push(Collector {
+                name,
+                required: if name == "processes" {
+                    vec![AgentSource::Processes]
+                } else {
+                    Vec::new()
+                },
+                optional: Vec::new(),
+            });
+            out.len() - 1
+        };
+        let mut rows = Vec::new();
+        for s in Source::ALL {
+            for &name in s.info().serves {
+                rows.push((entry(name), true, s));
+            }
+            for &name in s.info().helps {
+                rows.push((entry(name), false, s));
+            }
+        }
+        for (i, needed, s) in rows {
+            let c = &mut out[i];
+            if needed {
+                c.required.push(AgentSource::System(s));
+            } else {
+                c.optional.push(AgentSource::System(s));
+            }
+        }
+        out
+    })
 }
-
-/// `node_scrape_collector_*{collector}` are reported per entry.
-pub(super) const COLLECTORS: &[Collector] = &[
-    one("cpu", Source::Stat),
-    one("stat", Source::Stat),
-    one("interrupts", Source::Interrupts),
-    one("softirqs", Source::Softirqs),
-    one("meminfo", Source::Meminfo),
-    one("vmstat", Source::Vmstat),
-    one("loadavg", Source::Loadavg),
-    Collector {
-        name: "pressure",
-        required: &[
-            AgentSource::System(Source::PressureCpu),
-            AgentSource::System(Source::PressureMemory),
-            AgentSource::System(Source::PressureIo),
-        ],
-        // CONFIG_IRQ_TIME_ACCOUNTING only.
-        optional: &[AgentSource::System(Source::PressureIrq)],
-    },
-    Collector {
-        name: "diskstats",
-        required: &[AgentSource::System(Source::Diskstats)],
-        // udev's database gives node_disk_info its labels where there is one.
-        optional: &[AgentSource::System(Source::Udev)],
-    },
-    one("netdev", Source::NetDev),
-    one("schedstat", Source::Schedstat),
-    one("filefd", Source::Filefd),
-    Collector {
-        name: "sockstat",
-        required: &[AgentSource::System(Source::Sockstat)],
-        // Without IPv6 there is no sockstat6.
-        optional: &[AgentSource::System(Source::Sockstat6)],
-    },
-    one("netstat", Source::Netstat),
-    one("softnet", Source::Softnet),
-    one("entropy", Source::Entropy),
-    one("uname", Source::Uname),
-    one("netclass", Source::Netclass),
-    one("filesystem", Source::Filesystem),
-    one("time", Source::Time),
-    one("timex", Source::Timex),
-    one("os", Source::Os),
-    one("selinux", Source::Selinux),
-    one("arp", Source::Arp),
-    one("udp_queues", Source::UdpQueues),
-    one("conntrack", Source::Conntrack),
-    one("textfile", Source::Textfile),
-    one("cpufreq", Source::Cpufreq),
-    one("thermal_zone", Source::ThermalZone),
-    one("dmi", Source::Dmi),
-    one("bonding", Source::Bonding),
-    one("mdadm", Source::Mdstat),
-    one("hwmon", Source::Hwmon),
-    one("meminfo_numa", Source::Numa),
-    one("buddyinfo", Source::Buddyinfo),
-    one("zoneinfo", Source::Zoneinfo),
-    one("slabinfo", Source::Slabinfo),
-    one("ksmd", Source::Ksm),
-    one("kernel_hung", Source::KernelHung),
-    one("powersupplyclass", Source::PowerSupply),
-    one("nvme", Source::Nvme),
-    one("watchdog", Source::Watchdog),
-    one("rapl", Source::Rapl),
-    one("edac", Source::Edac),
-    one("tapestats", Source::Tape),
-    one("fibrechannel", Source::FcHost),
-    one("infiniband", Source::Infiniband),
-    one("xfs", Source::Xfs),
-    one("btrfs", Source::Btrfs),
-    one("nfs", Source::Nfs),
-    one("nfsd", Source::Nfsd),
-    one("ipvs", Source::Ipvs),
-    one("zfs", Source::Zfs),
-    one("bcache", Source::Bcache),
-    Collector {
-        name: "processes",
-        required: &[
-            AgentSource::Processes,
-            AgentSource::System(Source::TaskLimits),
-        ],
-        optional: &[],
-    },
-];
 
 /// The sources behind node_exporter collector `name` (`--collector.NAME`),
 /// or behind one of the agent's own source keys; `None` for neither.
 pub fn collector_sources(name: &str) -> Option<Vec<AgentSource>> {
-    if let Some(c) = COLLECTORS.iter().find(|c| c.name == name) {
-        return Some(c.required.iter().chain(c.optional).copied().collect());
+    if let Some(c) = collectors().iter().find(|c| c.name == name) {
+        return Some(c.required.iter().chain(&c.optional).copied().collect());
     }
     AgentSource::from_key(name).map(|s| vec![s])
 }
 
 /// The node_exporter collectors the agent stands in for, comma-separated.
 pub fn collector_names() -> String {
-    COLLECTORS
+    collectors()
         .iter()
         .map(|c| c.name)
         .collect::<Vec<_>>()
@@ -598,7 +492,7 @@ mod tests {
 
 #[cfg(test)]
 mod collectors_doc {
-    use super::{COLLECTORS, NOT_HERE, collector_sources};
+    use super::{NOT_HERE, collector_sources, collectors};
 
     /// docs/metrics.md names every node_exporter collector the agent lacks.
     #[test]
@@ -612,7 +506,7 @@ mod collectors_doc {
         for (name, why) in NOT_HERE {
             assert!(section.contains(name), "{name} ({why}) not named");
             assert!(
-                COLLECTORS.iter().all(|c| c.name != *name),
+                collectors().iter().all(|c| c.name != *name),
                 "{name} is both here and not"
             );
         }
@@ -620,7 +514,7 @@ mod collectors_doc {
 
     #[test]
     fn every_collector_has_sources() {
-        for c in COLLECTORS {
+        for c in collectors() {
             assert!(!collector_sources(c.name).unwrap().is_empty(), "{}", c.name);
         }
         assert_eq!(collector_sources("net_dev").unwrap().len(), 1);

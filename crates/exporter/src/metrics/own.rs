@@ -6,7 +6,7 @@ use agent::config::AgentSource;
 use model::units::ns_to_secs;
 
 use super::Context;
-use super::compat::COLLECTORS;
+use super::compat::collectors as node_collectors;
 use super::families::*;
 use super::out::{Fmt, Out, counter_l, gauge_l, one, sample_l};
 
@@ -213,9 +213,10 @@ fn collectors(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
     };
     let scheduled =
         |s: &AgentSource| st.stats[s.index()].scheduled && ctx.config.source(*s).enabled;
-    let mut rows = Vec::with_capacity(COLLECTORS.len());
-    for c in COLLECTORS {
-        let all = c.required.iter().chain(c.optional);
+    let table = node_collectors();
+    let mut rows = Vec::with_capacity(table.len());
+    for c in table {
+        let all = c.required.iter().chain(&c.optional);
         let secs: u64 = all
             .clone()
             .filter(|s| scheduled(s))
