@@ -31,7 +31,8 @@ use std::time::Duration;
 
 use procfs::Source;
 
-use crate::config::AgentSource;
+use crate::config::{AgentSource, Config};
+use crate::state::SourceStats;
 
 /// How much more than their smoothed cost a decision leaves room for: a
 /// slowed source's share holds half again its cost, and a restore needs
@@ -446,6 +447,56 @@ impl ReadBucket {
     }
 }
 
+/// An interval the overhead budget changed, and the source's.
+pub struct SourceChange {
+    pub source: AgentSource,
+    pub change: Change,
+}
+
+/// Decides every scheduled source's interval under the overhead budget
+/// from its cost at the interval in force ([`plan`]), writing the new
+/// intervals and tracks into `stats`; returns what changed.
+pub fn rebudget(stats: &mut [SourceStats], config: &Config, now_mono_ns: u64) -> Vec<SourceChange> {
+    if config.overhead_budget_pct <= 0.0 {
+        return Vec::new();
+    }
+    let sources: Vec<AgentSource> = AgentSource::ALL
+        .into_iter()
+        .filter(|s| stats[s.index()].scheduled)
+        .collect();
+    let mut entries: Vec<Entry> = sources
+        .iter()
+        .map(|&s| {
+            let st = &stats[s.index()];
+            let c = config.source(s);
+            Entry {
+                weight: weight(s),
+                base: c.interval,
+                max_age: c.max_age,
+                interval: st.interval,
+                track: st.budget,
+            }
+        })
+        .collect();
+    let changes = plan(
+        budget_ns_per_s(config.overhead_budget_pct),
+        &mut entries,
+        now_mono_ns,
+    );
+    for (s, e) in sources.iter().zip(&entries) {
+        let st = &mut stats[s.index()];
+        st.interval = e.interval;
+        st.budget = e.track;
+    }
+    changes
+        .into_iter()
+        .map(|c| SourceChange {
+            source: sources[c.index],
+            change: c,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,6 +554,45 @@ mod tests {
         plan(BUDGET, &mut e, SEC);
         assert_eq!((e[0].interval, e[1].interval), (S, 2 * S));
         e
+    }
+
+    /// The agent's step: only scheduled sources are planned, from their
+    /// configured intervals; the new interval and track are written back.
+    #[test]
+    fn rebudget_slows_the_scheduled_source_over_its_share() {
+        use crate::state::SourceStats;
+        let config = Config {
+            overhead_budget_pct: 1.0,
+            ..Config::default()
+        };
+        let mut stats = [SourceStats::default(); crate::config::SOURCE_COUNT];
+        let stat = AgentSource::System(Source::Stat);
+        let meminfo = AgentSource::System(Source::Meminfo);
+        for (s, cost_ns) in [(stat, 30e6), (meminfo, 1e3)] {
+            let st = &mut stats[s.index()];
+            st.scheduled = true;
+            st.interval = config.source(s).interval;
+            st.budget.cost_ns = cost_ns;
+            st.budget.reads = 2;
+        }
+        // Not scheduled: never planned, however dear.
+        let loadavg = AgentSource::System(Source::Loadavg);
+        stats[loadavg.index()].budget.cost_ns = 1e9;
+        let changes = rebudget(&mut stats, &config, SEC);
+        let slowed: Vec<_> = changes.iter().map(|c| c.source).collect();
+        assert_eq!(slowed, vec![stat]);
+        assert!(stats[stat.index()].interval > config.source(stat).interval);
+        assert_eq!(
+            stats[meminfo.index()].interval,
+            config.source(meminfo).interval
+        );
+        assert_eq!(stats[loadavg.index()].interval, Duration::ZERO);
+        // No budget: no decision.
+        let off = Config {
+            overhead_budget_pct: 0.0,
+            ..config
+        };
+        assert!(rebudget(&mut stats, &off, 2 * SEC).is_empty());
     }
 
     #[test]

@@ -399,7 +399,7 @@ impl Agent {
                 self.charge(st, &config, committed);
             }
             let changes = if self.started && committed & !demand != 0 {
-                rebudget(st, &config)
+                budget::rebudget(&mut st.stats, &config, mono_ns())
             } else {
                 Vec::new()
             };
@@ -777,10 +777,10 @@ impl Agent {
     /// at an interval now final, [`budget::Track::is_final`]), so that the
     /// steps of one slow (its cost often rises as it is read less often:
     /// colder caches) make one line, from the first interval to the last.
-    fn reschedule(&mut self, config: &Config, changes: Vec<Change>, settled: Mask) {
+    fn reschedule(&mut self, config: &Config, changes: Vec<budget::SourceChange>, settled: Mask) {
         let now = self.anchor.now(mono_ns());
         let mut changed: Mask = 0;
-        for Change {
+        for budget::SourceChange {
             source: s,
             change: c,
         } in changes
@@ -973,56 +973,6 @@ fn say(config: &Config, s: AgentSource, from: Duration, c: &budget::Change) {
         src.max_age,
         config.overhead_budget_pct,
     ));
-}
-
-/// An interval the overhead budget changed.
-struct Change {
-    source: AgentSource,
-    change: budget::Change,
-}
-
-/// Decides every scheduled source's interval under the overhead budget
-/// from its cost at the interval in force ([`budget::plan`]); returns what
-/// changed.
-fn rebudget(st: &mut State, config: &Config) -> Vec<Change> {
-    if config.overhead_budget_pct <= 0.0 {
-        return Vec::new();
-    }
-    let sources: Vec<AgentSource> = AgentSource::ALL
-        .into_iter()
-        .filter(|s| st.stats[s.index()].scheduled)
-        .collect();
-    let mut entries: Vec<budget::Entry> = sources
-        .iter()
-        .map(|&s| {
-            let stats = &st.stats[s.index()];
-            let c = config.source(s);
-            budget::Entry {
-                weight: budget::weight(s),
-                base: c.interval,
-                max_age: c.max_age,
-                interval: stats.interval,
-                track: stats.budget,
-            }
-        })
-        .collect();
-    let changes = budget::plan(
-        budget::budget_ns_per_s(config.overhead_budget_pct),
-        &mut entries,
-        mono_ns(),
-    );
-    for (s, e) in sources.iter().zip(&entries) {
-        let stats = &mut st.stats[s.index()];
-        stats.interval = e.interval;
-        stats.budget = e.track;
-    }
-    changes
-        .into_iter()
-        .map(|c| Change {
-            source: sources[c.index],
-            change: c,
-        })
-        .collect()
 }
 
 fn keys(mask: Mask) -> String {

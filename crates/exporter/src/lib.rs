@@ -4,6 +4,7 @@
 //! unless it asks, with `max_age_ms`, for data younger than what there is.
 
 pub mod http;
+pub mod http_stats;
 pub mod json;
 pub mod metrics;
 pub mod web_config;

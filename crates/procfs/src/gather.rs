@@ -147,7 +147,7 @@ impl Gatherer {
         }
         let n = self.scratch.len();
         if n > max {
-            return Err(std::io::Error::other(crate::reader::TooLarge));
+            return Err(std::io::Error::other(crate::file_io::TooLarge));
         }
         if buf.len() < n {
             buf.resize(n, 0);
@@ -816,7 +816,7 @@ impl Gatherer {
     }
 }
 
-use crate::reader::open_nonblocking as open;
+use crate::file_io::open_nonblocking as open;
 
 /// A whole file of at most `cap` bytes (the rest is not read), opened
 /// non-blocking as every file below a root is: a FIFO planted there reads

@@ -17,6 +17,7 @@
 mod cpu_table;
 mod cursor;
 mod error;
+mod file_io;
 mod gather;
 mod key_values;
 mod name;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cpu::{self, CpuList, CpuPlace, Topology};
 use crate::error::{Error, ParseError, Result};
+use crate::file_io::{TooLarge, open_nonblocking, too_large_or_io};
 use crate::gather::{self, GatherOptions, Gatherer};
 use crate::limits::DEFAULT_MAX_FILE_BYTES;
 use crate::source::Source;
@@ -340,38 +341,6 @@ impl Reader {
             .collect();
         CpuList::new(ids)
     }
-}
-
-/// Marker error for a file above the size limit.
-#[derive(Debug)]
-pub(crate) struct TooLarge;
-impl std::fmt::Display for TooLarge {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("file too large")
-    }
-}
-impl std::error::Error for TooLarge {}
-
-pub(crate) fn too_large_or_io(path: &Path, e: std::io::Error, limit: usize) -> Error {
-    if e.get_ref().is_some_and(|inner| inner.is::<TooLarge>()) {
-        Error::TooLarge {
-            path: path.to_path_buf(),
-            limit,
-        }
-    } else {
-        Error::from_io(path, e)
-    }
-}
-
-/// Opens for reading without blocking: a FIFO planted in a tree given as a
-/// root reads as empty instead of hanging the reader (kernel files ignore
-/// the flag).
-pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
 }
 
 /// The files `parts` below `root` one after another into `buf`, each ending

@@ -326,8 +326,12 @@ impl Reader {
                 }
                 Err(e) => (
                     SourceStatus::Failed(
-                        crate::reader::too_large_or_io(self.path(source), e, self.max_file_bytes())
-                            .to_string(),
+                        crate::file_io::too_large_or_io(
+                            self.path(source),
+                            e,
+                            self.max_file_bytes(),
+                        )
+                        .to_string(),
                     ),
                     SourceCost::default(),
                 ),

@@ -28,7 +28,7 @@ mod routes;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use agent::Shared;
@@ -51,36 +51,11 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// A TLS handshake must be complete within this.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub use crate::http_stats::HttpStats;
+
 /// Connections by default, when the descriptor limit allows.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
-
-/// The server's connection figures, exported as `quietstat_http_*`.
-#[derive(Debug, Default)]
-pub struct HttpStats {
-    pub open: AtomicU64,
-    pub max: AtomicU64,
-    pub evicted: AtomicU64,
-    pub refused: AtomicU64,
-    pub accept_errors: AtomicU64,
-    /// Requests not answered: their client was gone before the answer was
-    /// made.
-    pub abandoned: AtomicU64,
-    /// Requests answered, by status code (counted once the answer is made).
-    pub answered: std::sync::Mutex<std::collections::BTreeMap<u16, u64>>,
-}
-
-impl HttpStats {
-    fn count_answer(&self, code: u16) {
-        let mut a = self.answered.lock().unwrap_or_else(|e| e.into_inner());
-        *a.entry(code).or_default() += 1;
-    }
-
-    /// Requests answered so far, by status code.
-    pub fn answered(&self) -> Vec<(u16, u64)> {
-        let a = self.answered.lock().unwrap_or_else(|e| e.into_inner());
-        a.iter().map(|(c, n)| (*c, *n)).collect()
-    }
-}
 
 /// How the server behaves beyond its routes.
 pub struct Options {

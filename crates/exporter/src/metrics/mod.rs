@@ -22,7 +22,7 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::registry::Registry;
 
-use crate::http::HttpStats;
+use crate::http_stats::HttpStats;
 
 mod class;
 mod compat;
