@@ -65,7 +65,7 @@ fn kill_9_at_random_moments_loses_at_most_the_sample_being_taken() {
     }
     // A clean start and stop writes what the last kill left in the journal.
     let a = recorder(&store, &shm, "15s", "");
-    std::thread::sleep(Duration::from_millis(300));
+    assert!(recording_becomes(&a, 1.0, Duration::from_secs(20)));
     let log = stop(a);
     assert!(!log.iter().any(|l| l.contains("damaged")), "{log:#?}");
     let times = stat_times(&store);
@@ -99,9 +99,10 @@ fn kill_9_at_random_moments_loses_at_most_the_sample_being_taken() {
     assert!(!h.gaps(0, u64::MAX).unwrap().is_empty());
 }
 
-fn record_a_while(store: &Path, shm: &Path, secs: u64) -> Vec<String> {
+/// Runs a recording agent for `reads` reads of stat (one a second).
+fn record_a_while(store: &Path, shm: &Path, reads: u32) -> Vec<String> {
     let a = recorder(store, shm, "200ms", "");
-    std::thread::sleep(Duration::from_secs(secs));
+    after_reads(&a, "stat", reads);
     stop(a)
 }
 
@@ -410,7 +411,7 @@ fn exits_recorded(backend: &str) {
     let (_d, store, shm) = dirs();
     let cfg = "[store]\nflush_interval = \"200ms\"\nprocess_interval = \"1s\"\n[sources.processes]\ninterval = \"1s\"\n";
     let a = recording_agent(&store, &shm, cfg, backend, |_| {});
-    std::thread::sleep(Duration::from_millis(1500));
+    after_reads(&a, "processes", 1);
     // One exits with 3; one is killed; one pid used twice.
     let three = std::process::Command::new("sh")
         .args(["-c", "sleep 1.5; exit 3"])
@@ -421,7 +422,8 @@ fn exits_recorded(backend: &str) {
         .spawn()
         .unwrap();
     let (p3, pk) = (three.id(), killed.id());
-    std::thread::sleep(Duration::from_millis(1200));
+    // A table read begun after both started: each has its identity row.
+    after_reads(&a, "processes", 2);
     killed.kill().unwrap();
     killed.wait().unwrap();
     let mut three = three;
@@ -445,7 +447,8 @@ fn exits_recorded(backend: &str) {
     }
     let mut reused = reused.expect("pid reuse");
     reused.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // A table read begun after the last exit has taken every exit.
+    after_reads(&a, "processes", 2);
     stop(a);
     let v = report_json(&store, &["--from", "-5m", "--source", "exits"]);
     let exits = v["sections"]["exits"]["rows"].as_array().unwrap();
@@ -529,14 +532,14 @@ fn a_kill_leaves_the_journal_and_a_clean_stop_removes_it() {
 fn kill_then_stop(store: &Path, shm: &Path, journal: &Path) {
     let started = now_ms();
     let mut a = recorder(store, shm, "15s", "");
-    std::thread::sleep(Duration::from_millis(1500));
+    after_reads(&a, "stat", 2);
     let killed = now_ms();
     a.proc.signal(libc::SIGKILL);
     assert!(a.proc.wait(Duration::from_secs(10)).is_some());
     assert!(journal.is_file(), "a kill leaves the journal");
 
     let a = recorder(store, shm, "15s", "");
-    std::thread::sleep(Duration::from_millis(300));
+    assert!(recording_becomes(&a, 1.0, Duration::from_secs(20)));
     let log = stop(a);
     assert!(!journal.exists(), "a clean stop removes it: {log:#?}");
     let times = stat_times(store);
@@ -635,7 +638,7 @@ fn after_a_kill_report_shows_every_sample_up_to_it_without_a_restart() {
     // Flushes at multiples of 5 minutes: the journal nearly always holds
     // every sample of the run (whatever it holds is checked below).
     let mut a = recorder(&store, &shm, "300s", "");
-    std::thread::sleep(Duration::from_millis(4500));
+    after_reads(&a, "stat", 4);
     let killed = now_ms();
     a.proc.signal(libc::SIGKILL);
     assert!(a.proc.wait(Duration::from_secs(10)).is_some());
@@ -683,7 +686,7 @@ fn after_a_kill_report_shows_every_sample_up_to_it_without_a_restart() {
     assert_eq!(listed, snap.records().next().is_some(), "{rows:#?}");
     // The next start writes the tail once: the same samples, no more.
     let a = recorder(&store, &shm, "15s", "");
-    std::thread::sleep(Duration::from_millis(300));
+    assert!(recording_becomes(&a, 1.0, Duration::from_secs(20)));
     stop(a);
     let after = stat_times(&store);
     let kept: Vec<u64> = after.iter().copied().filter(|t| *t <= killed).collect();
@@ -698,7 +701,7 @@ fn orphan_journals_are_removed_and_a_live_stores_journal_is_left() {
     let shared = tempfile::tempdir_in("/dev/shm").unwrap();
     let jcfg = |n: &str| format!("journal = \"{}\"", shared.path().join(n).display());
     let kill = |mut a: Agent| {
-        std::thread::sleep(Duration::from_millis(1200));
+        after_reads(&a, "stat", 1);
         a.proc.signal(libc::SIGKILL);
         assert!(a.proc.wait(Duration::from_secs(10)).is_some());
     };

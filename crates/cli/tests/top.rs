@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::agent::{Proc, agent};
+use common::store::after_reads;
 use common::{BIN, assert_ok, run, wait_for};
 use sys::child::Guard;
 
@@ -262,7 +263,15 @@ fn top_quits_when_its_terminal_goes_away() {
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         String::from_utf8_lossy(&cmdline).contains("top")
     }));
-    std::thread::sleep(Duration::from_secs(1));
+    // Drawing: past its start.
+    let drawn = wait_for(Duration::from_secs(20), || {
+        let out = Command::new("tmux")
+            .args(["-L", &t.socket, "capture-pane", "-p", "-t", "top"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).contains("LIVE own")
+    });
+    assert!(drawn, "top never drew its screen");
     drop(t);
     assert!(
         wait_for(Duration::from_secs(10), || !alive()),
@@ -289,7 +298,8 @@ fn top_without_an_agent_samples_here_and_says_how() {
     t.expect("top quit", |s| s.contains("TOP-EXITED 0"));
 }
 
-/// Records about 6 s with an agent started here, then stops it.
+/// Records with an agent started here until a process has exited and four
+/// more process tables were read, then stops it.
 fn record_store(dir: &Path) {
     let cfg = "[store]\nflush_interval = \"300ms\"\nprocess_interval = \"1s\"\n[sources.processes]\ninterval = \"1s\"\n";
     let mut a = agent(cfg, &["--store", dir.to_str().unwrap()]);
@@ -297,8 +307,8 @@ fn record_store(dir: &Path) {
         .args(["-c", "sleep 2; exit 7"])
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_secs(6));
     assert_eq!(quitter.wait().unwrap().code(), Some(7));
+    after_reads(&a, "processes", 4);
     a.proc.signal(libc::SIGTERM);
     assert!(a.proc.wait(Duration::from_secs(20)).is_some());
 }
@@ -423,7 +433,7 @@ fn ps_from_the_agent_agrees_with_ps_from_bpf() {
     let shm = shm_owned.as_str();
     let fields = "pid,ppid,comm,start,nice,priority,threads,uid";
     // The agent's table taken after the sleepers started.
-    std::thread::sleep(Duration::from_millis(1500));
+    after_reads(&a, "processes", 2);
     let from_agent = ps_rows(&[
         "ps",
         "--backend",

@@ -98,6 +98,28 @@ pub fn metric(a: &Agent, name: &str) -> Option<f64> {
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
 }
 
+/// `quietstat_source_reads_total` of `source` (0 before the first).
+pub fn reads(a: &Agent, source: &str) -> f64 {
+    let series = format!("quietstat_source_reads_total{{source=\"{source}\"}} ");
+    get(a.addr, "/metrics", None)
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix(series.as_str())?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Waits until the agent has read `source` `n` more times than it had
+/// when called: a test waits on the agent's own count, not on the clock
+/// (a minute at most, then fails).
+pub fn after_reads(a: &Agent, source: &str, n: u32) {
+    let from = reads(a, source);
+    assert!(
+        super::wait_for(Duration::from_secs(60), || reads(a, source)
+            >= from + f64::from(n)),
+        "{source}: fewer than {n} reads in a minute"
+    );
+}
+
 pub fn mount_tmpfs(dir: &Path, opts: &str) -> bool {
     std::process::Command::new("mount")
         .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
