@@ -26,7 +26,7 @@ pub enum AgentSource {
 pub const SOURCE_COUNT: usize = Source::COUNT + 1;
 
 /// A set of sources, one bit each ([`AgentSource::bit`]).
-pub type Mask = u64;
+pub type Mask = u128;
 const _: () = assert!(
     SOURCE_COUNT <= Mask::BITS as usize,
     "a source without a bit"

@@ -23,6 +23,7 @@ fn stat_json_snapshot_of_a_fixture() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["sample"]["stat"]["cpus"].as_array().unwrap().len(), 256);
     assert_eq!(v["topology"]["isolated"], "8-15");
+    assert_eq!(v["sample"]["cpu_isolated"], "8-15");
     assert_eq!(
         v["sample"]["interrupts"]["rows"].as_array().unwrap().len(),
         3014

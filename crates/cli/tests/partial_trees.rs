@@ -119,6 +119,34 @@ fn agent_runs_on(t: &fixtures::Tree, what: &str, down: Option<(&str, &str)>) -> 
     a.early
 }
 
+/// node_exporter's `node_cpu_isolated`: 1 for each CPU the tree isolates,
+/// none for the others.
+#[test]
+fn the_agent_marks_a_trees_isolated_cpus() {
+    let (p, s) = fixtures::roots("cpu256-irq3000");
+    let (p, s) = (p.display().to_string(), s.display().to_string());
+    let a = agent(
+        "",
+        &["--backend", "procfs", "--proc-root", &p, "--sys-root", &s],
+    );
+    let body = get(a.addr, "/metrics", None).body;
+    let marked: Vec<(u32, f64)> = body
+        .lines()
+        .filter_map(|l| {
+            let (cpu, v) = l
+                .strip_prefix("node_cpu_isolated{cpu=\"")?
+                .split_once("\"} ")?;
+            Some((cpu.parse().ok()?, v.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(
+        marked,
+        (8..16).map(|c| (c, 1.0)).collect::<Vec<_>>(),
+        "{body}"
+    );
+    assert!(body.contains("# TYPE node_cpu_isolated gauge"), "{body}");
+}
+
 #[test]
 fn every_file_of_a_tree_removed_in_turn_leaves_stat_and_the_agent_running() {
     let files = files();

@@ -25,6 +25,15 @@ impl From<CpuList> for String {
 
 const CPULIST_FORMAT: &str = "a cpulist such as 0-3,8,10-11 (CPU numbers below 65536)";
 
+/// Parses a sysfs cpulist file (`/sys/devices/system/cpu/isolated`) into
+/// `out`.
+pub fn parse_list_into(buf: &[u8], out: &mut CpuList) -> Result<(), ParseError> {
+    let text = std::str::from_utf8(buf)
+        .map_err(|_| ParseError::new(1, "cpulist", ParseErrorKind::Invalid, CPULIST_FORMAT))?;
+    *out = CpuList::parse(text)?;
+    Ok(())
+}
+
 impl CpuList {
     pub fn new(mut cpus: Vec<u32>) -> Self {
         cpus.sort_unstable();

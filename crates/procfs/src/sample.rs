@@ -12,6 +12,7 @@ use serde::ser::SerializeMap;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::class::{self, ClassDevice};
+use crate::cpu::CpuList;
 use crate::cpuinfo::CpuInfo;
 use crate::diskstats::DiskStat;
 use crate::entropy::Entropy;
@@ -149,6 +150,9 @@ pub struct SystemSample {
     pub ipvs: Ipvs,
     /// ZFS's kstats and pools.
     pub zfs: Zfs,
+    /// /sys/devices/system/cpu/isolated: CPUs isolated from the scheduler's
+    /// domains.
+    pub cpu_isolated: CpuList,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
 }
@@ -205,6 +209,7 @@ impl Default for SystemSample {
             nfsd: RpcStats::default(),
             ipvs: Ipvs::default(),
             zfs: Zfs::default(),
+            cpu_isolated: CpuList::default(),
             status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
         }

@@ -20,7 +20,7 @@ use crate::error::ParseError;
 use crate::pressure::Resource;
 use crate::sample::{SourceData, SystemSample};
 use crate::{
-    class, cpuinfo, diskstats, entropy, filefd, filesystem, hardware, hwmon, interrupts, ipvs,
+    class, cpu, cpuinfo, diskstats, entropy, filefd, filesystem, hardware, hwmon, interrupts, ipvs,
     loadavg, mdstat, meminfo, mm, net_dev, netclass, netmisc, netstat, numa, os_release, pressure,
     rpc, schedstat, selinux, sockstat, softirqs, softnet, stat, textfile, time, udev, uname,
     vmstat, zfs,
@@ -358,6 +358,10 @@ sources! {
     Bcache { name: "bcache", files: &[], slot: [class[10]], parse: class::parse_into,
         optional: true, every: PER_SCRAPE, opt_in: false, serves: ["bcache"], helps: [],
         recorded: false },
+    /// /sys/devices/system/cpu/isolated (gathered: a sysfs file).
+    CpuIsolated { name: "cpu_isolated", files: &[], slot: [cpu_isolated],
+        parse: cpu::parse_list_into, optional: true, every: NAMES, opt_in: false, serves: [],
+        helps: ["cpu"], recorded: false },
 }
 
 const fn recorded_count() -> usize {

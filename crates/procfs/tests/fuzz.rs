@@ -127,6 +127,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("@conntrack", |b| {
             procfs::netmisc::parse_conntrack(b).map(drop)
         }),
+        ("@cpu_isolated", |b| {
+            procfs::cpu::parse_list_into(b, &mut Default::default())
+        }),
         ("self/stat", |b| procfs::pid::parse_stat(b).map(drop)),
         ("self/status", |b| {
             procfs::pid::parse_status_ctxsw(b).map(drop)

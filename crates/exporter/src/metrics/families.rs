@@ -40,6 +40,7 @@ macro_rules! families {
 families! {
     NODE_CPU_SECONDS_TOTAL "node_cpu_seconds_total" Counter ["cpu", "mode"] "stat" "Seconds the CPUs spent in each mode.";
     NODE_CPU_GUEST_SECONDS_TOTAL "node_cpu_guest_seconds_total" Counter ["cpu", "mode"] "stat" "Seconds the CPUs spent in guests (VMs) for each mode.";
+    NODE_CPU_ISOLATED "node_cpu_isolated" Gauge ["cpu"] "cpu_isolated" "Whether each core is isolated, information from /sys/devices/system/cpu/isolated.";
     NODE_INTR_TOTAL "node_intr_total" Counter [] "stat" "Total number of interrupts serviced.";
     NODE_CONTEXT_SWITCHES_TOTAL "node_context_switches_total" Counter [] "stat" "Total number of context switches.";
     NODE_FORKS_TOTAL "node_forks_total" Counter [] "stat" "Total number of forks.";

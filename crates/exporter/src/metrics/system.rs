@@ -54,6 +54,12 @@ pub(super) fn system(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
             }
         }
     }
+    if s.ok(Source::CpuIsolated) && !s.cpu_isolated.cpus().is_empty() {
+        let mut m = out.family(&NODE_CPU_ISOLATED)?;
+        for c in s.cpu_isolated.cpus() {
+            gauge_l(&mut m, &[("cpu", c.to_string().as_str())], 1.0)?;
+        }
+    }
     if s.ok(Source::Loadavg) {
         one(out, &NODE_LOAD1, s.loadavg.load1)?;
         one(out, &NODE_LOAD5, s.loadavg.load5)?;
