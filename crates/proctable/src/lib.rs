@@ -24,6 +24,7 @@ pub mod bpf;
 mod cmdline;
 pub mod cputime;
 pub mod dir;
+pub mod layout;
 mod error;
 mod fields;
 mod pool;

@@ -46,19 +46,19 @@ use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use procfs::pid::{Comm, CtxSwitches, PidIo};
+use procfs::pid::Comm;
 use proctable::{Exit, Fields, Proc};
 
 use crate::Error;
 
 pub const VIEW_MAGIC: [u8; 8] = *b"QSTATVEW";
-pub const VIEW_VERSION: u32 = 1;
+pub const VIEW_VERSION: u32 = 2;
 const HEADER: usize = 80;
 const SEQ: usize = 64;
 const KIND_SYSTEM: u32 = 1;
 const KIND_PROCS: u32 = 2;
 /// Words per process row.
-pub const PROC_WORDS: usize = 32;
+pub const PROC_WORDS: usize = proctable::layout::VIEW_WORDS;
 /// Words per exit row.
 pub const EXIT_WORDS: usize = 14;
 /// A body larger than this is refused (a table of about two million rows).
@@ -298,101 +298,17 @@ fn comm_from(w: &[u64]) -> Comm {
     Comm::new(&raw[..len])
 }
 
-const HAS_CGROUP: u64 = 1;
-const HAS_IO: u64 = 2;
-const HAS_CTXSW: u64 = 4;
-const HAS_UID: u64 = 8;
-
-/// One process row: [`PROC_WORDS`] words.
+/// One process row: [`PROC_WORDS`] words, laid out by
+/// [`proctable::layout`].
 pub fn put_proc(out: &mut Vec<u8>, p: &Proc) {
-    let io = p.io.unwrap_or_default();
-    let cs = p.ctxsw.unwrap_or_default();
-    let flags = p.cgroup_id.map_or(0, |_| HAS_CGROUP)
-        | p.io.map_or(0, |_| HAS_IO)
-        | p.ctxsw.map_or(0, |_| HAS_CTXSW)
-        | p.uid.map_or(0, |_| HAS_UID);
-    let [clen, c0, c1] = comm_words(&p.comm);
-    let words: [u64; PROC_WORDS] = [
-        u64::from(p.pid),
-        u64::from(p.tgid),
-        u64::from(p.ppid),
-        u64::from(p.state as u32),
-        p.start_ns,
-        p.start_ticks,
-        p.utime_ns,
-        p.stime_ns,
-        p.minflt,
-        p.majflt,
-        u64::from(p.num_threads),
-        p.rss_bytes,
-        p.vsize_bytes,
-        i64::from(p.nice) as u64,
-        i64::from(p.priority) as u64,
-        u64::from(p.policy) | u64::from(p.rt_priority) << 32,
-        u64::from(p.cpu),
-        flags,
-        p.cgroup_id.unwrap_or(0),
-        io.rchar,
-        io.wchar,
-        io.syscr,
-        io.syscw,
-        io.read_bytes,
-        io.write_bytes,
-        io.cancelled_write_bytes,
-        cs.voluntary,
-        cs.involuntary,
-        u64::from(p.uid.unwrap_or(0)) | p.exec << 32,
-        clen,
-        c0,
-        c1,
-    ];
-    for w in words {
+    for w in proctable::layout::put_view(p) {
         out.extend_from_slice(&w.to_le_bytes());
     }
 }
 
-/// The process row [`put_proc`] wrote, from its words. `exec` keeps its low
-/// 32 bits: it is compared for equality only.
+/// The process row [`put_proc`] wrote, from its words.
 pub fn get_proc(w: &[u64]) -> Proc {
-    let flags = w[17];
-    let has = |f: u64| flags & f != 0;
-    Proc {
-        pid: w[0] as u32,
-        tgid: w[1] as u32,
-        ppid: w[2] as u32,
-        comm: comm_from(&w[29..32]),
-        state: char::from_u32(w[3] as u32).unwrap_or('?'),
-        start_ns: w[4],
-        start_ticks: w[5],
-        utime_ns: w[6],
-        stime_ns: w[7],
-        minflt: w[8],
-        majflt: w[9],
-        num_threads: w[10] as u32,
-        rss_bytes: w[11],
-        vsize_bytes: w[12],
-        nice: w[13] as i64 as i32,
-        priority: w[14] as i64 as i32,
-        policy: w[15] as u32,
-        rt_priority: (w[15] >> 32) as u32,
-        cpu: w[16] as u32,
-        cgroup_id: has(HAS_CGROUP).then_some(w[18]),
-        io: has(HAS_IO).then_some(PidIo {
-            rchar: w[19],
-            wchar: w[20],
-            syscr: w[21],
-            syscw: w[22],
-            read_bytes: w[23],
-            write_bytes: w[24],
-            cancelled_write_bytes: w[25],
-        }),
-        ctxsw: has(HAS_CTXSW).then_some(CtxSwitches {
-            voluntary: w[26],
-            involuntary: w[27],
-        }),
-        uid: has(HAS_UID).then_some(w[28] as u32),
-        exec: w[28] >> 32,
-    }
+    proctable::layout::get_view(w)
 }
 
 /// One exit row: [`EXIT_WORDS`] words.
@@ -720,6 +636,7 @@ pub fn decode_system(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use procfs::pid::{CtxSwitches, PidIo};
 
     fn proc_row(i: u32) -> Proc {
         Proc {

@@ -6,17 +6,18 @@
 
 use std::collections::HashMap;
 
-use procfs::pid::{Comm, PidIo};
+use procfs::pid::Comm;
 use proctable::{Exit, Proc};
 
 use crate::codec::{get_delta, get_varint, put_delta, put_varint};
 
-/// The dynamic fields stored per process, in this order ([`values`]):
-/// user and system CPU time (ns), minor and major faults, threads,
-/// resident and virtual size (bytes), state letter, nice and priority
-/// (zigzag), storage read and write bytes (plus one; 0 when not read),
-/// parent pid.
-pub const NV: usize = 13;
+/// The dynamic fields stored per process: the words of
+/// [`proctable::layout`] with a stored place (user and system CPU time,
+/// faults, threads, sizes, state, nice and priority, storage bytes read and
+/// written, parent pid). Their places are this format's: a change needs a
+/// new format version.
+pub const NV: usize = proctable::layout::STORED_WORDS;
+const _: () = assert!(NV == 13, "the stored values are the format");
 /// In a mask: the values are absolute (a birth, or a keyframe's row).
 const NEW: u64 = 1 << NV;
 const ALL: u64 = (1 << NV) - 1;
@@ -33,66 +34,25 @@ pub struct Static {
     pub comm: Comm,
 }
 
-fn signed(v: i32) -> u64 {
-    crate::codec::zigzag(i64::from(v))
-}
-
-fn unsigned(v: u64) -> i32 {
-    crate::codec::unzigzag(v) as i32
-}
-
 pub fn values(p: &Proc) -> Values {
-    let io = |f: fn(&PidIo) -> u64| p.io.as_ref().map_or(0, |i| f(i).saturating_add(1));
-    [
-        p.utime_ns,
-        p.stime_ns,
-        p.minflt,
-        p.majflt,
-        u64::from(p.num_threads),
-        p.rss_bytes,
-        p.vsize_bytes,
-        u64::from(p.state as u32),
-        signed(p.nice),
-        signed(p.priority),
-        io(|i| i.read_bytes),
-        io(|i| i.write_bytes),
-        u64::from(p.ppid),
-    ]
+    proctable::layout::put_stored(p)
 }
 
 /// A process row rebuilt from its identity and stored values: the fields
 /// `model` derives from (those not stored are left at their defaults).
 pub fn rebuild(s: &Static, v: &Values) -> Proc {
-    let io = |x: u64| x.checked_sub(1);
-    Proc {
+    let mut p = Proc {
         pid: s.pid,
         tgid: s.pid,
-        ppid: v[12] as u32,
         comm: s.comm,
-        state: char::from_u32(v[7] as u32).unwrap_or('?'),
         start_ns: s.start_ns,
         start_ticks: s.start_ticks,
-        utime_ns: v[0],
-        stime_ns: v[1],
-        minflt: v[2],
-        majflt: v[3],
-        num_threads: v[4] as u32,
-        rss_bytes: v[5],
-        vsize_bytes: v[6],
-        nice: unsigned(v[8]),
-        priority: unsigned(v[9]),
         cgroup_id: s.cgroup_id,
         uid: s.uid,
-        io: match (io(v[10]), io(v[11])) {
-            (Some(r), Some(w)) => Some(PidIo {
-                read_bytes: r,
-                write_bytes: w,
-                ..Default::default()
-            }),
-            _ => None,
-        },
         ..Default::default()
-    }
+    };
+    proctable::layout::get_stored(&mut p, v);
+    p
 }
 
 fn put_u32(o: &mut Vec<u8>, v: u32) {
