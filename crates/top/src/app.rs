@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+use model::columns::{self, Column, NoExtra};
 use model::process::{ProcRate, rates};
 use model::system::SystemRates;
 use procfs::SystemSample;
@@ -14,107 +15,85 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use crate::feed::{Origin, Tick};
 use crate::names::{Cgroups, Users};
 
-/// A process-list column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Col {
-    Pid,
-    User,
-    State,
-    Pri,
-    Nice,
-    Cpu,
-    Mem,
-    Rss,
-    Read,
-    Write,
-    Threads,
-    Start,
-    Time,
-    Cgroup,
-    Command,
+/// What a process-list column is: one row of `cols!`.
+pub struct ColSpec {
+    pub title: &'static str,
+    /// Width on screen (the command takes what is left).
+    pub width: u16,
+    /// Dropped first when the terminal is narrow: higher goes first (0:
+    /// never).
+    pub drop_order: u8,
+    /// Larger values first when sorted on it.
+    pub desc: bool,
+    /// The process field it sorts on and, unless its cell is computed
+    /// (`draw::cell`), shows; `None`: a figure of `top`'s own (a rate, a
+    /// name, a percentage).
+    pub field: Option<&'static Column>,
+    /// An ended process shows `-` in it (its last value is not current).
+    pub live_only: bool,
+}
+
+macro_rules! cols {
+    ($($col:ident $title:literal $width:literal $drop:literal $desc:literal $field:expr, $live:literal;)*) => {
+        /// A process-list column.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Col {
+            $($col,)*
+        }
+
+        const SPECS: &[ColSpec] = &[$(ColSpec {
+            title: $title,
+            width: $width,
+            drop_order: $drop,
+            desc: $desc,
+            field: $field,
+            live_only: $live,
+        }),*];
+
+        impl Col {
+            /// In the order shown, left to right.
+            pub const ALL: &[Col] = &[$(Col::$col),*];
+        }
+    };
+}
+
+cols! {
+    Pid "PID" 7 0 false Some(&columns::PID), false;
+    User "USER" 8 0 false Some(&columns::UID), false;
+    State "S" 1 0 false Some(&columns::STATE), false;
+    Pri "PRI" 3 8 true Some(&columns::PRIORITY), true;
+    Nice "NI" 3 3 true Some(&columns::NICE), true;
+    Cpu "CPU%" 5 0 true None, false;
+    Mem "MEM%" 5 0 true Some(&columns::RSS_BYTES), false;
+    Rss "RSS" 6 2 true Some(&columns::RSS_BYTES), false;
+    Read "RD/s" 6 5 true None, false;
+    Write "WR/s" 6 5 true None, false;
+    Threads "THR" 4 6 true Some(&columns::THREADS), true;
+    Start "START" 5 7 true Some(&columns::START_TICKS), false;
+    Time "TIME+" 8 4 true None, false;
+    Cgroup "CGROUP" 24 9 false Some(&columns::CGROUP), false;
+    Command "COMMAND" 0 0 false None, false;
 }
 
 impl Col {
-    /// In the order shown, left to right.
-    pub const ALL: [Col; 15] = [
-        Col::Pid,
-        Col::User,
-        Col::State,
-        Col::Pri,
-        Col::Nice,
-        Col::Cpu,
-        Col::Mem,
-        Col::Rss,
-        Col::Read,
-        Col::Write,
-        Col::Threads,
-        Col::Start,
-        Col::Time,
-        Col::Cgroup,
-        Col::Command,
-    ];
+    pub fn spec(self) -> &'static ColSpec {
+        &SPECS[self as usize]
+    }
 
     pub fn title(self) -> &'static str {
-        match self {
-            Col::Pid => "PID",
-            Col::User => "USER",
-            Col::State => "S",
-            Col::Pri => "PRI",
-            Col::Nice => "NI",
-            Col::Cpu => "CPU%",
-            Col::Mem => "MEM%",
-            Col::Rss => "RSS",
-            Col::Read => "RD/s",
-            Col::Write => "WR/s",
-            Col::Threads => "THR",
-            Col::Start => "START",
-            Col::Time => "TIME+",
-            Col::Cgroup => "CGROUP",
-            Col::Command => "COMMAND",
-        }
+        self.spec().title
     }
 
-    /// Width on screen (the command takes what is left).
     pub fn width(self) -> u16 {
-        match self {
-            Col::Pid => 7,
-            Col::User => 8,
-            Col::State => 1,
-            Col::Pri => 3,
-            Col::Nice => 3,
-            Col::Cpu => 5,
-            Col::Mem => 5,
-            Col::Rss => 6,
-            Col::Read | Col::Write => 6,
-            Col::Threads => 4,
-            Col::Start => 5,
-            Col::Time => 8,
-            Col::Cgroup => 24,
-            Col::Command => 0,
-        }
+        self.spec().width
     }
 
-    /// Dropped first when the terminal is narrow: higher goes first.
     pub fn drop_order(self) -> u8 {
-        match self {
-            Col::Cgroup => 9,
-            Col::Pri => 8,
-            Col::Start => 7,
-            Col::Threads => 6,
-            Col::Read | Col::Write => 5,
-            Col::Time => 4,
-            Col::Nice => 3,
-            Col::Rss => 2,
-            _ => 0,
-        }
+        self.spec().drop_order
     }
 
-    /// Whether larger values come first when sorted on it.
     fn desc_by_default(self) -> bool {
-        !matches!(
-            self,
-            Col::Pid | Col::User | Col::Command | Col::Cgroup | Col::State
-        )
+        self.spec().desc
     }
 }
 
@@ -427,7 +406,7 @@ impl App {
         use std::cmp::Ordering;
         let f = |x: Option<f64>, y: Option<f64>| x.unwrap_or(-1.0).total_cmp(&y.unwrap_or(-1.0));
         let o = match self.sort {
-            Col::Pid => a.p.pid.cmp(&b.p.pid),
+            // By name, not by id.
             Col::User => {
                 let (ua, ub) = (a.p.uid.unwrap_or(u32::MAX), b.p.uid.unwrap_or(u32::MAX));
                 if ua == ub {
@@ -437,18 +416,17 @@ impl App {
                     na.as_str().cmp(self.users.name(ub))
                 }
             }
-            Col::State => a.p.state.cmp(&b.p.state),
-            Col::Pri => a.p.priority.cmp(&b.p.priority),
-            Col::Nice => a.p.nice.cmp(&b.p.nice),
             Col::Cpu => f(a.cpu, b.cpu),
-            Col::Mem | Col::Rss => a.p.rss_bytes.cmp(&b.p.rss_bytes),
             Col::Read => f(a.read, b.read),
             Col::Write => f(a.write, b.write),
-            Col::Threads => a.p.num_threads.cmp(&b.p.num_threads),
-            Col::Start => a.p.start_ticks.cmp(&b.p.start_ticks),
             Col::Time => (a.p.utime_ns + a.p.stime_ns).cmp(&(b.p.utime_ns + b.p.stime_ns)),
-            Col::Cgroup => a.p.cgroup_id.cmp(&b.p.cgroup_id),
             Col::Command => self.command(&a.p).cmp(&self.command(&b.p)),
+            c => match c.spec().field {
+                Some(field) => field
+                    .value(&a.p, &NoExtra)
+                    .compare(&field.value(&b.p, &NoExtra)),
+                None => Ordering::Equal,
+            },
         };
         let o = if self.desc { o.reverse() } else { o };
         o.then(a.p.pid.cmp(&b.p.pid))

@@ -8,6 +8,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
+use model::columns::{NoExtra, Value};
+
 use crate::app::{App, Col, Mark, Prompt};
 use crate::feed::Origin;
 
@@ -358,19 +360,17 @@ pub fn visible_columns(app: &App, width: u16) -> Vec<Col> {
     cols
 }
 
+/// A cell: the column's process field as `model` gives it, or a figure
+/// computed here (`ColSpec::field` says which).
 fn cell(app: &mut App, it: &crate::app::Item, c: Col) -> String {
     let p = &it.p;
     let absent = || "-".to_string();
-    let exited = matches!(it.mark, Mark::Exited(_));
+    if c.spec().live_only && matches!(it.mark, Mark::Exited(_)) {
+        return absent();
+    }
     match c {
-        Col::Pid => p.pid.to_string(),
         Col::User => p.uid.map_or_else(absent, |u| app.users.name(u).to_string()),
-        Col::State => p.state.to_string(),
-        Col::Pri if exited => absent(),
         Col::Pri if p.priority < 0 && p.policy != 0 => "RT".into(),
-        Col::Pri => (p.priority).to_string(),
-        Col::Nice if exited => absent(),
-        Col::Nice => p.nice.to_string(),
         Col::Cpu => it.cpu.map_or_else(absent, |v| format!("{v:.1}")),
         Col::Mem => app
             .mem_pct(p.rss_bytes)
@@ -378,8 +378,6 @@ fn cell(app: &mut App, it: &crate::app::Item, c: Col) -> String {
         Col::Rss => bytes(p.rss_bytes as f64),
         Col::Read => it.read.map_or_else(absent, bytes),
         Col::Write => it.write.map_or_else(absent, bytes),
-        Col::Threads if exited => absent(),
-        Col::Threads => p.num_threads.to_string(),
         Col::Start => start_time(app, p.start_ticks),
         Col::Time => {
             let cs = (p.utime_ns + p.stime_ns) / 10_000_000;
@@ -409,6 +407,10 @@ fn cell(app: &mut App, it: &crate::app::Item, c: Col) -> String {
             }
             s
         }
+        c => match c.spec().field.map(|f| f.value(p, &NoExtra)) {
+            Some(v) if v != Value::Absent => v.to_string(),
+            _ => absent(),
+        },
     }
 }
 
