@@ -135,6 +135,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::pid::parse_status_ctxsw(b).map(drop)
         }),
         ("self/io", |b| procfs::pid::parse_io(b).map(drop)),
+        ("self/oom_score_adj", |b| {
+            procfs::pid::parse_oom_score_adj(b).map(drop)
+        }),
         ("self/cgroup", |b| procfs::pid::parse_cgroup_v2(b).map(drop)),
         ("cmdline", |b| {
             procfs::cpu::parse_cmdline(&String::from_utf8_lossy(b)).map(drop)

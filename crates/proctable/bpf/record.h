@@ -18,6 +18,7 @@
 #define QS_CFG_CGROUP 8  /* read the cgroup id (three dependent loads per task) */
 #define QS_CFG_EXEC 16   /* read the exec count (one more cache line per task) */
 #define QS_CFG_UID 32    /* read the effective uid (the task's cred: one more line, shared by a user's tasks) */
+#define QS_CFG_OOM 64    /* read the OOM adjustment (signal_struct, another line of it) */
 
 #define QS_MAX_PIDS 65536
 #define QS_WALK_MIN_ROWS 4096 /* qs_rows' capacity is set at load: at least this */
@@ -108,7 +109,7 @@ struct qs_task {
 	__u32 cpu;
 	__u32 nr_threads;
 	__u32 euid;         /* effective uid (cred->euid), as ps's USER; 0 unless asked */
-	__u32 _pad;
+	__s32 oom_score_adj; /* signal->oom_score_adj; 0 unless asked */
 	char comm[16];
 };
 

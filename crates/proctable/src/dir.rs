@@ -523,7 +523,10 @@ impl Reader {
             ..Proc::default()
         };
         let status = fields.has(Field::Ctxsw) || fields.has(Field::Uid);
-        let secondary = status || fields.has(Field::Io) || fields.has(Field::Cgroup);
+        let secondary = status
+            || fields.has(Field::Io)
+            || fields.has(Field::Cgroup)
+            || fields.has(Field::OomScoreAdj);
         if !secondary {
             let n = with(&mut rel, b"stat");
             let Some(len) = self.read_stat_bytes(scan, id, &rel[..n])? else {
@@ -567,6 +570,19 @@ impl Reader {
             if fields.has(Field::Uid) {
                 p.uid = Some(pid::parse_status_euid(buf).map_err(parse_err)?);
             }
+        }
+        if fields.has(Field::OomScoreAdj) {
+            let file = pid::OOM_SCORE_ADJ_FILE.as_bytes();
+            let n = with(&mut rel, file);
+            let Some(len) = self.read_under(tree, &dir, file, &rel[..n])? else {
+                return Ok(());
+            };
+            let adj =
+                pid::parse_oom_score_adj(&self.buf[..len]).map_err(|source| Error::Parse {
+                    path: tree.path(&rel[..n]),
+                    source,
+                })?;
+            p.oom_score_adj = Some(adj);
         }
         if fields.has(Field::Io) {
             let n = with(&mut rel, b"io");

@@ -1,7 +1,7 @@
 //! Which fields a snapshot fills. A field that is not asked for is neither read
 //! nor parsed where the backend can avoid it (the procfs backend opens
-//! /proc/PID/status, io and cgroup only for the fields that need them; the BPF
-//! program appends I/O records only when asked).
+//! /proc/PID/status, io, cgroup and oom_score_adj only for the fields that
+//! need them; the BPF program appends I/O records only when asked).
 
 use std::fmt;
 
@@ -77,6 +77,7 @@ fields! {
     Ctxsw = "ctxsw": "voluntary and involuntary context switches (of the task itself)",
     Uid = "uid": "effective user id, as ps's USER (of the task itself)",
     Cmdline = "cmdline": "command line, arguments joined by spaces (first 4096 bytes; read once per program the process runs)",
+    OomScoreAdj = "oom": "the OOM killer's adjustment, -1000 (never) to 1000",
 }
 
 /// A set of [`Field`]s.
@@ -92,7 +93,7 @@ impl Fields {
     }
 
     /// Every field the kernel gives in /proc/PID/stat (all but cgroup, I/O,
-    /// context switches, uid and command line).
+    /// context switches, uid, command line and OOM adjustment).
     pub fn stat() -> Fields {
         Fields::all()
             .without(Field::Cgroup)
@@ -100,6 +101,7 @@ impl Fields {
             .without(Field::Ctxsw)
             .without(Field::Uid)
             .without(Field::Cmdline)
+            .without(Field::OomScoreAdj)
     }
 
     /// The set as bits, one per field in [`Field::ALL`]'s order.

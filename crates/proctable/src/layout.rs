@@ -79,10 +79,10 @@ fn set_comm_word(p: &mut Proc, w: u64, half: usize) {
 }
 
 macro_rules! words {
-    ($($name:literal $stored:expr, |$p:ident| $put:expr, |$q:ident, $w:ident| $get:expr;)*) => {
+    ($($name:ident $stored:expr, |$p:ident| $put:expr, |$q:ident, $w:ident| $get:expr;)*) => {
         /// Every word of a row, in view order.
         pub const WORDS: &[RowWord] = &[$(RowWord {
-            name: $name,
+            name: stringify!($name),
             stored: $stored,
             put: |$p| $put,
             get: |$q, $w| $get,
@@ -91,50 +91,53 @@ macro_rules! words {
 }
 
 words! {
-    "pid" None, |p| u64::from(p.pid), |p, w| p.pid = w as u32;
-    "tgid" None, |p| u64::from(p.tgid), |p, w| p.tgid = w as u32;
-    "ppid" Some(12), |p| u64::from(p.ppid), |p, w| p.ppid = w as u32;
-    "state" Some(7), |p| u64::from(p.state as u32), |p, w| {
+    pid None, |p| u64::from(p.pid), |p, w| p.pid = w as u32;
+    tgid None, |p| u64::from(p.tgid), |p, w| p.tgid = w as u32;
+    ppid Some(12), |p| u64::from(p.ppid), |p, w| p.ppid = w as u32;
+    state Some(7), |p| u64::from(p.state as u32), |p, w| {
         p.state = char::from_u32(w as u32).unwrap_or('?')
     };
-    "start_ns" None, |p| p.start_ns, |p, w| p.start_ns = w;
-    "start_ticks" None, |p| p.start_ticks, |p, w| p.start_ticks = w;
-    "utime_ns" Some(0), |p| p.utime_ns, |p, w| p.utime_ns = w;
-    "stime_ns" Some(1), |p| p.stime_ns, |p, w| p.stime_ns = w;
-    "minflt" Some(2), |p| p.minflt, |p, w| p.minflt = w;
-    "majflt" Some(3), |p| p.majflt, |p, w| p.majflt = w;
-    "num_threads" Some(4), |p| u64::from(p.num_threads), |p, w| p.num_threads = w as u32;
-    "rss_bytes" Some(5), |p| p.rss_bytes, |p, w| p.rss_bytes = w;
-    "vsize_bytes" Some(6), |p| p.vsize_bytes, |p, w| p.vsize_bytes = w;
-    "nice" Some(8), |p| zigzag(p.nice), |p, w| p.nice = unzigzag(w);
-    "priority" Some(9), |p| zigzag(p.priority), |p, w| p.priority = unzigzag(w);
-    "policy" None, |p| u64::from(p.policy), |p, w| p.policy = w as u32;
-    "rt_priority" None, |p| u64::from(p.rt_priority), |p, w| p.rt_priority = w as u32;
-    "cpu" None, |p| u64::from(p.cpu), |p, w| p.cpu = w as u32;
-    "cgroup_id" None, |p| opt(p.cgroup_id), |p, w| p.cgroup_id = w.checked_sub(1);
-    "io.rchar" None, |p| io(p, |i| i.rchar), |p, w| set_io(p, w, |i| &mut i.rchar);
-    "io.wchar" None, |p| io(p, |i| i.wchar), |p, w| set_io(p, w, |i| &mut i.wchar);
-    "io.syscr" None, |p| io(p, |i| i.syscr), |p, w| set_io(p, w, |i| &mut i.syscr);
-    "io.syscw" None, |p| io(p, |i| i.syscw), |p, w| set_io(p, w, |i| &mut i.syscw);
-    "io.read_bytes" Some(10), |p| io(p, |i| i.read_bytes), |p, w| {
+    start_ns None, |p| p.start_ns, |p, w| p.start_ns = w;
+    start_ticks None, |p| p.start_ticks, |p, w| p.start_ticks = w;
+    utime_ns Some(0), |p| p.utime_ns, |p, w| p.utime_ns = w;
+    stime_ns Some(1), |p| p.stime_ns, |p, w| p.stime_ns = w;
+    minflt Some(2), |p| p.minflt, |p, w| p.minflt = w;
+    majflt Some(3), |p| p.majflt, |p, w| p.majflt = w;
+    num_threads Some(4), |p| u64::from(p.num_threads), |p, w| p.num_threads = w as u32;
+    rss_bytes Some(5), |p| p.rss_bytes, |p, w| p.rss_bytes = w;
+    vsize_bytes Some(6), |p| p.vsize_bytes, |p, w| p.vsize_bytes = w;
+    nice Some(8), |p| zigzag(p.nice), |p, w| p.nice = unzigzag(w);
+    priority Some(9), |p| zigzag(p.priority), |p, w| p.priority = unzigzag(w);
+    policy None, |p| u64::from(p.policy), |p, w| p.policy = w as u32;
+    rt_priority None, |p| u64::from(p.rt_priority), |p, w| p.rt_priority = w as u32;
+    cpu None, |p| u64::from(p.cpu), |p, w| p.cpu = w as u32;
+    cgroup_id None, |p| opt(p.cgroup_id), |p, w| p.cgroup_id = w.checked_sub(1);
+    io_rchar None, |p| io(p, |i| i.rchar), |p, w| set_io(p, w, |i| &mut i.rchar);
+    io_wchar None, |p| io(p, |i| i.wchar), |p, w| set_io(p, w, |i| &mut i.wchar);
+    io_syscr None, |p| io(p, |i| i.syscr), |p, w| set_io(p, w, |i| &mut i.syscr);
+    io_syscw None, |p| io(p, |i| i.syscw), |p, w| set_io(p, w, |i| &mut i.syscw);
+    io_read_bytes Some(10), |p| io(p, |i| i.read_bytes), |p, w| {
         set_io(p, w, |i| &mut i.read_bytes)
     };
-    "io.write_bytes" Some(11), |p| io(p, |i| i.write_bytes), |p, w| {
+    io_write_bytes Some(11), |p| io(p, |i| i.write_bytes), |p, w| {
         set_io(p, w, |i| &mut i.write_bytes)
     };
-    "io.cancelled_write_bytes" None, |p| io(p, |i| i.cancelled_write_bytes), |p, w| {
+    io_cancelled_write_bytes None, |p| io(p, |i| i.cancelled_write_bytes), |p, w| {
         set_io(p, w, |i| &mut i.cancelled_write_bytes)
     };
-    "ctxsw.voluntary" None, |p| ctxsw(p, |c| c.voluntary), |p, w| {
+    ctxsw_voluntary None, |p| ctxsw(p, |c| c.voluntary), |p, w| {
         set_ctxsw(p, w, |c| &mut c.voluntary)
     };
-    "ctxsw.involuntary" None, |p| ctxsw(p, |c| c.involuntary), |p, w| {
+    ctxsw_involuntary None, |p| ctxsw(p, |c| c.involuntary), |p, w| {
         set_ctxsw(p, w, |c| &mut c.involuntary)
     };
-    "uid" None, |p| opt(p.uid.map(u64::from)), |p, w| p.uid = w.checked_sub(1).map(|u| u as u32);
-    "exec" None, |p| p.exec, |p, w| p.exec = w;
-    "comm.0" None, |p| comm_word(p, 0), |p, w| set_comm_word(p, w, 0);
-    "comm.1" None, |p| comm_word(p, 1), |p, w| set_comm_word(p, w, 1);
+    uid None, |p| opt(p.uid.map(u64::from)), |p, w| p.uid = w.checked_sub(1).map(|u| u as u32);
+    oom_score_adj None, |p| opt(p.oom_score_adj.map(zigzag)), |p, w| {
+        p.oom_score_adj = w.checked_sub(1).map(unzigzag)
+    };
+    exec None, |p| p.exec, |p, w| p.exec = w;
+    comm_0 None, |p| comm_word(p, 0), |p, w| set_comm_word(p, w, 0);
+    comm_1 None, |p| comm_word(p, 1), |p, w| set_comm_word(p, w, 1);
 }
 
 /// Words in a view row.
@@ -228,6 +231,7 @@ mod tests {
                 involuntary: 9,
             }),
             uid: Some(0),
+            oom_score_adj: Some(-1000),
             exec: u64::MAX - 1,
         }
     }
@@ -241,6 +245,7 @@ mod tests {
             io: None,
             ctxsw: None,
             uid: None,
+            oom_score_adj: None,
             ..p
         };
         assert_eq!(get_view(&put_view(&none)), none);

@@ -61,6 +61,9 @@ pub struct Proc {
     /// Effective user id (for a process row: its leader thread's, as
     /// /proc/PID/status shows); `None` when not asked for.
     pub uid: Option<u32>,
+    /// The OOM killer's adjustment (`signal->oom_score_adj`, as
+    /// /proc/PID/oom_score_adj shows it); `None` when not asked for.
+    pub oom_score_adj: Option<i32>,
     /// Changes when the process execs another program; compare for equality
     /// only. BPF: the task's exec count (`self_exec_id`); procfs: the start of
     /// its stack, randomised at each exec (0 where /proc hides it from us).

@@ -152,6 +152,15 @@ fn agree(method: Method) {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(700));
+    // OOM adjustments (raising needs no privilege; lowering needs
+    // CAP_SYS_RESOURCE, which a container may not give root).
+    for (k, adj) in [(2, 300), (6, 500)] {
+        std::fs::write(
+            format!("/proc/{}/oom_score_adj", kids.0[k].id()),
+            adj.to_string(),
+        )
+        .unwrap();
+    }
     let pids: Vec<u32> = kids.0.iter().map(|c| c.id()).collect();
     let query = Query {
         fields: Fields::all(),
@@ -196,6 +205,18 @@ fn agree(method: Method) {
             a.uid,
             Some(procfs::pid::parse_status_euid(&status).unwrap())
         );
+        let adj = std::fs::read(format!("/proc/{pid}/oom_score_adj")).unwrap();
+        let adj = procfs::pid::parse_oom_score_adj(&adj).unwrap();
+        assert_eq!(
+            (a.oom_score_adj, d.oom_score_adj),
+            (Some(adj), Some(adj)),
+            "oom of {pid}"
+        );
+        match i {
+            2 => assert_eq!(adj, 300),
+            6 => assert_eq!(adj, 500),
+            _ => {}
+        }
         let cpu = |p: &Proc| p.utime_ticks() + p.stime_ticks();
         if burner {
             assert!(cpu(a) > 0, "burner {pid} used no CPU");

@@ -673,6 +673,7 @@ mod tests {
                 voluntary: 9,
                 involuntary: 8,
             }),
+            oom_score_adj: i.is_multiple_of(5).then_some(-1000),
             uid: (!i.is_multiple_of(5)).then_some(1000),
             exec: 77,
         }

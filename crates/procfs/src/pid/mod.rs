@@ -19,4 +19,6 @@ pub use cmdline::cmdline_text;
 pub use comm::{COMM_CAPACITY, Comm};
 pub use io::{PidIo, parse_io};
 pub use stat::{PidStat, parse_start_ticks, parse_stat, parse_stat_fast, parse_stat_general};
-pub use status::{CtxSwitches, parse_status_ctxsw, parse_status_euid};
+pub use status::{
+    CtxSwitches, OOM_SCORE_ADJ_FILE, parse_oom_score_adj, parse_status_ctxsw, parse_status_euid,
+};

@@ -60,6 +60,23 @@ pub fn parse_status_euid(buf: &[u8]) -> Result<u32, ParseError> {
     Err(c.err("Uid", ParseErrorKind::Missing, "a Uid: line"))
 }
 
+/// The file of a process's OOM adjustment, below its /proc directory.
+pub const OOM_SCORE_ADJ_FILE: &str = "oom_score_adj";
+
+/// /proc/PID/oom_score_adj: the adjustment, -1000 (never killed) to 1000.
+pub fn parse_oom_score_adj(buf: &[u8]) -> Result<i32, ParseError> {
+    let mut c = Cursor::new(buf)?;
+    let v = c.i64("oom_score_adj")?;
+    if !(-1000..=1000).contains(&v) {
+        return Err(c.err(
+            "oom_score_adj",
+            ParseErrorKind::Invalid,
+            "an integer from -1000 to 1000",
+        ));
+    }
+    Ok(v as i32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -213,6 +213,7 @@ pub(super) fn row(
         cpu: t.cpu,
         cgroup_id: fields.has(Field::Cgroup).then_some(t.cgroup_id),
         uid: fields.has(Field::Uid).then_some(t.euid),
+        oom_score_adj: fields.has(Field::OomScoreAdj).then_some(t.oom_score_adj),
         io,
         ctxsw: fields.has(Field::Ctxsw).then_some(CtxSwitches {
             voluntary: t.nvcsw,

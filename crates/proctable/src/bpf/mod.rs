@@ -31,7 +31,7 @@ pub use crate::pool::Threads;
 use crate::proc::Proc;
 use crate::query::Query;
 use crate::record::{
-    QS_CFG_CGROUP, QS_CFG_EXEC, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_THREADS, QS_CFG_UID,
+    QS_CFG_CGROUP, QS_CFG_EXEC, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_OOM, QS_CFG_THREADS, QS_CFG_UID,
     QS_EXIT_RING_BYTES, QS_MAX_PIDS, QsConfig, QsExitStats,
 };
 
@@ -266,6 +266,9 @@ impl Bpf {
         }
         if query.fields.has(Field::Cmdline) {
             flags |= QS_CFG_EXEC as u32;
+        }
+        if query.fields.has(Field::OomScoreAdj) {
+            flags |= QS_CFG_OOM as u32;
         }
         // Past the map's size, filter here instead.
         let in_kernel = query
