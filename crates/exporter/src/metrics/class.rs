@@ -8,7 +8,7 @@ use procfs::class::{ClassDevice, parse_uint};
 use procfs::{Source, SystemSample};
 
 use super::families::*;
-use super::out::{Fmt, Out, counter_l, gauge_l};
+use super::out::{Fmt, Out, counter_l, gauge_l, info_l};
 
 /// node_exporter's power supply families: `(attribute, name after
 /// node_power_supply_, divisor)`; micro-units become units, tenths of a
@@ -91,20 +91,20 @@ const POWER_SUPPLY_INFO: &[&str] = &[
 
 /// Fibre Channel statistics: `(file, name after node_fibrechannel_)`.
 const FC_COUNTERS: &[(&str, &str)] = &[
-    ("dumped_frames", "dumped_frames_total"),
-    ("error_frames", "error_frames_total"),
-    ("invalid_crc_count", "invalid_crc_total"),
-    ("rx_frames", "rx_frames_total"),
-    ("rx_words", "rx_words_total"),
-    ("tx_frames", "tx_frames_total"),
-    ("tx_words", "tx_words_total"),
-    ("seconds_since_last_reset", "seconds_since_last_reset_total"),
-    ("invalid_tx_word_count", "invalid_tx_words_total"),
-    ("link_failure_count", "link_failure_total"),
-    ("loss_of_sync_count", "loss_of_sync_total"),
-    ("loss_of_signal_count", "loss_of_signal_total"),
-    ("nos_count", "nos_total"),
-    ("fcp_packet_aborts", "fcp_packet_aborts_total"),
+    ("dumped_frames", "dumped_frames"),
+    ("error_frames", "error_frames"),
+    ("invalid_crc_count", "invalid_crc"),
+    ("rx_frames", "rx_frames"),
+    ("rx_words", "rx_words"),
+    ("tx_frames", "tx_frames"),
+    ("tx_words", "tx_words"),
+    ("seconds_since_last_reset", "seconds_since_last_reset"),
+    ("invalid_tx_word_count", "invalid_tx_words"),
+    ("link_failure_count", "link_failure"),
+    ("loss_of_sync_count", "loss_of_sync"),
+    ("loss_of_signal_count", "loss_of_signal"),
+    ("nos_count", "nos"),
+    ("fcp_packet_aborts", "fcp_packet_aborts"),
 ];
 
 /// InfiniBand port counters: `(path below the port, name after
@@ -112,145 +112,145 @@ const FC_COUNTERS: &[(&str, &str)] = &[
 const IB_COUNTERS: &[(&str, &str, f64, &str)] = &[
     (
         "counters_ext/port_multicast_rcv_packets",
-        "legacy_multicast_packets_received_total",
+        "legacy_multicast_packets_received",
         1.0,
         "Number of multicast packets received",
     ),
     (
         "counters_ext/port_multicast_xmit_packets",
-        "legacy_multicast_packets_transmitted_total",
+        "legacy_multicast_packets_transmitted",
         1.0,
         "Number of multicast packets transmitted",
     ),
     (
         "counters_ext/port_rcv_data_64",
-        "legacy_data_received_bytes_total",
+        "legacy_data_received_bytes",
         4.0,
         "Number of data octets received on all links",
     ),
     (
         "counters_ext/port_rcv_packets_64",
-        "legacy_packets_received_total",
+        "legacy_packets_received",
         1.0,
         "Number of data packets received on all links",
     ),
     (
         "counters_ext/port_unicast_rcv_packets",
-        "legacy_unicast_packets_received_total",
+        "legacy_unicast_packets_received",
         1.0,
         "Number of unicast packets received",
     ),
     (
         "counters_ext/port_unicast_xmit_packets",
-        "legacy_unicast_packets_transmitted_total",
+        "legacy_unicast_packets_transmitted",
         1.0,
         "Number of unicast packets transmitted",
     ),
     (
         "counters_ext/port_xmit_data_64",
-        "legacy_data_transmitted_bytes_total",
+        "legacy_data_transmitted_bytes",
         4.0,
         "Number of data octets transmitted on all links",
     ),
     (
         "counters_ext/port_xmit_packets_64",
-        "legacy_packets_transmitted_total",
+        "legacy_packets_transmitted",
         1.0,
         "Number of data packets received on all links",
     ),
     (
         "counters/link_downed",
-        "link_downed_total",
+        "link_downed",
         1.0,
         "Number of times the link failed to recover from an error state and went down",
     ),
     (
         "counters/link_error_recovery",
-        "link_error_recovery_total",
+        "link_error_recovery",
         1.0,
         "Number of times the link successfully recovered from an error state",
     ),
     (
         "counters/multicast_rcv_packets",
-        "multicast_packets_received_total",
+        "multicast_packets_received",
         1.0,
         "Number of multicast packets received (including errors)",
     ),
     (
         "counters/multicast_xmit_packets",
-        "multicast_packets_transmitted_total",
+        "multicast_packets_transmitted",
         1.0,
         "Number of multicast packets transmitted (including errors)",
     ),
     (
         "counters/port_rcv_constraint_errors",
-        "port_constraint_errors_received_total",
+        "port_constraint_errors_received",
         1.0,
         "Number of packets received on the switch physical port that are discarded",
     ),
     (
         "counters/port_xmit_constraint_errors",
-        "port_constraint_errors_transmitted_total",
+        "port_constraint_errors_transmitted",
         1.0,
         "Number of packets not transmitted from the switch physical port",
     ),
     (
         "counters/port_rcv_data",
-        "port_data_received_bytes_total",
+        "port_data_received_bytes",
         4.0,
         "Number of data octets received on all links",
     ),
     (
         "counters/port_xmit_data",
-        "port_data_transmitted_bytes_total",
+        "port_data_transmitted_bytes",
         4.0,
         "Number of data octets transmitted on all links",
     ),
     (
         "counters/port_rcv_discards",
-        "port_discards_received_total",
+        "port_discards_received",
         1.0,
         "Number of inbound packets discarded by the port because the port is down or congested",
     ),
     (
         "counters/port_xmit_discards",
-        "port_discards_transmitted_total",
+        "port_discards_transmitted",
         1.0,
         "Number of outbound packets discarded by the port because the port is down or congested",
     ),
     (
         "counters/port_rcv_errors",
-        "port_errors_received_total",
+        "port_errors_received",
         1.0,
         "Number of packets containing an error that were received on this port",
     ),
     (
         "counters/port_rcv_packets",
-        "port_packets_received_total",
+        "port_packets_received",
         1.0,
         "Number of packets received on all VLs by this port (including errors)",
     ),
     (
         "counters/port_xmit_packets",
-        "port_packets_transmitted_total",
+        "port_packets_transmitted",
         1.0,
         "Number of packets transmitted on all VLs from this port (including errors)",
     ),
     (
         "counters/port_xmit_wait",
-        "port_transmit_wait_total",
+        "port_transmit_wait",
         1.0,
         "Number of ticks during which the port had data to transmit but no data was sent during the entire tick",
     ),
     (
         "counters/unicast_rcv_packets",
-        "unicast_packets_received_total",
+        "unicast_packets_received",
         1.0,
         "Number of unicast packets received (including errors)",
     ),
     (
         "counters/unicast_xmit_packets",
-        "unicast_packets_transmitted_total",
+        "unicast_packets_transmitted",
         1.0,
         "Number of unicast packets transmitted (including errors)",
     ),
@@ -262,235 +262,235 @@ const XFS: &[(&str, usize, &str, &str)] = &[
     (
         "extent_alloc",
         0,
-        "extent_allocation_extents_allocated_total",
+        "extent_allocation_extents_allocated",
         "Number of extents allocated for a filesystem.",
     ),
     (
         "extent_alloc",
         1,
-        "extent_allocation_blocks_allocated_total",
+        "extent_allocation_blocks_allocated",
         "Number of blocks allocated for a filesystem.",
     ),
     (
         "extent_alloc",
         2,
-        "extent_allocation_extents_freed_total",
+        "extent_allocation_extents_freed",
         "Number of extents freed for a filesystem.",
     ),
     (
         "extent_alloc",
         3,
-        "extent_allocation_blocks_freed_total",
+        "extent_allocation_blocks_freed",
         "Number of blocks freed for a filesystem.",
     ),
     (
         "abt",
         0,
-        "allocation_btree_lookups_total",
+        "allocation_btree_lookups",
         "Number of allocation B-tree lookups for a filesystem.",
     ),
     (
         "abt",
         1,
-        "allocation_btree_compares_total",
+        "allocation_btree_compares",
         "Number of allocation B-tree compares for a filesystem.",
     ),
     (
         "abt",
         2,
-        "allocation_btree_records_inserted_total",
+        "allocation_btree_records_inserted",
         "Number of allocation B-tree records inserted for a filesystem.",
     ),
     (
         "abt",
         3,
-        "allocation_btree_records_deleted_total",
+        "allocation_btree_records_deleted",
         "Number of allocation B-tree records deleted for a filesystem.",
     ),
     (
         "blk_map",
         0,
-        "block_mapping_reads_total",
+        "block_mapping_reads",
         "Number of block map for read operations for a filesystem.",
     ),
     (
         "blk_map",
         1,
-        "block_mapping_writes_total",
+        "block_mapping_writes",
         "Number of block map for write operations for a filesystem.",
     ),
     (
         "blk_map",
         2,
-        "block_mapping_unmaps_total",
+        "block_mapping_unmaps",
         "Number of block unmaps (deletes) for a filesystem.",
     ),
     (
         "blk_map",
         3,
-        "block_mapping_extent_list_insertions_total",
+        "block_mapping_extent_list_insertions",
         "Number of extent list insertions for a filesystem.",
     ),
     (
         "blk_map",
         4,
-        "block_mapping_extent_list_deletions_total",
+        "block_mapping_extent_list_deletions",
         "Number of extent list deletions for a filesystem.",
     ),
     (
         "blk_map",
         5,
-        "block_mapping_extent_list_lookups_total",
+        "block_mapping_extent_list_lookups",
         "Number of extent list lookups for a filesystem.",
     ),
     (
         "blk_map",
         6,
-        "block_mapping_extent_list_compares_total",
+        "block_mapping_extent_list_compares",
         "Number of extent list compares for a filesystem.",
     ),
     (
         "bmbt",
         0,
-        "block_map_btree_lookups_total",
+        "block_map_btree_lookups",
         "Number of block map B-tree lookups for a filesystem.",
     ),
     (
         "bmbt",
         1,
-        "block_map_btree_compares_total",
+        "block_map_btree_compares",
         "Number of block map B-tree compares for a filesystem.",
     ),
     (
         "bmbt",
         2,
-        "block_map_btree_records_inserted_total",
+        "block_map_btree_records_inserted",
         "Number of block map B-tree records inserted for a filesystem.",
     ),
     (
         "bmbt",
         3,
-        "block_map_btree_records_deleted_total",
+        "block_map_btree_records_deleted",
         "Number of block map B-tree records deleted for a filesystem.",
     ),
     (
         "dir",
         0,
-        "directory_operation_lookup_total",
+        "directory_operation_lookup",
         "Number of file name directory lookups which miss the operating systems directory name lookup cache.",
     ),
     (
         "dir",
         1,
-        "directory_operation_create_total",
+        "directory_operation_create",
         "Number of times a new directory entry was created for a filesystem.",
     ),
     (
         "dir",
         2,
-        "directory_operation_remove_total",
+        "directory_operation_remove",
         "Number of times an existing directory entry was created for a filesystem.",
     ),
     (
         "dir",
         3,
-        "directory_operation_getdents_total",
+        "directory_operation_getdents",
         "Number of times the directory getdents operation was performed for a filesystem.",
     ),
     (
         "rw",
         0,
-        "write_calls_total",
+        "write_calls",
         "Number of write(2) system calls made to files in a filesystem.",
     ),
     (
         "rw",
         1,
-        "read_calls_total",
+        "read_calls",
         "Number of read(2) system calls made to files in a filesystem.",
     ),
     (
         "ig",
         0,
-        "inode_operation_attempts_total",
+        "inode_operation_attempts",
         "Number of times the OS looked for an XFS inode in the inode cache.",
     ),
     (
         "ig",
         1,
-        "inode_operation_found_total",
+        "inode_operation_found",
         "Number of times the OS looked for and found an XFS inode in the inode cache.",
     ),
     (
         "ig",
         2,
-        "inode_operation_recycled_total",
+        "inode_operation_recycled",
         "Number of times the OS found an XFS inode in the cache, but could not use it as it was being recycled.",
     ),
     (
         "ig",
         3,
-        "inode_operation_missed_total",
+        "inode_operation_missed",
         "Number of times the OS looked for an XFS inode in the cache, but did not find it.",
     ),
     (
         "ig",
         4,
-        "inode_operation_duplicates_total",
+        "inode_operation_duplicates",
         "Number of times the OS tried to add a missing XFS inode to the inode cache, but found it had already been added by another process.",
     ),
     (
         "ig",
         5,
-        "inode_operation_reclaims_total",
+        "inode_operation_reclaims",
         "Number of times the OS reclaimed an XFS inode from the inode cache to free memory for another purpose.",
     ),
     (
         "ig",
         6,
-        "inode_operation_attribute_changes_total",
+        "inode_operation_attribute_changes",
         "Number of times the OS explicitly changed the attributes of an XFS inode.",
     ),
     (
         "vnodes",
         0,
-        "vnode_active_total",
+        "vnode_active",
         "Number of vnodes not on free lists for a filesystem.",
     ),
     (
         "vnodes",
         1,
-        "vnode_allocate_total",
+        "vnode_allocate",
         "Number of times vn_alloc called for a filesystem.",
     ),
     (
         "vnodes",
         2,
-        "vnode_get_total",
+        "vnode_get",
         "Number of times vn_get called for a filesystem.",
     ),
     (
         "vnodes",
         3,
-        "vnode_hold_total",
+        "vnode_hold",
         "Number of times vn_hold called for a filesystem.",
     ),
     (
         "vnodes",
         4,
-        "vnode_release_total",
+        "vnode_release",
         "Number of times vn_rele called for a filesystem.",
     ),
     (
         "vnodes",
         5,
-        "vnode_reclaim_total",
+        "vnode_reclaim",
         "Number of times vn_reclaim called for a filesystem.",
     ),
     (
         "vnodes",
         6,
-        "vnode_remove_total",
+        "vnode_remove",
         "Number of times vn_remove called for a filesystem.",
     ),
 ];
@@ -514,7 +514,7 @@ pub(super) fn classes(out: &mut Out<'_>, s: &SystemSample, sys_root: &Path) -> F
                 ("serial", g("serial")),
                 ("state", g("state")),
             ];
-            gauge_l(&mut m, &labels, 1.0)?;
+            info_l(&mut m, &labels)?;
         }
     }
     if let Some(d) = devices(Source::Watchdog) {
@@ -557,9 +557,7 @@ fn power_supply(out: &mut Out<'_>, supplies: &[ClassDevice]) -> Fmt {
         if rows.is_empty() {
             continue;
         }
-        name.clear();
-        name.push_str("node_power_supply_");
-        name.push_str(suffix);
+        NODE_POWER_SUPPLY.instance_into(suffix, &mut name);
         let help = format!("{suffix} value of /sys/class/power_supply/<power_supply>.");
         let mut m = out.family_named(&NODE_POWER_SUPPLY, &name, &help)?;
         for (supply, v) in rows {
@@ -574,7 +572,7 @@ fn power_supply(out: &mut Out<'_>, supplies: &[ClassDevice]) -> Fmt {
                 labels.push((key, v));
             }
         }
-        gauge_l(&mut m, &labels, 1.0)?;
+        info_l(&mut m, &labels)?;
     }
     Ok(())
 }
@@ -612,7 +610,7 @@ fn watchdog(out: &mut Out<'_>, dogs: &[ClassDevice]) -> Fmt {
             ("status", g("status")),
             ("pretimeout_governor", g("pretimeout_governor")),
         ];
-        gauge_l(&mut m, &labels, 1.0)?;
+        info_l(&mut m, &labels)?;
     }
     Ok(())
 }
@@ -643,13 +641,11 @@ fn rapl(out: &mut Out<'_>, zones: &[ClassDevice], dir: &Path) -> Fmt {
     }
     let mut name = String::new();
     for (zone, rows) in &series {
-        name.clear();
-        name.push_str("node_rapl_");
-        name.extend(
-            zone.chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }),
-        );
-        name.push_str("_joules_total");
+        let key: String = zone
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        NODE_RAPL_JOULES_TOTAL.instance_into(&key, &mut name);
         let help = format!("Current RAPL {zone} value in joules");
         let mut m = out.family_named(&NODE_RAPL_JOULES_TOTAL, &name, &help)?;
         for (index, path, j) in rows {
@@ -766,7 +762,7 @@ fn fibrechannel(out: &mut Out<'_>, hosts: &[ClassDevice]) -> Fmt {
                 ("supported_speeds", g("supported_speeds")),
                 ("dev_loss_tmo", g("dev_loss_tmo")),
             ];
-            gauge_l(&mut m, &labels, 1.0)?;
+            info_l(&mut m, &labels)?;
         }
     }
     let mut name = String::new();
@@ -780,9 +776,7 @@ fn fibrechannel(out: &mut Out<'_>, hosts: &[ClassDevice]) -> Fmt {
         if rows.is_empty() {
             continue;
         }
-        name.clear();
-        name.push_str("node_fibrechannel_");
-        name.push_str(suffix);
+        NODE_FIBRECHANNEL_TOTAL.instance_into(suffix, &mut name);
         let help = format!("Fibre Channel host statistics: {file}");
         let mut m = out.family_named(&NODE_FIBRECHANNEL_TOTAL, &name, &help)?;
         for (host, v) in rows {
@@ -825,24 +819,25 @@ fn infiniband(out: &mut Out<'_>, devices: &[ClassDevice]) -> Fmt {
     let gauges: [Gauge; 3] = [
         (
             "state",
-            "node_infiniband_state_id",
+            "state_id",
             "State of the InfiniBand port (0: no change, 1: down, 2: init, 3: armed, 4: active, 5: act defer)",
             leading_id,
         ),
         (
             "phys_state",
-            "node_infiniband_physical_state_id",
+            "physical_state_id",
             "Physical state of the InfiniBand port (0: no change, 1: sleep, 2: polling, 3: disable, 4: shift, 5: link up, 6: link error recover, 7: phytest)",
             leading_id,
         ),
         (
             "rate",
-            "node_infiniband_rate_bytes_per_second",
+            "rate_bytes_per_second",
             "Maximum signal transfer rate",
             ib_rate,
         ),
     ];
-    for (file, name, help, parse) in gauges {
+    let mut name = String::new();
+    for (file, key, help, parse) in gauges {
         let rows: Vec<_> = ports
             .iter()
             .filter_map(|(d, p, v)| Some((*d, *p, parse(get(v, file)?)?)))
@@ -850,12 +845,12 @@ fn infiniband(out: &mut Out<'_>, devices: &[ClassDevice]) -> Fmt {
         if rows.is_empty() {
             continue;
         }
-        let mut m = out.family_named(&NODE_INFINIBAND, name, help)?;
+        NODE_INFINIBAND.instance_into(key, &mut name);
+        let mut m = out.family_named(&NODE_INFINIBAND, &name, help)?;
         for (d, p, v) in rows {
             gauge_l(&mut m, &[("device", d), ("port", p)], v)?;
         }
     }
-    let mut name = String::new();
     for (file, suffix, scale, help) in IB_COUNTERS {
         let rows: Vec<_> = ports
             .iter()
@@ -864,9 +859,7 @@ fn infiniband(out: &mut Out<'_>, devices: &[ClassDevice]) -> Fmt {
         if rows.is_empty() {
             continue;
         }
-        name.clear();
-        name.push_str("node_infiniband_");
-        name.push_str(suffix);
+        NODE_INFINIBAND_TOTAL.instance_into(suffix, &mut name);
         let mut m = out.family_named(&NODE_INFINIBAND_TOTAL, &name, help)?;
         for (d, p, v) in rows {
             counter_l(&mut m, &[("device", d), ("port", p)], v as f64 * scale)?;
@@ -893,9 +886,7 @@ fn xfs(out: &mut Out<'_>, filesystems: &[ClassDevice]) -> Fmt {
         if rows.is_empty() {
             continue;
         }
-        name.clear();
-        name.push_str("node_xfs_");
-        name.push_str(suffix);
+        NODE_XFS_TOTAL.instance_into(suffix, &mut name);
         let mut m = out.family_named(&NODE_XFS_TOTAL, &name, help)?;
         for (device, v) in rows {
             counter_l(&mut m, &[("device", device)], v as f64)?;

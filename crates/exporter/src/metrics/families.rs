@@ -372,6 +372,19 @@ families! {
 }
 
 /// The catalog entry for `name` (a concrete name matches its `*` pattern).
+impl Family {
+    /// One family of a per-key family: its pattern with `key` for the
+    /// `*`, written into `buf` (cleared first). Encoders name such
+    /// families only this way.
+    pub fn instance_into(&self, key: &str, buf: &mut String) {
+        let (pre, post) = self.name.split_once('*').unwrap_or((self.name, ""));
+        buf.clear();
+        buf.push_str(pre);
+        buf.push_str(key);
+        buf.push_str(post);
+    }
+}
+
 pub fn family(name: &str) -> Option<&'static Family> {
     FAMILIES
         .iter()

@@ -5,7 +5,7 @@ use procfs::{Source, SystemSample};
 
 use super::compat::netstat_exported;
 use super::families::*;
-use super::out::{Fmt, Out, counter_l, gauge_l, one};
+use super::out::{Fmt, Out, counter_l, info, one};
 
 pub(super) fn host(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     if s.ok(Source::Filefd) {
@@ -26,9 +26,9 @@ pub(super) fn host(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     }
     if s.ok(Source::Uname) {
         let u = &s.uname;
-        let mut m = out.family(&NODE_UNAME_INFO)?;
-        gauge_l(
-            &mut m,
+        info(
+            out,
+            &NODE_UNAME_INFO,
             &[
                 ("sysname", u.sysname.as_str()),
                 ("release", u.release.as_str()),
@@ -37,7 +37,6 @@ pub(super) fn host(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
                 ("nodename", u.nodename.as_str()),
                 ("domainname", u.domainname.as_str()),
             ],
-            1.0,
         )?;
     }
     if s.ok(Source::Sockstat) {

@@ -8,7 +8,9 @@ use procfs::hwmon::{Chip, Sensor, clean};
 use super::families::*;
 use super::out::{Fmt, Out, counter_l, gauge_l};
 
-/// One series: full name, help, chip, sensor, value, a counter or not.
+/// One series: its family's key (the name's part for the `*` of
+/// `node_hwmon_*` or `node_hwmon_*_joule_total`), help, chip, sensor,
+/// value, a counter or not.
 struct Reading {
     name: String,
     help: String,
@@ -35,7 +37,7 @@ fn readings(chip: &str, s: &Sensor, out: &mut Vec<Reading>) {
         "beep_enable" => {
             let on = f64::from(u8::from(s.get("") == Some("1")));
             return push(
-                "node_hwmon_beep_enabled".into(),
+                "beep_enabled".into(),
                 "Hardware beep enabled".into(),
                 on,
                 false,
@@ -44,7 +46,7 @@ fn readings(chip: &str, s: &Sensor, out: &mut Vec<Reading>) {
         "vrm" => {
             if let Some(v) = plain {
                 push(
-                    "node_hwmon_voltage_regulator_version".into(),
+                    "voltage_regulator_version".into(),
                     "Hardware voltage regulator".into(),
                     v,
                     false,
@@ -55,7 +57,7 @@ fn readings(chip: &str, s: &Sensor, out: &mut Vec<Reading>) {
         "update_interval" => {
             if let Some(v) = plain {
                 push(
-                    "node_hwmon_update_interval_seconds".into(),
+                    "update_interval_seconds".into(),
                     "Hardware monitor update interval".into(),
                     v * 0.001,
                     false,
@@ -66,7 +68,7 @@ fn readings(chip: &str, s: &Sensor, out: &mut Vec<Reading>) {
         _ => {}
     }
     let kind = s.kind.as_str();
-    let prefix = format!("node_hwmon_{kind}");
+    let prefix = kind.to_string();
     for (element, value) in &s.properties {
         let element = element.as_str();
         if element == "label" {
@@ -116,7 +118,7 @@ fn readings(chip: &str, s: &Sensor, out: &mut Vec<Reading>) {
                 false,
             ),
             ("energy", _) => (
-                name + "_joule_total",
+                name,
                 format!("Hardware monitor for joules used so far ({element})"),
                 v / 1e6,
                 true,
@@ -205,6 +207,7 @@ pub(super) fn hwmon(out: &mut Out<'_>, chips: &[Chip]) -> Fmt {
             readings(&c.chip, s, &mut all);
         }
     }
+    let mut name = String::new();
     // One family per name, its series together.
     all.sort_by(|a, b| a.name.cmp(&b.name));
     let mut i = 0;
@@ -219,7 +222,8 @@ pub(super) fn hwmon(out: &mut Out<'_>, chips: &[Chip]) -> Fmt {
         } else {
             &NODE_HWMON
         };
-        let mut m = out.family_named(f, &first.name, &first.help)?;
+        f.instance_into(&first.name, &mut name);
+        let mut m = out.family_named(f, &name, &first.help)?;
         for r in &all[i..end] {
             let labels = [("chip", r.chip.as_str()), ("sensor", r.sensor.as_str())];
             if r.counter {
@@ -300,7 +304,25 @@ mod tests {
             &sensor("beep_enable0", "beep_enable", &[("", "1")]),
             &mut r,
         );
-        let got: Vec<(&str, f64)> = r.iter().map(|x| (x.name.as_str(), x.value)).collect();
+        // Each reading's family named through its definition.
+        let names: Vec<String> = r
+            .iter()
+            .map(|x| {
+                let f = if x.counter {
+                    &NODE_HWMON_JOULE_TOTAL
+                } else {
+                    &NODE_HWMON
+                };
+                let mut n = String::new();
+                f.instance_into(&x.name, &mut n);
+                n
+            })
+            .collect();
+        let got: Vec<(&str, f64)> = names
+            .iter()
+            .zip(&r)
+            .map(|(n, x)| (n.as_str(), x.value))
+            .collect();
         assert_eq!(
             got,
             [

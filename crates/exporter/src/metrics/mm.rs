@@ -87,14 +87,12 @@ fn zoneinfo(out: &mut Out<'_>, zones: &[Zone]) -> Fmt {
         if rows.is_empty() {
             continue;
         }
-        name.clear();
-        name.push_str("node_zoneinfo_");
-        name.push_str(suffix);
         let f = if *counter {
             &NODE_ZONEINFO_TOTAL
         } else {
             &NODE_ZONEINFO
         };
+        f.instance_into(suffix, &mut name);
         let mut m = out.family_named(f, &name, help)?;
         for (node, z, v) in rows {
             let labels = [("node", node.as_str()), ("zone", z.zone.as_str())];
@@ -103,9 +101,7 @@ fn zoneinfo(out: &mut Out<'_>, zones: &[Zone]) -> Fmt {
     }
     let widest = zones.iter().map(|z| z.protection.len()).max().unwrap_or(0);
     for i in 0..widest {
-        name.clear();
-        name.push_str("node_zoneinfo_protection_");
-        name.push_str(&i.to_string());
+        NODE_ZONEINFO.instance_into(&format!("protection_{i}"), &mut name);
         let help = format!("Protection array {i}. field");
         let mut m = out.family_named(&NODE_ZONEINFO, &name, &help)?;
         for (z, node) in zones.iter().zip(&nodes) {

@@ -30,12 +30,13 @@ fn zfs(out: &mut Out<'_>, z: &procfs::zfs::Zfs) -> Fmt {
     use super::out::{gauge_l, sample_l};
     use procfs::zfs::FILES;
     let clean = |s: &str| s.replace('-', "_");
+    let mut name = String::new();
     for (file, values) in &z.kstats {
         let Some((_, short)) = FILES.iter().find(|(f, _)| f == file) else {
             continue;
         };
         for (stat, v) in values {
-            let name = format!("node_zfs_{short}_{}", clean(stat));
+            NODE_ZFS.instance_into(&format!("{short}_{}", clean(stat)), &mut name);
             let help = format!("kstat.zfs.misc.{file}.{stat}");
             let mut m = out.family_named(&NODE_ZFS, &name, &help)?;
             m.encode_gauge(&(*v as f64))?;
@@ -62,7 +63,7 @@ fn zfs(out: &mut Out<'_>, z: &procfs::zfs::Zfs) -> Fmt {
         }
     }
     for (k, rows) in io {
-        let name = format!("node_zfs_zpool_{}", clean(k));
+        NODE_ZFS_ZPOOL.instance_into(&clean(k), &mut name);
         let help = format!("kstat.zfs.misc.io.{k}");
         let mut m = out.family_named(&NODE_ZFS_ZPOOL, &name, &help)?;
         for (pool, v) in rows {
@@ -70,7 +71,7 @@ fn zfs(out: &mut Out<'_>, z: &procfs::zfs::Zfs) -> Fmt {
         }
     }
     for (k, rows) in ds {
-        let name = format!("node_zfs_zpool_dataset_{}", clean(k));
+        NODE_ZFS_ZPOOL_DATASET.instance_into(&clean(k), &mut name);
         let help = format!("kstat.zfs.misc.objset.{k}");
         let mut m = out.family_named(&NODE_ZFS_ZPOOL_DATASET, &name, &help)?;
         for (pool, dataset, v) in rows {

@@ -5,7 +5,7 @@
 use procfs::{Source, SystemSample};
 
 use super::families::*;
-use super::out::{Fmt, Out, gauge_l, one, sample_l};
+use super::out::{Fmt, Out, gauge_l, info, one, sample_l};
 
 pub(super) fn node(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
     if s.ok(Source::Netclass) {
@@ -88,8 +88,7 @@ pub(super) fn node(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        let mut m = out.family(&NODE_DMI_INFO)?;
-        gauge_l(&mut m, &labels, 1.0)?;
+        info(out, &NODE_DMI_INFO, &labels)?;
     }
     if s.ok(Source::Bonding) {
         for (f, active) in [(&NODE_BONDING_SLAVES, false), (&NODE_BONDING_ACTIVE, true)] {
@@ -341,8 +340,7 @@ fn os(out: &mut Out<'_>, o: &procfs::os_release::OsRelease) -> Fmt {
             ("version_id", "VERSION_ID"),
         ];
         let labels: Vec<(&str, &str)> = keys.iter().map(|(l, k)| (*l, o.get(k))).collect();
-        let mut m = out.family(&NODE_OS_INFO)?;
-        gauge_l(&mut m, &labels, 1.0)?;
+        info(out, &NODE_OS_INFO, &labels)?;
     }
     if let Some(v) = o.version() {
         let mut m = out.family(&NODE_OS_VERSION)?;
@@ -547,16 +545,10 @@ fn numa(out: &mut Out<'_>, nodes: &[procfs::numa::NumaNode]) -> Fmt {
         }
     }
     let mut name = String::new();
-    for (f, series, suffix) in [
-        (&NODE_MEMORY_NUMA, &mem, ""),
-        (&NODE_MEMORY_NUMA_TOTAL, &stat, "_total"),
-    ] {
+    for (f, series) in [(&NODE_MEMORY_NUMA, &mem), (&NODE_MEMORY_NUMA_TOTAL, &stat)] {
         for (key, rows) in series {
             let help = format!("Memory information field {key}.");
-            name.clear();
-            name.push_str("node_memory_numa_");
-            name.push_str(key);
-            name.push_str(suffix);
+            f.instance_into(key, &mut name);
             let mut m = out.family_named(f, &name, &help)?;
             for (node, v) in rows {
                 sample_l(&mut m, &[("node", node.as_str())], *v as f64)?;

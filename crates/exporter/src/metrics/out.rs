@@ -121,6 +121,17 @@ pub(super) fn sample_l(m: &mut Fam<'_>, labels: &impl EncodeLabelSet, v: f64) ->
 }
 
 /// A family with one unlabelled sample.
+/// An info family of one series: its labels, value 1.
+pub(super) fn info(out: &mut Out<'_>, f: &'static Family, labels: &impl EncodeLabelSet) -> Fmt {
+    let mut m = out.family(f)?;
+    info_l(&mut m, labels)
+}
+
+/// One series of an info family: its labels, value 1.
+pub(super) fn info_l(m: &mut MetricEncoder<'_>, labels: &impl EncodeLabelSet) -> Fmt {
+    gauge_l(m, labels, 1.0)
+}
+
 pub(super) fn one(out: &mut Out<'_>, f: &'static Family, v: f64) -> Fmt {
     let mut m = out.family(f)?;
     match m.kind {

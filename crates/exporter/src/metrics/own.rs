@@ -8,7 +8,7 @@ use model::units::ns_to_secs;
 use super::Context;
 use super::compat::collectors as node_collectors;
 use super::families::*;
-use super::out::{Fmt, Out, counter_l, gauge_l, one, sample_l};
+use super::out::{Fmt, Out, counter_l, gauge_l, info, one, sample_l};
 
 pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
     let now = sys::mono_ns();
@@ -123,17 +123,16 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         &PROCESS_START_TIME_SECONDS,
         ns_to_secs(ctx.started_unix_ns),
     )?;
-    let mut m = out.family(&QUIETSTAT_AGENT_INFO)?;
     let backend = st.backend.map_or("none", |b| b.name());
-    gauge_l(
-        &mut m,
+    info(
+        out,
+        &QUIETSTAT_AGENT_INFO,
         &[("version", env!("CARGO_PKG_VERSION")), ("backend", backend)],
-        1.0,
     )?;
     collectors(out, st, ctx)?;
-    let mut m = out.family(&QUIETSTAT_BUILD_INFO)?;
-    gauge_l(
-        &mut m,
+    info(
+        out,
+        &QUIETSTAT_BUILD_INFO,
         &[
             ("version", env!("CARGO_PKG_VERSION")),
             ("revision", env!("QUIETSTAT_REVISION")),
@@ -141,7 +140,6 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
             ("arch", std::env::consts::ARCH),
             ("os", std::env::consts::OS),
         ],
-        1.0,
     )?;
     if let Some(s) = &ctx.store {
         use std::sync::atomic::Ordering::Relaxed;
