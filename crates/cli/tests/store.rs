@@ -422,8 +422,10 @@ fn exits_recorded(backend: &str) {
         .spawn()
         .unwrap();
     let (p3, pk) = (three.id(), killed.id());
-    // A table read begun after both started: each has its identity row.
+    // A table read begun after both started, then a flush: each has its
+    // identity row, written while it runs.
     after_reads(&a, "processes", 2);
+    after_flush(&a);
     killed.kill().unwrap();
     killed.wait().unwrap();
     let mut three = three;

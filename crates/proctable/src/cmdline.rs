@@ -131,15 +131,36 @@ impl Cmdlines {
 
 /// The command line of process `pid` under `proc_root` as `ps` shows it
 /// (its first [`CMDLINE_MAX`] bytes), read once, unchecked against any
-/// row: for a caller that names a process by PID alone (the history's
-/// identity rows, `top`'s rows on screen). `None` when it cannot be read
-/// or is empty.
+/// row: for a caller that names a process by PID alone (`top`'s rows on
+/// screen). `None` when it cannot be read or is empty.
 pub fn read_cmdline(proc_root: &Path, pid: u32) -> Option<String> {
     use std::io::Read;
     let f = std::fs::File::open(proc_root.join(pid.to_string()).join("cmdline")).ok()?;
     let mut b = Vec::with_capacity(256);
     f.take(CMDLINE_MAX as u64).read_to_end(&mut b).ok()?;
     procfs::pid::cmdline_text(&b)
+}
+
+/// The command line of the process `pid` that started at `start_ticks`,
+/// as [`read_cmdline`] gives it, or `None` when that PID is now another
+/// process (or gone): the directory is opened first and the start time
+/// read under it, as the table's own reads do. For the history's identity
+/// rows, written a flush after the snapshot that saw the process.
+pub fn read_cmdline_of(proc_root: &Path, pid: u32, start_ticks: u64) -> Option<String> {
+    let root = crate::dir::open_dir(proc_root).ok()?;
+    let dir = open_at(
+        root.as_raw_fd(),
+        pid.to_string().as_bytes(),
+        libc::O_PATH | libc::O_DIRECTORY,
+    )
+    .ok()?;
+    let mut buf = vec![0u8; CMDLINE_MAX];
+    let n = read_under(&dir, b"stat", &mut buf)?;
+    if procfs::pid::parse_start_ticks(&buf[..n]).ok()? != start_ticks {
+        return None;
+    }
+    let n = read_under(&dir, b"cmdline", &mut buf)?;
+    procfs::pid::cmdline_text(&buf[..n])
 }
 
 /// The first `buf.len()` bytes of `name` under the directory `dir`.

@@ -38,7 +38,7 @@ pub mod record {
     include!(concat!(env!("OUT_DIR"), "/record.rs"));
 }
 
-pub use cmdline::{CMDLINE_MAX, read_cmdline};
+pub use cmdline::{CMDLINE_MAX, read_cmdline, read_cmdline_of};
 pub use error::{Error, Result};
 pub use fields::{Field, Fields, UnknownField};
 pub use pool::{MAX_THREADS, Threads};

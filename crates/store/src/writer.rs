@@ -829,7 +829,7 @@ fn identity_id(
         return Ok(id);
     }
     let cmdline = (!proc_root.as_os_str().is_empty())
-        .then(|| proctable::read_cmdline(proc_root, s.pid))
+        .then(|| proctable::read_cmdline_of(proc_root, s.pid, s.start_ticks))
         .flatten();
     let start_ms = boot_ms + s.start_ticks * 10;
     tx.execute(

@@ -120,6 +120,17 @@ pub fn after_reads(a: &Agent, source: &str, n: u32) {
     );
 }
 
+/// Waits until the history has been flushed once more than when called
+/// (the flush writes the identity rows of the processes the tables saw).
+pub fn after_flush(a: &Agent) {
+    let flushes = || metric(a, "quietstat_store_flushes_total").unwrap_or(0.0);
+    let from = flushes();
+    assert!(
+        super::wait_for(Duration::from_secs(60), || flushes() > from),
+        "no flush in a minute"
+    );
+}
+
 pub fn mount_tmpfs(dir: &Path, opts: &str) -> bool {
     std::process::Command::new("mount")
         .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
