@@ -10,8 +10,11 @@
 //! text format (0.0.4) is derived from it by [`to_text_format`].
 //!
 //! The files: `families.rs` (the catalog), `compat.rs` (node_exporter's
-//! rules), `system.rs`, `process.rs` and `own.rs` (the encoders, one per
-//! kind of source), `out.rs` (typed writing), `text.rs` (the 0.0.4 text
+//! rules and the collector table), the encoders (`class/` one file per
+//! hardware collector; `nfs.rs`, `nfsd.rs`, `ipvs.rs`, `zfs.rs`,
+//! `hwmon.rs` one each; `system.rs`, `host.rs`, `node.rs` and `mm.rs` the
+//! rest of node_exporter's, by kind of source; `process.rs` and `own.rs`
+//! the agent's own), `out.rs` (typed writing), `text.rs` (the 0.0.4 text
 //! format).
 
 use std::sync::Arc;
@@ -29,14 +32,17 @@ mod compat;
 mod families;
 mod host;
 mod hwmon;
+mod ipvs;
 mod mm;
 mod nfs;
+mod nfsd;
 mod node;
 mod out;
 mod own;
 mod process;
 mod system;
 mod text;
+mod zfs;
 
 pub use compat::{NOT_HERE, collector_names, collector_sources, disk_excluded, vmstat_exported};
 pub use families::{FAMILIES, Family, Kind, family};
