@@ -30,6 +30,8 @@ struct Slot {
     /// series takes milliseconds the reader's thread should not spend.
     garbage: Vec<Arc<Textfile>>,
     stop: bool,
+    /// The first read has waited (once) for the first parse.
+    waited: bool,
 }
 
 type Shared = Arc<(Mutex<Slot>, Condvar)>;
@@ -67,7 +69,11 @@ impl Worker {
             slot.wanted += 1;
             c.notify_all();
         }
-        if slot.done == 0 {
+        // Only the first read waits: while a slow first parse goes on, the
+        // reads after it return at once, so the sampler is held up by one
+        // second at most, once.
+        if slot.done == 0 && !slot.waited {
+            slot.waited = true;
             let deadline = Instant::now() + FIRST_WAIT;
             while slot.done == 0 {
                 let left = deadline.saturating_duration_since(Instant::now());
