@@ -118,15 +118,32 @@ impl Cmdlines {
     fn read(&mut self, pid: u32, start_ticks: u64) -> Option<Arc<str>> {
         let root = self.dirfd.as_ref()?.as_raw_fd();
         self.reads += 1;
-        let name = pid.to_string();
-        let dir = open_at(root, name.as_bytes(), libc::O_PATH | libc::O_DIRECTORY).ok()?;
-        let n = read_under(&dir, b"stat", &mut self.buf)?;
-        if procfs::pid::parse_start_ticks(&self.buf[..n]).ok()? != start_ticks {
-            return None;
-        }
-        let n = read_under(&dir, b"cmdline", &mut self.buf)?;
-        procfs::pid::cmdline_text(&self.buf[..n]).map(Arc::from)
+        read_checked(root, pid, start_ticks, &mut self.buf).map(Arc::from)
     }
+}
+
+/// The command line of the process `pid` under the proc root `root` if it
+/// is the one that started at `start_ticks`: its directory is opened
+/// first and the start time read under it, so a PID reused meanwhile never
+/// lends its command line. `buf` holds each file read in turn.
+fn read_checked(
+    root: std::os::fd::RawFd,
+    pid: u32,
+    start_ticks: u64,
+    buf: &mut [u8],
+) -> Option<String> {
+    let dir = open_at(
+        root,
+        pid.to_string().as_bytes(),
+        libc::O_PATH | libc::O_DIRECTORY,
+    )
+    .ok()?;
+    let n = read_under(&dir, b"stat", buf)?;
+    if procfs::pid::parse_start_ticks(&buf[..n]).ok()? != start_ticks {
+        return None;
+    }
+    let n = read_under(&dir, b"cmdline", buf)?;
+    procfs::pid::cmdline_text(&buf[..n])
 }
 
 /// The command line of process `pid` under `proc_root` as `ps` shows it
@@ -143,24 +160,12 @@ pub fn read_cmdline(proc_root: &Path, pid: u32) -> Option<String> {
 
 /// The command line of the process `pid` that started at `start_ticks`,
 /// as [`read_cmdline`] gives it, or `None` when that PID is now another
-/// process (or gone): the directory is opened first and the start time
-/// read under it, as the table's own reads do. For the history's identity
-/// rows, written a flush after the snapshot that saw the process.
+/// process (or gone), checked as the table's own reads are. For the
+/// history's identity rows, written a flush after the snapshot that saw
+/// the process.
 pub fn read_cmdline_of(proc_root: &Path, pid: u32, start_ticks: u64) -> Option<String> {
     let root = crate::dir::open_dir(proc_root).ok()?;
-    let dir = open_at(
-        root.as_raw_fd(),
-        pid.to_string().as_bytes(),
-        libc::O_PATH | libc::O_DIRECTORY,
-    )
-    .ok()?;
-    let mut buf = vec![0u8; CMDLINE_MAX];
-    let n = read_under(&dir, b"stat", &mut buf)?;
-    if procfs::pid::parse_start_ticks(&buf[..n]).ok()? != start_ticks {
-        return None;
-    }
-    let n = read_under(&dir, b"cmdline", &mut buf)?;
-    procfs::pid::cmdline_text(&buf[..n])
+    read_checked(root.as_raw_fd(), pid, start_ticks, &mut [0; CMDLINE_MAX])
 }
 
 /// The first `buf.len()` bytes of `name` under the directory `dir`.
