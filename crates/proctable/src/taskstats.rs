@@ -191,20 +191,21 @@ pub fn parse_datagram(mut b: &[u8], family: u16, out: &mut Vec<TaskRecord>) {
 }
 
 /// Sums of a thread group's tasks that ended so far.
-#[derive(Default)]
-struct Partial {
-    utime_us: u64,
-    stime_us: u64,
-    runtime_ns: u64,
-    minflt: u64,
-    majflt: u64,
-    hiwater_rss_kb: u64,
-    leader: Option<TaskRecord>,
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct GroupSums {
+    pub utime_us: u64,
+    pub stime_us: u64,
+    pub runtime_ns: u64,
+    pub minflt: u64,
+    pub majflt: u64,
+    pub hiwater_rss_kb: u64,
+    /// The leader's own record, where it came.
+    pub leader: Option<TaskRecord>,
     /// When a record was last added (monotonic ns).
     updated_ns: u64,
 }
 
-impl Partial {
+impl GroupSums {
     fn add(&mut self, r: TaskRecord, now_ns: u64) {
         self.utime_us += r.utime_us;
         self.stime_us += r.stime_us;
@@ -238,8 +239,8 @@ pub const STALE_NS: u64 = 60_000_000_000;
 /// are passed in.
 #[derive(Default)]
 pub struct Groups {
-    pending: HashMap<u32, Partial>,
-    held: HashMap<u32, (Partial, TaskRecord, u64)>,
+    pending: HashMap<u32, GroupSums>,
+    held: HashMap<u32, (GroupSums, TaskRecord, u64)>,
     swept_ns: u64,
     dropped: u64,
 }
@@ -273,18 +274,7 @@ impl Groups {
             if last.threaded && now_ns.saturating_sub(*at) < HOLD_NS {
                 return true;
             }
-            out.push((
-                GroupSums {
-                    utime_us: p.utime_us,
-                    stime_us: p.stime_us,
-                    runtime_ns: p.runtime_ns,
-                    minflt: p.minflt,
-                    majflt: p.majflt,
-                    hiwater_rss_kb: p.hiwater_rss_kb,
-                    leader: p.leader,
-                },
-                *last,
-            ));
+            out.push((*p, *last));
             false
         });
         if now_ns.saturating_sub(self.swept_ns) >= STALE_NS {
@@ -305,19 +295,6 @@ impl Groups {
     pub fn waiting(&self) -> (usize, usize) {
         (self.pending.len(), self.held.len())
     }
-}
-
-/// A group's summed task records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GroupSums {
-    pub utime_us: u64,
-    pub stime_us: u64,
-    pub runtime_ns: u64,
-    pub minflt: u64,
-    pub majflt: u64,
-    pub hiwater_rss_kb: u64,
-    /// The leader's own record, where it came.
-    pub leader: Option<TaskRecord>,
 }
 
 /// A registered taskstats listener.
