@@ -25,6 +25,10 @@ impl From<CpuList> for String {
 
 const CPULIST_FORMAT: &str = "a cpulist such as 0-3,8,10-11 (CPU numbers below 65536)";
 
+/// The isolated CPUs' list, below the sys root: read for the topology
+/// and as the `cpu_isolated` source.
+pub(crate) const ISOLATED_FILE: &str = "devices/system/cpu/isolated";
+
 /// Parses a sysfs cpulist file (`/sys/devices/system/cpu/isolated`) into
 /// `out`.
 pub fn parse_list_into(buf: &[u8], out: &mut CpuList) -> Result<(), ParseError> {

@@ -61,9 +61,6 @@ impl Default for GatherOptions {
     }
 }
 
-/// The isolated CPUs' list below the sys root.
-const CPU_ISOLATED: &str = "devices/system/cpu/isolated";
-
 /// The path a gathered source is named by in errors.
 pub(crate) fn main_path(
     source: Source,
@@ -89,7 +86,7 @@ pub(crate) fn main_path(
         Source::Numa => sys_root.join("devices/system/node"),
         Source::Ksm => sys_root.join("kernel/mm/ksm"),
         Source::Zfs => proc_root.join("spl/kstat/zfs"),
-        Source::CpuIsolated => sys_root.join(CPU_ISOLATED),
+        Source::CpuIsolated => sys_root.join(crate::cpu::ISOLATED_FILE),
         s if s.class_spec().is_some() => sys_root.join(s.class_spec().expect("a class source").dir),
         _ => proc_root.join(source.files()[0]),
     }
@@ -137,7 +134,7 @@ impl Gatherer {
             }
             Source::Zfs => self.zfs(proc_root)?,
             Source::CpuIsolated => {
-                open(&sys_root.join(CPU_ISOLATED))?
+                open(&sys_root.join(crate::cpu::ISOLATED_FILE))?
                     .take(64 << 10)
                     .read_to_end(&mut self.scratch)?;
             }

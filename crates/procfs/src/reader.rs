@@ -253,7 +253,7 @@ impl Reader {
         let online = list(self, "devices/system/cpu/online", true);
         let possible = list(self, "devices/system/cpu/possible", true);
         let present = list(self, "devices/system/cpu/present", true);
-        let isolated = list(self, "devices/system/cpu/isolated", false);
+        let isolated = list(self, cpu::ISOLATED_FILE, false);
         let nohz_full = list(self, "devices/system/cpu/nohz_full", false);
         let known = online
             .clone()
