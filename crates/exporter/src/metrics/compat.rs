@@ -25,10 +25,24 @@ pub(super) fn collectors() -> &'static [Collector] {
     static TABLE: std::sync::OnceLock<Vec<Collector>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
         let mut out: Vec<Collector> = Vec::new();
-        let mut entry = |name: &'static str| {
-            if let Some(i) = out.iter().position(|c| c.name == name) {
-                return i;
+        for s in Source::ALL {
+            let info = s.info();
+            for &name in info.serves {
+                entry(&mut out, name).required.push(AgentSource::System(s));
             }
+            for &name in info.helps {
+                entry(&mut out, name).optional.push(AgentSource::System(s));
+            }
+        }
+        out
+    })
+}
+
+/// The collector named `name` in `out`, added (empty) if not yet there.
+fn entry<'a>(out: &'a mut Vec<Collector>, name: &'static str) -> &'a mut Collector {
+    let i = match out.iter().position(|c| c.name == name) {
+        Some(i) => i,
+        None => {
             out.push(Collector {
                 name,
                 required: if name == "processes" {
@@ -39,26 +53,9 @@ pub(super) fn collectors() -> &'static [Collector] {
                 optional: Vec::new(),
             });
             out.len() - 1
-        };
-        let mut rows = Vec::new();
-        for s in Source::ALL {
-            for &name in s.info().serves {
-                rows.push((entry(name), true, s));
-            }
-            for &name in s.info().helps {
-                rows.push((entry(name), false, s));
-            }
         }
-        for (i, needed, s) in rows {
-            let c = &mut out[i];
-            if needed {
-                c.required.push(AgentSource::System(s));
-            } else {
-                c.optional.push(AgentSource::System(s));
-            }
-        }
-        out
-    })
+    };
+    &mut out[i]
 }
 
 /// The sources behind node_exporter collector `name` (`--collector.NAME`),
