@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::agent::*;
+use common::store::reads;
 use common::wait_for;
 
 fn value(body: &str, series: &str) -> Option<f64> {
@@ -116,13 +117,9 @@ fn a_large_directory_delays_no_other_source_and_an_oversized_file_is_refused() {
         "[sources.textfile]\ninterval = \"1s\"\n[sources.stat]\ninterval = \"100ms\"\n",
         &["--collector.textfile.directory", p.to_str().unwrap()],
     );
-    let reads = |a: &Agent| {
-        let body = get(a.addr, "/metrics", None).body;
-        value(&body, "quietstat_source_reads_total{source=\"stat\"}").unwrap_or(0.0)
-    };
-    let before = reads(&a);
+    let before = reads(&a, "stat");
     std::thread::sleep(Duration::from_secs(4));
-    let during = reads(&a) - before;
+    let during = reads(&a, "stat") - before;
     assert!(
         during >= 32.0,
         "{during} reads of stat in 4 s, every 100 ms"

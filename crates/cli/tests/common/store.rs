@@ -100,12 +100,8 @@ pub fn metric(a: &Agent, name: &str) -> Option<f64> {
 
 /// `quietstat_source_reads_total` of `source` (0 before the first).
 pub fn reads(a: &Agent, source: &str) -> f64 {
-    let series = format!("quietstat_source_reads_total{{source=\"{source}\"}} ");
-    get(a.addr, "/metrics", None)
-        .body
-        .lines()
-        .find_map(|l| l.strip_prefix(series.as_str())?.parse().ok())
-        .unwrap_or(0.0)
+    let series = format!("quietstat_source_reads_total{{source=\"{source}\"}}");
+    metric(a, &series).unwrap_or(0.0)
 }
 
 /// Waits until the agent has read `source` `n` more times than it had
