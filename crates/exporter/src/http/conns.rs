@@ -36,6 +36,17 @@ impl Slot {
         self.busy.store(busy, Ordering::Relaxed);
         self.touch();
     }
+
+    /// Whether a request is being answered.
+    pub(crate) fn busy(&self) -> bool {
+        self.busy.load(Ordering::Relaxed)
+    }
+
+    /// Time since the last progress.
+    pub(crate) fn idle_for(&self) -> std::time::Duration {
+        let now = self.epoch.elapsed().as_millis() as u64;
+        std::time::Duration::from_millis(now.saturating_sub(self.active_ms.load(Ordering::Relaxed)))
+    }
 }
 
 /// What became of a new connection.
