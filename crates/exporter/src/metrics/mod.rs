@@ -10,11 +10,9 @@
 //! text format (0.0.4) is derived from it by [`to_text_format`].
 //!
 //! The files: `families.rs` (the catalog), `compat.rs` (node_exporter's
-//! rules and the collector table), the encoders (`class/` one file per
-//! hardware collector; `nfs.rs`, `nfsd.rs`, `ipvs.rs`, `zfs.rs`,
-//! `hwmon.rs` one each; `system.rs`, `host.rs`, `node.rs` and `mm.rs` the
-//! rest of node_exporter's, by kind of source; `process.rs` and `own.rs`
-//! the agent's own), `out.rs` (typed writing), `text.rs` (the 0.0.4 text
+//! rules and the collector table), the encoders (`collector/` one file per
+//! node_exporter collector and their table; `process.rs` and `own.rs` the
+//! agent's own), `out.rs` (typed writing), `text.rs` (the 0.0.4 text
 //! format).
 
 use std::sync::Arc;
@@ -27,22 +25,13 @@ use prometheus_client::registry::Registry;
 
 use crate::http_stats::HttpStats;
 
-mod class;
+mod collector;
 mod compat;
 mod families;
-mod host;
-mod hwmon;
-mod ipvs;
-mod mm;
-mod nfs;
-mod nfsd;
-mod node;
 mod out;
 mod own;
 mod process;
-mod system;
 mod text;
-mod zfs;
 
 pub use compat::{NOT_HERE, collector_names, collector_sources, disk_excluded, vmstat_exported};
 pub use families::{FAMILIES, Family, Kind, family};
@@ -93,7 +82,7 @@ impl Collector for AgentCollector {
                 .then(|| st.sample.textfile.clone())
         };
         match textfile {
-            Some(t) => node::textfile(&mut out, &t),
+            Some(t) => collector::textfile::textfile(&mut out, &t),
             None => Ok(()),
         }
     }
@@ -112,14 +101,16 @@ pub fn encode_openmetrics(registry: &Registry, w: &mut String) -> Fmt {
     prometheus_client::encoding::text::encode(w, registry)
 }
 
-/// Everything but the textfile families ([`node::textfile`]).
+/// Everything but the textfile families ([`collector::textfile`]).
 fn encode_state(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
-    system::system(out, &st.sample)?;
-    host::host(out, &st.sample)?;
-    node::node(out, &st.sample)?;
-    mm::mm(out, &st.sample)?;
-    class::classes(out, &st.sample, &ctx.config.sys_root)?;
-    nfs::nfs(out, &st.sample)?;
+    let x = collector::Input {
+        st,
+        s: &st.sample,
+        ctx,
+    };
+    for (_, encode) in collector::ENCODERS {
+        encode(out, &x)?;
+    }
     process::processes(out, st, &ctx.config.process_metrics)?;
     own::agent_figures(out, st, ctx)
 }

@@ -43,16 +43,6 @@ pub(super) fn processes(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> F
     one(out, &QUIETSTAT_PROCESSES, st.procs.len() as f64)?;
     let threads: u64 = st.procs.iter().map(|p| p.num_threads as u64).sum();
     one(out, &QUIETSTAT_PROCESS_THREADS_ALL, threads as f64)?;
-    // node_exporter's processes collector, from the same table.
-    one(out, &NODE_PROCESSES_PIDS, st.procs.len() as f64)?;
-    one(out, &NODE_PROCESSES_THREADS, threads as f64)?;
-    {
-        let mut m = out.family(&NODE_PROCESSES_STATE)?;
-        for (state, n) in process::states(&st.procs) {
-            let state = state.to_string();
-            gauge_l(&mut m, &[("state", state.as_str())], n as f64)?;
-        }
-    }
     if st.backend.is_some() {
         one(
             out,

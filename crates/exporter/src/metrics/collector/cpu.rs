@@ -1,0 +1,66 @@
+//! node_exporter's cpu collector: seconds per CPU and mode (/proc/stat),
+//! guest seconds, the isolated CPUs, and `node_cpu_info` (/proc/cpuinfo,
+//! opt-in).
+
+use super::*;
+use model::units::ticks_to_secs;
+use procfs::stat::CpuMode;
+
+use crate::metrics::compat::cpu_modes;
+
+pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
+    let s = x.s;
+    if s.ok(Source::Stat) {
+        let st = &s.stat;
+        let mut m = out.family(&NODE_CPU_SECONDS_TOTAL)?;
+        for c in &st.cpus {
+            let cpu = c.cpu.to_string();
+            for (mode, ticks) in cpu_modes(&c.times) {
+                counter_l(
+                    &mut m,
+                    &[("cpu", cpu.as_str()), ("mode", mode)],
+                    ticks_to_secs(ticks),
+                )?;
+            }
+        }
+        let mut m = out.family(&NODE_CPU_GUEST_SECONDS_TOTAL)?;
+        for c in &st.cpus {
+            let cpu = c.cpu.to_string();
+            for (mode, m2) in [("user", CpuMode::Guest), ("nice", CpuMode::GuestNice)] {
+                if let Some(t) = c.times.ticks(m2) {
+                    counter_l(
+                        &mut m,
+                        &[("cpu", cpu.as_str()), ("mode", mode)],
+                        ticks_to_secs(t),
+                    )?;
+                }
+            }
+        }
+    }
+    if s.ok(Source::CpuIsolated) && !s.cpu_isolated.cpus().is_empty() {
+        let mut m = out.family(&NODE_CPU_ISOLATED)?;
+        for c in s.cpu_isolated.cpus() {
+            gauge_l(&mut m, &[("cpu", c.to_string().as_str())], 1.0)?;
+        }
+    }
+    if s.ok(Source::Cpuinfo) {
+        let mut m = out.family(&NODE_CPU_INFO)?;
+        for c in &s.cpuinfo {
+            let cpu = c.processor.to_string();
+            let labels = [
+                ("package", c.physical_id.as_str()),
+                ("core", c.core_id.as_str()),
+                ("cpu", cpu.as_str()),
+                ("vendor", c.vendor_id.as_str()),
+                ("family", c.cpu_family.as_str()),
+                ("model", c.model.as_str()),
+                ("model_name", c.model_name.as_str()),
+                ("microcode", c.microcode.as_str()),
+                ("stepping", c.stepping.as_str()),
+                ("cachesize", c.cache_size.as_str()),
+            ];
+            gauge_l(&mut m, &labels, 1.0)?;
+        }
+    }
+    Ok(())
+}
