@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args as ClapArgs, ValueEnum};
 use model::columns::{Column, Extra, NoExtra, Row, Value};
 use proctable::{BackendChoice, Field, Fields, ProcTable, Query};
+use report::table::{Align, Cell, Table};
 use serde_json::json;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -131,15 +132,13 @@ fn columns(fields: &[Field]) -> Vec<&'static Column> {
     fields.iter().flat_map(|&f| Column::for_field(f)).collect()
 }
 
-fn text(v: &Value<'_>) -> String {
+/// A value as the table writer takes it: absent is `-` in a table, empty
+/// in CSV.
+fn cell(v: &Value<'_>) -> Cell {
     match v {
-        Value::Absent => "-".into(),
-        other => model::text::printable(&other.to_string()).into_owned(),
+        Value::Absent => Cell::Num(None),
+        other => Cell::Text(other.to_string()),
     }
-}
-
-fn csv_cell(v: &Value<'_>) -> String {
-    model::text::csv_field(&v.to_string()).into_owned()
 }
 
 pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
@@ -275,54 +274,27 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
                 }))?
             )?;
         }
-        PsFormat::Csv => {
-            let header: Vec<&str> = cols.iter().map(|c| c.name).collect();
-            writeln!(out, "{}", header.join(","))?;
-            for p in &rows {
-                for (i, c) in cols.iter().enumerate() {
-                    if i > 0 {
-                        out.write_all(b",")?;
-                    }
-                    out.write_all(csv_cell(&c.value(p, extra)).as_bytes())?;
-                }
-                out.write_all(b"\n")?;
-            }
-        }
-        PsFormat::Table => {
-            let cells: Vec<Vec<String>> = rows
+        PsFormat::Csv | PsFormat::Table => {
+            let mut t = Table::new(cols.iter().map(|c| c.name).collect());
+            t.align = cols
                 .iter()
-                .map(|p| cols.iter().map(|c| text(&c.value(p, extra))).collect())
-                .collect();
-            let widths: Vec<usize> = cols
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    cells
-                        .iter()
-                        .map(|r| r[i].chars().count())
-                        .chain([c.name.len()])
-                        .max()
-                        .unwrap_or(0)
+                .map(|c| match c.field {
+                    Field::Comm | Field::Cmdline => Align::Left,
+                    _ => Align::Right,
                 })
                 .collect();
-            let mut line = |vals: Vec<&str>| -> std::io::Result<()> {
-                let parts: Vec<String> = vals
-                    .iter()
-                    .zip(&cols)
-                    .zip(&widths)
-                    .map(|((v, c), &w)| {
-                        if matches!(c.field, Field::Comm | Field::Cmdline) {
-                            format!("{v:<w$}")
-                        } else {
-                            format!("{v:>w$}")
-                        }
-                    })
-                    .collect();
-                writeln!(out, "{}", parts.join(" ").trim_end())
-            };
-            line(cols.iter().map(|c| c.name).collect())?;
-            for r in &cells {
-                line(r.iter().map(String::as_str).collect())?;
+            t.rows = rows
+                .iter()
+                .map(|p| cols.iter().map(|c| cell(&c.value(p, extra))).collect())
+                .collect();
+            if args.format == PsFormat::Csv {
+                let mut s = String::new();
+                t.csv(&mut s);
+                out.write_all(s.as_bytes())?;
+            } else {
+                for l in t.lines(" ") {
+                    writeln!(out, "{l}")?;
+                }
             }
         }
     }

@@ -73,6 +73,15 @@ impl CpuPercent {
     }
 }
 
+/// File handles now (gauges from the later sample, /proc/sys/fs/file-nr).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Files {
+    pub allocated: u64,
+    pub maximum: u64,
+    /// Allocated, as a share of the limit.
+    pub used_pct: f64,
+}
+
 /// Memory now (gauges from the later sample), bytes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Memory {
@@ -161,6 +170,7 @@ pub struct SystemRates {
     pub load5: Option<f64>,
     pub load15: Option<f64>,
     pub memory: Memory,
+    pub files: Option<Files>,
     pub paging: Paging,
     pub pressure: Vec<PressureRate>,
     pub disks: Vec<DiskRate>,
@@ -282,6 +292,14 @@ impl SystemRates {
             r.load1 = Some(cur.loadavg.load1);
             r.load5 = Some(cur.loadavg.load5);
             r.load15 = Some(cur.loadavg.load15);
+        }
+        if cur.ok(Source::Filefd) {
+            let f = &cur.filefd;
+            r.files = Some(Files {
+                allocated: f.allocated,
+                maximum: f.maximum,
+                used_pct: f.allocated as f64 * 100.0 / f.maximum.max(1) as f64,
+            });
         }
         if cur.ok(Source::Meminfo) {
             let m = |k| cur.meminfo.get(k);

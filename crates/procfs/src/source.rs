@@ -202,7 +202,7 @@ sources! {
         serves: ["schedstat"], helps: [], recorded: false },
     Filefd { name: "filefd", files: &["sys/fs/file-nr"], slot: [filefd],
         parse: value!(filefd::parse), optional: false, every: READ_OFTEN, opt_in: false,
-        serves: ["filefd"], helps: [], recorded: false },
+        serves: ["filefd"], helps: [], recorded: true },
     Sockstat { name: "sockstat", files: &["net/sockstat"], slot: [sockstat],
         parse: sockstat::parse_into, optional: false, every: READ_OFTEN, opt_in: false,
         serves: ["sockstat"], helps: [], recorded: false },
@@ -522,12 +522,13 @@ mod tests {
             (Source::PressureIrq, 9),
             (Source::Diskstats, 10),
             (Source::NetDev, 11),
+            (Source::Filefd, 13),
             (Source::Bcache, 59),
         ];
         for (s, i) in pinned {
             assert_eq!(s as usize, i, "{}", s.name());
         }
-        assert_eq!(Source::RECORDED.len(), 12);
+        assert_eq!(Source::RECORDED.len(), 13);
     }
 
     /// Each row's slot is the one its data lives in: a class source's is
