@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use bench::procfs_cost::{self, Comparison, Options, Report};
+use report::table::Align;
 
-use crate::Format;
+use crate::{Format, print_rows};
 
 #[derive(clap::Args)]
 pub struct ProcfsArgs {
@@ -115,35 +116,42 @@ fn print_table(r: &Report, cmp: Option<&[Comparison]>) {
         "{} reads per file and method; kernel {}, {} online CPUs, root {}",
         r.context.reads, r.context.kernel, r.context.online_cpus, r.context.proc_root
     );
-    print!(
-        "{:<16} {:>9} {:>11} {:>9} {:>11} {:>9} {:>10} {:>9}",
-        "file", "bytes", "o/r/c med", "p99", "pread med", "p99", "parse med", "p99"
-    );
+    let mut columns = vec![
+        "file",
+        "bytes",
+        "o/r/c med",
+        "p99",
+        "pread med",
+        "p99",
+        "parse med",
+        "p99",
+    ];
     if cmp.is_some() {
-        print!(" {:>9} {:>9}", "x base", "");
+        columns.extend(["x base", ""]);
     }
-    println!();
-    for f in &r.files {
-        print!(
-            "{:<16} {:>9} {:>9.2}us {:>7.2}us {:>9.2}us {:>7.2}us {:>8.2}us {:>7.2}us",
-            f.file,
-            f.bytes_per_read,
-            f.open_read_close.median_us,
-            f.open_read_close.p99_us,
-            f.pread.median_us,
-            f.pread.p99_us,
-            f.parse.median_us,
-            f.parse.p99_us
-        );
-        if let Some(c) = cmp.and_then(|c| c.iter().find(|c| c.file == f.file)) {
-            print!(
-                " {:>8.2}x {}",
-                c.ratio,
-                if c.regressed { "REGRESSED" } else { "" }
-            );
-        }
-        println!();
-    }
+    let us = |v: f64| format!("{v:.2}us");
+    let rows = r
+        .files
+        .iter()
+        .map(|f| {
+            let mut row = vec![
+                f.file.to_string(),
+                f.bytes_per_read.to_string(),
+                us(f.open_read_close.median_us),
+                us(f.open_read_close.p99_us),
+                us(f.pread.median_us),
+                us(f.pread.p99_us),
+                us(f.parse.median_us),
+                us(f.parse.p99_us),
+            ];
+            if let Some(c) = cmp.and_then(|c| c.iter().find(|c| c.file == f.file)) {
+                row.push(format!("{:.2}x", c.ratio));
+                row.push(if c.regressed { "REGRESSED" } else { "" }.into());
+            }
+            row
+        })
+        .collect();
+    print_rows(columns, Align::Left, rows);
 }
 
 #[derive(clap::Args)]
@@ -176,32 +184,36 @@ pub fn run_proctable(args: &ProctableArgs) -> anyhow::Result<ExitCode> {
     match args.format {
         Format::Json => print_json_lines(&rows)?,
         Format::Table => {
-            println!(
-                "{:<24} {:>6} {:>6} {:>4} {:>10} {:>10} {:>10} {:>10} {:>9}",
-                "backend",
-                "procs",
-                "rows",
-                "runs",
-                "median_ms",
-                "p99_ms",
-                "cpu_ms",
-                "ms/1000",
-                "vs_naive"
+            let f3 = |v: f64| format!("{v:.3}");
+            print_rows(
+                vec![
+                    "backend",
+                    "procs",
+                    "rows",
+                    "runs",
+                    "median_ms",
+                    "p99_ms",
+                    "cpu_ms",
+                    "ms/1000",
+                    "vs_naive",
+                ],
+                Align::Left,
+                rows.iter()
+                    .map(|r| {
+                        vec![
+                            r.backend.to_string(),
+                            r.procs.to_string(),
+                            r.table_rows.to_string(),
+                            r.runs.to_string(),
+                            f3(r.median_ms),
+                            f3(r.p99_ms),
+                            f3(r.cpu_ms),
+                            f3(r.ms_per_1000),
+                            format!("{:.1}x", r.speedup_vs_naive),
+                        ]
+                    })
+                    .collect(),
             );
-            for r in &rows {
-                println!(
-                    "{:<24} {:>6} {:>6} {:>4} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>8.1}x",
-                    r.backend,
-                    r.procs,
-                    r.table_rows,
-                    r.runs,
-                    r.median_ms,
-                    r.p99_ms,
-                    r.cpu_ms,
-                    r.ms_per_1000,
-                    r.speedup_vs_naive
-                );
-            }
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -234,32 +246,36 @@ pub fn run_consumers(args: &ConsumersArgs) -> anyhow::Result<ExitCode> {
     match args.format {
         Format::Json => print_json_lines(&rows)?,
         Format::Table => {
-            println!(
-                "{:<24} {:>7} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10} {:>11}",
-                "variant",
-                "reads",
-                "elapsed_s",
-                "user_s",
-                "system_s",
-                "cpu_us/read",
-                "agent_s",
-                "stat_reads",
-                "stat_reads/s"
+            let f3 = |v: f64| format!("{v:.3}");
+            print_rows(
+                vec![
+                    "variant",
+                    "reads",
+                    "elapsed_s",
+                    "user_s",
+                    "system_s",
+                    "cpu_us/read",
+                    "agent_s",
+                    "stat_reads",
+                    "stat_reads/s",
+                ],
+                Align::Left,
+                rows.iter()
+                    .map(|r| {
+                        vec![
+                            r.variant.to_string(),
+                            r.reads_per_consumer.to_string(),
+                            f3(r.elapsed_s),
+                            f3(r.consumers_user_s),
+                            f3(r.consumers_system_s),
+                            f3(r.cpu_us_per_read),
+                            f3(r.agent_cpu_s),
+                            r.proc_stat_reads.to_string(),
+                            format!("{:.1}", r.proc_stat_reads_per_s),
+                        ]
+                    })
+                    .collect(),
             );
-            for r in &rows {
-                println!(
-                    "{:<24} {:>7} {:>9.3} {:>9.3} {:>9.3} {:>11.3} {:>9.3} {:>10} {:>11.1}",
-                    r.variant,
-                    r.reads_per_consumer,
-                    r.elapsed_s,
-                    r.consumers_user_s,
-                    r.consumers_system_s,
-                    r.cpu_us_per_read,
-                    r.agent_cpu_s,
-                    r.proc_stat_reads,
-                    r.proc_stat_reads_per_s
-                );
-            }
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -322,33 +338,36 @@ pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
     match args.format {
         Format::Json => print_json_lines(&rows)?,
         Format::Table => {
-            println!(
-                "{:<14} {:>6} {:>8} {:>8} {:>10} {:>12} {:>8} {:>8} {:>12}",
-                "collector",
-                "procs",
-                "seconds",
-                "cpu_%",
-                "wakeups/s",
-                "preempted/s",
-                "rss_MiB",
-                "threads",
-                "store_MB/day"
+            print_rows(
+                vec![
+                    "collector",
+                    "procs",
+                    "seconds",
+                    "cpu_%",
+                    "wakeups/s",
+                    "preempted/s",
+                    "rss_MiB",
+                    "threads",
+                    "store_MB/day",
+                ],
+                Align::Left,
+                rows.iter()
+                    .map(|r| {
+                        vec![
+                            r.collector.to_string(),
+                            r.procs.to_string(),
+                            format!("{:.0}", r.seconds),
+                            format!("{:.3}", r.cpu_pct),
+                            format!("{:.2}", r.wakeups_per_s),
+                            format!("{:.2}", r.preempted_per_s),
+                            format!("{:.1}", r.rss_mib),
+                            r.threads.to_string(),
+                            r.store_mb_per_day
+                                .map_or_else(|| "-".to_string(), |m| format!("{m:.1}")),
+                        ]
+                    })
+                    .collect(),
             );
-            for r in &rows {
-                println!(
-                    "{:<14} {:>6} {:>8.0} {:>8.3} {:>10.2} {:>12.2} {:>8.1} {:>8} {:>12}",
-                    r.collector,
-                    r.procs,
-                    r.seconds,
-                    r.cpu_pct,
-                    r.wakeups_per_s,
-                    r.preempted_per_s,
-                    r.rss_mib,
-                    r.threads,
-                    r.store_mb_per_day
-                        .map_or_else(|| "-".to_string(), |m| format!("{m:.1}"))
-                );
-            }
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -532,33 +551,48 @@ pub fn run_viewers(args: &ViewersArgs) -> anyhow::Result<ExitCode> {
         Format::Json => println!("{}", serde_json::to_string(&r)?),
         Format::Table => {
             println!("{} idle processes, an agent running (bpf)", r.procs);
-            println!(
-                "{:<28} {:>5} {:>10} {:>8} {:>8}",
-                "whole process", "runs", "median_ms", "min_ms", "max_ms"
+            print_rows(
+                vec!["whole process", "runs", "median_ms", "min_ms", "max_ms"],
+                Align::Left,
+                r.timings
+                    .iter()
+                    .map(|t| {
+                        vec![
+                            t.what.to_string(),
+                            t.runs.to_string(),
+                            format!("{:.1}", t.median_ms),
+                            format!("{:.1}", t.min_ms),
+                            format!("{:.1}", t.max_ms),
+                        ]
+                    })
+                    .collect(),
             );
-            for t in &r.timings {
-                println!(
-                    "{:<28} {:>5} {:>10.1} {:>8.1} {:>8.1}",
-                    t.what, t.runs, t.median_ms, t.min_ms, t.max_ms
-                );
-            }
             println!();
-            println!(
-                "{:<22} {:>7} {:>8} {:>15} {:>16} {:>14}",
-                "watching", "viewers", "seconds", "viewer_cpu_%", "agent_reads/s", "agent_cpu_%"
+            print_rows(
+                vec![
+                    "watching",
+                    "viewers",
+                    "seconds",
+                    "viewer_cpu_%",
+                    "agent_reads/s",
+                    "agent_cpu_%",
+                ],
+                Align::Left,
+                r.watches
+                    .iter()
+                    .map(|w| {
+                        vec![
+                            w.what.to_string(),
+                            w.viewers.to_string(),
+                            format!("{:.0}", w.seconds),
+                            w.viewer_cpu_pct
+                                .map_or_else(|| "-".into(), |v| format!("{v:.3}")),
+                            format!("{:.2}", w.agent_reads_per_s),
+                            format!("{:.3}", w.agent_cpu_pct),
+                        ]
+                    })
+                    .collect(),
             );
-            for w in &r.watches {
-                println!(
-                    "{:<22} {:>7} {:>8.0} {:>15} {:>16.2} {:>14.3}",
-                    w.what,
-                    w.viewers,
-                    w.seconds,
-                    w.viewer_cpu_pct
-                        .map_or_else(|| "-".into(), |v| format!("{v:.3}")),
-                    w.agent_reads_per_s,
-                    w.agent_cpu_pct
-                );
-            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -246,3 +246,11 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// A table of figures written as text, the first column aligned as
+/// `first`, the others right, each as wide as its widest cell.
+fn print_rows(columns: Vec<&'static str>, first: report::table::Align, rows: Vec<Vec<String>>) {
+    for l in report::table::Table::texts(columns, first, rows).lines(" ") {
+        println!("{l}");
+    }
+}

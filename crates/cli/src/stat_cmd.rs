@@ -10,7 +10,9 @@ use procfs::meminfo::MemKey;
 use procfs::stat::CpuMode;
 use procfs::{Reader, Source, SourceStatus, SystemSample};
 
-use crate::Format;
+use report::table::Align;
+
+use crate::{Format, print_rows};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -143,25 +145,22 @@ fn print_snapshot(s: &SystemSample, t: &procfs::cpu::Topology) {
 /// The counters since boot and the gauges of a sample, source by source.
 fn print_totals(s: &SystemSample) {
     println!("\nCPU time since boot, seconds");
-    print!("{:>5}", "cpu");
-    for m in CpuMode::ALL {
-        print!(" {:>11}", m.name());
-    }
-    println!();
     let row = |label: String, times: &procfs::stat::CpuTimes| {
-        print!("{label:>5}");
-        for m in CpuMode::ALL {
-            match times.ticks(m) {
-                Some(v) => print!(" {:>11.2}", model::units::ticks_to_secs(v)),
-                None => print!(" {:>11}", "-"),
-            }
-        }
-        println!();
+        let secs = CpuMode::ALL.map(|m| {
+            times.ticks(m).map_or_else(
+                || "-".to_string(),
+                |v| format!("{:.2}", model::units::ticks_to_secs(v)),
+            )
+        });
+        std::iter::once(label).chain(secs).collect()
     };
-    row("all".into(), &s.stat.total);
-    for c in &s.stat.cpus {
-        row(c.cpu.to_string(), &c.times);
-    }
+    let rows = std::iter::once(row("all".into(), &s.stat.total))
+        .chain(s.stat.cpus.iter().map(|c| row(c.cpu.to_string(), &c.times)))
+        .collect();
+    let columns = std::iter::once("cpu")
+        .chain(CpuMode::ALL.map(CpuMode::name))
+        .collect();
+    print_rows(columns, Align::Right, rows);
     let st = &s.stat;
     println!(
         "\ninterrupts {}  context switches {}  forks {}  softirqs {}  running {}  blocked {}  boot time {}",
@@ -218,40 +217,66 @@ fn print_totals(s: &SystemSample) {
         }
     }
     if s.ok(Source::Diskstats) {
-        println!(
-            "\n{:<12} {:>12} {:>14} {:>12} {:>14} {:>10} {:>12}",
-            "disk", "reads", "read bytes", "writes", "write bytes", "in flight", "io ms"
+        println!();
+        let rows = s
+            .diskstats
+            .iter()
+            .map(|d| {
+                vec![
+                    d.name.to_string(),
+                    d.reads_completed.to_string(),
+                    (d.read_sectors * procfs::diskstats::SECTOR_BYTES).to_string(),
+                    d.writes_completed.to_string(),
+                    (d.write_sectors * procfs::diskstats::SECTOR_BYTES).to_string(),
+                    d.io_in_progress.to_string(),
+                    d.io_time_ms.to_string(),
+                ]
+            })
+            .collect();
+        print_rows(
+            vec![
+                "disk",
+                "reads",
+                "read bytes",
+                "writes",
+                "write bytes",
+                "in flight",
+                "io ms",
+            ],
+            Align::Left,
+            rows,
         );
-        for d in &s.diskstats {
-            println!(
-                "{:<12} {:>12} {:>14} {:>12} {:>14} {:>10} {:>12}",
-                d.name,
-                d.reads_completed,
-                d.read_sectors * procfs::diskstats::SECTOR_BYTES,
-                d.writes_completed,
-                d.write_sectors * procfs::diskstats::SECTOR_BYTES,
-                d.io_in_progress,
-                d.io_time_ms
-            );
-        }
     }
     if s.ok(Source::NetDev) {
-        println!(
-            "\n{:<12} {:>14} {:>12} {:>14} {:>12} {:>8} {:>8}",
-            "interface", "rx bytes", "rx packets", "tx bytes", "tx packets", "errs", "drops"
+        println!();
+        let rows = s
+            .net_dev
+            .iter()
+            .map(|n| {
+                vec![
+                    n.name.to_string(),
+                    n.rx_bytes.to_string(),
+                    n.rx_packets.to_string(),
+                    n.tx_bytes.to_string(),
+                    n.tx_packets.to_string(),
+                    (n.rx_errs + n.tx_errs).to_string(),
+                    (n.rx_drop + n.tx_drop).to_string(),
+                ]
+            })
+            .collect();
+        print_rows(
+            vec![
+                "interface",
+                "rx bytes",
+                "rx packets",
+                "tx bytes",
+                "tx packets",
+                "errs",
+                "drops",
+            ],
+            Align::Left,
+            rows,
         );
-        for n in &s.net_dev {
-            println!(
-                "{:<12} {:>14} {:>12} {:>14} {:>12} {:>8} {:>8}",
-                n.name,
-                n.rx_bytes,
-                n.rx_packets,
-                n.tx_bytes,
-                n.tx_packets,
-                n.rx_errs + n.tx_errs,
-                n.rx_drop + n.tx_drop
-            );
-        }
     }
     if s.ok(Source::Interrupts) {
         let mut rows: Vec<_> = s.interrupts.rows().collect();

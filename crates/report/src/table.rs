@@ -1,7 +1,7 @@
-//! The table writer `report` and `ps` share: rows of cells as an aligned
-//! text table, CSV or JSON objects. A text cell is written with control
-//! characters escaped (`model::text::printable`); a missing number is `-`
-//! in a table, empty in CSV and `null` in JSON.
+//! The table writer `report`, `ps`, `stat` and `bench` share: rows of cells
+//! as an aligned text table, CSV or JSON objects. A text cell is written with
+//! control characters escaped (`model::text::printable`); a missing number
+//! is `-` in a table, empty in CSV and `null` in JSON.
 
 use serde_json::{Value, json};
 
@@ -74,6 +74,22 @@ impl Table {
             columns,
             align,
             rows: Vec::new(),
+        }
+    }
+
+    /// Cells the caller wrote as text (figures with their own precision
+    /// and units): the first column aligned as `first`, the others right.
+    pub fn texts(columns: Vec<&'static str>, first: Align, rows: Vec<Vec<String>>) -> Table {
+        let align = (0..columns.len())
+            .map(|i| if i == 0 { first } else { Align::Right })
+            .collect();
+        Table {
+            columns,
+            align,
+            rows: rows
+                .into_iter()
+                .map(|r| r.into_iter().map(Cell::Text).collect())
+                .collect(),
         }
     }
 
