@@ -154,6 +154,22 @@ pub struct ProcessMetrics {
     pub cgroup: Option<String>,
 }
 
+/// node_exporter collectors whose families are served only when turned on
+/// (`collectors = [...]`, `--collector.NAME`), as node_exporter leaves them
+/// off: their series grow as CPUs times IRQs or vectors. Their sources are
+/// read either way (for `top`, the history and the shared memory), and a
+/// small aggregate of each is always served.
+pub const COLLECTORS_OFF_BY_DEFAULT: [(&str, &str); 2] = [
+    (
+        "interrupts",
+        "node_interrupts_total per CPU and IRQ (CPUs x IRQs series)",
+    ),
+    (
+        "softirqs",
+        "node_softirqs_functions_total per CPU and vector (CPUs x 10 series)",
+    ),
+];
+
 /// The effective configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -197,6 +213,8 @@ pub struct Config {
     pub udev_data_path: PathBuf,
     /// The history store.
     pub store: StoreConfig,
+    /// The collectors of [`COLLECTORS_OFF_BY_DEFAULT`] turned on.
+    pub collectors: Vec<&'static str>,
 }
 
 /// Where and how the history is recorded.
@@ -297,6 +315,11 @@ impl Config {
         }
     }
 
+    /// Whether collector `name` of [`COLLECTORS_OFF_BY_DEFAULT`] is on.
+    pub fn collector_on(&self, name: &str) -> bool {
+        self.collectors.contains(&name)
+    }
+
     pub fn slack_for(&self, s: AgentSource) -> Duration {
         self.slack
             .unwrap_or_else(|| (self.source(s).interval / 100).max(Duration::from_millis(5)))
@@ -379,6 +402,7 @@ impl Config {
             filesystem_statfs_wait: d(self.filesystem_statfs_wait),
             textfile_directory: Some(self.textfile_directory.clone().unwrap_or_default()),
             udev_data_path: Some(self.udev_data_path.clone()),
+            collectors: Some(self.collectors.iter().map(|c| c.to_string()).collect()),
             store: Some(FileStore {
                 enabled: Some(self.store.enabled),
                 path: Some(self.store.path.clone()),
@@ -453,6 +477,10 @@ pub struct FileConfig {
     pub udev_data_path: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<FileStore>,
+    /// Collectors of [`COLLECTORS_OFF_BY_DEFAULT`] to turn on; a list
+    /// given on the command line adds to the file's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collectors: Option<Vec<String>>,
 }
 
 /// `[store]` in the configuration file.
@@ -619,6 +647,14 @@ impl FileConfig {
             textfile_directory,
             udev_data_path
         );
+        if let Some(o) = &over.collectors {
+            let mine = self.collectors.get_or_insert_with(Vec::new);
+            for c in o {
+                if !mine.contains(c) {
+                    mine.push(c.clone());
+                }
+            }
+        }
         if let Some(o) = &over.store {
             let st = self.store.get_or_insert_with(Default::default);
             macro_rules! take_st {
@@ -664,6 +700,22 @@ impl FileConfig {
 
     /// Merges onto the defaults and validates.
     pub fn resolve(&self) -> Result<Config, ConfigError> {
+        let mut collectors = Vec::new();
+        for c in self.collectors.iter().flatten() {
+            let Some((name, _)) = COLLECTORS_OFF_BY_DEFAULT.iter().find(|(n, _)| n == c) else {
+                let names: Vec<&str> = COLLECTORS_OFF_BY_DEFAULT.iter().map(|(n, _)| *n).collect();
+                return Err(bad(
+                    "collectors",
+                    format!(
+                        "{c:?}: not a collector that is off by default; accepted: {} (the others are on while their sources are)",
+                        names.join(", ")
+                    ),
+                ));
+            };
+            if !collectors.contains(name) {
+                collectors.push(*name);
+            }
+        }
         let listen = match self.listen.as_deref().map(str::trim) {
             None => Some(SocketAddr::from(([127, 0, 0, 1], 9479))),
             Some("") => None,
@@ -922,6 +974,7 @@ impl FileConfig {
                 .clone()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or_else(|| "/run/udev/data".into()),
+            collectors,
         })
     }
 }
@@ -935,6 +988,31 @@ mod tests {
             .and_then(|f| f.resolve())
             .unwrap_err()
             .to_string()
+    }
+
+    /// The per-CPU collectors are off unless named; the command line adds
+    /// to the file's list; a name that is not one of them is refused.
+    #[test]
+    fn collectors_off_by_default_are_turned_on_by_name() {
+        assert!(!Config::default().collector_on("interrupts"));
+        let mut f = FileConfig::from_toml("collectors = [\"softirqs\"]\n").unwrap();
+        f.apply(&FileConfig {
+            collectors: Some(vec!["interrupts".into(), "softirqs".into()]),
+            ..FileConfig::default()
+        });
+        let c = f.resolve().unwrap();
+        assert_eq!(c.collectors, ["softirqs", "interrupts"]);
+        assert!(c.collector_on("interrupts") && c.collector_on("softirqs"));
+        let back = FileConfig::from_toml(&c.to_toml())
+            .unwrap()
+            .resolve()
+            .unwrap();
+        assert_eq!(back.collectors, c.collectors);
+        let e = err("collectors = [\"cpu\"]\n");
+        assert!(
+            e.contains("collectors") && e.contains("\"cpu\"") && e.contains("interrupts, softirqs"),
+            "{e}"
+        );
     }
 
     /// Every source has its `[sources.<key>]` table, and the opt-in ones

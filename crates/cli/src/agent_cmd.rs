@@ -127,16 +127,26 @@ pub fn collector_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<st
 }
 
 /// The configuration's source table with the collector switches applied,
-/// in order; unknown names are errors, node_exporter collectors the agent
-/// lacks are warnings.
-fn collector_switches(args: &Args) -> anyhow::Result<Option<FileSources>> {
-    use agent::config::{AgentSource, FileSource};
+/// in order, and the collectors off by default that were turned on;
+/// unknown names are errors, node_exporter collectors the agent lacks are
+/// warnings.
+fn collector_switches(args: &Args) -> anyhow::Result<(Option<FileSources>, Option<Vec<String>>)> {
+    use agent::config::{AgentSource, COLLECTORS_OFF_BY_DEFAULT, FileSource};
     if args.enable_collector.is_empty() && args.disable_collector.is_empty() {
-        return Ok(None);
+        return Ok((None, None));
     }
     let mut table = FileSources::default();
+    let mut turned_on: Vec<String> = Vec::new();
     let mut set = |names: &[String], on: bool| -> anyhow::Result<()> {
         for name in names {
+            for (off, _) in COLLECTORS_OFF_BY_DEFAULT {
+                if name == off || name == "all" {
+                    turned_on.retain(|c| c != off);
+                    if on {
+                        turned_on.push(off.to_string());
+                    }
+                }
+            }
             let sources = if name == "all" {
                 AgentSource::ALL.to_vec()
             } else if let Some(s) = exporter::metrics::collector_sources(name) {
@@ -176,7 +186,7 @@ fn collector_switches(args: &Args) -> anyhow::Result<Option<FileSources>> {
         .cloned()
         .collect();
     set(&rest, false)?;
-    Ok(Some(table))
+    Ok((Some(table), Some(turned_on)))
 }
 
 pub fn run(
@@ -185,9 +195,11 @@ pub fn run(
     rootfs: Option<PathBuf>,
     args: &Args,
 ) -> anyhow::Result<ExitCode> {
+    let (sources, collectors) = collector_switches(args)?;
     let overrides = FileConfig {
         rootfs,
-        sources: collector_switches(args)?,
+        sources,
+        collectors,
         filesystem_mount_points_exclude: args.mount_points_exclude.clone(),
         filesystem_fs_types_exclude: args.fs_types_exclude.clone(),
         filesystem_statfs_wait: args.statfs_wait.clone(),

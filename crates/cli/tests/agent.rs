@@ -69,7 +69,7 @@ fn agent_serves_metrics_json_and_shared_memory_then_stops_cleanly() {
         "node_boot_time_seconds",
         "node_load1",
         "node_memory_MemTotal_bytes",
-        "node_interrupts_total",
+        "quietstat_irq_total",
         "node_softirqs_total",
         "node_network_receive_bytes_total",
         "quietstat_source_reads_total",
@@ -145,6 +145,65 @@ fn agent_serves_metrics_json_and_shared_memory_then_stops_cleanly() {
     assert!(status.success(), "{status:?}");
     assert!(matches!(r.read(&mut snap), Err(shm::Error::Stopped)));
     assert!(TcpStream::connect(a.addr).is_err());
+}
+
+/// The sum of `name`'s series with `labels` (besides those summed over).
+fn sum(s: &Series, name: &str, labels: &[(&str, &str)]) -> f64 {
+    s.iter()
+        .filter(|((n, l), _)| {
+            n == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| l.iter().any(|(lk, lv)| lk == k && lv == v))
+        })
+        .map(|(_, v)| *v)
+        .sum()
+}
+
+/// Series that grow as CPUs x IRQs are served only when their collector
+/// is turned on, as node_exporter's; the per-IRQ sums always, equal to
+/// the per-CPU series of the same scrape.
+#[test]
+fn per_cpu_interrupt_families_are_served_only_when_turned_on() {
+    let a = agent("", &[]);
+    let s = scrape(&a, "");
+    let has = |s: &Series, f: &str| s.keys().any(|(n, _)| n == f);
+    assert!(!has(&s, "node_interrupts_total"));
+    assert!(!has(&s, "node_softirqs_functions_total"));
+    assert!(has(&s, "quietstat_irq_total") && has(&s, "node_softirqs_total"));
+    drop(a);
+
+    for (config, flags) in [
+        ("", &["--collector.interrupts", "--collector.softirqs"][..]),
+        ("collectors = [\"interrupts\", \"softirqs\"]\n", &[][..]),
+    ] {
+        let a = agent(config, flags);
+        let s = scrape(&a, "");
+        let irqs: BTreeSet<String> = s
+            .keys()
+            .filter(|(n, _)| n == "quietstat_irq_total")
+            .map(|(_, l)| l.iter().find(|(k, _)| k == "type").unwrap().1.clone())
+            .collect();
+        assert!(irqs.contains("LOC") || irqs.contains("0"), "{irqs:?}");
+        for irq in &irqs {
+            let total = sum(&s, "quietstat_irq_total", &[("type", irq)]);
+            let per_cpu = sum(&s, "node_interrupts_total", &[("type", irq)]);
+            assert_eq!(total, per_cpu, "IRQ {irq}");
+        }
+        // node_exporter's labels: the CPU's number and the vector as
+        // /proc/softirqs names it.
+        let cpus = std::thread::available_parallelism().unwrap().get();
+        for kind in ["HI", "TIMER", "NET_TX", "NET_RX", "RCU"] {
+            for cpu in 0..cpus {
+                let labels = [("cpu", cpu.to_string()), ("type", kind.to_string())];
+                let l: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                assert!(
+                    value(&s, "node_softirqs_functions_total", &l).is_some(),
+                    "{kind} on CPU {cpu}"
+                );
+            }
+        }
+    }
 }
 
 #[test]
@@ -836,7 +895,7 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
         "--collector.processes",
         "--collector.cpu.info",
     ];
-    let mut flags = vec![texts_flag.as_str()];
+    let mut flags = vec![texts_flag.as_str(), "--collector.interrupts"];
     flags.extend(opt_in);
     let a = agent(&demand_without_floors(0.0, &all_sources()), &flags);
     let port = free_port();

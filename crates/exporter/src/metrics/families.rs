@@ -81,6 +81,7 @@ families! {
     NODE_NETWORK_RECEIVE_TOTAL "node_network_receive_*_total" Counter ["device"] "net_dev" "Network device statistic receive_* (bytes, packets, errs, drop, fifo, frame, compressed, multicast).";
     NODE_NETWORK_TRANSMIT_TOTAL "node_network_transmit_*_total" Counter ["device"] "net_dev" "Network device statistic transmit_* (bytes, packets, errs, drop, fifo, colls, carrier, compressed).";
     NODE_INTERRUPTS_TOTAL "node_interrupts_total" Counter ["cpu", "devices", "info", "type"] "interrupts" "Interrupt details.";
+    NODE_SOFTIRQS_FUNCTIONS_TOTAL "node_softirqs_functions_total" Counter ["cpu", "type"] "softirqs" "Softirq counts per CPU.";
     NODE_SCHEDSTAT_RUNNING_SECONDS_TOTAL "node_schedstat_running_seconds_total" Counter ["cpu"] "schedstat" "Number of seconds CPU spent running a process.";
     NODE_SCHEDSTAT_WAITING_SECONDS_TOTAL "node_schedstat_waiting_seconds_total" Counter ["cpu"] "schedstat" "Number of seconds spent by processing waiting for this CPU.";
     NODE_SCHEDSTAT_TIMESLICES_TOTAL "node_schedstat_timeslices_total" Counter ["cpu"] "schedstat" "Number of timeslices executed by CPU.";
@@ -309,7 +310,7 @@ families! {
     NODE_PROCESSES_MAX_THREADS "node_processes_max_threads" Gauge [] "task_limits" "Limit of threads in the system";
     NODE_KERNEL_HUNG_TASK_DETECT_COUNT "node_kernel_hung_task_detect_count" Unknown [] "kernel_hung" "Total number of tasks the hung-task detector has found hung since boot (a counter; untyped here because a counter's name must end in _total).";
     QUIETSTAT_INTERRUPTS_UNSPLIT_TOTAL "quietstat_interrupts_unsplit_total" Counter ["type"] "interrupts" "Interrupt counters /proc/interrupts prints without a per-CPU split (ERR, MIS).";
-    QUIETSTAT_SOFTIRQS_CPU_TOTAL "quietstat_softirqs_cpu_total" Counter ["cpu", "vector"] "softirqs" "Softirqs raised per CPU and vector, from /proc/softirqs.";
+    QUIETSTAT_IRQ_TOTAL "quietstat_irq_total" Counter ["devices", "info", "type"] "interrupts" "Interrupts per IRQ since boot, summed over CPUs: node_interrupts_total without its cpu label, a series per IRQ on any machine.";
     QUIETSTAT_PROCESSES "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";
     QUIETSTAT_PROCESS_THREADS_ALL "quietstat_process_threads_all" Gauge [] "processes" "Threads of all processes in the latest process table.";
     QUIETSTAT_PROCESS_UNREADABLE_TOTAL "quietstat_process_unreadable_total" Counter [] "processes" "Processes left out of process tables because a file of theirs could not be parsed (procfs backend).";
