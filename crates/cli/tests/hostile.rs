@@ -102,6 +102,97 @@ fn reset_on_close(s: &TcpStream) {
     assert_eq!(r, 0);
 }
 
+/// A connection to `addr` whose receive window is a few KiB: the server's
+/// writes to it stall as soon as a client stops reading.
+fn narrow_connection(addr: SocketAddr) -> TcpStream {
+    use std::os::fd::FromRawFd;
+    let std::net::SocketAddr::V4(v4) = addr else {
+        panic!("an IPv4 loopback address")
+    };
+    // SAFETY: a new socket; the option, the address and their lengths are
+    // valid; the descriptor is owned by the TcpStream from here on.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0);
+        let small: libc::c_int = 2048;
+        let r = libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&small as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+        assert_eq!(r, 0);
+        let sa = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: v4.port().to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(*v4.ip()).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let r = libc::connect(
+            fd,
+            (&sa as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        );
+        assert_eq!(r, 0);
+        TcpStream::from_raw_fd(fd)
+    }
+}
+
+/// Clients that ask for `/metrics` and stop reading, more of them than
+/// there are encoder threads: the sampler keeps its rate and other scrapes
+/// answer well before the write timeout (10 s) would free a held encoder.
+#[test]
+fn clients_that_stop_reading_an_answer_leave_sampling_and_other_scrapes_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("# TYPE filler gauge\n");
+    for i in 0..20_000 {
+        text += &format!("filler{{i=\"{i}\"}} {i}\n");
+    }
+    std::fs::write(dir.path().join("f.prom"), text).unwrap();
+    let a = agent(
+        "[sources.stat]\ninterval = \"100ms\"\n",
+        &[
+            "--collector.textfile.directory",
+            dir.path().to_str().unwrap(),
+        ],
+    );
+    let reads = |body: &str| metric(body, "quietstat_source_reads_total{source=\"stat\"}");
+    let before = reads(&get(a.addr, "/metrics", None).body);
+    let stuck: Vec<TcpStream> = (0..6)
+        .map(|_| {
+            let mut s = narrow_connection(a.addr);
+            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                .unwrap();
+            s
+        })
+        .collect();
+    let t0 = Instant::now();
+    std::thread::sleep(Duration::from_secs(2));
+    for i in 0..3 {
+        assert_scrape_within(
+            a.addr,
+            Duration::from_secs(8),
+            &format!("6 stuck clients, scrape {i}"),
+        );
+    }
+    // Every 100 ms meanwhile (a tenth of that is ample: a held lock would
+    // stop it whole).
+    let body = get(a.addr, "/metrics", None).body;
+    let during = reads(&body) - before;
+    let secs = t0.elapsed().as_secs_f64();
+    assert!(during >= secs, "{during} reads of stat in {secs:.1} s");
+    // Each stuck client still holds its answer's start, unfinished.
+    let mut s = stuck.into_iter().next().unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    assert_no_panic(&drain_log(&a));
+}
+
 /// Raises this test process's descriptor limit to `n` (root may).
 fn raise_own_nofile(n: u64) {
     let lim = libc::rlimit {

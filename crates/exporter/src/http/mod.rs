@@ -49,6 +49,11 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A request head must be complete within this.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// `/metrics` answers encoded at once; the others wait their turn (a
+/// connection has one request in progress at most, so the queue, as long
+/// as the connection cap, never turns one away). An encoder whose client
+/// stops reading is freed by the write timeout.
+const ENCODERS: usize = 4;
 /// A TLS handshake must be complete within this.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -70,8 +75,11 @@ pub struct Options {
 /// What the routes need.
 pub(crate) struct Ctx {
     pub(crate) shared: Arc<Shared>,
-    pub(crate) registry: prometheus_client::registry::Registry,
+    pub(crate) exposition: crate::metrics::Exposition,
     pub(crate) offload: offload::Offload,
+    /// Where `/metrics` answers are encoded, a part at a time, as their
+    /// clients read them.
+    pub(crate) encoders: offload::Offload,
     pub(crate) auth: Option<Arc<auth::Auth>>,
     pub(crate) headers: Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
     pub(crate) process_rows: bool,
@@ -189,6 +197,9 @@ pub fn serve(
     };
     let offload = offload::Offload::start(2, 64)
         .map_err(|e| format!("serving on {addr}: starting worker threads: {e}"))?;
+    let conns = Conns::new(connection_cap(options.max_connections));
+    let encoders = offload::Offload::start_named("http-encode", ENCODERS, conns.cap)
+        .map_err(|e| format!("serving on {addr}: starting encoder threads: {e}"))?;
     let (tls, auth, headers) = match options.web {
         Some(w) => (
             w.tls,
@@ -200,11 +211,11 @@ pub fn serve(
         ),
         None => (None, None, Vec::new()),
     };
-    let conns = Conns::new(connection_cap(options.max_connections));
     let ctx = Arc::new(Ctx {
-        registry: crate::metrics::registry(shared.clone(), Some(conns.stats.clone())),
+        exposition: crate::metrics::Exposition::new(shared.clone(), Some(conns.stats.clone())),
         shared: shared.clone(),
         offload,
+        encoders,
         auth,
         headers,
         process_rows: options.process_rows,
@@ -390,9 +401,12 @@ where
                     return Ok(routes::gone());
                 }
                 slot.set_busy(true);
-                let r = routes::handle(&ctx, req).await;
+                let r = routes::handle(&ctx, req, &slot).await;
                 ctx.conns.stats.count_answer(r.status().as_u16());
-                slot.set_busy(false);
+                // A streamed answer is busy until its body is sent.
+                if !r.body().streams() {
+                    slot.set_busy(false);
+                }
                 Ok::<_, Infallible>(r)
             }
         })

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 type Job = Box<dyn FnOnce() + Send>;
 
+#[derive(Clone)]
 pub(crate) struct Offload {
     tx: SyncSender<Job>,
 }
@@ -18,12 +19,21 @@ pub(crate) struct Busy;
 impl Offload {
     /// Starts `threads` threads with a queue of `queue` jobs.
     pub(crate) fn start(threads: usize, queue: usize) -> std::io::Result<Offload> {
+        Self::start_named("http-work", threads, queue)
+    }
+
+    /// The same, the threads named `name-N`.
+    pub(crate) fn start_named(
+        name: &str,
+        threads: usize,
+        queue: usize,
+    ) -> std::io::Result<Offload> {
         let (tx, rx) = sync_channel::<Job>(queue);
         let rx = Arc::new(Mutex::new(rx));
         for i in 0..threads.max(1) {
             let rx = rx.clone();
             std::thread::Builder::new()
-                .name(format!("http-work-{i}"))
+                .name(format!("{name}-{i}"))
                 .spawn(move || work(&rx))?;
         }
         Ok(Offload { tx })

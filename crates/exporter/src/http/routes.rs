@@ -12,18 +12,22 @@
 //! request reads the kernel. Every answer states the age of the oldest
 //! source it carries in `X-Data-Age-Ms`.
 
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use agent::config::{AgentSource, Mask};
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::body::Incoming;
+use hyper::body::{Frame, Incoming, SizeHint};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
 use super::Ctx;
 use super::auth::Verdict;
-use crate::{json, metrics};
+use super::conns::Slot;
+use crate::json;
 
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 const TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -32,10 +36,67 @@ const FRESH_TIMEOUT: Duration = Duration::from_secs(10);
 /// How much of an unknown path a 404 repeats.
 const ECHO_CAP: usize = 128;
 
-pub(crate) type Reply = Response<Full<Bytes>>;
+pub(crate) type Reply = Response<Body>;
+
+/// An answer's body: whole, or an exposition's parts as they are encoded
+/// (the connection is busy until the last is sent).
+pub(crate) enum Body {
+    Whole(Full<Bytes>),
+    Parts {
+        rx: tokio::sync::mpsc::Receiver<String>,
+        _busy: BusyUntilSent,
+    },
+}
+
+/// Marks the connection idle again when a streamed body ends or is
+/// dropped.
+pub(crate) struct BusyUntilSent(Arc<Slot>);
+
+impl Drop for BusyUntilSent {
+    fn drop(&mut self) {
+        self.0.set_busy(false);
+    }
+}
+
+impl Body {
+    pub(crate) fn streams(&self) -> bool {
+        matches!(self, Body::Parts { .. })
+    }
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        match self.get_mut() {
+            Body::Whole(b) => Pin::new(b).poll_frame(cx),
+            Body::Parts { rx, .. } => rx
+                .poll_recv(cx)
+                .map(|c| c.map(|c| Ok(Frame::data(Bytes::from(c))))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            Body::Whole(b) => b.is_end_stream(),
+            Body::Parts { .. } => false,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Body::Whole(b) => b.size_hint(),
+            Body::Parts { .. } => SizeHint::default(),
+        }
+    }
+}
 
 fn reply(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Reply {
-    let mut r = Response::new(Full::new(body.into()));
+    let mut r = Response::new(Body::Whole(Full::new(body.into())));
     *r.status_mut() = status;
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -90,15 +151,15 @@ fn echo(s: &str) -> String {
     }
 }
 
-pub(crate) async fn handle(ctx: &Ctx, req: Request<Incoming>) -> Reply {
-    let mut r = route(ctx, &req).await;
+pub(crate) async fn handle(ctx: &Ctx, req: Request<Incoming>, slot: &Arc<Slot>) -> Reply {
+    let mut r = route(ctx, &req, slot).await;
     for (k, v) in &ctx.headers {
         r.headers_mut().insert(k.clone(), v.clone());
     }
     r
 }
 
-async fn route(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
+async fn route(ctx: &Ctx, req: &Request<Incoming>, slot: &Arc<Slot>) -> Reply {
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut r = text(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -139,7 +200,7 @@ async fn route(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
                 .get_all(header::ACCEPT)
                 .iter()
                 .any(|v| v.to_str().is_ok_and(|v| v.contains("application/openmetrics-text")));
-            metrics_response(ctx, openmetrics, param("max_age_ms")).await
+            metrics_response(ctx, slot, openmetrics, param("max_age_ms")).await
         }
         "/api/v1/snapshot" => snapshot_response(ctx, param("sources"), param("max_age_ms")).await,
         "/" => text(
@@ -155,7 +216,7 @@ async fn route(ctx: &Ctx, req: &Request<Incoming>) -> Reply {
 
 /// The answer to a client that is gone: never read, so nothing is made.
 pub(crate) fn gone() -> Reply {
-    let mut r = Reply::new(Full::new(Bytes::new()));
+    let mut r = Reply::new(Body::Whole(Full::new(Bytes::new())));
     *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
     r.headers_mut()
         .insert(header::CONNECTION, HeaderValue::from_static("close"));
@@ -211,24 +272,59 @@ fn age_headers(r: &mut Reply, ctx: &Ctx, mask: Mask, f: &Freshness) {
     }
 }
 
-async fn metrics_response(ctx: &Ctx, openmetrics: bool, max_age: Option<&str>) -> Reply {
+/// Chunks of an exposition in flight between its encoder and its client.
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+async fn metrics_response(
+    ctx: &Ctx,
+    slot: &Arc<Slot>,
+    openmetrics: bool,
+    max_age: Option<&str>,
+) -> Reply {
     let all = json::parse_sources(None).expect("all sources");
     let f = match fresh(ctx, all, max_age).await {
         Ok(f) => f,
         Err(r) => return r,
     };
-    let mut body = String::with_capacity(64 * 1024);
-    if metrics::encode_openmetrics(&ctx.registry, &mut body).is_err() {
-        return text(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "encoding failed\n".into(),
-        );
-    }
-    let mut r = if openmetrics {
-        reply(StatusCode::OK, OPENMETRICS, body)
-    } else {
-        reply(StatusCode::OK, TEXT, metrics::to_text_format(&body))
-    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<String>(CHUNKS_IN_FLIGHT);
+    let mut encoding = ctx.exposition.encoding(openmetrics);
+    let encoders = ctx.encoders.clone();
+    // Each part is encoded on an encoder thread; the chunks its reader
+    // could not take yet are sent from here, awaiting the reader without
+    // holding a thread. The body ends where an error or a gone reader
+    // stopped it.
+    tokio::spawn(async move {
+        loop {
+            let offers = tx.clone();
+            let part = move || {
+                let r = encoding.next_part(&mut |c| {
+                    use tokio::sync::mpsc::error::TrySendError;
+                    match offers.try_send(c) {
+                        Ok(()) | Err(TrySendError::Closed(_)) => Ok(()),
+                        Err(TrySendError::Full(c)) => Err(c),
+                    }
+                });
+                (encoding, r)
+            };
+            let Ok((back, Some(Ok(held)))) = encoders.run(part).await else {
+                return;
+            };
+            encoding = back;
+            for c in held {
+                if tx.send(c).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let mut r = Response::new(Body::Parts {
+        rx,
+        _busy: BusyUntilSent(slot.clone()),
+    });
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(if openmetrics { OPENMETRICS } else { TEXT }),
+    );
     age_headers(&mut r, ctx, all, &f);
     r
 }
