@@ -78,6 +78,29 @@ pub struct State {
     pub sampling_wakeups: u64,
 }
 
+/// Nothing read yet (an output that copies part of the state encodes from
+/// one of these).
+impl Default for State {
+    fn default() -> State {
+        State {
+            sample: SystemSample::default(),
+            read_mono_ns: [0; SOURCE_COUNT],
+            stats: std::array::from_fn(|_| SourceStats::default()),
+            procs: Vec::new(),
+            procs_prev: Vec::new(),
+            procs_secs: 0.0,
+            procs_status: SourceStatus::default(),
+            procs_unreadable: 0,
+            exits: Exits::default(),
+            backend: None,
+            backend_note: None,
+            housekeeping: CpuList::default(),
+            cgroup_filter_id: None,
+            sampling_wakeups: 0,
+        }
+    }
+}
+
 /// What consumers hold: the state, the shared-memory snapshot, the config.
 pub struct Shared {
     pub state: RwLock<State>,

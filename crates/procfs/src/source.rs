@@ -116,6 +116,17 @@ macro_rules! sources {
                 std::mem::swap(&mut self.cost[i], &mut other.cost[i]);
             }
 
+            /// Copies the data, status and cost of `source` from `other`,
+            /// reusing this sample's buffers.
+            pub fn copy_source(&mut self, other: &SystemSample, source: Source) {
+                match source {
+                    $(Source::$variant => self.$($slot)+.clone_from(&other.$($slot)+),)*
+                }
+                let i = source as usize;
+                self.status[i].clone_from(&other.status[i]);
+                self.cost[i] = other.cost[i];
+            }
+
             /// Parses `bytes` as `source` into this sample.
             pub fn parse_source(&mut self, source: Source, bytes: &[u8]) -> Result<(), ParseError> {
                 match source {

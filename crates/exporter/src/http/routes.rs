@@ -27,7 +27,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use super::Ctx;
 use super::auth::Verdict;
 use super::conns::Slot;
-use crate::json;
+use crate::{json, metrics};
 
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 const TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -275,6 +275,25 @@ fn age_headers(r: &mut Reply, ctx: &Ctx, mask: Mask, f: &Freshness) {
 /// Chunks of an exposition in flight between its encoder and its client.
 const CHUNKS_IN_FLIGHT: usize = 4;
 
+/// The encoder's end of a streamed body.
+struct Channel(tokio::sync::mpsc::Sender<String>);
+
+impl metrics::Sink for Channel {
+    fn offer(&mut self, chunk: String) -> Result<(), String> {
+        use tokio::sync::mpsc::error::TrySendError;
+        match self.0.try_send(chunk) {
+            // Gone: the next wait says so.
+            Ok(()) | Err(TrySendError::Closed(_)) => Ok(()),
+            Err(TrySendError::Full(c)) => Err(c),
+        }
+    }
+
+    /// On an encoder thread, never the runtime's.
+    fn wait(&mut self, chunk: String) -> bool {
+        self.0.blocking_send(chunk).is_ok()
+    }
+}
+
 async fn metrics_response(
     ctx: &Ctx,
     slot: &Arc<Slot>,
@@ -289,21 +308,18 @@ async fn metrics_response(
     let (tx, rx) = tokio::sync::mpsc::channel::<String>(CHUNKS_IN_FLIGHT);
     let mut encoding = ctx.exposition.encoding(openmetrics);
     let encoders = ctx.encoders.clone();
-    // Each part is encoded on an encoder thread; the chunks its reader
-    // could not take yet are sent from here, awaiting the reader without
-    // holding a thread. The body ends where an error or a gone reader
-    // stopped it.
+    // Each part is encoded on an encoder thread. A part made under the
+    // state's lock never waits there: the chunks its reader could not take
+    // yet are sent from here, awaiting the reader without holding a thread.
+    // A part made without the lock (a copy of per-CPU counts, the textfile
+    // directory) waits for its reader on the encoder thread, freed by the
+    // write timeout if the reader stalls. The body ends where an error or
+    // a gone reader stopped it.
     tokio::spawn(async move {
         loop {
-            let offers = tx.clone();
+            let mut sink = Channel(tx.clone());
             let part = move || {
-                let r = encoding.next_part(&mut |c| {
-                    use tokio::sync::mpsc::error::TrySendError;
-                    match offers.try_send(c) {
-                        Ok(()) | Err(TrySendError::Closed(_)) => Ok(()),
-                        Err(TrySendError::Full(c)) => Err(c),
-                    }
-                });
+                let r = encoding.next_part(&mut sink);
                 (encoding, r)
             };
             let Ok((back, Some(Ok(held)))) = encoders.run(part).await else {

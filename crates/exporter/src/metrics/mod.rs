@@ -79,10 +79,50 @@ impl std::fmt::Debug for PartCollector {
     }
 }
 
+/// Collectors whose families grow as CPUs times IRQs or vectors: turned
+/// on, they are encoded from a copy of their sources, without the
+/// state's lock, so their answer can wait for its reader instead of being
+/// held whole. Their sources are far smaller than their series (the
+/// 4,096-CPU fixture's interrupts: 7 MB of counts, 96 MB of series).
+const COPIED: [&str; 2] = ["interrupts", "softirqs"];
+
+impl Part {
+    /// Whether its chunks may wait for the reader: no lock is held while
+    /// they are made.
+    fn unlocked(self, config: &Config) -> bool {
+        match self {
+            Part::Textfile => true,
+            Part::Collector(i) => {
+                let name = collector::ENCODERS[i].0;
+                COPIED.contains(&name) && config.collector_on(name)
+            }
+            Part::Processes | Part::Own => false,
+        }
+    }
+}
+
 impl Collector for PartCollector {
     fn encode(&self, enc: DescriptorEncoder) -> Fmt {
         let mut out = Out { enc };
         let st = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
+        if let Part::Collector(i) = self.part
+            && self.part.unlocked(&self.ctx.config)
+        {
+            let (name, encode) = collector::ENCODERS[i];
+            let mut copy = agent::State::default();
+            for s in compat::collector_sources(name).unwrap_or_default() {
+                if let agent::config::AgentSource::System(s) = s {
+                    copy.sample.copy_source(&st.sample, s);
+                }
+            }
+            drop(st);
+            let x = collector::Input {
+                st: &copy,
+                s: &copy.sample,
+                ctx: &self.ctx,
+            };
+            return encode(&mut out, &x);
+        }
         let x = collector::Input {
             st: &st,
             s: &st.sample,
@@ -109,34 +149,51 @@ impl Collector for PartCollector {
     }
 }
 
-/// Takes a chunk of an exposition if it can at once, else gives it back.
-pub type Offer<'a> = dyn FnMut(String) -> Result<(), String> + 'a;
+/// Where an exposition's chunks go.
+pub trait Sink {
+    /// Takes `chunk` if it can at once, else gives it back.
+    fn offer(&mut self, chunk: String) -> Result<(), String>;
+    /// Takes `chunk`, waiting for room; false when the reader is gone.
+    fn wait(&mut self, chunk: String) -> bool;
+}
 
 /// A chunk is cut from what was encoded once this much is there.
 const CHUNK: usize = 64 * 1024;
+/// A part made without the lock holds this much for a slow reader before
+/// it waits for it (holding an encoder thread): an exposition of ordinary
+/// size never keeps a thread from other scrapes.
+const HOLD: usize = 4 << 20;
 
-/// The writer a part is encoded into: whole lines are cut into chunks and
-/// offered as the encoding goes (the state's lock may be held: nothing
-/// waits); what the reader cannot take yet is held until the part ends.
-struct Chunker<'o, 'a> {
-    offer: &'o mut Offer<'a>,
+/// The writer a part is encoded into: whole lines are cut into chunks as
+/// the encoding goes and offered to the reader; what it cannot take yet is
+/// held until the part ends. While the state's lock is held nothing waits;
+/// a part made without the lock waits for its reader once [`HOLD`] is
+/// held.
+struct Chunker<'o> {
+    sink: &'o mut dyn Sink,
     text: &'o mut Option<text::TextFormat>,
     buf: String,
     held: Vec<String>,
+    held_bytes: usize,
+    may_wait: bool,
+    gone: bool,
 }
 
-impl std::fmt::Write for Chunker<'_, '_> {
+impl std::fmt::Write for Chunker<'_> {
     fn write_str(&mut self, s: &str) -> Fmt {
         self.buf.push_str(s);
         if self.buf.len() >= CHUNK {
             self.cut();
         }
+        if self.gone {
+            return Err(std::fmt::Error);
+        }
         Ok(())
     }
 }
 
-impl Chunker<'_, '_> {
-    /// Offers the whole lines written so far (after what is held, in
+impl Chunker<'_> {
+    /// Hands on the whole lines written so far (after what is held, in
     /// order).
     fn cut(&mut self) {
         let Some(end) = self.buf.rfind('\n').map(|i| i + 1) else {
@@ -151,11 +208,27 @@ impl Chunker<'_, '_> {
         if chunk.is_empty() {
             return;
         }
-        if !self.held.is_empty() {
+        let chunk = if self.held.is_empty() {
+            match self.sink.offer(chunk) {
+                Ok(()) => return,
+                Err(c) => c,
+            }
+        } else {
+            chunk
+        };
+        if !self.may_wait || self.held_bytes + chunk.len() <= HOLD {
+            self.held_bytes += chunk.len();
             self.held.push(chunk);
-        } else if let Err(c) = (self.offer)(chunk) {
-            self.held.push(c);
+            return;
         }
+        for c in std::mem::take(&mut self.held) {
+            if !self.sink.wait(c) {
+                self.gone = true;
+                return;
+            }
+        }
+        self.held_bytes = 0;
+        self.gone = !self.sink.wait(chunk);
     }
 }
 
@@ -212,26 +285,33 @@ impl Exposition {
 
     /// The whole exposition in one string.
     pub fn to_text(&self, openmetrics: bool) -> String {
-        let mut all = String::new();
+        struct All(String);
+        impl Sink for All {
+            fn offer(&mut self, chunk: String) -> Result<(), String> {
+                self.0.push_str(&chunk);
+                Ok(())
+            }
+            fn wait(&mut self, chunk: String) -> bool {
+                self.0.push_str(&chunk);
+                true
+            }
+        }
+        let mut all = All(String::new());
         let mut e = self.encoding(openmetrics);
-        let mut take = |c: String| {
-            all.push_str(&c);
-            Ok(())
-        };
-        while let Some(Ok(held)) = e.next_part(&mut take) {
+        while let Some(Ok(held)) = e.next_part(&mut all) {
             debug_assert!(held.is_empty());
         }
-        all
+        all.0
     }
 }
 
 impl Encoding {
-    /// Encodes the next part, offering its chunks to `offer` as they are
-    /// made; returns the chunks `offer` gave back, to be sent before the
-    /// next part. `None` once every part is done.
+    /// Encodes the next part into `sink` as it is made; returns the chunks
+    /// `sink` could not take at once, to be sent before the next part.
+    /// `None` once every part is done; an error when the reader is gone.
     pub fn next_part(
         &mut self,
-        offer: &mut Offer<'_>,
+        sink: &mut dyn Sink,
     ) -> Option<Result<Vec<String>, std::fmt::Error>> {
         let n = collector::ENCODERS.len();
         let part = match self.next {
@@ -244,10 +324,13 @@ impl Encoding {
         };
         self.next += 1;
         let mut w = Chunker {
-            offer,
+            sink,
             text: &mut self.text,
             buf: String::new(),
             held: Vec::new(),
+            held_bytes: 0,
+            may_wait: part.is_some_and(|p| p.unlocked(&self.ctx.config)),
+            gone: false,
         };
         let r = match part {
             Some(part) => {
@@ -265,6 +348,105 @@ impl Encoding {
             return Some(Err(e));
         }
         w.cut();
+        if w.gone {
+            return Some(Err(std::fmt::Error));
+        }
         Some(Ok(w.held))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fmt::Write as _;
+
+    /// Takes nothing at once; records what it waited for.
+    #[derive(Default)]
+    struct Slow {
+        waited: Vec<String>,
+        gone: bool,
+    }
+
+    impl Sink for Slow {
+        fn offer(&mut self, chunk: String) -> Result<(), String> {
+            Err(chunk)
+        }
+        fn wait(&mut self, chunk: String) -> bool {
+            self.waited.push(chunk);
+            !self.gone
+        }
+    }
+
+    fn chunker<'o>(
+        sink: &'o mut Slow,
+        text: &'o mut Option<text::TextFormat>,
+        may_wait: bool,
+    ) -> Chunker<'o> {
+        Chunker {
+            sink,
+            text,
+            buf: String::new(),
+            held: Vec::new(),
+            held_bytes: 0,
+            may_wait,
+            gone: false,
+        }
+    }
+
+    /// `n` lines of a chunk's size each, numbered.
+    fn write_lines(w: &mut Chunker<'_>, n: usize) -> Fmt {
+        for i in 0..n {
+            let mut line = format!("line{i} ");
+            line.push_str(&"x".repeat(CHUNK - line.len() - 1));
+            line.push('\n');
+            w.write_str(&line)?;
+        }
+        Ok(())
+    }
+
+    fn number(chunk: &str) -> usize {
+        chunk[4..chunk.find(' ').unwrap()].parse().unwrap()
+    }
+
+    #[test]
+    fn under_the_lock_a_slow_reader_s_chunks_are_held_in_order_never_waited_for() {
+        let (mut sink, mut text) = (Slow::default(), None);
+        let mut w = chunker(&mut sink, &mut text, false);
+        let n = HOLD / CHUNK + 8;
+        write_lines(&mut w, n).unwrap();
+        w.cut();
+        let held: Vec<usize> = w.held.iter().map(|c| number(c)).collect();
+        assert_eq!(held, (0..n).collect::<Vec<_>>());
+        assert!(sink.waited.is_empty());
+    }
+
+    #[test]
+    fn without_the_lock_a_slow_reader_is_waited_for_once_the_hold_is_full() {
+        let (mut sink, mut text) = (Slow::default(), None);
+        let mut w = chunker(&mut sink, &mut text, true);
+        let n = HOLD / CHUNK + 8;
+        write_lines(&mut w, n).unwrap();
+        w.cut();
+        let held: Vec<usize> = w.held.iter().map(|c| number(c)).collect();
+        assert!(w.held_bytes <= HOLD, "{} bytes held", w.held_bytes);
+        let waited: Vec<usize> = sink.waited.iter().map(|c| number(c)).collect();
+        // Every chunk once, in order: first those waited for, then those
+        // held at the end.
+        let all: Vec<usize> = waited.iter().chain(&held).copied().collect();
+        assert_eq!(all, (0..n).collect::<Vec<_>>());
+        assert!(!waited.is_empty());
+    }
+
+    #[test]
+    fn a_reader_gone_stops_the_encoding() {
+        let (mut sink, mut text) = (
+            Slow {
+                gone: true,
+                ..Slow::default()
+            },
+            None,
+        );
+        let mut w = chunker(&mut sink, &mut text, true);
+        assert!(write_lines(&mut w, HOLD / CHUNK + 2).is_err());
     }
 }
