@@ -348,10 +348,25 @@ impl Encoding {
             return Some(Err(e));
         }
         w.cut();
-        if w.gone {
+        let (gone, held) = (w.gone, w.held);
+        if part.is_some_and(|p| p.unlocked(&self.ctx.config)) {
+            give_back();
+        }
+        if gone {
             return Some(Err(std::fmt::Error));
         }
-        Some(Ok(w.held))
+        Some(Ok(held))
+    }
+}
+
+/// Hands back to the system what a copied or unlocked part freed: glibc
+/// keeps each encoder thread's freed heap in its arena otherwise, and four
+/// threads that once encoded a 96 MB exposition would hold their peaks.
+fn give_back() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only releases free memory; no pointer is held.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
