@@ -78,6 +78,27 @@ struct View {
     latest: Vec<Vec<u8>>,
     buf: Vec<u8>,
     failing: bool,
+    /// A process table was read and not written: no viewer wanted it.
+    unpublished: bool,
+}
+
+/// Writes the state's process table (and the exits before it) to the view.
+fn publish_table(
+    v: &mut View,
+    st: &State,
+    unix_ns: u64,
+    fields: proctable::Fields,
+) -> std::io::Result<()> {
+    let procs = AgentSource::Processes;
+    let meta = shm::view::Meta {
+        agent_pid: std::process::id(),
+        unix_ns,
+        mono_ns: st.read_mono_ns[procs.index()],
+        interval_ns: st.stats[procs.index()].interval.as_nanos() as u64,
+    };
+    v.unpublished = false;
+    v.writer
+        .publish_procs(&meta, fields, &st.procs, &st.exits.last)
 }
 
 impl Agent {
@@ -515,6 +536,7 @@ impl Agent {
             latest: vec![Vec::new(); SOURCE_COUNT],
             buf: Vec::new(),
             failing: false,
+            unpublished: false,
         });
     }
 
@@ -548,17 +570,40 @@ impl Agent {
         }
         let procs = AgentSource::Processes;
         if result.is_ok() && committed & procs.bit() != 0 && st.procs_status == SourceStatus::Ok {
-            let meta = shm::view::Meta {
-                agent_pid: std::process::id(),
-                unix_ns: self.work.unix_ns,
-                mono_ns: st.read_mono_ns[procs.index()],
-                interval_ns: st.stats[procs.index()].interval.as_nanos() as u64,
-            };
-            result = v
-                .writer
-                .publish_procs(&meta, self.query.fields, &st.procs, &st.exits.last);
+            // Megabytes with tens of thousands of processes: written only
+            // while a viewer reads them.
+            if v.writer.wanted_within(shm::view::WANT_FOR) {
+                result = publish_table(v, st, self.work.unix_ns, self.query.fields);
+            } else {
+                v.unpublished = true;
+            }
         }
-        // Logged once per streak of failures (a full /run, say).
+        Self::log_view_result(v, result);
+    }
+
+    /// Writes the latest process table when a viewer asks for it after a
+    /// pause (it wakes the sampler, then waits for the file).
+    fn publish_wanted_table(&mut self) {
+        let Some(v) = self.view.as_mut() else {
+            return;
+        };
+        if !v.unpublished || !v.writer.wanted_within(shm::view::WANT_FOR) {
+            return;
+        }
+        let result = {
+            let st = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
+            // The wall-clock time of the table's read.
+            let ago = mono_ns().saturating_sub(st.read_mono_ns[AgentSource::Processes.index()]);
+            let unix_ns = sys::unix_ns().saturating_sub(ago);
+            publish_table(v, &st, unix_ns, self.query.fields)
+        };
+        Self::log_view_result(v, result);
+        self.shared.shm.notify();
+    }
+
+    /// Logs a failure to write the view files once per streak of failures
+    /// (a full /run, say), and the end of the streak.
+    fn log_view_result(v: &mut View, result: std::io::Result<()>) {
         match result {
             Err(e) if !v.failing => {
                 v.failing = true;
@@ -911,6 +956,7 @@ impl Agent {
                 let d = mono_ns().saturating_add(w);
                 deadline = Some(deadline.map_or(d, |x| x.min(d)));
             }
+            self.publish_wanted_table();
             self.shared.shm.wait_request(self.seen_request, deadline);
         }
         mask_signals(libc::SIG_BLOCK);

@@ -145,6 +145,38 @@ fn wait_for_view(shm: &Path) {
     );
 }
 
+/// The process view file is written only for viewers: not while none
+/// reads it, and a viewer coming after such a pause gets at once a table
+/// no older than the process interval; while one reads, every table is
+/// written.
+#[test]
+fn the_process_view_is_written_while_viewers_read_it() {
+    let a = agent("[sources.processes]\ninterval = \"1s\"\n", &[]);
+    after_reads(&a, "processes", 3);
+    let procs = shm::view::procs_path(&a.shm);
+    // (A stat, not an open: an open is what tells the agent.)
+    assert_eq!(
+        std::fs::metadata(&procs).unwrap().len(),
+        0,
+        "written unasked"
+    );
+    let v = shm::view::read_live_procs(&a.shm).unwrap();
+    let age = sys::mono_ns().saturating_sub(v.meta.mono_ns);
+    assert!(
+        age <= v.meta.interval_ns + 1_000_000_000,
+        "a table {age} ns old, the interval {} ns",
+        v.meta.interval_ns
+    );
+    assert!(v.procs.iter().any(|p| p.pid == std::process::id()));
+    let first = v.meta.mono_ns;
+    assert!(
+        wait_for(Duration::from_secs(20), || {
+            shm::view::read_procs(&procs).is_ok_and(|v| v.meta.mono_ns > first)
+        }),
+        "no newer table written while a viewer reads"
+    );
+}
+
 #[test]
 fn top_live_from_the_agent_sorts_filters_folds_helps_and_outlives_it() {
     let mut a = agent("[sources.processes]\ninterval = \"1s\"\n", &[]);

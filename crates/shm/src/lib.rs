@@ -768,6 +768,16 @@ impl ShmReader {
         Ok(())
     }
 
+    /// Wakes the agent's sampler (it then does what it has been asked
+    /// for: a fresh read, a view a viewer wants); false when this reader
+    /// may not (the snapshot is read-only to it).
+    pub fn wake(&self) -> bool {
+        if self.writable {
+            request(self.map.header());
+        }
+        self.writable
+    }
+
     pub fn agent_pid(&self) -> u32 {
         self.map.header().agent_pid
     }

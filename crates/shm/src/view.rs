@@ -8,6 +8,13 @@
 //! - `<snapshot>.procs`: the agent's last process table, and the processes
 //!   that exited since the table before it.
 //!
+//!
+//! The process file (megabytes with tens of thousands of processes) is
+//! written only while viewers read it: the agent watches it for opens
+//! (inotify), writes each table while one was opened within [`WANT_FOR`],
+//! and writes the latest table when a viewer comes after a pause
+//! ([`read_live_procs`] wakes it, or waits for its next round).
+//!
 //! Each file is made once, when the agent starts, and rewritten in place
 //! (three `pwrite`s: the sequence number made odd, the data, the sequence
 //! made even) only when the agent has read what it holds again: the system
@@ -93,6 +100,9 @@ fn suffixed(p: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// How long a viewer's opening of the process file keeps it written.
+pub const WANT_FOR: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// What every view file says about itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Meta {
@@ -118,6 +128,12 @@ pub struct ProcView {
 pub struct ViewWriter {
     system: Target,
     procs: Target,
+    /// Opens of the process file (inotify, non-blocking); `None` where
+    /// inotify is unavailable: then every table is written.
+    opens: Option<std::fs::File>,
+    /// When the process file was last seen opened (never, at first: the
+    /// first viewer asks for its table).
+    opened: Option<std::time::Instant>,
     buf: Vec<u8>,
 }
 
@@ -190,11 +206,36 @@ impl ViewWriter {
     /// the owner only, for a /proc that hides other users' processes).
     pub fn new(snapshot: &Path, private: bool) -> io::Result<ViewWriter> {
         let mode = if private { 0o600 } else { 0o644 };
+        let procs = Target::create(procs_path(snapshot), mode)?;
         Ok(ViewWriter {
             system: Target::create(system_path(snapshot), mode)?,
-            procs: Target::create(procs_path(snapshot), mode)?,
+            opens: watch_opens(&procs.path),
+            procs,
+            opened: None,
             buf: Vec::new(),
         })
+    }
+
+    /// Whether a viewer opened the process file within `within`.
+    pub fn wanted_within(&mut self, within: std::time::Duration) -> bool {
+        use std::io::Read;
+        let Some(f) = self.opens.as_mut() else {
+            return true;
+        };
+        let mut events = [0u8; 4096];
+        let mut any = false;
+        // Drained each time: a full queue (a burst of opens) is an event
+        // too.
+        while let Ok(n) = f.read(&mut events) {
+            if n == 0 {
+                break;
+            }
+            any = true;
+        }
+        if any {
+            self.opened = Some(std::time::Instant::now());
+        }
+        self.opened.is_some_and(|t| t.elapsed() <= within)
     }
 
     pub fn system_path(&self) -> &Path {
@@ -254,6 +295,22 @@ impl ViewWriter {
     pub fn remove(&self) {
         let _ = std::fs::remove_file(&self.system.path);
         let _ = std::fs::remove_file(&self.procs.path);
+    }
+}
+
+/// An inotify descriptor watching `path` for opens, non-blocking.
+fn watch_opens(path: &Path) -> Option<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: plain system calls; the descriptor is owned by the File.
+    unsafe {
+        let fd = libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC);
+        if fd < 0 {
+            return None;
+        }
+        let f = std::fs::File::from_raw_fd(fd);
+        (libc::inotify_add_watch(fd, c.as_ptr(), libc::IN_OPEN) >= 0).then_some(f)
     }
 }
 
@@ -545,13 +602,39 @@ fn words(b: &[u8]) -> impl Iterator<Item = u64> + '_ {
         .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
 }
 
-/// The process table of the live agent whose snapshot is `snapshot`:
-/// refused when the agent stopped or died, or when the file is not its.
+/// How long [`read_live_procs`] waits for a table after asking for one.
+const ASK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The process table of the live agent whose snapshot is `snapshot`, no
+/// older than the agent's process interval. Reading the file tells the
+/// agent a viewer is looking; when the table there is older (no viewer
+/// was), this wakes the agent (or, without the right to, waits for its
+/// next round) and waits for the table it then writes, [`ASK_WAIT`] at
+/// most. Refused when the agent stopped or died, or when the file is not
+/// its.
 pub fn read_live_procs(snapshot: &Path) -> Result<ProcView, Error> {
     let reader = crate::ShmReader::open(snapshot)?;
     reader.check_live()?;
     let path = procs_path(snapshot);
-    let v = read_procs(&path)?;
+    let fresh = |v: &ProcView| {
+        let age = sys::mono_ns().saturating_sub(v.meta.mono_ns);
+        age <= v.meta.interval_ns.saturating_add(1_000_000_000)
+    };
+    let start = std::time::Instant::now();
+    let v = loop {
+        let seen = reader.published_count();
+        let v = read_procs(&path);
+        match &v {
+            Ok(t) if fresh(t) => break v,
+            _ if start.elapsed() >= ASK_WAIT => break v,
+            _ => {}
+        }
+        // Woken, the agent writes its latest table (and without the right
+        // to wake it, the next is written at the agent's next read).
+        reader.wake();
+        reader.wait_published(seen, std::time::Duration::from_millis(100));
+        reader.check_live()?;
+    }?;
     if v.meta.agent_pid != reader.agent_pid() {
         return Err(Error::NotFromAgent {
             path,
