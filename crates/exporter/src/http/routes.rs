@@ -316,7 +316,9 @@ async fn metrics_response(
     // write timeout if the reader stalls. The body ends where an error or
     // a gone reader stopped it.
     tokio::spawn(async move {
-        loop {
+        // A client gone (or a HEAD request, whose body is dropped) costs
+        // no more parts.
+        while !tx.is_closed() {
             let mut sink = Channel(tx.clone());
             let part = move || {
                 let r = encoding.next_part(&mut sink);
