@@ -609,7 +609,7 @@ const ASK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 /// older than the agent's process interval. Reading the file tells the
 /// agent a viewer is looking; when the table there is older (no viewer
 /// was), this wakes the agent (or, without the right to, waits for its
-/// next round) and waits for the table it then writes, [`ASK_WAIT`] at
+/// next round) and waits for the table it then writes, two seconds at
 /// most. Refused when the agent stopped or died, or when the file is not
 /// its.
 pub fn read_live_procs(snapshot: &Path) -> Result<ProcView, Error> {
