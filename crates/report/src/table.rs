@@ -33,11 +33,16 @@ impl Cell {
     /// As a text table shows it: whole numbers without decimals, others
     /// with two.
     pub fn shown(&self) -> String {
+        self.shown_cow().into_owned()
+    }
+
+    /// The same, borrowed where the text needs no escaping.
+    fn shown_cow(&self) -> std::borrow::Cow<'_, str> {
         match self {
-            Cell::Text(s) => model::text::printable(s).into_owned(),
+            Cell::Text(s) => model::text::printable(s),
             Cell::Num(None) => "-".into(),
-            Cell::Num(Some(v)) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
-            Cell::Num(Some(v)) => format!("{v:.2}"),
+            Cell::Num(Some(v)) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}").into(),
+            Cell::Num(Some(v)) => format!("{v:.2}").into(),
         }
     }
 
@@ -96,20 +101,30 @@ impl Table {
     /// The header then one line per row, columns `sep` apart, padded to
     /// the widest cell (the last column unpadded), without trailing blanks.
     pub fn lines(&self, sep: &str) -> Vec<String> {
-        let cells: Vec<Vec<String>> = self
+        // Each cell shown once, with its width in characters.
+        fn shown(c: std::borrow::Cow<'_, str>) -> (std::borrow::Cow<'_, str>, usize) {
+            let n = c.chars().count();
+            (c, n)
+        }
+        let head: Vec<_> = self
+            .columns
+            .iter()
+            .map(|c| shown(std::borrow::Cow::Borrowed(*c)))
+            .collect();
+        let cells: Vec<Vec<_>> = self
             .rows
             .iter()
-            .map(|r| r.iter().map(Cell::shown).collect())
+            .map(|r| r.iter().map(|c| shown(c.shown_cow())).collect())
             .collect();
-        let mut w: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
+        let mut w: Vec<usize> = head.iter().map(|(_, n)| *n).collect();
         for r in &cells {
-            for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count());
+            for (i, (_, n)) in r.iter().enumerate() {
+                w[i] = w[i].max(*n);
             }
         }
-        let line = |r: &[String]| {
-            let mut l = String::new();
-            for (i, c) in r.iter().enumerate() {
+        let line = |r: &[(std::borrow::Cow<'_, str>, usize)]| {
+            let mut l = String::with_capacity(w.iter().sum::<usize>() + sep.len() * r.len());
+            for (i, (c, n)) in r.iter().enumerate() {
                 if i > 0 {
                     l.push_str(sep);
                 }
@@ -118,17 +133,20 @@ impl Table {
                     Align::Left => false,
                     Align::ByCell => c.parse::<f64>().is_ok() || c == "-",
                 };
+                let pad = w[i].saturating_sub(*n);
                 if right {
-                    l += &format!("{c:>0$}", w[i]);
-                } else if i + 1 == r.len() {
-                    l += c;
+                    l.extend(std::iter::repeat_n(' ', pad));
+                    l.push_str(c);
                 } else {
-                    l += &format!("{c:<0$}", w[i]);
+                    l.push_str(c);
+                    if i + 1 < r.len() {
+                        l.extend(std::iter::repeat_n(' ', pad));
+                    }
                 }
             }
-            l.trim_end().to_string()
+            l.truncate(l.trim_end().len());
+            l
         };
-        let head: Vec<String> = self.columns.iter().map(|c| (*c).to_string()).collect();
         std::iter::once(line(&head))
             .chain(cells.iter().map(|r| line(r)))
             .collect()
