@@ -2,7 +2,7 @@
 set -u
 N=64000
 Q=$(cd "$(dirname "$0")/../../.." && pwd)/target/release/quietstat
-gcc -O2 -o /tmp/spawn-idle "$(dirname "$0")/spawn.c" || exit 1
+gcc -O2 -o /tmp/spawn-idle "$(dirname "$0")/../2026-11-25-budget-64k/spawn.c" || exit 1
 OLD=$(cat /proc/sys/kernel/pid_max); echo 128000 > /proc/sys/kernel/pid_max
 SHM=$(mktemp -d /dev/shm/qsps.XXXX)
 ( sleep 300 ) | /tmp/spawn-idle $N > /tmp/psprof.spawn &

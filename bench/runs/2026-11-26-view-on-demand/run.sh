@@ -8,7 +8,7 @@ N=${N:-64000}
 HERE=$(cd "$(dirname "$0")" && pwd)
 Q=$HERE/../../../target/release/quietstat
 OUT=${OUT:-/tmp/view-on-demand}; rm -rf $OUT; mkdir -p $OUT
-gcc -O2 -o /tmp/spawn-idle $HERE/spawn.c || exit 1
+gcc -O2 -o /tmp/spawn-idle $HERE/../2026-11-25-budget-64k/spawn.c || exit 1
 OLD_PID_MAX=$(cat /proc/sys/kernel/pid_max)
 [ "$OLD_PID_MAX" -lt $((N * 2)) ] && echo $((N * 2)) > /proc/sys/kernel/pid_max
 SHM=$(mktemp -d /dev/shm/qsview.XXXX)

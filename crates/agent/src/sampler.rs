@@ -15,7 +15,7 @@ use sys::{mono_ns, unix_ns};
 use crate::config::{AgentSource, Config, FileConfig, Mask, SOURCE_COUNT};
 use crate::schedule::{Anchor, Schedule};
 use crate::signals::{RELOAD, STOP, install_handlers, mask_signals, set_wake_word};
-use crate::state::{Exits, Shared, SourceStats, State};
+use crate::state::{Shared, State};
 use crate::{StartError, budget, log, placement};
 
 /// The sources the shared-memory snapshot carries: a local reader's
@@ -204,20 +204,8 @@ impl Agent {
         );
 
         let state = State {
-            sample: SystemSample::default(),
-            read_mono_ns: [0; SOURCE_COUNT],
-            stats: [SourceStats::default(); SOURCE_COUNT],
-            procs: Vec::new(),
-            procs_prev: Vec::new(),
-            procs_secs: 0.0,
-            procs_status: SourceStatus::NotRead,
-            procs_unreadable: 0,
-            exits: Exits::default(),
-            backend: None,
-            backend_note: None,
             housekeeping,
-            cgroup_filter_id: None,
-            sampling_wakeups: 0,
+            ..State::default()
         };
         let shared = Arc::new(Shared {
             state: RwLock::new(state),
@@ -269,11 +257,7 @@ impl Agent {
         agent.started = true;
         // Loading BPF parses the kernel's BTF (megabytes, freed by now):
         // hand the freed heap back so it does not count as resident.
-        #[cfg(target_env = "gnu")]
-        // SAFETY: malloc_trim only releases free memory.
-        unsafe {
-            libc::malloc_trim(0);
-        }
+        sys::release_free_memory();
         Ok(agent)
     }
 

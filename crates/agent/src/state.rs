@@ -78,14 +78,14 @@ pub struct State {
     pub sampling_wakeups: u64,
 }
 
-/// Nothing read yet (an output that copies part of the state encodes from
-/// one of these).
+/// Nothing read yet: the sampler's start, and what an output that copies
+/// part of the state encodes from.
 impl Default for State {
     fn default() -> State {
         State {
             sample: SystemSample::default(),
             read_mono_ns: [0; SOURCE_COUNT],
-            stats: std::array::from_fn(|_| SourceStats::default()),
+            stats: [SourceStats::default(); SOURCE_COUNT],
             procs: Vec::new(),
             procs_prev: Vec::new(),
             procs_secs: 0.0,

@@ -139,7 +139,7 @@ fn collector_switches(args: &Args) -> anyhow::Result<(Option<FileSources>, Optio
     let mut turned_on: Vec<String> = Vec::new();
     let mut set = |names: &[String], on: bool| -> anyhow::Result<()> {
         for name in names {
-            for (off, _) in COLLECTORS_OFF_BY_DEFAULT {
+            for off in COLLECTORS_OFF_BY_DEFAULT {
                 if name == off || name == "all" {
                     turned_on.retain(|c| c != off);
                     if on {

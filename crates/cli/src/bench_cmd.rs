@@ -184,7 +184,6 @@ pub fn run_proctable(args: &ProctableArgs) -> anyhow::Result<ExitCode> {
     match args.format {
         Format::Json => print_json_lines(&rows)?,
         Format::Table => {
-            let f3 = |v: f64| format!("{v:.3}");
             print_rows(
                 vec![
                     "backend",
@@ -246,7 +245,6 @@ pub fn run_consumers(args: &ConsumersArgs) -> anyhow::Result<ExitCode> {
     match args.format {
         Format::Json => print_json_lines(&rows)?,
         Format::Table => {
-            let f3 = |v: f64| format!("{v:.3}");
             print_rows(
                 vec![
                     "variant",
@@ -357,7 +355,7 @@ pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
                             r.collector.to_string(),
                             r.procs.to_string(),
                             format!("{:.0}", r.seconds),
-                            format!("{:.3}", r.cpu_pct),
+                            f3(r.cpu_pct),
                             format!("{:.2}", r.wakeups_per_s),
                             format!("{:.2}", r.preempted_per_s),
                             format!("{:.1}", r.rss_mib),
@@ -371,6 +369,11 @@ pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A figure with three decimals, as the tables print most.
+fn f3(v: f64) -> String {
+    format!("{v:.3}")
 }
 
 /// One JSON object per row, a line each.
@@ -585,10 +588,9 @@ pub fn run_viewers(args: &ViewersArgs) -> anyhow::Result<ExitCode> {
                             w.what.to_string(),
                             w.viewers.to_string(),
                             format!("{:.0}", w.seconds),
-                            w.viewer_cpu_pct
-                                .map_or_else(|| "-".into(), |v| format!("{v:.3}")),
+                            w.viewer_cpu_pct.map_or_else(|| "-".into(), f3),
                             format!("{:.2}", w.agent_reads_per_s),
-                            format!("{:.3}", w.agent_cpu_pct),
+                            f3(w.agent_cpu_pct),
                         ]
                     })
                     .collect(),

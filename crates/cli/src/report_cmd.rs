@@ -53,11 +53,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if sources.is_empty() {
         sources.push("cpu");
     }
-    for s in &sources {
-        if report::section(s).is_none() {
-            anyhow::bail!("--source {s}: accepted: {}", report::names().join(", "));
-        }
-    }
+    // Refused before the store is opened.
+    report::sections(&sources).map_err(anyhow::Error::msg)?;
     let opts = Options {
         top: args.top,
         rank: report::rank(&args.sort).map_err(anyhow::Error::msg)?,

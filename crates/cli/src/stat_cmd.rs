@@ -124,7 +124,7 @@ fn f2(v: Option<f64>) -> String {
 fn mib(v: Option<u64>) -> String {
     v.map_or_else(
         || "-".into(),
-        |v| format!("{:.0}", v as f64 / (1 << 20) as f64),
+        |v| format!("{:.0}", model::units::bytes_to_mib(v)),
     )
 }
 

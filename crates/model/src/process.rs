@@ -164,6 +164,11 @@ pub fn groups(procs: &[Proc], by: GroupBy) -> BTreeMap<String, Group> {
     out
 }
 
+/// Threads of all of `procs` (node_exporter's `node_processes_threads`).
+pub fn threads(procs: &[Proc]) -> u64 {
+    procs.iter().map(|p| u64::from(p.num_threads)).sum()
+}
+
 /// Processes per state letter (R, S, D, I, Z, ...), by letter: the counts
 /// node_exporter's processes collector reports.
 pub fn states(procs: &[Proc]) -> BTreeMap<char, u64> {
@@ -178,6 +183,16 @@ pub fn states(procs: &[Proc]) -> BTreeMap<char, u64> {
 mod tests {
     use super::*;
     use crate::columns;
+
+    #[test]
+    fn threads_sum_every_process_s() {
+        let p = |n| Proc {
+            num_threads: n,
+            ..Proc::default()
+        };
+        assert_eq!(threads(&[p(1), p(21), p(4)]), 26);
+        assert_eq!(threads(&[]), 0);
+    }
 
     #[test]
     fn states_count_processes_per_letter() {

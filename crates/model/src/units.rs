@@ -29,6 +29,12 @@ pub fn ns_to_secs(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
 
+/// `bytes` in MiB (2^20 bytes), as tables show memory.
+#[inline]
+pub fn bytes_to_mib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 20) as f64
+}
+
 /// Bytes in `sectors` 512-byte sectors (diskstats counts in these whatever
 /// the device's own sector size).
 #[inline]

@@ -131,7 +131,7 @@ fn run(shared: &Shared) {
             if !garbage.is_empty() {
                 drop(slot);
                 drop(garbage);
-                give_back();
+                sys::release_free_memory();
                 continue;
             }
             (slot.dir.clone(), slot.max_bytes, slot.wanted)
@@ -145,18 +145,7 @@ fn run(shared: &Shared) {
             old
         };
         drop(old);
-        give_back();
-    }
-}
-
-/// Hands the memory freed by a large parse back to the system: glibc keeps
-/// a thread's freed heap in its arena otherwise, and a directory that once
-/// held a million series would hold the agent's memory at that peak.
-fn give_back() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: malloc_trim only releases free memory; no pointer is held.
-    unsafe {
-        libc::malloc_trim(0);
+        sys::release_free_memory();
     }
 }
 

@@ -177,14 +177,18 @@ fn text_section(out: &mut String, s: &Report, w: &Window) {
     out.push('\n');
 }
 
-/// The sections named, over the window.
-pub fn run(h: &History, w: &Window, names: &[&str], o: &Options) -> Result<Vec<Report>, String> {
+/// The sections named; an unknown name is refused, naming those accepted.
+pub fn sections(names: &[&str]) -> Result<Vec<&'static dyn Section>, String> {
     names
         .iter()
         .map(|n| {
-            let s = section(n)
-                .ok_or_else(|| format!("--source {n}: accepted: {}", self::names().join(", ")))?;
-            s.report(h, w, o)
+            section(n)
+                .ok_or_else(|| format!("--source {n}: accepted: {}", self::names().join(", ")))
         })
         .collect()
+}
+
+/// The sections named, over the window.
+pub fn run(h: &History, w: &Window, names: &[&str], o: &Options) -> Result<Vec<Report>, String> {
+    sections(names)?.iter().map(|s| s.report(h, w, o)).collect()
 }

@@ -156,5 +156,5 @@ pub(crate) fn system_pass(
 
 /// Bytes in MiB.
 pub(crate) fn mib(b: Option<u64>) -> Cell {
-    crate::table::num(b.map(|b| b as f64 / (1 << 20) as f64))
+    crate::table::num(b.map(model::units::bytes_to_mib))
 }

@@ -904,7 +904,7 @@ impl ShmReader {
                 return Err(Error::Timeout { max_age, timeout });
             }
             self.map.words()[WANT_SINCE].fetch_max(since, Ordering::AcqRel);
-            request(h);
+            self.wake();
             wait_published(h, seen, Duration::from_nanos(timeout_ns - waited));
         }
     }

@@ -8,7 +8,6 @@
 //! - `<snapshot>.procs`: the agent's last process table, and the processes
 //!   that exited since the table before it.
 //!
-//!
 //! The process file (megabytes with tens of thousands of processes) is
 //! written only while viewers read it: the agent watches it for opens
 //! (inotify), writes each table while one was opened within [`WANT_FOR`],

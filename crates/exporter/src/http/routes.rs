@@ -96,7 +96,11 @@ impl hyper::body::Body for Body {
 }
 
 fn reply(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Reply {
-    let mut r = Response::new(Body::Whole(Full::new(body.into())));
+    typed(status, ctype, Body::Whole(Full::new(body.into())))
+}
+
+fn typed(status: StatusCode, ctype: &str, body: Body) -> Reply {
+    let mut r = Response::new(body);
     *r.status_mut() = status;
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -335,14 +339,12 @@ async fn metrics_response(
             }
         }
     });
-    let mut r = Response::new(Body::Parts {
+    let body = Body::Parts {
         rx,
         _busy: BusyUntilSent(slot.clone()),
-    });
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(if openmetrics { OPENMETRICS } else { TEXT }),
-    );
+    };
+    let ctype = if openmetrics { OPENMETRICS } else { TEXT };
+    let mut r = typed(StatusCode::OK, ctype, body);
     age_headers(&mut r, ctx, all, &f);
     r
 }

@@ -7,7 +7,7 @@
 //! per kernel key (`node_memory_MemTotal_bytes`, `node_vmstat_pgfault`).
 //!
 //! Encoding goes through prometheus-client's OpenMetrics encoder; the classic
-//! text format (0.0.4) is derived from it by [`to_text_format`]. A scrape is
+//! text format (0.0.4) is derived from it by `text::TextFormat`. A scrape is
 //! encoded a part at a time ([`Exposition`], [`Encoding`]): a collector's
 //! families, the per-process ones, the agent's own, the textfile
 //! directory's, each under the state's read lock for that part alone, cut
@@ -41,7 +41,6 @@ mod text;
 pub use compat::{NOT_HERE, collector_names, collector_sources, disk_excluded, vmstat_exported};
 pub use families::{FAMILIES, Family, Kind, family};
 use out::{Fmt, Out};
-pub use text::to_text_format;
 
 /// What an encoding needs besides the state.
 pub struct Context {
@@ -71,6 +70,8 @@ struct PartCollector {
     shared: Arc<Shared>,
     ctx: Arc<Context>,
     part: Part,
+    /// [`Part::unlocked`], as the encoding decided it.
+    unlocked: bool,
 }
 
 impl std::fmt::Debug for PartCollector {
@@ -79,23 +80,18 @@ impl std::fmt::Debug for PartCollector {
     }
 }
 
-/// Collectors whose families grow as CPUs times IRQs or vectors: turned
-/// on, they are encoded from a copy of their sources, without the
-/// state's lock, so their answer can wait for its reader instead of being
-/// held whole. Their sources are far smaller than their series (the
-/// 4,096-CPU fixture's interrupts: 7 MB of counts, 96 MB of series).
-const COPIED: [&str; 2] = ["interrupts", "softirqs"];
-
 impl Part {
     /// Whether its chunks may wait for the reader: no lock is held while
-    /// they are made.
+    /// they are made. The collectors that are off by default
+    /// (`agent::config::COLLECTORS_OFF_BY_DEFAULT`), whose families grow as
+    /// CPUs times IRQs or vectors, are, when on, encoded from a copy of
+    /// their sources, far smaller than their series (the 4,096-CPU
+    /// fixture's interrupts: 7 MB of counts, 96 MB of series), so their
+    /// answer can wait for its reader instead of being held whole.
     fn unlocked(self, config: &Config) -> bool {
         match self {
             Part::Textfile => true,
-            Part::Collector(i) => {
-                let name = collector::ENCODERS[i].0;
-                COPIED.contains(&name) && config.collector_on(name)
-            }
+            Part::Collector(i) => config.collector_on(collector::ENCODERS[i].0),
             Part::Processes | Part::Own => false,
         }
     }
@@ -106,7 +102,7 @@ impl Collector for PartCollector {
         let mut out = Out { enc };
         let st = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
         if let Part::Collector(i) = self.part
-            && self.part.unlocked(&self.ctx.config)
+            && self.unlocked
         {
             let (name, encode) = collector::ENCODERS[i];
             let mut copy = agent::State::default();
@@ -282,27 +278,6 @@ impl Exposition {
             text: (!openmetrics).then(text::TextFormat::default),
         }
     }
-
-    /// The whole exposition in one string.
-    pub fn to_text(&self, openmetrics: bool) -> String {
-        struct All(String);
-        impl Sink for All {
-            fn offer(&mut self, chunk: String) -> Result<(), String> {
-                self.0.push_str(&chunk);
-                Ok(())
-            }
-            fn wait(&mut self, chunk: String) -> bool {
-                self.0.push_str(&chunk);
-                true
-            }
-        }
-        let mut all = All(String::new());
-        let mut e = self.encoding(openmetrics);
-        while let Some(Ok(held)) = e.next_part(&mut all) {
-            debug_assert!(held.is_empty());
-        }
-        all.0
-    }
 }
 
 impl Encoding {
@@ -323,13 +298,14 @@ impl Encoding {
             _ => return None,
         };
         self.next += 1;
+        let unlocked = part.is_some_and(|p| p.unlocked(&self.ctx.config));
         let mut w = Chunker {
             sink,
             text: &mut self.text,
             buf: String::new(),
             held: Vec::new(),
             held_bytes: 0,
-            may_wait: part.is_some_and(|p| p.unlocked(&self.ctx.config)),
+            may_wait: unlocked,
             gone: false,
         };
         let r = match part {
@@ -339,6 +315,7 @@ impl Encoding {
                     shared: self.shared.clone(),
                     ctx: self.ctx.clone(),
                     part,
+                    unlocked,
                 }));
                 prometheus_client::encoding::text::encode_registry(&mut w, &r)
             }
@@ -349,24 +326,14 @@ impl Encoding {
         }
         w.cut();
         let (gone, held) = (w.gone, w.held);
-        if part.is_some_and(|p| p.unlocked(&self.ctx.config)) {
-            give_back();
+        if unlocked {
+            // What a copied or unlocked part freed, on this encoder thread.
+            sys::release_free_memory();
         }
         if gone {
             return Some(Err(std::fmt::Error));
         }
         Some(Ok(held))
-    }
-}
-
-/// Hands back to the system what a copied or unlocked part freed: glibc
-/// keeps each encoder thread's freed heap in its arena otherwise, and four
-/// threads that once encoded a 96 MB exposition would hold their peaks.
-fn give_back() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: malloc_trim only releases free memory; no pointer is held.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 

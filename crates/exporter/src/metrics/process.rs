@@ -41,7 +41,7 @@ pub(super) fn processes(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> F
         return Ok(());
     }
     one(out, &QUIETSTAT_PROCESSES, st.procs.len() as f64)?;
-    let threads: u64 = st.procs.iter().map(|p| p.num_threads as u64).sum();
+    let threads = process::threads(&st.procs);
     one(out, &QUIETSTAT_PROCESS_THREADS_ALL, threads as f64)?;
     if st.backend.is_some() {
         one(

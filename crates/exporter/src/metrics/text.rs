@@ -2,16 +2,11 @@
 
 use std::fmt::Write as _;
 
-/// The classic text format (version 0.0.4) from OpenMetrics text: counter
-/// families are named with `_total`, `unknown` becomes `untyped`, and the
-/// `# UNIT` and `# EOF` lines go.
-pub fn to_text_format(om: &str) -> String {
-    TextFormat::default().convert(om)
-}
-
-/// [`to_text_format`] a piece at a time: each piece ends at a line's end,
-/// and a family's `# HELP` may be in one piece and its `# TYPE` in the
-/// next.
+/// The classic text format (version 0.0.4) from OpenMetrics text, a piece
+/// at a time: counter families are named with `_total`, `unknown` becomes
+/// `untyped`, and the `# UNIT` and `# EOF` lines go. Each piece ends at a
+/// line's end, and a family's `# HELP` may be in one piece and its
+/// `# TYPE` in the next.
 #[derive(Debug, Default)]
 pub struct TextFormat {
     pending_help: Option<String>,
@@ -53,6 +48,10 @@ impl TextFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn to_text_format(om: &str) -> String {
+        TextFormat::default().convert(om)
+    }
 
     #[test]
     fn text_format_renames_counter_families() {

@@ -16,7 +16,7 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     if !st.stats[AgentSource::Processes.index()].scheduled {
         return Ok(());
     }
-    let threads: u64 = st.procs.iter().map(|p| p.num_threads as u64).sum();
+    let threads = process::threads(&st.procs);
     one(out, &NODE_PROCESSES_PIDS, st.procs.len() as f64)?;
     one(out, &NODE_PROCESSES_THREADS, threads as f64)?;
     let mut m = out.family(&NODE_PROCESSES_STATE)?;
