@@ -589,7 +589,9 @@ fn after_a_kill_report_shows_every_sample_up_to_it_without_a_restart() {
             {
                 held_stat.push(r.ts_ms)
             }
-            store::journal::Kind::Procs => held_tables.push(r.ts_ms),
+            store::journal::Kind::Procs | store::journal::Kind::ProcsDelta => {
+                held_tables.push(r.ts_ms)
+            }
             _ => {}
         }
     }

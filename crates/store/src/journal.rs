@@ -27,11 +27,14 @@ pub enum Kind {
     Procs = 2,
     /// Processes that ended ([`crate::procs::put_exits`]).
     Exits = 3,
+    /// What changed in the process table since the record before
+    /// ([`crate::procs::put_delta_rows`]).
+    ProcsDelta = 4,
 }
 
 impl Kind {
     fn from_u8(b: u8) -> Option<Kind> {
-        [Kind::System, Kind::Procs, Kind::Exits]
+        [Kind::System, Kind::Procs, Kind::Exits, Kind::ProcsDelta]
             .into_iter()
             .find(|k| *k as u8 == b)
     }
@@ -659,11 +662,41 @@ impl Journal {
         (p.cast_const(), self.head - self.start)
     }
 
+    /// The sequence number of the last record appended (0: none yet).
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+
+    /// Whether the record `seq` is still live (not dropped, not released).
+    pub fn holds(&self, seq: u64) -> bool {
+        let first = records(&self.live_from(self.start)[..self.len() + 4])
+            .next()
+            .map_or(self.next_seq, |r| r.seq);
+        seq >= first && seq < self.next_seq
+    }
+
+    /// Whether some live record is above `committed` (not yet written).
+    pub fn holds_above(&self, committed: u64) -> bool {
+        !self.is_empty() && self.last_seq() > committed
+    }
+
     /// Drops what the last [`Journal::take`] handed out (it is in the
-    /// database now); with `written` false keeps it for the next try.
+    /// database now), except the last whole process table and what follows
+    /// it: the deltas after it apply to it, so a writer that starts over
+    /// (a failed write, a restart after a kill) rebuilds the tables from
+    /// the journal alone. With `written` false keeps it all for the next
+    /// try.
     pub fn release(&mut self, written: bool) {
         if written && self.taken > self.start {
-            self.set_start(self.taken);
+            let mut keep = self.taken;
+            let mut at = self.start;
+            for r in records(&self.live_from(self.start)[..self.taken - self.start + 4]) {
+                if r.kind == Kind::Procs {
+                    keep = at;
+                }
+                at += HEAD + r.payload.len();
+            }
+            self.set_start(keep);
         }
         self.taken = 0;
         if self.is_empty() && self.start > 0 {
@@ -822,7 +855,7 @@ mod tests {
         let p = dir.path().join("j");
         let mut j = Journal::open(&p, 8192, 0, &owner()).unwrap();
         assert!(j.append(Kind::System, 1000, b"one"));
-        assert!(j.append(Kind::Procs, 2000, b"two"));
+        assert!(j.append(Kind::Exits, 2000, b"two"));
         let mut out = Vec::new();
         j.take(&mut out);
         assert!(j.append(Kind::Exits, 3000, b"three"));
@@ -838,7 +871,7 @@ mod tests {
             got,
             [
                 (1, Kind::System, b"one".to_vec()),
-                (2, Kind::Procs, b"two".to_vec()),
+                (2, Kind::Exits, b"two".to_vec()),
                 (3, Kind::Exits, b"three".to_vec())
             ]
         );
@@ -912,7 +945,7 @@ mod crash_tests {
                 let out = unsafe { std::slice::from_raw_parts(p, n) }.to_vec();
                 let last = records(&out).last().map_or(released, |r| r.seq);
                 // One more arrives while the writer writes.
-                j.append(Kind::Procs, round, &[1; 20]);
+                j.append(Kind::Exits, round, &[1; 20]);
                 j.release(true);
                 released = last;
             }

@@ -157,6 +157,183 @@ pub fn rows(payload: &[u8]) -> impl Iterator<Item = (Static, Values)> + '_ {
     })
 }
 
+/// The identity of a journal row: (pid, start ticks), the order rows
+/// are kept in.
+fn key_of(r: &[u8]) -> (u32, u64) {
+    (
+        u32::from_le_bytes(r[0..4].try_into().unwrap_or_default()),
+        u64::from_le_bytes(r[4..12].try_into().unwrap_or_default()),
+    )
+}
+
+/// Puts the rows of `rows` ([`fill_rows`] output) in identity order, in
+/// place: the walk lists processes in pid order already, so this is a
+/// check unless a backend did not.
+pub fn sort_rows(rows: &mut Vec<u8>, spare: &mut Vec<u8>) {
+    if rows.chunks_exact(ROW).map(key_of).is_sorted() {
+        return;
+    }
+    let mut order: Vec<((u32, u64), usize)> = rows
+        .chunks_exact(ROW)
+        .enumerate()
+        .map(|(i, r)| (key_of(r), i))
+        .collect();
+    order.sort_unstable();
+    spare.clear();
+    for (_, i) in order {
+        spare.extend_from_slice(&rows[i * ROW..(i + 1) * ROW]);
+    }
+    std::mem::swap(rows, spare);
+}
+
+/// A delta from the table `old` to the table `new` (both [`fill_rows`]
+/// rows in identity order) as a journal payload: `base seq | n | the rows
+/// born or changed | the identities gone`. An idle process costs nothing.
+pub fn put_delta_rows(out: &mut Vec<u8>, base: u64, old: &[u8], new: &[u8]) {
+    out.clear();
+    put_u64(out, base);
+    put_u32(out, 0);
+    let mut gone = Vec::new();
+    let (mut a, mut b) = (
+        old.chunks_exact(ROW).peekable(),
+        new.chunks_exact(ROW).peekable(),
+    );
+    let mut n = 0u32;
+    loop {
+        match (a.peek(), b.peek()) {
+            (None, None) => break,
+            (Some(o), None) => {
+                gone.push(key_of(o));
+                a.next();
+            }
+            (None, Some(r)) => {
+                out.extend_from_slice(r);
+                n += 1;
+                b.next();
+            }
+            (Some(o), Some(r)) => match key_of(o).cmp(&key_of(r)) {
+                std::cmp::Ordering::Less => {
+                    gone.push(key_of(o));
+                    a.next();
+                }
+                std::cmp::Ordering::Greater => {
+                    out.extend_from_slice(r);
+                    n += 1;
+                    b.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    if o != r {
+                        out.extend_from_slice(r);
+                        n += 1;
+                    }
+                    a.next();
+                    b.next();
+                }
+            },
+        }
+    }
+    out[8..12].copy_from_slice(&n.to_le_bytes());
+    for (pid, start) in gone {
+        put_u32(out, pid);
+        put_u64(out, start);
+    }
+}
+
+/// The sequence number of the table a delta applies to.
+pub fn delta_base(payload: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(payload.get(..8)?.try_into().ok()?))
+}
+
+/// Applies a [`put_delta_rows`] payload to `old`, writing the new table
+/// into `new`; `None` (and `new` unspecified) when the payload is not one.
+pub fn apply_delta_rows(old: &[u8], payload: &[u8], new: &mut Vec<u8>) -> Option<()> {
+    let n = u32::from_le_bytes(payload.get(8..12)?.try_into().ok()?) as usize;
+    let rows_end = n.checked_mul(ROW)?.checked_add(12)?;
+    let changed = payload.get(12..rows_end)?;
+    let gone = payload.get(rows_end..)?;
+    if gone.len() % 12 != 0 {
+        return None;
+    }
+    let gone = gone.chunks_exact(12).map(|g| {
+        (
+            u32::from_le_bytes(g[0..4].try_into().unwrap_or_default()),
+            u64::from_le_bytes(g[4..12].try_into().unwrap_or_default()),
+        )
+    });
+    new.clear();
+    new.reserve(old.len() + changed.len());
+    let mut a = old.chunks_exact(ROW).peekable();
+    let mut gone = gone.peekable();
+    let mut keep = |o: &[u8], new: &mut Vec<u8>| {
+        let k = key_of(o);
+        while gone.next_if(|g| *g < k).is_some() {}
+        if gone.next_if(|g| *g == k).is_none() {
+            new.extend_from_slice(o);
+        }
+    };
+    for r in changed.chunks_exact(ROW) {
+        let k = key_of(r);
+        while let Some(o) = a.next_if(|o| key_of(o) < k) {
+            keep(o, new);
+        }
+        a.next_if(|o| key_of(o) == k);
+        new.extend_from_slice(r);
+    }
+    for o in a {
+        keep(o, new);
+    }
+    Some(())
+}
+
+/// Rebuilds whole tables from a journal's process records: a whole table
+/// ([`crate::journal::Kind::Procs`]), then deltas, each applying to the
+/// record before it. Fed records in journal order; one it has already
+/// applied (a sequence number not above its own) is passed over.
+#[derive(Default)]
+pub struct Chain {
+    /// The sequence number of the table in `rows`; `None`: no table.
+    seq: Option<u64>,
+    rows: Vec<u8>,
+    spare: Vec<u8>,
+}
+
+impl Chain {
+    /// Feeds one record: the whole table it gives, if it gives one (not
+    /// for a record already applied, nor for a delta whose table is gone).
+    pub fn feed(&mut self, kind: crate::journal::Kind, seq: u64, payload: &[u8]) -> Option<&[u8]> {
+        if self.seq.is_some_and(|s| seq <= s) {
+            return None;
+        }
+        match kind {
+            crate::journal::Kind::Procs => {
+                self.rows.clear();
+                self.rows
+                    .extend_from_slice(&payload[..payload.len() / ROW * ROW]);
+            }
+            crate::journal::Kind::ProcsDelta => {
+                if self.seq.is_none() || delta_base(payload) != self.seq {
+                    self.seq = None;
+                    return None;
+                }
+                if apply_delta_rows(&self.rows, payload, &mut self.spare).is_none() {
+                    self.seq = None;
+                    return None;
+                }
+                std::mem::swap(&mut self.rows, &mut self.spare);
+            }
+            _ => return None,
+        }
+        self.seq = Some(seq);
+        Some(&self.rows)
+    }
+
+    /// Forgets the table (the writer's run ahead of what was committed):
+    /// the next feeding rebuilds it from the journal's whole table.
+    pub fn forget(&mut self) {
+        self.seq = None;
+    }
+}
+
 /// Exits as a journal payload.
 pub fn put_exits(out: &mut Vec<u8>, exits: &[Exit]) {
     out.clear();

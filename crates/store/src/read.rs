@@ -132,10 +132,23 @@ impl History {
             };
             let live = journal::in_use(&path);
             let mut n = 0;
-            for r in snap.records().filter(|r| r.seq > committed) {
+            let mut chain = crate::procs::Chain::default();
+            for r in snap.records() {
+                let table = chain.feed(r.kind, r.seq, r.payload);
+                if r.seq <= committed {
+                    continue;
+                }
                 n += 1;
-                if !live {
-                    self.tail.push((r.kind, r.ts_ms, r.payload.to_vec()));
+                if live {
+                    continue;
+                }
+                match (r.kind, table) {
+                    // Each table whole, as the day files give it.
+                    (Kind::Procs | Kind::ProcsDelta, Some(t)) => {
+                        self.tail.push((Kind::Procs, r.ts_ms, t.to_vec()))
+                    }
+                    (Kind::Procs | Kind::ProcsDelta, None) => {}
+                    (k, _) => self.tail.push((k, r.ts_ms, r.payload.to_vec())),
                 }
             }
             if n > 0 {

@@ -65,18 +65,49 @@ impl Stats {
     }
 }
 
+/// Bytes of other records after which a new whole process table goes into
+/// the journal even when the table is small (the journal keeps everything
+/// after its last whole table).
+pub const WHOLE_AFTER_MIN: usize = 1 << 20;
+
 /// The sampler's end: copies into the journal, never waits on the disk.
 pub struct Tap {
     journal: Arc<Mutex<Journal>>,
     stats: Arc<Stats>,
-    /// Exits encoded, reused.
+    /// Exits or a table's delta, encoded, reused.
     buf: Vec<u8>,
+    /// The last table given, as journal rows in identity order, and the
+    /// one being made (swapped each table).
+    last: Vec<u8>,
+    next: Vec<u8>,
+    /// The record holding the last table (a whole one or a delta), and
+    /// the last whole one.
+    last_seq: Option<u64>,
+    whole_seq: Option<u64>,
+    /// Bytes appended since the last whole table, and its size.
+    since_whole: usize,
+    whole_len: usize,
 }
 
 impl Tap {
-    fn append(&self, kind: Kind, ts_ms: u64, len: usize, fill: &mut dyn FnMut(&mut [u8])) {
+    fn new(journal: Arc<Mutex<Journal>>, stats: Arc<Stats>) -> Tap {
+        Tap {
+            journal,
+            stats,
+            buf: Vec::new(),
+            last: Vec::new(),
+            next: Vec::new(),
+            last_seq: None,
+            whole_seq: None,
+            since_whole: 0,
+            whole_len: 0,
+        }
+    }
+
+    fn append(&mut self, kind: Kind, ts_ms: u64, len: usize, fill: &mut dyn FnMut(&mut [u8])) {
         let mut j = self.journal.lock().unwrap_or_else(|e| e.into_inner());
         j.append_with(kind, ts_ms, len, fill);
+        self.since_whole += len;
         self.stats.dropped.store(j.dropped, Relaxed);
     }
 
@@ -89,11 +120,37 @@ impl Tap {
         }
     }
 
-    /// The process table, written straight into the journal.
+    /// The process table: what changed since the last one (births, changed
+    /// rows, ends), or the whole table when the journal no longer holds
+    /// the last whole one (the writer released it, or a full journal
+    /// dropped it), or once more bytes than half of one (and at least
+    /// [`WHOLE_AFTER_MIN`]) were appended since, so that the journal's
+    /// chain stays short.
     pub fn procs(&mut self, ts_ms: u64, procs: &[proctable::Proc]) {
-        self.append(Kind::Procs, ts_ms, procs::rows_len(procs), &mut |d| {
-            procs::fill_rows(d, procs)
-        });
+        procs::put_rows(&mut self.next, procs);
+        procs::sort_rows(&mut self.next, &mut self.buf);
+        let mut j = self.journal.lock().unwrap_or_else(|e| e.into_inner());
+        let chained = self.last_seq.is_some_and(|s| j.holds(s))
+            && self.whole_seq.is_some_and(|s| j.holds(s))
+            && self.since_whole <= (self.whole_len / 2).max(WHOLE_AFTER_MIN);
+        let before = j.last_seq();
+        if chained {
+            let base = self.last_seq.unwrap_or(0);
+            procs::put_delta_rows(&mut self.buf, base, &self.last, &self.next);
+            j.append(Kind::ProcsDelta, ts_ms, &self.buf);
+            self.since_whole += self.buf.len();
+        } else {
+            j.append(Kind::Procs, ts_ms, &self.next);
+            self.whole_seq = Some(j.last_seq());
+            self.whole_len = self.next.len();
+            self.since_whole = 0;
+        }
+        // A record too large for the journal is not there: the next table
+        // goes whole.
+        self.last_seq = Some(j.last_seq()).filter(|s| *s != before);
+        self.stats.dropped.store(j.dropped, Relaxed);
+        drop(j);
+        std::mem::swap(&mut self.last, &mut self.next);
     }
 
     pub fn exits(&mut self, ts_ms: u64, exits: &[proctable::Exit]) {
@@ -287,6 +344,7 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
         day: None,
         sys: SysEncoder::default(),
         procs: Encoder::default(),
+        chain: procs::Chain::default(),
         need_key: true,
         last_window: u64::MAX,
         committed: seq,
@@ -299,15 +357,7 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
         lock,
         clock_start: (now_ms(), boot_clock_ms()),
     };
-    Ok((
-        Tap {
-            journal,
-            stats: stats.clone(),
-            buf: Vec::new(),
-        },
-        Flusher { inner },
-        stats,
-    ))
+    Ok((Tap::new(journal, stats.clone()), Flusher { inner }, stats))
 }
 
 /// Opens the journal and starts the writer. `log` takes one line.
@@ -373,6 +423,9 @@ struct Inner {
     day: Option<(String, Connection)>,
     sys: SysEncoder,
     procs: Encoder,
+    /// The journal's process tables, rebuilt from its whole table and
+    /// deltas.
+    chain: procs::Chain,
     need_key: bool,
     last_window: u64,
     committed: u64,
@@ -401,7 +454,7 @@ impl Inner {
     fn remove_journal_if_empty(&self) {
         let j = self.journal.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(path) = j.path()
-            && j.is_empty()
+            && !j.holds_above(self.committed)
             && self.stats.recording.load(Relaxed)
         {
             let _ = std::fs::remove_file(path);
@@ -443,6 +496,7 @@ impl Inner {
         // The encoders ran ahead of what was committed: start over.
         self.need_key = true;
         self.procs.reset();
+        self.chain.forget();
         self.day = None;
     }
 
@@ -460,7 +514,12 @@ impl Inner {
                 }
             }
         }
-        let recs: Vec<Record> = records(buf).filter(|r| r.seq > self.committed).collect();
+        let mut recs: Vec<Record> = records(buf).collect();
+        // What is in the store already: only the process tables it leads to.
+        let old = recs.iter().take_while(|r| r.seq <= self.committed).count();
+        for r in recs.drain(..old) {
+            self.chain.feed(r.kind, r.seq, r.payload);
+        }
         let Some(first) = recs.first() else {
             return true;
         };
@@ -619,13 +678,16 @@ impl Inner {
         let mut first = true;
         for r in recs {
             match r.kind {
-                Kind::Procs => {
+                Kind::Procs | Kind::ProcsDelta => {
+                    let Some(table) = self.chain.feed(r.kind, r.seq, r.payload) else {
+                        continue;
+                    };
                     let mut identify = |s: &Static| -> u32 {
                         identity_id(&tx, s, r.ts_ms, boot_ms, &proc_root).unwrap_or(0)
                     };
                     let ch = self
                         .procs
-                        .encode(r.payload, key && first, &mut snaps, &mut identify);
+                        .encode(table, key && first, &mut snaps, &mut identify);
                     first = false;
                     rows += ch.born as u64;
                     for id in ch.gone {

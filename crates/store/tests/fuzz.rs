@@ -35,6 +35,11 @@ proptest! {
         let _ = store::journal::records(&b).count();
         let _ = store::procs::rows(&b).count();
         let _ = store::procs::exits(&b).count();
+        let mut new = Vec::new();
+        let _ = store::procs::apply_delta_rows(&b, &b, &mut new);
+        let mut chain = store::procs::Chain::default();
+        let _ = chain.feed(store::journal::Kind::Procs, 1, &b);
+        let _ = chain.feed(store::journal::Kind::ProcsDelta, 2, &b);
         let mut out = Vec::new();
         let _ = join_numbers(&b, &nums, &mut out);
     }
@@ -55,5 +60,33 @@ proptest! {
         bad[i] ^= 0xa5;
         let _ = SysDecoder::default().decode(&bad, u128::MAX);
         let _ = SysDecoder::default().decode(&body[..cut % body.len()], u128::MAX);
+    }
+
+    #[test]
+    fn a_delta_applied_to_its_old_table_gives_the_new_one(
+        old in proptest::collection::btree_map((1u32..60, 0u64..3), any::<u8>(), 0..40),
+        new in proptest::collection::btree_map((1u32..60, 0u64..3), any::<u8>(), 0..40),
+    ) {
+        let rows = |m: &std::collections::BTreeMap<(u32, u64), u8>| {
+            let procs: Vec<proctable::Proc> = m
+                .iter()
+                .map(|(&(pid, start_ticks), &cpu)| proctable::Proc {
+                    pid,
+                    start_ticks,
+                    utime_ns: u64::from(cpu) * 1000,
+                    ..Default::default()
+                })
+                .collect();
+            let mut r = Vec::new();
+            store::procs::put_rows(&mut r, &procs);
+            r
+        };
+        let (a, b) = (rows(&old), rows(&new));
+        let mut delta = Vec::new();
+        store::procs::put_delta_rows(&mut delta, 9, &a, &b);
+        prop_assert_eq!(store::procs::delta_base(&delta), Some(9));
+        let mut back = Vec::new();
+        prop_assert!(store::procs::apply_delta_rows(&a, &delta, &mut back).is_some());
+        prop_assert_eq!(back, b);
     }
 }
