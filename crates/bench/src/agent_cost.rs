@@ -96,18 +96,18 @@ fn scrape(port: u16) -> Result<usize, String> {
 }
 
 #[derive(Default, Clone, Copy)]
-struct Usage {
-    cpu_ticks: u64,
-    voluntary: u64,
-    involuntary: u64,
-    rss_bytes: u64,
-    threads: usize,
+pub(crate) struct Usage {
+    pub(crate) cpu_ticks: u64,
+    pub(crate) voluntary: u64,
+    pub(crate) involuntary: u64,
+    pub(crate) rss_bytes: u64,
+    pub(crate) threads: usize,
 }
 
 /// CPU ticks from /proc/PID/stat; context switches summed over
 /// /proc/PID/task/*/status (live threads; an agent's threads live as long
 /// as it does).
-fn usage(pid: u32) -> Result<Usage, String> {
+pub(crate) fn usage(pid: u32) -> Result<Usage, String> {
     let st = crate::child::pid_stat(pid)?;
     let mut u = Usage {
         cpu_ticks: st.utime_ticks + st.stime_ticks,

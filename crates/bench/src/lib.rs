@@ -6,6 +6,7 @@ pub mod consumers;
 pub mod exits;
 pub mod procfs_cost;
 pub mod proctable_cost;
+pub mod scale;
 pub mod spawn;
 pub mod stats;
 pub mod store_day;

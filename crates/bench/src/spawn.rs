@@ -12,16 +12,94 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The process group to kill on a signal (0: none).
 static GROUP: AtomicI32 = AtomicI32::new(0);
+/// kernel.pid_max to restore on a signal (0: none raised).
+static OLD_PID_MAX: AtomicI32 = AtomicI32::new(0);
+
+const PID_MAX: &str = "/proc/sys/kernel/pid_max";
+
+/// Writes `v` to kernel.pid_max with async-signal-safe calls only.
+fn write_pid_max(v: i32) {
+    let mut buf = [0u8; 12];
+    let mut i = buf.len();
+    let mut n = v.max(0) as u32;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // SAFETY: open, write and close are async-signal-safe; the path is a
+    // NUL-terminated literal.
+    unsafe {
+        let fd = libc::open(c"/proc/sys/kernel/pid_max".as_ptr(), libc::O_WRONLY);
+        if fd >= 0 {
+            libc::write(fd, buf[i..].as_ptr().cast(), buf.len() - i);
+            libc::close(fd);
+        }
+    }
+}
 
 extern "C" fn on_signal(sig: libc::c_int) {
     let group = GROUP.load(Ordering::SeqCst);
+    let old = OLD_PID_MAX.load(Ordering::SeqCst);
     // SAFETY: kill, signal and raise are async-signal-safe.
     unsafe {
         if group > 0 {
             libc::kill(-group, libc::SIGKILL);
         }
+        if old > 0 {
+            write_pid_max(old);
+        }
         libc::signal(sig, libc::SIG_DFL);
         libc::raise(sig);
+    }
+}
+
+fn catch_signals() {
+    // SAFETY: installing a handler that only makes async-signal-safe calls.
+    unsafe {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
+        }
+    }
+}
+
+/// kernel.pid_max raised for a benchmark's processes, restored on drop and
+/// on SIGINT, SIGTERM or SIGHUP.
+pub struct PidMax {
+    old: Option<i32>,
+}
+
+impl PidMax {
+    /// Raises kernel.pid_max to twice `n` plus the processes present, when
+    /// it is lower (pids are handed out upward, wrapping at the limit).
+    pub fn room_for(n: usize) -> Result<PidMax, String> {
+        let old: i32 = std::fs::read_to_string(PID_MAX)
+            .map_err(|e| format!("{PID_MAX}: {e}"))?
+            .trim()
+            .parse()
+            .map_err(|e| format!("{PID_MAX}: {e}"))?;
+        let existing = std::fs::read_dir("/proc").map(|d| d.count()).unwrap_or(0);
+        let want = (n * 2 + existing + 4096).min(4 << 20) as i32;
+        if old >= want {
+            return Ok(PidMax { old: None });
+        }
+        OLD_PID_MAX.store(old, Ordering::SeqCst);
+        catch_signals();
+        std::fs::write(PID_MAX, want.to_string())
+            .map_err(|e| format!("raising {PID_MAX} to {want} (needs root): {e}"))?;
+        Ok(PidMax { old: Some(old) })
+    }
+}
+
+impl Drop for PidMax {
+    fn drop(&mut self) {
+        if let Some(old) = self.old {
+            write_pid_max(old);
+            OLD_PID_MAX.store(0, Ordering::SeqCst);
+        }
     }
 }
 
@@ -127,10 +205,8 @@ impl Idle {
         // SAFETY: plain syscalls on our own child.
         unsafe {
             libc::setpgid(spawner, spawner);
-            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-                libc::signal(sig, on_signal as *const () as libc::sighandler_t);
-            }
         }
+        catch_signals();
         // From here on, dropping `idle` cleans up.
         let mut idle = Idle { spawner, count: 0 };
         let mut buf = [0u8; 4];

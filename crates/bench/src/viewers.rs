@@ -61,7 +61,7 @@ pub struct Report {
 }
 
 /// Nanoseconds of CPU of every thread of `pid`.
-fn runtime_ns(pid: u32) -> Option<u64> {
+pub(crate) fn runtime_ns(pid: u32) -> Option<u64> {
     let mut total = 0;
     for t in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
         let Ok(t) = t else { continue };
@@ -86,7 +86,7 @@ fn agent_reads(port: u16) -> Result<u64, String> {
 }
 
 /// Wall time of one run of `cmd` (stdout to /dev/null); fails if it fails.
-fn time_run(cmd: &mut Command) -> Result<u64, String> {
+pub(crate) fn time_run(cmd: &mut Command) -> Result<u64, String> {
     cmd.stdout(Stdio::null()).stderr(Stdio::piped());
     let t = Instant::now();
     let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
@@ -101,7 +101,7 @@ fn time_run(cmd: &mut Command) -> Result<u64, String> {
     Ok(ns)
 }
 
-fn timing(what: &str, ns: &mut [u64]) -> Timing {
+pub(crate) fn timing(what: &str, ns: &mut [u64]) -> Timing {
     let s = Summary::of_ns(ns);
     Timing {
         what: what.into(),
@@ -143,7 +143,7 @@ fn pty() -> Result<(std::fs::File, PathBuf), String> {
 }
 
 /// Start of `quietstat top --first-screen` to its exit, on a terminal.
-fn first_screen(exe: &Path, shm: &Path) -> Result<u64, String> {
+pub(crate) fn first_screen(exe: &Path, shm: &Path) -> Result<u64, String> {
     use std::io::Read;
     let (mut ctl, tty) = pty()?;
     let open = |w: bool| {
@@ -178,15 +178,15 @@ fn first_screen(exe: &Path, shm: &Path) -> Result<u64, String> {
 }
 
 /// A tmux server of our own, killed on drop.
-struct Tmux(String);
+pub(crate) struct Tmux(String);
 
 impl Tmux {
-    fn new() -> Tmux {
+    pub(crate) fn new() -> Tmux {
         Tmux(format!("qs-bench-{}", std::process::id()))
     }
 
     /// Runs `args` in a new 80x24 session; the pid of its process.
-    fn run(&self, name: &str, args: &[&str]) -> Result<u32, String> {
+    pub(crate) fn run(&self, name: &str, args: &[&str]) -> Result<u32, String> {
         let out = Command::new("tmux")
             .args(["-L", &self.0, "-f", "/dev/null", "new-session", "-d", "-P"])
             .args(["-F", "#{pane_pid}", "-x", "80", "-y", "24", "-s", name])

@@ -599,3 +599,100 @@ pub fn run_viewers(args: &ViewersArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(clap::Args)]
+pub struct ScaleArgs {
+    /// Idle processes, comma-separated: one run of the agent per figure.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1000,8000,30000,64000",
+        value_name = "N,..."
+    )]
+    procs: Vec<usize>,
+    /// The window with no viewer, and the one with top.
+    #[arg(long, value_parser = crate::parse_duration, default_value = "60s", value_name = "D")]
+    window: std::time::Duration,
+    /// Runs of each ps and of top's first screen.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    runs: usize,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run_scale(args: &ScaleArgs) -> anyhow::Result<ExitCode> {
+    if args.runs == 0 || args.procs.is_empty() || args.procs.contains(&0) {
+        bail!("--runs and every --procs figure must be at least 1");
+    }
+    crate::raise_nofile_limit();
+    let opts = bench::scale::Options {
+        procs: args.procs.clone(),
+        window: args.window,
+        runs: args.runs,
+        exe: std::env::current_exe().context("finding the quietstat binary")?,
+    };
+    let rows = bench::scale::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
+        .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string(&rows)?),
+        Format::Table => {
+            let f1 = |x: f64| format!("{x:.1}");
+            let f2 = |x: f64| format!("{x:.2}");
+            print_rows(
+                vec![
+                    "procs",
+                    "agent_cpu_%",
+                    "wakeups/s",
+                    "rss_mib",
+                    "read_ms",
+                    "us/proc",
+                    "interval_s",
+                    "budget_lines",
+                    "history_mb/day",
+                    "procs_mb/day",
+                    "view_unwatched",
+                    "view_mb/h",
+                    "ps_agent_ms",
+                    "ps_bpf_ms",
+                    "ps_procps_ms",
+                    "top_first_ms",
+                    "top_cpu_%",
+                    "agent_cpu_%_top",
+                    "report_ms",
+                ],
+                Align::Left,
+                rows.iter()
+                    .map(|r| {
+                        vec![
+                            r.procs.to_string(),
+                            f3(r.agent_cpu_pct),
+                            f2(r.agent_wakeups_per_s),
+                            f1(r.agent_rss_mib),
+                            f1(r.read_ms),
+                            f3(r.read_us_per_proc),
+                            f1(r.procs_interval_s),
+                            r.budget_lines.to_string(),
+                            f1(r.history_mb_per_day),
+                            f1(r.history_procs_mb_per_day),
+                            if r.view_written_unwatched {
+                                "written"
+                            } else {
+                                "no"
+                            }
+                            .into(),
+                            f1(r.view_mb_per_hour_watched),
+                            f1(r.ps_agent_ms),
+                            f1(r.ps_bpf_ms),
+                            f1(r.ps_procps_ms),
+                            f1(r.top_first_screen_ms),
+                            f3(r.top_cpu_pct),
+                            f3(r.agent_cpu_pct_top),
+                            f1(r.report_ms),
+                        ]
+                    })
+                    .collect(),
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -91,6 +91,11 @@ enum BenchCommand {
     /// start to its first screen; CPU of 10 `top`s and 10 `htop`s and the
     /// agent's reads beside them.
     Viewers(bench_cmd::ViewersArgs),
+    /// The agent with its defaults beside N idle processes (several N in
+    /// one run): its CPU, wakeups, RSS, read cost per process, history and
+    /// view bytes, and ps, top and report times. Raises kernel.pid_max when
+    /// needed and restores it.
+    Scale(bench_cmd::ScaleArgs),
     /// The forker of `bench exits` (started by it).
     #[command(hide = true)]
     Forker(bench_cmd::ForkerArgs),
@@ -231,6 +236,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Exits(args)) => bench_cmd::run_exits(&args),
         Command::Bench(BenchCommand::Store(args)) => bench_cmd::run_store(&args),
         Command::Bench(BenchCommand::Viewers(args)) => bench_cmd::run_viewers(&args),
+        Command::Bench(BenchCommand::Scale(args)) => bench_cmd::run_scale(&args),
         Command::Bench(BenchCommand::Forker(args)) => bench_cmd::run_forker(&args),
         Command::Bench(BenchCommand::NaiveCollector) => bench::agent_cost::naive_collector(),
         Command::Bench(BenchCommand::ConsumerWorker(args)) => bench_cmd::run_worker(&args),
