@@ -3,6 +3,7 @@
 pub mod agent_cost;
 pub mod child;
 pub mod consumers;
+pub mod equal_work;
 pub mod exits;
 pub mod procfs_cost;
 pub mod proctable_cost;

@@ -21,6 +21,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
+use exporter::metrics::families::{
+    QUIETSTAT_PROCESSES, QUIETSTAT_SOURCE_CPU_SECONDS_TOTAL, QUIETSTAT_SOURCE_INTERVAL_SECONDS,
+    QUIETSTAT_SOURCE_READS_TOTAL, QUIETSTAT_STORE_DROPPED_SAMPLES_TOTAL,
+    QUIETSTAT_STORE_FLUSHES_TOTAL, QUIETSTAT_STORE_WRITTEN_BYTES_TOTAL,
+};
 use serde::Serialize;
 use sys::child::{Guard, die_with_parent};
 
@@ -153,8 +158,12 @@ fn one(
     let t = Instant::now();
     loop {
         let m = metrics(port).unwrap_or_default();
-        if counter(&m, "quietstat_source_reads_total", "source=\"processes\"") >= 2.0
-            && counter(&m, "quietstat_store_flushes_total", "") >= 1.0
+        if counter(
+            &m,
+            QUIETSTAT_SOURCE_READS_TOTAL.name,
+            "source=\"processes\"",
+        ) >= 2.0
+            && counter(&m, QUIETSTAT_STORE_FLUSHES_TOTAL.name, "") >= 1.0
         {
             break;
         }
@@ -183,14 +192,17 @@ fn one(
     let m1 = metrics(port)?;
     let v1 = view_mtime();
     let d = |f: &str, l: &str| counter(&m1, f, l) - counter(&m0, f, l);
-    let reads = d("quietstat_source_reads_total", "source=\"processes\"");
-    let read_s = d("quietstat_source_cpu_seconds_total", "source=\"processes\"");
+    let reads = d(QUIETSTAT_SOURCE_READS_TOTAL.name, "source=\"processes\"");
+    let read_s = d(
+        QUIETSTAT_SOURCE_CPU_SECONDS_TOTAL.name,
+        "source=\"processes\"",
+    );
     let read_ms = if reads > 0.0 {
         read_s / reads * 1e3
     } else {
         0.0
     };
-    let table = counter(&m1, "quietstat_processes", "");
+    let table = counter(&m1, QUIETSTAT_PROCESSES.name, "");
     let per_day = |bytes: f64| bytes / secs * 86_400.0 / 1e6;
     let tick = 100.0;
     let mut row = Row {
@@ -203,13 +215,13 @@ fn one(
         read_us_per_proc: read_ms * 1e3 / n.max(1) as f64,
         procs_interval_s: counter(
             &m1,
-            "quietstat_source_interval_seconds",
+            QUIETSTAT_SOURCE_INTERVAL_SECONDS.name,
             "source=\"processes\"",
         ),
         budget_lines: 0,
-        history_mb_per_day: per_day(d("quietstat_store_written_bytes_total", "")),
+        history_mb_per_day: per_day(d(QUIETSTAT_STORE_WRITTEN_BYTES_TOTAL.name, "")),
         history_procs_mb_per_day: per_day(d(
-            "quietstat_store_written_bytes_total",
+            QUIETSTAT_STORE_WRITTEN_BYTES_TOTAL.name,
             "source=\"processes\"",
         )),
         view_written_unwatched: v1.is_some() && v1 != v0,
@@ -222,7 +234,7 @@ fn one(
         top_cpu_pct: 0.0,
         agent_cpu_pct_top: 0.0,
         report_ms: 0.0,
-        history_dropped: counter(&m1, "quietstat_store_dropped_samples_total", ""),
+        history_dropped: counter(&m1, QUIETSTAT_STORE_DROPPED_SAMPLES_TOTAL.name, ""),
     };
 
     progress(&format!(

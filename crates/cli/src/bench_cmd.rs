@@ -313,9 +313,24 @@ pub struct AgentArgs {
     collectors: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Instead: the agent beside node_exporter on this fixture tree
+    /// (proc/, sys/, rootfs/), as scheduled and at equal work, each
+    /// scraped --scrapes times back to back.
+    #[arg(long, value_name = "DIR")]
+    fixture: Option<PathBuf>,
+    /// Scrapes of each collector with --fixture.
+    #[arg(long, default_value_t = 20, value_name = "N", requires = "fixture")]
+    scrapes: usize,
+    /// More agent flags with --fixture, after `--` (e.g. `--
+    /// --disable-collector interrupts`).
+    #[arg(last = true, value_name = "AGENT FLAGS", requires = "fixture")]
+    agent_args: Vec<String>,
 }
 
 pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
+    if let Some(fixture) = &args.fixture {
+        return run_equal_work(args, fixture);
+    }
     for c in &args.collectors {
         if !bench::agent_cost::COLLECTORS.contains(&c.as_str()) {
             bail!(
@@ -362,6 +377,56 @@ pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
                             r.threads.to_string(),
                             r.store_mb_per_day
                                 .map_or_else(|| "-".to_string(), |m| format!("{m:.1}")),
+                        ]
+                    })
+                    .collect(),
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_equal_work(args: &AgentArgs, fixture: &Path) -> anyhow::Result<ExitCode> {
+    if args.scrapes == 0 {
+        bail!("--scrapes must be at least 1");
+    }
+    let opts = bench::equal_work::Options {
+        fixture: fixture.to_path_buf(),
+        scrapes: args.scrapes,
+        exe: std::env::current_exe().context("finding the quietstat binary")?,
+        source_keys: agent::config::AgentSource::ALL
+            .iter()
+            .map(|s| s.key().to_string())
+            .collect(),
+        agent_args: args.agent_args.clone(),
+    };
+    let rows = bench::equal_work::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
+        .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => print_json_lines(&rows)?,
+        Format::Table => {
+            println!("{}, {} scrapes each", fixture.display(), args.scrapes);
+            print_rows(
+                vec![
+                    "collector",
+                    "bytes",
+                    "series",
+                    "cpu_ms/scrape",
+                    "wall_s",
+                    "rss_MiB",
+                    "hwm_MiB",
+                ],
+                Align::Left,
+                rows.iter()
+                    .map(|r| {
+                        vec![
+                            r.collector.clone(),
+                            r.bytes.to_string(),
+                            r.series.to_string(),
+                            format!("{:.0}", r.cpu_ms_per_scrape),
+                            format!("{:.2}", r.wall_s),
+                            format!("{:.1}", r.rss_mib),
+                            format!("{:.1}", r.hwm_mib),
                         ]
                     })
                     .collect(),

@@ -171,6 +171,15 @@ fn per_cpu_interrupt_families_are_served_only_when_turned_on() {
     assert!(!has(&s, "node_interrupts_total"));
     assert!(!has(&s, "node_softirqs_functions_total"));
     assert!(has(&s, "quietstat_irq_total") && has(&s, "node_softirqs_total"));
+    // As node_exporter, only the collectors served are listed: not those
+    // off by default, nor those whose sources are all off (buddyinfo).
+    let listed = |s: &Series, c: &str| {
+        value(s, "node_scrape_collector_success", &[("collector", c)]).is_some()
+    };
+    assert!(listed(&s, "cpu") && listed(&s, "meminfo"));
+    for c in ["interrupts", "softirqs", "buddyinfo", "slabinfo"] {
+        assert!(!listed(&s, c), "{c} listed while off");
+    }
     drop(a);
 
     for (config, flags) in [
@@ -179,6 +188,7 @@ fn per_cpu_interrupt_families_are_served_only_when_turned_on() {
     ] {
         let a = agent(config, flags);
         let s = scrape(&a, "");
+        assert!(listed(&s, "interrupts") && listed(&s, "softirqs"));
         let irqs: BTreeSet<String> = s
             .keys()
             .filter(|(n, _)| n == "quietstat_irq_total")

@@ -107,19 +107,24 @@ pub fn rows_len(procs: &[Proc]) -> usize {
 /// fixed place.
 pub fn fill_rows(dst: &mut [u8], procs: &[Proc]) {
     for (p, d) in procs.iter().zip(dst.chunks_exact_mut(ROW)) {
-        d[0..4].copy_from_slice(&p.pid.to_le_bytes());
-        d[4..12].copy_from_slice(&p.start_ticks.to_le_bytes());
-        d[12..20].copy_from_slice(&p.start_ns.to_le_bytes());
-        d[20..24].copy_from_slice(&p.uid.unwrap_or(NONE32).to_le_bytes());
-        d[24..32].copy_from_slice(&p.cgroup_id.unwrap_or(NONE64).to_le_bytes());
-        let c = p.comm.as_bytes();
-        let c = &c[..c.len().min(15)];
-        d[32] = c.len() as u8;
-        d[33..33 + c.len()].copy_from_slice(c);
-        d[33 + c.len()..48].fill(0);
-        for (v, o) in values(p).iter().zip(d[48..].chunks_exact_mut(8)) {
-            o.copy_from_slice(&v.to_le_bytes());
-        }
+        fill_row(d, p);
+    }
+}
+
+/// One process's journal row.
+fn fill_row(d: &mut [u8], p: &Proc) {
+    d[0..4].copy_from_slice(&p.pid.to_le_bytes());
+    d[4..12].copy_from_slice(&p.start_ticks.to_le_bytes());
+    d[12..20].copy_from_slice(&p.start_ns.to_le_bytes());
+    d[20..24].copy_from_slice(&p.uid.unwrap_or(NONE32).to_le_bytes());
+    d[24..32].copy_from_slice(&p.cgroup_id.unwrap_or(NONE64).to_le_bytes());
+    let c = p.comm.as_bytes();
+    let c = &c[..c.len().min(15)];
+    d[32] = c.len() as u8;
+    d[33..33 + c.len()].copy_from_slice(c);
+    d[33 + c.len()..48].fill(0);
+    for (v, o) in values(p).iter().zip(d[48..].chunks_exact_mut(8)) {
+        o.copy_from_slice(&v.to_le_bytes());
     }
 }
 
@@ -190,48 +195,51 @@ pub fn sort_rows(rows: &mut Vec<u8>, spare: &mut Vec<u8>) {
 /// rows in identity order) as a journal payload: `base seq | n | the rows
 /// born or changed | the identities gone`. An idle process costs nothing.
 pub fn put_delta_rows(out: &mut Vec<u8>, base: u64, old: &[u8], new: &[u8]) {
+    put_table_delta(out, base, old, new.chunks_exact(ROW), |r, row| {
+        row.copy_from_slice(r)
+    });
+}
+
+/// As [`put_delta_rows`], from processes in pid order (as the walk lists
+/// them), each made a row only to be compared: no second table.
+/// `None` (and `out` unspecified) when `procs` are not in pid order.
+pub fn put_delta_procs(out: &mut Vec<u8>, base: u64, old: &[u8], procs: &[Proc]) -> Option<()> {
+    if !procs.windows(2).all(|w| w[0].pid < w[1].pid) {
+        return None;
+    }
+    put_table_delta(out, base, old, procs.iter(), |p, row| fill_row(row, p));
+    Some(())
+}
+
+fn put_table_delta<T>(
+    out: &mut Vec<u8>,
+    base: u64,
+    old: &[u8],
+    new: impl Iterator<Item = T>,
+    mut fill: impl FnMut(T, &mut [u8]),
+) {
     out.clear();
     put_u64(out, base);
     put_u32(out, 0);
     let mut gone = Vec::new();
-    let (mut a, mut b) = (
-        old.chunks_exact(ROW).peekable(),
-        new.chunks_exact(ROW).peekable(),
-    );
+    let mut a = old.chunks_exact(ROW).peekable();
     let mut n = 0u32;
-    loop {
-        match (a.peek(), b.peek()) {
-            (None, None) => break,
-            (Some(o), None) => {
-                gone.push(key_of(o));
-                a.next();
-            }
-            (None, Some(r)) => {
-                out.extend_from_slice(r);
+    let mut r = [0u8; ROW];
+    for item in new {
+        fill(item, &mut r);
+        let k = key_of(&r);
+        while let Some(o) = a.next_if(|o| key_of(o) < k) {
+            gone.push(key_of(o));
+        }
+        match a.next_if(|o| key_of(o) == k) {
+            Some(o) if o == r => {}
+            _ => {
+                out.extend_from_slice(&r);
                 n += 1;
-                b.next();
             }
-            (Some(o), Some(r)) => match key_of(o).cmp(&key_of(r)) {
-                std::cmp::Ordering::Less => {
-                    gone.push(key_of(o));
-                    a.next();
-                }
-                std::cmp::Ordering::Greater => {
-                    out.extend_from_slice(r);
-                    n += 1;
-                    b.next();
-                }
-                std::cmp::Ordering::Equal => {
-                    if o != r {
-                        out.extend_from_slice(r);
-                        n += 1;
-                    }
-                    a.next();
-                    b.next();
-                }
-            },
         }
     }
+    gone.extend(a.map(key_of));
     out[8..12].copy_from_slice(&n.to_le_bytes());
     for (pid, start) in gone {
         put_u32(out, pid);
@@ -244,45 +252,88 @@ pub fn delta_base(payload: &[u8]) -> Option<u64> {
     Some(u64::from_le_bytes(payload.get(..8)?.try_into().ok()?))
 }
 
-/// Applies a [`put_delta_rows`] payload to `old`, writing the new table
-/// into `new`; `None` (and `new` unspecified) when the payload is not one.
-pub fn apply_delta_rows(old: &[u8], payload: &[u8], new: &mut Vec<u8>) -> Option<()> {
+/// The rows born or changed and the identities gone of a delta payload,
+/// checked for size.
+fn delta_parts(payload: &[u8]) -> Option<(&[u8], &[u8])> {
     let n = u32::from_le_bytes(payload.get(8..12)?.try_into().ok()?) as usize;
     let rows_end = n.checked_mul(ROW)?.checked_add(12)?;
     let changed = payload.get(12..rows_end)?;
     let gone = payload.get(rows_end..)?;
-    if gone.len() % 12 != 0 {
-        return None;
-    }
-    let gone = gone.chunks_exact(12).map(|g| {
+    (gone.len() % 12 == 0).then_some((changed, gone))
+}
+
+fn gone_keys(gone: &[u8]) -> impl Iterator<Item = (u32, u64)> + '_ {
+    gone.chunks_exact(12).map(|g| {
         (
             u32::from_le_bytes(g[0..4].try_into().unwrap_or_default()),
             u64::from_le_bytes(g[4..12].try_into().unwrap_or_default()),
         )
-    });
-    new.clear();
-    new.reserve(old.len() + changed.len());
-    let mut a = old.chunks_exact(ROW).peekable();
-    let mut gone = gone.peekable();
-    let mut keep = |o: &[u8], new: &mut Vec<u8>| {
-        let k = key_of(o);
+    })
+}
+
+/// Applies a [`put_delta_rows`] payload to the table `rows` in place, with
+/// no second table: the identities gone are removed in one pass forward,
+/// changed rows overwritten where they are, and births moved in from the
+/// back in one pass. `None` (and `rows` untouched) when the payload is
+/// not a delta.
+pub fn apply_delta_rows(rows: &mut Vec<u8>, payload: &[u8]) -> Option<()> {
+    let (changed, gone) = delta_parts(payload)?;
+    rows.truncate(rows.len() / ROW * ROW);
+    // Ends: compact forward.
+    let mut gone = gone_keys(gone).peekable();
+    let mut w = 0;
+    for r in 0..rows.len() / ROW {
+        let k = key_of(&rows[r * ROW..]);
         while gone.next_if(|g| *g < k).is_some() {}
-        if gone.next_if(|g| *g == k).is_none() {
-            new.extend_from_slice(o);
+        if gone.next_if(|g| *g == k).is_some() {
+            continue;
         }
-    };
-    for r in changed.chunks_exact(ROW) {
-        let k = key_of(r);
-        while let Some(o) = a.next_if(|o| key_of(o) < k) {
-            keep(o, new);
+        if w != r {
+            rows.copy_within(r * ROW..(r + 1) * ROW, w * ROW);
         }
-        a.next_if(|o| key_of(o) == k);
-        new.extend_from_slice(r);
+        w += 1;
     }
-    for o in a {
-        keep(o, new);
+    rows.truncate(w * ROW);
+    // Changes in place; births noted.
+    let mut births = Vec::new();
+    for (i, c) in changed.chunks_exact(ROW).enumerate() {
+        let k = key_of(c);
+        match search(rows, k) {
+            Ok(at) => rows[at * ROW..(at + 1) * ROW].copy_from_slice(c),
+            Err(_) => births.push(i),
+        }
+    }
+    // Births: merge from the back, each old row moved at most once.
+    let old = rows.len() / ROW;
+    rows.resize((old + births.len()) * ROW, 0);
+    let (mut i, mut k) = (old, old + births.len());
+    for &b in births.iter().rev() {
+        let born = &changed[b * ROW..(b + 1) * ROW];
+        let bk = key_of(born);
+        while i > 0 && key_of(&rows[(i - 1) * ROW..]) > bk {
+            i -= 1;
+            k -= 1;
+            rows.copy_within(i * ROW..(i + 1) * ROW, k * ROW);
+        }
+        k -= 1;
+        rows[k * ROW..(k + 1) * ROW].copy_from_slice(born);
     }
     Some(())
+}
+
+/// The row of identity `k` in `rows` (in identity order), or where it
+/// would go.
+fn search(rows: &[u8], k: (u32, u64)) -> Result<usize, usize> {
+    let (mut lo, mut hi) = (0, rows.len() / ROW);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match key_of(&rows[mid * ROW..]).cmp(&k) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Ok(mid),
+        }
+    }
+    Err(lo)
 }
 
 /// Rebuilds whole tables from a journal's process records: a whole table
@@ -294,7 +345,6 @@ pub struct Chain {
     /// The sequence number of the table in `rows`; `None`: no table.
     seq: Option<u64>,
     rows: Vec<u8>,
-    spare: Vec<u8>,
 }
 
 impl Chain {
@@ -315,11 +365,10 @@ impl Chain {
                     self.seq = None;
                     return None;
                 }
-                if apply_delta_rows(&self.rows, payload, &mut self.spare).is_none() {
+                if apply_delta_rows(&mut self.rows, payload).is_none() {
                     self.seq = None;
                     return None;
                 }
-                std::mem::swap(&mut self.rows, &mut self.spare);
             }
             _ => return None,
         }

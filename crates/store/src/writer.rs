@@ -76,10 +76,8 @@ pub struct Tap {
     stats: Arc<Stats>,
     /// Exits or a table's delta, encoded, reused.
     buf: Vec<u8>,
-    /// The last table given, as journal rows in identity order, and the
-    /// one being made (swapped each table).
+    /// The last table given, as journal rows in identity order.
     last: Vec<u8>,
-    next: Vec<u8>,
     /// The record holding the last table (a whole one or a delta), and
     /// the last whole one.
     last_seq: Option<u64>,
@@ -96,7 +94,6 @@ impl Tap {
             stats,
             buf: Vec::new(),
             last: Vec::new(),
-            next: Vec::new(),
             last_seq: None,
             whole_seq: None,
             since_whole: 0,
@@ -127,8 +124,6 @@ impl Tap {
     /// [`WHOLE_AFTER_MIN`]) were appended since, so that the journal's
     /// chain stays short.
     pub fn procs(&mut self, ts_ms: u64, procs: &[proctable::Proc]) {
-        procs::put_rows(&mut self.next, procs);
-        procs::sort_rows(&mut self.next, &mut self.buf);
         let mut j = self.journal.lock().unwrap_or_else(|e| e.into_inner());
         let chained = self.last_seq.is_some_and(|s| j.holds(s))
             && self.whole_seq.is_some_and(|s| j.holds(s))
@@ -136,13 +131,23 @@ impl Tap {
         let before = j.last_seq();
         if chained {
             let base = self.last_seq.unwrap_or(0);
-            procs::put_delta_rows(&mut self.buf, base, &self.last, &self.next);
+            // Rows made one at a time and compared; a walk not in pid
+            // order (none lists so) costs a second table.
+            if procs::put_delta_procs(&mut self.buf, base, &self.last, procs).is_none() {
+                let mut rows = Vec::new();
+                procs::put_rows(&mut rows, procs);
+                procs::sort_rows(&mut rows, &mut Vec::new());
+                procs::put_delta_rows(&mut self.buf, base, &self.last, &rows);
+            }
             j.append(Kind::ProcsDelta, ts_ms, &self.buf);
+            procs::apply_delta_rows(&mut self.last, &self.buf);
             self.since_whole += self.buf.len();
         } else {
-            j.append(Kind::Procs, ts_ms, &self.next);
+            procs::put_rows(&mut self.last, procs);
+            procs::sort_rows(&mut self.last, &mut self.buf);
+            j.append(Kind::Procs, ts_ms, &self.last);
             self.whole_seq = Some(j.last_seq());
-            self.whole_len = self.next.len();
+            self.whole_len = self.last.len();
             self.since_whole = 0;
         }
         // A record too large for the journal is not there: the next table
@@ -150,7 +155,10 @@ impl Tap {
         self.last_seq = Some(j.last_seq()).filter(|s| *s != before);
         self.stats.dropped.store(j.dropped, Relaxed);
         drop(j);
-        std::mem::swap(&mut self.last, &mut self.next);
+        if self.buf.capacity() > 1 << 20 && self.buf.len() < 1 << 18 {
+            // A large table's sort or delta: not kept for the next one.
+            self.buf = Vec::new();
+        }
     }
 
     pub fn exits(&mut self, ts_ms: u64, exits: &[proctable::Exit]) {

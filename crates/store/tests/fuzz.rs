@@ -35,8 +35,8 @@ proptest! {
         let _ = store::journal::records(&b).count();
         let _ = store::procs::rows(&b).count();
         let _ = store::procs::exits(&b).count();
-        let mut new = Vec::new();
-        let _ = store::procs::apply_delta_rows(&b, &b, &mut new);
+        let mut rows = b.clone();
+        let _ = store::procs::apply_delta_rows(&mut rows, &b);
         let mut chain = store::procs::Chain::default();
         let _ = chain.feed(store::journal::Kind::Procs, 1, &b);
         let _ = chain.feed(store::journal::Kind::ProcsDelta, 2, &b);
@@ -85,8 +85,17 @@ proptest! {
         let mut delta = Vec::new();
         store::procs::put_delta_rows(&mut delta, 9, &a, &b);
         prop_assert_eq!(store::procs::delta_base(&delta), Some(9));
-        let mut back = Vec::new();
-        prop_assert!(store::procs::apply_delta_rows(&a, &delta, &mut back).is_some());
-        prop_assert_eq!(back, b);
+        let mut back = a.clone();
+        prop_assert!(store::procs::apply_delta_rows(&mut back, &delta).is_some());
+        prop_assert_eq!(&back, &b);
+        // Made from processes one row at a time: the same delta.
+        let procs: Vec<proctable::Proc> = store::procs::rows(&b)
+            .map(|(s, v)| store::procs::rebuild(&s, &v))
+            .collect();
+        let mut from_procs = Vec::new();
+        if procs.windows(2).all(|w| w[0].pid < w[1].pid) {
+            prop_assert!(store::procs::put_delta_procs(&mut from_procs, 9, &a, &procs).is_some());
+            prop_assert_eq!(from_procs, delta);
+        }
     }
 }

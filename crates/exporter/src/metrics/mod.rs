@@ -32,7 +32,7 @@ use crate::http_stats::HttpStats;
 
 mod collector;
 mod compat;
-mod families;
+pub mod families;
 mod out;
 mod own;
 mod process;

@@ -99,17 +99,33 @@ impl Out<'_> {
     }
 }
 
+/// `v` as an integer when it is one that a float holds exactly: written
+/// `3`, as node_exporter writes it, not `3.0` (on a 4,096-CPU machine a
+/// third of the series are whole numbers: 44 KB a scrape).
+fn whole(v: f64) -> Option<i64> {
+    (v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0).then_some(v as i64)
+}
+
 pub(super) fn counter(m: &mut MetricEncoder<'_>, v: f64) -> Fmt {
-    m.encode_counter::<NoLabelSet, f64, f64>(&v, None)
+    match whole(v).and_then(|i| u64::try_from(i).ok()) {
+        Some(u) => m.encode_counter::<NoLabelSet, u64, f64>(&u, None),
+        None => m.encode_counter::<NoLabelSet, f64, f64>(&v, None),
+    }
 }
 
 pub(super) fn counter_l(m: &mut MetricEncoder<'_>, labels: &impl EncodeLabelSet, v: f64) -> Fmt {
-    m.encode_family(labels)?
-        .encode_counter::<NoLabelSet, f64, f64>(&v, None)
+    counter(&mut m.encode_family(labels)?, v)
+}
+
+pub(super) fn gauge(m: &mut MetricEncoder<'_>, v: f64) -> Fmt {
+    match whole(v) {
+        Some(i) => m.encode_gauge(&i),
+        None => m.encode_gauge(&v),
+    }
 }
 
 pub(super) fn gauge_l(m: &mut MetricEncoder<'_>, labels: &impl EncodeLabelSet, v: f64) -> Fmt {
-    m.encode_family(labels)?.encode_gauge(&v)
+    gauge(&mut m.encode_family(labels)?, v)
 }
 
 /// A labelled sample, as the family's catalog type says.
@@ -136,6 +152,6 @@ pub(super) fn one(out: &mut Out<'_>, f: &'static Family, v: f64) -> Fmt {
     let mut m = out.family(f)?;
     match m.kind {
         Kind::Counter => counter(&mut m, v),
-        _ => m.encode_gauge(&v),
+        _ => gauge(&mut m, v),
     }
 }

@@ -203,7 +203,10 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
 /// the duration of the last read (read and parse) of the collector's
 /// sources, and whether it succeeded: every source it needs is scheduled
 /// (its file present, the source enabled) and was read without error, and
-/// so was every optional one that is scheduled.
+/// so was every optional one that is scheduled. As node_exporter lists
+/// only the collectors it runs, a collector is listed only when served:
+/// some source of it enabled, and, for one off by default
+/// ([`agent::config::COLLECTORS_OFF_BY_DEFAULT`]), turned on.
 fn collectors(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
     let ok = |s: AgentSource| match s {
         AgentSource::System(src) => st.sample.ok(src),
@@ -215,6 +218,11 @@ fn collectors(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
     let mut rows = Vec::with_capacity(table.len());
     for c in table {
         let all = c.required.iter().chain(&c.optional);
+        let off = agent::config::COLLECTORS_OFF_BY_DEFAULT.contains(&c.name)
+            && !ctx.config.collector_on(c.name);
+        if off || !all.clone().any(|s| ctx.config.source(*s).enabled) {
+            continue;
+        }
         let secs: u64 = all
             .clone()
             .filter(|s| scheduled(s))

@@ -11,7 +11,7 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
         for (k, v) in s.meminfo.all().iter() {
             let f = meminfo_family(k, &mut part);
             let mut m = out.family_of(f, &part, &mut name)?;
-            m.encode_gauge(&(v as f64))?;
+            gauge(&mut m, v as f64)?;
         }
     }
     Ok(())

@@ -14,7 +14,7 @@ use procfs::{Source, SystemSample};
 
 use super::Context;
 use super::families::*;
-use super::out::{Fmt, Out, counter, counter_l, gauge_l, info, info_l, one, sample_l};
+use super::out::{Fmt, Out, counter, counter_l, gauge, gauge_l, info, info_l, one, sample_l};
 
 mod arp;
 mod bcache;

@@ -11,7 +11,7 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
         let mut name = String::new();
         for (k, v) in s.netstat.values.iter().filter(|(k, _)| netstat_exported(k)) {
             let mut m = out.family_of(&NODE_NETSTAT, k, &mut name)?;
-            m.encode_gauge(&(*v as f64))?;
+            gauge(&mut m, *v as f64)?;
         }
     }
     Ok(())

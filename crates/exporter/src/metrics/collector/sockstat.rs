@@ -30,7 +30,7 @@ fn sockstat(out: &mut Out<'_>, s: &procfs::sockstat::Sockstat) -> Fmt {
                 key.push_str(k);
                 key.push_str(suffix);
                 let mut m = out.family_of(&NODE_SOCKSTAT, &key, &mut name)?;
-                m.encode_gauge(&v)
+                gauge(&mut m, v)
             };
             emit("", *v as f64)?;
             if k == "mem" {

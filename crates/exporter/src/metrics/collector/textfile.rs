@@ -64,7 +64,7 @@ pub(crate) fn textfile(out: &mut Out<'_>, t: &procfs::textfile::Textfile) -> Fmt
                 match (t, labels.is_empty()) {
                     (MetricType::Counter, true) => counter(&mut m, s.value)?,
                     (MetricType::Counter, false) => counter_l(&mut m, &labels, s.value)?,
-                    (_, true) => m.encode_gauge(&s.value)?,
+                    (_, true) => gauge(&mut m, s.value)?,
                     (_, false) => gauge_l(&mut m, &labels, s.value)?,
                 }
             }

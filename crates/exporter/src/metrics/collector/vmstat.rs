@@ -10,7 +10,7 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
         let mut name = String::new();
         for (k, v) in s.vmstat.all().iter().filter(|(k, _)| vmstat_exported(k)) {
             let mut m = out.family_of(&NODE_VMSTAT, k, &mut name)?;
-            m.encode_gauge(&(v as f64))?;
+            gauge(&mut m, v as f64)?;
         }
     }
     Ok(())

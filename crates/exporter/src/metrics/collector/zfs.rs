@@ -24,7 +24,7 @@ fn zfs(out: &mut Out<'_>, z: &procfs::zfs::Zfs) -> Fmt {
             NODE_ZFS.instance_into(&format!("{short}_{}", clean(stat)), &mut name);
             let help = format!("kstat.zfs.misc.{file}.{stat}");
             let mut m = out.family_named(&NODE_ZFS, &name, &help)?;
-            m.encode_gauge(&(*v as f64))?;
+            gauge(&mut m, *v as f64)?;
         }
     }
     // One family per statistic, every pool (or dataset) a series.
