@@ -12,7 +12,7 @@ use proctable::{Exit, Fields, Proc, ProcTable, Query};
 use shm::ShmWriter;
 use sys::{mono_ns, unix_ns};
 
-use crate::config::{AgentSource, Config, FileConfig, Mask, SOURCE_COUNT};
+use crate::config::{AgentSource, Config, FileConfig, Mask, ProcessMetricsMode, SOURCE_COUNT};
 use crate::schedule::{Anchor, Schedule};
 use crate::signals::{RELOAD, STOP, install_handlers, mask_signals, set_wake_word};
 use crate::state::{Shared, State};
@@ -399,7 +399,8 @@ impl Agent {
             let mut guard = shared.state_mut();
             let st = &mut *guard;
             st.sampling_wakeups += 1;
-            let committed = self.commit(st, mask, demand, reads);
+            let keep_prev = config.process_metrics.mode == ProcessMetricsMode::Top;
+            let committed = self.commit(st, mask, demand, reads, keep_prev);
             if self.started && config.overhead_budget_pct > 0.0 {
                 self.charge(st, &config, committed);
             }
@@ -705,7 +706,18 @@ impl Agent {
     /// Swaps what was read into the state and counts its cost; returns the
     /// sources committed (those of `mask`, but the process table when there
     /// is none to read).
-    fn commit(&mut self, st: &mut State, mask: Mask, demand: Mask, mut reads: Reads) -> Mask {
+    /// `keep_prev`: keep the table before the new one
+    /// ([`State::procs_prev`]) for the rates of per-process series ranked
+    /// by CPU; otherwise it is not kept: a table less in memory (20 MB at
+    /// 64,000 processes).
+    fn commit(
+        &mut self,
+        st: &mut State,
+        mask: Mask,
+        demand: Mask,
+        mut reads: Reads,
+        keep_prev: bool,
+    ) -> Mask {
         let mut committed = 0;
         for s in AgentSource::ALL {
             let i = s.index();
@@ -737,7 +749,13 @@ impl Agent {
                     };
                     match r {
                         Ok(()) => {
-                            std::mem::swap(&mut st.procs_prev, &mut st.procs);
+                            if keep_prev {
+                                std::mem::swap(&mut st.procs_prev, &mut st.procs);
+                            } else {
+                                st.procs_prev = Vec::new();
+                            }
+                            // The table replaced (or the one before it) is
+                            // where the next walk writes.
                             std::mem::swap(&mut st.procs, &mut self.work_procs);
                             let now = reads.read_at[i];
                             st.procs_secs = if self.procs_read_mono == 0 {

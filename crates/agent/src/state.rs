@@ -58,7 +58,9 @@ pub struct State {
     /// CLOCK_MONOTONIC ns when each source was last read (0: never).
     pub read_mono_ns: [u64; SOURCE_COUNT],
     pub stats: [SourceStats; SOURCE_COUNT],
-    /// Latest process table and the one before it, for rates.
+    /// Latest process table, and the one before it for the rates of
+    /// per-process series ranked by CPU (`process_metrics.mode = "top"`;
+    /// empty otherwise: at 64,000 processes a table is 20 MB).
     pub procs: Vec<Proc>,
     pub procs_prev: Vec<Proc>,
     /// Seconds between the two tables (0: only one yet).
