@@ -351,29 +351,82 @@ impl Chain {
     /// Feeds one record: the whole table it gives, if it gives one (not
     /// for a record already applied, nor for a delta whose table is gone).
     pub fn feed(&mut self, kind: crate::journal::Kind, seq: u64, payload: &[u8]) -> Option<&[u8]> {
+        let mut delta = Vec::new();
+        self.delta_of(kind, seq, payload, &mut delta)?;
+        self.commit(kind, seq, payload);
+        self.seq.map(|_| &self.rows[..])
+    }
+
+    /// The first half of [`Chain::feed`]: the delta record `seq` makes
+    /// from the table held ([`Chain::rows`]): the payload itself for a
+    /// delta, one made into `buf` for a whole table. `None` for a record
+    /// already applied or a delta whose table is gone (then forgotten).
+    pub fn delta_of<'a>(
+        &mut self,
+        kind: crate::journal::Kind,
+        seq: u64,
+        payload: &'a [u8],
+        buf: &'a mut Vec<u8>,
+    ) -> Option<&'a [u8]> {
         if self.seq.is_some_and(|s| seq <= s) {
             return None;
         }
         match kind {
             crate::journal::Kind::Procs => {
+                let whole = &payload[..payload.len() / ROW * ROW];
+                let base = self.seq.unwrap_or(0);
+                let old = if self.seq.is_some() {
+                    &self.rows[..]
+                } else {
+                    &[][..]
+                };
+                if whole.chunks_exact(ROW).map(key_of).is_sorted() {
+                    put_delta_rows(buf, base, old, whole);
+                } else {
+                    let (mut sorted, mut spare) = (whole.to_vec(), Vec::new());
+                    sort_rows(&mut sorted, &mut spare);
+                    put_delta_rows(buf, base, old, &sorted);
+                }
+                Some(&buf[..])
+            }
+            crate::journal::Kind::ProcsDelta => {
+                if self.seq.is_none()
+                    || delta_base(payload) != self.seq
+                    || delta_parts(payload).is_none()
+                {
+                    self.seq = None;
+                    return None;
+                }
+                Some(payload)
+            }
+            _ => None,
+        }
+    }
+
+    /// The second half of [`Chain::feed`], after [`Chain::delta_of`] gave
+    /// a delta: the record applied to the table held.
+    pub fn commit(&mut self, kind: crate::journal::Kind, seq: u64, payload: &[u8]) {
+        match kind {
+            crate::journal::Kind::Procs => {
                 self.rows.clear();
                 self.rows
                     .extend_from_slice(&payload[..payload.len() / ROW * ROW]);
+                sort_rows(&mut self.rows, &mut Vec::new());
             }
             crate::journal::Kind::ProcsDelta => {
-                if self.seq.is_none() || delta_base(payload) != self.seq {
-                    self.seq = None;
-                    return None;
-                }
                 if apply_delta_rows(&mut self.rows, payload).is_none() {
                     self.seq = None;
-                    return None;
+                    return;
                 }
             }
-            _ => return None,
+            _ => return,
         }
         self.seq = Some(seq);
-        Some(&self.rows)
+    }
+
+    /// The table held (journal rows in identity order); empty when none.
+    pub fn rows(&self) -> &[u8] {
+        if self.seq.is_some() { &self.rows } else { &[] }
     }
 
     /// Forgets the table (the writer's run ahead of what was committed):
@@ -430,23 +483,15 @@ pub struct Changes {
     pub gone: Vec<u32>,
 }
 
-/// The writer's side: the last stored values per identity.
+/// The writer's side: the stored id of each live identity. The values it
+/// last stored are the journal chain's table before the one encoded
+/// ([`Chain::rows`]), so an idle process costs neither memory here nor
+/// work: a table is encoded from its delta.
 #[derive(Default)]
 pub struct Encoder {
-    live: HashMap<(u32, u64), Live, std::hash::BuildHasherDefault<IdHasher>>,
-    /// The snapshot being encoded: an identity not marked with it by the
-    /// end of the snapshot has gone.
-    round: u64,
+    live: HashMap<(u32, u64), u32, std::hash::BuildHasherDefault<IdHasher>>,
     /// The changes of one snapshot, reused.
     body: Vec<u8>,
-}
-
-/// A live identity: its id, its last stored values, the last snapshot
-/// that held it.
-struct Live {
-    id: u32,
-    values: Values,
-    round: u64,
 }
 
 impl Encoder {
@@ -455,86 +500,133 @@ impl Encoder {
         self.live.clear();
     }
 
-    /// The id of a live identity, if stored.
-    pub fn id_of(&self, pid: u32, start_ticks: u64) -> Option<u32> {
-        self.live.get(&(pid, start_ticks)).map(|l| l.id)
+    /// Whether nothing is known: the next table must be a keyframe.
+    pub fn is_empty(&self) -> bool {
+        self.live.is_empty()
     }
 
-    /// Encodes the snapshot in `payload` (journal rows) into `out`: every
-    /// process when `key`, else what changed. `identify` gives a process
-    /// seen for the first time its id (the writer finds or adds its
-    /// identity row).
-    pub fn encode(
+    /// The id of a live identity, if stored.
+    pub fn id_of(&self, pid: u32, start_ticks: u64) -> Option<u32> {
+        self.live.get(&(pid, start_ticks)).copied()
+    }
+
+    fn id_or_new(
         &mut self,
-        payload: &[u8],
-        key: bool,
+        r: &[u8],
+        identify: &mut dyn FnMut(&Static) -> u32,
+        ch: &mut Changes,
+    ) -> Option<(u32, bool)> {
+        let k = key_of(r);
+        if let Some(id) = self.live.get(&k) {
+            return Some((*id, false));
+        }
+        let (s, _) = rows(r).next()?;
+        let id = identify(&s);
+        self.live.insert(k, id);
+        ch.born += 1;
+        Some((id, true))
+    }
+
+    /// A keyframe: every process of `table` (journal rows in identity
+    /// order) with its values whole; identities not in it have gone.
+    pub fn encode_key(
+        &mut self,
+        table: &[u8],
         out: &mut Vec<u8>,
         identify: &mut dyn FnMut(&Static) -> u32,
     ) -> Changes {
         let mut ch = Changes::default();
-        out.push(u8::from(key));
-        self.round += 1;
-        let round = self.round;
-        let body = &mut self.body;
+        out.push(1);
+        let mut body = std::mem::take(&mut self.body);
         body.clear();
         let mut n = 0u64;
-        for r in payload.chunks_exact(ROW) {
+        let mut seen: HashMap<(u32, u64), u32, std::hash::BuildHasherDefault<IdHasher>> =
+            HashMap::with_capacity_and_hasher(table.len() / ROW, Default::default());
+        for r in table.chunks_exact(ROW) {
+            let Some((id, _)) = self.id_or_new(r, identify, &mut ch) else {
+                continue;
+            };
+            seen.insert(key_of(r), id);
+            let (_, v) = key_values(r);
+            put_varint(&mut body, u64::from(id));
+            put_varint(&mut body, NEW | ALL);
+            for x in v {
+                put_delta(&mut body, 0, x);
+            }
+            n += 1;
+        }
+        ch.gone = self
+            .live
+            .iter()
+            .filter(|(k, _)| !seen.contains_key(k))
+            .map(|(_, id)| *id)
+            .collect();
+        self.live = seen;
+        self.finish(out, body, n, &mut ch);
+        ch
+    }
+
+    /// What changed from `old` (the table before, journal rows in identity
+    /// order) by `delta` ([`put_delta_rows`]): the changed fields of each
+    /// changed row as deltas, births whole, and the identities gone.
+    pub fn encode_delta(
+        &mut self,
+        old: &[u8],
+        delta: &[u8],
+        out: &mut Vec<u8>,
+        identify: &mut dyn FnMut(&Static) -> u32,
+    ) -> Changes {
+        let mut ch = Changes::default();
+        out.push(0);
+        let mut body = std::mem::take(&mut self.body);
+        body.clear();
+        let mut n = 0u64;
+        let (changed, gone) = delta_parts(delta).unwrap_or((&[], &[]));
+        for r in changed.chunks_exact(ROW) {
+            let Some((id, born)) = self.id_or_new(r, identify, &mut ch) else {
+                continue;
+            };
             let (k, v) = key_values(r);
-            match self.live.get_mut(&k) {
-                Some(l) => {
-                    l.round = round;
-                    let old = &mut l.values;
-                    let mask = (0..NV).fold(0u64, |m, i| m | u64::from(old[i] != v[i]) << i);
-                    if mask != 0 || key {
-                        put_varint(body, u64::from(l.id));
-                        let mask = if key { NEW | ALL } else { mask };
-                        put_varint(body, mask);
-                        let base = if key { [0; NV] } else { *old };
-                        for i in (0..NV).filter(|i| mask & 1 << i != 0) {
-                            put_delta(body, base[i], v[i]);
-                        }
-                        n += 1;
-                        *old = v;
+            let before = match search(old, k) {
+                Ok(i) if !born => Some(key_values(&old[i * ROW..(i + 1) * ROW]).1),
+                _ => None,
+            };
+            put_varint(&mut body, u64::from(id));
+            match before {
+                Some(b) => {
+                    let mask = (0..NV).fold(0u64, |m, i| m | u64::from(b[i] != v[i]) << i);
+                    put_varint(&mut body, mask);
+                    for i in (0..NV).filter(|i| mask & 1 << i != 0) {
+                        put_delta(&mut body, b[i], v[i]);
                     }
                 }
                 None => {
-                    let Some((s, _)) = rows(r).next() else {
-                        continue;
-                    };
-                    let id = identify(&s);
-                    put_varint(body, u64::from(id));
-                    put_varint(body, NEW | ALL);
+                    put_varint(&mut body, NEW | ALL);
                     for x in v {
-                        put_delta(body, 0, x);
+                        put_delta(&mut body, 0, x);
                     }
-                    n += 1;
-                    self.live.insert(
-                        k,
-                        Live {
-                            id,
-                            values: v,
-                            round,
-                        },
-                    );
-                    ch.born += 1;
                 }
             }
+            n += 1;
         }
-        put_varint(out, n);
-        out.extend_from_slice(body);
-        self.live.retain(|_, l| {
-            let keep = l.round == round;
-            if !keep {
-                ch.gone.push(l.id);
+        for k in gone_keys(gone) {
+            if let Some(id) = self.live.remove(&k) {
+                ch.gone.push(id);
             }
-            keep
-        });
+        }
+        self.finish(out, body, n, &mut ch);
+        ch
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>, body: Vec<u8>, n: u64, ch: &mut Changes) {
+        put_varint(out, n);
+        out.extend_from_slice(&body);
+        self.body = body;
         ch.gone.sort_unstable();
         put_varint(out, ch.gone.len() as u64);
         for id in &ch.gone {
             put_varint(out, u64::from(*id));
         }
-        ch
     }
 }
 
@@ -634,15 +726,24 @@ mod tests {
         let mut statics = IdMap::default();
         let mut body = Vec::new();
         let mut sizes = Vec::new();
+        let mut old = Vec::new();
         for (i, t) in tables.iter().enumerate() {
             let mut rows = Vec::new();
             put_rows(&mut rows, t);
             let before = body.len();
-            enc.encode(&rows, i == 0, &mut body, &mut |s: &Static| {
+            let mut identify = |s: &Static| {
                 next += 1;
                 statics.insert(next, s.clone());
                 next
-            });
+            };
+            if i == 0 {
+                enc.encode_key(&rows, &mut body, &mut identify);
+            } else {
+                let mut delta = Vec::new();
+                put_delta_rows(&mut delta, 0, &old, &rows);
+                enc.encode_delta(&old, &delta, &mut body, &mut identify);
+            }
+            old = rows;
             sizes.push(body.len() - before);
         }
         // The idle process costs nothing in the second table.

@@ -681,21 +681,36 @@ impl Inner {
         let boot_ms = self.boot_ms;
         let proc_root = self.opts.proc_root.clone();
         let mut snaps = Vec::new();
+        let mut dbuf = Vec::new();
         let mut times = Vec::new();
         let mut prev_ts = self.last_ms;
         let mut first = true;
         for r in recs {
             match r.kind {
                 Kind::Procs | Kind::ProcsDelta => {
-                    let Some(table) = self.chain.feed(r.kind, r.seq, r.payload) else {
+                    let Some(delta) = self.chain.delta_of(r.kind, r.seq, r.payload, &mut dbuf)
+                    else {
                         continue;
                     };
                     let mut identify = |s: &Static| -> u32 {
                         identity_id(&tx, s, r.ts_ms, boot_ms, &proc_root).unwrap_or(0)
                     };
-                    let ch = self
-                        .procs
-                        .encode(table, key && first, &mut snaps, &mut identify);
+                    // A keyframe from the table after; else the delta,
+                    // from the table before.
+                    let ch = if (key && first) || self.procs.is_empty() {
+                        self.chain.commit(r.kind, r.seq, r.payload);
+                        self.procs
+                            .encode_key(self.chain.rows(), &mut snaps, &mut identify)
+                    } else {
+                        let ch = self.procs.encode_delta(
+                            self.chain.rows(),
+                            delta,
+                            &mut snaps,
+                            &mut identify,
+                        );
+                        self.chain.commit(r.kind, r.seq, r.payload);
+                        ch
+                    };
                     first = false;
                     rows += ch.born as u64;
                     for id in ch.gone {
