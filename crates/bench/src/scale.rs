@@ -154,20 +154,34 @@ fn one(
         .map_err(|e| format!("starting the agent: {e}"))?;
     let pid = agent.0.id();
     let started = SystemTime::now();
-    // Settled: two process reads of the whole table, and a flush.
+    // Settled: two process reads of the whole table, the first table
+    // written to the history (every process's identity row, a command
+    // line read for each: once per start, not the running cost), and one
+    // flush after that.
     let t = Instant::now();
+    let mut flushes_after_first_table = None;
     loop {
         let m = metrics(port).unwrap_or_default();
+        let flushes = counter(&m, QUIETSTAT_STORE_FLUSHES_TOTAL.name, "");
+        let tables = counter(
+            &m,
+            QUIETSTAT_STORE_WRITTEN_BYTES_TOTAL.name,
+            "source=\"processes\"",
+        );
         if counter(
             &m,
             QUIETSTAT_SOURCE_READS_TOTAL.name,
             "source=\"processes\"",
         ) >= 2.0
-            && counter(&m, QUIETSTAT_STORE_FLUSHES_TOTAL.name, "") >= 1.0
+            && tables > 0.0
         {
-            break;
+            match flushes_after_first_table {
+                None => flushes_after_first_table = Some(flushes),
+                Some(f) if flushes > f => break,
+                Some(_) => {}
+            }
         }
-        if t.elapsed() > Duration::from_secs(120) {
+        if t.elapsed() > Duration::from_secs(180) {
             return Err(format!(
                 "{n} processes: the agent did not settle (see {})",
                 log.display()
