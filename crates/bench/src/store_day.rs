@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use procfs::{Reader, SystemSample};
 use proctable::{Exit, Proc};
@@ -96,16 +96,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Str
     std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     let dir = root.join("store");
     let (mut tap, mut flusher, stats) = store::writer::open(
-        store::Options {
-            dir: dir.clone(),
-            journal: root.join("journal"),
-            access: store::access::Access::private("a benchmark's own store"),
-            journal_bytes: store::JOURNAL_BYTES,
-            retention: Duration::from_secs(30 * 86_400),
-            max_bytes: u64::MAX / 4,
-            flush: Duration::from_secs(15),
-            proc_root: PathBuf::new(),
-        },
+        store::Options::private_in(&root, "a benchmark's own store", Path::new("")),
         log,
     )?;
     // Yesterday from midnight (UTC): within retention, one day file.

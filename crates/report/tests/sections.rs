@@ -3,7 +3,6 @@
 //! a section shows is known before it is read.
 
 use std::path::Path;
-use std::time::Duration;
 
 use procfs::Source;
 use proctable::{Exit, Proc};
@@ -131,16 +130,7 @@ fn fixture_without(skip: std::ops::Range<u64>) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let (mut tap, mut flusher, _) = store::writer::open(
-        store::Options {
-            dir: root.join("store"),
-            journal: root.join("journal"),
-            access: store::access::Access::private("a test's own store"),
-            journal_bytes: store::JOURNAL_BYTES,
-            retention: Duration::from_secs(30 * 86_400),
-            max_bytes: u64::MAX / 4,
-            flush: Duration::from_secs(15),
-            proc_root: Path::new("/nonexistent").into(),
-        },
+        store::Options::private_in(root, "a test's own store", Path::new("/nonexistent")),
         log,
     )
     .unwrap();

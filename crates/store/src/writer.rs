@@ -36,6 +36,25 @@ pub struct Options {
     pub access: crate::access::Access,
 }
 
+impl Options {
+    /// A store of one's own under `root` (`root/store`, its journal
+    /// `root/journal`), readable by this user only, kept 30 days with no
+    /// size cap to speak of: for a benchmark or a test that records a
+    /// history of its own. `why` is said where access is decided.
+    pub fn private_in(root: &Path, why: &str, proc_root: &Path) -> Options {
+        Options {
+            dir: root.join("store"),
+            journal: root.join("journal"),
+            access: crate::access::Access::private(why),
+            journal_bytes: crate::JOURNAL_BYTES,
+            retention: Duration::from_secs(30 * 86_400),
+            max_bytes: u64::MAX / 4,
+            flush: Duration::from_secs(15),
+            proc_root: proc_root.to_path_buf(),
+        }
+    }
+}
+
 /// The store's own figures, exported as `quietstat_store_*`.
 #[derive(Debug, Default)]
 pub struct Stats {

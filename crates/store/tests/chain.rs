@@ -3,7 +3,6 @@
 //! after a kill and through a restart, is every table as it was given.
 
 use std::path::Path;
-use std::time::Duration;
 
 use proctable::Proc;
 use store::History;
@@ -12,16 +11,7 @@ use store::journal::{Kind, Snapshot};
 fn log(_: String) {}
 
 fn opts(root: &Path) -> store::Options {
-    store::Options {
-        dir: root.join("store"),
-        journal: root.join("journal"),
-        access: store::access::Access::private("a test's own store"),
-        journal_bytes: store::JOURNAL_BYTES,
-        retention: Duration::from_secs(30 * 86_400),
-        max_bytes: u64::MAX / 4,
-        flush: Duration::from_secs(15),
-        proc_root: Path::new("/nonexistent").into(),
-    }
+    store::Options::private_in(root, "a test's own store", Path::new("/nonexistent"))
 }
 
 fn proc(pid: u32, cpu: u64) -> Proc {
