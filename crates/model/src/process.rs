@@ -257,6 +257,16 @@ mod tests {
             .map(|p| p.pid)
             .collect();
         assert_eq!(t, [2, 3, 1]);
+        // Ties across the cut: the lowest pids of the tied.
+        let mut cur: Vec<Proc> = (1..=5).map(|pid| proc(pid, 1, 0)).collect();
+        for (p, rss) in cur.iter_mut().zip([1, 5, 10, 10, 10]) {
+            p.rss_bytes = rss;
+        }
+        let t: Vec<u32> = top(&[], &cur, 1.0, Rank::Column(&columns::RSS_BYTES), 2)
+            .iter()
+            .map(|p| p.pid)
+            .collect();
+        assert_eq!(t, [3, 4]);
     }
 
     #[test]
