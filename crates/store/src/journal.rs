@@ -669,9 +669,15 @@ impl Journal {
 
     /// Whether the record `seq` is still live (not dropped, not released).
     pub fn holds(&self, seq: u64) -> bool {
-        let first = records(&self.live_from(self.start)[..self.len() + 4])
-            .next()
-            .map_or(self.next_seq, |r| r.seq);
+        // The first live record's sequence number, from its header: its
+        // checksum (over a whole process table, megabytes) is not
+        // recomputed for this; the journal wrote it.
+        let first = if self.is_empty() {
+            self.next_seq
+        } else {
+            let h = DATA + self.start;
+            u64::from_le_bytes(self.bytes()[h + 8..h + 16].try_into().unwrap_or_default())
+        };
         seq >= first && seq < self.next_seq
     }
 
@@ -688,15 +694,22 @@ impl Journal {
     /// try.
     pub fn release(&mut self, written: bool) {
         if written && self.taken > self.start {
+            // Walked by the records' headers (the journal wrote them; their
+            // checksums, over megabytes of tables, are not recomputed).
             let mut keep = self.taken;
             let mut at = self.start;
-            for r in records(&self.live_from(self.start)[..self.taken - self.start + 4]) {
-                if r.kind == Kind::Procs {
+            while at + HEAD <= self.taken {
+                let h = &self.bytes()[DATA + at..DATA + at + HEAD];
+                let len = u32::from_le_bytes(h[0..4].try_into().unwrap_or_default()) as usize;
+                if len == 0 {
+                    break;
+                }
+                if h[16] == Kind::Procs as u8 {
                     keep = at;
                 }
-                at += HEAD + r.payload.len();
+                at += HEAD + len;
             }
-            self.set_start(keep);
+            self.set_start(keep.min(self.taken));
         }
         self.taken = 0;
         if self.is_empty() && self.start > 0 {
