@@ -131,13 +131,11 @@ fn fill_row(d: &mut [u8], p: &Proc) {
 /// The key (pid, start ticks) and values of a journal row, without its
 /// fixed facts (read only for a process seen for the first time).
 fn key_values(r: &[u8]) -> ((u32, u64), Values) {
-    let pid = u32::from_le_bytes(r[0..4].try_into().unwrap_or_default());
-    let start = u64::from_le_bytes(r[4..12].try_into().unwrap_or_default());
     let mut v = [0; NV];
     for (x, b) in v.iter_mut().zip(r[48..].chunks_exact(8)) {
         *x = u64::from_le_bytes(b.try_into().unwrap_or_default());
     }
-    ((pid, start), v)
+    (key_of(r), v)
 }
 
 const ROW: usize = 4 + 8 + 8 + 4 + 8 + 16 + NV * 8;
@@ -162,8 +160,8 @@ pub fn rows(payload: &[u8]) -> impl Iterator<Item = (Static, Values)> + '_ {
     })
 }
 
-/// The identity of a journal row: (pid, start ticks), the order rows
-/// are kept in.
+/// The identity of a journal row, or of a delta's identity gone: (pid,
+/// start ticks), the order rows are kept in.
 fn key_of(r: &[u8]) -> (u32, u64) {
     (
         u32::from_le_bytes(r[0..4].try_into().unwrap_or_default()),
@@ -175,7 +173,7 @@ fn key_of(r: &[u8]) -> (u32, u64) {
 /// place: the walk lists processes in pid order already, so this is a
 /// check unless a backend did not.
 pub fn sort_rows(rows: &mut Vec<u8>, spare: &mut Vec<u8>) {
-    if rows.chunks_exact(ROW).map(key_of).is_sorted() {
+    if in_order(rows) {
         return;
     }
     let mut order: Vec<((u32, u64), usize)> = rows
@@ -189,6 +187,11 @@ pub fn sort_rows(rows: &mut Vec<u8>, spare: &mut Vec<u8>) {
         spare.extend_from_slice(&rows[i * ROW..(i + 1) * ROW]);
     }
     std::mem::swap(rows, spare);
+}
+
+/// Whether the rows are in identity order.
+fn in_order(rows: &[u8]) -> bool {
+    rows.chunks_exact(ROW).map(key_of).is_sorted()
 }
 
 /// A delta from the table `old` to the table `new` (both [`fill_rows`]
@@ -263,12 +266,7 @@ fn delta_parts(payload: &[u8]) -> Option<(&[u8], &[u8])> {
 }
 
 fn gone_keys(gone: &[u8]) -> impl Iterator<Item = (u32, u64)> + '_ {
-    gone.chunks_exact(12).map(|g| {
-        (
-            u32::from_le_bytes(g[0..4].try_into().unwrap_or_default()),
-            u64::from_le_bytes(g[4..12].try_into().unwrap_or_default()),
-        )
-    })
+    gone.chunks_exact(12).map(key_of)
 }
 
 /// Applies a [`put_delta_rows`] payload to the table `rows` in place, with
@@ -351,60 +349,62 @@ impl Chain {
     /// Feeds one record: the whole table it gives, if it gives one (not
     /// for a record already applied, nor for a delta whose table is gone).
     pub fn feed(&mut self, kind: crate::journal::Kind, seq: u64, payload: &[u8]) -> Option<&[u8]> {
-        let mut delta = Vec::new();
-        self.delta_of(kind, seq, payload, &mut delta)?;
+        if !self.accepts(kind, seq, payload) {
+            return None;
+        }
         self.commit(kind, seq, payload);
         self.seq.map(|_| &self.rows[..])
     }
 
-    /// The first half of [`Chain::feed`]: the delta record `seq` makes
-    /// from the table held ([`Chain::rows`]): the payload itself for a
-    /// delta, one made into `buf` for a whole table. `None` for a record
-    /// already applied or a delta whose table is gone (then forgotten).
-    pub fn delta_of<'a>(
-        &mut self,
-        kind: crate::journal::Kind,
-        seq: u64,
-        payload: &'a [u8],
-        buf: &'a mut Vec<u8>,
-    ) -> Option<&'a [u8]> {
+    /// Whether record `seq` gives a table: a process record not yet
+    /// applied, a delta only onto the table it names (one whose table is
+    /// gone makes the chain forget its table until the next whole one).
+    pub fn accepts(&mut self, kind: crate::journal::Kind, seq: u64, payload: &[u8]) -> bool {
         if self.seq.is_some_and(|s| seq <= s) {
-            return None;
+            return false;
         }
         match kind {
-            crate::journal::Kind::Procs => {
-                let whole = &payload[..payload.len() / ROW * ROW];
-                let base = self.seq.unwrap_or(0);
-                let old = if self.seq.is_some() {
-                    &self.rows[..]
-                } else {
-                    &[][..]
-                };
-                if whole.chunks_exact(ROW).map(key_of).is_sorted() {
-                    put_delta_rows(buf, base, old, whole);
-                } else {
-                    let (mut sorted, mut spare) = (whole.to_vec(), Vec::new());
-                    sort_rows(&mut sorted, &mut spare);
-                    put_delta_rows(buf, base, old, &sorted);
-                }
-                Some(&buf[..])
-            }
+            crate::journal::Kind::Procs => true,
             crate::journal::Kind::ProcsDelta => {
-                if self.seq.is_none()
-                    || delta_base(payload) != self.seq
-                    || delta_parts(payload).is_none()
-                {
+                let ok = self.seq.is_some()
+                    && delta_base(payload) == self.seq
+                    && delta_parts(payload).is_some();
+                if !ok {
                     self.seq = None;
-                    return None;
                 }
-                Some(payload)
+                ok
             }
-            _ => None,
+            _ => false,
         }
     }
 
-    /// The second half of [`Chain::feed`], after [`Chain::delta_of`] gave
-    /// a delta: the record applied to the table held.
+    /// For a record [`Chain::accepts`]: the delta it makes from the table
+    /// held ([`Chain::rows`]): the payload itself for a delta, one made
+    /// into `buf` for a whole table.
+    pub fn delta_of<'a>(
+        &self,
+        kind: crate::journal::Kind,
+        payload: &'a [u8],
+        buf: &'a mut Vec<u8>,
+    ) -> &'a [u8] {
+        if kind != crate::journal::Kind::Procs {
+            return payload;
+        }
+        let whole = &payload[..payload.len() / ROW * ROW];
+        let sorted;
+        let whole = if in_order(whole) {
+            whole
+        } else {
+            let mut v = whole.to_vec();
+            sort_rows(&mut v, &mut Vec::new());
+            sorted = v;
+            &sorted[..]
+        };
+        put_delta_rows(buf, self.seq.unwrap_or(0), self.rows(), whole);
+        buf
+    }
+
+    /// For a record [`Chain::accepts`]: applied to the table held.
     pub fn commit(&mut self, kind: crate::journal::Kind, seq: u64, payload: &[u8]) {
         match kind {
             crate::journal::Kind::Procs => {
@@ -547,12 +547,8 @@ impl Encoder {
                 continue;
             };
             seen.insert(key_of(r), id);
-            let (_, v) = key_values(r);
             put_varint(&mut body, u64::from(id));
-            put_varint(&mut body, NEW | ALL);
-            for x in v {
-                put_delta(&mut body, 0, x);
-            }
+            put_whole(&mut body, &key_values(r).1);
             n += 1;
         }
         ch.gone = self
@@ -600,12 +596,7 @@ impl Encoder {
                         put_delta(&mut body, b[i], v[i]);
                     }
                 }
-                None => {
-                    put_varint(&mut body, NEW | ALL);
-                    for x in v {
-                        put_delta(&mut body, 0, x);
-                    }
-                }
+                None => put_whole(&mut body, &v),
             }
             n += 1;
         }
@@ -627,6 +618,14 @@ impl Encoder {
         for id in &ch.gone {
             put_varint(out, u64::from(*id));
         }
+    }
+}
+
+/// A row's values whole (a birth, or a keyframe's row).
+fn put_whole(body: &mut Vec<u8>, v: &Values) {
+    put_varint(body, NEW | ALL);
+    for x in v {
+        put_delta(body, 0, *x);
     }
 }
 

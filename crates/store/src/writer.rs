@@ -707,10 +707,9 @@ impl Inner {
         for r in recs {
             match r.kind {
                 Kind::Procs | Kind::ProcsDelta => {
-                    let Some(delta) = self.chain.delta_of(r.kind, r.seq, r.payload, &mut dbuf)
-                    else {
+                    if !self.chain.accepts(r.kind, r.seq, r.payload) {
                         continue;
-                    };
+                    }
                     let mut identify = |s: &Static| -> u32 {
                         identity_id(&tx, s, r.ts_ms, boot_ms, &proc_root).unwrap_or(0)
                     };
@@ -721,6 +720,7 @@ impl Inner {
                         self.procs
                             .encode_key(self.chain.rows(), &mut snaps, &mut identify)
                     } else {
+                        let delta = self.chain.delta_of(r.kind, r.payload, &mut dbuf);
                         let ch = self.procs.encode_delta(
                             self.chain.rows(),
                             delta,
