@@ -90,6 +90,13 @@ pub(crate) fn get(port: u16, path: &str) -> Result<Vec<u8>, String> {
     Ok(body)
 }
 
+/// The body of an HTTP response (after its head); empty without one.
+pub(crate) fn http_body(resp: &[u8]) -> &[u8] {
+    resp.windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(&[][..], |i| &resp[i + 4..])
+}
+
 /// GET /metrics, the whole body read; its size.
 fn scrape(port: u16) -> Result<usize, String> {
     get(port, "/metrics").map(|b| b.len())
@@ -199,11 +206,17 @@ fn start(opts: &Options, collector: &str, dirs: &Dirs, port: u16) -> Result<Guar
             ));
         }
     }
+    spawn_quiet(cmd, collector)
+}
+
+/// Starts `cmd` with its output discarded, killed if the bench dies and
+/// stopped when the guard drops.
+pub(crate) fn spawn_quiet(mut cmd: Command, what: &str) -> Result<Guard, String> {
     cmd.stdout(Stdio::null()).stderr(Stdio::null());
     die_with_parent(&mut cmd)
         .spawn()
         .map(Guard)
-        .map_err(|e| format!("starting {collector}: {e}"))
+        .map_err(|e| format!("starting {what}: {e}"))
 }
 
 pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {

@@ -17,13 +17,13 @@
 //! and VmHWM at the end.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use sys::child::{Guard, die_with_parent};
+use sys::child::Guard;
 
-use crate::agent_cost::{free_port, get};
+use crate::agent_cost::{free_port, get, http_body, spawn_quiet};
 
 pub struct Options {
     pub fixture: PathBuf,
@@ -59,12 +59,6 @@ fn status_kib(pid: u32, key: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-fn body(resp: &[u8]) -> &[u8] {
-    resp.windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map_or(&[][..], |i| &resp[i + 4..])
-}
-
 fn measure(
     what: &str,
     child: &Guard,
@@ -91,7 +85,7 @@ fn measure(
     }
     let wall_s = t0.elapsed().as_secs_f64();
     let c1 = crate::child::pid_stat(pid)?;
-    let b = body(&last);
+    let b = http_body(&last);
     let ticks = (c1.utime_ticks + c1.stime_ticks) - (c0.utime_ticks + c0.stime_ticks);
     Ok(Row {
         collector: what.into(),
@@ -106,14 +100,6 @@ fn measure(
         rss_mib: status_kib(pid, "VmRSS:") / 1024.0,
         hwm_mib: status_kib(pid, "VmHWM:") / 1024.0,
     })
-}
-
-fn start(mut cmd: Command, what: &str) -> Result<Guard, String> {
-    cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    die_with_parent(&mut cmd)
-        .spawn()
-        .map(Guard)
-        .map_err(|e| format!("starting {what}: {e}"))
 }
 
 pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
@@ -169,13 +155,13 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
         let what = format!("agent{extra} (as scheduled)");
         progress(&what);
         let port = free_port()?;
-        let a = start(agent(port, None), &what)?;
+        let a = spawn_quiet(agent(port, None), &what)?;
         rows.push(measure(&what, &a, port, "/metrics", opts.scrapes)?);
         drop(a);
         let what = format!("agent{extra} (every source read at each scrape)");
         progress(&what);
         let port = free_port()?;
-        let a = start(agent(port, Some(&config)), &what)?;
+        let a = spawn_quiet(agent(port, Some(&config)), &what)?;
         rows.push(measure(
             &what,
             &a,
@@ -195,7 +181,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             // Its network devices from the tree's /proc/net/dev, as the
             // agent's, not from this machine over netlink.
             .arg("--no-collector.netdev.netlink");
-        let n = start(c, "node_exporter (Debian package prometheus-node-exporter)")?;
+        let n = spawn_quiet(c, "node_exporter (Debian package prometheus-node-exporter)")?;
         rows.push(measure(&what, &n, port, "/metrics", opts.scrapes)?);
         Ok::<(), String>(())
     })();

@@ -29,9 +29,9 @@ use exporter::metrics::families::{
 use serde::Serialize;
 use sys::child::{Guard, die_with_parent};
 
-use crate::agent_cost::{free_port, get, usage};
+use crate::agent_cost::{free_port, get, http_body, usage};
 use crate::spawn::{Idle, PidMax};
-use crate::viewers::{Tmux, first_screen, runtime_ns, time_run, timing};
+use crate::viewers::{Tmux, first_screen, procps_ps, ps_quietstat, runtime_ns, time_run, timing};
 
 pub struct Options {
     pub procs: Vec<usize>,
@@ -98,9 +98,8 @@ fn counter(body: &str, family: &str, labels: &str) -> f64 {
 }
 
 fn metrics(port: u16) -> Result<String, String> {
-    let b = get(port, "/metrics")?;
-    let b = String::from_utf8_lossy(&b);
-    Ok(b.split_once("\r\n\r\n").map_or("", |x| x.1).to_string())
+    let resp = get(port, "/metrics")?;
+    Ok(String::from_utf8_lossy(http_body(&resp)).into_owned())
 }
 
 pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
@@ -256,22 +255,11 @@ fn one(
         opts.runs
     ));
     let shm_s = shm.to_string_lossy().into_owned();
-    let fields = "pid,ppid,comm,state,start,utime,stime,rss";
     let (mut a, mut b, mut p, mut f) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..opts.runs {
-        let q = |backend: &str| {
-            let mut c = Command::new(&opts.exe);
-            c.args(["ps", "--backend", backend, "--shm-path", &shm_s])
-                .args(["--fields", fields, "--format", "csv"]);
-            c
-        };
-        a.push(time_run(&mut q("agent"))?);
-        b.push(time_run(&mut q("bpf"))?);
-        p.push(time_run(Command::new("ps").args([
-            "-e",
-            "-o",
-            "pid,ppid,comm,stat,lstart,time,rss",
-        ]))?);
+        a.push(time_run(&mut ps_quietstat(&opts.exe, "agent", &shm_s))?);
+        b.push(time_run(&mut ps_quietstat(&opts.exe, "bpf", &shm_s))?);
+        p.push(time_run(&mut procps_ps())?);
         f.push(first_screen(&opts.exe, &shm)?);
     }
     row.ps_agent_ms = timing("", &mut a).median_ms;

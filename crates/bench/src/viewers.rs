@@ -75,14 +75,29 @@ pub(crate) fn runtime_ns(pid: u32) -> Option<u64> {
 
 /// The agent's reads so far, summed over its sources, from its JSON API.
 fn agent_reads(port: u16) -> Result<u64, String> {
-    let body = crate::agent_cost::get(port, "/api/v1/snapshot?sources=stat")?;
-    let body = String::from_utf8_lossy(&body);
-    let json = body.split_once("\r\n\r\n").map_or("", |x| x.1);
-    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let resp = crate::agent_cost::get(port, "/api/v1/snapshot?sources=stat")?;
+    let v: serde_json::Value =
+        serde_json::from_slice(crate::agent_cost::http_body(&resp)).map_err(|e| e.to_string())?;
     let sources = v["agent"]["sources"]
         .as_object()
         .ok_or("no agent.sources in the agent's JSON")?;
     Ok(sources.values().filter_map(|s| s["reads"].as_u64()).sum())
+}
+
+/// `quietstat ps` from `backend`, with the fields compared with procps.
+pub(crate) fn ps_quietstat(exe: &Path, backend: &str, shm: &str) -> Command {
+    let mut c = Command::new(exe);
+    c.args(["ps", "--backend", backend, "--shm-path", shm])
+        .args(["--fields", "pid,ppid,comm,state,start,utime,stime,rss"])
+        .args(["--format", "csv"]);
+    c
+}
+
+/// procps' `ps` with the same fields.
+pub(crate) fn procps_ps() -> Command {
+    let mut c = Command::new("ps");
+    c.args(["-e", "-o", "pid,ppid,comm,stat,lstart,time,rss"]);
+    c
 }
 
 /// Wall time of one run of `cmd` (stdout to /dev/null); fails if it fails.
@@ -321,7 +336,6 @@ fn measure(
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let fields = "pid,ppid,comm,state,start,utime,stime,rss";
     let shm_s = shm.to_string_lossy().into_owned();
     let mut ps_agent = Vec::new();
     let mut ps_bpf = Vec::new();
@@ -330,20 +344,11 @@ fn measure(
     let mut screens = Vec::new();
     progress(&format!("ps and first screen: {} rounds", opts.runs));
     for _ in 0..opts.runs {
-        let q = |backend: &str| {
-            let mut c = Command::new(&opts.exe);
-            c.args(["ps", "--backend", backend, "--shm-path", &shm_s])
-                .args(["--fields", fields, "--format", "csv"]);
-            c
-        };
+        let q = |backend: &str| ps_quietstat(&opts.exe, backend, &shm_s);
         ps_agent.push(time_run(&mut q("agent"))?);
         ps_bpf.push(time_run(&mut q("bpf"))?);
         ps_procfs.push(time_run(&mut q("procfs"))?);
-        ps_procps.push(time_run(Command::new("ps").args([
-            "-e",
-            "-o",
-            "pid,ppid,comm,stat,lstart,time,rss",
-        ]))?);
+        ps_procps.push(time_run(&mut procps_ps())?);
         screens.push(first_screen(&opts.exe, &shm)?);
     }
     let timings = vec![
