@@ -1,6 +1,7 @@
 //! `proc`: the top processes of each interval (`--top`, ranked by
 //! `--sort`), as `pidstat`, from the recorded process tables.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -25,15 +26,14 @@ impl Section for Proc {
         ]
     }
     fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, String> {
-        let keep = |s: &Static| {
-            o.pid.is_none_or(|pid| s.pid == pid)
+        let keep = |pid: u32, comm: &procfs::pid::Comm| {
+            o.pid.is_none_or(|p| pid == p)
                 && o.comm
                     .as_deref()
-                    .is_none_or(|c| s.comm.as_bytes() == c.as_bytes())
+                    .is_none_or(|c| comm.as_bytes() == c.as_bytes())
         };
-        // The table at the start of the interval, as stored values: rows
-        // are rebuilt only for what is ranked (64,000 a table otherwise).
-        let mut start: Option<(u64, Stored)> = None;
+        let by_cpu = matches!(o.rank, Rank::CpuPct);
+        let mut start: Option<(u64, Kept)> = None;
         let mut steps = Steps::new(15_000);
         let mut rows = Vec::new();
         h.procs(w.from, w.to, &mut |ts, snap| {
@@ -47,24 +47,34 @@ impl Section for Proc {
             if !due {
                 return;
             }
-            let mut now = Stored::with_capacity_and_hasher(snap.len(), Default::default());
-            snap.each(&mut |s, v| {
-                if keep(s) {
-                    now.insert((s.pid, s.start_ticks), (s.clone(), *v));
-                }
-            });
+            let now = if by_cpu {
+                let mut m = Stored::with_capacity_and_hasher(snap.len(), Default::default());
+                snap.each(&mut |s, v| {
+                    if keep(s.pid, &s.comm) {
+                        m.insert((s.pid, s.start_ticks), (s.clone(), *v));
+                    }
+                });
+                Kept::Values(m)
+            } else {
+                let mut r = snap.procs();
+                r.retain(|p| keep(p.pid, &p.comm));
+                Kept::Rows(r)
+            };
             if let Some((t0, before)) = &start {
                 let secs = (ts - t0) as f64 / 1000.0;
-                let (prev, cur) = ranked_rows(before, &now, o.rank, o.top);
+                let (prev, cur) = match &now {
+                    Kept::Values(n) => {
+                        let (p, c) = ranked_by_cpu(before, n, o.top);
+                        (p, Cow::Owned(c))
+                    }
+                    // A column's value needs no row before.
+                    Kept::Rows(r) => (Vec::new(), Cow::Borrowed(&r[..])),
+                };
                 let picked = top(&prev, &cur, secs, o.rank, o.top);
                 // Rates of the picked rows only (both lists sorted by pid).
                 let mut prev_of: Vec<proctable::Proc> = picked
                     .iter()
-                    .filter_map(|p| {
-                        prev.binary_search_by_key(&p.pid, |q| q.pid)
-                            .ok()
-                            .map(|i| prev[i])
-                    })
+                    .filter_map(|p| before.row(p.pid, p.start_ticks))
                     .collect();
                 prev_of.sort_by_key(|p| p.pid);
                 let mut mine: Vec<proctable::Proc> = picked.iter().map(|p| **p).collect();
@@ -102,32 +112,47 @@ impl Section for Proc {
 /// stored values.
 type Stored = HashMap<(u32, u64), (Static, Values), BuildHasherDefault<IdHasher>>;
 
-/// Rows sorted by pid.
-fn rows_of<'a>(it: impl Iterator<Item = &'a (Static, Values)>) -> Vec<proctable::Proc> {
-    let mut v: Vec<proctable::Proc> = it.map(|(s, v)| rebuild(s, v)).collect();
-    v.sort_unstable_by_key(|p| (p.pid, p.start_ticks));
-    v
+/// An interval end's table, kept for the next interval. Ranked by CPU:
+/// stored values by identity, rows rebuilt only for what can rank (64,000
+/// a table otherwise). Ranked by a column: every row, each is ranked.
+enum Kept {
+    Values(Stored),
+    Rows(Vec<proctable::Proc>),
 }
 
-/// The rows `top` ranks for an interval from `before` to `now`, the
-/// table before and the table now. Ranked by a column: every process.
-/// Ranked by CPU: only those that can be in the top `n`, which is the
-/// same top `n`: every process whose stored values changed (one that did
-/// not used no CPU: 0%), and the `n` lowest pids (the ties at 0% go to
-/// the lowest pids), each with its row before when it has one.
-fn ranked_rows(
-    before: &Stored,
+impl Kept {
+    fn values(&self, pid: u32, start_ticks: u64) -> Option<Values> {
+        match self {
+            Kept::Values(m) => m.get(&(pid, start_ticks)).map(|(_, v)| *v),
+            Kept::Rows(_) => self.row(pid, start_ticks).map(|p| store::procs::values(&p)),
+        }
+    }
+
+    fn row(&self, pid: u32, start_ticks: u64) -> Option<proctable::Proc> {
+        match self {
+            Kept::Values(m) => m.get(&(pid, start_ticks)).map(|(s, v)| rebuild(s, v)),
+            Kept::Rows(r) => r
+                .binary_search_by_key(&(pid, start_ticks), |q| (q.pid, q.start_ticks))
+                .ok()
+                .map(|i| r[i]),
+        }
+    }
+}
+
+/// The rows `top` ranks by CPU for an interval from `before` to `now`:
+/// only those that can be in the top `n`, which is the same top `n`:
+/// every process whose stored values changed (one that did not used no
+/// CPU: 0%), and the `n` lowest pids (the ties at 0% go to the lowest
+/// pids); each with its row before when it has one. Both sorted by pid.
+fn ranked_by_cpu(
+    before: &Kept,
     now: &Stored,
-    rank: Rank,
     n: usize,
 ) -> (Vec<proctable::Proc>, Vec<proctable::Proc>) {
-    if !matches!(rank, Rank::CpuPct) {
-        return (rows_of(before.values()), rows_of(now.values()));
-    }
     let mut lowest: std::collections::BinaryHeap<(u32, u64)> = Default::default();
     let mut picked: Vec<(u32, u64)> = Vec::new();
     for (k, (_, v)) in now {
-        if before.get(k).is_none_or(|(_, b)| b != v) {
+        if before.values(k.0, k.1).as_ref() != Some(v) {
             picked.push(*k);
         } else if n > 0 {
             lowest.push(*k);
@@ -137,8 +162,15 @@ fn ranked_rows(
         }
     }
     picked.extend(lowest);
-    let cur = rows_of(picked.iter().filter_map(|k| now.get(k)));
-    let prev = rows_of(picked.iter().filter_map(|k| before.get(k)));
+    let mut cur: Vec<proctable::Proc> = picked
+        .iter()
+        .filter_map(|k| now.get(k))
+        .map(|(s, v)| rebuild(s, v))
+        .collect();
+    cur.sort_unstable_by_key(|p| (p.pid, p.start_ticks));
+    let mut prev: Vec<proctable::Proc> =
+        picked.iter().filter_map(|k| before.row(k.0, k.1)).collect();
+    prev.sort_unstable_by_key(|p| (p.pid, p.start_ticks));
     (prev, cur)
 }
 
@@ -185,9 +217,15 @@ mod tests {
             }
         }
         let (before, now) = (stored(&before), stored(&now));
+        let rows = |m: &Stored| {
+            let mut v: Vec<proctable::Proc> = m.values().map(|(s, v)| rebuild(s, v)).collect();
+            v.sort_unstable_by_key(|p| p.pid);
+            v
+        };
+        let all = (rows(&before), rows(&now));
+        let before = Kept::Values(before);
         for n in [0, 1, 3, 5, 10, 400] {
-            let all = (rows_of(before.values()), rows_of(now.values()));
-            let some = ranked_rows(&before, &now, Rank::CpuPct, n);
+            let some = ranked_by_cpu(&before, &now, n);
             let pids = |(p, c): &(Vec<proctable::Proc>, Vec<proctable::Proc>)| -> Vec<u32> {
                 top(p, c, 5.0, Rank::CpuPct, n)
                     .iter()
