@@ -189,6 +189,7 @@ impl Tally {
             let ns = start.duration_since(self.t0).as_nanos() as u64;
             self.started[part].store(ns + 1, Ordering::Release);
             if let Some(stall) = stall {
+                self.progressed();
                 std::thread::sleep(stall);
             }
             match call(job, part) {
@@ -200,9 +201,14 @@ impl Tally {
             }
             longest = longest.max(start.elapsed());
             self.done[part].store(true, Ordering::Release);
-            let _g = self.progress.lock().unwrap_or_else(|e| e.into_inner());
-            self.cv.notify_all();
+            self.progressed();
         }
+    }
+
+    /// Wakes the calling thread of [`Helpers::run_backed`] to look again.
+    fn progressed(&self) {
+        let _g = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        self.cv.notify_all();
     }
 
     /// When part `part` started, if it has.
@@ -339,8 +345,9 @@ impl Helpers {
     /// thread through `backup(part)`, once per call, and the call returns
     /// without waiting for the helper: its part runs on with what `job`
     /// owns, and [`Helpers::wait_idle`] waits for it. `backup` must not
-    /// touch what `job(part)` writes. With `stall`, helpers sleep that long
-    /// in each part before running it (tests).
+    /// touch what `job(part)` writes. With `stall` (tests), helpers sleep
+    /// that long in each part before running it, and this thread takes
+    /// parts only once a helper has taken one.
     pub(crate) fn run_backed(
         &mut self,
         threads: usize,
@@ -369,6 +376,15 @@ impl Helpers {
         };
         for h in &helpers {
             h.hand(0, JobRef::Owned(takes.clone()));
+        }
+        if stall.is_some() && !helpers.is_empty() {
+            // Tests: a helper holds a part before this thread takes any,
+            // however late the scheduler wakes it, so that a stalled part
+            // is there to run again.
+            let mut g = tally.progress.lock().unwrap_or_else(|e| e.into_inner());
+            while tally.next.load(Ordering::Relaxed) == 0 {
+                g = tally.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+            }
         }
         let after = (tally.take(&*job, None) * BACKUP_AFTER_LONGEST).max(BACKUP_AFTER_MIN);
         let mut backed: Option<(usize, io::Result<u32>)> = None;

@@ -258,8 +258,10 @@ fn split_walk_with_stalled_stretches_walked_again_finds_what_one_walker_finds() 
     split.set_helper_stall(Some(std::time::Duration::from_millis(30)));
     let mut s = Vec::new();
     split.snapshot(&all, &mut s).unwrap();
-    // A walk the helper wakes too late for (this thread walked every
-    // stretch) has none to walk again: count rounds until three had one.
+    // With the stall, this thread starts only once the helper holds a
+    // stretch, so each walk has one to walk again, unless this thread's
+    // own stretches ran so slowly (its CPU taken away) that the stall did
+    // not stand out: count rounds until three had one.
     let mut round = 0;
     while split.walk_stats().unwrap().backups < 3 {
         assert!(round < 50, "{:?}", split.walk_stats());
