@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args as ClapArgs, ValueEnum};
 use model::columns::{Column, Extra, NoExtra, Row, Value};
 use proctable::{BackendChoice, Field, Fields, ProcTable, Query};
-use report::table::{Align, Cell, Table};
+use report::table::{Align, Aligned, Cell, Table};
 use serde_json::json;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -130,6 +130,16 @@ fn agent_table(
 /// ctxsw, policy).
 fn columns(fields: &[Field]) -> Vec<&'static Column> {
     fields.iter().flat_map(|&f| Column::for_field(f)).collect()
+}
+
+/// A value as a text table shows it: absent is `-`, text escaped.
+fn shown(v: &Value<'_>, out: &mut String) {
+    use std::fmt::Write as _;
+    let _ = match v {
+        Value::Absent => write!(out, "-"),
+        Value::Text(t) => write!(out, "{}", model::text::printable(t)),
+        other => write!(out, "{other}"),
+    };
 }
 
 /// A value as the table writer takes it: absent is `-` in a table, empty
@@ -274,28 +284,33 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
                 }))?
             )?;
         }
-        PsFormat::Csv | PsFormat::Table => {
+        PsFormat::Csv => {
             let mut t = Table::new(cols.iter().map(|c| c.name).collect());
-            t.align = cols
+            t.rows = rows
+                .iter()
+                .map(|p| cols.iter().map(|c| cell(&c.value(p, extra))).collect())
+                .collect();
+            let mut s = String::new();
+            t.csv(&mut s);
+            out.write_all(s.as_bytes())?;
+        }
+        PsFormat::Table => {
+            let names: Vec<&'static str> = cols.iter().map(|c| c.name).collect();
+            let align: Vec<Align> = cols
                 .iter()
                 .map(|c| match c.field {
                     Field::Comm | Field::Cmdline => Align::Left,
                     _ => Align::Right,
                 })
                 .collect();
-            t.rows = rows
-                .iter()
-                .map(|p| cols.iter().map(|c| cell(&c.value(p, extra))).collect())
-                .collect();
-            if args.format == PsFormat::Csv {
-                let mut s = String::new();
-                t.csv(&mut s);
-                out.write_all(s.as_bytes())?;
-            } else {
-                for l in t.lines(" ") {
-                    writeln!(out, "{l}")?;
+            // Cells formatted in place: tens of thousands of rows.
+            let mut t = Aligned::new(&names, &align);
+            for p in &rows {
+                for c in &cols {
+                    t.push_with(|s| shown(&c.value(p, extra), s));
                 }
             }
+            t.write(" ", &mut out)?;
         }
     }
     out.flush()?;

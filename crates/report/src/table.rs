@@ -29,6 +29,17 @@ pub enum Align {
     ByCell,
 }
 
+impl Align {
+    /// Whether cell `c` lines up right.
+    fn right(self, c: &str) -> bool {
+        match self {
+            Align::Right => true,
+            Align::Left => false,
+            Align::ByCell => c.parse::<f64>().is_ok() || c == "-",
+        }
+    }
+}
+
 impl Cell {
     /// As a text table shows it: whole numbers without decimals, others
     /// with two.
@@ -59,6 +70,115 @@ impl Cell {
             Cell::Text(t) => json!(t),
             Cell::Num(Some(n)) if n.fract() == 0.0 && n.abs() < 9e15 => json!(*n as i64),
             Cell::Num(n) => json!(n),
+        }
+    }
+}
+
+/// A text table built cell by cell into one buffer, row after row: no
+/// allocation per cell, for tables of tens of thousands of rows (`ps`).
+#[derive(Debug)]
+pub struct Aligned {
+    columns: Vec<&'static str>,
+    align: Vec<Align>,
+    /// Every cell's text, shown as the table writes it, one after another.
+    text: String,
+    /// Per cell: where its text ends, its width in characters, and whether
+    /// it lines up right.
+    cells: Vec<(u32, u32, bool)>,
+    widths: Vec<usize>,
+}
+
+impl Aligned {
+    /// Columns `columns`, aligned as `align` says (`ByCell` where it says
+    /// nothing).
+    pub fn new(columns: &[&'static str], align: &[Align]) -> Aligned {
+        Aligned {
+            columns: columns.to_vec(),
+            align: (0..columns.len())
+                .map(|i| align.get(i).copied().unwrap_or(Align::ByCell))
+                .collect(),
+            text: String::new(),
+            cells: Vec::new(),
+            widths: columns.iter().map(|c| c.chars().count()).collect(),
+        }
+    }
+
+    /// The next cell, as shown: text already escaped, `-` for a missing
+    /// number. Cells fill rows left to right.
+    pub fn push(&mut self, shown: &str) {
+        self.push_with(|t| t.push_str(shown));
+    }
+
+    /// The next cell, written by `write` into the table's buffer (numbers
+    /// formatted in place).
+    pub fn push_with(&mut self, write: impl FnOnce(&mut String)) {
+        let start = self.text.len();
+        write(&mut self.text);
+        let c = &self.text[start..];
+        let n = if c.is_ascii() {
+            c.len()
+        } else {
+            c.chars().count()
+        };
+        let col = self.cells.len() % self.columns.len().max(1);
+        let right = self.align[col].right(c);
+        self.widths[col] = self.widths[col].max(n);
+        self.cells.push((self.text.len() as u32, n as u32, right));
+    }
+
+    /// Writes the header then one line per row, each ending in a newline
+    /// (see [`Aligned::each_line`]).
+    pub fn write(&self, sep: &str, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut r = Ok(());
+        self.each_line(sep, |l| {
+            if r.is_ok() {
+                r = out
+                    .write_all(l.as_bytes())
+                    .and_then(|()| out.write_all(b"\n"));
+            }
+        });
+        r
+    }
+
+    /// The header then one line per row, columns `sep` apart, padded to
+    /// the widest cell (the last column unpadded), without trailing blanks.
+    pub fn each_line(&self, sep: &str, mut f: impl FnMut(&str)) {
+        let n = self.columns.len();
+        if n == 0 {
+            return;
+        }
+        let mut l = String::with_capacity(self.widths.iter().sum::<usize>() + sep.len() * n);
+        for (i, c) in self.columns.iter().enumerate() {
+            let right = self.align[i].right(c);
+            self.cell(&mut l, sep, i, c, c.chars().count(), right);
+        }
+        f(l.trim_end());
+        let mut start = 0;
+        for row in self.cells.chunks(n) {
+            l.clear();
+            for (i, &(end, width, right)) in row.iter().enumerate() {
+                let c = &self.text[start..end as usize];
+                start = end as usize;
+                self.cell(&mut l, sep, i, c, width as usize, right);
+            }
+            f(l.trim_end());
+        }
+    }
+
+    /// Cell `c` of column `i`, `n` characters wide, onto line `l`.
+    fn cell(&self, l: &mut String, sep: &str, i: usize, c: &str, n: usize, right: bool) {
+        if i > 0 {
+            l.push_str(sep);
+        }
+        let pad = self.widths[i].saturating_sub(n);
+        if right {
+            l.extend(std::iter::repeat_n(' ', pad));
+            l.push_str(c);
+        } else {
+            l.push_str(c);
+            if i + 1 < self.columns.len() {
+                l.extend(std::iter::repeat_n(' ', pad));
+            }
         }
     }
 }
@@ -101,55 +221,15 @@ impl Table {
     /// The header then one line per row, columns `sep` apart, padded to
     /// the widest cell (the last column unpadded), without trailing blanks.
     pub fn lines(&self, sep: &str) -> Vec<String> {
-        // Each cell shown once, with its width in characters.
-        fn shown(c: std::borrow::Cow<'_, str>) -> (std::borrow::Cow<'_, str>, usize) {
-            let n = c.chars().count();
-            (c, n)
-        }
-        let head: Vec<_> = self
-            .columns
-            .iter()
-            .map(|c| shown(std::borrow::Cow::Borrowed(*c)))
-            .collect();
-        let cells: Vec<Vec<_>> = self
-            .rows
-            .iter()
-            .map(|r| r.iter().map(|c| shown(c.shown_cow())).collect())
-            .collect();
-        let mut w: Vec<usize> = head.iter().map(|(_, n)| *n).collect();
-        for r in &cells {
-            for (i, (_, n)) in r.iter().enumerate() {
-                w[i] = w[i].max(*n);
+        let mut a = Aligned::new(&self.columns, &self.align);
+        for r in &self.rows {
+            for c in r {
+                a.push(&c.shown_cow());
             }
         }
-        let line = |r: &[(std::borrow::Cow<'_, str>, usize)]| {
-            let mut l = String::with_capacity(w.iter().sum::<usize>() + sep.len() * r.len());
-            for (i, (c, n)) in r.iter().enumerate() {
-                if i > 0 {
-                    l.push_str(sep);
-                }
-                let right = match self.align.get(i).copied().unwrap_or(Align::ByCell) {
-                    Align::Right => true,
-                    Align::Left => false,
-                    Align::ByCell => c.parse::<f64>().is_ok() || c == "-",
-                };
-                let pad = w[i].saturating_sub(*n);
-                if right {
-                    l.extend(std::iter::repeat_n(' ', pad));
-                    l.push_str(c);
-                } else {
-                    l.push_str(c);
-                    if i + 1 < r.len() {
-                        l.extend(std::iter::repeat_n(' ', pad));
-                    }
-                }
-            }
-            l.truncate(l.trim_end().len());
-            l
-        };
-        std::iter::once(line(&head))
-            .chain(cells.iter().map(|r| line(r)))
-            .collect()
+        let mut out = Vec::with_capacity(self.rows.len() + 1);
+        a.each_line(sep, |l| out.push(l.to_string()));
+        out
     }
 
     /// The header line and one line per row.
@@ -214,6 +294,23 @@ mod tests {
         let mut l = t();
         l.align = vec![Align::Left, Align::Left, Align::Right];
         assert_eq!(l.lines(" ")[3], "10:02:00 7            12");
+    }
+
+    #[test]
+    fn cells_written_in_place_give_the_lines_of_the_table() {
+        let mut a = Aligned::new(&["pid", "comm", "rss"], &[Align::Right, Align::Left]);
+        for (pid, comm, rss) in [(1, "init", "-"), (4242, "naïve x", "12")] {
+            a.push_with(|s| s.push_str(&pid.to_string()));
+            a.push(comm);
+            a.push(rss);
+        }
+        let mut out = Vec::new();
+        a.write(" ", &mut out).unwrap();
+        // Widths in characters; the last column (by cell) right.
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            " pid comm    rss\n   1 init      -\n4242 naïve x  12\n"
+        );
     }
 
     #[test]

@@ -419,6 +419,19 @@ struct Parsed<'a> {
 
 fn parse<'a>(path: &Path, bytes: &'a [u8], kind: u32) -> Result<Parsed<'a>, Error> {
     let p = parse_header(path, bytes, kind)?;
+    let want = check_body(path, &p, kind)?;
+    if want > p.body.len() as u64 {
+        return Err(short_body(path, p.body.len() as u64, want));
+    }
+    Ok(Parsed {
+        body: &p.body[..want as usize],
+        ..p
+    })
+}
+
+/// The body's length the header of a `kind` file gives, checked: rows of
+/// the width this reader knows, and no larger than a reader takes.
+fn check_body(path: &Path, p: &Parsed<'_>, kind: u32) -> Result<u64, Error> {
     if kind == KIND_PROCS && p.row_words as usize != PROC_WORDS {
         return Err(not_view(
             path,
@@ -429,16 +442,17 @@ fn parse<'a>(path: &Path, bytes: &'a [u8], kind: u32) -> Result<Parsed<'a>, Erro
         ));
     }
     let want = body_bytes(kind, p.count, p.exits);
-    if want > MAX_BODY || want > p.body.len() as u64 {
+    if want > MAX_BODY {
         return Err(not_view(
             path,
-            format!("body of {} bytes, header says {want}", p.body.len()),
+            format!("header says a body of {want} bytes, more than {MAX_BODY}"),
         ));
     }
-    Ok(Parsed {
-        body: &p.body[..want as usize],
-        ..p
-    })
+    Ok(want)
+}
+
+fn short_body(path: &Path, got: u64, want: u64) -> Error {
+    not_view(path, format!("body of {got} bytes, header says {want}"))
 }
 
 fn not_view(path: &Path, what: String) -> Error {
@@ -655,37 +669,101 @@ pub fn procs_mono_ns(path: &Path) -> Result<u64, Error> {
     Ok(parse_header(path, &head, KIND_PROCS)?.meta.mono_ns)
 }
 
-/// Reads `<snapshot>.procs`.
+/// Rows read and decoded at a time: a table of tens of thousands of rows
+/// is decoded as it is read, not held as bytes whole.
+const CHUNK_ROWS: usize = 1024;
+
+/// Reads `<snapshot>.procs`, consistent (see the module's notes): the
+/// header, the rows decoded as they are read, then the sequence again.
+/// After a try the agent wrote during (or a wait for one), the body is
+/// read at once and decoded after the check: a reader that decodes slower
+/// than the agent rewrites still gets a table.
 pub fn read_procs(path: &Path) -> Result<ProcView, Error> {
-    let bytes = read_file(path)?;
-    decode_procs(path, &bytes)
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let (start, mut tries) = (std::time::Instant::now(), 0);
+    let mut buf = Vec::new();
+    loop {
+        let streamed = tries == 0;
+        let head = even_header(&f, path, start, &mut tries)?;
+        let p = parse_header(path, &head, KIND_PROCS)?;
+        let want = check_body(path, &p, KIND_PROCS)?;
+        let rows = p.count as usize;
+        let mut view = ProcView {
+            meta: p.meta,
+            fields: Fields::from_bits(p.fields),
+            procs: Vec::with_capacity(rows),
+            exits: Vec::with_capacity(p.exits as usize),
+        };
+        // (bytes, of which rows) read at a time.
+        let chunks: Vec<(usize, usize)> = if streamed {
+            let mut c = vec![(CHUNK_ROWS * PROC_WORDS * 8, CHUNK_ROWS); rows / CHUNK_ROWS];
+            let tail = rows % CHUNK_ROWS;
+            c.push((tail * PROC_WORDS * 8, tail));
+            c.push((p.exits as usize * EXIT_WORDS * 8, 0));
+            c
+        } else {
+            vec![(want as usize, rows)]
+        };
+        let (mut off, mut short) = (HEADER, None);
+        for (i, &(len, of_rows)) in chunks.iter().enumerate() {
+            buf.resize(len, 0);
+            let n = read_at_most(&f, &mut buf, off as u64).map_err(io)?;
+            if n < len {
+                short = Some(off - HEADER + n);
+                break;
+            }
+            off += n;
+            // Streamed, decoded as read; else once the sequence held.
+            if streamed || i + 1 < chunks.len() {
+                decode_rows(&buf, of_rows, &mut view);
+            }
+        }
+        let mut again = [0u8; 8];
+        read_at_most(&f, &mut again, SEQ as u64).map_err(io)?;
+        if u64::from_le_bytes(again) == seq_of(&head) {
+            if let Some(got) = short {
+                return Err(short_body(path, got as u64, want));
+            }
+            if !streamed {
+                decode_rows(&buf, rows, &mut view);
+            }
+            return Ok(view);
+        }
+        if !wait_turn(start, &mut tries) {
+            return Err(Error::Torn);
+        }
+    }
 }
 
-/// Decodes the bytes of a process view file; `path` names it in errors.
-pub fn decode_procs(path: &Path, bytes: &[u8]) -> Result<ProcView, Error> {
-    let p = parse(path, bytes, KIND_PROCS)?;
-    let rows = p.count as usize;
-    let (row_bytes, exit_bytes) = p.body.split_at(rows * PROC_WORDS * 8);
+/// Decodes `rows` process rows from `b`, then exit rows from the rest.
+fn decode_rows(b: &[u8], rows: usize, view: &mut ProcView) {
+    let (procs, exits) = b.split_at((rows * PROC_WORDS * 8).min(b.len()));
+    view.procs
+        .extend(procs.chunks_exact(PROC_WORDS * 8).map(proc_of));
+    view.exits
+        .extend(exits.chunks_exact(EXIT_WORDS * 8).map(exit_of));
+}
+
+/// A process row's bytes decoded.
+fn proc_of(b: &[u8]) -> Proc {
     let mut w = [0u64; PROC_WORDS];
-    let procs = row_bytes
-        .chunks_exact(PROC_WORDS * 8)
-        .map(|c| {
-            for (d, s) in w.iter_mut().zip(words(c)) {
-                *d = s;
-            }
-            get_proc(&w)
-        })
-        .collect();
-    let exits = exit_bytes
-        .chunks_exact(EXIT_WORDS * 8)
-        .map(|c| get_exit(&words(c).collect::<Vec<_>>()))
-        .collect();
-    Ok(ProcView {
-        meta: p.meta,
-        fields: Fields::from_bits(p.fields),
-        procs,
-        exits,
-    })
+    for (d, s) in w.iter_mut().zip(words(b)) {
+        *d = s;
+    }
+    get_proc(&w)
+}
+
+/// An exit row's bytes decoded.
+fn exit_of(b: &[u8]) -> Exit {
+    let mut w = [0u64; EXIT_WORDS];
+    for (d, s) in w.iter_mut().zip(words(b)) {
+        *d = s;
+    }
+    get_exit(&w)
 }
 
 /// Reads `<snapshot>.system` into `out` (only the view's sources are set;
@@ -889,27 +967,30 @@ mod tests {
         w.publish_procs(&Meta::default(), Fields::all(), &procs, &[])
             .unwrap();
         let good = std::fs::read(procs_path(&snap)).unwrap();
-        let p = procs_path(&snap);
+        let p = dir.path().join("damaged.procs");
+        let read = |b: &[u8]| {
+            std::fs::write(&p, b).unwrap();
+            read_procs(&p)
+        };
         // Every truncation, and a flipped version and kind.
         for n in 0..good.len() {
-            let e = decode_procs(&p, &good[..n]).unwrap_err().to_string();
-            assert!(e.contains("snapshot.procs"), "{e}");
+            let e = read(&good[..n]).unwrap_err().to_string();
+            assert!(e.contains("damaged.procs"), "{n}: {e}");
         }
+        assert_eq!(read(&good).unwrap().procs, procs);
         let mut v = good.clone();
         v[8] = 9;
-        assert!(
-            decode_procs(&p, &v)
-                .unwrap_err()
-                .to_string()
-                .contains("version 9")
-        );
+        assert!(read(&v).unwrap_err().to_string().contains("version 9"));
         let mut k = good.clone();
         k[12] = 1;
-        assert!(decode_procs(&p, &k).is_err());
+        assert!(read(&k).is_err());
         assert!(decode_system(&p, &good, &mut procfs::SystemSample::default()).is_err());
-        // A huge count in the header is refused, not allocated.
+        // A row width this reader does not know.
+        let mut r = good.clone();
+        r[60] += 1;
+        assert!(read(&r).unwrap_err().to_string().contains("words a row"));
         let mut c = good;
         c[48..56].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(decode_procs(&p, &c).is_err());
+        assert!(read(&c).unwrap_err().to_string().contains("more than"));
     }
 }
