@@ -107,10 +107,19 @@ pub enum Mark {
     Exited(Option<i32>),
 }
 
-/// One row of the process list.
+/// Where a row of the process list is: the latest table, or the rows of
+/// the processes that ended since the one before ([`App::proc_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Row {
+    Live(u32),
+    Ended(u32),
+}
+
+/// One row of the process list (small: lists are sorted and rebuilt with
+/// tens of thousands of rows).
 #[derive(Debug, Clone)]
 pub struct Item {
-    pub p: Proc,
+    row: Row,
     pub cpu: Option<f64>,
     pub read: Option<f64>,
     pub write: Option<f64>,
@@ -166,9 +175,13 @@ pub struct App {
     procs: Vec<Proc>,
     procs_taken: Option<Instant>,
     pub procs_unix_ns: u64,
-    proc_rates: HashMap<Identity, ProcRate>,
-    new_ids: HashSet<Identity>,
+    /// Rates of the processes in both of the last two tables, by pid.
+    proc_rates: Vec<ProcRate>,
+    /// Processes in the last table and not the one before, by pid.
+    new_pids: Vec<u32>,
     exits: Vec<Exit>,
+    /// The ended processes as rows, in the order of `exits`.
+    ended: Vec<Proc>,
     /// CPU % of each process that ended, over its last interval (from its
     /// row in the table before and its final times).
     exit_cpu: HashMap<u32, f64>,
@@ -222,9 +235,10 @@ impl App {
             procs: Vec::new(),
             procs_taken: None,
             procs_unix_ns: 0,
-            proc_rates: HashMap::new(),
-            new_ids: HashSet::new(),
+            proc_rates: Vec::new(),
+            new_pids: Vec::new(),
             exits: Vec::new(),
+            ended: Vec::new(),
             exit_cpu: HashMap::new(),
             cmdlines: HashMap::new(),
             tables: 0,
@@ -261,7 +275,7 @@ impl App {
         self.procs.clear();
         self.procs_taken = None;
         self.proc_rates.clear();
-        self.new_ids.clear();
+        self.new_pids.clear();
         self.exits.clear();
         self.exit_cpu.clear();
         self.tables = 0;
@@ -270,7 +284,7 @@ impl App {
     /// Takes a sample: what changed since the last one (the system
     /// sources, the table, or both) moves the rates on; a new table
     /// rebuilds the list.
-    pub fn push(&mut self, t: &Tick) {
+    pub fn push(&mut self, t: Tick) {
         if !self.have_sys || t.system.taken != self.cur_sys.taken {
             if self.have_sys {
                 self.rates = Some(SystemRates::between(&self.cur_sys, &t.system));
@@ -283,68 +297,78 @@ impl App {
                 (Some(a), Some(b)) => b.saturating_duration_since(a).as_secs_f64(),
                 _ => 0.0,
             };
-            self.proc_rates = if self.tables > 0 {
-                rates(&self.procs, &t.procs, secs)
-                    .into_iter()
-                    .map(|r| (r.identity, r))
-                    .collect()
+            // Tables are sorted by pid: rates, births and ends come from
+            // merging the two, with no map of tens of thousands of rows.
+            let prev = std::mem::take(&mut self.procs);
+            let had = self.tables > 0;
+            self.proc_rates = if had {
+                rates(&prev, &t.procs, secs)
             } else {
-                HashMap::new()
+                Vec::new()
             };
-            self.new_ids.clear();
-            if self.tables > 0 {
-                let before: HashSet<Identity> = self.procs.iter().map(Proc::identity).collect();
-                self.new_ids = t
-                    .procs
-                    .iter()
-                    .map(Proc::identity)
-                    .filter(|id| !before.contains(id))
-                    .collect();
+            self.new_pids.clear();
+            let mut gone: Vec<&Proc> = Vec::new();
+            if had {
+                let (mut i, mut j) = (0, 0);
+                loop {
+                    match (prev.get(i), t.procs.get(j)) {
+                        (Some(a), Some(b)) if a.pid == b.pid => {
+                            if a.identity() != b.identity() {
+                                gone.push(a);
+                                self.new_pids.push(b.pid);
+                            }
+                            i += 1;
+                            j += 1;
+                        }
+                        (Some(a), b) if b.is_none_or(|b| a.pid < b.pid) => {
+                            gone.push(a);
+                            i += 1;
+                        }
+                        (_, Some(b)) => {
+                            self.new_pids.push(b.pid);
+                            j += 1;
+                        }
+                        (_, None) => break,
+                    }
+                }
             }
             // Ended since the last table: as the exit capture saw them;
             // a process gone without a record (capture off) is shown with
             // its last row.
-            self.exits.clone_from(&t.exits);
+            self.exits = t.exits;
             self.exit_cpu.clear();
-            if self.tables > 0 && secs > 0.0 {
-                let before: HashMap<u32, &Proc> = self.procs.iter().map(|p| (p.pid, p)).collect();
+            if had && secs > 0.0 {
                 for e in &self.exits {
-                    if let Some(pct) = before
-                        .get(&e.pid)
-                        .and_then(|p| model::process::exit_cpu_pct(p, e, secs))
+                    if let Some(pct) =
+                        by_pid(&prev, e.pid).and_then(|p| model::process::exit_cpu_pct(p, e, secs))
                     {
                         self.exit_cpu.insert(e.pid, pct);
                     }
                 }
             }
-            if self.tables > 0 {
-                let now: HashSet<Identity> = t.procs.iter().map(Proc::identity).collect();
-                let recorded: HashSet<u32> = self.exits.iter().map(|e| e.pid).collect();
-                for p in &self.procs {
-                    if !now.contains(&p.identity()) && !recorded.contains(&p.pid) {
-                        self.exits.push(Exit {
-                            pid: p.pid,
-                            ppid: p.ppid,
-                            comm: p.comm,
-                            start_ns: p.start_ns,
-                            start_ticks: p.start_ticks,
-                            exit_ns: 0,
-                            utime_ns: p.utime_ns,
-                            stime_ns: p.stime_ns,
-                            minflt: p.minflt,
-                            majflt: p.majflt,
-                            maxrss_bytes: p.rss_bytes,
-                            exit_status: -1,
-                        });
-                    }
-                }
+            let recorded: HashSet<u32> = self.exits.iter().map(|e| e.pid).collect();
+            for p in gone.into_iter().filter(|p| !recorded.contains(&p.pid)) {
+                self.exits.push(Exit {
+                    pid: p.pid,
+                    ppid: p.ppid,
+                    comm: p.comm,
+                    start_ns: p.start_ns,
+                    start_ticks: p.start_ticks,
+                    exit_ns: 0,
+                    utime_ns: p.utime_ns,
+                    stime_ns: p.stime_ns,
+                    minflt: p.minflt,
+                    majflt: p.majflt,
+                    maxrss_bytes: p.rss_bytes,
+                    exit_status: -1,
+                });
             }
-            self.procs.clone_from(&t.procs);
+            self.procs = t.procs;
             self.procs_taken = t.procs_taken;
             self.procs_unix_ns = t.procs_unix_ns;
             // A pid reused by a new process has a new command line.
-            for id in &self.new_ids {
-                self.cmdlines.remove(&id.pid);
+            for pid in &self.new_pids {
+                self.cmdlines.remove(pid);
             }
             for (pid, c) in &t.cmdlines {
                 self.cmdlines.insert(*pid, c.clone());
@@ -383,8 +407,20 @@ impl App {
         self.cmdlines.insert(pid, c);
     }
 
-    fn item(&self, p: &Proc, mark: Mark) -> Item {
-        let r = self.proc_rates.get(&p.identity());
+    /// The process `it` shows.
+    pub fn proc_of(&self, it: &Item) -> &Proc {
+        match it.row {
+            Row::Live(i) => &self.procs[i as usize],
+            Row::Ended(i) => &self.ended[i as usize],
+        }
+    }
+
+    /// The row at `row`, with its rates `r` when it has them.
+    fn item(&self, row: Row, mark: Mark, r: Option<&ProcRate>) -> Item {
+        let p = match row {
+            Row::Live(i) => &self.procs[i as usize],
+            Row::Ended(i) => &self.ended[i as usize],
+        };
         // An ended process's CPU is over its last interval, from its final
         // times ([`App::push`]).
         let cpu = match mark {
@@ -392,7 +428,7 @@ impl App {
             _ => r.and_then(|r| Some(r.user_pct? + r.system_pct?)),
         };
         Item {
-            p: *p,
+            row,
             cpu,
             read: r.and_then(|r| r.read_bytes_per_sec),
             write: r.and_then(|r| r.write_bytes_per_sec),
@@ -408,7 +444,8 @@ impl App {
         let o = match self.sort {
             // By name, not by id.
             Col::User => {
-                let (ua, ub) = (a.p.uid.unwrap_or(u32::MAX), b.p.uid.unwrap_or(u32::MAX));
+                let uid = |it| self.proc_of(it).uid.unwrap_or(u32::MAX);
+                let (ua, ub) = (uid(a), uid(b));
                 if ua == ub {
                     Ordering::Equal
                 } else {
@@ -419,17 +456,22 @@ impl App {
             Col::Cpu => f(a.cpu, b.cpu),
             Col::Read => f(a.read, b.read),
             Col::Write => f(a.write, b.write),
-            Col::Time => (a.p.utime_ns + a.p.stime_ns).cmp(&(b.p.utime_ns + b.p.stime_ns)),
-            Col::Command => self.command(&a.p).cmp(&self.command(&b.p)),
-            c => match c.spec().field {
-                Some(field) => field
-                    .value(&a.p, &NoExtra)
-                    .compare(&field.value(&b.p, &NoExtra)),
-                None => Ordering::Equal,
-            },
+            c => {
+                let (pa, pb) = (self.proc_of(a), self.proc_of(b));
+                match c {
+                    Col::Time => (pa.utime_ns + pa.stime_ns).cmp(&(pb.utime_ns + pb.stime_ns)),
+                    Col::Command => self.command(pa).cmp(&self.command(pb)),
+                    c => match c.spec().field {
+                        Some(field) => field
+                            .value(pa, &NoExtra)
+                            .compare(&field.value(pb, &NoExtra)),
+                        None => Ordering::Equal,
+                    },
+                }
+            }
         };
         let o = if self.desc { o.reverse() } else { o };
-        o.then(a.p.pid.cmp(&b.p.pid))
+        o.then(self.proc_of(a).pid.cmp(&self.proc_of(b).pid))
     }
 
     /// Whether `p` passes the text filter, given lowercased (`f`); the
@@ -444,25 +486,43 @@ impl App {
         let mut counts = Counts::default();
         let f = self.filter.to_lowercase();
         let uid = self.user.as_ref().map(|u| u.1);
-        for p in &self.procs {
+        // The table, its rates and its births are sorted by pid: walked
+        // side by side.
+        let (mut r, mut n) = (0, 0);
+        for (i, p) in self.procs.iter().enumerate() {
+            while self
+                .proc_rates
+                .get(r)
+                .is_some_and(|x| x.identity.pid < p.pid)
+            {
+                r += 1;
+            }
+            let rate = self
+                .proc_rates
+                .get(r)
+                .filter(|x| x.identity == p.identity());
+            while self.new_pids.get(n).is_some_and(|&q| q < p.pid) {
+                n += 1;
+            }
             counts.procs += 1;
             counts.threads += u64::from(p.num_threads);
             if p.state == 'R' {
                 counts.running += 1;
             }
-            let mark = if self.new_ids.contains(&p.identity()) {
+            let mark = if self.new_pids.get(n) == Some(&p.pid) {
                 counts.new += 1;
                 Mark::New
             } else {
                 Mark::None
             };
             if uid.is_none_or(|u| p.uid == Some(u)) && self.matches(p, &f) {
-                items.push(self.item(p, mark));
+                items.push(self.item(Row::Live(i as u32), mark, rate));
             }
         }
-        for e in &self.exits {
-            counts.exited += 1;
-            let p = Proc {
+        self.ended = self
+            .exits
+            .iter()
+            .map(|e| Proc {
                 pid: e.pid,
                 tgid: e.pid,
                 ppid: e.ppid,
@@ -476,11 +536,14 @@ impl App {
                 majflt: e.majflt,
                 rss_bytes: e.maxrss_bytes,
                 ..Proc::default()
-            };
+            })
+            .collect();
+        for (i, (e, p)) in self.exits.iter().zip(&self.ended).enumerate() {
+            counts.exited += 1;
             // Hidden under a user filter: the exit record has no owner.
-            if uid.is_none() && self.matches(&p, &f) {
+            if uid.is_none() && self.matches(p, &f) {
                 let status = (e.exit_status >= 0).then_some(e.exit_status);
-                items.push(self.item(&p, Mark::Exited(status)));
+                items.push(self.item(Row::Ended(i as u32), Mark::Exited(status), None));
             }
         }
         items.sort_by(|a, b| self.sort_key(a, b));
@@ -504,12 +567,12 @@ impl App {
             .iter()
             .enumerate()
             .filter(|(_, it)| !matches!(it.mark, Mark::Exited(_)))
-            .map(|(i, it)| (it.p.pid, i))
+            .map(|(i, it)| (self.proc_of(it).pid, i))
             .collect();
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); items.len()];
         let mut roots = Vec::new();
         for (i, it) in items.iter().enumerate() {
-            match index.get(&it.p.ppid) {
+            match index.get(&self.proc_of(it).ppid) {
                 Some(&parent) if parent != i => children[parent].push(i),
                 _ => roots.push(i),
             }
@@ -531,7 +594,7 @@ impl App {
             if !root {
                 it.branch = format!("{prefix}{}", if last { "└─ " } else { "├─ " });
             }
-            let folded = self.folded.contains(&it.p.identity());
+            let folded = self.folded.contains(&self.proc_of(&it).identity());
             if folded {
                 it.folded = count_below(&children, i);
             }
@@ -594,7 +657,7 @@ impl App {
                 self.rebuild();
             }
             KeyCode::Char('+') | KeyCode::Char('=') | KeyCode::Char('-') if self.tree => {
-                if let Some(id) = self.selected_item().map(|i| i.p.identity()) {
+                if let Some(id) = self.selected_item().map(|i| self.proc_of(i).identity()) {
                     if k.code == KeyCode::Char('-') {
                         self.folded.insert(id);
                     } else {
@@ -745,4 +808,11 @@ fn hostname() -> String {
     }
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// The row for `pid` in a table sorted by pid.
+fn by_pid(rows: &[Proc], pid: u32) -> Option<&Proc> {
+    rows.binary_search_by_key(&pid, |p| p.pid)
+        .ok()
+        .map(|i| &rows[i])
 }

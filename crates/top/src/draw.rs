@@ -363,7 +363,7 @@ pub fn visible_columns(app: &App, width: u16) -> Vec<Col> {
 /// A cell: the column's process field as `model` gives it, or a figure
 /// computed here (`ColSpec::field` says which).
 fn cell(app: &mut App, it: &crate::app::Item, c: Col) -> String {
-    let p = &it.p;
+    let p = &app.proc_of(it).clone();
     let absent = || "-".to_string();
     if c.spec().live_only && matches!(it.mark, Mark::Exited(_)) {
         return absent();

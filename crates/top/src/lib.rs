@@ -76,7 +76,7 @@ pub fn run(opts: Options) -> Result<(), String> {
     let (mut app, first) = start_live(&opts, &shared, tx.clone())?;
     app.refresh = opts.delay;
     if let Some(t) = first {
-        app.push(&t);
+        app.push(t);
     }
     let input = tx.clone();
     std::thread::Builder::new()
@@ -281,7 +281,7 @@ fn fill_cmdlines(app: &mut App, proc_root: &Path, height: u16) {
     let want: Vec<u32> = app.items[from..to]
         .iter()
         .filter(|it| !matches!(it.mark, Mark::Exited(_)))
-        .map(|it| it.p.pid)
+        .map(|it| app.proc_of(it).pid)
         .filter(|&pid| !app.has_cmdline(pid))
         .collect();
     for pid in want {
@@ -342,7 +342,7 @@ fn live_loop(
                     if app.origin != origin {
                         app.origin = origin;
                     }
-                    app.push(&t);
+                    app.push(*t);
                     redraw = true;
                 }
                 Msg::Notice(n) => {
@@ -367,9 +367,9 @@ fn seek_to(app: &mut App, feed: &ReplayFeed, at: u64) -> Result<(), String> {
     let (at, cur, prev) = feed.load(at)?;
     app.reset();
     if let Some(p) = prev {
-        app.push(&p);
+        app.push(p);
     }
-    app.push(&cur);
+    app.push(cur);
     app.replay = Some((at, feed.range));
     Ok(())
 }

@@ -112,7 +112,7 @@ fn machine(ncpu: usize) -> App {
     for i in 0..30 {
         first.push(proc_row(1000 + i, 1, &format!("worker{i}"), 1, 1));
     }
-    app.push(&tick(ncpu, 10, base, first.clone(), Vec::new()));
+    app.push(tick(ncpu, 10, base, first.clone(), Vec::new()));
     let mut second: Vec<Proc> = first
         .iter()
         .filter(|p| p.pid != 400 && p.pid != 401)
@@ -130,7 +130,7 @@ fn machine(ncpu: usize) -> App {
         exit_status: status,
         ..Exit::default()
     };
-    app.push(&tick(
+    app.push(tick(
         ncpu,
         12,
         base,
@@ -274,7 +274,11 @@ fn keys_sort_filter_fold_and_show_help() {
     let r = rows(&l);
     let big = r.iter().position(|x| x.contains(" big")).unwrap();
     assert!(r[big + 1].contains("└─ bigchild"), "{r:#?}");
-    app.selected = app.items.iter().position(|i| i.p.pid == 300).unwrap();
+    app.selected = app
+        .items
+        .iter()
+        .position(|i| app.proc_of(i).pid == 300)
+        .unwrap();
     key(&mut app, KeyCode::Char('-'));
     let (l, _) = screen(&mut app, 200, 60);
     let r = rows(&l);
