@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args as ClapArgs, ValueEnum};
 use model::columns::{Column, Extra, NoExtra, Row, Value};
 use proctable::{BackendChoice, Field, Fields, ProcTable, Query};
-use report::table::{Align, Aligned, Cell, Table};
+use report::table::{Align, Aligned, csv_row};
 use serde_json::json;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -140,15 +140,6 @@ fn shown(v: &Value<'_>, out: &mut String) {
         Value::Text(t) => write!(out, "{}", model::text::printable(t)),
         other => write!(out, "{other}"),
     };
-}
-
-/// A value as the table writer takes it: absent is `-` in a table, empty
-/// in CSV.
-fn cell(v: &Value<'_>) -> Cell {
-    match v {
-        Value::Absent => Cell::Num(None),
-        other => Cell::Text(other.to_string()),
-    }
 }
 
 pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
@@ -285,14 +276,32 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
             )?;
         }
         PsFormat::Csv => {
-            let mut t = Table::new(cols.iter().map(|c| c.name).collect());
-            t.rows = rows
-                .iter()
-                .map(|p| cols.iter().map(|c| cell(&c.value(p, extra))).collect())
-                .collect();
-            let mut s = String::new();
-            t.csv(&mut s);
-            out.write_all(s.as_bytes())?;
+            // Row by row through two reused buffers: tens of thousands of
+            // rows.
+            let (mut line, mut cells) = (String::new(), String::new());
+            let mut ends = Vec::with_capacity(cols.len());
+            csv_row(cols.iter().map(|c| Some(c.name)), &mut line);
+            out.write_all(line.as_bytes())?;
+            for p in &rows {
+                cells.clear();
+                ends.clear();
+                line.clear();
+                for c in &cols {
+                    let v = c.value(p, extra);
+                    if !matches!(v, Value::Absent) {
+                        shown(&v, &mut cells);
+                    }
+                    ends.push((cells.len(), matches!(v, Value::Absent)));
+                }
+                let mut start = 0;
+                let each = ends.iter().map(|&(end, absent)| {
+                    let c = &cells[start..end];
+                    start = end;
+                    (!absent).then_some(c)
+                });
+                csv_row(each, &mut line);
+                out.write_all(line.as_bytes())?;
+            }
         }
         PsFormat::Table => {
             let names: Vec<&'static str> = cols.iter().map(|c| c.name).collect();

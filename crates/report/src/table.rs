@@ -57,13 +57,6 @@ impl Cell {
         }
     }
 
-    fn csv(&self) -> String {
-        match self {
-            Cell::Num(None) => String::new(),
-            c => model::text::csv_field(&c.shown()).into_owned(),
-        }
-    }
-
     /// Whole numbers (pids, counts) as integers.
     pub fn json(&self) -> Value {
         match self {
@@ -183,6 +176,20 @@ impl Aligned {
     }
 }
 
+/// One CSV line onto `out`: each cell as shown (`None`: a missing number,
+/// left empty), quoted where it must be.
+pub fn csv_row<'a>(cells: impl IntoIterator<Item = Option<&'a str>>, out: &mut String) {
+    for (i, c) in cells.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if let Some(c) = c {
+            out.push_str(&model::text::csv_field(c));
+        }
+    }
+    out.push('\n');
+}
+
 /// Named columns and rows of cells.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
@@ -234,17 +241,16 @@ impl Table {
 
     /// The header line and one line per row.
     pub fn csv(&self, out: &mut String) {
-        let head: Vec<String> = self
-            .columns
-            .iter()
-            .map(|c| model::text::csv_field(c).into_owned())
-            .collect();
-        out.push_str(&head.join(","));
-        out.push('\n');
+        csv_row(self.columns.iter().map(|c| Some(*c)), out);
         for r in &self.rows {
-            let cells: Vec<String> = r.iter().map(Cell::csv).collect();
-            out.push_str(&cells.join(","));
-            out.push('\n');
+            let shown: Vec<Option<String>> = r
+                .iter()
+                .map(|c| match c {
+                    Cell::Num(None) => None,
+                    c => Some(c.shown()),
+                })
+                .collect();
+            csv_row(shown.iter().map(Option::as_deref), out);
         }
     }
 
