@@ -741,6 +741,7 @@ impl Agent {
                     stats.read_ns += c.read_ns;
                     stats.parse_ns += c.parse_ns;
                     stats.bytes += c.bytes;
+                    stats.skipped_lines += u64::from(st.sample.skipped[src as usize].lines);
                     c.read_ns + c.parse_ns
                 }
                 AgentSource::Processes => {

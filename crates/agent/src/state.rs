@@ -22,6 +22,9 @@ pub struct SourceStats {
     pub read_ns: u64,
     pub parse_ns: u64,
     pub bytes: u64,
+    /// Lines left out of its reads because they could not be read (the
+    /// rest of each file used).
+    pub skipped_lines: u64,
     /// The last read's cost (read + parse).
     pub last_cost_ns: u64,
     /// CPU time of the sampler thread in its reads (read + parse; for

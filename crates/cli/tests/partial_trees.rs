@@ -404,6 +404,20 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
             r#"node_nfsd_requests_total{proto="4",method="PutFH"}"#,
             9609.0,
         ),
+        // Operations 35 and 36 (include/linux/nfs4.h's nfs_opnum4), then
+        // VERIFY at 37.
+        (
+            r#"node_nfsd_requests_total{proto="4",method="SetClientID"}"#,
+            3.0,
+        ),
+        (
+            r#"node_nfsd_requests_total{proto="4",method="SetClientIDConfirm"}"#,
+            3.0,
+        ),
+        (
+            r#"node_nfsd_requests_total{proto="4",method="Verify"}"#,
+            0.0,
+        ),
         (
             r#"node_nfsd_requests_total{proto="3",method="Lookup"}"#,
             2719.0,
@@ -621,4 +635,50 @@ fn ps_lists_every_readable_process_and_counts_the_rest() {
         .collect();
     assert_eq!(said.len(), 1, "{log:#?}");
     assert!(said[0].contains("12/stat"), "{}", said[0]);
+}
+
+/// A meminfo with one line the agent cannot read: every other line is
+/// served with the file's value, the line is counted at each read, and
+/// the first is logged once.
+#[test]
+fn a_bad_line_is_left_out_counted_and_logged_once() {
+    let t = fixtures::Tree::copy_of("this-machine");
+    let path = t.proc_root().join("meminfo");
+    let good = std::fs::read_to_string(&path).unwrap();
+    let total: f64 = good
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().strip_suffix("kB")?.trim().parse().ok())
+        .unwrap();
+    let (first, rest) = good.split_once('\n').unwrap();
+    std::fs::write(&path, format!("{first}\nMemBogus:   12x kB\n{rest}")).unwrap();
+    let (p, s) = roots(&t);
+    let a = agent(
+        "",
+        &["--backend", "procfs", "--proc-root", &p, "--sys-root", &s],
+    );
+    // Three reads at least (meminfo is read every second).
+    std::thread::sleep(Duration::from_millis(2500));
+    let r = get(a.addr, "/metrics", None);
+    let v = |series: &str| -> Option<f64> {
+        r.body
+            .lines()
+            .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+    };
+    assert_eq!(v("node_memory_MemTotal_bytes"), Some(total * 1024.0));
+    assert_eq!(v("quietstat_source_up{source=\"meminfo\"}"), Some(1.0));
+    let errors = v("quietstat_source_errors_total{source=\"meminfo\"}").unwrap();
+    assert!(errors >= 3.0, "{errors}");
+    assert_eq!(
+        v("quietstat_source_errors_total{source=\"vmstat\"}"),
+        Some(0.0)
+    );
+    assert!(!r.body.contains("MemBogus"));
+    let logged: Vec<String> = a.early.iter().cloned().chain(a.log.try_iter()).collect();
+    let said: Vec<&String> = logged
+        .iter()
+        .filter(|l| l.contains("meminfo: lines that could not be read were left out"))
+        .collect();
+    assert_eq!(said.len(), 1, "{logged:#?}");
+    assert!(said[0].contains("line 2"), "{}", said[0]);
 }

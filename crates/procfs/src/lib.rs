@@ -76,7 +76,7 @@ pub use gather::{
 pub use key_values::KeyValues;
 pub use name::Name;
 pub use reader::Reader;
-pub use sample::{SourceCost, SourceData, SourceStatus, SystemSample};
+pub use sample::{MAX_SKIPPED, Skipped, SourceCost, SourceData, SourceStatus, SystemSample};
 pub use source::Source;
 
 /// Whether the proc filesystem at `proc_root` hides other users'

@@ -22,6 +22,9 @@ pub struct Reader {
     kept: [Option<File>; Source::COUNT],
     keep_open: bool,
     buf: Vec<u8>,
+    /// A file less the lines a read left out
+    /// ([`SystemSample::parse_source_skipping`]).
+    pub(crate) scratch: Vec<u8>,
     max_file_bytes: usize,
     gatherer: Gatherer,
     /// Sources whose bytes, as read, are kept for [`Reader::take_kept`]
@@ -51,6 +54,7 @@ impl Reader {
             kept: std::array::from_fn(|_| None),
             keep_open: false,
             buf: vec![0; INITIAL_BUF],
+            scratch: Vec::new(),
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             gatherer,
             keep_bytes: 0,

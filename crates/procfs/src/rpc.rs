@@ -115,7 +115,14 @@ pub const V3: [&str; 22] = [
     "Commit",
 ];
 
-/// The client's NFSv4 procedures (`proc4` of /proc/net/rpc/nfs).
+/// The client's NFSv4 procedures (`proc4` of /proc/net/rpc/nfs), by
+/// position: the kernel counts each call at its procedure's `p_statidx`,
+/// the `NFSPROC4_CLNT_*` enum of include/linux/nfs4.h (`fs/nfs/nfs4xdr.c`'s
+/// `PROC` macro sets `[NFSPROC4_CLNT_##proc] = { .p_statidx =
+/// NFSPROC4_CLNT_##proc }`), so the enum's order is the line's, whatever
+/// the order `nfs4_procedures[]` lists them in: `..., RECLAIM_COMPLETE,
+/// LAYOUTGET, GETDEVICEINFO, LAYOUTCOMMIT, ...` (44, 45). Names as
+/// node_exporter gives them.
 pub const CLIENT_V4: [&str; 59] = [
     "Null",
     "Read",
@@ -179,7 +186,15 @@ pub const CLIENT_V4: [&str; 59] = [
 ];
 
 /// The server's NFSv4 operations (`proc4ops` of /proc/net/rpc/nfsd), by
-/// position; `None` for those node_exporter does not report.
+/// position: fs/nfsd/stats.c prints one count per operation number, `enum
+/// nfs_opnum4` of include/linux/nfs4.h (`OP_ACCESS = 3` ... `OP_SETATTR =
+/// 34`, `OP_SETCLIENTID = 35`, `OP_SETCLIENTID_CONFIRM = 36`, `OP_VERIFY =
+/// 37`, `OP_WRITE = 38`, `OP_RELEASE_LOCKOWNER = 39`); `None` for those
+/// node_exporter does not report (0-2 are not operations; PUTPUBFH and
+/// PUTROOTFH). node_exporter 1.5 (Debian 12) leaves SetClientID and
+/// SetClientIDConfirm out and reports Verify, Write and RelLockOwner from
+/// positions 35-37, two places early; later releases name all five as
+/// here.
 pub const SERVER_V4_OPS: [Option<&str>; 40] = [
     None,
     None,
@@ -216,8 +231,8 @@ pub const SERVER_V4_OPS: [Option<&str>; 40] = [
     Some("SaveFH"),
     Some("SecInfo"),
     Some("SetAttr"),
-    None,
-    None,
+    Some("SetClientID"),
+    Some("SetClientIDConfirm"),
     Some("Verify"),
     Some("Write"),
     Some("RelLockOwner"),
@@ -226,6 +241,34 @@ pub const SERVER_V4_OPS: [Option<&str>; 40] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Positions from the kernel's tables (include/linux/nfs4.h: the
+    /// client's `NFSPROC4_CLNT_*` enum and the server's `nfs_opnum4`).
+    #[test]
+    fn operation_names_sit_where_the_kernel_counts_them() {
+        let at = |t: &[&str], name: &str| t.iter().position(|n| *n == name);
+        assert_eq!(at(&CLIENT_V4, "SetClientID"), Some(12));
+        assert_eq!(at(&CLIENT_V4, "Secinfo"), Some(36));
+        assert_eq!(at(&CLIENT_V4, "FsidPresent"), Some(37));
+        assert_eq!(at(&CLIENT_V4, "ReclaimComplete"), Some(43));
+        assert_eq!(at(&CLIENT_V4, "LayoutGet"), Some(44));
+        assert_eq!(at(&CLIENT_V4, "GetDeviceInfo"), Some(45));
+        assert_eq!(at(&CLIENT_V4, "Clone"), Some(58));
+        let server: Vec<&str> = SERVER_V4_OPS.iter().map(|n| n.unwrap_or("")).collect();
+        for (name, op) in [
+            ("Access", 3),
+            ("PutFH", 22),
+            ("Read", 25),
+            ("SetAttr", 34),
+            ("SetClientID", 35),
+            ("SetClientIDConfirm", 36),
+            ("Verify", 37),
+            ("Write", 38),
+            ("RelLockOwner", 39),
+        ] {
+            assert_eq!(at(&server, name), Some(op), "{name}");
+        }
+    }
 
     #[test]
     fn exact_values() {

@@ -16,7 +16,7 @@ use crate::cpu::CpuList;
 use crate::cpuinfo::CpuInfo;
 use crate::diskstats::DiskStat;
 use crate::entropy::Entropy;
-use crate::error::Error;
+use crate::error::{Error, ParseError};
 use crate::filefd::Filefd;
 use crate::filesystem::Mount;
 use crate::hardware::{Bond, CpuFreq, Dmi, Thermal};
@@ -155,7 +155,23 @@ pub struct SystemSample {
     pub cpu_isolated: CpuList,
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
+    /// Lines left out of the last read of each source (those whose lines
+    /// stand alone, [`crate::SourceInfo::rows_after`]).
+    pub skipped: [Skipped; Source::COUNT],
 }
+
+/// Lines of one read that could not be read and were left out, the rest of
+/// the file used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Skipped {
+    pub lines: u32,
+    /// Why the first was left out (its line in the file as read).
+    pub first: Option<ParseError>,
+}
+
+/// The most lines of one read left out: past it the read fails (a file
+/// in a format not ours, not a bad line or two).
+pub const MAX_SKIPPED: u32 = 16;
 
 impl Default for SystemSample {
     fn default() -> Self {
@@ -212,6 +228,7 @@ impl Default for SystemSample {
             cpu_isolated: CpuList::default(),
             status: std::array::from_fn(|_| SourceStatus::default()),
             cost: [SourceCost::default(); Source::COUNT],
+            skipped: [Skipped::default(); Source::COUNT],
         }
     }
 }
@@ -227,10 +244,71 @@ impl SystemSample {
             .then(|| &self.pressure[r as usize])
     }
 
+    /// Parses `bytes` as `source`, as [`SystemSample::parse_source`]; for
+    /// a source whose lines stand alone (after its headers), a line that
+    /// cannot be read is left out, counted in [`SystemSample::skipped`],
+    /// and the rest parsed again without it, up to [`MAX_SKIPPED`] lines.
+    /// Fails with the first error when the source's lines do not stand
+    /// alone, when the line is a header, or when every line would go.
+    /// `scratch` holds the file less the lines left out.
+    pub fn parse_source_skipping(
+        &mut self,
+        source: Source,
+        bytes: &[u8],
+        scratch: &mut Vec<u8>,
+    ) -> Result<(), ParseError> {
+        let i = source as usize;
+        self.skipped[i] = Skipped::default();
+        let first = match self.parse_source(source, bytes) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        let Some(headers) = source.info().rows_after else {
+            return Err(first);
+        };
+        scratch.clear();
+        scratch.extend_from_slice(bytes);
+        let mut e = first;
+        for n in 1..=MAX_SKIPPED {
+            if e.line <= headers || !drop_line(scratch, e.line) || blank(scratch) {
+                break;
+            }
+            match self.parse_source(source, scratch) {
+                Ok(()) => {
+                    self.skipped[i] = Skipped {
+                        lines: n,
+                        first: Some(first),
+                    };
+                    return Ok(());
+                }
+                Err(next) => e = next,
+            }
+        }
+        Err(first)
+    }
+
+    /// Parses bytes of `source` an agent kept (its view, its history) as
+    /// the agent did ([`SystemSample::parse_source_skipping`]) and sets
+    /// the source's status.
+    pub fn parse_kept(&mut self, source: Source, bytes: &[u8]) {
+        let r = self.parse_source_skipping(source, bytes, &mut Vec::new());
+        self.status[source as usize] = match r {
+            Ok(()) => SourceStatus::Ok,
+            Err(e) => SourceStatus::Failed(e.to_string()),
+        };
+    }
+
     /// What the data of `source` says is wrong although it was read (a
-    /// textfile that failed to parse, a mount statfs could not answer), one
-    /// line each, for a log; empty for every other source.
+    /// textfile that failed to parse, a mount statfs could not answer,
+    /// lines left out), one line each, for a log.
     pub fn warnings(&self, source: Source) -> Vec<String> {
+        let skipped = &self.skipped[source as usize];
+        if let Some(e) = skipped.first {
+            return vec![format!(
+                "{}: lines that could not be read were left out (counted in quietstat_source_errors_total); first: {e}",
+                source.name()
+            )];
+        }
         match source {
             Source::Textfile => {
                 let t = &self.textfile;
@@ -255,6 +333,32 @@ impl SystemSample {
             _ => Vec::new(),
         }
     }
+}
+
+/// Removes 1-based line `line` (and its newline) from `buf`; false when
+/// there is no such line.
+fn drop_line(buf: &mut Vec<u8>, line: u32) -> bool {
+    let mut start = 0;
+    for _ in 1..line {
+        match buf[start..].iter().position(|&b| b == b'\n') {
+            Some(off) => start += off + 1,
+            None => return false,
+        }
+    }
+    if start >= buf.len() {
+        return false;
+    }
+    let end = buf[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(buf.len(), |off| start + off + 1);
+    buf.drain(start..end);
+    true
+}
+
+/// Whether nothing but blanks and newlines is left.
+fn blank(buf: &[u8]) -> bool {
+    buf.iter().all(u8::is_ascii_whitespace)
 }
 
 fn elapsed_ns(since: Instant) -> u64 {
@@ -304,16 +408,18 @@ impl Reader {
             let (status, cost) = match self.read_raw_io(source) {
                 Ok(n) => {
                     self.keep(source, n);
+                    let mut scratch = std::mem::take(&mut self.scratch);
                     let bytes = self.buffer(n);
                     let read_ns = elapsed_ns(t0);
                     let len = bytes.len() as u64;
                     let t1 = Instant::now();
-                    let r = sample.parse_source(source, bytes);
+                    let r = sample.parse_source_skipping(source, bytes, &mut scratch);
                     let cost = SourceCost {
                         read_ns,
                         parse_ns: elapsed_ns(t1),
                         bytes: len,
                     };
+                    self.scratch = scratch;
                     let status = match r {
                         Ok(()) => SourceStatus::Ok,
                         Err(e) => SourceStatus::Failed(

@@ -48,6 +48,12 @@ pub struct SourceInfo {
     pub helps: &'static [&'static str],
     /// The history records it (`report` derives its figures from it).
     pub recorded: bool,
+    /// Its lines stand alone after the first so many (headers): a line
+    /// that cannot be read is skipped and counted, the rest used
+    /// ([`SystemSample::parse_source_skipping`]). `None`: a line's place
+    /// carries meaning (a CPU's number, a header's columns, a record's
+    /// parts), and one bad line fails the read.
+    pub rows_after: Option<u32>,
 }
 
 /// Calls `f` with a slot: gives closures in the table their parameter
@@ -73,7 +79,8 @@ macro_rules! sources {
             opt_in: $opt_in:expr,
             serves: [$($serves:literal),*],
             helps: [$($helps:literal),*],
-            recorded: $recorded:expr $(,)?
+            recorded: $recorded:expr
+            $(, rows_after: $rows:expr)? $(,)?
         }
     ),* $(,)?) => {
         /// A source of system-wide statistics (one row of the registry).
@@ -96,6 +103,7 @@ macro_rules! sources {
             serves: &[$($serves),*],
             helps: &[$($helps),*],
             recorded: $recorded,
+            rows_after: rows_after!($($rows)?),
         }),*];
 
         static INFO_TABLE: [SourceInfo; LIST.len()] = INFO;
@@ -114,6 +122,7 @@ macro_rules! sources {
                 let i = source as usize;
                 std::mem::swap(&mut self.status[i], &mut other.status[i]);
                 std::mem::swap(&mut self.cost[i], &mut other.cost[i]);
+                std::mem::swap(&mut self.skipped[i], &mut other.skipped[i]);
             }
 
             /// Copies the data, status and cost of `source` from `other`,
@@ -125,6 +134,7 @@ macro_rules! sources {
                 let i = source as usize;
                 self.status[i].clone_from(&other.status[i]);
                 self.cost[i] = other.cost[i];
+                self.skipped[i] = other.skipped[i];
             }
 
             /// Parses `bytes` as `source` into this sample.
@@ -143,6 +153,16 @@ macro_rules! sources {
                 }
             }
         }
+    };
+}
+
+/// A row's `rows_after`, `None` when it gives none.
+macro_rules! rows_after {
+    () => {
+        None
+    };
+    ($rows:expr) => {
+        Some($rows)
     };
 }
 
@@ -167,19 +187,19 @@ const NAMES: (u64, u64) = (60_000, 1_000);
 sources! {
     Stat { name: "stat", files: &["stat"], slot: [stat], parse: stat::parse_into,
         optional: false, every: READ_OFTEN, opt_in: false, serves: ["cpu", "stat"], helps: [],
-        recorded: true },
+        recorded: true, rows_after: 0 },
     Interrupts { name: "interrupts", files: &["interrupts"], slot: [interrupts],
         parse: interrupts::parse_into, optional: false, every: PER_CPU_TABLES, opt_in: false,
-        serves: ["interrupts"], helps: [], recorded: true },
+        serves: ["interrupts"], helps: [], recorded: true, rows_after: 1 },
     Softirqs { name: "softirqs", files: &["softirqs"], slot: [softirqs],
         parse: softirqs::parse_into, optional: false, every: PER_CPU_TABLES, opt_in: false,
-        serves: ["softirqs"], helps: [], recorded: true },
+        serves: ["softirqs"], helps: [], recorded: true, rows_after: 1 },
     Meminfo { name: "meminfo", files: &["meminfo"], slot: [meminfo], parse: meminfo::parse_into,
         optional: false, every: READ_OFTEN, opt_in: false, serves: ["meminfo"], helps: [],
-        recorded: true },
+        recorded: true, rows_after: 0 },
     Vmstat { name: "vmstat", files: &["vmstat"], slot: [vmstat], parse: vmstat::parse_into,
         optional: false, every: READ_OFTEN, opt_in: false, serves: ["vmstat"], helps: [],
-        recorded: true },
+        recorded: true, rows_after: 0 },
     Loadavg { name: "loadavg", files: &["loadavg"], slot: [loadavg],
         parse: value!(loadavg::parse), optional: false, every: READ_OFTEN, opt_in: false,
         serves: ["loadavg"], helps: [], recorded: true },
@@ -187,26 +207,26 @@ sources! {
     PressureCpu { name: "pressure_cpu" | "pressure/cpu", files: &["pressure/cpu"],
         slot: [pressure[Resource::Cpu as usize]], parse: value!(pressure::parse),
         optional: true, every: READ_OFTEN, opt_in: false, serves: ["pressure"], helps: [],
-        recorded: true },
+        recorded: true, rows_after: 0 },
     PressureMemory { name: "pressure_memory" | "pressure/memory", files: &["pressure/memory"],
         slot: [pressure[Resource::Memory as usize]], parse: value!(pressure::parse),
         optional: true, every: READ_OFTEN, opt_in: false, serves: ["pressure"], helps: [],
-        recorded: true },
+        recorded: true, rows_after: 0 },
     PressureIo { name: "pressure_io" | "pressure/io", files: &["pressure/io"],
         slot: [pressure[Resource::Io as usize]], parse: value!(pressure::parse),
         optional: true, every: READ_OFTEN, opt_in: false, serves: ["pressure"], helps: [],
-        recorded: true },
+        recorded: true, rows_after: 0 },
     /// Also needs CONFIG_IRQ_TIME_ACCOUNTING.
     PressureIrq { name: "pressure_irq" | "pressure/irq", files: &["pressure/irq"],
         slot: [pressure[Resource::Irq as usize]], parse: value!(pressure::parse),
         optional: true, every: READ_OFTEN, opt_in: false, serves: [], helps: ["pressure"],
-        recorded: true },
+        recorded: true, rows_after: 0 },
     Diskstats { name: "diskstats", files: &["diskstats"], slot: [diskstats],
         parse: diskstats::parse_into, optional: false, every: READ_OFTEN, opt_in: false,
-        serves: ["diskstats"], helps: [], recorded: true },
+        serves: ["diskstats"], helps: [], recorded: true, rows_after: 0 },
     NetDev { name: "net_dev" | "net/dev", files: &["net/dev"], slot: [net_dev],
         parse: net_dev::parse_into, optional: false, every: READ_OFTEN, opt_in: false,
-        serves: ["netdev"], helps: [], recorded: true },
+        serves: ["netdev"], helps: [], recorded: true, rows_after: 2 },
     /// CONFIG_SCHEDSTATS.
     Schedstat { name: "schedstat", files: &["schedstat"], slot: [schedstat],
         parse: schedstat::parse_into, optional: true, every: READ_OFTEN, opt_in: false,
@@ -216,7 +236,7 @@ sources! {
         serves: ["filefd"], helps: [], recorded: true },
     Sockstat { name: "sockstat", files: &["net/sockstat"], slot: [sockstat],
         parse: sockstat::parse_into, optional: false, every: READ_OFTEN, opt_in: false,
-        serves: ["sockstat"], helps: [], recorded: false },
+        serves: ["sockstat"], helps: [], recorded: false, rows_after: 0 },
     Softnet { name: "softnet", files: &["net/softnet_stat"], slot: [softnet],
         parse: softnet::parse_into, optional: false, every: READ_OFTEN, opt_in: false,
         serves: ["softnet"], helps: [], recorded: false },
@@ -229,7 +249,7 @@ sources! {
     /// IPv6.
     Sockstat6 { name: "sockstat6", files: &["net/sockstat6"], slot: [sockstat6],
         parse: sockstat::parse_into, optional: true, every: READ_OFTEN, opt_in: false,
-        serves: [], helps: ["sockstat"], recorded: false },
+        serves: [], helps: ["sockstat"], recorded: false, rows_after: 0 },
     Netstat { name: "netstat", files: &netstat::FILES, slot: [netstat],
         parse: netstat::parse_into, optional: false, every: READ_OFTEN, opt_in: false,
         serves: ["netstat"], helps: [], recorded: false },
@@ -252,7 +272,7 @@ sources! {
         recorded: false },
     Arp { name: "arp", files: &["net/arp"], slot: [arp], parse: netmisc::parse_arp,
         optional: false, every: SMALL_TABLES, opt_in: false, serves: ["arp"], helps: [],
-        recorded: false },
+        recorded: false, rows_after: 1 },
     UdpQueues { name: "udp_queues", files: &netmisc::UDP_FILES, slot: [udp_queues],
         parse: value!(netmisc::parse_udp_queues), optional: false, every: SMALL_TABLES,
         opt_in: false, serves: ["udp_queues"], helps: [], recorded: false },
@@ -298,7 +318,7 @@ sources! {
     /// each, that most dashboards never query.
     Buddyinfo { name: "buddyinfo", files: &["buddyinfo"], slot: [buddyinfo],
         parse: mm::parse_buddyinfo, optional: false, every: PER_SCRAPE, opt_in: true,
-        serves: ["buddyinfo"], helps: [], recorded: false },
+        serves: ["buddyinfo"], helps: [], recorded: false, rows_after: 0 },
     Zoneinfo { name: "zoneinfo", files: &["zoneinfo"], slot: [zoneinfo],
         parse: mm::parse_zoneinfo, optional: false, every: PER_SCRAPE, opt_in: true,
         serves: ["zoneinfo"], helps: [], recorded: false },

@@ -242,3 +242,147 @@ fn without_sysfs_cpu_lists_the_cpu_rows_of_proc_stat_give_the_topology() {
         topo.notes
     );
 }
+
+/// Reads `sources` of `t`; the sample.
+fn sample_of(t: &fixtures::Tree, sources: &[Source]) -> SystemSample {
+    let mut s = SystemSample::default();
+    reader(t).read_sample(sources, &mut s);
+    s
+}
+
+/// Lines that stand alone: a bad one is left out, counted, and the rest
+/// served with the values the file holds; the bad one's values are absent.
+#[test]
+fn a_bad_line_costs_that_line_where_lines_stand_alone() {
+    use procfs::meminfo::MemKey;
+    let t = fixtures::Tree::empty();
+    t.proc_file(
+        "meminfo",
+        "MemTotal:       1000 kB\nMemFree:        x12 kB\nBuffers:          20 kB\n",
+    );
+    t.proc_file(
+        "stat",
+        "cpu  10 0 20 300 0 0 0 0 0 0\ncpu0 5 0 10 150 0 0 0 0 0 0\ncpu1 5 0 1O 150 0 0 0 0 0 0\n\
+         intr 7\nctxt 42\nbtime 1700000000\nprocesses 9\n",
+    );
+    t.proc_file(
+        "net/dev",
+        "Inter-|   Receive\n face |bytes\n  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n\
+         \x20 eth1: 1 2 three\n",
+    );
+    t.proc_file(
+        "pressure/io",
+        "some avg10=0.00 avg60=0.00 avg300=0.00 total=-5\nfull avg10=1.50 avg60=0.00 avg300=0.00 total=77\n",
+    );
+    let s = sample_of(
+        &t,
+        &[
+            Source::Meminfo,
+            Source::Stat,
+            Source::NetDev,
+            Source::PressureIo,
+        ],
+    );
+    for src in [
+        Source::Meminfo,
+        Source::Stat,
+        Source::NetDev,
+        Source::PressureIo,
+    ] {
+        assert!(s.ok(src), "{src:?}: {:?}", s.status[src as usize]);
+        let k = s.skipped[src as usize];
+        assert_eq!(k.lines, 1, "{src:?}");
+        let w = s.warnings(src);
+        assert!(
+            w[0].contains(src.name()) && w[0].contains("left out"),
+            "{w:?}"
+        );
+    }
+    assert_eq!(s.meminfo.get(MemKey::MemTotal), Some(1000 * 1024));
+    assert_eq!(s.meminfo.get(MemKey::Buffers), Some(20 * 1024));
+    assert_eq!(s.meminfo.get(MemKey::MemFree), None);
+    let first = s.skipped[Source::Meminfo as usize].first.unwrap();
+    assert_eq!((first.line, first.field), (2, "value"));
+    assert_eq!(
+        s.stat.cpus.iter().map(|c| c.cpu).collect::<Vec<_>>(),
+        [0],
+        "cpu1's line left out"
+    );
+    assert_eq!(s.stat.ctxt, 42);
+    assert_eq!(s.skipped[Source::Stat as usize].first.unwrap().line, 3);
+    assert_eq!(
+        s.net_dev
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>(),
+        ["eth0"]
+    );
+    assert_eq!(s.net_dev[0].rx_bytes, 1);
+    let p = s.pressure[procfs::pressure::Resource::Io as usize];
+    assert!(p.some.is_none());
+    assert_eq!(p.full.unwrap().total_usec, 77);
+    // A clean read says nothing.
+    t.proc_file("meminfo", "MemTotal: 1000 kB\n");
+    let s = sample_of(&t, &[Source::Meminfo]);
+    assert_eq!(
+        s.skipped[Source::Meminfo as usize],
+        procfs::Skipped::default()
+    );
+    assert!(s.warnings(Source::Meminfo).is_empty());
+}
+
+/// Where a line's place carries meaning, where a header is bad, where
+/// nothing would be left or too much is bad, or where a required line is
+/// bad, the read fails with its first error.
+#[test]
+fn a_bad_line_fails_the_read_where_it_cannot_be_left_out() {
+    let t = fixtures::Tree::empty();
+    // softnet_stat: the line's place is its CPU.
+    t.proc_file(
+        "net/softnet_stat",
+        "00000001 00000000 00000000\nzz 00000000 00000000\n00000003 00000000 00000000\n",
+    );
+    // interrupts' header (its columns name the CPUs).
+    t.proc_file("interrupts", "  CPU0 CPUx\n  0: 1 2 IO-APIC timer\n");
+    // Every line bad.
+    t.proc_file("vmstat", "a\nb\n");
+    // stat's cpu line is required.
+    t.proc_file(
+        "stat",
+        "cpu  1O 0 20 300 0 0 0 0 0 0\nintr 7\nctxt 42\nbtime 1700000000\nprocesses 9\n",
+    );
+    let srcs = [
+        Source::Softnet,
+        Source::Interrupts,
+        Source::Vmstat,
+        Source::Stat,
+    ];
+    let s = sample_of(&t, &srcs);
+    for (src, line) in [
+        (Source::Softnet, 2),
+        (Source::Interrupts, 1),
+        (Source::Vmstat, 1),
+        (Source::Stat, 1),
+    ] {
+        let SourceStatus::Failed(m) = &s.status[src as usize] else {
+            panic!("{src:?}: {:?}", s.status[src as usize]);
+        };
+        assert!(m.contains(&format!("line {line}:")), "{src:?}: {m}");
+        assert_eq!(s.skipped[src as usize].lines, 0, "{src:?}");
+    }
+    // MAX_SKIPPED bad lines are left out; one more fails the read.
+    for bad in [procfs::MAX_SKIPPED, procfs::MAX_SKIPPED + 1] {
+        let mut v = String::from("nr_free_pages 5\n");
+        for i in 0..bad {
+            v.push_str(&format!("nr_bad{i} -1\n"));
+        }
+        v.push_str("pgfault 9\n");
+        t.proc_file("vmstat", v);
+        let s = sample_of(&t, &[Source::Vmstat]);
+        assert_eq!(s.ok(Source::Vmstat), bad == procfs::MAX_SKIPPED, "{bad}");
+        if s.ok(Source::Vmstat) {
+            assert_eq!(s.skipped[Source::Vmstat as usize].lines, bad);
+            assert_eq!(s.vmstat.all().get("pgfault"), Some(9));
+        }
+    }
+}

@@ -784,10 +784,7 @@ pub fn decode_system(
         *s = procfs::SourceStatus::NotRead;
     }
     for (src, b) in procfs::kept::entries(p.body) {
-        out.status[src as usize] = match out.parse_source(src, b) {
-            Ok(()) => procfs::SourceStatus::Ok,
-            Err(e) => procfs::SourceStatus::Failed(e.to_string()),
-        };
+        out.parse_kept(src, b);
     }
     out.unix_ns = p.meta.unix_ns;
     Ok(p.meta)

@@ -313,10 +313,7 @@ impl History {
                         *s = SourceStatus::NotRead;
                     }
                     for (src, bytes) in files {
-                        sample.status[src as usize] = match sample.parse_source(src, &bytes) {
-                            Ok(()) => SourceStatus::Ok,
-                            Err(e) => SourceStatus::Failed(e.to_string()),
-                        };
+                        sample.parse_kept(src, &bytes);
                     }
                     sample.taken = base + Duration::from_millis(ts.saturating_sub(from));
                     sample.unix_ns = ts * 1_000_000;
@@ -339,10 +336,7 @@ impl History {
                     continue;
                 }
                 any = true;
-                sample.status[src as usize] = match sample.parse_source(src, bytes) {
-                    Ok(()) => SourceStatus::Ok,
-                    Err(e) => SourceStatus::Failed(e.to_string()),
-                };
+                sample.parse_kept(src, bytes);
             }
             if any {
                 sample.taken = base + Duration::from_millis(ts.saturating_sub(from));

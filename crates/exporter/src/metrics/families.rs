@@ -339,6 +339,7 @@ families! {
     QUIETSTAT_SOURCE_CONFIGURED_INTERVAL_SECONDS "quietstat_source_configured_interval_seconds" Gauge ["source"] "agent" "Interval configured.";
     QUIETSTAT_SOURCE_AGE_SECONDS "quietstat_source_age_seconds" Gauge ["source"] "agent" "Age of the data served for a source.";
     QUIETSTAT_SOURCE_UP "quietstat_source_up" Gauge ["source"] "agent" "1 when the last read of a source succeeded.";
+    QUIETSTAT_SOURCE_ERRORS_TOTAL "quietstat_source_errors_total" Counter ["source"] "agent" "Lines of a source left out of its reads because they could not be read; the rest of each file was used.";
     QUIETSTAT_AGENT_CPU_SECONDS_TOTAL "quietstat_agent_cpu_seconds_total" Counter ["mode"] "agent" "CPU time of the agent, all threads, user or system.";
     QUIETSTAT_AGENT_CONTEXT_SWITCHES_TOTAL "quietstat_agent_context_switches_total" Counter ["kind"] "agent" "Context switches of all agent threads (each one a wakeup or preemption).";
     QUIETSTAT_AGENT_SAMPLING_WAKEUPS_TOTAL "quietstat_agent_sampling_wakeups_total" Counter [] "agent" "Wakeups of the sampler that read the kernel.";

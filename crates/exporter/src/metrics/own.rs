@@ -17,7 +17,7 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         .filter(|s| st.stats[s.index()].scheduled)
         .collect();
     type Get = fn(&State, &Context, AgentSource, u64) -> f64;
-    let fields: [(&Family, Get); 11] = [
+    let fields: [(&Family, Get); 12] = [
         (&QUIETSTAT_SOURCE_READS_TOTAL, |st, _, s, _| {
             st.stats[s.index()].reads as f64
         }),
@@ -35,6 +35,9 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         }),
         (&QUIETSTAT_SOURCE_READ_BYTES_TOTAL, |st, _, s, _| {
             st.stats[s.index()].bytes as f64
+        }),
+        (&QUIETSTAT_SOURCE_ERRORS_TOTAL, |st, _, s, _| {
+            st.stats[s.index()].skipped_lines as f64
         }),
         (&QUIETSTAT_SOURCE_LAST_COST_SECONDS, |st, _, s, _| {
             ns_to_secs(st.stats[s.index()].last_cost_ns)
