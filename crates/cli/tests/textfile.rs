@@ -154,3 +154,103 @@ fn a_large_directory_delays_no_other_source_and_an_oversized_file_is_refused() {
         }
     }
 }
+
+/// Files as scripts write them, each with node_exporter's verdict: served
+/// (its `node_textfile_mtime_seconds` present) or refused. Debian's
+/// node_exporter reads the same directory beside the agent, and both must
+/// give the verdict the table holds.
+#[test]
+fn the_agent_accepts_and_refuses_the_textfiles_node_exporter_does() {
+    let cases: &[(&str, &str, bool)] = &[
+        (
+            "bare",
+            "testmetric1_1{foo=\"bar\"} 10\ntestmetric1_2{foo=\"baz\"} 20\n",
+            true,
+        ),
+        (
+            "typed",
+            "# HELP jobs Jobs.\n# TYPE jobs counter\njobs{q=\"a\"} 1\njobs{q=\"b\"} 2\n",
+            true,
+        ),
+        ("help_only", "# HELP temp A temperature.\ntemp 21.5\n", true),
+        ("comments", "# a comment\n\n# another\nlonely 1\n\n", true),
+        ("empty", "", true),
+        (
+            "special",
+            "nan_value NaN\ninf_value +Inf\nneg_value -3e-2\n",
+            true,
+        ),
+        ("escaped", "esc{l=\"a\\\"b\\\\c\\nd\"} 1\n", true),
+        ("no_newline", "last_line 4", false),
+        ("timestamp", "stamped 1 1700000000000\n", false),
+        ("bad_name", "1abc 3\n", false),
+        ("no_value", "novalue{a=\"b\"}\n", false),
+        (
+            "type_twice",
+            "# TYPE twice gauge\n# TYPE twice gauge\ntwice 1\n",
+            false,
+        ),
+        ("type_after", "late 1\n# TYPE late gauge\n", false),
+        ("bad_type", "# TYPE odd meter\nodd 1\n", false),
+        ("bad_value", "word one\n", false),
+        ("unclosed", "open{a=\"b\" 1\n", false),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text, _) in cases {
+        std::fs::write(dir.path().join(format!("{name}.prom")), text).unwrap();
+    }
+    let flag = format!("--collector.textfile.directory={}", dir.path().display());
+    let port = common::agent::free_port();
+    let ne = std::process::Command::new(common::exposition::which("prometheus-node-exporter"))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .args(["--collector.disable-defaults", "--collector.textfile"])
+        .arg(&flag)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _ne = sys::child::Guard(ne);
+    let naddr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let end = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(naddr).is_err() {
+        assert!(Instant::now() < end, "node_exporter did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let theirs = get(naddr, "/metrics", None).body;
+    let a = agent("", &[&flag]);
+    let ours = get(a.addr, "/metrics", None).body;
+    let served = |body: &str, name: &str| {
+        let f = dir
+            .path()
+            .join(format!("{name}.prom"))
+            .display()
+            .to_string();
+        value(
+            body,
+            &format!("node_textfile_mtime_seconds{{file=\"{f}\"}}"),
+        )
+        .is_some()
+    };
+    let mut wrong = Vec::new();
+    for (name, _, verdict) in cases {
+        let (t, o) = (served(&theirs, name), served(&ours, name));
+        if t != *verdict || o != *verdict {
+            wrong.push(format!(
+                "{name}: table {verdict}, node_exporter {t}, agent {o}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // What both serve of the files both accept.
+    for series in [
+        "testmetric1_2{foo=\"baz\"}",
+        "jobs{q=\"b\"}",
+        "temp",
+        "lonely",
+    ] {
+        assert_eq!(value(&ours, series), value(&theirs, series), "{series}");
+        assert!(value(&ours, series).is_some(), "{series}");
+    }
+    assert_eq!(value(&ours, "node_textfile_scrape_error"), Some(1.0));
+    assert_eq!(value(&theirs, "node_textfile_scrape_error"), Some(1.0));
+}

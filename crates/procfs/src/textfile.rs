@@ -255,6 +255,14 @@ fn families_of(text: &str) -> Result<Vec<TextFamily>, String> {
             fams.len() - 1
         })
     };
+    // The text format ends every line with a newline; node_exporter's
+    // parser refuses a file whose last line has none (a write cut short).
+    if !text.is_empty() && !text.ends_with('\n') {
+        return Err(format!(
+            "line {}: no newline at the end of the file (cut short?)",
+            text.lines().count()
+        ));
+    }
     for (n, raw) in text.lines().enumerate() {
         let at = |e: String| format!("line {}: {e}", n + 1);
         let line = raw.trim_matches([' ', '\t']);
