@@ -156,7 +156,7 @@ pub struct SystemSample {
     pub status: [SourceStatus; Source::COUNT],
     pub cost: [SourceCost; Source::COUNT],
     /// Lines left out of the last read of each source (those whose lines
-    /// stand alone, [`crate::SourceInfo::rows_after`]).
+    /// stand alone, `rows_after` in [`Source::info`]).
     pub skipped: [Skipped; Source::COUNT],
 }
 
