@@ -243,8 +243,86 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     ]
 }
 
+/// The fixture trees' files of the sources whose lines stand alone, with
+/// each source's header count.
+fn standalone_seeds() -> Vec<(procfs::Source, u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    for tree in ["this-machine", "linux-2.6.32", "linux-future"] {
+        let (proc_root, sys_root) = fixtures::roots(tree);
+        let mut r = procfs::Reader::new(proc_root, sys_root);
+        for source in procfs::Source::ALL {
+            let Some(headers) = source.info().rows_after else {
+                continue;
+            };
+            if let Ok(b) = r.read_raw(source) {
+                out.push((source, headers, b.to_vec()));
+            }
+        }
+    }
+    out
+}
+
+/// `bytes` parsed as `source` by the reader's rule: the data as JSON, the
+/// lines left out, or the error.
+fn read_as(
+    source: procfs::Source,
+    bytes: &[u8],
+) -> Result<(String, procfs::Skipped), procfs::ParseError> {
+    let mut s = procfs::SystemSample::default();
+    s.parse_source_skipping(source, bytes, &mut Vec::new())?;
+    let data = serde_json::to_string(&procfs::SourceData(&s, source)).unwrap();
+    Ok((data, s.skipped[source as usize]))
+}
+
+/// A line of `line` bytes starting with a control byte (no format here
+/// takes one) inserted after line `after` of `bytes`.
+fn with_line(bytes: &[u8], after: usize, line: &[u8]) -> Vec<u8> {
+    let mut at = 0;
+    for _ in 0..after {
+        match bytes[at..].iter().position(|&b| b == b'\n') {
+            Some(off) => at += off + 1,
+            None => break,
+        }
+    }
+    let mut out = bytes[..at].to_vec();
+    out.push(0x01);
+    out.extend(line.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
+    out.push(b'\n');
+    out.extend_from_slice(&bytes[at..]);
+    out
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    /// A bad line inserted past a file's headers, where lines stand alone:
+    /// the read still succeeds; when the line was left out, at the line it
+    /// was put, the data is the clean file's. Without its final newline the
+    /// file reads as the clean one.
+    #[test]
+    fn a_bad_line_where_lines_stand_alone_leaves_the_rest_as_it_was(
+        seed in any::<prop::sample::Index>(),
+        after in any::<prop::sample::Index>(),
+        line in prop::collection::vec(any::<u8>(), 0..60),
+    ) {
+        static SEEDS: std::sync::OnceLock<Vec<(procfs::Source, u32, Vec<u8>)>> =
+            std::sync::OnceLock::new();
+        let seeds = SEEDS.get_or_init(standalone_seeds);
+        let (source, headers, clean) = &seeds[seed.index(seeds.len())];
+        let want = read_as(*source, clean).expect("a fixture parses");
+        let lines = clean.iter().filter(|&&b| b == b'\n').count();
+        let after = *headers as usize + after.index(lines - *headers as usize + 1);
+        let bad = with_line(clean, after, &line);
+        let got = read_as(*source, &bad);
+        prop_assert!(got.is_ok(), "{:?} after line {}: {:?}", source, after, got);
+        let (data, skipped) = got.unwrap();
+        if skipped.lines == 1 {
+            prop_assert_eq!(skipped.first.unwrap().line as usize, after + 1);
+            prop_assert_eq!(&data, &want.0, "{:?}", source);
+        }
+        let cut = clean.strip_suffix(b"\n").unwrap_or(clean);
+        prop_assert_eq!(read_as(*source, cut).map(|r| r.0), Ok(want.0));
+    }
 
     #[test]
     fn arbitrary_bytes_never_panic(parser in any::<prop::sample::Index>(), bytes in prop::collection::vec(any::<u8>(), 0..512)) {
