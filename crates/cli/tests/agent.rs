@@ -908,29 +908,19 @@ fn node_exporter_and_the_agent_agree_family_by_family() {
     let mut flags = vec![texts_flag.as_str(), "--collector.interrupts"];
     flags.extend(opt_in);
     let a = agent(&demand_without_floors(0.0, &all_sources()), &flags);
-    let port = free_port();
-    let ne = Command::new(which("prometheus-node-exporter"))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .args(["--collector.interrupts", "--collector.stat.softirq"])
-        .args(opt_in)
-        .arg(&texts_flag)
-        // Debian's build excludes /run, /mnt and /media too; upstream's
-        // default, which the agent keeps:
-        .arg(format!(
-            "--collector.filesystem.mount-points-exclude={}",
-            procfs::DEFAULT_MOUNT_POINTS_EXCLUDE
-        ))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _ne = Guard(ne);
-    let naddr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let end = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(naddr).is_err() {
-        assert!(Instant::now() < end, "node_exporter did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut ne_args: Vec<String> = ["--collector.interrupts", "--collector.stat.softirq"]
+        .iter()
+        .chain(&opt_in)
+        .map(|s| s.to_string())
+        .collect();
+    ne_args.push(texts_flag.clone());
+    // Debian's build excludes /run, /mnt and /media too; upstream's
+    // default, which the agent keeps:
+    ne_args.push(format!(
+        "--collector.filesystem.mount-points-exclude={}",
+        procfs::DEFAULT_MOUNT_POINTS_EXCLUDE
+    ));
+    let (_ne, naddr) = node_exporter(&ne_args);
     let before = scrape(&a, "?max_age_ms=0");
     let ne_text = get(naddr, "/metrics", None).body;
     let after = scrape(&a, "?max_age_ms=0");

@@ -5,10 +5,7 @@
 //! binary: the mounts exist only while it runs.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Duration;
-
-use sys::child::Guard;
+use std::process::Command;
 
 mod common;
 
@@ -69,27 +66,11 @@ fn xfs_and_btrfs_agree_with_node_exporter() {
         &["mkfs.btrfs", "-q", "-f", "-L", "quietstat-test"],
     );
     let a = agent(&demand_without_floors(0.0, &["xfs", "btrfs"]), &[]);
-    let port = free_port();
-    let ne = Command::new(which("prometheus-node-exporter"))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .args([
-            "--collector.disable-defaults",
-            "--collector.xfs",
-            "--collector.btrfs",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _ne = Guard(ne);
-    let naddr = format!("127.0.0.1:{port}").parse().unwrap();
-    assert!(
-        common::wait_for(Duration::from_secs(30), || std::net::TcpStream::connect(
-            naddr
-        )
-        .is_ok()),
-        "node_exporter did not start"
-    );
+    let (_ne, naddr) = node_exporter(&[
+        "--collector.disable-defaults",
+        "--collector.xfs",
+        "--collector.btrfs",
+    ]);
     let ours = |q: &str| parse_exposition(&get(a.addr, &format!("/metrics{q}"), None).body);
     let (before, types) = ours("?max_age_ms=0");
     let (theirs, their_types) = parse_exposition(&get(naddr, "/metrics", None).body);

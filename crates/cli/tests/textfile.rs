@@ -200,22 +200,11 @@ fn the_agent_accepts_and_refuses_the_textfiles_node_exporter_does() {
         std::fs::write(dir.path().join(format!("{name}.prom")), text).unwrap();
     }
     let flag = format!("--collector.textfile.directory={}", dir.path().display());
-    let port = common::agent::free_port();
-    let ne = std::process::Command::new(common::exposition::which("prometheus-node-exporter"))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .args(["--collector.disable-defaults", "--collector.textfile"])
-        .arg(&flag)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let _ne = sys::child::Guard(ne);
-    let naddr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let end = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(naddr).is_err() {
-        assert!(Instant::now() < end, "node_exporter did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (_ne, naddr) = common::exposition::node_exporter(&[
+        "--collector.disable-defaults",
+        "--collector.textfile",
+        &flag,
+    ]);
     let theirs = get(naddr, "/metrics", None).body;
     let a = agent("", &[&flag]);
     let ours = get(a.addr, "/metrics", None).body;

@@ -71,3 +71,27 @@ pub fn which(bin: &str) -> PathBuf {
             panic!("{bin} not found: install Debian's prometheus and prometheus-node-exporter packages (.ci/run does)")
         })
 }
+
+/// Debian's node_exporter on a free loopback port with `args`, stopped
+/// when the guard drops; its address once it takes connections.
+pub fn node_exporter<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+) -> (sys::child::Guard, std::net::SocketAddr) {
+    let port = super::agent::free_port();
+    let ne = std::process::Command::new(which("prometheus-node-exporter"))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let guard = sys::child::Guard(ne);
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    assert!(
+        super::wait_for(std::time::Duration::from_secs(30), || {
+            std::net::TcpStream::connect(addr).is_ok()
+        }),
+        "node_exporter did not start"
+    );
+    (guard, addr)
+}
