@@ -313,6 +313,12 @@ fn print_status(s: &SystemSample) {
             SourceStatus::Missing if !source.optional() => {
                 eprintln!("warning: {} is missing", source.name())
             }
+            // Read, with something left out (lines, files, mounts).
+            SourceStatus::Ok => {
+                for w in s.warnings(source) {
+                    eprintln!("warning: {w}");
+                }
+            }
             _ => {}
         }
     }

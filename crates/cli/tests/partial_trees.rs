@@ -681,4 +681,16 @@ fn a_bad_line_is_left_out_counted_and_logged_once() {
         .collect();
     assert_eq!(said.len(), 1, "{logged:#?}");
     assert!(said[0].contains("line 2"), "{}", said[0]);
+    // stat says so too, and shows the memory figures.
+    let out = run_on(&t, &["stat"]);
+    assert_ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: meminfo: lines that could not be read were left out"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("meminfo:") || !err.contains("failed"),
+        "{err}"
+    );
 }
