@@ -710,12 +710,22 @@ impl FileConfig {
         let listen = match self.listen.as_deref().map(str::trim) {
             None => Some(SocketAddr::from(([127, 0, 0, 1], 9479))),
             Some("") => None,
-            Some(v) => Some(v.parse::<SocketAddr>().map_err(|_| {
-                bad(
-                    "listen",
-                    format!("{v:?} is not an address; write IP:PORT, e.g. \"127.0.0.1:9479\", or \"\" for no HTTP server"),
-                )
-            })?),
+            // node_exporter's `:PORT`: every address of this machine.
+            Some(v) => Some(
+                match v.strip_prefix(':') {
+                    Some(port) => port
+                        .parse::<u16>()
+                        .map(|p| SocketAddr::from(([0, 0, 0, 0], p)))
+                        .ok(),
+                    None => v.parse::<SocketAddr>().ok(),
+                }
+                .ok_or_else(|| {
+                    bad(
+                        "listen",
+                        format!("{v:?} is not an address; write IP:PORT, e.g. \"127.0.0.1:9479\", :PORT for every address, or \"\" for no HTTP server"),
+                    )
+                })?,
+            ),
         };
         let housekeeping_cpus = match self.housekeeping_cpus.as_deref().map(str::trim) {
             None | Some("auto") => None,
@@ -1108,6 +1118,11 @@ mod tests {
         );
         let e = err("listen = \"localhost\"\n");
         assert!(e.contains("listen") && e.contains("IP:PORT"), "{e}");
+        let c = FileConfig::from_toml("listen = \":9100\"\n")
+            .and_then(|f| f.resolve())
+            .unwrap();
+        assert_eq!(c.listen.unwrap().to_string(), "0.0.0.0:9100");
+        assert!(err("listen = \":x\"\n").contains(":PORT"));
         let e = err("housekeeping_cpus = \"0-x\"\n");
         assert!(e.contains("housekeeping_cpus") && e.contains("0-x"), "{e}");
         let e = err("process_backend = \"ebpf\"\n");

@@ -15,9 +15,14 @@ pub struct Args {
     /// TOML configuration file (every key optional; flags override it).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Address for /metrics and /api/v1/snapshot ("" for none).
-    #[arg(long, value_name = "IP:PORT")]
+    /// Address for /metrics and /api/v1/snapshot: IP:PORT, :PORT for
+    /// every address, "" for none (also written `--web.listen-address`).
+    #[arg(long, value_name = "IP:PORT", alias = "web.listen-address")]
     listen: Option<String>,
+    /// The path the exposition answers at (node_exporter's flag)
+    /// [default: /metrics].
+    #[arg(long = "web.telemetry-path", value_name = "PATH")]
+    telemetry_path: Option<String>,
     /// CPUs the agent's threads may run on (default: every online CPU that
     /// is neither isolated nor nohz_full).
     #[arg(long, value_name = "LIST")]
@@ -240,6 +245,12 @@ pub fn run(
         }
         None => None,
     };
+    let telemetry_path = args
+        .telemetry_path
+        .clone()
+        .unwrap_or_else(|| exporter::http::TELEMETRY_PATH.to_string());
+    exporter::http::check_telemetry_path(&telemetry_path)
+        .map_err(|e| anyhow::anyhow!("--web.telemetry-path: {e}"))?;
     let listener = match config.listen {
         Some(addr) => {
             let protected = web
@@ -262,11 +273,12 @@ pub fn run(
                 max_connections: config.http_max_connections,
                 web,
                 process_rows: config.http_process_rows,
+                telemetry_path: telemetry_path.clone(),
             };
             let s =
                 exporter::http::serve(shared.clone(), l, options).map_err(anyhow::Error::msg)?;
             eprintln!(
-                "quietstat agent: serving {}://{}/metrics and /api/v1/snapshot (at most {} connections)",
+                "quietstat agent: serving {}://{}{telemetry_path} and /api/v1/snapshot (at most {} connections)",
                 if s.tls() { "https" } else { "http" },
                 s.local_addr(),
                 s.max_connections()

@@ -1385,3 +1385,57 @@ fn the_standard_process_families_describe_the_agent() {
     assert!(now - started >= 0.0 && now - started < 60.0, "{started}");
     assert!(v("process_cpu_seconds_total") > 0.0);
 }
+
+/// node_exporter's `--web.listen-address` and `--web.telemetry-path`: the
+/// exposition moves to the path given, the landing page and a wrong path's
+/// answer name it, and a path that is no path is refused at start.
+#[test]
+fn the_exposition_answers_at_the_telemetry_path_given() {
+    let a = agent(
+        "",
+        &[
+            "--web.listen-address",
+            "127.0.0.1:0",
+            "--web.telemetry-path",
+            "/probe/metrics",
+        ],
+    );
+    assert!(
+        a.early
+            .iter()
+            .any(|l| l.contains("/probe/metrics and /api/v1/snapshot")),
+        "{:?}",
+        a.early
+    );
+    let r = get(a.addr, "/probe/metrics", None);
+    assert_eq!(r.status, 200);
+    assert!(r.body.contains("node_load1 "), "{}", r.body);
+    let r = get(a.addr, "/metrics", None);
+    assert_eq!(r.status, 404);
+    assert!(r.body.contains("try /probe/metrics"), "{}", r.body);
+    assert!(
+        get(a.addr, "/", None)
+            .body
+            .contains("/probe/metrics[?max_age_ms=N]")
+    );
+    for bad in ["metrics", "/", "/api/v1/snapshot", "/m?x=1"] {
+        let out = quietstat()
+            .args([
+                "agent",
+                "--no-store",
+                "--shm-path",
+                "",
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .args(["--web.telemetry-path", bad])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--web.telemetry-path") && err.contains(bad),
+            "{bad}: {err}"
+        );
+    }
+}

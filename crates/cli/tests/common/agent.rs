@@ -69,7 +69,7 @@ pub fn agent_with(config: &str, extra: &[&str], prepare: impl FnOnce(&mut Comman
     };
     let mut cmd = quietstat();
     cmd.arg("agent");
-    if !extra.contains(&"--listen") {
+    if !extra.contains(&"--listen") && !extra.contains(&"--web.listen-address") {
         cmd.args(["--listen", "127.0.0.1:0"]);
     }
     if !extra.contains(&"--shm-path") {

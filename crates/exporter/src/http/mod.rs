@@ -70,6 +70,22 @@ pub struct Options {
     pub web: Option<WebConfig>,
     /// Whether `/api/v1/snapshot` lists processes (pid, command, user...).
     pub process_rows: bool,
+    /// Where the exposition answers (node_exporter's
+    /// `--web.telemetry-path`): `/metrics` when empty.
+    pub telemetry_path: String,
+}
+
+/// Where the exposition answers unless told otherwise.
+pub const TELEMETRY_PATH: &str = "/metrics";
+
+/// Checks a telemetry path: absolute, one of no other route, no query.
+pub fn check_telemetry_path(p: &str) -> Result<(), String> {
+    if !p.starts_with('/') || p.contains(['?', '#', ' ']) || p == "/" || p == "/api/v1/snapshot" {
+        return Err(format!(
+            "telemetry path {p:?}: give an absolute path such as /metrics, not / or /api/v1/snapshot, with no query"
+        ));
+    }
+    Ok(())
 }
 
 /// What the routes need.
@@ -83,6 +99,7 @@ pub(crate) struct Ctx {
     pub(crate) auth: Option<Arc<auth::Auth>>,
     pub(crate) headers: Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
     pub(crate) process_rows: bool,
+    pub(crate) telemetry_path: String,
     conns: Conns,
 }
 
@@ -219,6 +236,11 @@ pub fn serve(
         auth,
         headers,
         process_rows: options.process_rows,
+        telemetry_path: if options.telemetry_path.is_empty() {
+            TELEMETRY_PATH.to_string()
+        } else {
+            options.telemetry_path
+        },
         conns,
     });
     let stop = Arc::new(Notify::new());

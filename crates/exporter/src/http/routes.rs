@@ -198,22 +198,28 @@ async fn route(ctx: &Ctx, req: &Request<Incoming>, slot: &Arc<Slot>) -> Reply {
     let pairs = query_pairs(req.uri().query().unwrap_or(""));
     let param = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     match path {
-        "/metrics" => {
-            let openmetrics = req
-                .headers()
-                .get_all(header::ACCEPT)
-                .iter()
-                .any(|v| v.to_str().is_ok_and(|v| v.contains("application/openmetrics-text")));
+        p if p == ctx.telemetry_path => {
+            let openmetrics = req.headers().get_all(header::ACCEPT).iter().any(|v| {
+                v.to_str()
+                    .is_ok_and(|v| v.contains("application/openmetrics-text"))
+            });
             metrics_response(ctx, slot, openmetrics, param("max_age_ms")).await
         }
         "/api/v1/snapshot" => snapshot_response(ctx, param("sources"), param("max_age_ms")).await,
         "/" => text(
             StatusCode::OK,
-            "quietstat agent\n\n/metrics[?max_age_ms=N]\n/api/v1/snapshot[?sources=a,b][&max_age_ms=N]\n".into(),
+            format!(
+                "quietstat agent\n\n{}[?max_age_ms=N]\n/api/v1/snapshot[?sources=a,b][&max_age_ms=N]\n",
+                ctx.telemetry_path
+            ),
         ),
         _ => text(
             StatusCode::NOT_FOUND,
-            format!("{}: not found; try /metrics or /api/v1/snapshot\n", echo(path)),
+            format!(
+                "{}: not found; try {} or /api/v1/snapshot\n",
+                echo(path),
+                ctx.telemetry_path
+            ),
         ),
     }
 }
