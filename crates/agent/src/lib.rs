@@ -14,6 +14,7 @@
 
 pub mod budget;
 pub mod config;
+pub mod logging;
 pub mod placement;
 mod sampler;
 pub mod schedule;
@@ -39,5 +40,9 @@ pub enum StartError {
 }
 
 pub(crate) fn log(msg: impl AsRef<str>) {
-    eprintln!("quietstat agent: {}", msg.as_ref());
+    logging::log(logging::Level::Info, msg.as_ref());
+}
+
+pub(crate) fn warn(msg: impl AsRef<str>) {
+    logging::log(logging::Level::Warn, msg.as_ref());
 }

@@ -16,7 +16,7 @@ use crate::config::{AgentSource, Config, FileConfig, Mask, ProcessMetricsMode, S
 use crate::schedule::{Anchor, Schedule};
 use crate::signals::{RELOAD, STOP, install_handlers, mask_signals, set_wake_word};
 use crate::state::{Shared, State};
-use crate::{StartError, budget, log, placement};
+use crate::{StartError, budget, log, placement, warn};
 
 /// The sources the shared-memory snapshot carries: a local reader's
 /// request for a fresh snapshot reads these.
@@ -732,7 +732,7 @@ impl Agent {
                     if st.sample.ok(src) {
                         let now = st.sample.warnings(src);
                         for w in now.iter().filter(|w| !self.warned[i].contains(w)) {
-                            log(w);
+                            warn(w);
                         }
                         self.warned[i] = now;
                     }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use agent::Agent;
 use agent::config::{Config, FileConfig, FileSources};
+use agent::logging::{Format, Level};
 use anyhow::bail;
 use exporter::http::Options;
 use exporter::web_config::WebConfig;
@@ -23,6 +24,14 @@ pub struct Args {
     /// [default: /metrics].
     #[arg(long = "web.telemetry-path", value_name = "PATH")]
     telemetry_path: Option<String>,
+    /// The least a log line must be to be written: debug, info, warn or
+    /// error (node_exporter's flag) [default: info].
+    #[arg(long = "log.level", value_name = "LEVEL")]
+    log_level: Option<String>,
+    /// How log lines are written: plain ("quietstat agent: ..."), logfmt or
+    /// json (node_exporter's flag) [default: plain].
+    #[arg(long = "log.format", value_name = "FORMAT")]
+    log_format: Option<String>,
     /// CPUs the agent's threads may run on (default: every online CPU that
     /// is neither isolated nor nohz_full).
     #[arg(long, value_name = "LIST")]
@@ -159,9 +168,9 @@ fn collector_switches(args: &Args) -> anyhow::Result<(Option<FileSources>, Optio
             } else if let Some((_, why)) =
                 exporter::metrics::NOT_HERE.iter().find(|(n, _)| n == name)
             {
-                eprintln!(
-                    "quietstat agent: collector {name:?} is not available here ({why}); ignored"
-                );
+                warn(&format!(
+                    "collector {name:?} is not available here ({why}); ignored"
+                ));
                 continue;
             } else {
                 bail!(
@@ -200,6 +209,11 @@ pub fn run(
     rootfs: Option<PathBuf>,
     args: &Args,
 ) -> anyhow::Result<ExitCode> {
+    let level = Level::parse(args.log_level.as_deref().unwrap_or("info"))
+        .map_err(|e| anyhow::anyhow!("--log.level: {e}"))?;
+    let format = Format::parse(args.log_format.as_deref().unwrap_or("plain"))
+        .map_err(|e| anyhow::anyhow!("--log.format: {e}"))?;
+    agent::logging::set(level, format);
     let (sources, collectors) = collector_switches(args)?;
     let overrides = FileConfig {
         rootfs,
@@ -239,7 +253,7 @@ pub fn run(
         Some(p) => {
             let w = WebConfig::load(p)?;
             for warning in &w.warnings {
-                eprintln!("quietstat agent: {}: {warning}", p.display());
+                warn(&format!("{}: {warning}", p.display()));
             }
             Some(w)
         }
@@ -257,9 +271,9 @@ pub fn run(
                 .as_ref()
                 .is_some_and(|w| w.tls.is_some() || !w.users.is_empty());
             if !addr.ip().is_loopback() && !protected {
-                eprintln!(
-                    "quietstat agent: warning: listening on {addr}, beyond this machine, without TLS or authentication: anyone who can reach it reads the metrics; see --web.config.file"
-                );
+                warn(&format!(
+                    "listening on {addr}, beyond this machine, without TLS or authentication: anyone who can reach it reads the metrics; see --web.config.file"
+                ));
             }
             Some(exporter::http::bind(addr).map_err(anyhow::Error::msg)?)
         }
@@ -277,18 +291,18 @@ pub fn run(
             };
             let s =
                 exporter::http::serve(shared.clone(), l, options).map_err(anyhow::Error::msg)?;
-            eprintln!(
-                "quietstat agent: serving {}://{}{telemetry_path} and /api/v1/snapshot (at most {} connections)",
+            info(&format!(
+                "serving {}://{}{telemetry_path} and /api/v1/snapshot (at most {} connections)",
                 if s.tls() { "https" } else { "http" },
                 s.local_addr(),
                 s.max_connections()
-            );
+            ));
             Some(s)
         }
         None => None,
     };
     if let Some(p) = shared.shm.path() {
-        eprintln!("quietstat agent: shared-memory snapshot at {}", p.display());
+        info(&format!("shared-memory snapshot at {}", p.display()));
     }
     agent.run();
     if let Some(s) = server {
@@ -301,6 +315,14 @@ pub fn run(
         bail!("the agent's state was poisoned by a panic");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn info(msg: &str) {
+    agent::logging::log(Level::Info, msg);
+}
+
+fn warn(msg: &str) {
+    agent::logging::log(Level::Warn, msg);
 }
 
 #[cfg(test)]

@@ -1439,3 +1439,84 @@ fn the_exposition_answers_at_the_telemetry_path_given() {
         );
     }
 }
+
+/// node_exporter's `--log.format` and `--log.level`: every line one JSON
+/// object (or one logfmt record), and no line below the level set.
+#[test]
+fn log_lines_take_node_exporters_format_and_level() {
+    use std::io::BufRead;
+    let run = |args: &[&str], until: &dyn Fn(&str) -> bool| -> Vec<String> {
+        let mut child = quietstat()
+            .args(["agent", "--no-store", "--shm-path", ""])
+            .args(args)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let guard = Guard(child);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for l in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send(l);
+            }
+        });
+        let mut lines = Vec::new();
+        let end = Instant::now() + Duration::from_secs(30);
+        while !lines.iter().any(|l: &String| until(l)) {
+            assert!(Instant::now() < end, "{lines:#?}");
+            if let Ok(l) = rx.recv_timeout(Duration::from_millis(100)) {
+                lines.push(l);
+            }
+        }
+        // SAFETY: our own child, not yet reaped.
+        unsafe { libc::kill(guard.0.id() as i32, libc::SIGTERM) };
+        // Every line it wrote, up to its exit.
+        lines.extend(rx.iter());
+        lines
+    };
+    let lines = run(&["--listen", "127.0.0.1:0", "--log.format", "json"], &|l| {
+        l.contains("serving http://")
+    });
+    for l in &lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}"));
+        assert!(v["ts"].as_str().is_some_and(|t| t.ends_with('Z')), "{l}");
+        assert!(
+            ["info", "warn", "error"].contains(&v["level"].as_str().unwrap()),
+            "{l}"
+        );
+    }
+    // Only warnings and worse: the warning of an open address is written,
+    // no info line (serving, the snapshot's path, placement) is.
+    let lines = run(
+        &[
+            "--listen",
+            "0.0.0.0:0",
+            "--log.format",
+            "logfmt",
+            "--log.level",
+            "warn",
+        ],
+        &|l| l.contains("beyond this machine"),
+    );
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("ts=") && l.contains(" level=warn msg=\"")),
+        "{lines:#?}"
+    );
+    for bad in [["--log.level", "loud"], ["--log.format", "xml"]] {
+        let out = quietstat()
+            .args(["agent", "--print-config"])
+            .args(bad)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(bad[0]),
+            "{bad:?}"
+        );
+    }
+}

@@ -304,9 +304,12 @@ async fn accept_loop(
         match accepted {
             Ok((sock, _)) => {
                 if failing > 0 {
-                    agent_log(format!(
-                        "HTTP: accepting connections again after {failing} failed attempts"
-                    ));
+                    agent_log(
+                        agent::logging::Level::Info,
+                        format!(
+                            "HTTP: accepting connections again after {failing} failed attempts"
+                        ),
+                    );
                     failing = 0;
                 }
                 backoff = FIRST_BACKOFF;
@@ -315,11 +318,14 @@ async fn accept_loop(
             Err(e) if per_connection(&e) => {}
             Err(e) => {
                 if failing == 0 {
-                    agent_log(format!(
-                        "HTTP: accepting a connection failed ({e}); {} connections open (cap {}); retrying with backoff",
-                        ctx.conns.len(),
-                        ctx.conns.cap
-                    ));
+                    agent_log(
+                        agent::logging::Level::Warn,
+                        format!(
+                            "HTTP: accepting a connection failed ({e}); {} connections open (cap {}); retrying with backoff",
+                            ctx.conns.len(),
+                            ctx.conns.cap
+                        ),
+                    );
                 }
                 failing += 1;
                 ctx.conns
@@ -339,8 +345,8 @@ async fn accept_loop(
     }
 }
 
-fn agent_log(msg: String) {
-    eprintln!("quietstat agent: {msg}");
+fn agent_log(level: agent::logging::Level, msg: String) {
+    agent::logging::log(level, &msg);
 }
 
 fn refusal() -> Vec<u8> {
