@@ -162,6 +162,11 @@ pub struct ProcessMetrics {
 /// memory), and a small aggregate of each is always served.
 pub const COLLECTORS_OFF_BY_DEFAULT: [&str; 2] = ["interrupts", "softirqs"];
 
+/// node_exporter's default `--collector.diskstats.device-exclude`:
+/// partitions and pseudo-devices.
+pub const DEFAULT_DISKSTATS_DEVICE_EXCLUDE: &str =
+    r"^(ram|loop|fd|(h|s|v|xv)d[a-z]|nvme\d+n\d+p)\d+$";
+
 /// The effective configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -194,6 +199,14 @@ pub struct Config {
     pub filesystem_mount_points_exclude: String,
     /// Filesystem types the filesystem source skips (a regular expression).
     pub filesystem_fs_types_exclude: String,
+    /// Block devices `/metrics` leaves out, or (when set) the only ones it
+    /// serves: regular expressions on the name, "" for none
+    /// (node_exporter's `--collector.diskstats.device-exclude/-include`).
+    pub diskstats_device_exclude: String,
+    pub diskstats_device_include: String,
+    /// The same for network devices (`--collector.netdev.device-*`).
+    pub netdev_device_exclude: String,
+    pub netdev_device_include: String,
     /// How long the sampler waits for one statfs before reporting the
     /// mount failed (`node_filesystem_device_error` 1) and moving on.
     pub filesystem_statfs_wait: Duration,
@@ -391,6 +404,10 @@ impl Config {
             rootfs: Some(self.rootfs.clone()),
             filesystem_mount_points_exclude: Some(self.filesystem_mount_points_exclude.clone()),
             filesystem_fs_types_exclude: Some(self.filesystem_fs_types_exclude.clone()),
+            diskstats_device_exclude: Some(self.diskstats_device_exclude.clone()),
+            diskstats_device_include: Some(self.diskstats_device_include.clone()),
+            netdev_device_exclude: Some(self.netdev_device_exclude.clone()),
+            netdev_device_include: Some(self.netdev_device_include.clone()),
             filesystem_statfs_wait: d(self.filesystem_statfs_wait),
             textfile_directory: Some(self.textfile_directory.clone().unwrap_or_default()),
             udev_data_path: Some(self.udev_data_path.clone()),
@@ -461,6 +478,14 @@ pub struct FileConfig {
     pub filesystem_mount_points_exclude: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filesystem_fs_types_exclude: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diskstats_device_exclude: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diskstats_device_include: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netdev_device_exclude: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netdev_device_include: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filesystem_statfs_wait: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -635,6 +660,10 @@ impl FileConfig {
             rootfs,
             filesystem_mount_points_exclude,
             filesystem_fs_types_exclude,
+            diskstats_device_exclude,
+            diskstats_device_include,
+            netdev_device_exclude,
+            netdev_device_include,
             filesystem_statfs_wait,
             textfile_directory,
             udev_data_path
@@ -879,6 +908,39 @@ impl FileConfig {
             &self.filesystem_fs_types_exclude,
             procfs::DEFAULT_FS_TYPES_EXCLUDE,
         )?;
+        // Exclude and include are one or the other, as in node_exporter;
+        // an include replaces the default exclusion.
+        let devices = |prefix: &str,
+                       exclude: &Option<String>,
+                       include: &Option<String>,
+                       default: &str|
+         -> Result<(String, String), ConfigError> {
+            let set = |v: &Option<String>| v.as_deref().is_some_and(|v| !v.is_empty());
+            if set(exclude) && set(include) {
+                return Err(bad(
+                    format!("{prefix}_device_include"),
+                    format!(
+                        "{prefix}_device_exclude and {prefix}_device_include: give one, not both"
+                    ),
+                ));
+            }
+            let include = regex(&format!("{prefix}_device_include"), include, "")?;
+            let default = if include.is_empty() { default } else { "" };
+            let exclude = regex(&format!("{prefix}_device_exclude"), exclude, default)?;
+            Ok((exclude, include))
+        };
+        let (diskstats_device_exclude, diskstats_device_include) = devices(
+            "diskstats",
+            &self.diskstats_device_exclude,
+            &self.diskstats_device_include,
+            DEFAULT_DISKSTATS_DEVICE_EXCLUDE,
+        )?;
+        let (netdev_device_exclude, netdev_device_include) = devices(
+            "netdev",
+            &self.netdev_device_exclude,
+            &self.netdev_device_include,
+            "",
+        )?;
         let filesystem_statfs_wait = match &self.filesystem_statfs_wait {
             None => procfs::DEFAULT_STATFS_WAIT,
             Some(v) => in_range(
@@ -965,6 +1027,10 @@ impl FileConfig {
                 .unwrap_or_else(|| "/".into()),
             filesystem_mount_points_exclude,
             filesystem_fs_types_exclude,
+            diskstats_device_exclude,
+            diskstats_device_include,
+            netdev_device_exclude,
+            netdev_device_include,
             filesystem_statfs_wait,
             textfile_directory: self
                 .textfile_directory

@@ -73,6 +73,19 @@ pub struct Args {
     /// node_exporter's default).
     #[arg(long = "collector.filesystem.fs-types-exclude", value_name = "REGEX")]
     fs_types_exclude: Option<String>,
+    /// Block devices /metrics leaves out (a regular expression on the name;
+    /// node_exporter's default: partitions and pseudo-devices).
+    #[arg(long = "collector.diskstats.device-exclude", value_name = "REGEX")]
+    diskstats_device_exclude: Option<String>,
+    /// The only block devices /metrics serves (instead of an exclusion).
+    #[arg(long = "collector.diskstats.device-include", value_name = "REGEX")]
+    diskstats_device_include: Option<String>,
+    /// Network devices /metrics leaves out (a regular expression).
+    #[arg(long = "collector.netdev.device-exclude", value_name = "REGEX")]
+    netdev_device_exclude: Option<String>,
+    /// The only network devices /metrics serves (instead of an exclusion).
+    #[arg(long = "collector.netdev.device-include", value_name = "REGEX")]
+    netdev_device_include: Option<String>,
     /// How long the sampler waits for one statfs before it reports the
     /// mount failed and moves on (the call finishes in the background).
     #[arg(long = "collector.filesystem.mount-timeout", value_name = "D")]
@@ -221,6 +234,10 @@ pub fn run(
         collectors,
         filesystem_mount_points_exclude: args.mount_points_exclude.clone(),
         filesystem_fs_types_exclude: args.fs_types_exclude.clone(),
+        diskstats_device_exclude: args.diskstats_device_exclude.clone(),
+        diskstats_device_include: args.diskstats_device_include.clone(),
+        netdev_device_exclude: args.netdev_device_exclude.clone(),
+        netdev_device_include: args.netdev_device_include.clone(),
         filesystem_statfs_wait: args.statfs_wait.clone(),
         textfile_directory: args.textfile_directory.clone(),
         udev_data_path: args.udev_data_path.clone(),

@@ -694,3 +694,76 @@ fn a_bad_line_is_left_out_counted_and_logged_once() {
         "{err}"
     );
 }
+
+/// node_exporter's device filters: the default leaves partitions and
+/// pseudo-devices out; an exclusion replaces it; an inclusion serves only
+/// what it names; both at once are refused by name.
+#[test]
+fn device_filters_choose_the_disks_and_interfaces_served() {
+    let (p, s) = fixtures::roots("this-machine");
+    let (p, s) = (p.display().to_string(), s.display().to_string());
+    let served = |extra: &[&str]| -> (Vec<String>, Vec<String>) {
+        let mut args = vec!["--backend", "procfs", "--proc-root", &p, "--sys-root", &s];
+        args.extend(extra);
+        let a = agent("", &args);
+        let body = get(a.addr, "/metrics", None).body;
+        let names = |family: &str, label: &str| -> Vec<String> {
+            let mut v: Vec<String> = body
+                .lines()
+                .filter(|l| l.starts_with(family))
+                .filter_map(|l| {
+                    let at = l.find(&format!("{label}=\""))? + label.len() + 2;
+                    Some(l[at..].split('"').next()?.to_string())
+                })
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        (
+            names("node_disk_reads_completed_total{", "device"),
+            names("node_network_receive_bytes_total{", "device"),
+        )
+    };
+    let (disks, nets) = served(&[]);
+    assert_eq!(disks, ["vda", "zram0"]);
+    assert_eq!(nets, ["eth0", "ifb0", "ifb1", "lo"]);
+    let (disks, nets) = served(&[
+        "--collector.diskstats.device-exclude",
+        "^zram",
+        "--collector.netdev.device-exclude",
+        "^(lo|ifb\\d+)$",
+    ]);
+    assert_eq!(
+        disks,
+        [
+            "loop0", "loop1", "loop2", "loop3", "loop4", "loop5", "loop6", "loop7", "vda"
+        ]
+    );
+    assert_eq!(nets, ["eth0"]);
+    let (disks, nets) = served(&[
+        "--collector.diskstats.device-include",
+        "^vd",
+        "--collector.netdev.device-include",
+        "^eth",
+    ]);
+    assert_eq!(
+        (disks, nets),
+        (vec!["vda".to_string()], vec!["eth0".to_string()])
+    );
+    let out = run_on(
+        &fixtures::Tree::copy_of("this-machine"),
+        &[
+            "agent",
+            "--print-config",
+            "--collector.netdev.device-include=^eth",
+            "--collector.netdev.device-exclude=^lo$",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("netdev_device_exclude and netdev_device_include"),
+        "{err}"
+    );
+}

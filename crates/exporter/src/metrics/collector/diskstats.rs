@@ -4,17 +4,19 @@
 use super::*;
 use model::units::{ms_to_secs, sectors_to_bytes};
 
-use crate::metrics::compat::disk_excluded;
+use crate::metrics::compat::device_filter;
 
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let s = x.s;
     if s.ok(Source::Diskstats) {
-        disks(out, s)?;
+        let c = &x.ctx.config;
+        let served = device_filter(&c.diskstats_device_exclude, &c.diskstats_device_include);
+        disks(out, s, &served)?;
     }
     Ok(())
 }
 
-fn disks(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
+fn disks(out: &mut Out<'_>, s: &SystemSample, served: &dyn Fn(&str) -> bool) -> Fmt {
     use procfs::diskstats::DiskStat;
     type Get = fn(&DiskStat) -> Option<f64>;
     let fields: [(&Family, Get); 17] = [
@@ -72,7 +74,7 @@ fn disks(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
         .diskstats
         .iter()
         .map(|d| (d.name.to_string(), d))
-        .filter(|(n, _)| !disk_excluded(n))
+        .filter(|(n, _)| served(n))
         .collect();
     {
         // udev's labels where its database has the device, empty otherwise

@@ -5,12 +5,17 @@ use super::*;
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let s = x.s;
     if s.ok(Source::NetDev) {
-        net(out, s)?;
+        let c = &x.ctx.config;
+        let served = crate::metrics::compat::device_filter(
+            &c.netdev_device_exclude,
+            &c.netdev_device_include,
+        );
+        net(out, s, &served)?;
     }
     Ok(())
 }
 
-fn net(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
+fn net(out: &mut Out<'_>, s: &SystemSample, served: &dyn Fn(&str) -> bool) -> Fmt {
     use procfs::net_dev::NetDev;
     type Get = fn(&NetDev) -> u64;
     let fields: [(&Family, &str, Get); 16] = [
@@ -35,7 +40,12 @@ fn net(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
             d.tx_compressed
         }),
     ];
-    let devs: Vec<(String, &NetDev)> = s.net_dev.iter().map(|d| (d.name.to_string(), d)).collect();
+    let devs: Vec<(String, &NetDev)> = s
+        .net_dev
+        .iter()
+        .map(|d| (d.name.to_string(), d))
+        .filter(|(n, _)| served(n))
+        .collect();
     let mut name = String::new();
     for (f, key, get) in fields {
         let mut m = out.family_of(f, key, &mut name)?;
