@@ -66,25 +66,42 @@ pub struct Args {
     /// node_exporter's default).
     #[arg(
         long = "collector.filesystem.mount-points-exclude",
+        alias = "collector.filesystem.ignored-mount-points",
         value_name = "REGEX"
     )]
     mount_points_exclude: Option<String>,
     /// Filesystem types the filesystem source skips (a regular expression;
     /// node_exporter's default).
-    #[arg(long = "collector.filesystem.fs-types-exclude", value_name = "REGEX")]
+    #[arg(
+        long = "collector.filesystem.fs-types-exclude",
+        alias = "collector.filesystem.ignored-fs-types",
+        value_name = "REGEX"
+    )]
     fs_types_exclude: Option<String>,
     /// Block devices /metrics leaves out (a regular expression on the name;
     /// node_exporter's default: partitions and pseudo-devices).
-    #[arg(long = "collector.diskstats.device-exclude", value_name = "REGEX")]
+    #[arg(
+        long = "collector.diskstats.device-exclude",
+        alias = "collector.diskstats.ignored-devices",
+        value_name = "REGEX"
+    )]
     diskstats_device_exclude: Option<String>,
     /// The only block devices /metrics serves (instead of an exclusion).
     #[arg(long = "collector.diskstats.device-include", value_name = "REGEX")]
     diskstats_device_include: Option<String>,
     /// Network devices /metrics leaves out (a regular expression).
-    #[arg(long = "collector.netdev.device-exclude", value_name = "REGEX")]
+    #[arg(
+        long = "collector.netdev.device-exclude",
+        alias = "collector.netdev.device-blacklist",
+        value_name = "REGEX"
+    )]
     netdev_device_exclude: Option<String>,
     /// The only network devices /metrics serves (instead of an exclusion).
-    #[arg(long = "collector.netdev.device-include", value_name = "REGEX")]
+    #[arg(
+        long = "collector.netdev.device-include",
+        alias = "collector.netdev.device-whitelist",
+        value_name = "REGEX"
+    )]
     netdev_device_include: Option<String>,
     /// How long the sampler waits for one statfs before it reports the
     /// mount failed and moves on (the call finishes in the background).
@@ -106,6 +123,45 @@ pub struct Args {
     /// Print the effective configuration as TOML and exit.
     #[arg(long)]
     print_config: bool,
+}
+
+/// node_exporter flags the agent does not take, each with why: refused by
+/// name rather than reported as an unknown argument.
+pub const NOT_TAKEN: &[(&str, &str)] = &[
+    (
+        "--web.systemd-socket",
+        "socket activation is not supported yet; give --web.listen-address",
+    ),
+    (
+        "--web.max-requests",
+        "not supported yet; the agent caps its connections (http_max_connections) and answers concurrent scrapes from one read",
+    ),
+    (
+        "--web.disable-exporter-metrics",
+        "not supported yet; the agent's own families (process_*, quietstat_*) are always served",
+    ),
+    ("--collector.netclass.ignored-devices", "not supported yet"),
+    (
+        "--runtime.gomaxprocs",
+        "a Go runtime setting; the agent's threads are placed with --housekeeping-cpus",
+    ),
+];
+
+/// The first argument that is a node_exporter flag the agent does not take,
+/// as an error naming it and saying why.
+pub fn refuse_not_taken(args: &[std::ffi::OsString]) -> Result<(), String> {
+    // Not past `--`: what follows is another command's (jitter's).
+    for a in args
+        .iter()
+        .filter_map(|a| a.to_str())
+        .take_while(|a| *a != "--")
+    {
+        let flag = a.split('=').next().unwrap_or(a);
+        if let Some((_, why)) = NOT_TAKEN.iter().find(|(f, _)| *f == flag) {
+            return Err(format!("node_exporter's {flag} is not taken here: {why}"));
+        }
+    }
+    Ok(())
 }
 
 /// node_exporter's per-collector switches, which name the collector in the

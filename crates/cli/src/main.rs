@@ -205,7 +205,12 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse_from(agent_cmd::collector_flags(std::env::args_os()));
+    let args = agent_cmd::collector_flags(std::env::args_os());
+    if let Err(e) = agent_cmd::refuse_not_taken(&args) {
+        eprintln!("quietstat: {e}");
+        return ExitCode::from(2);
+    }
+    let cli = Cli::parse_from(args);
     if let Err(e) = check_roots(&cli) {
         eprintln!("quietstat: {e}");
         return ExitCode::from(2);

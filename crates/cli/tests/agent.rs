@@ -1520,3 +1520,46 @@ fn log_lines_take_node_exporters_format_and_level() {
         );
     }
 }
+
+/// node_exporter's flags the agent does not take are refused by name, with
+/// why; its older spellings of the filters are taken.
+#[test]
+fn node_exporter_flags_not_taken_are_refused_by_name() {
+    for flag in [
+        "--web.systemd-socket",
+        "--web.max-requests=40",
+        "--web.disable-exporter-metrics",
+        "--collector.netclass.ignored-devices=^lo$",
+    ] {
+        let out = quietstat()
+            .args(["agent", "--print-config", flag])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let name = flag.split('=').next().unwrap();
+        assert!(
+            err.contains(&format!("node_exporter's {name} is not taken here: ")),
+            "{err}"
+        );
+    }
+    let out = quietstat()
+        .args([
+            "agent",
+            "--print-config",
+            "--collector.filesystem.ignored-mount-points=^/x",
+            "--collector.diskstats.ignored-devices=^sr",
+            "--collector.netdev.device-blacklist=^lo$",
+        ])
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "filesystem_mount_points_exclude = \"^/x\"",
+        "diskstats_device_exclude = \"^sr\"",
+        "netdev_device_exclude = \"^lo$\"",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+}
