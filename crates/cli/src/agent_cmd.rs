@@ -24,6 +24,10 @@ pub struct Args {
     /// [default: /metrics].
     #[arg(long = "web.telemetry-path", value_name = "PATH")]
     telemetry_path: Option<String>,
+    /// Serve no figures about the agent itself (process_*, quietstat_*;
+    /// node_scrape_collector_* stay), as node_exporter's flag.
+    #[arg(long = "web.disable-exporter-metrics")]
+    no_exporter_metrics: bool,
     /// The least a log line must be to be written: debug, info, warn or
     /// error (node_exporter's flag) [default: info].
     #[arg(long = "log.level", value_name = "LEVEL")]
@@ -135,10 +139,6 @@ pub const NOT_TAKEN: &[(&str, &str)] = &[
     (
         "--web.max-requests",
         "not supported yet; the agent caps its connections (http_max_connections) and answers concurrent scrapes from one read",
-    ),
-    (
-        "--web.disable-exporter-metrics",
-        "not supported yet; the agent's own families (process_*, quietstat_*) are always served",
     ),
     ("--collector.netclass.ignored-devices", "not supported yet"),
     (
@@ -361,6 +361,7 @@ pub fn run(
                 web,
                 process_rows: config.http_process_rows,
                 telemetry_path: telemetry_path.clone(),
+                no_exporter_metrics: args.no_exporter_metrics,
             };
             let s =
                 exporter::http::serve(shared.clone(), l, options).map_err(anyhow::Error::msg)?;

@@ -1528,7 +1528,6 @@ fn node_exporter_flags_not_taken_are_refused_by_name() {
     for flag in [
         "--web.systemd-socket",
         "--web.max-requests=40",
-        "--web.disable-exporter-metrics",
         "--collector.netclass.ignored-devices=^lo$",
     ] {
         let out = quietstat()
@@ -1562,4 +1561,41 @@ fn node_exporter_flags_not_taken_are_refused_by_name() {
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
+}
+
+/// node_exporter's `--web.disable-exporter-metrics`: no family about the
+/// agent itself; the collectors' success and the machine's figures stay.
+#[test]
+fn exporter_metrics_can_be_left_out() {
+    let a = agent("", &["--web.disable-exporter-metrics"]);
+    let body = get(a.addr, "/metrics", None).body;
+    let names: BTreeSet<&str> = body
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split(['{', ' ']).next())
+        .collect();
+    assert!(names.contains("node_load1"), "{names:?}");
+    assert!(names.contains("node_scrape_collector_success"), "{names:?}");
+    // The machine's own quietstat_* figures (IRQ totals, processes,
+    // exits) stay; the agent's go.
+    let own: Vec<&&str> = names
+        .iter()
+        .filter(|n| {
+            [
+                "process_",
+                "quietstat_agent_",
+                "quietstat_source_",
+                "quietstat_http_",
+                "quietstat_store_",
+                "quietstat_build_info",
+            ]
+            .iter()
+            .any(|p| n.starts_with(p))
+        })
+        .collect();
+    assert!(own.is_empty(), "{own:?}");
+    // Served by default.
+    let a = agent("", &[]);
+    let body = get(a.addr, "/metrics", None).body;
+    assert!(body.contains("\nprocess_open_fds ") && body.contains("\nquietstat_source_up{"));
 }

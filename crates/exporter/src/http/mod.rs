@@ -73,6 +73,9 @@ pub struct Options {
     /// Where the exposition answers (node_exporter's
     /// `--web.telemetry-path`): `/metrics` when empty.
     pub telemetry_path: String,
+    /// Serve no figures about the agent itself
+    /// (`--web.disable-exporter-metrics`).
+    pub no_exporter_metrics: bool,
 }
 
 /// Where the exposition answers unless told otherwise.
@@ -229,7 +232,14 @@ pub fn serve(
         None => (None, None, Vec::new()),
     };
     let ctx = Arc::new(Ctx {
-        exposition: crate::metrics::Exposition::new(shared.clone(), Some(conns.stats.clone())),
+        exposition: {
+            let e = crate::metrics::Exposition::new(shared.clone(), Some(conns.stats.clone()));
+            if options.no_exporter_metrics {
+                e.without_exporter_metrics()
+            } else {
+                e
+            }
+        },
         shared: shared.clone(),
         offload,
         encoders,

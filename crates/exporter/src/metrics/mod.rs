@@ -51,6 +51,9 @@ pub struct Context {
     pub http: Option<Arc<HttpStats>>,
     /// The history store's figures, when recording.
     pub store: Option<Arc<store::Stats>>,
+    /// Whether the figures about the agent itself are served (off with
+    /// node_exporter's `--web.disable-exporter-metrics`).
+    pub exporter_metrics: bool,
 }
 
 /// One part of an exposition: a collector's families, the per-process
@@ -240,6 +243,7 @@ impl Chunker<'_> {
 pub struct Exposition {
     shared: Arc<Shared>,
     http: Option<Arc<HttpStats>>,
+    exporter_metrics: bool,
 }
 
 /// One scrape's encoding, a part at a time ([`Encoding::next_part`]).
@@ -256,7 +260,21 @@ impl Exposition {
     /// The exposition of `shared` (and of the HTTP server's figures, when
     /// given).
     pub fn new(shared: Arc<Shared>, http: Option<Arc<HttpStats>>) -> Exposition {
-        Exposition { shared, http }
+        Exposition {
+            shared,
+            http,
+            exporter_metrics: true,
+        }
+    }
+
+    /// Without the figures about the agent itself (its process, reads,
+    /// budget, store and HTTP server), as node_exporter's
+    /// `--web.disable-exporter-metrics`; `node_scrape_collector_*` stay.
+    pub fn without_exporter_metrics(self) -> Exposition {
+        Exposition {
+            exporter_metrics: false,
+            ..self
+        }
     }
 
     /// A scrape, as OpenMetrics (ending in `# EOF`) or as the text format
@@ -272,6 +290,7 @@ impl Exposition {
                 started_unix_ns: self.shared.started_unix_ns,
                 http: self.http.clone(),
                 store: self.shared.store.get().cloned(),
+                exporter_metrics: self.exporter_metrics,
             }),
             next: 0,
             openmetrics,

@@ -11,6 +11,9 @@ use super::families::*;
 use super::out::{Fmt, Out, counter_l, gauge_l, info, one, sample_l};
 
 pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
+    if !ctx.exporter_metrics {
+        return collectors(out, st, ctx);
+    }
     let now = sys::mono_ns();
     let srcs: Vec<AgentSource> = AgentSource::ALL
         .into_iter()
