@@ -207,6 +207,9 @@ pub struct Config {
     /// The same for network devices (`--collector.netdev.device-*`).
     pub netdev_device_exclude: String,
     pub netdev_device_include: String,
+    /// Read the current frequency of isolated and nohz_full CPUs too (each
+    /// read interrupts that CPU); off by default.
+    pub cpufreq_isolated_cur_freq: bool,
     /// How long the sampler waits for one statfs before reporting the
     /// mount failed (`node_filesystem_device_error` 1) and moving on.
     pub filesystem_statfs_wait: Duration,
@@ -317,6 +320,7 @@ impl Config {
             statfs_wait: self.filesystem_statfs_wait,
             textfile_directory: self.textfile_directory.clone(),
             udev_data: self.udev_data_path.clone(),
+            cur_freq_on_quiet_cpus: self.cpufreq_isolated_cur_freq,
         }
     }
 
@@ -408,6 +412,7 @@ impl Config {
             diskstats_device_include: Some(self.diskstats_device_include.clone()),
             netdev_device_exclude: Some(self.netdev_device_exclude.clone()),
             netdev_device_include: Some(self.netdev_device_include.clone()),
+            cpufreq_isolated_cur_freq: Some(self.cpufreq_isolated_cur_freq),
             filesystem_statfs_wait: d(self.filesystem_statfs_wait),
             textfile_directory: Some(self.textfile_directory.clone().unwrap_or_default()),
             udev_data_path: Some(self.udev_data_path.clone()),
@@ -486,6 +491,8 @@ pub struct FileConfig {
     pub netdev_device_exclude: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub netdev_device_include: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpufreq_isolated_cur_freq: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filesystem_statfs_wait: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -664,6 +671,7 @@ impl FileConfig {
             diskstats_device_include,
             netdev_device_exclude,
             netdev_device_include,
+            cpufreq_isolated_cur_freq,
             filesystem_statfs_wait,
             textfile_directory,
             udev_data_path
@@ -1031,6 +1039,7 @@ impl FileConfig {
             diskstats_device_include,
             netdev_device_exclude,
             netdev_device_include,
+            cpufreq_isolated_cur_freq: self.cpufreq_isolated_cur_freq.unwrap_or(false),
             filesystem_statfs_wait,
             textfile_directory: self
                 .textfile_directory

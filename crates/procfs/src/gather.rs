@@ -44,6 +44,11 @@ pub struct GatherOptions {
     pub textfile_directory: Option<PathBuf>,
     /// udev's database (node_exporter's `--path.udev.data`).
     pub udev_data: PathBuf,
+    /// Read `cpuinfo_cur_freq` and `scaling_cur_freq` of isolated and
+    /// nohz_full CPUs too. Off by default: the kernel answers each by
+    /// asking that CPU (an IPI to run the frequency driver's get, or to
+    /// sample APERF/MPERF on x86), the interruption isolation is for.
+    pub cur_freq_on_quiet_cpus: bool,
 }
 
 impl Default for GatherOptions {
@@ -57,6 +62,7 @@ impl Default for GatherOptions {
             statfs_wait: DEFAULT_STATFS_WAIT,
             textfile_directory: None,
             udev_data: PathBuf::from("/run/udev/data"),
+            cur_freq_on_quiet_cpus: false,
         }
     }
 }
@@ -102,6 +108,8 @@ pub(crate) struct Gatherer {
     statfs: Statfs,
     scratch: Vec<u8>,
     attr: Vec<u8>,
+    /// Every file opened, when traced ([`crate::Reader::trace_opens`]).
+    pub opened: Option<Vec<PathBuf>>,
 }
 
 impl Gatherer {
@@ -170,6 +178,9 @@ impl Gatherer {
     /// trailing newline; `false` when it could not be read.
     fn attr(&mut self, path: &Path) -> bool {
         self.attr.clear();
+        if let Some(o) = &mut self.opened {
+            o.push(path.to_path_buf());
+        }
         let Ok(f) = open(path) else { return false };
         if f.take(64 << 10).read_to_end(&mut self.attr).is_err() {
             return false;
@@ -570,13 +581,36 @@ impl Gatherer {
 
     fn cpufreq(&mut self, sys_root: &Path) -> std::io::Result<()> {
         let dir = sys_root.join("devices/system/cpu");
+        // The CPUs isolation keeps quiet: their current frequency is not
+        // asked for (see GatherOptions::cur_freq_on_quiet_cpus).
+        let mut quiet = crate::cpu::CpuList::default();
+        if !self.options.cur_freq_on_quiet_cpus {
+            for file in ["isolated", "nohz_full"] {
+                if self.attr(&dir.join(file))
+                    && let Ok(l) = std::str::from_utf8(&self.attr)
+                        .map_err(drop)
+                        .and_then(|t| crate::cpu::CpuList::parse(t).map_err(drop))
+                {
+                    quiet = quiet.union(&l);
+                }
+            }
+        }
+        let asks_the_cpu = ["cpuinfo_cur_freq", "scaling_cur_freq"];
+        let quiet_attrs: Vec<&str> = crate::hardware::CPUFREQ_ATTRIBUTES
+            .into_iter()
+            .filter(|a| !asks_the_cpu.contains(a))
+            .collect();
         for cpu in Self::numbered(&dir, "cpu")? {
             let freq = dir.join(format!("cpu{cpu}/cpufreq"));
             if !freq.is_dir() {
                 continue;
             }
             let _ = writeln!(self.scratch, "@{cpu}");
-            self.attrs(&freq, &crate::hardware::CPUFREQ_ATTRIBUTES);
+            if u32::try_from(cpu).is_ok_and(|c| quiet.contains(c)) {
+                self.attrs(&freq, &quiet_attrs);
+            } else {
+                self.attrs(&freq, &crate::hardware::CPUFREQ_ATTRIBUTES);
+            }
         }
         Ok(())
     }

@@ -83,6 +83,17 @@ impl Reader {
 
     /// Options of the gathered sources: the root-filesystem prefix (mounts,
     /// os-release), filesystem exclusions, the statfs wait.
+    /// Records every file the gathered sources open from now on (or stops,
+    /// and forgets them): what a read touches, for tests and diagnosis.
+    pub fn trace_opens(&mut self, on: bool) {
+        self.gatherer.opened = on.then(Vec::new);
+    }
+
+    /// The files the gathered sources opened since [`Reader::trace_opens`].
+    pub fn opened(&self) -> &[PathBuf] {
+        self.gatherer.opened.as_deref().unwrap_or_default()
+    }
+
     pub fn set_gather_options(&mut self, options: GatherOptions) {
         self.gatherer.options = options;
         self.paths = Source::ALL

@@ -386,3 +386,76 @@ fn a_bad_line_fails_the_read_where_it_cannot_be_left_out() {
         }
     }
 }
+
+/// The current frequency of an isolated or nohz_full CPU is asked of that
+/// CPU (an IPI): those files are never opened unless the option says so;
+/// the CPU's other cpufreq figures are read.
+#[test]
+fn the_current_frequency_of_quiet_cpus_is_not_asked_for() {
+    let t = fixtures::Tree::empty();
+    t.sys_file("devices/system/cpu/online", "0-3\n")
+        .sys_file("devices/system/cpu/isolated", "2\n")
+        .sys_file("devices/system/cpu/nohz_full", "3\n");
+    for cpu in 0..4 {
+        for (file, v) in [
+            ("cpuinfo_cur_freq", "1000000"),
+            ("scaling_cur_freq", "1100000"),
+            ("scaling_min_freq", "800000"),
+            ("scaling_max_freq", "3600000"),
+            ("scaling_governor", "powersave"),
+        ] {
+            t.sys_file(
+                &format!("devices/system/cpu/cpu{cpu}/cpufreq/{file}"),
+                format!("{v}\n"),
+            );
+        }
+    }
+    let read = |all: bool| {
+        let mut r = reader(&t);
+        r.set_gather_options(procfs::GatherOptions {
+            cur_freq_on_quiet_cpus: all,
+            ..Default::default()
+        });
+        r.trace_opens(true);
+        let mut s = SystemSample::default();
+        r.read_sample(&[Source::Cpufreq], &mut s);
+        assert!(
+            s.ok(Source::Cpufreq),
+            "{:?}",
+            s.status[Source::Cpufreq as usize]
+        );
+        let opened: Vec<String> = r
+            .opened()
+            .iter()
+            .filter_map(|p| {
+                p.to_str()?
+                    .split("devices/system/cpu/")
+                    .nth(1)
+                    .map(String::from)
+            })
+            .filter(|p| p.ends_with("cur_freq"))
+            .collect();
+        (s.cpufreq, opened)
+    };
+    let (freqs, opened) = read(false);
+    let cur = |cpu: u32| {
+        let c = freqs.iter().find(|c| c.cpu == cpu).unwrap();
+        (c.cpuinfo_cur_khz, c.scaling_cur_khz, c.scaling_max_khz)
+    };
+    assert_eq!(cur(0), (Some(1000000), Some(1100000), Some(3600000)));
+    assert_eq!(cur(1), (Some(1000000), Some(1100000), Some(3600000)));
+    assert_eq!(cur(2), (None, None, Some(3600000)));
+    assert_eq!(cur(3), (None, None, Some(3600000)));
+    assert_eq!(
+        opened,
+        [
+            "cpu0/cpufreq/cpuinfo_cur_freq",
+            "cpu0/cpufreq/scaling_cur_freq",
+            "cpu1/cpufreq/cpuinfo_cur_freq",
+            "cpu1/cpufreq/scaling_cur_freq",
+        ]
+    );
+    let (freqs, opened) = read(true);
+    assert_eq!(opened.len(), 8, "{opened:?}");
+    assert!(freqs.iter().all(|c| c.scaling_cur_khz == Some(1100000)));
+}
