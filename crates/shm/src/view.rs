@@ -673,69 +673,73 @@ pub fn procs_mono_ns(path: &Path) -> Result<u64, Error> {
 /// is decoded as it is read, not held as bytes whole.
 const CHUNK_ROWS: usize = 1024;
 
-/// Reads `<snapshot>.procs`, consistent (see the module's notes): the
-/// header, the rows decoded as they are read, then the sequence again.
-/// After a try the agent wrote during (or a wait for one), the body is
-/// read at once and decoded after the check: a reader that decodes slower
-/// than the agent rewrites still gets a table.
+/// Reads `<snapshot>.procs`, consistent (see the module's notes): once
+/// with the rows decoded as they are read, then, if the agent wrote
+/// meanwhile (or was writing), as the system view is read (the body at
+/// once, decoded after the check): a reader that decodes slower than the
+/// agent rewrites still gets a table.
 pub fn read_procs(path: &Path) -> Result<ProcView, Error> {
+    if let Some(v) = read_procs_streamed(path)? {
+        return Ok(v);
+    }
+    let bytes = read_file(path)?;
+    let p = parse(path, &bytes, KIND_PROCS)?;
+    let mut view = ProcView {
+        meta: p.meta,
+        fields: Fields::from_bits(p.fields),
+        procs: Vec::with_capacity(p.count as usize),
+        exits: Vec::with_capacity(p.exits as usize),
+    };
+    decode_rows(p.body, p.count as usize, &mut view);
+    Ok(view)
+}
+
+/// One read of a process view, decoded [`CHUNK_ROWS`] rows at a time;
+/// `None` when the file was being written, or was written meanwhile.
+fn read_procs_streamed(path: &Path) -> Result<Option<ProcView>, Error> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
     };
     let f = std::fs::File::open(path).map_err(io)?;
-    let (start, mut tries) = (std::time::Instant::now(), 0);
-    let mut buf = Vec::new();
-    loop {
-        let streamed = tries == 0;
-        let head = even_header(&f, path, start, &mut tries)?;
-        let p = parse_header(path, &head, KIND_PROCS)?;
-        let want = check_body(path, &p, KIND_PROCS)?;
-        let rows = p.count as usize;
-        let mut view = ProcView {
-            meta: p.meta,
-            fields: Fields::from_bits(p.fields),
-            procs: Vec::with_capacity(rows),
-            exits: Vec::with_capacity(p.exits as usize),
-        };
-        // (bytes, of which rows) read at a time.
-        let chunks: Vec<(usize, usize)> = if streamed {
-            let mut c = vec![(CHUNK_ROWS * PROC_WORDS * 8, CHUNK_ROWS); rows / CHUNK_ROWS];
-            let tail = rows % CHUNK_ROWS;
-            c.push((tail * PROC_WORDS * 8, tail));
-            c.push((p.exits as usize * EXIT_WORDS * 8, 0));
-            c
-        } else {
-            vec![(want as usize, rows)]
-        };
-        let (mut off, mut short) = (HEADER, None);
-        for (i, &(len, of_rows)) in chunks.iter().enumerate() {
-            buf.resize(len, 0);
-            let n = read_at_most(&f, &mut buf, off as u64).map_err(io)?;
-            if n < len {
-                short = Some(off - HEADER + n);
-                break;
-            }
-            off += n;
-            // Streamed, decoded as read; else once the sequence held.
-            if streamed || i + 1 < chunks.len() {
-                decode_rows(&buf, of_rows, &mut view);
-            }
+    let mut head = [0u8; HEADER];
+    let n = read_at_most(&f, &mut head, 0).map_err(io)?;
+    if n < HEADER || !seq_of(&head).is_multiple_of(2) {
+        return Ok(None);
+    }
+    let p = parse_header(path, &head, KIND_PROCS)?;
+    let want = check_body(path, &p, KIND_PROCS)?;
+    let rows = p.count as usize;
+    let mut view = ProcView {
+        meta: p.meta,
+        fields: Fields::from_bits(p.fields),
+        procs: Vec::with_capacity(rows),
+        exits: Vec::with_capacity(p.exits as usize),
+    };
+    // (bytes, of which rows) read at a time: the rows, then the exits.
+    let mut chunks = vec![(CHUNK_ROWS * PROC_WORDS * 8, CHUNK_ROWS); rows / CHUNK_ROWS];
+    let tail = rows % CHUNK_ROWS;
+    chunks.push((tail * PROC_WORDS * 8, tail));
+    chunks.push((p.exits as usize * EXIT_WORDS * 8, 0));
+    let (mut buf, mut off, mut short) = (Vec::new(), HEADER, None);
+    for (len, of_rows) in chunks {
+        buf.resize(len, 0);
+        let n = read_at_most(&f, &mut buf, off as u64).map_err(io)?;
+        if n < len {
+            short = Some(off - HEADER + n);
+            break;
         }
-        let mut again = [0u8; 8];
-        read_at_most(&f, &mut again, SEQ as u64).map_err(io)?;
-        if u64::from_le_bytes(again) == seq_of(&head) {
-            if let Some(got) = short {
-                return Err(short_body(path, got as u64, want));
-            }
-            if !streamed {
-                decode_rows(&buf, rows, &mut view);
-            }
-            return Ok(view);
-        }
-        if !wait_turn(start, &mut tries) {
-            return Err(Error::Torn);
-        }
+        off += n;
+        decode_rows(&buf, of_rows, &mut view);
+    }
+    let mut again = [0u8; 8];
+    read_at_most(&f, &mut again, SEQ as u64).map_err(io)?;
+    if u64::from_le_bytes(again) != seq_of(&head) {
+        return Ok(None);
+    }
+    match short {
+        Some(got) => Err(short_body(path, got as u64, want)),
+        None => Ok(Some(view)),
     }
 }
 
