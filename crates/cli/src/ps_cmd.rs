@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args as ClapArgs, ValueEnum};
 use model::columns::{Column, Extra, NoExtra, Row, Value};
 use proctable::{BackendChoice, Field, Fields, ProcTable, Query};
-use report::table::{Align, Aligned, csv_row};
+use report::table::{Align, Aligned, csv_cell, csv_row};
 use serde_json::json;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -278,28 +278,21 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
         PsFormat::Csv => {
             // Row by row through two reused buffers: tens of thousands of
             // rows.
-            let (mut line, mut cells) = (String::new(), String::new());
-            let mut ends = Vec::with_capacity(cols.len());
+            let (mut line, mut cell) = (String::new(), String::new());
             csv_row(cols.iter().map(|c| Some(c.name)), &mut line);
             out.write_all(line.as_bytes())?;
             for p in &rows {
-                cells.clear();
-                ends.clear();
                 line.clear();
-                for c in &cols {
+                for (i, c) in cols.iter().enumerate() {
                     let v = c.value(p, extra);
-                    if !matches!(v, Value::Absent) {
-                        shown(&v, &mut cells);
+                    cell.clear();
+                    let absent = matches!(v, Value::Absent);
+                    if !absent {
+                        shown(&v, &mut cell);
                     }
-                    ends.push((cells.len(), matches!(v, Value::Absent)));
+                    csv_cell(i == 0, (!absent).then_some(cell.as_str()), &mut line);
                 }
-                let mut start = 0;
-                let each = ends.iter().map(|&(end, absent)| {
-                    let c = &cells[start..end];
-                    start = end;
-                    (!absent).then_some(c)
-                });
-                csv_row(each, &mut line);
+                line.push('\n');
                 out.write_all(line.as_bytes())?;
             }
         }

@@ -180,14 +180,20 @@ impl Aligned {
 /// left empty), quoted where it must be.
 pub fn csv_row<'a>(cells: impl IntoIterator<Item = Option<&'a str>>, out: &mut String) {
     for (i, c) in cells.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        if let Some(c) = c {
-            out.push_str(&model::text::csv_field(c));
-        }
+        csv_cell(i == 0, c, out);
     }
     out.push('\n');
+}
+
+/// One CSV cell onto `out`, after a comma unless it is the line's `first`
+/// (see [`csv_row`]).
+pub fn csv_cell(first: bool, cell: Option<&str>, out: &mut String) {
+    if !first {
+        out.push(',');
+    }
+    if let Some(c) = cell {
+        out.push_str(&model::text::csv_field(c));
+    }
 }
 
 /// Named columns and rows of cells.
@@ -232,6 +238,10 @@ impl Table {
         for r in &self.rows {
             for c in r {
                 a.push(&c.shown_cow());
+            }
+            // A short row ends blank, as it would be written.
+            for _ in r.len()..self.columns.len() {
+                a.push("");
             }
         }
         let mut out = Vec::with_capacity(self.rows.len() + 1);
