@@ -277,6 +277,7 @@ impl App {
         self.proc_rates.clear();
         self.new_pids.clear();
         self.exits.clear();
+        self.ended.clear();
         self.exit_cpu.clear();
         self.tables = 0;
     }
@@ -363,6 +364,25 @@ impl App {
                     exit_status: -1,
                 });
             }
+            self.ended = self
+                .exits
+                .iter()
+                .map(|e| Proc {
+                    pid: e.pid,
+                    tgid: e.pid,
+                    ppid: e.ppid,
+                    comm: e.comm,
+                    state: 'X',
+                    start_ns: e.start_ns,
+                    start_ticks: e.start_ticks,
+                    utime_ns: e.utime_ns,
+                    stime_ns: e.stime_ns,
+                    minflt: e.minflt,
+                    majflt: e.majflt,
+                    rss_bytes: e.maxrss_bytes,
+                    ..Proc::default()
+                })
+                .collect();
             self.procs = t.procs;
             self.procs_taken = t.procs_taken;
             self.procs_unix_ns = t.procs_unix_ns;
@@ -409,7 +429,11 @@ impl App {
 
     /// The process `it` shows.
     pub fn proc_of(&self, it: &Item) -> &Proc {
-        match it.row {
+        self.at(it.row)
+    }
+
+    fn at(&self, row: Row) -> &Proc {
+        match row {
             Row::Live(i) => &self.procs[i as usize],
             Row::Ended(i) => &self.ended[i as usize],
         }
@@ -417,10 +441,7 @@ impl App {
 
     /// The row at `row`, with its rates `r` when it has them.
     fn item(&self, row: Row, mark: Mark, r: Option<&ProcRate>) -> Item {
-        let p = match row {
-            Row::Live(i) => &self.procs[i as usize],
-            Row::Ended(i) => &self.ended[i as usize],
-        };
+        let p = self.at(row);
         // An ended process's CPU is over its last interval, from its final
         // times ([`App::push`]).
         let cpu = match mark {
@@ -519,25 +540,6 @@ impl App {
                 items.push(self.item(Row::Live(i as u32), mark, rate));
             }
         }
-        self.ended = self
-            .exits
-            .iter()
-            .map(|e| Proc {
-                pid: e.pid,
-                tgid: e.pid,
-                ppid: e.ppid,
-                comm: e.comm,
-                state: 'X',
-                start_ns: e.start_ns,
-                start_ticks: e.start_ticks,
-                utime_ns: e.utime_ns,
-                stime_ns: e.stime_ns,
-                minflt: e.minflt,
-                majflt: e.majflt,
-                rss_bytes: e.maxrss_bytes,
-                ..Proc::default()
-            })
-            .collect();
         for (i, (e, p)) in self.exits.iter().zip(&self.ended).enumerate() {
             counts.exited += 1;
             // Hidden under a user filter: the exit record has no owner.
