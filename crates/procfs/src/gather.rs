@@ -585,11 +585,10 @@ impl Gatherer {
         // asked for (see GatherOptions::cur_freq_on_quiet_cpus).
         let mut quiet = crate::cpu::CpuList::default();
         if !self.options.cur_freq_on_quiet_cpus {
+            let mut l = crate::cpu::CpuList::default();
             for file in ["isolated", "nohz_full"] {
                 if self.attr(&dir.join(file))
-                    && let Ok(l) = std::str::from_utf8(&self.attr)
-                        .map_err(drop)
-                        .and_then(|t| crate::cpu::CpuList::parse(t).map_err(drop))
+                    && crate::cpu::parse_list_into(&self.attr, &mut l).is_ok()
                 {
                     quiet = quiet.union(&l);
                 }
