@@ -40,9 +40,9 @@ pub enum StartError {
 }
 
 pub(crate) fn log(msg: impl AsRef<str>) {
-    logging::log(logging::Level::Info, msg.as_ref());
+    logging::info(msg.as_ref());
 }
 
 pub(crate) fn warn(msg: impl AsRef<str>) {
-    logging::log(logging::Level::Warn, msg.as_ref());
+    logging::warn(msg.as_ref());
 }

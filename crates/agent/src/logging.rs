@@ -78,6 +78,16 @@ pub fn log(level: Level, msg: &str) {
     eprintln!("{}", line(level, msg, std::time::SystemTime::now()));
 }
 
+/// [`log`] at [`Level::Info`].
+pub fn info(msg: &str) {
+    log(Level::Info, msg);
+}
+
+/// [`log`] at [`Level::Warn`].
+pub fn warn(msg: &str) {
+    log(Level::Warn, msg);
+}
+
 /// One line as the format set writes it.
 fn line(level: Level, msg: &str, at: std::time::SystemTime) -> String {
     let ts = || humantime::format_rfc3339_millis(at);

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use agent::Agent;
 use agent::config::{Config, FileConfig, FileSources};
-use agent::logging::{Format, Level};
+use agent::logging::{Format, Level, info, warn};
 use anyhow::bail;
 use exporter::http::Options;
 use exporter::web_config::WebConfig;
@@ -389,14 +389,6 @@ pub fn run(
         bail!("the agent's state was poisoned by a panic");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn info(msg: &str) {
-    agent::logging::log(Level::Info, msg);
-}
-
-fn warn(msg: &str) {
-    agent::logging::log(Level::Warn, msg);
 }
 
 #[cfg(test)]

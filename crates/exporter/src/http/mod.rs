@@ -314,12 +314,9 @@ async fn accept_loop(
         match accepted {
             Ok((sock, _)) => {
                 if failing > 0 {
-                    agent_log(
-                        agent::logging::Level::Info,
-                        format!(
-                            "HTTP: accepting connections again after {failing} failed attempts"
-                        ),
-                    );
+                    agent::logging::info(&format!(
+                        "HTTP: accepting connections again after {failing} failed attempts"
+                    ));
                     failing = 0;
                 }
                 backoff = FIRST_BACKOFF;
@@ -328,14 +325,11 @@ async fn accept_loop(
             Err(e) if per_connection(&e) => {}
             Err(e) => {
                 if failing == 0 {
-                    agent_log(
-                        agent::logging::Level::Warn,
-                        format!(
-                            "HTTP: accepting a connection failed ({e}); {} connections open (cap {}); retrying with backoff",
-                            ctx.conns.len(),
-                            ctx.conns.cap
-                        ),
-                    );
+                    agent::logging::warn(&format!(
+                        "HTTP: accepting a connection failed ({e}); {} connections open (cap {}); retrying with backoff",
+                        ctx.conns.len(),
+                        ctx.conns.cap
+                    ));
                 }
                 failing += 1;
                 ctx.conns
@@ -353,10 +347,6 @@ async fn accept_loop(
             }
         }
     }
-}
-
-fn agent_log(level: agent::logging::Level, msg: String) {
-    agent::logging::log(level, &msg);
 }
 
 fn refusal() -> Vec<u8> {
