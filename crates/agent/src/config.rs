@@ -190,6 +190,10 @@ pub struct Config {
     /// Connections the HTTP server holds at most (lowered to fit the
     /// descriptor limit).
     pub http_max_connections: usize,
+    /// Scrapes of the exposition answered at once at most; beyond, 503
+    /// (node_exporter's `--web.max-requests`); 0: no limit but the
+    /// connection cap.
+    pub http_max_requests: usize,
     /// Whether `/api/v1/snapshot` lists processes (pid, command, user, ...).
     pub http_process_rows: bool,
     /// Root-filesystem prefix for mounts, os-release and /etc/selinux
@@ -207,6 +211,19 @@ pub struct Config {
     /// The same for network devices (`--collector.netdev.device-*`).
     pub netdev_device_exclude: String,
     pub netdev_device_include: String,
+    /// The same for the ARP table's devices (`--collector.arp.device-*`).
+    pub arp_device_exclude: String,
+    pub arp_device_include: String,
+    /// The same for hwmon chips, by the chip's name as labelled
+    /// (`--collector.hwmon.chip-*`).
+    pub hwmon_chip_exclude: String,
+    pub hwmon_chip_include: String,
+    /// Network devices the netclass families leave out, "" for none
+    /// (`--collector.netclass.ignored-devices`).
+    pub netclass_ignored_devices: String,
+    /// Leave out `node_network_speed_bytes` of a device whose speed the
+    /// kernel does not know (-1) (`--collector.netclass.ignore-invalid-speed`).
+    pub netclass_ignore_invalid_speed: bool,
     /// Read the current frequency of isolated and nohz_full CPUs too (each
     /// read interrupts that CPU); off by default.
     pub cpufreq_isolated_cur_freq: bool,
@@ -404,6 +421,7 @@ impl Config {
             }),
             web_config_file: Some(self.web_config_file.clone().unwrap_or_default()),
             http_max_connections: Some(self.http_max_connections),
+            http_max_requests: Some(self.http_max_requests),
             http_process_rows: Some(self.http_process_rows),
             rootfs: Some(self.rootfs.clone()),
             filesystem_mount_points_exclude: Some(self.filesystem_mount_points_exclude.clone()),
@@ -412,6 +430,12 @@ impl Config {
             diskstats_device_include: Some(self.diskstats_device_include.clone()),
             netdev_device_exclude: Some(self.netdev_device_exclude.clone()),
             netdev_device_include: Some(self.netdev_device_include.clone()),
+            arp_device_exclude: Some(self.arp_device_exclude.clone()),
+            arp_device_include: Some(self.arp_device_include.clone()),
+            hwmon_chip_exclude: Some(self.hwmon_chip_exclude.clone()),
+            hwmon_chip_include: Some(self.hwmon_chip_include.clone()),
+            netclass_ignored_devices: Some(self.netclass_ignored_devices.clone()),
+            netclass_ignore_invalid_speed: Some(self.netclass_ignore_invalid_speed),
             cpufreq_isolated_cur_freq: Some(self.cpufreq_isolated_cur_freq),
             filesystem_statfs_wait: d(self.filesystem_statfs_wait),
             textfile_directory: Some(self.textfile_directory.clone().unwrap_or_default()),
@@ -476,6 +500,8 @@ pub struct FileConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_max_connections: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_max_requests: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_process_rows: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rootfs: Option<PathBuf>,
@@ -491,6 +517,18 @@ pub struct FileConfig {
     pub netdev_device_exclude: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub netdev_device_include: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arp_device_exclude: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arp_device_include: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hwmon_chip_exclude: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hwmon_chip_include: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netclass_ignored_devices: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netclass_ignore_invalid_speed: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpufreq_isolated_cur_freq: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -663,6 +701,7 @@ impl FileConfig {
             process_backend,
             web_config_file,
             http_max_connections,
+            http_max_requests,
             http_process_rows,
             rootfs,
             filesystem_mount_points_exclude,
@@ -671,6 +710,12 @@ impl FileConfig {
             diskstats_device_include,
             netdev_device_exclude,
             netdev_device_include,
+            arp_device_exclude,
+            arp_device_include,
+            hwmon_chip_exclude,
+            hwmon_chip_include,
+            netclass_ignored_devices,
+            netclass_ignore_invalid_speed,
             cpufreq_isolated_cur_freq,
             filesystem_statfs_wait,
             textfile_directory,
@@ -918,35 +963,49 @@ impl FileConfig {
         )?;
         // Exclude and include are one or the other, as in node_exporter;
         // an include replaces the default exclusion.
-        let devices = |prefix: &str,
+        let devices = |exclude_key: &str,
                        exclude: &Option<String>,
+                       include_key: &str,
                        include: &Option<String>,
                        default: &str|
          -> Result<(String, String), ConfigError> {
             let set = |v: &Option<String>| v.as_deref().is_some_and(|v| !v.is_empty());
             if set(exclude) && set(include) {
                 return Err(bad(
-                    format!("{prefix}_device_include"),
-                    format!(
-                        "{prefix}_device_exclude and {prefix}_device_include: give one, not both"
-                    ),
+                    include_key,
+                    format!("{exclude_key} and {include_key}: give one, not both"),
                 ));
             }
-            let include = regex(&format!("{prefix}_device_include"), include, "")?;
+            let include = regex(include_key, include, "")?;
             let default = if include.is_empty() { default } else { "" };
-            let exclude = regex(&format!("{prefix}_device_exclude"), exclude, default)?;
+            let exclude = regex(exclude_key, exclude, default)?;
             Ok((exclude, include))
         };
-        let (diskstats_device_exclude, diskstats_device_include) = devices(
-            "diskstats",
-            &self.diskstats_device_exclude,
-            &self.diskstats_device_include,
-            DEFAULT_DISKSTATS_DEVICE_EXCLUDE,
-        )?;
-        let (netdev_device_exclude, netdev_device_include) = devices(
-            "netdev",
-            &self.netdev_device_exclude,
-            &self.netdev_device_include,
+        macro_rules! filter {
+            ($ex:ident, $in:ident, $default:expr) => {
+                devices(
+                    stringify!($ex),
+                    &self.$ex,
+                    stringify!($in),
+                    &self.$in,
+                    $default,
+                )?
+            };
+        }
+        let (diskstats_device_exclude, diskstats_device_include) = filter!(
+            diskstats_device_exclude,
+            diskstats_device_include,
+            DEFAULT_DISKSTATS_DEVICE_EXCLUDE
+        );
+        let (netdev_device_exclude, netdev_device_include) =
+            filter!(netdev_device_exclude, netdev_device_include, "");
+        let (arp_device_exclude, arp_device_include) =
+            filter!(arp_device_exclude, arp_device_include, "");
+        let (hwmon_chip_exclude, hwmon_chip_include) =
+            filter!(hwmon_chip_exclude, hwmon_chip_include, "");
+        let netclass_ignored_devices = regex(
+            "netclass_ignored_devices",
+            &self.netclass_ignored_devices,
             "",
         )?;
         let filesystem_statfs_wait = match &self.filesystem_statfs_wait {
@@ -1027,6 +1086,7 @@ impl FileConfig {
                 .clone()
                 .filter(|p| !p.as_os_str().is_empty()),
             http_max_connections,
+            http_max_requests: self.http_max_requests.unwrap_or(0),
             http_process_rows: self.http_process_rows.unwrap_or(false),
             rootfs: self
                 .rootfs
@@ -1039,6 +1099,12 @@ impl FileConfig {
             diskstats_device_include,
             netdev_device_exclude,
             netdev_device_include,
+            arp_device_exclude,
+            arp_device_include,
+            hwmon_chip_exclude,
+            hwmon_chip_include,
+            netclass_ignored_devices,
+            netclass_ignore_invalid_speed: self.netclass_ignore_invalid_speed.unwrap_or(false),
             cpufreq_isolated_cur_freq: self.cpufreq_isolated_cur_freq.unwrap_or(false),
             filesystem_statfs_wait,
             textfile_directory: self

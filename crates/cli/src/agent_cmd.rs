@@ -24,6 +24,11 @@ pub struct Args {
     /// [default: /metrics].
     #[arg(long = "web.telemetry-path", value_name = "PATH")]
     telemetry_path: Option<String>,
+    /// Scrapes of the exposition answered at once at most; beyond, 503
+    /// (node_exporter's flag; 0: no limit but the connection cap)
+    /// [default: 0].
+    #[arg(long = "web.max-requests", value_name = "N")]
+    max_requests: Option<usize>,
     /// Serve no figures about the agent itself (process_*, quietstat_*;
     /// node_scrape_collector_* stay), as node_exporter's flag.
     #[arg(long = "web.disable-exporter-metrics")]
@@ -54,7 +59,8 @@ pub struct Args {
     #[arg(
         long = "web.config.file",
         alias = "web-config-file",
-        value_name = "FILE"
+        value_name = "FILE",
+        value_parser = path_or_empty
     )]
     web_config_file: Option<PathBuf>,
     /// Read the sources of node_exporter collector NAME, or of the agent's
@@ -107,15 +113,40 @@ pub struct Args {
         value_name = "REGEX"
     )]
     netdev_device_include: Option<String>,
+    /// ARP devices /metrics leaves out (a regular expression).
+    #[arg(long = "collector.arp.device-exclude", value_name = "REGEX")]
+    arp_device_exclude: Option<String>,
+    /// The only ARP devices /metrics serves (instead of an exclusion).
+    #[arg(long = "collector.arp.device-include", value_name = "REGEX")]
+    arp_device_include: Option<String>,
+    /// hwmon chips /metrics leaves out (a regular expression on the chip's
+    /// label, e.g. platform_coretemp_0).
+    #[arg(long = "collector.hwmon.chip-exclude", value_name = "REGEX")]
+    hwmon_chip_exclude: Option<String>,
+    /// The only hwmon chips /metrics serves (instead of an exclusion).
+    #[arg(long = "collector.hwmon.chip-include", value_name = "REGEX")]
+    hwmon_chip_include: Option<String>,
+    /// Network devices the netclass families leave out (a regular
+    /// expression).
+    #[arg(long = "collector.netclass.ignored-devices", value_name = "REGEX")]
+    netclass_ignored_devices: Option<String>,
+    /// Leave out node_network_speed_bytes where the kernel does not know the
+    /// speed (-1).
+    #[arg(long = "collector.netclass.ignore-invalid-speed")]
+    netclass_ignore_invalid_speed: bool,
     /// How long the sampler waits for one statfs before it reports the
     /// mount failed and moves on (the call finishes in the background).
     #[arg(long = "collector.filesystem.mount-timeout", value_name = "D")]
     statfs_wait: Option<String>,
     /// Directory of `*.prom` files (Prometheus text format) to re-export.
-    #[arg(long = "collector.textfile.directory", value_name = "DIR")]
+    #[arg(
+        long = "collector.textfile.directory",
+        value_name = "DIR",
+        value_parser = path_or_empty
+    )]
     textfile_directory: Option<PathBuf>,
     /// udev's database, for node_disk_info's labels [default: /run/udev/data].
-    #[arg(long = "path.udev.data", value_name = "DIR")]
+    #[arg(long = "path.udev.data", value_name = "DIR", value_parser = path_or_empty)]
     udev_data_path: Option<PathBuf>,
     /// Record the history here [default: /var/lib/quietstat as root,
     /// else $XDG_STATE_HOME/quietstat].
@@ -129,6 +160,12 @@ pub struct Args {
     print_config: bool,
 }
 
+/// A path flag that takes node_exporter's empty default ("": none, or the
+/// agent's default), which clap's own path parser refuses.
+fn path_or_empty(s: &str) -> Result<PathBuf, std::convert::Infallible> {
+    Ok(PathBuf::from(s))
+}
+
 /// node_exporter flags the agent does not take, each with why: refused by
 /// name rather than reported as an unknown argument.
 pub const NOT_TAKEN: &[(&str, &str)] = &[
@@ -137,15 +174,54 @@ pub const NOT_TAKEN: &[(&str, &str)] = &[
         "socket activation is not supported yet; give --web.listen-address",
     ),
     (
-        "--web.max-requests",
-        "not supported yet; the agent caps its connections (http_max_connections) and answers concurrent scrapes from one read",
-    ),
-    ("--collector.netclass.ignored-devices", "not supported yet"),
-    (
         "--runtime.gomaxprocs",
         "a Go runtime setting; the agent's threads are placed with --housekeeping-cpus",
     ),
+    (
+        "--collector.bcache.priorityStats",
+        "priority_stats makes the kernel walk every bucket of the cache at each read; the bcache source reads the cheap statistics only",
+    ),
+    (
+        "--collector.cpu.info.flags-include",
+        "not supported yet: node_cpu_flag_info is not served",
+    ),
+    (
+        "--collector.cpu.info.bugs-include",
+        "not supported yet: node_cpu_bug_info is not served",
+    ),
+    (
+        "--collector.netstat.fields",
+        "the agent serves node_exporter's default netstat fields; choose series with Prometheus relabelling",
+    ),
+    (
+        "--collector.vmstat.fields",
+        "the agent serves node_exporter's default vmstat fields; choose series with Prometheus relabelling",
+    ),
+    (
+        "--collector.ipvs.backend-labels",
+        "the agent serves every backend label",
+    ),
+    (
+        "--collector.netdev.address-info",
+        "not supported yet: node_network_address_info needs netlink",
+    ),
+    (
+        "--collector.netdev.enable-detailed-metrics",
+        "not supported yet: the agent serves node_network_{receive,transmit}_*_total",
+    ),
+    (
+        "--collector.powersupply.ignored-supplies",
+        "not supported yet",
+    ),
+    ("--collector.tapestats.ignored-devices", "not supported yet"),
+    ("--collector.rapl.enable-zone-label", "not supported yet"),
 ];
+
+/// node_exporter's flag namespaces: a flag in one of them that the agent
+/// does not know is refused naming itself, never as a bare unknown
+/// argument.
+const NODE_EXPORTER_SPACES: &[&str] =
+    &["--web.", "--log.", "--path.", "--runtime.", "--collector."];
 
 /// The first argument that is a node_exporter flag the agent does not take,
 /// as an error naming it and saying why.
@@ -157,11 +233,41 @@ pub fn refuse_not_taken(args: &[std::ffi::OsString]) -> Result<(), String> {
         .take_while(|a| *a != "--")
     {
         let flag = a.split('=').next().unwrap_or(a);
+        let flag = match flag.strip_prefix("--no-") {
+            Some(rest) => format!("--{rest}"),
+            None => flag.to_string(),
+        };
         if let Some((_, why)) = NOT_TAKEN.iter().find(|(f, _)| *f == flag) {
             return Err(format!("node_exporter's {flag} is not taken here: {why}"));
         }
     }
     Ok(())
+}
+
+/// Why an argument the agent's parser did not know is refused, when it is
+/// in node_exporter's namespaces: an option of a collector the agent lacks
+/// says which and why; any other says it is not taken. `None` for an
+/// argument outside them (the parser's own message then stands).
+pub fn unknown_node_exporter_flag(arg: &str) -> Option<String> {
+    let flag = arg.split('=').next().unwrap_or(arg);
+    let bare = flag.strip_prefix("--no-").map(|r| format!("--{r}"));
+    let bare = bare.as_deref().unwrap_or(flag);
+    if !NODE_EXPORTER_SPACES.iter().any(|p| bare.starts_with(p)) {
+        return None;
+    }
+    let collector = bare
+        .strip_prefix("--collector.")
+        .and_then(|r| r.split('.').next());
+    if let Some(c) = collector
+        && let Some((_, why)) = exporter::metrics::NOT_HERE.iter().find(|(n, _)| *n == c)
+    {
+        return Some(format!(
+            "node_exporter's {flag} is not taken here: the {c} collector is not available ({why})"
+        ));
+    }
+    Some(format!(
+        "node_exporter's {flag} is not taken here: the agent has no such option; `quietstat agent --help` lists the node_exporter flags it takes"
+    ))
 }
 
 /// node_exporter's per-collector switches, which name the collector in the
@@ -172,6 +278,21 @@ pub fn refuse_not_taken(args: &[std::ffi::OsString]) -> Result<(), String> {
 /// `--enable-collector cpuinfo` (`node_cpu_info`), and
 /// `--collector.cpu.guest`, on in node_exporter by default and always here,
 /// as nothing.
+/// node_exporter's switches for what the agent always does: guest time in
+/// node_cpu_guest_seconds_total, softirqs by vector from /proc/stat, and
+/// the ARP, netclass and netdev figures from their files (the same figures
+/// netlink would give).
+const ALWAYS: &[&str] = &[
+    "--collector.cpu.guest",
+    "--collector.stat.softirq",
+    "--collector.arp.netlink",
+    "--no-collector.arp.netlink",
+    "--collector.netclass.netlink",
+    "--no-collector.netclass.netlink",
+    "--collector.netdev.netlink",
+    "--no-collector.netdev.netlink",
+];
+
 pub fn collector_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let mut out: Vec<std::ffi::OsString> = Vec::new();
     let mut disable_defaults = false;
@@ -186,7 +307,10 @@ pub fn collector_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<st
         } else if text == "--collector.cpu.info" {
             out.push("--enable-collector".into());
             out.push("cpuinfo".into());
-        } else if text == "--collector.cpu.guest" {
+        } else if text == "--no-collector.cpu.info" {
+            out.push("--disable-collector".into());
+            out.push("cpuinfo".into());
+        } else if ALWAYS.contains(&text) {
         } else if let Some(n) = text.strip_prefix("--collector.").filter(|n| name_ok(n)) {
             out.push("--enable-collector".into());
             out.push(n.into());
@@ -294,6 +418,12 @@ pub fn run(
         diskstats_device_include: args.diskstats_device_include.clone(),
         netdev_device_exclude: args.netdev_device_exclude.clone(),
         netdev_device_include: args.netdev_device_include.clone(),
+        arp_device_exclude: args.arp_device_exclude.clone(),
+        arp_device_include: args.arp_device_include.clone(),
+        hwmon_chip_exclude: args.hwmon_chip_exclude.clone(),
+        hwmon_chip_include: args.hwmon_chip_include.clone(),
+        netclass_ignored_devices: args.netclass_ignored_devices.clone(),
+        netclass_ignore_invalid_speed: args.netclass_ignore_invalid_speed.then_some(true),
         filesystem_statfs_wait: args.statfs_wait.clone(),
         textfile_directory: args.textfile_directory.clone(),
         udev_data_path: args.udev_data_path.clone(),
@@ -304,6 +434,7 @@ pub fn run(
         shm_path: args.shm_path.clone(),
         overhead_budget_pct: args.overhead_budget_pct,
         process_backend: args.backend.clone(),
+        http_max_requests: args.max_requests,
         web_config_file: args.web_config_file.clone(),
         store: (args.store.is_some() || args.no_store).then(|| agent::config::FileStore {
             enabled: Some(!args.no_store),
@@ -358,6 +489,7 @@ pub fn run(
         Some(l) => {
             let options = Options {
                 max_connections: config.http_max_connections,
+                max_requests: config.http_max_requests,
                 web,
                 process_rows: config.http_process_rows,
                 telemetry_path: telemetry_path.clone(),

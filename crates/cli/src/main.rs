@@ -210,7 +210,20 @@ fn main() -> ExitCode {
         eprintln!("quietstat: {e}");
         return ExitCode::from(2);
     }
-    let cli = Cli::parse_from(args);
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::{ContextKind, ContextValue, ErrorKind};
+            if e.kind() == ErrorKind::UnknownArgument
+                && let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg)
+                && let Some(why) = agent_cmd::unknown_node_exporter_flag(arg)
+            {
+                eprintln!("quietstat: {why}");
+                return ExitCode::from(2);
+            }
+            e.exit()
+        }
+    };
     if let Err(e) = check_roots(&cli) {
         eprintln!("quietstat: {e}");
         return ExitCode::from(2);

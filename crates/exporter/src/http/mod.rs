@@ -67,6 +67,8 @@ pub struct Options {
     /// At most this many connections (0: the default); lowered to fit the
     /// descriptor limit.
     pub max_connections: usize,
+    /// Exposition answers in progress at most (0: no limit); beyond, 503.
+    pub max_requests: usize,
     pub web: Option<WebConfig>,
     /// Whether `/api/v1/snapshot` lists processes (pid, command, user...).
     pub process_rows: bool,
@@ -103,6 +105,9 @@ pub(crate) struct Ctx {
     pub(crate) headers: Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
     pub(crate) process_rows: bool,
     pub(crate) telemetry_path: String,
+    /// Exposition answers in progress, and the most allowed (0: any).
+    pub(crate) scrapes: Arc<std::sync::atomic::AtomicUsize>,
+    pub(crate) max_scrapes: usize,
     conns: Conns,
 }
 
@@ -251,6 +256,8 @@ pub fn serve(
         } else {
             options.telemetry_path
         },
+        scrapes: Arc::default(),
+        max_scrapes: options.max_requests,
         conns,
     });
     let stop = Arc::new(Notify::new());

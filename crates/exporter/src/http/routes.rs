@@ -14,6 +14,7 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -45,7 +46,35 @@ pub(crate) enum Body {
     Parts {
         rx: tokio::sync::mpsc::Receiver<String>,
         _busy: BusyUntilSent,
+        _scrape: Option<Scrape>,
     },
+}
+
+/// One exposition answer in progress, counted against
+/// `--web.max-requests` until its body is sent or dropped.
+pub(crate) struct Scrape(Arc<AtomicUsize>);
+
+impl Scrape {
+    /// A place among `max` answers in progress (0: no limit, nothing
+    /// counted), or `None` when all are taken.
+    fn take(count: &Arc<AtomicUsize>, max: usize) -> Result<Option<Scrape>, ()> {
+        if max == 0 {
+            return Ok(None);
+        }
+        let taken = count.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < max).then_some(n + 1)
+        });
+        match taken {
+            Ok(_) => Ok(Some(Scrape(count.clone()))),
+            Err(_) => Err(()),
+        }
+    }
+}
+
+impl Drop for Scrape {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Marks the connection idle again when a streamed body ends or is
@@ -203,7 +232,19 @@ async fn route(ctx: &Ctx, req: &Request<Incoming>, slot: &Arc<Slot>) -> Reply {
                 v.to_str()
                     .is_ok_and(|v| v.contains("application/openmetrics-text"))
             });
-            metrics_response(ctx, slot, openmetrics, param("max_age_ms")).await
+            let Ok(scrape) = Scrape::take(&ctx.scrapes, ctx.max_scrapes) else {
+                let mut r = text(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "limit of concurrent scrapes reached ({}, --web.max-requests); try again later\n",
+                        ctx.max_scrapes
+                    ),
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                return r;
+            };
+            metrics_response(ctx, slot, openmetrics, param("max_age_ms"), scrape).await
         }
         "/api/v1/snapshot" => snapshot_response(ctx, param("sources"), param("max_age_ms")).await,
         "/" => text(
@@ -309,6 +350,7 @@ async fn metrics_response(
     slot: &Arc<Slot>,
     openmetrics: bool,
     max_age: Option<&str>,
+    scrape: Option<Scrape>,
 ) -> Reply {
     let all = json::parse_sources(None).expect("all sources");
     let f = match fresh(ctx, all, max_age).await {
@@ -348,6 +390,7 @@ async fn metrics_response(
     let body = Body::Parts {
         rx,
         _busy: BusyUntilSent(slot.clone()),
+        _scrape: scrape,
     };
     let ctype = if openmetrics { OPENMETRICS } else { TEXT };
     let mut r = typed(StatusCode::OK, ctype, body);

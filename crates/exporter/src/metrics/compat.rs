@@ -98,6 +98,16 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("cgroups", "not yet: /proc/cgroups"),
     ("drbd", "not yet: /proc/drbd"),
     ("drm", "not yet: /sys/class/drm"),
+    ("mountstats", "not yet: /proc/self/mountstats"),
+    ("sysctl", "not yet: /proc/sys"),
+    (
+        "cpu_vulnerabilities",
+        "not yet: /sys/devices/system/cpu/vulnerabilities",
+    ),
+    ("pcidevice", "not yet: /sys/bus/pci/devices"),
+    ("bcachefs", "not yet: /sys/fs/bcachefs"),
+    ("tls", "not yet: /proc/net/tls_stat"),
+    ("xfrm", "not yet: /proc/net/xfrm_stat"),
 ];
 
 /// node_exporter's zoneinfo names: `(key in /proc/zoneinfo, name after

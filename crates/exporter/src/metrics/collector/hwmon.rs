@@ -173,12 +173,17 @@ fn readings(chip: &str, s: &Sensor, out: &mut Vec<Reading>) {
 
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     if x.s.ok(Source::Hwmon) {
-        hwmon(out, &x.s.hwmon)?;
+        let c = &x.ctx.config;
+        let served =
+            crate::metrics::compat::device_filter(&c.hwmon_chip_exclude, &c.hwmon_chip_include);
+        // node_exporter filters by the chip's label (`platform_coretemp_0`).
+        let chips: Vec<&Chip> = x.s.hwmon.iter().filter(|c| served(&c.chip)).collect();
+        hwmon(out, &chips)?;
     }
     Ok(())
 }
 
-fn hwmon(out: &mut Out<'_>, chips: &[Chip]) -> Fmt {
+fn hwmon(out: &mut Out<'_>, chips: &[&Chip]) -> Fmt {
     {
         let mut m = out.family(&NODE_HWMON_CHIP_NAMES)?;
         for c in chips.iter().filter(|c| !c.chip_name.is_empty()) {

@@ -5,7 +5,11 @@ use super::*;
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let s = x.s;
     if s.ok(Source::Netclass) {
-        netclass(out, s)?;
+        let c = &x.ctx.config;
+        let served = crate::metrics::compat::device_filter(&c.netclass_ignored_devices, "");
+        let devs: Vec<&procfs::netclass::NetClass> =
+            s.netclass.iter().filter(|d| served(&d.device)).collect();
+        netclass(out, &devs, c.netclass_ignore_invalid_speed)?;
     }
     Ok(())
 }
@@ -14,9 +18,13 @@ type NetGet = fn(&procfs::netclass::NetClass) -> Option<i64>;
 
 /// node_exporter's netclass families: `node_network_up` and `_info` for
 /// every device, each property the device has (an attribute that could
-/// not be read is left out, as node_exporter does).
-fn netclass(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
-    let devs = &s.netclass;
+/// not be read is left out, as node_exporter does); with
+/// `ignore_invalid_speed`, a speed of -1 (unknown) is left out too.
+fn netclass(
+    out: &mut Out<'_>,
+    devs: &[&procfs::netclass::NetClass],
+    ignore_invalid_speed: bool,
+) -> Fmt {
     {
         let mut m = out.family(&NODE_NETWORK_UP)?;
         for d in devs {
@@ -68,13 +76,17 @@ fn netclass(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
         (&NODE_NETWORK_PROTOCOL_TYPE, |d| d.protocol_type),
         (&NODE_NETWORK_RECEIVE_NOHANDLER_TOTAL, |d| d.rx_nohandler),
     ];
+    let value = |f: &Family, get: NetGet, d: &procfs::netclass::NetClass| {
+        let speed = std::ptr::eq(f, &NODE_NETWORK_SPEED_BYTES);
+        get(d).filter(|v| !(ignore_invalid_speed && speed && *v < 0))
+    };
     for (f, get) in props {
-        if !devs.iter().any(|d| get(d).is_some()) {
+        if !devs.iter().any(|d| value(f, get, d).is_some()) {
             continue;
         }
         let mut m = out.family(f)?;
         for d in devs {
-            if let Some(v) = get(d) {
+            if let Some(v) = value(f, get, d) {
                 sample_l(&mut m, &[("device", d.device.as_str())], v as f64)?;
             }
         }

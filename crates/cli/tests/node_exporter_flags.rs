@@ -1,0 +1,484 @@
+//! node_exporter's command line given to the agent: every flag the
+//! installed node_exporter lists is taken or refused naming itself, the
+//! command line of node_exporter's own end-to-end test starts the agent,
+//! and the options it takes have their effect.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Output;
+
+use common::agent::{agent, get};
+use common::exposition::{parse_exposition, which};
+use common::run;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");
+
+/// The flags `node_exporter --help` lists, each with a value when it takes
+/// one: its default where the help shows one, else a placeholder that any
+/// such flag accepts.
+fn node_exporter_flags() -> Vec<(String, Option<String>)> {
+    let help = std::process::Command::new(which("prometheus-node-exporter"))
+        .arg("--help")
+        .output()
+        .expect("running node_exporter --help");
+    // kingpin prints its help on stderr.
+    let text =
+        String::from_utf8_lossy(&help.stderr).to_string() + &String::from_utf8_lossy(&help.stdout);
+    let mut flags = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim_start().strip_prefix("--") else {
+            continue;
+        };
+        let spec = rest.split_whitespace().next().unwrap_or_default();
+        let (name, value) = match spec.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (spec, None),
+        };
+        if matches!(name, "help" | "help-long" | "help-man" | "version") {
+            continue;
+        }
+        let value = value.map(|v| {
+            let unquoted = v.trim_matches('"');
+            // kingpin writes a flag without a default as its name in
+            // capitals (COLLECTOR.ARP.DEVICE-INCLUDE).
+            let placeholder = !v.starts_with('"')
+                && v.bytes().any(|b| b.is_ascii_uppercase())
+                && !v.bytes().any(|b| b.is_ascii_lowercase());
+            if !placeholder {
+                // The help's default (regular expressions doubly escaped).
+                unquoted.replace("\\\\", "\\")
+            } else {
+                // A placeholder such as COLLECTOR.ARP.DEVICE-INCLUDE:
+                // a regular expression, a path or a name alike.
+                match name {
+                    "web.max-requests" | "runtime.gomaxprocs" => "1".to_string(),
+                    "web.listen-address" => "127.0.0.1:0".to_string(),
+                    _ => "x".to_string(),
+                }
+            }
+        });
+        flags.push((format!("--{name}"), value));
+    }
+    flags
+}
+
+/// The exposition as `name{label="value",...}` (labels sorted) -> value.
+fn flat(body: &str) -> BTreeMap<String, f64> {
+    parse_exposition(body)
+        .0
+        .into_iter()
+        .map(|((name, labels), v)| {
+            if labels.is_empty() {
+                return (name, v);
+            }
+            let l: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
+            (format!("{name}{{{}}}", l.join(",")), v)
+        })
+        .collect()
+}
+
+fn print_config(args: &[String]) -> Output {
+    let mut all = vec!["agent".to_string()];
+    all.extend(args.iter().cloned());
+    all.push("--print-config".into());
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    run(&refs)
+}
+
+/// The flags this issue names must be taken; any other flag node_exporter
+/// has is taken or refused with a message that names it and says why,
+/// never reported as an unknown argument.
+#[test]
+fn every_node_exporter_flag_is_taken_or_refused_by_name() {
+    let flags = node_exporter_flags();
+    assert!(
+        flags.len() > 100,
+        "node_exporter listed {} flags",
+        flags.len()
+    );
+    let must_take = [
+        "--web.listen-address",
+        "--web.telemetry-path",
+        "--web.config.file",
+        "--web.disable-exporter-metrics",
+        "--log.level",
+        "--log.format",
+        "--path.procfs",
+        "--path.sysfs",
+        "--path.rootfs",
+        "--path.udev.data",
+        "--collector.disable-defaults",
+        "--collector.diskstats.device-exclude",
+        "--collector.diskstats.device-include",
+        "--collector.netdev.device-exclude",
+        "--collector.netdev.device-include",
+        "--collector.netclass.ignored-devices",
+        "--collector.netclass.ignore-invalid-speed",
+        "--collector.filesystem.mount-points-exclude",
+        "--collector.filesystem.fs-types-exclude",
+        "--collector.cpu.info",
+        "--collector.textfile.directory",
+        "--collector.arp.device-exclude",
+    ];
+    let (mut taken, mut refused) = (Vec::new(), Vec::new());
+    for (flag, value) in &flags {
+        let arg = match value {
+            Some(v) => format!("{flag}={v}"),
+            None => flag.clone(),
+        };
+        let out = print_config(std::slice::from_ref(&arg));
+        let err = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() {
+            taken.push(flag.clone());
+            continue;
+        }
+        assert!(
+            !must_take.contains(&flag.as_str()),
+            "{arg} must be taken; the agent said: {err}"
+        );
+        let named = format!("node_exporter's {flag} is not taken here: ");
+        let why = err.split(&named).nth(1).map(str::trim).unwrap_or_default();
+        assert!(
+            out.status.code() == Some(2) && why.len() > 10,
+            "{arg}: neither taken nor refused by name with a reason: {err}"
+        );
+        refused.push(flag.clone());
+    }
+    for f in must_take {
+        assert!(
+            taken.iter().any(|t| t == f),
+            "{f} is not in node_exporter's --help"
+        );
+    }
+    eprintln!(
+        "{} of node_exporter's flags taken, {} refused by name: {refused:?}",
+        taken.len(),
+        refused.len()
+    );
+}
+
+/// What the flags of node_exporter's end-to-end test script that have no
+/// effect here are refused for, each alone: the collectors the agent
+/// lacks, and options not taken yet. The script itself drops the flags of
+/// collectors its build lacks; the agent names them instead.
+const E2E_REFUSED: &[&str] = &[
+    "--collector.bcache.priorityStats",
+    "--collector.cpu.info.bugs-include=^(cpu_meltdown|spectre_.*|mds)$",
+    "--collector.cpu.info.flags-include=^(aes|avx.?|constant_tsc)$",
+    "--collector.qdisc.device-include=(wlan0|eth0)",
+    "--collector.qdisc.fixtures=collector/fixtures/qdisc/",
+    "--collector.sysctl.include-info=kernel.seccomp.actions_avail",
+    "--collector.sysctl.include=fs.file-nr",
+    "--collector.wifi.fixtures=collector/fixtures/wifi",
+];
+
+/// The collectors node_exporter's end-to-end script enables and disables.
+const E2E_ENABLED: &[&str] = &[
+    "arp",
+    "bcache",
+    "bcachefs",
+    "bonding",
+    "btrfs",
+    "buddyinfo",
+    "cgroups",
+    "conntrack",
+    "cpu",
+    "cpufreq",
+    "cpu_vulnerabilities",
+    "diskstats",
+    "dmi",
+    "drbd",
+    "edac",
+    "entropy",
+    "fibrechannel",
+    "filefd",
+    "hwmon",
+    "infiniband",
+    "interrupts",
+    "ipvs",
+    "kernel_hung",
+    "ksmd",
+    "lnstat",
+    "loadavg",
+    "mdadm",
+    "meminfo",
+    "meminfo_numa",
+    "mountstats",
+    "netdev",
+    "netstat",
+    "nfs",
+    "nfsd",
+    "pcidevice",
+    "pressure",
+    "processes",
+    "qdisc",
+    "rapl",
+    "schedstat",
+    "slabinfo",
+    "sockstat",
+    "softirqs",
+    "stat",
+    "sysctl",
+    "textfile",
+    "thermal_zone",
+    "tls",
+    "udp_queues",
+    "vmstat",
+    "watchdog",
+    "wifi",
+    "xfrm",
+    "xfs",
+    "zfs",
+    "zoneinfo",
+];
+const E2E_DISABLED: &[&str] = &["selinux", "filesystem", "timex", "uname"];
+
+/// node_exporter's end-to-end command line on the this-machine tree: the
+/// agent starts with every collector the script names and the options it
+/// takes, and each option has its effect.
+#[test]
+fn node_exporters_end_to_end_command_line() {
+    for flag in E2E_REFUSED {
+        let out = print_config(&[flag.to_string()]);
+        let name = flag.split('=').next().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2)
+                && err.contains(&format!("node_exporter's {name} is not taken here: ")),
+            "{flag}: {err}"
+        );
+    }
+    let textfiles = tempfile::tempdir().unwrap();
+    std::fs::write(
+        textfiles.path().join("metrics1.prom"),
+        "# HELP testmetric1_1 Metric read from a file\n# TYPE testmetric1_1 untyped\ntestmetric1_1{foo=\"bar\"} 10\n",
+    )
+    .unwrap();
+    std::fs::write(
+        textfiles.path().join("metrics2.prom"),
+        "# HELP testmetric2_1 Metric read from a file\n# TYPE testmetric2_1 untyped\ntestmetric2_1{foo=\"bar\"} 30\n",
+    )
+    .unwrap();
+    let tree = format!("{FIXTURES}/this-machine");
+    let mut args: Vec<String> = vec![
+        format!("--path.rootfs={tree}/rootfs"),
+        format!("--path.procfs={tree}/proc"),
+        format!("--path.sysfs={tree}/sys"),
+        format!("--path.udev.data={tree}/udev/data"),
+    ];
+    args.extend(E2E_ENABLED.iter().map(|c| format!("--collector.{c}")));
+    args.extend(E2E_DISABLED.iter().map(|c| format!("--no-collector.{c}")));
+    args.extend(
+        [
+            "--collector.cpu.info",
+            "--collector.arp.device-exclude=nope",
+            "--collector.hwmon.chip-include=(applesmc|asus_nb_wmi|coretemp|hwmon4|ieee80211|nct6779)",
+            "--collector.netclass.ignore-invalid-speed",
+            "--collector.netclass.ignored-devices=(dmz|int)",
+            "--collector.netdev.device-include=lo",
+            "--collector.stat.softirq",
+            "--no-collector.arp.netlink",
+            "--log.level=debug",
+        ]
+        .map(String::from),
+    );
+    args.push(format!(
+        "--collector.textfile.directory={}",
+        textfiles.path().display()
+    ));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let a = agent("", &refs);
+    // The collectors the agent lacks are warnings, each named once.
+    for missing in ["qdisc", "sysctl", "wifi", "tls", "xfrm", "mountstats"] {
+        assert!(
+            a.early
+                .iter()
+                .any(|l| l.contains(&format!("collector \"{missing}\" is not available here"))),
+            "no warning for {missing}: {:#?}",
+            a.early
+        );
+    }
+    let body = get(a.addr, "/metrics", None).body;
+    let series = flat(&body);
+    let names = |prefix: &str| -> Vec<&String> {
+        series
+            .keys()
+            .filter(|k| k.starts_with(prefix))
+            .collect::<Vec<_>>()
+    };
+    // netdev's include: lo only, though the tree has eth0 and ifb*.
+    let rx = names("node_network_receive_bytes_total{");
+    assert!(
+        !rx.is_empty() && rx.iter().all(|k| k.contains("device=\"lo\"")),
+        "{rx:?}"
+    );
+    // netclass: eth0's speed is -1 in the tree; ignore-invalid-speed
+    // leaves it out, while eth0 itself is served.
+    assert!(names("node_network_speed_bytes{").is_empty(), "{body}");
+    assert!(
+        series.contains_key("node_network_up{device=\"eth0\"}"),
+        "eth0 not served"
+    );
+    // arp: "nope" excludes nothing.
+    assert_eq!(series.get("node_arp_entries{device=\"eth0\"}"), Some(&1.0));
+    // The disabled collectors are not served.
+    for f in [
+        "node_uname_info",
+        "node_filesystem_size_bytes",
+        "node_timex_",
+    ] {
+        assert!(names(f).is_empty(), "{f} served");
+    }
+    // textfile: both files.
+    assert_eq!(series.get("testmetric1_1{foo=\"bar\"}"), Some(&10.0));
+    assert_eq!(series.get("testmetric2_1{foo=\"bar\"}"), Some(&30.0));
+    // interrupts and softirqs, enabled: their per-CPU families.
+    assert!(!names("node_interrupts_total{").is_empty());
+    assert!(!names("node_softirqs_total{").is_empty());
+    assert!(!names("node_cpu_info{").is_empty());
+}
+
+/// The filters' effects where the end-to-end values match nothing: a
+/// netclass device ignored, an ARP device excluded, a hwmon chip included.
+#[test]
+fn netclass_arp_and_hwmon_filters_leave_out_what_they_name() {
+    let tree = format!("{FIXTURES}/this-machine");
+    let a = agent(
+        "",
+        &[
+            "--proc-root",
+            &format!("{tree}/proc"),
+            "--sys-root",
+            &format!("{tree}/sys"),
+            "--collector.netclass.ignored-devices=^eth",
+            "--collector.arp.device-include=^lo$",
+        ],
+    );
+    let series = flat(&get(a.addr, "/metrics", None).body);
+    assert!(series.contains_key("node_network_up{device=\"lo\"}"));
+    assert!(!series.contains_key("node_network_up{device=\"eth0\"}"));
+    // The ignored device keeps its netdev counters: netclass only.
+    assert!(series.contains_key("node_network_receive_bytes_total{device=\"eth0\"}"));
+    assert!(!series.keys().any(|k| k.starts_with("node_arp_entries{")));
+    drop(a);
+
+    let tree = format!("{FIXTURES}/linux-future");
+    let chips = |extra: &str| -> Vec<String> {
+        let a = agent(
+            "",
+            &[
+                "--proc-root",
+                &format!("{tree}/proc"),
+                "--sys-root",
+                &format!("{tree}/sys"),
+                extra,
+            ],
+        );
+        let series = flat(&get(a.addr, "/metrics", None).body);
+        series
+            .keys()
+            .filter(|k| k.starts_with("node_hwmon_chip_names{"))
+            .cloned()
+            .collect()
+    };
+    let all = chips("--log.level=info");
+    let core = chips("--collector.hwmon.chip-include=coretemp");
+    assert!(
+        all.len() > core.len() && !core.is_empty(),
+        "{all:?} {core:?}"
+    );
+    assert!(core.iter().all(|k| k.contains("coretemp")), "{core:?}");
+    let rest = chips("--collector.hwmon.chip-exclude=coretemp");
+    assert_eq!(rest.len() + core.len(), all.len(), "{rest:?}");
+}
+
+/// Debian's /etc/default/prometheus-node-exporter: every `ARGS=` line in
+/// it, set or commented out, is taken as it stands.
+#[test]
+fn debians_args_examples_are_taken() {
+    let text = std::fs::read_to_string("/etc/default/prometheus-node-exporter")
+        .expect("Debian's prometheus-node-exporter package (installed by .ci/run)");
+    let mut seen = 0;
+    for line in text.lines() {
+        let line = line.trim_start_matches(['#', ' ']);
+        let Some(v) = line.strip_prefix("ARGS=") else {
+            continue;
+        };
+        seen += 1;
+        // The shell's word splitting of the unit's `$ARGS`.
+        let v = v.trim_matches('"');
+        let args: Vec<String> = v.split_whitespace().map(String::from).collect();
+        let out = print_config(&args);
+        assert!(
+            out.status.success(),
+            "ARGS={v}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(seen > 0, "no ARGS= line in {text}");
+}
+
+/// `--web.max-requests=1`: while one scrape's answer is held by a client
+/// that stopped reading, another scrape is answered 503 naming the flag;
+/// the JSON API is not counted; once the first client is gone, scrapes
+/// are answered again.
+#[test]
+fn max_requests_refuses_scrapes_beyond_the_limit() {
+    use std::io::Write;
+    // An answer larger than the kernel can buffer between the two ends, so
+    // the first answer stays in progress while its client does not read:
+    // the sender's buffer grows to tcp_wmem's maximum at most, and the
+    // receiver's is held at RCVBUF below.
+    const RCVBUF: libc::c_int = 64 << 10;
+    let wmem = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem").unwrap();
+    let wmem_max: usize = wmem.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let held_bytes = wmem_max + 4 * RCVBUF as usize;
+    let dir = tempfile::tempdir().unwrap();
+    let pad = "p".repeat(1000);
+    let mut text = String::from("# TYPE big gauge\n");
+    let mut i = 0;
+    while text.len() < held_bytes + (2 << 20) {
+        text += &format!("big{{i=\"{i}\",pad=\"{pad}\"}} 1\n");
+        i += 1;
+    }
+    std::fs::write(dir.path().join("big.prom"), text).unwrap();
+    let tdir = format!("--collector.textfile.directory={}", dir.path().display());
+    let a = agent("", &["--web.max-requests=1", &tdir]);
+    assert!(
+        common::wait_for(std::time::Duration::from_secs(30), || {
+            get(a.addr, "/metrics", None).body.contains("big{i=\"0\"")
+        }),
+        "the textfile was never served"
+    );
+    let mut held = std::net::TcpStream::connect(a.addr).unwrap();
+    // SAFETY: a valid socket and a c_int option value. Setting it locks
+    // the buffer's size, so it does not grow.
+    let r = unsafe {
+        libc::setsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(&held),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&RCVBUF as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(r, 0);
+    write!(held, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let refused = common::wait_for(std::time::Duration::from_secs(20), || {
+        let r = get(a.addr, "/metrics", None);
+        r.status == 503 && r.body.contains("--web.max-requests")
+    });
+    assert!(refused, "a second scrape was never refused");
+    assert_eq!(
+        get(a.addr, "/api/v1/snapshot?sources=stat", None).status,
+        200
+    );
+    drop(held);
+    assert!(
+        common::wait_for(std::time::Duration::from_secs(20), || {
+            get(a.addr, "/metrics", None).status == 200
+        }),
+        "scrapes were not answered again once the held one was gone"
+    );
+}
