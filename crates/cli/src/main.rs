@@ -2,6 +2,7 @@
 
 mod agent_cmd;
 mod bench_cmd;
+mod docs_cmd;
 mod jitter_cmd;
 mod noise_cmd;
 mod ps_cmd;
@@ -12,7 +13,7 @@ mod top_cmd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// A Linux system and process statistics collector that stays cheap on huge
 /// machines and quiet on isolated CPUs.
@@ -62,6 +63,15 @@ enum Command {
     /// Measure what reading the kernel costs.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Shell completions on stdout: `quietstat completions bash >
+    /// /etc/bash_completion.d/quietstat`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Man pages of every command into DIR (for packaging).
+    #[command(hide = true)]
+    Manpages { dir: PathBuf },
 }
 
 #[derive(Subcommand)]
@@ -152,6 +162,8 @@ fn check_roots(cli: &Cli) -> Result<(), String> {
     // (command, takes --proc-root, takes --sys-root)
     let (name, proc_ok, sys_ok) = match &cli.command {
         Command::Agent(_) | Command::Stat(_) => return Ok(()),
+        Command::Completions { .. } => ("completions", false, false),
+        Command::Manpages { .. } => ("manpages", false, false),
         Command::Report(_) => ("report", false, false),
         Command::Ps(_) | Command::Top(_) if cli.rootfs.is_none() => return Ok(()),
         Command::Bench(BenchCommand::Procfs(_)) => return Ok(()),
@@ -233,6 +245,8 @@ fn main() -> ExitCode {
         cli.sys_root.clone().unwrap_or_else(|| "/sys".into()),
     );
     let result = match cli.command {
+        Command::Completions { shell } => Ok(docs_cmd::completions(&mut Cli::command(), shell)),
+        Command::Manpages { dir } => docs_cmd::manpages(Cli::command(), &dir),
         Command::Jitter(args) => jitter_cmd::run(&args),
         Command::Noise(args) => noise_cmd::run(&roots.1, &args),
         Command::Report(args) => report_cmd::run(&args),
