@@ -170,8 +170,9 @@ pub const DEFAULT_DISKSTATS_DEVICE_EXCLUDE: &str =
 /// The effective configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    /// `None`: no HTTP server.
-    pub listen: Option<SocketAddr>,
+    /// The HTTP server's addresses, each served alike; none: no HTTP
+    /// server (unless sockets are handed over).
+    pub listen: Vec<SocketAddr>,
     pub proc_root: PathBuf,
     pub sys_root: PathBuf,
     /// `None`: every online CPU that is neither isolated nor nohz_full.
@@ -227,6 +228,9 @@ pub struct Config {
     /// Read the current frequency of isolated and nohz_full CPUs too (each
     /// read interrupts that CPU); off by default.
     pub cpufreq_isolated_cur_freq: bool,
+    /// Read coretemp sensors and `x86_pkg_temp` zones whose driver reads
+    /// an isolated or nohz_full CPU's MSR (an IPI to it); off by default.
+    pub sensors_on_isolated_cpus: bool,
     /// How long the sampler waits for one statfs before reporting the
     /// mount failed (`node_filesystem_device_error` 1) and moving on.
     pub filesystem_statfs_wait: Duration,
@@ -338,6 +342,7 @@ impl Config {
             textfile_directory: self.textfile_directory.clone(),
             udev_data: self.udev_data_path.clone(),
             cur_freq_on_quiet_cpus: self.cpufreq_isolated_cur_freq,
+            sensors_on_quiet_cpus: self.sensors_on_isolated_cpus,
         }
     }
 
@@ -386,7 +391,11 @@ impl Config {
         }
         let pm = &self.process_metrics;
         let file = FileConfig {
-            listen: Some(self.listen.map(|a| a.to_string()).unwrap_or_default()),
+            listen: Some(match self.listen.as_slice() {
+                [] => Listen::One(String::new()),
+                [one] => Listen::One(one.to_string()),
+                many => Listen::Many(many.iter().map(|a| a.to_string()).collect()),
+            }),
             proc_root: Some(self.proc_root.clone()),
             sys_root: Some(self.sys_root.clone()),
             housekeeping_cpus: Some(
@@ -437,6 +446,7 @@ impl Config {
             netclass_ignored_devices: Some(self.netclass_ignored_devices.clone()),
             netclass_ignore_invalid_speed: Some(self.netclass_ignore_invalid_speed),
             cpufreq_isolated_cur_freq: Some(self.cpufreq_isolated_cur_freq),
+            sensors_on_isolated_cpus: Some(self.sensors_on_isolated_cpus),
             filesystem_statfs_wait: d(self.filesystem_statfs_wait),
             textfile_directory: Some(self.textfile_directory.clone().unwrap_or_default()),
             udev_data_path: Some(self.udev_data_path.clone()),
@@ -471,12 +481,35 @@ fn bad(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
     }
 }
 
+/// `listen`: one address (`""` for none) or a list, each served alike (as
+/// node_exporter's repeated `--web.listen-address`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Listen {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Listen {
+    /// The addresses as written, blank ones left out.
+    pub fn addrs(&self) -> Vec<&str> {
+        let all: Vec<&str> = match self {
+            Listen::One(a) => vec![a.as_str()],
+            Listen::Many(v) => v.iter().map(String::as_str).collect(),
+        };
+        all.into_iter()
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .collect()
+    }
+}
+
 /// The file as written: every key optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub listen: Option<String>,
+    pub listen: Option<Listen>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proc_root: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -531,6 +564,8 @@ pub struct FileConfig {
     pub netclass_ignore_invalid_speed: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpufreq_isolated_cur_freq: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sensors_on_isolated_cpus: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filesystem_statfs_wait: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -717,6 +752,7 @@ impl FileConfig {
             netclass_ignored_devices,
             netclass_ignore_invalid_speed,
             cpufreq_isolated_cur_freq,
+            sensors_on_isolated_cpus,
             filesystem_statfs_wait,
             textfile_directory,
             udev_data_path
@@ -789,25 +825,28 @@ impl FileConfig {
                 collectors.push(*name);
             }
         }
-        let listen = match self.listen.as_deref().map(str::trim) {
-            None => Some(SocketAddr::from(([127, 0, 0, 1], 9479))),
-            Some("") => None,
-            // node_exporter's `:PORT`: every address of this machine.
-            Some(v) => Some(
-                match v.strip_prefix(':') {
-                    Some(port) => port
-                        .parse::<u16>()
-                        .map(|p| SocketAddr::from(([0, 0, 0, 0], p)))
-                        .ok(),
-                    None => v.parse::<SocketAddr>().ok(),
-                }
-                .ok_or_else(|| {
-                    bad(
-                        "listen",
-                        format!("{v:?} is not an address; write IP:PORT, e.g. \"127.0.0.1:9479\", :PORT for every address, or \"\" for no HTTP server"),
-                    )
-                })?,
-            ),
+        let listen = match &self.listen {
+            None => vec![SocketAddr::from(([127, 0, 0, 1], 9479))],
+            Some(l) => l
+                .addrs()
+                .into_iter()
+                .map(|v| {
+                    // node_exporter's `:PORT`: every address of this machine.
+                    match v.strip_prefix(':') {
+                        Some(port) => port
+                            .parse::<u16>()
+                            .map(|p| SocketAddr::from(([0, 0, 0, 0], p)))
+                            .ok(),
+                        None => v.parse::<SocketAddr>().ok(),
+                    }
+                    .ok_or_else(|| {
+                        bad(
+                            "listen",
+                            format!("{v:?} is not an address; write IP:PORT, e.g. \"127.0.0.1:9479\" or \"[::1]:9479\", :PORT for every address, a list of them, or \"\" for no HTTP server"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?,
         };
         let housekeeping_cpus = match self.housekeeping_cpus.as_deref().map(str::trim) {
             None | Some("auto") => None,
@@ -1106,6 +1145,7 @@ impl FileConfig {
             netclass_ignored_devices,
             netclass_ignore_invalid_speed: self.netclass_ignore_invalid_speed.unwrap_or(false),
             cpufreq_isolated_cur_freq: self.cpufreq_isolated_cur_freq.unwrap_or(false),
+            sensors_on_isolated_cpus: self.sensors_on_isolated_cpus.unwrap_or(false),
             filesystem_statfs_wait,
             textfile_directory: self
                 .textfile_directory
@@ -1200,7 +1240,7 @@ mod tests {
             Duration::from_secs(5)
         );
         assert_eq!(iv(AgentSource::Processes), Duration::from_secs(5));
-        assert_eq!(c.listen.unwrap().to_string(), "127.0.0.1:9479");
+        assert_eq!(c.listen[0].to_string(), "127.0.0.1:9479");
         assert_eq!(
             c.slack_for(AgentSource::System(Source::Stat)),
             Duration::from_millis(10)
@@ -1262,7 +1302,23 @@ mod tests {
         let c = FileConfig::from_toml("listen = \":9100\"\n")
             .and_then(|f| f.resolve())
             .unwrap();
-        assert_eq!(c.listen.unwrap().to_string(), "0.0.0.0:9100");
+        assert_eq!(c.listen[0].to_string(), "0.0.0.0:9100");
+        let c = FileConfig::from_toml("listen = [\"127.0.0.1:9100\", \"[::1]:9100\"]\n")
+            .unwrap()
+            .resolve()
+            .unwrap();
+        assert_eq!(
+            c.listen.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+            ["127.0.0.1:9100", "[::1]:9100"]
+        );
+        assert!(
+            FileConfig::from_toml("listen = \"\"\n")
+                .unwrap()
+                .resolve()
+                .unwrap()
+                .listen
+                .is_empty()
+        );
         assert!(err("listen = \":x\"\n").contains(":PORT"));
         let e = err("housekeeping_cpus = \"0-x\"\n");
         assert!(e.contains("housekeeping_cpus") && e.contains("0-x"), "{e}");
@@ -1307,7 +1363,7 @@ mod tests {
             FileConfig::from_toml("listen = \"127.0.0.1:1\"\n[sources.stat]\ninterval = \"2s\"\n")
                 .unwrap();
         let mut over = FileConfig {
-            listen: Some("127.0.0.1:2".into()),
+            listen: Some(Listen::One("127.0.0.1:2".into())),
             ..Default::default()
         };
         over.sources = Some(FileSources::default());
@@ -1321,7 +1377,7 @@ mod tests {
         });
         f.apply(&over);
         let c = f.resolve().unwrap();
-        assert_eq!(c.listen.unwrap().port(), 2);
+        assert_eq!(c.listen[0].port(), 2);
         let s = c.source(AgentSource::System(Source::Stat));
         assert_eq!(
             (s.interval, s.min_interval),

@@ -17,9 +17,14 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Address for /metrics and /api/v1/snapshot: IP:PORT, :PORT for
-    /// every address, "" for none (also written `--web.listen-address`).
+    /// every address, "" for none; repeat it to serve several alike (also
+    /// written `--web.listen-address`) [default: 127.0.0.1:9479].
     #[arg(long, value_name = "IP:PORT", alias = "web.listen-address")]
-    listen: Option<String>,
+    listen: Vec<String>,
+    /// Serve on the listening sockets the service manager hands over
+    /// (systemd's socket activation: LISTEN_FDS) instead of --listen.
+    #[arg(long = "web.systemd-socket", conflicts_with = "listen")]
+    systemd_socket: bool,
     /// The path the exposition answers at (node_exporter's flag)
     /// [default: /metrics].
     #[arg(long = "web.telemetry-path", value_name = "PATH")]
@@ -169,10 +174,6 @@ fn path_or_empty(s: &str) -> Result<PathBuf, std::convert::Infallible> {
 /// node_exporter flags the agent does not take, each with why: refused by
 /// name rather than reported as an unknown argument.
 pub const NOT_TAKEN: &[(&str, &str)] = &[
-    (
-        "--web.systemd-socket",
-        "socket activation is not supported yet; give --web.listen-address",
-    ),
     (
         "--runtime.gomaxprocs",
         "a Go runtime setting; the agent's threads are placed with --housekeeping-cpus",
@@ -427,7 +428,7 @@ pub fn run(
         filesystem_statfs_wait: args.statfs_wait.clone(),
         textfile_directory: args.textfile_directory.clone(),
         udev_data_path: args.udev_data_path.clone(),
-        listen: args.listen.clone(),
+        listen: (!args.listen.is_empty()).then(|| agent::config::Listen::Many(args.listen.clone())),
         proc_root,
         sys_root,
         housekeeping_cpus: args.housekeeping_cpus.clone(),
@@ -469,43 +470,49 @@ pub fn run(
         .unwrap_or_else(|| exporter::http::TELEMETRY_PATH.to_string());
     exporter::http::check_telemetry_path(&telemetry_path)
         .map_err(|e| anyhow::anyhow!("--web.telemetry-path: {e}"))?;
-    let listener = match config.listen {
-        Some(addr) => {
-            let protected = web
-                .as_ref()
-                .is_some_and(|w| w.tls.is_some() || !w.users.is_empty());
-            if !addr.ip().is_loopback() && !protected {
-                warn(&format!(
-                    "listening on {addr}, beyond this machine, without TLS or authentication: anyone who can reach it reads the metrics; see --web.config.file"
-                ));
-            }
-            Some(exporter::http::bind(addr).map_err(anyhow::Error::msg)?)
-        }
-        None => None,
+    let listeners = if args.systemd_socket {
+        exporter::http::handed_over().map_err(anyhow::Error::msg)?
+    } else {
+        config
+            .listen
+            .iter()
+            .map(|a| exporter::http::bind(*a))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(anyhow::Error::msg)?
     };
+    let protected = web
+        .as_ref()
+        .is_some_and(|w| w.tls.is_some() || !w.users.is_empty());
+    for addr in listeners.iter().filter_map(|l| l.local_addr().ok()) {
+        if !addr.ip().is_loopback() && !protected {
+            warn(&format!(
+                "listening on {addr}, beyond this machine, without TLS or authentication: anyone who can reach it reads the metrics; see --web.config.file"
+            ));
+        }
+    }
     let agent = Agent::start(config.clone(), args.config.as_deref(), overrides)?;
     let shared = agent.shared();
-    let server = match listener {
-        Some(l) => {
-            let options = Options {
-                max_connections: config.http_max_connections,
-                max_requests: config.http_max_requests,
-                web,
-                process_rows: config.http_process_rows,
-                telemetry_path: telemetry_path.clone(),
-                no_exporter_metrics: args.no_exporter_metrics,
-            };
-            let s =
-                exporter::http::serve(shared.clone(), l, options).map_err(anyhow::Error::msg)?;
+    let server = if listeners.is_empty() {
+        None
+    } else {
+        let options = Options {
+            max_connections: config.http_max_connections,
+            max_requests: config.http_max_requests,
+            web,
+            process_rows: config.http_process_rows,
+            telemetry_path: telemetry_path.clone(),
+            no_exporter_metrics: args.no_exporter_metrics,
+        };
+        let s = exporter::http::serve(shared.clone(), listeners, options)
+            .map_err(anyhow::Error::msg)?;
+        for addr in s.local_addrs() {
             info(&format!(
-                "serving {}://{}{telemetry_path} and /api/v1/snapshot (at most {} connections)",
+                "serving {}://{addr}{telemetry_path} and /api/v1/snapshot (at most {} connections)",
                 if s.tls() { "https" } else { "http" },
-                s.local_addr(),
                 s.max_connections()
             ));
-            Some(s)
         }
-        None => None,
+        Some(s)
     };
     if let Some(p) = shared.shm.path() {
         info(&format!("shared-memory snapshot at {}", p.display()));

@@ -1526,9 +1526,10 @@ fn log_lines_take_node_exporters_format_and_level() {
 #[test]
 fn node_exporter_flags_not_taken_are_refused_by_name() {
     for flag in [
-        "--web.systemd-socket",
-        "--web.max-requests=40",
-        "--collector.netclass.ignored-devices=^lo$",
+        "--runtime.gomaxprocs=1",
+        "--collector.bcache.priorityStats",
+        "--collector.qdisc.fixtures=x",
+        "--collector.nosuch.option=x",
     ] {
         let out = quietstat()
             .args(["agent", "--print-config", flag])

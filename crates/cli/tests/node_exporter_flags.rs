@@ -482,3 +482,120 @@ fn max_requests_refuses_scrapes_beyond_the_limit() {
         "scrapes were not answered again once the held one was gone"
     );
 }
+
+/// The answer to a plain GET of /metrics on `addr`, read to the end
+/// within 60 s.
+fn scrape(addr: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap_or_else(|e| panic!("{addr}: {e}"));
+    s.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    write!(s, "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    raw
+}
+
+/// `--web.listen-address` given twice: both addresses are served alike.
+#[test]
+fn repeated_listen_addresses_are_each_served() {
+    let a = agent(
+        "",
+        &[
+            "--web.listen-address",
+            "127.0.0.1:0",
+            "--web.listen-address",
+            "127.0.0.2:0",
+        ],
+    );
+    let second = a
+        .log
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("a second serving line");
+    let addr = second
+        .strip_prefix("quietstat agent: serving http://")
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("{second}"));
+    assert!(addr.starts_with("127.0.0.2:"), "{second}");
+    assert!(a.addr.to_string().starts_with("127.0.0.1:"), "{:?}", a.addr);
+    for addr in [a.addr.to_string(), addr.to_string()] {
+        let r = scrape(&addr);
+        assert!(
+            r.starts_with("HTTP/1.0 200") && r.contains("node_load1 "),
+            "{addr}: {r:.300}"
+        );
+    }
+}
+
+/// `--web.systemd-socket` under systemd's own socket activator: the
+/// activator listens on two sockets and starts the agent at the first
+/// connection, which the agent then answers; both sockets are served. A
+/// descriptor that is not a listening socket is refused by name.
+#[test]
+fn systemd_socket_activation_serves_the_handed_over_sockets() {
+    use common::agent::{Proc, free_port};
+    use sys::child::Guard;
+    let activate = which("systemd-socket-activate");
+    let (p1, p2) = (free_port(), free_port());
+    let (a1, a2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.2:{p2}"));
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let shm = dir.path().join("snapshot");
+    let child = std::process::Command::new(&activate)
+        .args([
+            "-l",
+            &a1,
+            "-l",
+            &a2,
+            common::BIN,
+            "agent",
+            "--web.systemd-socket",
+        ])
+        .args(["--no-store", "--shm-path"])
+        .arg(&shm)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _agent = Proc(Guard(child));
+    // The activator binds at once; wait until it does, then connect.
+    assert!(
+        common::wait_for(std::time::Duration::from_secs(10), || {
+            std::net::TcpStream::connect(&a2).is_ok()
+        }),
+        "the activator never listened on {a2}"
+    );
+    for addr in [&a1, &a2] {
+        let r = scrape(addr);
+        assert!(
+            r.starts_with("HTTP/1.0 200") && r.contains("node_load1 "),
+            "{addr}: {r:.300}"
+        );
+    }
+
+    // Not handed over: refused, naming the flag and what it needs.
+    let out = run(&[
+        "agent",
+        "--web.systemd-socket",
+        "--no-store",
+        "--shm-path",
+        "",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("LISTEN_FDS"), "{err}");
+    // A descriptor that is not a listening socket: a file as descriptor 3,
+    // handed over by a shell that then becomes the agent (so $$ is its
+    // pid).
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "exec 3<'{}'; LISTEN_PID=$$ LISTEN_FDS=1 exec '{}' agent --web.systemd-socket --no-store --shm-path ''",
+            file.path().display(),
+            common::BIN
+        ));
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("descriptor 3 is not a listening TCP socket"),
+        "{err}"
+    );
+}

@@ -107,6 +107,10 @@ impl CpuList {
         self.0.is_empty()
     }
 
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().copied()
+    }
+
     pub fn contains(&self, cpu: u32) -> bool {
         self.0.binary_search(&cpu).is_ok()
     }

@@ -49,6 +49,11 @@ pub struct GatherOptions {
     /// asking that CPU (an IPI to run the frequency driver's get, or to
     /// sample APERF/MPERF on x86), the interruption isolation is for.
     pub cur_freq_on_quiet_cpus: bool,
+    /// Read the coretemp sensors of isolated and nohz_full CPUs' cores (and
+    /// the package sensor and `x86_pkg_temp` zones when a package's first
+    /// CPU is one of them) too. Off by default: the driver answers each
+    /// read with `rdmsr_on_cpu`, an IPI to that CPU.
+    pub sensors_on_quiet_cpus: bool,
 }
 
 impl Default for GatherOptions {
@@ -63,6 +68,7 @@ impl Default for GatherOptions {
             textfile_directory: None,
             udev_data: PathBuf::from("/run/udev/data"),
             cur_freq_on_quiet_cpus: false,
+            sensors_on_quiet_cpus: false,
         }
     }
 }
@@ -110,6 +116,53 @@ pub(crate) struct Gatherer {
     attr: Vec<u8>,
     /// Every file opened, when traced ([`crate::Reader::trace_opens`]).
     pub opened: Option<Vec<PathBuf>>,
+    /// coretemp's zones, and the online list they were read under.
+    zones: Option<(Vec<u8>, SensorZones)>,
+}
+
+/// coretemp's zones: one per (package, die), numbered as the driver
+/// numbers its platform devices (`coretemp.N`, the logical die id: in the
+/// order of each zone's first CPU).
+#[derive(Default)]
+struct SensorZones {
+    zones: Vec<SensorZone>,
+}
+
+struct SensorZone {
+    key: (u32, u32),
+    /// Where the driver reads the package sensor.
+    first_cpu: u32,
+    /// (core id, CPU) of each online CPU.
+    cores: Vec<(u32, u32)>,
+}
+
+impl SensorZones {
+    /// Whether coretemp chip `zone`'s sensor labelled `label` ("Core 3",
+    /// "Package id 0") is read on a quiet CPU. A chip whose zone is not
+    /// known counts every zone: it skips more, never less.
+    fn quiet(&self, zone: Option<usize>, label: &str, quiet: &crate::cpu::CpuList) -> bool {
+        let zones: Vec<&SensorZone> = match zone.and_then(|z| self.zones.get(z)) {
+            Some(z) => vec![z],
+            None => self.zones.iter().collect(),
+        };
+        if let Some(core) = label
+            .strip_prefix("Core ")
+            .and_then(|c| c.trim().parse::<u32>().ok())
+        {
+            return zones.iter().any(|z| {
+                z.cores
+                    .iter()
+                    .any(|&(c, cpu)| c == core && quiet.contains(cpu))
+            });
+        }
+        label.starts_with("Package id") && zones.iter().any(|z| quiet.contains(z.first_cpu))
+    }
+
+    /// Whether any package's sensor is read on a quiet CPU
+    /// (`x86_pkg_temp` zones do not say which package they are).
+    fn any_package_quiet(&self, quiet: &crate::cpu::CpuList) -> bool {
+        self.zones.iter().any(|z| quiet.contains(z.first_cpu))
+    }
 }
 
 impl Gatherer {
@@ -579,21 +632,71 @@ impl Gatherer {
         Ok(v)
     }
 
+    /// The CPUs isolation keeps quiet: isolated or nohz_full.
+    fn quiet_cpus(&mut self, cpu_dir: &Path) -> crate::cpu::CpuList {
+        let mut quiet = crate::cpu::CpuList::default();
+        let mut l = crate::cpu::CpuList::default();
+        for file in ["isolated", "nohz_full"] {
+            if self.attr(&cpu_dir.join(file))
+                && crate::cpu::parse_list_into(&self.attr, &mut l).is_ok()
+            {
+                quiet = quiet.union(&l);
+            }
+        }
+        quiet
+    }
+
+    /// Where coretemp reads: read only when some CPU is quiet and a
+    /// coretemp chip or an `x86_pkg_temp` zone is there, and kept while
+    /// the online CPUs are the same.
+    fn sensor_zones(&mut self, cpu_dir: &Path) -> &SensorZones {
+        let online = if self.attr(&cpu_dir.join("online")) {
+            self.attr.clone()
+        } else {
+            Vec::new()
+        };
+        if self.zones.as_ref().is_none_or(|(o, _)| *o != online) {
+            let mut cpus = crate::cpu::CpuList::default();
+            let _ = crate::cpu::parse_list_into(&online, &mut cpus);
+            let mut zones = SensorZones::default();
+            for cpu in cpus.iter() {
+                let topo = cpu_dir.join(format!("cpu{cpu}/topology"));
+                let mut id = |f: &str| -> Option<u32> {
+                    self.attr(&topo.join(f)).then_some(())?;
+                    std::str::from_utf8(&self.attr).ok()?.trim().parse().ok()
+                };
+                let (Some(package), Some(core)) = (id("physical_package_id"), id("core_id")) else {
+                    continue;
+                };
+                // Kernels before 5.2 have no dies: one per package.
+                let die = id("die_id").unwrap_or(0);
+                let zone = match zones.zones.iter().position(|z| z.key == (package, die)) {
+                    Some(i) => i,
+                    None => {
+                        zones.zones.push(SensorZone {
+                            key: (package, die),
+                            first_cpu: cpu,
+                            cores: Vec::new(),
+                        });
+                        zones.zones.len() - 1
+                    }
+                };
+                zones.zones[zone].cores.push((core, cpu));
+            }
+            self.zones = Some((online, zones));
+        }
+        &self.zones.as_ref().expect("set above").1
+    }
+
     fn cpufreq(&mut self, sys_root: &Path) -> std::io::Result<()> {
         let dir = sys_root.join("devices/system/cpu");
         // The CPUs isolation keeps quiet: their current frequency is not
         // asked for (see GatherOptions::cur_freq_on_quiet_cpus).
-        let mut quiet = crate::cpu::CpuList::default();
-        if !self.options.cur_freq_on_quiet_cpus {
-            let mut l = crate::cpu::CpuList::default();
-            for file in ["isolated", "nohz_full"] {
-                if self.attr(&dir.join(file))
-                    && crate::cpu::parse_list_into(&self.attr, &mut l).is_ok()
-                {
-                    quiet = quiet.union(&l);
-                }
-            }
-        }
+        let quiet = if self.options.cur_freq_on_quiet_cpus {
+            crate::cpu::CpuList::default()
+        } else {
+            self.quiet_cpus(&dir)
+        };
         let asks_the_cpu = ["cpuinfo_cur_freq", "scaling_cur_freq"];
         let quiet_attrs: Vec<&str> = crate::hardware::CPUFREQ_ATTRIBUTES
             .into_iter()
@@ -616,9 +719,25 @@ impl Gatherer {
 
     fn thermal(&mut self, sys_root: &Path) -> std::io::Result<()> {
         let dir = sys_root.join("class/thermal");
+        let cpu_dir = sys_root.join("devices/system/cpu");
+        let mut package_quiet: Option<bool> = None;
         for zone in Self::numbered(&dir, "thermal_zone")? {
             let _ = writeln!(self.scratch, "@zone {zone}");
-            self.attrs(&dir.join(format!("thermal_zone{zone}")), &["type", "temp"]);
+            let zone_dir = dir.join(format!("thermal_zone{zone}"));
+            // x86_pkg_temp reads the package's MSR on one of its CPUs
+            // (rdmsr_on_cpu); the zone does not say which package, so its
+            // temperature is left unread while any package's is read on a
+            // quiet CPU (see GatherOptions::sensors_on_quiet_cpus).
+            let pkg = !self.options.sensors_on_quiet_cpus
+                && self.attr(&zone_dir.join("type"))
+                && self.attr == b"x86_pkg_temp";
+            let quiet = pkg
+                && *package_quiet.get_or_insert_with(|| {
+                    let quiet = self.quiet_cpus(&cpu_dir);
+                    !quiet.is_empty() && self.sensor_zones(&cpu_dir).any_package_quiet(&quiet)
+                });
+            let attrs: &[&str] = if quiet { &["type"] } else { &["type", "temp"] };
+            self.attrs(&zone_dir, attrs);
         }
         for dev in Self::numbered(&dir, "cooling_device")? {
             let _ = writeln!(self.scratch, "@cooling {dev}");
@@ -654,6 +773,10 @@ impl Gatherer {
     fn hwmon(&mut self, sys_root: &Path) -> std::io::Result<()> {
         use crate::hwmon::{clean, split_sensor_file};
         let class = sys_root.join("class/hwmon");
+        let cpu_dir = sys_root.join("devices/system/cpu");
+        // The quiet CPUs, read at the first coretemp chip (see
+        // GatherOptions::sensors_on_quiet_cpus).
+        let mut quiet: Option<crate::cpu::CpuList> = None;
         let mut dirs: Vec<_> = std::fs::read_dir(&class)?
             .flatten()
             .map(|e| e.path())
@@ -664,7 +787,8 @@ impl Gatherer {
             // node_exporter's stable chip name: the device's bus and name,
             // else the `name` file, else the directory's own name.
             let device = dir.join("device");
-            let from_device = std::fs::canonicalize(&device).ok().and_then(|p| {
+            let device_path = std::fs::canonicalize(&device).ok();
+            let from_device = device_path.as_ref().and_then(|p| {
                 let name = clean(&p.file_name()?.to_string_lossy());
                 let bus = p
                     .parent()
@@ -689,6 +813,31 @@ impl Gatherer {
                 continue;
             };
             let _ = writeln!(self.scratch, "@{chip}");
+            // coretemp reads a core's sensors on that core (rdmsr_on_cpu):
+            // those of quiet cores are left unread, their labels kept.
+            let mut unread: Vec<String> = Vec::new();
+            if name_file.as_deref() == Some("coretemp") && !self.options.sensors_on_quiet_cpus {
+                let quiet = quiet
+                    .get_or_insert_with(|| self.quiet_cpus(&cpu_dir))
+                    .clone();
+                if !quiet.is_empty() {
+                    // The driver's platform device `coretemp.N`: N is the zone.
+                    let zone = device_path.as_ref().and_then(|p| {
+                        p.file_name()?
+                            .to_str()?
+                            .strip_prefix("coretemp.")?
+                            .parse()
+                            .ok()
+                    });
+                    let labels = self.labels(dir);
+                    let zones = self.sensor_zones(&cpu_dir);
+                    unread = labels
+                        .into_iter()
+                        .filter(|(_, label)| zones.quiet(zone, label, &quiet))
+                        .map(|(sensor, _)| sensor)
+                        .collect();
+                }
+            }
             if let Some(n) = name_file {
                 let _ = writeln!(self.scratch, "name {n}");
             }
@@ -699,7 +848,11 @@ impl Gatherer {
                 let mut files: Vec<String> = entries
                     .flatten()
                     .filter_map(|e| e.file_name().into_string().ok())
-                    .filter(|f| split_sensor_file(f).is_some())
+                    .filter(|f| {
+                        split_sensor_file(f).is_some_and(|(_, sensor, property)| {
+                            property == "label" || !unread.contains(&sensor)
+                        })
+                    })
                     .collect();
                 files.sort();
                 for f in files.iter().take(4096) {
@@ -712,6 +865,29 @@ impl Gatherer {
             }
         }
         Ok(())
+    }
+
+    /// `(temp2, "Core 0")` for each `temp*_label` of a hwmon directory.
+    fn labels(&mut self, dir: &Path) -> Vec<(String, String)> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let files: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|f| f.starts_with("temp") && f.ends_with("_label"))
+            .take(4096)
+            .collect();
+        let mut out = Vec::new();
+        for f in files {
+            let Some((_, sensor, _)) = crate::hwmon::split_sensor_file(&f) else {
+                continue;
+            };
+            if self.attr(&dir.join(&f)) {
+                out.push((sensor, String::from_utf8_lossy(&self.attr).into_owned()));
+            }
+        }
+        out
     }
 
     fn bonding(&mut self, sys_root: &Path) -> std::io::Result<()> {

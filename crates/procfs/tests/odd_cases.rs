@@ -414,6 +414,7 @@ fn the_current_frequency_of_quiet_cpus_is_not_asked_for() {
         let mut r = reader(&t);
         r.set_gather_options(procfs::GatherOptions {
             cur_freq_on_quiet_cpus: all,
+            sensors_on_quiet_cpus: all,
             ..Default::default()
         });
         r.trace_opens(true);
@@ -458,4 +459,114 @@ fn the_current_frequency_of_quiet_cpus_is_not_asked_for() {
     let (freqs, opened) = read(true);
     assert_eq!(opened.len(), 8, "{opened:?}");
     assert!(freqs.iter().all(|c| c.scaling_cur_khz == Some(1100000)));
+}
+
+/// coretemp reads a core's sensors on that core and a package's on the
+/// package's first CPU (`rdmsr_on_cpu`, an IPI); x86_pkg_temp zones read
+/// on one of the package's CPUs too. On a two-package machine with CPU 2
+/// (package 0, core 2) isolated and CPU 4 (package 1's first CPU)
+/// nohz_full: package 0's core 2 is left unread while package 1's core 2
+/// is read (the zone mapping), package 1's package sensor and the
+/// x86_pkg_temp zone are left unread, and every label is read. With the
+/// option, everything is.
+#[test]
+fn sensors_read_on_quiet_cpus_are_not_opened() {
+    let t = fixtures::Tree::empty();
+    t.sys_file("devices/system/cpu/online", "0-7\n")
+        .sys_file("devices/system/cpu/isolated", "2\n")
+        .sys_file("devices/system/cpu/nohz_full", "4\n");
+    for cpu in 0..8u32 {
+        let topo = format!("devices/system/cpu/cpu{cpu}/topology");
+        t.sys_file(
+            &format!("{topo}/physical_package_id"),
+            format!("{}\n", cpu / 4),
+        )
+        .sys_file(&format!("{topo}/die_id"), "0\n")
+        .sys_file(&format!("{topo}/core_id"), format!("{}\n", cpu % 4));
+    }
+    for zone in 0..2u32 {
+        let dev = format!("devices/platform/coretemp.{zone}");
+        let hw = format!("{dev}/hwmon/hwmon{zone}");
+        t.sys_file(&format!("{hw}/name"), "coretemp\n")
+            .sys_file(&format!("{hw}/temp1_label"), format!("Package id {zone}\n"))
+            .sys_file(&format!("{hw}/temp1_input"), "50000\n")
+            .sys_file(&format!("{hw}/temp1_crit"), "100000\n");
+        // The driver's indices need not follow the core ids.
+        for (index, core) in [(2, 0), (3, 1), (4, 3), (5, 2)] {
+            t.sys_file(&format!("{hw}/temp{index}_label"), format!("Core {core}\n"))
+                .sys_file(&format!("{hw}/temp{index}_input"), "40000\n")
+                .sys_file(&format!("{hw}/temp{index}_crit_alarm"), "0\n");
+        }
+        let class = t.sys_root().join("class/hwmon");
+        std::fs::create_dir_all(&class).unwrap();
+        std::os::unix::fs::symlink(t.sys_root().join(&hw), class.join(format!("hwmon{zone}")))
+            .unwrap();
+        std::os::unix::fs::symlink(
+            t.sys_root().join(&dev),
+            t.sys_root().join(&hw).join("device"),
+        )
+        .unwrap();
+    }
+    t.sys_file("class/thermal/thermal_zone0/type", "x86_pkg_temp\n")
+        .sys_file("class/thermal/thermal_zone0/temp", "51000\n")
+        .sys_file("class/thermal/thermal_zone1/type", "acpitz\n")
+        .sys_file("class/thermal/thermal_zone1/temp", "30000\n");
+    let read = |all: bool| {
+        let mut r = reader(&t);
+        r.set_gather_options(procfs::GatherOptions {
+            sensors_on_quiet_cpus: all,
+            ..Default::default()
+        });
+        r.trace_opens(true);
+        let mut s = SystemSample::default();
+        r.read_sample(&[Source::Hwmon, Source::ThermalZone], &mut s);
+        assert!(s.ok(Source::Hwmon) && s.ok(Source::ThermalZone));
+        let mut opened: Vec<String> = r
+            .opened()
+            .iter()
+            .filter_map(|p| {
+                let p = p.to_str()?;
+                let zone = p
+                    .split("hwmon/hwmon")
+                    .nth(1)
+                    .or(p.split("thermal/").nth(1))?;
+                (!zone.ends_with("/name") && !zone.ends_with("/type")).then(|| zone.to_string())
+            })
+            .collect();
+        opened.sort();
+        opened.dedup();
+        opened
+    };
+    let quiet = read(false);
+    let unread = [
+        "0/temp5_input", // package 0, core 2: CPU 2
+        "0/temp5_crit_alarm",
+        "1/temp1_input", // package 1's sensor: CPU 4
+        "1/temp1_crit",
+        "1/temp2_input", // package 1, core 0: CPU 4
+        "1/temp2_crit_alarm",
+        "thermal_zone0/temp", // x86_pkg_temp
+    ];
+    for f in unread {
+        assert!(!quiet.contains(&f.to_string()), "{f} opened: {quiet:?}");
+    }
+    for f in [
+        "0/temp1_input", // package 0's sensor: CPU 0
+        "0/temp2_input", // package 0, core 0
+        "1/temp5_input", // package 1, core 2: CPU 6
+        "0/temp5_label",
+        "1/temp1_label",
+        "1/temp2_label",
+        "thermal_zone1/temp",
+    ] {
+        assert!(quiet.contains(&f.to_string()), "{f} not opened: {quiet:?}");
+    }
+    let all = read(true);
+    for f in unread {
+        assert!(
+            all.contains(&f.to_string()),
+            "{f} not opened with the option: {all:?}"
+        );
+    }
+    assert_eq!(all.len(), quiet.len() + unread.len(), "{all:?}\n{quiet:?}");
 }

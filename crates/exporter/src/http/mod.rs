@@ -36,7 +36,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpStream;
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
 use crate::web_config::WebConfig;
 use conns::{Admit, Conns, Slot};
@@ -113,16 +113,22 @@ pub(crate) struct Ctx {
 
 /// A running server.
 pub struct HttpServer {
-    addr: SocketAddr,
-    stop: Arc<Notify>,
+    addrs: Vec<SocketAddr>,
+    stop: watch::Sender<bool>,
     thread: std::thread::JoinHandle<()>,
     ctx: Arc<Ctx>,
     tls: bool,
 }
 
 impl HttpServer {
+    /// The first address served.
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.addrs[0]
+    }
+
+    /// Every address served, in the order given.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
     }
 
     /// The connection cap in force.
@@ -136,7 +142,7 @@ impl HttpServer {
 
     /// Stops accepting and closes every connection.
     pub fn shutdown(self) {
-        self.stop.notify_one();
+        let _ = self.stop.send(true);
         let _ = self.thread.join();
     }
 }
@@ -146,25 +152,88 @@ impl HttpServer {
 pub fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, String> {
     let listener =
         std::net::TcpListener::bind(addr).map_err(|e| format!("listening on {addr}: {e}"))?;
+    ready(listener, &format!("listening on {addr}"))
+}
+
+/// A listening socket made ready to serve, bound here or handed over.
+fn ready(listener: std::net::TcpListener, what: &str) -> Result<std::net::TcpListener, String> {
     // Accepted sockets inherit TCP_NODELAY from the listener (Linux). Without
     // it a keep-alive client (Prometheus) waits out its delayed ACK, 40 ms,
     // on every response written in two segments.
-    set_nodelay(&listener).map_err(|e| format!("TCP_NODELAY on {addr}: {e}"))?;
+    set_nodelay(&listener).map_err(|e| format!("{what}: TCP_NODELAY: {e}"))?;
     // A deeper accept queue than the library's 128: a burst of scrapers
     // arriving while the agent is busy waits instead of having its SYNs
     // dropped (and retried a second later). The kernel clamps it to
     // net.core.somaxconn, as it does node_exporter's.
     // SAFETY: listen() again on a listening socket only sets its backlog.
     if unsafe { libc::listen(std::os::fd::AsRawFd::as_raw_fd(&listener), libc::c_int::MAX) } != 0 {
-        return Err(format!(
-            "listening on {addr}: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(format!("{what}: {}", std::io::Error::last_os_error()));
     }
     listener
         .set_nonblocking(true)
-        .map_err(|e| format!("listening on {addr}: {e}"))?;
+        .map_err(|e| format!("{what}: {e}"))?;
     Ok(listener)
+}
+
+/// The listening sockets the service manager handed over (systemd's
+/// socket activation, node_exporter's `--web.systemd-socket`): descriptors
+/// 3 to 3 + `LISTEN_FDS` - 1, when `LISTEN_PID` is this process. Each must
+/// be a listening TCP socket, or the start is refused naming it. The
+/// variables are removed, so no child takes the sockets for its own.
+pub fn handed_over() -> Result<Vec<std::net::TcpListener>, String> {
+    use std::os::fd::FromRawFd;
+    const FIRST: libc::c_int = 3;
+    let var = |k: &str| std::env::var(k).ok();
+    let (pid, fds) = (var("LISTEN_PID"), var("LISTEN_FDS"));
+    // SAFETY: removing variables before any thread of ours reads the
+    // environment (the agent's threads start after the listeners).
+    unsafe {
+        for k in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] {
+            std::env::remove_var(k);
+        }
+    }
+    let why = "--web.systemd-socket: no sockets were handed over (LISTEN_PID and LISTEN_FDS, set by systemd's socket activation)";
+    let (Some(pid), Some(fds)) = (pid, fds) else {
+        return Err(why.into());
+    };
+    if pid.trim().parse::<u32>().ok() != Some(std::process::id()) {
+        return Err(format!("{why}: LISTEN_PID={pid} is not this process"));
+    }
+    let n = match fds.trim().parse::<libc::c_int>() {
+        Ok(n) if (1..=64).contains(&n) => n,
+        _ => return Err(format!("{why}: LISTEN_FDS={fds} is not 1 to 64")),
+    };
+    (FIRST..FIRST + n)
+        .map(|fd| {
+            let what = format!("--web.systemd-socket: descriptor {fd}");
+            let opt = |level, name| -> Option<libc::c_int> {
+                let mut v: libc::c_int = 0;
+                let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+                // SAFETY: any descriptor number; getsockopt writes one c_int.
+                let r = unsafe {
+                    libc::getsockopt(fd, level, name, (&mut v as *mut libc::c_int).cast(), &mut len)
+                };
+                (r == 0).then_some(v)
+            };
+            let listening = opt(libc::SOL_SOCKET, libc::SO_ACCEPTCONN) == Some(1);
+            let stream = opt(libc::SOL_SOCKET, libc::SO_TYPE) == Some(libc::SOCK_STREAM);
+            let inet = matches!(
+                opt(libc::SOL_SOCKET, libc::SO_DOMAIN),
+                Some(libc::AF_INET | libc::AF_INET6)
+            );
+            if !(listening && stream && inet) {
+                return Err(format!(
+                    "{what} is not a listening TCP socket; hand over ListenStream= sockets of IP addresses"
+                ));
+            }
+            // SAFETY: FD_CLOEXEC on a descriptor that is open (checked above).
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+            // SAFETY: the descriptor is a listening TCP socket handed to
+            // this process, owned from here on by the listener alone.
+            let l = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+            ready(l, &what)
+        })
+        .collect()
 }
 
 fn set_nodelay(l: &std::net::TcpListener) -> std::io::Result<()> {
@@ -203,22 +272,35 @@ fn connection_cap(wanted: usize) -> usize {
     wanted.min(room as usize).max(4)
 }
 
-/// Starts serving `shared` on `listener` (from [`bind`]).
+/// Starts serving `shared` on `listeners` (from [`bind`] or
+/// [`handed_over`]): one thread, one accept loop per listener.
 pub fn serve(
     shared: Arc<Shared>,
-    listener: std::net::TcpListener,
+    listeners: Vec<std::net::TcpListener>,
     options: Options,
 ) -> Result<HttpServer, String> {
-    let addr = listener.local_addr().map_err(|e| format!("serving: {e}"))?;
+    let addrs = listeners
+        .iter()
+        .map(|l| l.local_addr())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("serving: {e}"))?;
+    let Some(&addr) = addrs.first() else {
+        return Err("serving: no address to listen on".into());
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
         .build()
         .map_err(|e| format!("serving on {addr}: {e}"))?;
-    let listener = {
+    let listeners = {
         let _in = runtime.enter();
-        tokio::net::TcpListener::from_std(listener)
-            .map_err(|e| format!("serving on {addr}: {e}"))?
+        listeners
+            .into_iter()
+            .zip(&addrs)
+            .map(|(l, a)| {
+                tokio::net::TcpListener::from_std(l).map_err(|e| format!("serving on {a}: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?
     };
     let offload = offload::Offload::start(2, 64)
         .map_err(|e| format!("serving on {addr}: starting worker threads: {e}"))?;
@@ -260,15 +342,15 @@ pub fn serve(
         max_scrapes: options.max_requests,
         conns,
     });
-    let stop = Arc::new(Notify::new());
+    let (stop, stopped) = watch::channel(false);
     let acceptor = tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let thread = {
-        let (ctx, stop) = (ctx.clone(), stop.clone());
+        let ctx = ctx.clone();
         std::thread::Builder::new()
             .name("http".into())
             .spawn(move || {
                 let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    runtime.block_on(accept_loop(listener, ctx.clone(), acceptor, stop))
+                    runtime.block_on(accept_loops(listeners, ctx.clone(), acceptor, stopped))
                 }));
                 let why = match run {
                     Ok(true) => return,
@@ -286,7 +368,7 @@ pub fn serve(
             .map_err(|e| format!("serving on {addr}: starting the HTTP thread: {e}"))?
     };
     Ok(HttpServer {
-        addr,
+        addrs,
         stop,
         thread,
         tls: tls.is_some(),
@@ -303,19 +385,39 @@ fn per_connection(e: &std::io::Error) -> bool {
     )
 }
 
+/// One accept loop per listener until `stop`; true when stopped, false if
+/// one could not go on.
+async fn accept_loops(
+    listeners: Vec<tokio::net::TcpListener>,
+    ctx: Arc<Ctx>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    stop: watch::Receiver<bool>,
+) -> bool {
+    let mut loops = tokio::task::JoinSet::new();
+    for l in listeners {
+        loops.spawn(accept_loop(l, ctx.clone(), tls.clone(), stop.clone()));
+    }
+    while let Some(r) = loops.join_next().await {
+        if !matches!(r, Ok(true)) {
+            return false;
+        }
+    }
+    true
+}
+
 /// Accepts until `stop`; true when stopped, false if it could not go on.
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     ctx: Arc<Ctx>,
     tls: Option<tokio_rustls::TlsAcceptor>,
-    stop: Arc<Notify>,
+    mut stop: watch::Receiver<bool>,
 ) -> bool {
     const FIRST_BACKOFF: Duration = Duration::from_millis(5);
     let mut backoff = FIRST_BACKOFF;
     let mut failing: u64 = 0;
     loop {
         let accepted = tokio::select! {
-            _ = stop.notified() => return true,
+            _ = stop.changed() => return true,
             r = listener.accept() => r,
         };
         match accepted {
@@ -347,7 +449,7 @@ async fn accept_loop(
                     ctx.conns.evict_one();
                 }
                 tokio::select! {
-                    _ = stop.notified() => return true,
+                    _ = stop.changed() => return true,
                     _ = tokio::time::sleep(backoff) => {}
                 }
                 backoff = (backoff * 2).min(Duration::from_secs(1));
