@@ -225,6 +225,11 @@ pub struct Config {
     /// Leave out `node_network_speed_bytes` of a device whose speed the
     /// kernel does not know (-1) (`--collector.netclass.ignore-invalid-speed`).
     pub netclass_ignore_invalid_speed: bool,
+    /// The first CPU's flags and bugs `node_cpu_flag_info` and
+    /// `node_cpu_bug_info` serve: regular expressions, "" for none
+    /// (`--collector.cpu.info.flags-include`, `bugs-include`).
+    pub cpu_info_flags_include: String,
+    pub cpu_info_bugs_include: String,
     /// Read the current frequency of isolated and nohz_full CPUs too (each
     /// read interrupts that CPU); off by default.
     pub cpufreq_isolated_cur_freq: bool,
@@ -445,6 +450,8 @@ impl Config {
             hwmon_chip_include: Some(self.hwmon_chip_include.clone()),
             netclass_ignored_devices: Some(self.netclass_ignored_devices.clone()),
             netclass_ignore_invalid_speed: Some(self.netclass_ignore_invalid_speed),
+            cpu_info_flags_include: Some(self.cpu_info_flags_include.clone()),
+            cpu_info_bugs_include: Some(self.cpu_info_bugs_include.clone()),
             cpufreq_isolated_cur_freq: Some(self.cpufreq_isolated_cur_freq),
             sensors_on_isolated_cpus: Some(self.sensors_on_isolated_cpus),
             filesystem_statfs_wait: d(self.filesystem_statfs_wait),
@@ -562,6 +569,10 @@ pub struct FileConfig {
     pub netclass_ignored_devices: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub netclass_ignore_invalid_speed: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_info_flags_include: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_info_bugs_include: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpufreq_isolated_cur_freq: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -751,6 +762,8 @@ impl FileConfig {
             hwmon_chip_include,
             netclass_ignored_devices,
             netclass_ignore_invalid_speed,
+            cpu_info_flags_include,
+            cpu_info_bugs_include,
             cpufreq_isolated_cur_freq,
             sensors_on_isolated_cpus,
             filesystem_statfs_wait,
@@ -1047,6 +1060,10 @@ impl FileConfig {
             &self.netclass_ignored_devices,
             "",
         )?;
+        let cpu_info_flags_include =
+            regex("cpu_info_flags_include", &self.cpu_info_flags_include, "")?;
+        let cpu_info_bugs_include =
+            regex("cpu_info_bugs_include", &self.cpu_info_bugs_include, "")?;
         let filesystem_statfs_wait = match &self.filesystem_statfs_wait {
             None => procfs::DEFAULT_STATFS_WAIT,
             Some(v) => in_range(
@@ -1144,6 +1161,8 @@ impl FileConfig {
             hwmon_chip_include,
             netclass_ignored_devices,
             netclass_ignore_invalid_speed: self.netclass_ignore_invalid_speed.unwrap_or(false),
+            cpu_info_flags_include,
+            cpu_info_bugs_include,
             cpufreq_isolated_cur_freq: self.cpufreq_isolated_cur_freq.unwrap_or(false),
             sensors_on_isolated_cpus: self.sensors_on_isolated_cpus.unwrap_or(false),
             filesystem_statfs_wait,

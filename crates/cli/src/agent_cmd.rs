@@ -139,6 +139,14 @@ pub struct Args {
     /// speed (-1).
     #[arg(long = "collector.netclass.ignore-invalid-speed")]
     netclass_ignore_invalid_speed: bool,
+    /// The first CPU's flags node_cpu_flag_info serves (a regular
+    /// expression; none by default).
+    #[arg(long = "collector.cpu.info.flags-include", value_name = "REGEX")]
+    cpu_info_flags_include: Option<String>,
+    /// The first CPU's bugs node_cpu_bug_info serves (a regular
+    /// expression; none by default).
+    #[arg(long = "collector.cpu.info.bugs-include", value_name = "REGEX")]
+    cpu_info_bugs_include: Option<String>,
     /// How long the sampler waits for one statfs before it reports the
     /// mount failed and moves on (the call finishes in the background).
     #[arg(long = "collector.filesystem.mount-timeout", value_name = "D")]
@@ -181,14 +189,6 @@ pub const NOT_TAKEN: &[(&str, &str)] = &[
     (
         "--collector.bcache.priorityStats",
         "priority_stats makes the kernel walk every bucket of the cache at each read; the bcache source reads the cheap statistics only",
-    ),
-    (
-        "--collector.cpu.info.flags-include",
-        "not supported yet: node_cpu_flag_info is not served",
-    ),
-    (
-        "--collector.cpu.info.bugs-include",
-        "not supported yet: node_cpu_bug_info is not served",
     ),
     (
         "--collector.netstat.fields",
@@ -425,6 +425,8 @@ pub fn run(
         hwmon_chip_include: args.hwmon_chip_include.clone(),
         netclass_ignored_devices: args.netclass_ignored_devices.clone(),
         netclass_ignore_invalid_speed: args.netclass_ignore_invalid_speed.then_some(true),
+        cpu_info_flags_include: args.cpu_info_flags_include.clone(),
+        cpu_info_bugs_include: args.cpu_info_bugs_include.clone(),
         filesystem_statfs_wait: args.statfs_wait.clone(),
         textfile_directory: args.textfile_directory.clone(),
         udev_data_path: args.udev_data_path.clone(),

@@ -164,8 +164,6 @@ fn every_node_exporter_flag_is_taken_or_refused_by_name() {
 /// collectors its build lacks; the agent names them instead.
 const E2E_REFUSED: &[&str] = &[
     "--collector.bcache.priorityStats",
-    "--collector.cpu.info.bugs-include=^(cpu_meltdown|spectre_.*|mds)$",
-    "--collector.cpu.info.flags-include=^(aes|avx.?|constant_tsc)$",
     "--collector.qdisc.device-include=(wlan0|eth0)",
     "--collector.qdisc.fixtures=collector/fixtures/qdisc/",
     "--collector.sysctl.include-info=kernel.seccomp.actions_avail",
@@ -272,6 +270,8 @@ fn node_exporters_end_to_end_command_line() {
     args.extend(
         [
             "--collector.cpu.info",
+            "--collector.cpu.info.bugs-include=^(cpu_meltdown|spectre_.*|mds)$",
+            "--collector.cpu.info.flags-include=^(aes|avx.?|constant_tsc)$",
             "--collector.arp.device-exclude=nope",
             "--collector.hwmon.chip-include=(applesmc|asus_nb_wmi|coretemp|hwmon4|ieee80211|nct6779)",
             "--collector.netclass.ignore-invalid-speed",
@@ -337,6 +337,38 @@ fn node_exporters_end_to_end_command_line() {
     assert!(!names("node_interrupts_total{").is_empty());
     assert!(!names("node_softirqs_total{").is_empty());
     assert!(!names("node_cpu_info{").is_empty());
+    // The first CPU's flags and bugs that match the expressions, as the
+    // tree's cpuinfo has them.
+    let cpuinfo = std::fs::read_to_string(format!("{tree}/proc/cpuinfo")).unwrap();
+    let first = |key: &str| -> Vec<String> {
+        let line = cpuinfo.lines().find(|l| l.starts_with(key)).unwrap();
+        line.split_once(':')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    let expect = |key: &str, label: &str, keep: fn(&str) -> bool| -> Vec<String> {
+        let mut v: Vec<String> = first(key)
+            .iter()
+            .filter(|w| keep(w))
+            .map(|w| format!("node_cpu_{label}_info{{{label}=\"{w}\"}}"))
+            .collect();
+        v.sort();
+        v
+    };
+    let served = |prefix: &str| -> Vec<String> { names(prefix).into_iter().cloned().collect() };
+    let flags = expect("flags", "flag", |w| {
+        w == "aes" || w == "constant_tsc" || (w.starts_with("avx") && w.len() <= 4)
+    });
+    assert!(flags.len() >= 2, "{flags:?}");
+    assert_eq!(served("node_cpu_flag_info{"), flags);
+    let bugs = expect("bugs", "bug", |w| {
+        w == "cpu_meltdown" || w == "mds" || w.starts_with("spectre_")
+    });
+    assert!(!bugs.is_empty(), "{bugs:?}");
+    assert_eq!(served("node_cpu_bug_info{"), bugs);
 }
 
 /// The filters' effects where the end-to-end values match nothing: a

@@ -23,6 +23,11 @@ pub struct CpuInfo {
     pub cache_size: String,
     pub physical_id: String,
     pub core_id: String,
+    /// The `flags` and `bugs` words: the first CPU's only (empty on the
+    /// others, so 4,096 CPUs do not carry 4,096 copies of the same words),
+    /// as node_exporter takes them.
+    pub flags: String,
+    pub bugs: String,
 }
 
 /// Parses /proc/cpuinfo into `out`, one entry per CPU.
@@ -71,6 +76,7 @@ pub fn parse_into(buf: &[u8], out: &mut Vec<CpuInfo>) -> Result<(), ParseError> 
             ));
         }
         let c = &mut out[used - 1];
+        let first = used == 1;
         let [
             vendor,
             family,
@@ -81,6 +87,8 @@ pub fn parse_into(buf: &[u8], out: &mut Vec<CpuInfo>) -> Result<(), ParseError> 
             cache,
             package,
             core,
+            flags,
+            bugs,
         ] = c.fields();
         let dst = match k {
             "vendor_id" => vendor,
@@ -92,6 +100,8 @@ pub fn parse_into(buf: &[u8], out: &mut Vec<CpuInfo>) -> Result<(), ParseError> 
             "cache size" => cache,
             "physical id" => package,
             "core id" => core,
+            "flags" if first => flags,
+            "bugs" if first => bugs,
             _ => continue,
         };
         set(dst, v);
@@ -101,7 +111,7 @@ pub fn parse_into(buf: &[u8], out: &mut Vec<CpuInfo>) -> Result<(), ParseError> 
 }
 
 impl CpuInfo {
-    fn fields(&mut self) -> [&mut String; 9] {
+    fn fields(&mut self) -> [&mut String; 11] {
         [
             &mut self.vendor_id,
             &mut self.cpu_family,
@@ -112,6 +122,8 @@ impl CpuInfo {
             &mut self.cache_size,
             &mut self.physical_id,
             &mut self.core_id,
+            &mut self.flags,
+            &mut self.bugs,
         ]
     }
 }
@@ -124,7 +136,7 @@ mod tests {
     fn exact_values() {
         let mut v = Vec::new();
         parse_into(
-            b"processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\nmicrocode\t: 0x1000065\ncpu MHz\t\t: 2596.150\ncache size\t: 1024 KB\nphysical id\t: 0\ncore id\t\t: 0\nflags\t\t: fpu vme\npower management:\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\n\n",
+            b"processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\nmicrocode\t: 0x1000065\ncpu MHz\t\t: 2596.150\ncache size\t: 1024 KB\nphysical id\t: 0\ncore id\t\t: 0\nflags\t\t: fpu vme\nbugs\t\t: sysret_ss_attrs\npower management:\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\nflags\t\t: fpu vme\n\n",
             &mut v,
         )
         .unwrap();
@@ -142,9 +154,13 @@ mod tests {
                 cache_size: "1024 KB".into(),
                 physical_id: "0".into(),
                 core_id: "0".into(),
+                flags: "fpu vme".into(),
+                bugs: "sysret_ss_attrs".into(),
             }
         );
         assert_eq!((v[1].processor, v[1].vendor_id.as_str()), (1, ""));
+        // The first CPU's words only.
+        assert_eq!(v[1].flags, "");
         for (bad, field) in [
             (&b"vendor_id : x\n"[..], "processor"),
             (b"processor : x\n", "processor"),

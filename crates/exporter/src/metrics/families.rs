@@ -204,6 +204,8 @@ families! {
     NODE_KSMD_PAGES_VOLATILE "node_ksmd_pages_volatile" Gauge [] "ksm" "ksmd 'pages_volatile' file.";
     NODE_KSMD_RUN "node_ksmd_run" Gauge [] "ksm" "ksmd 'run' file.";
     NODE_KSMD_SLEEP_SECONDS "node_ksmd_sleep_seconds" Gauge [] "ksm" "ksmd 'sleep_millisecs' file.";
+    NODE_CPU_FLAG_INFO "node_cpu_flag_info" Gauge ["flag"] "cpuinfo" "The `flags` field of CPU information from /proc/cpuinfo taken from the first core.";
+    NODE_CPU_BUG_INFO "node_cpu_bug_info" Gauge ["bug"] "cpuinfo" "The `bugs` field of CPU information from /proc/cpuinfo taken from the first core.";
     NODE_CPU_INFO "node_cpu_info" Gauge ["package", "core", "cpu", "vendor", "family", "model", "model_name", "microcode", "stepping", "cachesize"] "cpuinfo" "CPU information from /proc/cpuinfo.";
     NODE_POWER_SUPPLY "node_power_supply_*" Gauge ["power_supply"] "power_supply" "Value of /sys/class/power_supply/<power_supply>/<attribute>, named and scaled as node_exporter (capacity, online, current_ampere, voltage_volt, energy_watthour, power_watt, temp_celsius, time_to_empty_seconds, ...).";
     NODE_POWER_SUPPLY_INFO "node_power_supply_info" Gauge ["power_supply", "capacity_level", "charge_type", "health", "manufacturer", "model_name", "serial_number", "status", "technology", "type", "usb_type", "scope"] "power_supply" "info of /sys/class/power_supply/<power_supply>.";

@@ -44,23 +44,59 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
         }
     }
     if s.ok(Source::Cpuinfo) {
-        let mut m = out.family(&NODE_CPU_INFO)?;
-        for c in &s.cpuinfo {
-            let cpu = c.processor.to_string();
-            let labels = [
-                ("package", c.physical_id.as_str()),
-                ("core", c.core_id.as_str()),
-                ("cpu", cpu.as_str()),
-                ("vendor", c.vendor_id.as_str()),
-                ("family", c.cpu_family.as_str()),
-                ("model", c.model.as_str()),
-                ("model_name", c.model_name.as_str()),
-                ("microcode", c.microcode.as_str()),
-                ("stepping", c.stepping.as_str()),
-                ("cachesize", c.cache_size.as_str()),
-            ];
-            gauge_l(&mut m, &labels, 1.0)?;
+        cpu_info(out, s)?;
+        // The first CPU's flags and bugs matching node_exporter's
+        // --collector.cpu.info.{flags,bugs}-include; none when unset.
+        let c = &x.ctx.config;
+        if let Some(first) = s.cpuinfo.first() {
+            for (family, label, words, include) in [
+                (
+                    &NODE_CPU_FLAG_INFO,
+                    "flag",
+                    &first.flags,
+                    &c.cpu_info_flags_include,
+                ),
+                (
+                    &NODE_CPU_BUG_INFO,
+                    "bug",
+                    &first.bugs,
+                    &c.cpu_info_bugs_include,
+                ),
+            ] {
+                let Some(re) = (!include.is_empty())
+                    .then(|| regex::Regex::new(include).ok())
+                    .flatten()
+                else {
+                    continue;
+                };
+                let mut m = out.family(family)?;
+                for w in words.split_whitespace().filter(|w| re.is_match(w)) {
+                    gauge_l(&mut m, &[(label, w)], 1.0)?;
+                }
+            }
         }
+    }
+    Ok(())
+}
+
+/// `node_cpu_info`: one series per CPU.
+fn cpu_info(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
+    let mut m = out.family(&NODE_CPU_INFO)?;
+    for c in &s.cpuinfo {
+        let cpu = c.processor.to_string();
+        let labels = [
+            ("package", c.physical_id.as_str()),
+            ("core", c.core_id.as_str()),
+            ("cpu", cpu.as_str()),
+            ("vendor", c.vendor_id.as_str()),
+            ("family", c.cpu_family.as_str()),
+            ("model", c.model.as_str()),
+            ("model_name", c.model_name.as_str()),
+            ("microcode", c.microcode.as_str()),
+            ("stepping", c.stepping.as_str()),
+            ("cachesize", c.cache_size.as_str()),
+        ];
+        gauge_l(&mut m, &labels, 1.0)?;
     }
     Ok(())
 }
