@@ -375,43 +375,23 @@ fn node_exporters_end_to_end_command_line() {
 /// netclass device ignored, an ARP device excluded, a hwmon chip included.
 #[test]
 fn netclass_arp_and_hwmon_filters_leave_out_what_they_name() {
-    let tree = format!("{FIXTURES}/this-machine");
-    let a = agent(
-        "",
+    let series = served_from(
+        "this-machine",
         &[
-            "--proc-root",
-            &format!("{tree}/proc"),
-            "--sys-root",
-            &format!("{tree}/sys"),
             "--collector.netclass.ignored-devices=^eth",
             "--collector.arp.device-include=^lo$",
         ],
     );
-    let series = flat(&get(a.addr, "/metrics", None).body);
     assert!(series.contains_key("node_network_up{device=\"lo\"}"));
     assert!(!series.contains_key("node_network_up{device=\"eth0\"}"));
     // The ignored device keeps its netdev counters: netclass only.
     assert!(series.contains_key("node_network_receive_bytes_total{device=\"eth0\"}"));
     assert!(!series.keys().any(|k| k.starts_with("node_arp_entries{")));
-    drop(a);
 
-    let tree = format!("{FIXTURES}/linux-future");
     let chips = |extra: &str| -> Vec<String> {
-        let a = agent(
-            "",
-            &[
-                "--proc-root",
-                &format!("{tree}/proc"),
-                "--sys-root",
-                &format!("{tree}/sys"),
-                extra,
-            ],
-        );
-        let series = flat(&get(a.addr, "/metrics", None).body);
-        series
-            .keys()
+        served_from("linux-future", &[extra])
+            .into_keys()
             .filter(|k| k.starts_with("node_hwmon_chip_names{"))
-            .cloned()
             .collect()
     };
     let all = chips("--log.level=info");
@@ -423,6 +403,16 @@ fn netclass_arp_and_hwmon_filters_leave_out_what_they_name() {
     assert!(core.iter().all(|k| k.contains("coretemp")), "{core:?}");
     let rest = chips("--collector.hwmon.chip-exclude=coretemp");
     assert_eq!(rest.len() + core.len(), all.len(), "{rest:?}");
+}
+
+/// One scrape of an agent started on the fixture tree `name` with `extra`.
+fn served_from(name: &str, extra: &[&str]) -> BTreeMap<String, f64> {
+    let tree = format!("{FIXTURES}/{name}");
+    let (proc_root, sys_root) = (format!("{tree}/proc"), format!("{tree}/sys"));
+    let mut args = vec!["--proc-root", &proc_root, "--sys-root", &sys_root];
+    args.extend_from_slice(extra);
+    let a = agent("", &args);
+    flat(&get(a.addr, "/metrics", None).body)
 }
 
 /// Debian's /etc/default/prometheus-node-exporter: every `ARGS=` line in
