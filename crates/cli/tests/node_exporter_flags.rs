@@ -487,6 +487,13 @@ fn max_requests_refuses_scrapes_beyond_the_limit() {
     };
     assert_eq!(r, 0);
     write!(held, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    // Its answer has begun (so it holds the one place) before another
+    // scrape is sent; a few bytes read leave the rest held.
+    held.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let mut head = [0u8; 12];
+    std::io::Read::read_exact(&mut held, &mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
     let refused = common::wait_for(std::time::Duration::from_secs(20), || {
         let r = get(a.addr, "/metrics", None);
         r.status == 503 && r.body.contains("--web.max-requests")
