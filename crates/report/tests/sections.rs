@@ -123,9 +123,10 @@ fn fixture() -> Fixture {
     fixture_without(0..0)
 }
 
-/// A minute of samples from a minute boundary two hours ago (but the
-/// seconds `skip`), the process table every 5 s, one exit at 30 s; read
-/// back over that minute.
+/// A minute of samples from a minute boundary two hours ago, or the first
+/// after boot on a machine up for less (the exit's times count from boot)
+/// (but the seconds `skip`), the process table every 5 s, one exit at
+/// 30 s; read back over that minute.
 fn fixture_without(skip: std::ops::Range<u64>) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -134,8 +135,12 @@ fn fixture_without(skip: std::ops::Range<u64>) -> Fixture {
         log,
     )
     .unwrap();
-    let t0 = (store::writer::now_ms() - 2 * 3_600_000) / MIN * MIN;
     let boot = store::writer::boot_ms();
+    let t0 = (store::writer::now_ms().saturating_sub(2 * 3_600_000)).max(boot + MIN) / MIN * MIN;
+    assert!(
+        t0 + MIN <= store::writer::now_ms(),
+        "the machine has been up for less than two minutes"
+    );
     for i in 0..=60 {
         let ts = t0 + i * 1000;
         if skip.contains(&i) {
