@@ -1,0 +1,249 @@
+/* libquietstat: the vectored process table (docs/library.md). Generated from crates/capi/src/lib.rs by cbindgen: do not edit. */
+
+#ifndef QUIETSTAT_H
+#define QUIETSTAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// The ABI this library implements: `qs_options.abi` must carry it, and
+// `qs_version()` returns it.
+#define QS_ABI_VERSION 1
+
+// Success.
+#define QS_OK 0
+
+// A NULL pointer where one is needed, or an argument out of its range.
+#define QS_ERR_ARG -1
+
+// The kernel could not be read (the message says what and why).
+#define QS_ERR_READ -2
+
+// A caller's array is too small; the length needed is given back.
+#define QS_ERR_RANGE -3
+
+// `qs_options.abi` is not this library's `QS_ABI_VERSION`.
+#define QS_ERR_ABI -4
+
+// A defect inside the library (a panic, caught).
+#define QS_ERR_INTERNAL -5
+
+// `qs_options.backend`: BPF where it loads, else /proc.
+#define QS_BACKEND_AUTO 0
+
+// The BPF task walk (root, or CAP_BPF with CAP_PERFMON), or fail.
+#define QS_BACKEND_BPF 1
+
+// /proc, read with kept-open descriptors.
+#define QS_BACKEND_PROCFS 2
+
+// An open process table: its backend, loaded once, and the last error.
+typedef struct qs_handle qs_handle;
+
+// How a handle is opened. Zeroed members take their defaults.
+typedef struct qs_options {
+  // `QS_ABI_VERSION`, as the caller's header has it.
+  uint32_t abi;
+  // `QS_BACKEND_AUTO`, `QS_BACKEND_BPF` or `QS_BACKEND_PROCFS`.
+  uint32_t backend;
+  // The proc root to read (NULL: /proc). BPF reads the running kernel,
+  // so another root means /proc's backend.
+  const char *proc_root;
+  // The sys root (NULL: /sys).
+  const char *sys_root;
+} qs_options;
+
+// `qs_fields` bits: which fields a record holds. pid, tgid and the start
+// time (the identity) are in every record.
+typedef uint32_t qs_fields;
+
+// One process, a fixed-size record. `fields` says which members hold
+// values; the others are zero.
+typedef struct qs_proc {
+  int32_t pid;
+  int32_t tgid;
+  int32_t ppid;
+  // One of `RSDTtXZPI`, as /proc shows it.
+  char state;
+  // The `qs_fields` this record holds.
+  qs_fields fields;
+  // Start time since boot in clock ticks, as /proc/PID/stat field 22.
+  uint64_t start_ticks;
+  // The same in nanoseconds (exact from BPF; tick resolution from /proc).
+  uint64_t start_ns;
+  // CPU time, process-wide with dead threads, nanoseconds.
+  uint64_t utime_ns;
+  uint64_t stime_ns;
+  uint64_t minflt;
+  uint64_t majflt;
+  uint64_t rss_bytes;
+  uint64_t vsize_bytes;
+  // cgroup v2 id (its directory's inode number).
+  uint64_t cgroup_id;
+  // /proc/PID/io: bytes through read and write calls, those calls, and
+  // bytes from and to storage.
+  uint64_t rchar;
+  uint64_t wchar;
+  uint64_t syscr;
+  uint64_t syscw;
+  uint64_t read_bytes;
+  uint64_t write_bytes;
+  // Voluntary and involuntary context switches (the leader thread's).
+  uint64_t voluntary_ctxsw;
+  uint64_t involuntary_ctxsw;
+  uint32_t num_threads;
+  int32_t nice;
+  int32_t priority;
+  uint32_t policy;
+  uint32_t rt_priority;
+  // CPU last run on.
+  uint32_t cpu;
+  // Effective user id.
+  uint32_t uid;
+  int32_t oom_score_adj;
+  // The task name, NUL-terminated.
+  char comm[64];
+} qs_proc;
+
+#define QS_FIELD_PPID (1 << 2)
+
+#define QS_FIELD_COMM (1 << 3)
+
+#define QS_FIELD_STATE (1 << 4)
+
+#define QS_FIELD_START (1 << 5)
+
+#define QS_FIELD_UTIME (1 << 6)
+
+#define QS_FIELD_STIME (1 << 7)
+
+#define QS_FIELD_MINFLT (1 << 8)
+
+#define QS_FIELD_MAJFLT (1 << 9)
+
+#define QS_FIELD_THREADS (1 << 10)
+
+#define QS_FIELD_RSS (1 << 11)
+
+#define QS_FIELD_VSIZE (1 << 12)
+
+#define QS_FIELD_NICE (1 << 13)
+
+#define QS_FIELD_PRIORITY (1 << 14)
+
+#define QS_FIELD_POLICY (1 << 15)
+
+#define QS_FIELD_CPU (1 << 16)
+
+#define QS_FIELD_CGROUP (1 << 17)
+
+#define QS_FIELD_IO (1 << 18)
+
+#define QS_FIELD_CTXSW (1 << 19)
+
+#define QS_FIELD_UID (1 << 20)
+
+#define QS_FIELD_OOM (1 << 22)
+
+// Every field /proc/PID/stat has (ppid to cpu).
+#define QS_FIELDS_STAT 131068
+
+// Every field above.
+#define QS_FIELDS_ALL 6291452
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+// The library's ABI version (`QS_ABI_VERSION`).
+uint32_t qs_version(void);
+
+// Opens a process table: loads the BPF walk once (with `QS_BACKEND_AUTO`,
+// /proc when BPF is not allowed; `qs_backend_note` says why). NULL
+// options take the defaults. Returns NULL on failure: `qs_last_error(NULL)`
+// says why, on the calling thread.
+//
+// # Safety
+// `opts` is NULL or points to a `qs_options` whose strings are NULL or
+// NUL-terminated.
+struct qs_handle *qs_open(const struct qs_options *opts);
+
+// Closes a handle (NULL is ignored).
+//
+// # Safety
+// `h` is NULL or a handle from `qs_open`, not used again.
+void qs_close(struct qs_handle *h);
+
+// The backend in use: `QS_BACKEND_BPF` or `QS_BACKEND_PROCFS`;
+// `QS_ERR_ARG` for NULL.
+//
+// # Safety
+// `h` is NULL or an open handle.
+int32_t qs_backend(struct qs_handle *h);
+
+// Why `QS_BACKEND_AUTO` took /proc rather than BPF ("" when it took BPF
+// or was not asked to choose). Valid until the handle is closed.
+//
+// # Safety
+// `h` is NULL or an open handle.
+const char *qs_backend_note(const struct qs_handle *h);
+
+// What the handle's last failed call was about; with NULL, why the
+// calling thread's last `qs_open` failed. Valid until the next call on
+// the handle (or the next `qs_open` on the thread).
+//
+// # Safety
+// `h` is NULL or an open handle.
+const char *qs_last_error(const struct qs_handle *h);
+
+// The vectored call: the start time of each of `n` PIDs, in clock ticks
+// since boot (/proc/PID/stat field 22), into `out[i]`; 0 for a PID that
+// is no process. One walk of the table for all of them.
+//
+// # Safety
+// `pids` and `out` point to `n` values each (or are NULL with `n` 0).
+int32_t qs_pid_start_times(struct qs_handle *h, const int32_t *pids, size_t n, uint64_t *out);
+
+// The fields of `mask` for each of `n` PIDs, into `out[i]` in the order
+// asked; a PID that is no process gets a zeroed record (pid 0).
+//
+// # Safety
+// `pids` and `out` point to `n` values each (or are NULL with `n` 0).
+int32_t qs_pids_read(struct qs_handle *h,
+                     const int32_t *pids,
+                     size_t n,
+                     qs_fields mask,
+                     struct qs_proc *out);
+
+// Every process, with the fields of `mask`, into an array the library
+// allocates: `*out` and `*n` on success; free it with `qs_table_free`.
+//
+// # Safety
+// `out` and `n` point to writable locations.
+int32_t qs_snapshot(struct qs_handle *h, qs_fields mask, struct qs_proc **out, size_t *n);
+
+// Every process, with the fields of `mask`, into the caller's array of
+// `cap` records; `*n` is set to the count. When `cap` is too small,
+// nothing is written but `*n`, the count needed, and `QS_ERR_RANGE` is
+// returned.
+//
+// # Safety
+// `out` points to `cap` writable records (or is NULL with `cap` 0), `n`
+// to a writable location.
+int32_t qs_snapshot_into(struct qs_handle *h,
+                         qs_fields mask,
+                         struct qs_proc *out,
+                         size_t cap,
+                         size_t *n);
+
+// Frees an array from `qs_snapshot` (NULL is ignored).
+//
+// # Safety
+// `table` and `n` are what one `qs_snapshot` gave, freed once.
+void qs_table_free(struct qs_proc *table, size_t n);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+#endif  /* QUIETSTAT_H */
