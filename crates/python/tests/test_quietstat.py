@@ -1,0 +1,168 @@
+"""The Python module against /proc and psutil, on both backends, for
+processes these tests start."""
+
+import os
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+import quietstat
+
+BACKENDS = ["bpf", "procfs"]
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "python", "start_times.py")
+
+
+def proc_start(pid):
+    """Field 22 of /proc/PID/stat, 0 when there is no such process."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            text = f.read()
+    except OSError:
+        return 0
+    return int(text[text.rindex(")") + 2 :].split()[19])
+
+
+def state(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        text = f.read()
+    return text[text.rindex(")") + 2]
+
+
+@pytest.fixture(scope="module")
+def sleepers():
+    """Five children in sleep, each seen by /proc as sleeping (S)."""
+    kids = [subprocess.Popen(["sleep", "600"]) for _ in range(5)]
+    deadline = time.time() + 10
+    while time.time() < deadline and not all(state(k.pid) == "S" for k in kids):
+        time.sleep(0.01)
+    assert all(state(k.pid) == "S" for k in kids), "the sleepers never slept"
+    yield [k.pid for k in kids]
+    for k in kids:
+        k.kill()
+        k.wait()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_start_times_agree_with_proc(backend, sleepers):
+    t = quietstat.Table(backend=backend, numpy=False)
+    assert t.backend == backend
+    pids = sleepers + [0, -3, 0x7FFFFFF0]
+    got = t.start_times(pids)
+    assert got[: len(sleepers)] == [proc_start(p) for p in sleepers]
+    assert all(v > 0 for v in got[: len(sleepers)])
+    assert got[len(sleepers) :] == [0, 0, 0]
+    assert t.start_times([]) == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_hundred_thousand_pids_in_one_call(backend, sleepers):
+    t = quietstat.Table(backend=backend, numpy=False)
+    got = t.start_times(range(1, 100001))
+    assert len(got) == 100000
+    assert got[0] == proc_start(1)
+    for p in sleepers:
+        if p <= 100000:
+            assert got[p - 1] == proc_start(p)
+    assert 0 in got
+
+
+def test_a_reused_pid_gives_the_new_process():
+    """ns_last_pid makes the next fork take a PID just freed (tried until
+    no other fork on the machine took it in between)."""
+    t = quietstat.Table(numpy=False)
+    for _ in range(50):
+        first = subprocess.Popen(["sleep", "600"])
+        before = t.start_times([first.pid])[0]
+        first.kill()
+        first.wait()
+        time.sleep(0.02)
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(first.pid - 1))
+        second = subprocess.Popen(["sleep", "600"])
+        try:
+            if second.pid != first.pid:
+                continue
+            after = t.start_times([second.pid])[0]
+            assert before > 0 and after == proc_start(second.pid) and after != before
+            return
+        finally:
+            second.kill()
+            second.wait()
+    pytest.fail("PID reuse could not be arranged through ns_last_pid")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_snapshot_columns_as_lists_and_arrays(backend, sleepers):
+    lists = quietstat.Table(backend=backend, numpy=False)
+    cols = lists.snapshot(["pid", "ppid", "comm", "state", "start_ticks", "num_threads"])
+    assert isinstance(cols["pid"], list) and isinstance(cols["comm"], list)
+    rows = {p: i for i, p in enumerate(cols["pid"])}
+    for p in sleepers:
+        i = rows[p]
+        assert cols["ppid"][i] == os.getpid()
+        assert cols["comm"][i] == "sleep"
+        assert cols["state"][i] == "S"
+        assert cols["start_ticks"][i] == proc_start(p)
+        assert cols["num_threads"][i] == 1
+    assert cols["pid"] == sorted(cols["pid"])
+    only = lists.snapshot(["pid"], pids=sleepers[:2] + [0x7FFFFFF0])
+    assert only["pid"] == sorted(sleepers[:2])
+
+    numpy = pytest.importorskip("numpy")
+    arrays = quietstat.Table(backend=backend, numpy=True).snapshot(["pid", "rss_bytes"])
+    assert isinstance(arrays["pid"], numpy.ndarray) and arrays["pid"].dtype == numpy.int64
+    assert set(sleepers) <= set(arrays["pid"].tolist())
+
+
+def test_numpy_is_not_required(monkeypatch, sleepers):
+    monkeypatch.setitem(sys.modules, "numpy", None)  # import numpy fails
+    t = quietstat.Table()
+    assert isinstance(t.start_times(sleepers), list)
+    with pytest.raises(ValueError, match="NumPy"):
+        quietstat.Table(numpy=True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_process_iter_agrees_with_psutil(backend, sleepers):
+    t = quietstat.Table(backend=backend, numpy=False)
+    ours = {p["pid"]: p for p in quietstat.process_iter(table=t) if p["pid"] in sleepers}
+    assert sorted(ours) == sorted(sleepers)
+    attrs = [a for a in quietstat.ATTRS]
+    for p in psutil.process_iter(attrs):
+        if p.pid not in ours:
+            continue
+        theirs, mine = p.info, ours[p.pid]
+        for a in ["pid", "ppid", "name", "status", "num_threads", "nice"]:
+            assert mine[a] == theirs[a], a
+        assert abs(mine["create_time"] - theirs["create_time"]) < 0.02
+        assert mine["memory_info"].vms == theirs["memory_info"].vms
+        # /proc/PID/stat's RSS (ours) is the kernel's per-CPU-batched
+        # counter; psutil reads statm, which sums the batches.
+        slack = 64 * os.cpu_count() * os.sysconf("SC_PAGE_SIZE")
+        assert abs(mine["memory_info"].rss - theirs["memory_info"].rss) <= slack
+        assert abs(mine["cpu_times"].user - theirs["cpu_times"].user) < 0.05
+        assert abs(mine["cpu_times"].system - theirs["cpu_times"].system) < 0.05
+        assert tuple(mine["num_ctx_switches"]) == tuple(theirs["num_ctx_switches"])
+        assert tuple(mine["io_counters"]) == tuple(theirs["io_counters"])[:6]
+        assert mine["cpu_num"] == theirs["cpu_num"]
+
+
+def test_errors_name_what_was_wrong():
+    with pytest.raises(ValueError, match="procfs"):
+        quietstat.Table(backend="nope")
+    with pytest.raises(ValueError, match="accepted"):
+        next(quietstat.process_iter(["pid", "colour"]))
+    with pytest.raises(ValueError, match="rss_bytes"):
+        quietstat.Table().snapshot(["rss"])
+    with pytest.raises(TypeError):
+        quietstat.Table().start_times(["one"])
+    with pytest.raises(quietstat.Error):
+        quietstat.Table(backend="procfs", proc_root="/nonexistent").snapshot(["pid"])
+
+
+def test_the_example_runs():
+    out = subprocess.run([sys.executable, EXAMPLE, "2"], capture_output=True, text=True, check=True)
+    assert "disagreements 0" in out.stdout, out.stdout + out.stderr
