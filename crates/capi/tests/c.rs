@@ -14,7 +14,11 @@ fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
     for f in ["libquietstat.so", "libquietstat.a"] {
-        assert!(dir.join(f).exists(), "{f} not built in {}", dir.display());
+        assert!(
+            dir.join(f).exists(),
+            "{f} not built in {}: `cargo build -p capi` first (scripts/test does)",
+            dir.display()
+        );
     }
     dir
 }
