@@ -5,7 +5,7 @@
  *
  *   cc -O2 -I crates/capi/include examples/c/start_times.c \
  *      -L target/release -lquietstat -o start_times
- *   LD_LIBRARY_PATH=target/release ./start_times [ROUNDS]
+ *   LD_LIBRARY_PATH=target/release ./start_times [ROUNDS [THREADS]]
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -53,6 +53,8 @@ static int cmp(const void *a, const void *b) {
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 11;
     if (rounds < 1) rounds = 1;
+    struct qs_options opts = {QS_ABI_VERSION, QS_BACKEND_AUTO, NULL, NULL,
+                              argc > 2 ? (uint32_t)atoi(argv[2]) : 0};
     /* Every PID /proc lists now. */
     size_t n = 0, cap = 1024;
     int32_t *pids = malloc(cap * sizeof *pids);
@@ -69,7 +71,7 @@ int main(int argc, char **argv) {
     double *t_naive = calloc(rounds, sizeof(double)), *t_vec = calloc(rounds, sizeof(double));
 
     double t0 = now_ms();
-    qs_handle *h = qs_open(NULL);
+    qs_handle *h = qs_open(&opts);
     double t_open = now_ms() - t0;
     if (!h) {
         fprintf(stderr, "qs_open: %s\n", qs_last_error(NULL));
@@ -95,7 +97,7 @@ int main(int argc, char **argv) {
     qsort(t_naive, rounds, sizeof(double), cmp);
     qsort(t_vec, rounds, sizeof(double), cmp);
     double mn = t_naive[rounds / 2], mv = t_vec[rounds / 2];
-    printf("pids %zu rounds %d backend %s%s%s\n", n, rounds,
+    printf("pids %zu rounds %d threads %u backend %s%s%s\n", n, rounds, opts.threads,
            qs_backend(h) == QS_BACKEND_BPF ? "bpf" : "procfs", *note ? " note: " : "", note);
     printf("qs_open_ms %.3f\n", t_open);
     printf("naive_proc_loop_ms_median %.3f\n", mn);

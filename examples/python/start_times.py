@@ -3,7 +3,7 @@ process through psutil-style per-process reads of /proc/PID/stat, then in
 one quietstat call, alternating; and a snapshot of the attributes a
 monitoring script reads against psutil's process_iter.
 
-    python examples/python/start_times.py [ROUNDS]
+    python examples/python/start_times.py [ROUNDS [THREADS]]
 """
 
 import os
@@ -32,7 +32,8 @@ def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 11
     pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     t0 = time.perf_counter()
-    table = quietstat.Table()
+    threads = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    table = quietstat.Table(threads=threads)
     open_ms = (time.perf_counter() - t0) * 1e3
     naive_ms, vec_ms, snap_ms, psutil_ms = [], [], [], []
     attrs = ["pid", "ppid", "name", "status", "cpu_times", "create_time", "memory_info", "num_threads"]
@@ -53,7 +54,7 @@ def main():
         snap_ms.append((time.perf_counter() - t0) * 1e3)
     differ = sum(1 for a, b in zip(naive, list(ours)) if a and b and a != b)
     med = statistics.median
-    print("pids %d rounds %d backend %s" % (len(pids), rounds, table.backend))
+    print("pids %d rounds %d threads %d backend %s" % (len(pids), rounds, threads, table.backend))
     print("open_ms %.1f" % open_ms)
     print("naive_proc_loop_ms_median %.2f" % med(naive_ms))
     print("start_times_ms_median %.2f ratio %.1f" % (med(vec_ms), med(naive_ms) / med(vec_ms)))

@@ -51,6 +51,11 @@ typedef struct qs_options {
   const char *proc_root;
   // The sys root (NULL: /sys).
   const char *sys_root;
+  // Threads a read is split between: 0 or 1, the calling thread alone
+  // (no other CPU is woken); up to 15, helpers on the CPUs the caller
+  // may run on but its own, which finish a large table sooner for the
+  // same CPU time.
+  uint32_t threads;
 } qs_options;
 
 // `qs_fields` bits: which fields a record holds. pid, tgid and the start

@@ -115,6 +115,11 @@ pub struct qs_options {
     pub proc_root: *const c_char,
     /// The sys root (NULL: /sys).
     pub sys_root: *const c_char,
+    /// Threads a read is split between: 0 or 1, the calling thread alone
+    /// (no other CPU is woken); up to 15, helpers on the CPUs the caller
+    /// may run on but its own, which finish a large table sooner for the
+    /// same CPU time.
+    pub threads: u32,
 }
 
 /// One process, a fixed-size record. `fields` says which members hold
@@ -466,10 +471,18 @@ pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
                     .map_err(|_| "a root path is not UTF-8".to_string()),
             }
         };
+        let threads = o.map_or(0, |o| o.threads).max(1) as usize;
+        if threads > proctable::MAX_THREADS {
+            return Err(format!(
+                "qs_options.threads is {threads}; accepted: 0 to {}",
+                proctable::MAX_THREADS
+            ));
+        }
         let proc_root = root(o.map(|o| o.proc_root), "/proc")?;
         let sys_root = root(o.map(|o| o.sys_root), "/sys")?;
-        let table = ProcTable::open(choice, &proc_root, &sys_root)
+        let mut table = ProcTable::open(choice, &proc_root, &sys_root)
             .map_err(|e| format!("opening the process table: {e}"))?;
+        table.set_threads(proctable::Threads::Fixed(threads));
         let note = c_string(table.fallback_reason().unwrap_or(""));
         Ok(Box::into_raw(Box::new(qs_handle {
             state: Mutex::new(State {

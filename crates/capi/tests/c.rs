@@ -73,9 +73,15 @@ fn c_test_program_passes_on_both_backends_shared_and_static() {
         std::fs::create_dir(dir.path().join(kind)).unwrap();
         let exe = dir.path().join(kind).join("qs_test");
         build(&source, &exe, shared);
+        // Each backend on the calling thread alone and split in two.
         for backend in ["bpf", "procfs"] {
-            let out = run(&exe, &[backend]);
-            assert!(out.contains("all passed"), "{kind} {backend}: {out}");
+            for threads in ["0", "2"] {
+                let out = run(&exe, &[backend, threads]);
+                assert!(
+                    out.contains("all passed"),
+                    "{kind} {backend} {threads}: {out}"
+                );
+            }
         }
     }
 }

@@ -105,15 +105,23 @@ fn packed<'py>(
 #[pymethods]
 impl Table {
     #[new]
-    #[pyo3(signature = (backend = "auto", proc_root = "/proc", sys_root = "/sys"))]
-    fn new(backend: &str, proc_root: &str, sys_root: &str) -> PyResult<Self> {
+    #[pyo3(signature = (backend = "auto", proc_root = "/proc", sys_root = "/sys", threads = 0))]
+    fn new(backend: &str, proc_root: &str, sys_root: &str, threads: usize) -> PyResult<Self> {
+        if threads > proctable::MAX_THREADS {
+            return Err(PyValueError::new_err(format!(
+                "threads {threads}: accepted are 0 to {}",
+                proctable::MAX_THREADS
+            )));
+        }
         let choice = BackendChoice::parse(backend).ok_or_else(|| {
             PyValueError::new_err(format!(
                 "backend {backend:?}: accepted are \"auto\", \"bpf\" and \"procfs\""
             ))
         })?;
-        let table = ProcTable::open(choice, proc_root, sys_root)
+        let mut table = ProcTable::open(choice, proc_root, sys_root)
             .map_err(|e| Error::new_err(format!("opening the process table: {e}")))?;
+        // 0 or 1: the calling thread alone; more: helpers on other CPUs.
+        table.set_threads(proctable::Threads::Fixed(threads.max(1)));
         Ok(Table {
             table,
             rows: Vec::new(),

@@ -45,9 +45,10 @@ def sleepers():
         k.wait()
 
 
+@pytest.mark.parametrize("threads", [0, 2])
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_start_times_agree_with_proc(backend, sleepers):
-    t = quietstat.Table(backend=backend, numpy=False)
+def test_start_times_agree_with_proc(backend, threads, sleepers):
+    t = quietstat.Table(backend=backend, numpy=False, threads=threads)
     assert t.backend == backend
     pids = sleepers + [0, -3, 0x7FFFFFF0]
     got = t.start_times(pids)
@@ -153,6 +154,8 @@ def test_process_iter_agrees_with_psutil(backend, sleepers):
 def test_errors_name_what_was_wrong():
     with pytest.raises(ValueError, match="procfs"):
         quietstat.Table(backend="nope")
+    with pytest.raises(ValueError, match="threads"):
+        quietstat.Table(threads=99)
     with pytest.raises(ValueError, match="accepted"):
         next(quietstat.process_iter(["pid", "colour"]))
     with pytest.raises(ValueError, match="rss_bytes"):

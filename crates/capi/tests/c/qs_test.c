@@ -91,20 +91,25 @@ static int set_last_pid(pid_t pid) {
 
 int main(int argc, char **argv) {
     const char *want = argc > 1 ? argv[1] : "procfs";
+    uint32_t threads = argc > 2 ? (uint32_t)atoi(argv[2]) : 0;
     uint32_t backend = strcmp(want, "bpf") == 0 ? QS_BACKEND_BPF : QS_BACKEND_PROCFS;
 
     CHECK(qs_version() == QS_ABI_VERSION, "qs_version %u", qs_version());
 
     /* Refusals at open: a wrong ABI, an unknown backend. */
-    struct qs_options bad = {QS_ABI_VERSION + 1, QS_BACKEND_PROCFS, NULL, NULL};
+    struct qs_options bad = {QS_ABI_VERSION + 1, QS_BACKEND_PROCFS, NULL, NULL, 0};
     CHECK(qs_open(&bad) == NULL, "a wrong ABI opened");
     CHECK(strstr(qs_last_error(NULL), "ABI") != NULL, "%s", qs_last_error(NULL));
     bad.abi = QS_ABI_VERSION;
     bad.backend = 9;
     CHECK(qs_open(&bad) == NULL, "backend 9 opened");
     CHECK(strstr(qs_last_error(NULL), "QS_BACKEND_PROCFS") != NULL, "%s", qs_last_error(NULL));
+    bad.backend = QS_BACKEND_PROCFS;
+    bad.threads = 99;
+    CHECK(qs_open(&bad) == NULL, "99 threads opened");
+    CHECK(strstr(qs_last_error(NULL), "threads") != NULL, "%s", qs_last_error(NULL));
 
-    struct qs_options opts = {QS_ABI_VERSION, backend, NULL, NULL};
+    struct qs_options opts = {QS_ABI_VERSION, backend, NULL, NULL, threads};
     qs_handle *h = qs_open(&opts);
     if (!h) {
         fprintf(stderr, "qs_open(%s): %s\n", want, qs_last_error(NULL));

@@ -38,16 +38,18 @@ class Table:
 
     backend: "auto" (BPF where allowed, else /proc), "bpf" or "procfs".
     numpy: None (arrays when NumPy imports), True (arrays) or False (lists).
+    threads: 0 or 1, the calling thread alone; up to 15, a read split
+    between helper threads on the other CPUs the caller may run on.
     """
 
-    def __init__(self, backend="auto", proc_root="/proc", sys_root="/sys", numpy=None):
+    def __init__(self, backend="auto", proc_root="/proc", sys_root="/sys", numpy=None, threads=0):
         if numpy not in (None, True, False):
             raise ValueError("numpy: None, True or False")
         np = _numpy() if numpy is not False else None
         if numpy is True and np is None:
             raise ValueError("numpy=True, but NumPy does not import")
         self._np = np
-        self._t = _Table(backend, proc_root, sys_root)
+        self._t = _Table(backend, proc_root, sys_root, threads)
 
     @property
     def backend(self):

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The library's figures beside their baselines, same run, 8,000 idle
+# processes: examples/c/start_times.c (qs_pid_start_times against an
+# open/read/close loop over /proc/PID/stat, alternating) and
+# examples/python/start_times.py (the same, and a snapshot against
+# psutil's process_iter). Release builds; run as root from the repo.
+#
+#   bench/runs/2026-11-27-library/run.sh [ROUNDS]
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+rounds=${1:-21}
+out=bench/runs/2026-11-27-library
+cargo build --release -p cli -p capi
+venv=target/pyenv-release
+[ -x $venv/bin/python ] || python3 -m venv $venv
+$venv/bin/pip install --quiet -r crates/python/requirements-test.txt
+VIRTUAL_ENV=$PWD/$venv PATH=$PWD/$venv/bin:$PATH $venv/bin/maturin develop --quiet --release -m crates/python/Cargo.toml
+tmp=$(mktemp -d)
+cc -O2 -I crates/capi/include examples/c/start_times.c -L target/release -lquietstat -o "$tmp/start_times"
+
+before=$(ls /proc | grep -c '^[0-9]')
+target/release/quietstat bench idle --procs 8000 --duration 10m >"$tmp/idle.log" 2>&1 &
+idle=$!
+trap 'kill $idle 2>/dev/null; wait $idle 2>/dev/null; rm -rf "$tmp"' EXIT
+while [ "$(ls /proc | grep -c '^[0-9]')" -lt $((before + 8000)) ]; do sleep 1; done
+{
+    echo "# $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD), $(nproc) CPUs, $(uname -r)"
+    echo "## C"
+    LD_LIBRARY_PATH=target/release "$tmp/start_times" "$rounds"
+    echo "## Python"
+    $venv/bin/python examples/python/start_times.py "$rounds"
+} | tee "$out/figures.txt"
