@@ -146,9 +146,55 @@ impl Drop for Sleeper {
 /// `__resched_curr`). A cgroup-v1 cpuset does it: the root cpuset stops
 /// balancing and a child holding CPU 0 alone balances, so CPU 1 is in no
 /// scheduling domain. Restored on drop, panics included.
+///
+/// The memory-reclaim kernel threads (kswapd, kcompactd) are moved to CPU
+/// 0 too, as the kernel confines its threads to housekeeping CPUs where
+/// CPUs are isolated: a page the agent allocates while free memory is
+/// below the low watermark (a page cache filled by builds) wakes kswapd
+/// wherever it last ran, and a run found it woken on CPU 1 from the
+/// agent's thread (`ttwu_queue_wakelist`). Their affinity is restored on
+/// drop.
 struct Cpu1OutOfBalancing {
     root: &'static str,
     child: String,
+    /// (pid, the CPU mask it had) of each kernel thread moved.
+    moved: Vec<(i32, libc::cpu_set_t)>,
+}
+
+/// Moves each reclaim kernel thread to CPU 0; their pids and old masks.
+fn reclaim_threads_to_cpu0() -> Vec<(i32, libc::cpu_set_t)> {
+    let mut moved = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        if !(comm.starts_with("kswapd") || comm.starts_with("kcompactd")) {
+            continue;
+        }
+        // SAFETY: a zeroed cpu_set_t is a valid empty set; the calls read
+        // and write one set of its size.
+        unsafe {
+            let mut old: libc::cpu_set_t = std::mem::zeroed();
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            if libc::sched_getaffinity(pid, size, &mut old) != 0 {
+                continue;
+            }
+            let mut cpu0: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(0, &mut cpu0);
+            if libc::sched_setaffinity(pid, size, &cpu0) == 0 {
+                moved.push((pid, old));
+            }
+        }
+    }
+    assert!(
+        moved.iter().any(|(pid, _)| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.starts_with("kswapd"))
+        }),
+        "no kswapd thread could be moved to CPU 0"
+    );
+    moved
 }
 
 impl Cpu1OutOfBalancing {
@@ -168,17 +214,27 @@ impl Cpu1OutOfBalancing {
         );
         let child = format!("{root}/quietstat-test-housekeeping-{}", std::process::id());
         std::fs::create_dir(&child).unwrap();
-        let guard = Cpu1OutOfBalancing { root, child };
+        let guard = Cpu1OutOfBalancing {
+            root,
+            child,
+            moved: Vec::new(),
+        };
         for (file, value) in [("cpuset.cpus", "0"), ("cpuset.mems", "0")] {
             std::fs::write(format!("{}/{file}", guard.child), value).unwrap();
         }
         std::fs::write(&flag, "0").unwrap();
+        let mut guard = guard;
+        guard.moved = reclaim_threads_to_cpu0();
         guard
     }
 }
 
 impl Drop for Cpu1OutOfBalancing {
     fn drop(&mut self) {
+        for (pid, old) in &self.moved {
+            // SAFETY: one set of its size, as read before.
+            unsafe { libc::sched_setaffinity(*pid, std::mem::size_of::<libc::cpu_set_t>(), old) };
+        }
         let _ = std::fs::write(format!("{}/cpuset.sched_load_balance", self.root), "1");
         let _ = std::fs::remove_dir(&self.child);
     }
