@@ -37,7 +37,7 @@ def main():
     open_ms = (time.perf_counter() - t0) * 1e3
     naive_ms, vec_ms, snap_ms, psutil_ms = [], [], [], []
     attrs = ["pid", "ppid", "name", "status", "cpu_times", "create_time", "memory_info", "num_threads"]
-    cols = ["pid", "ppid", "comm", "state", "utime_ns", "stime_ns", "start_ticks", "rss_bytes", "num_threads"]
+    cols = ["pid", "ppid", "comm", "state", "utime_ns", "stime_ns", "start_ticks", "rss_bytes", "threads"]
     for _ in range(rounds):
         t0 = time.perf_counter()
         naive = [proc_start(p) for p in pids]

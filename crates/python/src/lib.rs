@@ -2,11 +2,14 @@
 //! around it (`python/quietstat/__init__.py`) turns the packed columns
 //! into lists or NumPy arrays and gives psutil's shapes.
 //!
-//! Numeric columns cross as `bytes` of native-endian 64-bit integers (one
-//! copy, no Python object per value): `array('q', b)` or
-//! `numpy.frombuffer(b, 'int64')` on the other side. Names and states are
-//! lists of `str`.
+//! The columns are `model::columns`' (each process field's name, unit and
+//! value defined once). Numeric columns cross as `bytes` of native-endian
+//! 64-bit integers (one copy, no Python object per value), an absent value
+//! as -1: `array('q', b)` or `numpy.frombuffer(b, 'int64')` on the other
+//! side. Text columns (name, state, policy, command line) are lists of
+//! `str`, an absent value as `None`.
 
+use model::columns::{Column, Value};
 use proctable::{Backend, BackendChoice, Field, Fields, Proc, ProcTable, Query};
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -19,57 +22,10 @@ pyo3::create_exception!(
     "A read of the process table failed."
 );
 
-type Get = fn(&Proc) -> i64;
-
-/// The numeric columns: name, the field that reads it, its value (units in
-/// the name; docs/library.md).
-const NUMBERS: &[(&str, Field, Get)] = &[
-    ("pid", Field::Pid, |p| p.pid.into()),
-    ("ppid", Field::Ppid, |p| p.ppid.into()),
-    ("start_ticks", Field::Start, |p| p.start_ticks as i64),
-    ("start_ns", Field::Start, |p| p.start_ns as i64),
-    ("utime_ns", Field::Utime, |p| p.utime_ns as i64),
-    ("stime_ns", Field::Stime, |p| p.stime_ns as i64),
-    ("minflt", Field::Minflt, |p| p.minflt as i64),
-    ("majflt", Field::Majflt, |p| p.majflt as i64),
-    ("num_threads", Field::Threads, |p| p.num_threads.into()),
-    ("rss_bytes", Field::Rss, |p| p.rss_bytes as i64),
-    ("vsize_bytes", Field::Vsize, |p| p.vsize_bytes as i64),
-    ("nice", Field::Nice, |p| p.nice.into()),
-    ("priority", Field::Priority, |p| p.priority.into()),
-    ("cpu", Field::Cpu, |p| p.cpu.into()),
-    ("uid", Field::Uid, |p| p.uid.map_or(-1, i64::from)),
-    ("rchar", Field::Io, |p| p.io.map_or(-1, |i| i.rchar as i64)),
-    ("wchar", Field::Io, |p| p.io.map_or(-1, |i| i.wchar as i64)),
-    ("syscr", Field::Io, |p| p.io.map_or(-1, |i| i.syscr as i64)),
-    ("syscw", Field::Io, |p| p.io.map_or(-1, |i| i.syscw as i64)),
-    ("read_bytes", Field::Io, |p| {
-        p.io.map_or(-1, |i| i.read_bytes as i64)
-    }),
-    ("write_bytes", Field::Io, |p| {
-        p.io.map_or(-1, |i| i.write_bytes as i64)
-    }),
-    ("voluntary_ctxsw", Field::Ctxsw, |p| {
-        p.ctxsw.map_or(-1, |c| c.voluntary as i64)
-    }),
-    ("involuntary_ctxsw", Field::Ctxsw, |p| {
-        p.ctxsw.map_or(-1, |c| c.involuntary as i64)
-    }),
-    ("oom_score_adj", Field::OomScoreAdj, |p| {
-        p.oom_score_adj.map_or(0, i64::from)
-    }),
-];
-
-/// The text columns.
-const TEXTS: &[(&str, Field)] = &[("comm", Field::Comm), ("state", Field::State)];
-
-/// Every column's name, for errors and `COLUMNS`.
+/// Every column's name (`model::columns`, where each process field is
+/// defined once).
 fn column_names() -> Vec<&'static str> {
-    NUMBERS
-        .iter()
-        .map(|(n, _, _)| *n)
-        .chain(TEXTS.iter().map(|(n, _)| *n))
-        .collect()
+    model::columns::ALL.iter().map(|c| c.name).collect()
 }
 
 /// An open process table: the BPF walk loaded once, or /proc.
@@ -168,9 +124,10 @@ impl Table {
         Ok(packed(py, pids.iter().map(value), pids.len()))
     }
 
-    /// The columns named in `fields` for every process (or the PIDs in
-    /// `pids` that are processes), one row per process in PID order:
-    /// numeric columns as packed int64 bytes, text columns as lists.
+    /// The columns named in `fields` (`COLUMNS`) for every process (or the
+    /// PIDs in `pids` that are processes), one row per process in PID
+    /// order: numeric columns as packed int64 bytes (-1: absent), text
+    /// columns as lists (`None`: absent).
     #[pyo3(signature = (fields, pids = None))]
     fn snapshot<'py>(
         &mut self,
@@ -179,19 +136,16 @@ impl Table {
         pids: Option<Vec<i64>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let mut read = Fields::NONE.with(Field::Pid).with(Field::Start);
+        let mut columns: Vec<&'static Column> = Vec::with_capacity(fields.len());
         for f in &fields {
-            let field = NUMBERS
-                .iter()
-                .find(|(n, _, _)| n == f)
-                .map(|(_, field, _)| *field)
-                .or_else(|| TEXTS.iter().find(|(n, _)| n == f).map(|(_, field)| *field))
-                .ok_or_else(|| {
-                    PyValueError::new_err(format!(
-                        "no column {f:?}; accepted: {}",
-                        column_names().join(", ")
-                    ))
-                })?;
-            read = read.with(field);
+            let c = Column::find(f).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "no column {f:?}; accepted: {}",
+                    column_names().join(", ")
+                ))
+            })?;
+            read = read.with(c.field);
+            columns.push(c);
         }
         let query = Query {
             fields: read,
@@ -203,19 +157,30 @@ impl Table {
             .map_err(|e| Error::new_err(format!("reading the process table: {e}")))?;
         let out = PyDict::new(py);
         let n = self.rows.len();
-        for f in &fields {
-            if let Some((name, _, get)) = NUMBERS.iter().find(|(n, _, _)| n == f) {
-                out.set_item(name, packed(py, self.rows.iter().map(get), n))?;
-            } else if f == "comm" {
-                let names: Vec<String> = self
-                    .rows
-                    .iter()
-                    .map(|p| String::from_utf8_lossy(p.comm.as_bytes()).into_owned())
+        for c in columns {
+            let values = self.rows.iter().map(|p| c.value(p, &self.table));
+            // A column is text or numbers: its first value present says which.
+            let text = self
+                .rows
+                .iter()
+                .map(|p| c.value(p, &self.table))
+                .find(|v| !matches!(v, Value::Absent))
+                .is_some_and(|v| matches!(v, Value::Text(_)));
+            if text {
+                let list: Vec<Option<String>> = values
+                    .map(|v| match v {
+                        Value::Absent => None,
+                        v => Some(v.to_string()),
+                    })
                     .collect();
-                out.set_item("comm", PyList::new(py, names)?)?;
-            } else if f == "state" {
-                let states: Vec<String> = self.rows.iter().map(|p| p.state.to_string()).collect();
-                out.set_item("state", PyList::new(py, states)?)?;
+                out.set_item(c.name, PyList::new(py, list)?)?;
+            } else {
+                let number = |v: Value<'_>| match v {
+                    Value::Num(v) => v as i64,
+                    Value::Signed(v) => v,
+                    Value::Text(_) | Value::Absent => -1,
+                };
+                out.set_item(c.name, packed(py, values.map(number), n))?;
             }
         }
         Ok(out)
@@ -227,9 +192,5 @@ fn _quietstat(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Table>()?;
     m.add("Error", m.py().get_type::<Error>())?;
     m.add("COLUMNS", column_names())?;
-    m.add(
-        "NUMERIC_COLUMNS",
-        NUMBERS.iter().map(|(n, _, _)| *n).collect::<Vec<_>>(),
-    )?;
     Ok(())
 }

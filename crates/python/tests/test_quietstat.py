@@ -98,7 +98,7 @@ def test_a_reused_pid_gives_the_new_process():
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_snapshot_columns_as_lists_and_arrays(backend, sleepers):
     lists = quietstat.Table(backend=backend, numpy=False)
-    cols = lists.snapshot(["pid", "ppid", "comm", "state", "start_ticks", "num_threads"])
+    cols = lists.snapshot(["pid", "ppid", "comm", "state", "start_ticks", "threads", "cmdline"])
     assert isinstance(cols["pid"], list) and isinstance(cols["comm"], list)
     rows = {p: i for i, p in enumerate(cols["pid"])}
     for p in sleepers:
@@ -107,7 +107,8 @@ def test_snapshot_columns_as_lists_and_arrays(backend, sleepers):
         assert cols["comm"][i] == "sleep"
         assert cols["state"][i] == "S"
         assert cols["start_ticks"][i] == proc_start(p)
-        assert cols["num_threads"][i] == 1
+        assert cols["threads"][i] == 1
+        assert cols["cmdline"][i] == "sleep 600"
     assert cols["pid"] == sorted(cols["pid"])
     only = lists.snapshot(["pid"], pids=sleepers[:2] + [0x7FFFFFF0])
     assert only["pid"] == sorted(sleepers[:2])

@@ -17,13 +17,10 @@ import collections
 import operator
 import os
 
-from ._quietstat import COLUMNS, NUMERIC_COLUMNS, Error
+from ._quietstat import COLUMNS, Error
 from ._quietstat import Table as _Table
 
 __all__ = ["Table", "Error", "COLUMNS", "process_iter", "ATTRS"]
-
-_NUMERIC = frozenset(NUMERIC_COLUMNS)
-
 
 def _numpy():
     try:
@@ -73,13 +70,15 @@ class Table:
         return self._column(self._t.start_times([operator.index(p) for p in pids]))
 
     def snapshot(self, fields=("pid", "comm", "state", "utime_ns", "stime_ns", "rss_bytes"), pids=None):
-        """The columns ``fields`` (names in ``quietstat.COLUMNS``) for every
-        process, or for those of ``pids`` that are processes, in PID order."""
+        """The columns ``fields`` (names in ``quietstat.COLUMNS``, as ``ps``
+        and the agent's JSON API name them) for every process, or for those
+        of ``pids`` that are processes, in PID order. A numeric value the
+        reader may not read is -1; a text one None."""
         fields = list(fields)
         if pids is not None:
             pids = [operator.index(p) for p in pids]
         cols = self._t.snapshot(fields, pids)
-        return {k: (self._column(v) if k in _NUMERIC else v) for k, v in cols.items()}
+        return {k: (self._column(v) if isinstance(v, bytes) else v) for k, v in cols.items()}
 
 
 # psutil's shapes for the attributes both have.
@@ -114,7 +113,7 @@ ATTRS = {
     "create_time": (["start_ticks"], lambda r: _boot_time() + r["start_ticks"] / _TICKS),
     "cpu_times": (["utime_ns", "stime_ns"], lambda r: pcputimes(r["utime_ns"] / 1e9, r["stime_ns"] / 1e9)),
     "memory_info": (["rss_bytes", "vsize_bytes"], lambda r: pmem(r["rss_bytes"], r["vsize_bytes"])),
-    "num_threads": (["num_threads"], lambda r: r["num_threads"]),
+    "num_threads": (["threads"], lambda r: r["threads"]),
     "nice": (["nice"], lambda r: r["nice"]),
     "cpu_num": (["cpu"], lambda r: r["cpu"]),
     "io_counters": (
@@ -162,7 +161,7 @@ def process_iter(attrs=None, table=None):
     if "pid" not in cols:
         cols.append("pid")
     raw = table._t.snapshot(cols, None)
-    data = {k: (array.array("q", v).tolist() if k in _NUMERIC else v) for k, v in raw.items()}
+    data = {k: (array.array("q", v).tolist() if isinstance(v, bytes) else v) for k, v in raw.items()}
     for i in range(len(data["pid"])):
         row = {c: data[c][i] for c in cols}
         yield {a: ATTRS[a][1](row) for a in attrs}
