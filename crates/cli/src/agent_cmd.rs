@@ -224,6 +224,17 @@ pub const NOT_TAKEN: &[(&str, &str)] = &[
 const NODE_EXPORTER_SPACES: &[&str] =
     &["--web.", "--log.", "--path.", "--runtime.", "--collector."];
 
+/// A flag as given without its value (`--no-collector.x`), and as named
+/// without its negation (`--collector.x`).
+fn flag_name(arg: &str) -> (&str, String) {
+    let flag = arg.split('=').next().unwrap_or(arg);
+    let bare = match flag.strip_prefix("--no-") {
+        Some(rest) => format!("--{rest}"),
+        None => flag.to_string(),
+    };
+    (flag, bare)
+}
+
 /// The first argument that is a node_exporter flag the agent does not take,
 /// as an error naming it and saying why.
 pub fn refuse_not_taken(args: &[std::ffi::OsString]) -> Result<(), String> {
@@ -233,11 +244,7 @@ pub fn refuse_not_taken(args: &[std::ffi::OsString]) -> Result<(), String> {
         .filter_map(|a| a.to_str())
         .take_while(|a| *a != "--")
     {
-        let flag = a.split('=').next().unwrap_or(a);
-        let flag = match flag.strip_prefix("--no-") {
-            Some(rest) => format!("--{rest}"),
-            None => flag.to_string(),
-        };
+        let (_, flag) = flag_name(a);
         if let Some((_, why)) = NOT_TAKEN.iter().find(|(f, _)| *f == flag) {
             return Err(format!("node_exporter's {flag} is not taken here: {why}"));
         }
@@ -250,9 +257,8 @@ pub fn refuse_not_taken(args: &[std::ffi::OsString]) -> Result<(), String> {
 /// says which and why; any other says it is not taken. `None` for an
 /// argument outside them (the parser's own message then stands).
 pub fn unknown_node_exporter_flag(arg: &str) -> Option<String> {
-    let flag = arg.split('=').next().unwrap_or(arg);
-    let bare = flag.strip_prefix("--no-").map(|r| format!("--{r}"));
-    let bare = bare.as_deref().unwrap_or(flag);
+    let (flag, bare) = flag_name(arg);
+    let bare = bare.as_str();
     if !NODE_EXPORTER_SPACES.iter().any(|p| bare.starts_with(p)) {
         return None;
     }
