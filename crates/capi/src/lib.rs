@@ -24,7 +24,7 @@ use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
-use proctable::{BackendChoice, Field, Fields, Proc, ProcTable, Query};
+use proctable::{BackendChoice, Field, Fields, Proc, ProcTable, Query, pid_set};
 
 /// The ABI this library implements: `qs_options.abi` must carry it, and
 /// `qs_version()` returns it.
@@ -380,15 +380,6 @@ unsafe fn slice_mut<'a, T>(p: *mut T, n: usize, what: &str) -> Result<&'a mut [T
     }
     // SAFETY: non-null, and the caller vouches for n values.
     Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
-}
-
-/// The PIDs asked for as the table takes them: a PID below 1 is no
-/// process.
-fn pid_set(pids: &[i32]) -> Vec<u32> {
-    let mut v: Vec<u32> = pids.iter().filter(|&&p| p > 0).map(|&p| p as u32).collect();
-    v.sort_unstable();
-    v.dedup();
-    v
 }
 
 fn read_error(e: impl std::fmt::Display) -> (i32, String) {

@@ -19,3 +19,26 @@ impl Default for Query {
         }
     }
 }
+
+/// The PIDs a caller asked for, as [`Query::pids`] takes them: sorted,
+/// distinct, and only those that can be a process (above 0, within u32):
+/// what the C library and the Python module both pass on.
+pub fn pid_set<T: Copy + TryInto<u32>>(pids: &[T]) -> Vec<u32> {
+    let mut v: Vec<u32> = pids
+        .iter()
+        .filter_map(|&p| p.try_into().ok().filter(|&p| p > 0))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pid_set_keeps_what_can_be_a_process_sorted_once() {
+        assert_eq!(super::pid_set(&[5i32, -1, 0, 3, 5]), [3, 5]);
+        assert_eq!(super::pid_set(&[1i64 << 40, 7, 7]), [7]);
+        assert!(super::pid_set::<i32>(&[]).is_empty());
+    }
+}

@@ -10,7 +10,7 @@
 //! `str`, an absent value as `None`.
 
 use model::columns::{Column, Value};
-use proctable::{Backend, BackendChoice, Field, Fields, Proc, ProcTable, Query};
+use proctable::{Backend, BackendChoice, Field, Fields, Proc, ProcTable, Query, pid_set};
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -33,17 +33,6 @@ fn column_names() -> Vec<&'static str> {
 struct Table {
     table: ProcTable,
     rows: Vec<Proc>,
-}
-
-/// PIDs as the table takes them: sorted, distinct, positive.
-fn pid_set(pids: &[i64]) -> Vec<u32> {
-    let mut v: Vec<u32> = pids
-        .iter()
-        .filter_map(|&p| u32::try_from(p).ok().filter(|&p| p > 0))
-        .collect();
-    v.sort_unstable();
-    v.dedup();
-    v
 }
 
 fn packed<'py>(
