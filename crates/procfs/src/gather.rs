@@ -120,6 +120,14 @@ pub(crate) struct Gatherer {
     zones: Option<(Vec<u8>, SensorZones)>,
 }
 
+/// A hwmon sensor's label file (`temp2_label`), its sensor (`temp2`) and
+/// its bytes as read (`Core 0`).
+struct Label {
+    file: String,
+    sensor: String,
+    bytes: Vec<u8>,
+}
+
 /// coretemp's zones: one per (package, die), numbered as the driver
 /// numbers its platform devices (`coretemp.N`, the logical die id: in the
 /// order of each zone's first CPU).
@@ -816,6 +824,8 @@ impl Gatherer {
             // coretemp reads a core's sensors on that core (rdmsr_on_cpu):
             // those of quiet cores are left unread, their labels kept.
             let mut unread: Vec<String> = Vec::new();
+            // The labels read to decide, written as read (not read again).
+            let mut labels: Vec<Label> = Vec::new();
             if name_file.as_deref() == Some("coretemp") && !self.options.sensors_on_quiet_cpus {
                 let quiet = quiet
                     .get_or_insert_with(|| self.quiet_cpus(&cpu_dir))
@@ -829,12 +839,12 @@ impl Gatherer {
                             .parse()
                             .ok()
                     });
-                    let labels = self.labels(dir);
+                    labels = self.labels(dir);
                     let zones = self.sensor_zones(&cpu_dir);
                     unread = labels
-                        .into_iter()
-                        .filter(|(_, label)| zones.quiet(zone, label, &quiet))
-                        .map(|(sensor, _)| sensor)
+                        .iter()
+                        .filter(|l| zones.quiet(zone, &String::from_utf8_lossy(&l.bytes), &quiet))
+                        .map(|l| l.sensor.clone())
                         .collect();
                 }
             }
@@ -856,9 +866,15 @@ impl Gatherer {
                     .collect();
                 files.sort();
                 for f in files.iter().take(4096) {
-                    if self.attr(&d.join(f)) && !self.attr.contains(&b'\n') {
+                    let known = labels.iter().find(|l| d == *dir && l.file == *f);
+                    let value: &[u8] = match known {
+                        Some(l) => &l.bytes,
+                        None if self.attr(&d.join(f)) => &self.attr,
+                        None => continue,
+                    };
+                    if !value.contains(&b'\n') {
                         let _ = write!(self.scratch, "{f} ");
-                        self.scratch.extend_from_slice(&self.attr);
+                        self.scratch.extend_from_slice(value);
                         self.scratch.push(b'\n');
                     }
                 }
@@ -867,8 +883,8 @@ impl Gatherer {
         Ok(())
     }
 
-    /// `(temp2, "Core 0")` for each `temp*_label` of a hwmon directory.
-    fn labels(&mut self, dir: &Path) -> Vec<(String, String)> {
+    /// Each `temp*_label` of a hwmon directory: its file, sensor and bytes.
+    fn labels(&mut self, dir: &Path) -> Vec<Label> {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return Vec::new();
         };
@@ -879,12 +895,17 @@ impl Gatherer {
             .take(4096)
             .collect();
         let mut out = Vec::new();
-        for f in files {
-            let Some((_, sensor, _)) = crate::hwmon::split_sensor_file(&f) else {
+        for file in files {
+            let Some((_, sensor, _)) = crate::hwmon::split_sensor_file(&file) else {
                 continue;
             };
-            if self.attr(&dir.join(&f)) {
-                out.push((sensor, String::from_utf8_lossy(&self.attr).into_owned()));
+            if self.attr(&dir.join(&file)) {
+                let bytes = self.attr.clone();
+                out.push(Label {
+                    file,
+                    sensor,
+                    bytes,
+                });
             }
         }
         out

@@ -534,7 +534,11 @@ fn sensors_read_on_quiet_cpus_are_not_opened() {
             })
             .collect();
         opened.sort();
+        // Each file is opened once (the labels read to decide are not
+        // read again).
+        let all = opened.len();
         opened.dedup();
+        assert_eq!(all, opened.len(), "a file opened twice: {opened:?}");
         opened
     };
     let quiet = read(false);
