@@ -5,11 +5,13 @@
 # examples/python/start_times.py (the same, and a snapshot against
 # psutil's process_iter). Release builds; run as root from the repo.
 #
-#   bench/runs/2026-11-27-library/run.sh [ROUNDS]
+#   bench/runs/2026-11-27-library/run.sh [ROUNDS [OUT_DIR]]
+# (figures.txt goes to OUT_DIR, this directory unless given)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 rounds=${1:-21}
-out=bench/runs/2026-11-27-library
+out=${2:-bench/runs/2026-11-27-library}
+mkdir -p "$out"
 # The idle processes' holder may be any build; the library is measured
 # in release.
 cargo build -p cli

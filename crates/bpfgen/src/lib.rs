@@ -65,7 +65,9 @@ pub fn generate(header: &str, out_name: &str) {
                 continue;
             };
             if let Some(value) = value {
+                // An unsigned suffix (`ULL`) is C's, not the number's.
                 let value: u64 = value
+                    .trim_end_matches(['U', 'L'])
                     .parse()
                     .unwrap_or_else(|_| panic!("{hname}:{}: {value} is not a number", n + 1));
                 writeln!(out, "pub const {name}: u64 = {value};").unwrap();

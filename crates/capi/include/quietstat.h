@@ -163,8 +163,9 @@ extern "C" {
 // The library's ABI version (`QS_ABI_VERSION`).
 uint32_t qs_version(void);
 
-// Opens a process table: loads the BPF walk once (with `QS_BACKEND_AUTO`,
-// /proc when BPF is not allowed; `qs_backend_note` says why). NULL
+// Opens a process table: loads the BPF walk and the PID lookup once (with
+// `QS_BACKEND_AUTO`, /proc when BPF is not allowed; `qs_backend_note`
+// says why). NULL
 // options take the defaults. Returns NULL on failure: `qs_last_error(NULL)`
 // says why, on the calling thread.
 //
@@ -186,8 +187,10 @@ void qs_close(struct qs_handle *h);
 // `h` is NULL or an open handle.
 int32_t qs_backend(struct qs_handle *h);
 
-// Why `QS_BACKEND_AUTO` took /proc rather than BPF ("" when it took BPF
-// or was not asked to choose). Valid until the handle is closed.
+// Why `QS_BACKEND_AUTO` took /proc rather than BPF, and why
+// `qs_pid_start_times` walks the table on BPF rather than looking each PID
+// up (a kernel before 6.13); "" when neither. Valid until the handle is
+// closed.
 //
 // # Safety
 // `h` is NULL or an open handle.
@@ -203,7 +206,9 @@ const char *qs_last_error(const struct qs_handle *h);
 
 // The vectored call: the start time of each of `n` PIDs, in clock ticks
 // since boot (/proc/PID/stat field 22), into `out[i]`; 0 for a PID that
-// is no process. One walk of the table for all of them.
+// names no process or thread. On BPF one program run looks every PID up
+// in the kernel (a kernel before 6.13: one walk of the table, where a
+// thread's id gives 0); on /proc, each PID's stat file is read.
 //
 // # Safety
 // `pids` and `out` point to `n` values each (or are NULL with `n` 0).

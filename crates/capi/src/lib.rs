@@ -24,7 +24,7 @@ use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
-use proctable::{BackendChoice, Field, Fields, Proc, ProcTable, Query, pid_set};
+use proctable::{BackendChoice, Field, Fields, Proc, ProcTable, Query, pid_list, pid_set};
 
 /// The ABI this library implements: `qs_options.abi` must carry it, and
 /// `qs_version()` returns it.
@@ -423,8 +423,9 @@ pub extern "C" fn qs_version() -> u32 {
     QS_ABI_VERSION
 }
 
-/// Opens a process table: loads the BPF walk once (with `QS_BACKEND_AUTO`,
-/// /proc when BPF is not allowed; `qs_backend_note` says why). NULL
+/// Opens a process table: loads the BPF walk and the PID lookup once (with
+/// `QS_BACKEND_AUTO`, /proc when BPF is not allowed; `qs_backend_note`
+/// says why). NULL
 /// options take the defaults. Returns NULL on failure: `qs_last_error(NULL)`
 /// says why, on the calling thread.
 ///
@@ -474,7 +475,8 @@ pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
         let mut table = ProcTable::open(choice, &proc_root, &sys_root)
             .map_err(|e| format!("opening the process table: {e}"))?;
         table.set_threads(proctable::Threads::Fixed(threads));
-        let note = c_string(table.fallback_reason().unwrap_or(""));
+        table.open_lookup();
+        let note = c_string(&table.note());
         Ok(Box::into_raw(Box::new(qs_handle {
             state: Mutex::new(State {
                 table,
@@ -520,8 +522,10 @@ pub unsafe extern "C" fn qs_backend(h: *mut qs_handle) -> i32 {
     })
 }
 
-/// Why `QS_BACKEND_AUTO` took /proc rather than BPF ("" when it took BPF
-/// or was not asked to choose). Valid until the handle is closed.
+/// Why `QS_BACKEND_AUTO` took /proc rather than BPF, and why
+/// `qs_pid_start_times` walks the table on BPF rather than looking each PID
+/// up (a kernel before 6.13); "" when neither. Valid until the handle is
+/// closed.
 ///
 /// # Safety
 /// `h` is NULL or an open handle.
@@ -561,7 +565,9 @@ pub unsafe extern "C" fn qs_last_error(h: *const qs_handle) -> *const c_char {
 
 /// The vectored call: the start time of each of `n` PIDs, in clock ticks
 /// since boot (/proc/PID/stat field 22), into `out[i]`; 0 for a PID that
-/// is no process. One walk of the table for all of them.
+/// names no process or thread. On BPF one program run looks every PID up
+/// in the kernel (a kernel before 6.13: one walk of the table, where a
+/// thread's id gives 0); on /proc, each PID's stat file is read.
 ///
 /// # Safety
 /// `pids` and `out` point to `n` values each (or are NULL with `n` 0).
@@ -578,17 +584,9 @@ pub unsafe extern "C" fn qs_pid_start_times(
         if n == 0 {
             return Ok(QS_OK);
         }
-        let asked = pid_set(pids);
-        let ticks = st.table.start_ticks(&asked).map_err(read_error)?;
-        for (pid, o) in pids.iter().zip(out.iter_mut()) {
-            *o = match u32::try_from(*pid) {
-                Ok(p) if p > 0 => asked
-                    .binary_search(&p)
-                    .ok()
-                    .and_then(|i| ticks[i])
-                    .unwrap_or(0),
-                _ => 0,
-            };
+        let ticks = st.table.start_ticks(&pid_list(pids)).map_err(read_error)?;
+        for (t, o) in ticks.iter().zip(out.iter_mut()) {
+            *o = t.unwrap_or(0);
         }
         Ok(QS_OK)
     })

@@ -3,7 +3,7 @@
  * Records written by the BPF programs in proctable.bpf.c and decoded by the
  * proctable crate. This header is the only definition of the layout: the
  * crate's build script generates its Rust structs and constants from it, so
- * keep to the subset it reads: `#define QS_NAME number`, and structs whose
+ * keep to the subset it reads: `#define QS_NAME number` (`ULL` allowed), and structs whose
  * members are `__u64|__s64|__u32|__s32|char name;` or `name[N];`, each on its
  * own line, with only one-line C comments. Every struct is laid out with
  * no padding (8-byte members first).
@@ -30,6 +30,11 @@
 #define QS_KFUNC_ITER_TASK_NEXT 1879048194    /* bpf_iter_task_next */
 #define QS_KFUNC_ITER_TASK_DESTROY 1879048195 /* bpf_iter_task_destroy */
 #define QS_KFUNC_RDONLY_CAST 1879048196       /* bpf_rdonly_cast */
+#define QS_KFUNC_TASK_FROM_VPID 1879048197    /* bpf_task_from_vpid (lookup.bpf.c) */
+#define QS_KFUNC_TASK_RELEASE 1879048198      /* bpf_task_release (lookup.bpf.c) */
+#define QS_KFUNC_ITER_NUM_NEW 1879048199      /* bpf_iter_num_new (lookup.bpf.c) */
+#define QS_KFUNC_ITER_NUM_NEXT 1879048200     /* bpf_iter_num_next (lookup.bpf.c) */
+#define QS_KFUNC_ITER_NUM_DESTROY 1879048201  /* bpf_iter_num_destroy (lookup.bpf.c) */
 #define QS_COMM_LEN 16
 #define QS_EXIT_RING_BYTES 4194304
 
@@ -76,6 +81,18 @@ struct qs_walk_out {
 	__u64 mark_task[32]; /* every mark_every-th process visited: its address, */
 	__u64 mark_ns[32];   /* start_boottime */
 	__u64 mark_pid[32];  /* and pid */
+};
+
+/* lookup.bpf.c: PIDs looked up one by one. qs_lookup_pids[i] holds a PID
+ * (in the caller's PID namespace); qs_lookup_starts[i] gets the start_boottime
+ * of the task it names with QS_LOOKUP_FOUND set, or 0 when it names none. */
+#define QS_LOOKUP_MIN_PIDS 4096 /* the arrays' capacity is set at load: at least this */
+#define QS_LOOKUP_FOUND 9223372036854775808ULL
+
+/* What one lookup run is told: BPF_PROG_RUN's context. */
+struct qs_lookup_args {
+	__u64 first; /* look up qs_lookup_pids[first, first + count) */
+	__u64 count;
 };
 
 /* One task seen by the task iterator (or walk). Counters are the task's own, plus, on a

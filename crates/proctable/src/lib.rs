@@ -43,5 +43,5 @@ pub use error::{Error, Result};
 pub use fields::{Field, Fields, UnknownField};
 pub use pool::{MAX_THREADS, Threads};
 pub use proc::{Exit, Identity, NS_PER_TICK, Proc, state_letter};
-pub use query::{Query, pid_set};
+pub use query::{Query, pid_list, pid_set};
 pub use table::{Backend, BackendChoice, ProcTable};

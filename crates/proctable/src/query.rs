@@ -33,6 +33,13 @@ pub fn pid_set<T: Copy + TryInto<u32>>(pids: &[T]) -> Vec<u32> {
     v
 }
 
+/// The PIDs a caller asked for in the order asked, as
+/// [`crate::ProcTable::start_ticks`] takes them: 0 (no process) for one
+/// that cannot be a process (0 or less, past u32).
+pub fn pid_list<T: Copy + TryInto<u32>>(pids: &[T]) -> Vec<u32> {
+    pids.iter().map(|&p| p.try_into().unwrap_or(0)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -40,5 +47,11 @@ mod tests {
         assert_eq!(super::pid_set(&[5i32, -1, 0, 3, 5]), [3, 5]);
         assert_eq!(super::pid_set(&[1i64 << 40, 7, 7]), [7]);
         assert!(super::pid_set::<i32>(&[]).is_empty());
+    }
+
+    #[test]
+    fn pid_list_keeps_the_order_and_zeroes_what_cannot_be_a_process() {
+        assert_eq!(super::pid_list(&[5i32, -1, 0, 3, 5]), [5, 0, 0, 3, 5]);
+        assert_eq!(super::pid_list(&[1i64 << 40, 7]), [0, 7]);
     }
 }

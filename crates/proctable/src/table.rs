@@ -112,6 +112,29 @@ impl ProcTable {
         self.fallback.as_deref()
     }
 
+    /// Loads what [`ProcTable::start_ticks`] uses now rather than at its
+    /// first call (the BPF backend's PID lookup; procfs needs nothing).
+    pub fn open_lookup(&mut self) {
+        if let Inner::Bpf(b) = &mut self.inner {
+            b.open_lookup();
+        }
+    }
+
+    /// What a library caller is told about the backend: why `auto` did not
+    /// take BPF, and why start times walk the table rather than look each
+    /// PID up (once tried); "" when neither.
+    pub fn note(&self) -> String {
+        let lookup = self
+            .bpf()
+            .and_then(Bpf::lookup_unavailable)
+            .map(|why| format!("start times walk the table: {why}"));
+        [self.fallback_reason().map(String::from), lookup]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// The BPF backend, if in use.
     pub fn bpf(&self) -> Option<&Bpf> {
         match &self.inner {
@@ -233,11 +256,36 @@ impl ProcTable {
         self.cmdlines.reads()
     }
 
-    /// Start time in clock ticks of each PID (`None`: no such process).
+    /// Start time in clock ticks of the process or thread each PID names,
+    /// as /proc/PID/stat's field 22 (`None`: no such task). The BPF
+    /// backend looks each PID up in the kernel (see [`crate::bpf::lookup`];
+    /// on a kernel without that it walks the table) and confirms each PID
+    /// that gave nothing from /proc: one failed open for a PID that names
+    /// nothing, and the answer /proc gives for a task the kernel's lookup
+    /// does not return (a thread's id on the walk; a machine's PID 1 seen
+    /// so) or one that started between the two.
     pub fn start_ticks(&mut self, pids: &[u32]) -> Result<Vec<Option<u64>>> {
         match &mut self.inner {
-            Inner::Bpf(b) => b.start_ticks(pids),
+            Inner::Bpf(b) => {
+                let mut ticks = b.start_ticks(pids)?;
+                for (t, &pid) in ticks.iter_mut().zip(pids) {
+                    if t.is_none() && pid > 0 {
+                        *t = proc_start_ticks(pid);
+                    }
+                }
+                Ok(ticks)
+            }
             Inner::Procfs(d) => d.start_ticks(pids),
         }
     }
+}
+
+/// /proc/PID/stat's start time, `None` when there is no such file or it
+/// does not parse.
+fn proc_start_ticks(pid: u32) -> Option<u64> {
+    use std::io::Read;
+    let mut buf = [0u8; 1024];
+    let mut f = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+    let n = f.read(&mut buf).ok()?;
+    procfs::pid::parse_start_ticks(&buf[..n]).ok()
 }

@@ -3,7 +3,7 @@
 
 use sha2::{Digest, Sha256};
 
-fn check(name: &str, embedded: &[u8]) {
+fn check(name: &str, embedded: &[u8], headers: &[&str]) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bpf");
     let recorded = std::fs::read_to_string(dir.join(format!("{name}.bpf.o.sources")))
         .unwrap_or_else(|e| panic!("bpf/{name}.bpf.o.sources (written by bpf/build.sh): {e}"));
@@ -19,12 +19,8 @@ fn check(name: &str, embedded: &[u8]) {
         files.push(file.to_string());
     }
     files.sort();
-    let mut want = vec![
-        "record.h".to_string(),
-        "task.h".to_string(),
-        "maps.h".to_string(),
-        format!("{name}.bpf.c"),
-    ];
+    let mut want: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+    want.push(format!("{name}.bpf.c"));
     want.sort();
     assert_eq!(files, want, "every source of {name}.bpf.o is recorded");
     let object = std::fs::read(dir.join(format!("{name}.bpf.o"))).unwrap();
@@ -34,8 +30,10 @@ fn check(name: &str, embedded: &[u8]) {
 
 #[test]
 fn committed_objects_are_built_from_current_sources() {
-    check("proctable", proctable::bpf::OBJECT);
-    check("walk", proctable::bpf::walk::OBJECT);
+    let all = ["record.h", "task.h", "maps.h"];
+    check("proctable", proctable::bpf::OBJECT, &all);
+    check("walk", proctable::bpf::walk::OBJECT, &all);
+    check("lookup", proctable::bpf::lookup::OBJECT, &["record.h"]);
 }
 
 /// Every placeholder call in the walk is rewritten into a kernel-function
@@ -57,6 +55,33 @@ fn walk_kfunc_calls_are_linked() {
         proctable::record::QS_KFUNC_ITER_TASK_NEXT,
         proctable::record::QS_KFUNC_ITER_TASK_DESTROY,
         proctable::record::QS_KFUNC_RDONLY_CAST,
+    ] {
+        let imm = (placeholder as i32).to_le_bytes();
+        let left = bytes
+            .chunks_exact(8)
+            .filter(|i| i[0] == 0x85 && i[4..8] == imm)
+            .count();
+        assert_eq!(left, 0, "placeholder {placeholder} left in {left} calls");
+    }
+}
+
+/// The lookup's five kernel-function calls (the task lookup and release,
+/// the number iterator's new, next and destroy) are all linked.
+#[test]
+fn lookup_kfunc_calls_are_linked() {
+    let Ok(btf) = aya::Btf::from_sys_fs() else {
+        panic!("this kernel has no /sys/kernel/btf/vmlinux");
+    };
+    let (object, n) = proctable::bpf::lookup::link_kfuncs(proctable::bpf::lookup::OBJECT, &btf)
+        .expect("bpf_task_from_vpid and bpf_iter_num_* are in this kernel's BTF");
+    assert!(n >= 5, "{n} calls rewritten");
+    let bytes: Vec<u8> = object.iter().flat_map(|w| w.to_le_bytes()).collect();
+    for placeholder in [
+        proctable::record::QS_KFUNC_TASK_FROM_VPID,
+        proctable::record::QS_KFUNC_TASK_RELEASE,
+        proctable::record::QS_KFUNC_ITER_NUM_NEW,
+        proctable::record::QS_KFUNC_ITER_NUM_NEXT,
+        proctable::record::QS_KFUNC_ITER_NUM_DESTROY,
     ] {
         let imm = (placeholder as i32).to_le_bytes();
         let left = bytes

@@ -10,7 +10,7 @@
 //! `str`, an absent value as `None`.
 
 use model::columns::{Column, Value};
-use proctable::{Backend, BackendChoice, Field, Fields, Proc, ProcTable, Query, pid_set};
+use proctable::{Backend, BackendChoice, Field, Fields, Proc, ProcTable, Query, pid_list, pid_set};
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -67,6 +67,7 @@ impl Table {
             .map_err(|e| Error::new_err(format!("opening the process table: {e}")))?;
         // 0 or 1: the calling thread alone; more: helpers on other CPUs.
         table.set_threads(proctable::Threads::Fixed(threads.max(1)));
+        table.open_lookup();
         Ok(Table {
             table,
             rows: Vec::new(),
@@ -82,10 +83,11 @@ impl Table {
         }
     }
 
-    /// Why "auto" did not take BPF ("" when it did, or was not asked).
+    /// Why "auto" did not take BPF, and why start times walk the table
+    /// rather than look each PID up ("" when neither).
     #[getter]
     fn backend_note(&self) -> String {
-        self.table.fallback_reason().unwrap_or_default().to_string()
+        self.table.note()
     }
 
     /// Start times in clock ticks since boot (/proc/PID/stat field 22) of
@@ -95,22 +97,15 @@ impl Table {
         py: Python<'py>,
         pids: Vec<i64>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let asked = pid_set(&pids);
-        let ticks = if asked.is_empty() {
-            Vec::new()
-        } else {
-            self.table
-                .start_ticks(&asked)
-                .map_err(|e| Error::new_err(format!("reading the process table: {e}")))?
-        };
-        let value = |pid: &i64| -> i64 {
-            u32::try_from(*pid)
-                .ok()
-                .and_then(|p| asked.binary_search(&p).ok())
-                .and_then(|i| ticks[i])
-                .map_or(0, |t| t as i64)
-        };
-        Ok(packed(py, pids.iter().map(value), pids.len()))
+        let ticks = self
+            .table
+            .start_ticks(&pid_list(&pids))
+            .map_err(|e| Error::new_err(format!("reading the process table: {e}")))?;
+        Ok(packed(
+            py,
+            ticks.iter().map(|t| t.map_or(0, |t| t as i64)),
+            pids.len(),
+        ))
     }
 
     /// The columns named in `fields` (`COLUMNS`) for every process (or the

@@ -1,8 +1,12 @@
 //! Loading the backend's objects: errors named by what was being done,
 //! programs by name, and the maps that configure them.
 
-use aya::Ebpf;
-use aya::maps::{Array, HashMap as BpfHashMap};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use aya::maps::{Array, HashMap as BpfHashMap, Map};
+use aya::{Btf, Ebpf};
+use aya_obj::btf::BtfKind;
+use object::{Object, ObjectSection, SectionKind};
 pub use sys::bpf::{chain, load_retrying};
 
 use crate::error::{Error, Result};
@@ -65,4 +69,270 @@ pub(crate) fn write_filter(ebpf: &mut Ebpf, current: &mut Vec<u32>, pids: &[u32]
     }
     *current = want;
     Ok(())
+}
+
+const BPF_JMP_CALL: u8 = 0x85;
+const BPF_PSEUDO_KFUNC_CALL: u8 = 2;
+
+/// Returns a copy of `object` (the ELF BPF object `file`) in which every
+/// helper call to one of `kfuncs`' placeholder numbers calls that kernel
+/// function instead, and how many calls were rewritten; `needs` says what
+/// a kernel lacking one of them would need. The copy is kept in `u64`s: the
+/// ELF parser needs 8-byte alignment.
+pub(crate) fn link_kfuncs_of(
+    object: &[u8],
+    file: &'static str,
+    kfuncs: &[(u64, &str)],
+    needs: &str,
+    btf: &Btf,
+) -> Result<(Vec<u64>, usize)> {
+    let mut ids = Vec::with_capacity(kfuncs.len());
+    for &(placeholder, name) in kfuncs {
+        let id = btf.id_by_type_name_kind(name, BtfKind::Func).map_err(|e| {
+            bpf_err("finding kernel functions")(format!(
+                "{name} is not in the kernel's BTF ({needs}): {e}"
+            ))
+        })?;
+        ids.push((placeholder as i32, id as i32));
+    }
+    let elf = object::File::parse(object).map_err(|e| bpf_err(file)(e.to_string()))?;
+    let mut text = Vec::new();
+    for section in elf.sections() {
+        if section.kind() == SectionKind::Text
+            && let Some((offset, size)) = section.file_range()
+        {
+            text.push((offset as usize, size as usize));
+        }
+    }
+    let mut words = vec![0u64; object.len().div_ceil(8)];
+    // SAFETY: the u64 buffer is at least object.len() bytes long.
+    let bytes =
+        unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), object.len()) };
+    bytes.copy_from_slice(object);
+    let mut rewritten = 0;
+    for (offset, size) in text {
+        let Some(section) = bytes.get_mut(offset..offset + size) else {
+            return Err(bpf_err(file)("a text section lies outside the file".into()));
+        };
+        for insn in section.chunks_exact_mut(8) {
+            // Helper calls have the source register 0; the second half of
+            // a 16-byte load has code 0, so it never matches.
+            if insn[0] != BPF_JMP_CALL || insn[1] >> 4 != 0 {
+                continue;
+            }
+            let imm = i32::from_le_bytes([insn[4], insn[5], insn[6], insn[7]]);
+            if let Some(&(_, id)) = ids.iter().find(|(p, _)| *p == imm) {
+                insn[1] = BPF_PSEUDO_KFUNC_CALL << 4;
+                insn[2] = 0;
+                insn[3] = 0;
+                insn[4..8].copy_from_slice(&id.to_le_bytes());
+                rewritten += 1;
+            }
+        }
+    }
+    Ok((words, rewritten))
+}
+
+/// `n` rounded up to whole pages.
+pub(crate) fn page_round(n: usize) -> usize {
+    n.div_ceil(4096) * 4096
+}
+
+/// A shared mapping of a BPF array map's values.
+pub(crate) struct Mapped {
+    ptr: *mut libc::c_void,
+    len: usize,
+}
+
+impl Mapped {
+    /// Maps the first `len` bytes of array map `name`'s values, read-only
+    /// or also `writable`.
+    pub(crate) fn new(map: &Map, name: &'static str, len: usize, writable: bool) -> Result<Mapped> {
+        let data = match map {
+            Map::Array(d) => d,
+            _ => return Err(bpf_err(name)("not an array map".into())),
+        };
+        let prot = if writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        // SAFETY: a fresh shared mapping of the map's fd; the kernel checks
+        // len against the map's size.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                prot,
+                libc::MAP_SHARED,
+                data.fd().as_fd().as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(bpf_err(name)(format!(
+                "mapping it: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(Mapped { ptr, len })
+    }
+
+    /// The first `n` values as `T`s.
+    ///
+    /// # Safety
+    /// The map's values are `T`s (each aligned in the page-aligned
+    /// mapping) and `n` of them fit in the mapping; no program writes them
+    /// while the slice lives.
+    pub(crate) unsafe fn slice<T>(&self, n: usize) -> &[T] {
+        debug_assert!(n * size_of::<T>() <= self.len);
+        // SAFETY: per the caller's promise.
+        unsafe { std::slice::from_raw_parts(self.ptr.cast::<T>(), n) }
+    }
+
+    /// The first `n` values as `T`s, to write.
+    ///
+    /// # Safety
+    /// As [`Mapped::slice`], and the mapping is writable.
+    pub(crate) unsafe fn slice_mut<T>(&mut self, n: usize) -> &mut [T] {
+        debug_assert!(n * size_of::<T>() <= self.len);
+        // SAFETY: per the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.cast::<T>(), n) }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly what new() mapped.
+        unsafe { libc::munmap(self.ptr, self.len) };
+    }
+}
+
+/// A program loaded as `BPF_PROG_TYPE_SYSCALL` (sleepable, run only with
+/// `BPF_PROG_RUN`) and the maps of its object, by name.
+pub(crate) struct SyscallProgram {
+    pub(crate) fd: OwnedFd,
+    pub(crate) maps: Vec<(String, Map)>,
+}
+
+/// Loads program `name` of `object` (an ELF BPF object, kernel-function
+/// calls already linked) as a `BPF_PROG_TYPE_SYSCALL` program, the one
+/// type that may call the kernel functions every program type does not
+/// get (`bpf_task_from_vpid`) and still be run on demand. The loader
+/// library has no such type, so the object is parsed and relocated with its
+/// object crate (CO-RE against `btf`, maps, calls) and loaded here. The
+/// maps are created first, each array of `sizes` with that many entries;
+/// the program's section name is only what the parser needs to take it.
+pub(crate) fn load_syscall_program(
+    object: &[u8],
+    file: &'static str,
+    name: &'static str,
+    btf: &Btf,
+    sizes: &[(&str, u32)],
+) -> Result<SyscallProgram> {
+    let mut obj = aya_obj::Object::parse(object).map_err(|e| bpf_err(file)(chain(&e)))?;
+    obj.relocate_btf(btf)
+        .map_err(|e| bpf_err("relocating against the kernel's BTF")(chain(&e)))?;
+    let mut maps = Vec::new();
+    let mut objs = Vec::new();
+    for (map_name, map) in &obj.maps {
+        let mut map = map.clone();
+        if let Some(&(_, n)) = sizes.iter().find(|(s, _)| s == map_name) {
+            map.set_max_entries(n);
+        }
+        // The object's BTF is not loaded into the kernel: the maps are
+        // created without key and value types (plain integers here).
+        if let aya_obj::Map::Btf(m) = &mut map {
+            m.def.btf_key_type_id = 0;
+            m.def.btf_value_type_id = 0;
+        }
+        let data = aya::maps::MapData::create(map.clone(), map_name, None).map_err(|e| {
+            bpf_err("creating the lookup's maps")(format!("{map_name}: {}", chain(&e)))
+        })?;
+        objs.push((map_name.clone(), map));
+        maps.push((map_name.clone(), Map::Array(data)));
+    }
+    let text: std::collections::HashSet<usize> =
+        obj.functions.keys().map(|(section, _)| *section).collect();
+    let fds: Vec<RawFd> = maps
+        .iter()
+        .map(|(_, m)| match m {
+            Map::Array(d) => d.fd().as_fd().as_raw_fd(),
+            _ => -1,
+        })
+        .collect();
+    obj.relocate_maps(
+        objs.iter()
+            .zip(&fds)
+            .map(|((n, m), fd)| (n.as_str(), *fd, m)),
+        &text,
+    )
+    .map_err(|e| bpf_err("relocating map references")(chain(&e)))?;
+    obj.relocate_calls(&text)
+        .map_err(|e| bpf_err("relocating calls")(chain(&e)))?;
+    let program = obj
+        .programs
+        .get(name)
+        .ok_or_else(|| bpf_err(name)("not in the object".into()))?;
+    let function = obj
+        .functions
+        .get(&program.function_key())
+        .ok_or_else(|| bpf_err(name)("its code is not in the object".into()))?;
+    let fd = prog_load_syscall(name, &function.instructions, &program.license)?;
+    Ok(SyscallProgram { fd, maps })
+}
+
+/// `BPF_PROG_LOAD` of `insns` as a sleepable `BPF_PROG_TYPE_SYSCALL`
+/// program; on refusal, again with the verifier's log, which the error
+/// carries.
+fn prog_load_syscall(
+    name: &'static str,
+    insns: &[aya_obj::generated::bpf_insn],
+    license: &std::ffi::CStr,
+) -> Result<OwnedFd> {
+    use aya_obj::generated::{BPF_F_SLEEPABLE, bpf_attr, bpf_cmd, bpf_prog_type};
+    let mut log = vec![0u8; 1 << 20];
+    for with_log in [false, true] {
+        // SAFETY: an all-zero bpf_attr is valid (plain integers); fields
+        // are written one by one (see test_run.rs on padding).
+        let mut attr: bpf_attr = unsafe { std::mem::zeroed() };
+        // SAFETY: the member BPF_PROG_LOAD uses.
+        let u = unsafe { &mut attr.__bindgen_anon_3 };
+        u.prog_type = bpf_prog_type::BPF_PROG_TYPE_SYSCALL as u32;
+        u.prog_flags = BPF_F_SLEEPABLE;
+        u.insns = insns.as_ptr() as u64;
+        u.insn_cnt = insns.len() as u32;
+        u.license = license.as_ptr() as u64;
+        for (d, s) in u.prog_name.iter_mut().zip(name.bytes().take(15)) {
+            *d = s as libc::c_char;
+        }
+        if with_log {
+            u.log_level = 1;
+            u.log_buf = log.as_mut_ptr() as u64;
+            u.log_size = log.len() as u32;
+        }
+        // SAFETY: attr is a valid BPF_PROG_LOAD attribute; every pointer
+        // in it outlives the call.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_bpf,
+                bpf_cmd::BPF_PROG_LOAD as libc::c_long,
+                &mut attr as *mut bpf_attr,
+                size_of::<bpf_attr>() as u32,
+            )
+        };
+        if r >= 0 {
+            // SAFETY: a new descriptor the kernel gave us.
+            return Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) });
+        }
+        let err = std::io::Error::last_os_error();
+        if with_log {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            return Err(bpf_err("verifying the PID lookup")(format!(
+                "BPF_PROG_LOAD: {err}. Verifier output: {}",
+                String::from_utf8_lossy(&log[..end])
+            )));
+        }
+    }
+    unreachable!("the second try returns")
 }

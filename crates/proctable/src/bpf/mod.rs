@@ -13,7 +13,11 @@
 //! A `tp_btf/sched_process_exit` program records every thread group that
 //! ends into a ring buffer that wakes its reader only past a watermark.
 //!
-//! The objects are `bpf/proctable.bpf.o` and `bpf/walk.bpf.o`, built by
+//! [`Bpf::start_ticks`] looks each PID up with `bpf/lookup.bpf.o` (see
+//! [`lookup`]).
+//!
+//! The objects are `bpf/proctable.bpf.o`, `bpf/walk.bpf.o` and
+//! `bpf/lookup.bpf.o`, built by
 //! `bpf/build.sh` and committed (a test fails when one is older than its
 //! sources): they are CO-RE, relocated at load time against the running
 //! kernel's BTF, so building quietstat needs no clang and no libbpf.
@@ -39,6 +43,7 @@ mod decode;
 mod exits;
 mod iter;
 mod load;
+pub mod lookup;
 mod test_run;
 pub mod walk;
 
@@ -46,6 +51,7 @@ pub use decode::{decode_walk, decode_walk_ranges};
 use decode::{decode_walk_parts, words_as_bytes};
 use load::{bpf_err, program, write_config, write_filter};
 pub use load::{chain, load_retrying};
+use lookup::Lookup;
 use walk::Walk;
 pub use walk::{MIN_PER_WALKER, PROCS_PER_STRETCH, WalkStats};
 
@@ -95,6 +101,10 @@ pub struct Bpf {
     io: Vec<PidIo>,
     page_size: u64,
     exits: Option<RingBuf<MapData>>,
+    /// The PID lookup once tried: loaded, or why not.
+    lookup: Option<std::result::Result<Lookup, String>>,
+    /// As set by [`Bpf::set_walkers`].
+    threads: Threads,
 }
 
 /// Counters of exit capture.
@@ -160,6 +170,8 @@ impl Bpf {
             io: Vec::new(),
             page_size: sys::page_size(),
             exits: None,
+            lookup: None,
+            threads: Threads::Auto,
         };
         bpf.set_config(QsConfig {
             flags: 0,
@@ -193,8 +205,10 @@ impl Bpf {
         self.walk.as_ref().map_or(0, Walk::reloads)
     }
 
-    /// How many threads split a process-mode walk (see [`Threads`]).
+    /// How many threads split a process-mode walk and a PID lookup (see
+    /// [`Threads`]).
     pub fn set_walkers(&mut self, walkers: Threads) {
+        self.threads = walkers;
         if let Some(w) = self.walk.as_mut() {
             w.set_walkers(walkers);
         }
@@ -314,9 +328,64 @@ impl Bpf {
         Ok(())
     }
 
+    /// Loads the PID lookup [`Bpf::start_ticks`] uses (once; later calls
+    /// return at once) and returns why it is not used, if it is not: then
+    /// `start_ticks` walks the table.
+    pub fn open_lookup(&mut self) -> Option<&str> {
+        if self.lookup.is_none() {
+            let loaded = Btf::from_sys_fs()
+                .map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))
+                .and_then(|btf| {
+                    let (object, _) = lookup::link_kfuncs(lookup::OBJECT, &btf)?;
+                    Lookup::load(
+                        words_as_bytes(&object),
+                        &btf,
+                        walk::capacity_for(walk::tasks_now()),
+                    )
+                });
+            self.lookup = Some(loaded.map_err(|e| e.to_string()));
+        }
+        self.lookup_unavailable()
+    }
+
+    /// Tests only: start times walk the table as on a kernel without the
+    /// lookup, `why` being the reason given.
+    #[doc(hidden)]
+    pub fn drop_lookup(&mut self, why: &str) {
+        self.lookup = Some(Err(why.to_string()));
+    }
+
+    /// Why [`Bpf::start_ticks`] walks the table, once the lookup was tried
+    /// and did not load.
+    pub fn lookup_unavailable(&self) -> Option<&str> {
+        match &self.lookup {
+            Some(Err(why)) => Some(why),
+            _ => None,
+        }
+    }
+
     /// Start time (clock ticks since boot) of each PID, `None` for one that
-    /// does not exist: the vectored identity check.
+    /// is no process: the vectored identity check. Each PID is looked up in
+    /// the kernel where it can be (see [`lookup`]; loaded at the first
+    /// call, or by [`Bpf::open_lookup`]); otherwise the table is walked.
     pub fn start_ticks(&mut self, pids: &[u32]) -> Result<Vec<Option<u64>>> {
+        self.open_lookup();
+        if let Some(Ok(lookup)) = self.lookup.as_mut() {
+            if pids.len() > lookup.capacity() as usize
+                && lookup.capacity() < lookup::MAX_PIDS_PER_RUN
+            {
+                let btf = Btf::from_sys_fs()
+                    .map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))?;
+                let (object, _) = lookup::link_kfuncs(lookup::OBJECT, &btf)?;
+                let want = u32::try_from(pids.len()).unwrap_or(u32::MAX);
+                *lookup = Lookup::load(
+                    words_as_bytes(&object),
+                    &btf,
+                    want.checked_next_power_of_two().unwrap_or(u32::MAX),
+                )?;
+            }
+            return lookup.start_ticks(pids, self.threads, &mut self.helpers);
+        }
         let query = Query {
             fields: crate::Fields::NONE.with(Field::Start),
             threads: false,

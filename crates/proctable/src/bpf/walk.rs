@@ -16,13 +16,13 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use aya::maps::Map;
 use aya::programs::RawTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
-use aya_obj::btf::BtfKind;
-use object::{Object, ObjectSection, SectionKind};
 
-use super::load::{bpf_err, chain, load_retrying, program, write_config, write_filter};
+use super::load::{
+    Mapped, bpf_err, chain, link_kfuncs_of, load_retrying, page_round, program, write_config,
+    write_filter,
+};
 use super::test_run::{Args, test_run};
 use crate::error::Result;
 use crate::pool::{Helpers, MAX_THREADS, OwnedJob, Threads};
@@ -42,113 +42,18 @@ const KFUNCS: [(u64, &str); 4] = [
     (QS_KFUNC_RDONLY_CAST, "bpf_rdonly_cast"),
 ];
 
-const BPF_JMP_CALL: u8 = 0x85;
-const BPF_PSEUDO_KFUNC_CALL: u8 = 2;
-
 /// Returns a copy of `object` (an ELF BPF object) in which every helper
 /// call to a `QS_KFUNC_*` number calls that kernel function instead, and
 /// how many calls were rewritten. The copy is kept in `u64`s: the ELF
 /// parser needs 8-byte alignment.
 pub fn link_kfuncs(object: &[u8], btf: &Btf) -> Result<(Vec<u64>, usize)> {
-    let mut ids = Vec::with_capacity(KFUNCS.len());
-    for (placeholder, name) in KFUNCS {
-        let id = btf.id_by_type_name_kind(name, BtfKind::Func).map_err(|e| {
-            bpf_err("finding kernel functions")(format!(
-                "{name} is not in the kernel's BTF (the open-coded task iterator needs Linux 6.7 or later): {e}"
-            ))
-        })?;
-        ids.push((placeholder as i32, id as i32));
-    }
-    let file =
-        object::File::parse(object).map_err(|e| bpf_err("parsing walk.bpf.o")(e.to_string()))?;
-    let mut text = Vec::new();
-    for section in file.sections() {
-        if section.kind() == SectionKind::Text
-            && let Some((offset, size)) = section.file_range()
-        {
-            text.push((offset as usize, size as usize));
-        }
-    }
-    let mut words = vec![0u64; object.len().div_ceil(8)];
-    // SAFETY: the u64 buffer is at least object.len() bytes long.
-    let bytes =
-        unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), object.len()) };
-    bytes.copy_from_slice(object);
-    let mut rewritten = 0;
-    for (offset, size) in text {
-        let Some(section) = bytes.get_mut(offset..offset + size) else {
-            return Err(bpf_err("parsing walk.bpf.o")(
-                "a text section lies outside the file".into(),
-            ));
-        };
-        for insn in section.chunks_exact_mut(8) {
-            // Helper calls have the source register 0; the second half of
-            // a 16-byte load has code 0, so it never matches.
-            if insn[0] != BPF_JMP_CALL || insn[1] >> 4 != 0 {
-                continue;
-            }
-            let imm = i32::from_le_bytes([insn[4], insn[5], insn[6], insn[7]]);
-            if let Some(&(_, id)) = ids.iter().find(|(p, _)| *p == imm) {
-                insn[1] = BPF_PSEUDO_KFUNC_CALL << 4;
-                insn[2] = 0;
-                insn[3] = 0;
-                insn[4..8].copy_from_slice(&id.to_le_bytes());
-                rewritten += 1;
-            }
-        }
-    }
-    Ok((words, rewritten))
-}
-
-/// A shared read-only mapping of a BPF array map's values.
-struct Mapped {
-    ptr: *mut libc::c_void,
-    len: usize,
-}
-
-impl Mapped {
-    fn new(map: &Map, len: usize) -> Result<Mapped> {
-        let data = match map {
-            Map::Array(d) => d,
-            _ => return Err(bpf_err("mapping qs_rows")("not an array map".into())),
-        };
-        // SAFETY: a fresh shared read-only mapping of the map's fd; the
-        // kernel checks len against the map's size.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                data.fd().as_fd().as_raw_fd(),
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(bpf_err("mapping qs_rows")(
-                std::io::Error::last_os_error().to_string(),
-            ));
-        }
-        Ok(Mapped { ptr, len })
-    }
-
-    /// The first `n` values as `T`s.
-    ///
-    /// # Safety
-    /// The map's values are `T`s (8-byte multiples, so each is aligned in
-    /// the page-aligned mapping) and `n` of them fit in the mapping.
-    unsafe fn slice<T>(&self, n: usize) -> &[T] {
-        debug_assert!(n * size_of::<T>() <= self.len);
-        // SAFETY: per the caller's promise.
-        unsafe { std::slice::from_raw_parts(self.ptr.cast::<T>(), n) }
-    }
-}
-
-impl Drop for Mapped {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly what new() mapped.
-        unsafe { libc::munmap(self.ptr, self.len) };
-    }
+    link_kfuncs_of(
+        object,
+        "walk.bpf.o",
+        &KFUNCS,
+        "the open-coded task iterator needs Linux 6.7 or later",
+        btf,
+    )
 }
 
 /// Processes per thread below which a walk is not split: a helper thread's
@@ -256,12 +161,8 @@ pub struct WalkStats {
 // SAFETY: the mappings are only read through &self/&mut self.
 unsafe impl Send for Walk {}
 
-fn page_round(n: usize) -> usize {
-    n.div_ceil(4096) * 4096
-}
-
 /// Tasks (threads) in the system now: the fourth field of /proc/loadavg.
-fn tasks_now() -> u32 {
+pub(crate) fn tasks_now() -> u32 {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| {
@@ -276,7 +177,7 @@ fn tasks_now() -> u32 {
 /// Rows for `tasks` tasks with room to double: a reload frees and
 /// allocates kernel memory and loads a program, which may flush every
 /// CPU's TLB (an IPI to isolated CPUs too), so it should be rare.
-fn capacity_for(tasks: u32) -> u32 {
+pub(crate) fn capacity_for(tasks: u32) -> u32 {
     tasks.saturating_mul(2).max(QS_WALK_MIN_ROWS as u32)
 }
 
@@ -339,7 +240,7 @@ impl Walk {
             let m = ebpf
                 .map(name)
                 .ok_or_else(|| bpf_err(name)("not in the object".into()))?;
-            Mapped::new(m, page_round(entries * size))
+            Mapped::new(m, name, page_round(entries * size), false)
         };
         let rows = map("qs_rows", capacity as usize, size_of::<QsTask>())?;
         let io = map("qs_rows_io", capacity as usize, size_of::<QsIo>())?;
