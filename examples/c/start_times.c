@@ -55,8 +55,9 @@ static int cmp(const void *a, const void *b) {
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 11;
     if (rounds < 1) rounds = 1;
-    struct qs_options opts = {QS_ABI_VERSION, QS_BACKEND_AUTO, NULL, NULL,
-                              argc > 2 ? (uint32_t)atoi(argv[2]) : 0};
+    struct qs_options opts = {.abi = QS_ABI_VERSION,
+                              .backend = QS_BACKEND_AUTO,
+                              .threads = argc > 2 ? (uint32_t)atoi(argv[2]) : 0};
     /* Every PID /proc lists now. */
     size_t n = 0, cap = 1024;
     int32_t *pids = malloc(cap * sizeof *pids);

@@ -8,7 +8,7 @@
 
 // The ABI this library implements: `qs_options.abi` must carry it, and
 // `qs_version()` returns it.
-#define QS_ABI_VERSION 1
+#define QS_ABI_VERSION 2
 
 // Success.
 #define QS_OK 0
@@ -37,6 +37,12 @@
 // /proc, read with kept-open descriptors.
 #define QS_BACKEND_PROCFS 2
 
+// `qs_served_by`: the last read came from the handle's own backend.
+#define QS_SERVED_SELF 0
+
+// `qs_served_by`: the last read came from the running agent's table.
+#define QS_SERVED_AGENT 1
+
 // An open process table: its backend, loaded once, and the last error.
 typedef struct qs_handle qs_handle;
 
@@ -56,6 +62,17 @@ typedef struct qs_options {
   // may run on but its own, which finish a large table sooner for the
   // same CPU time.
   uint32_t threads;
+  // Serve `qs_pids_read` and `qs_snapshot*` from a running agent's
+  // table (no read of the kernel) when it has the fields asked and is
+  // fresh enough, else read as without it: NULL, never; "", the
+  // agent's default snapshot (/run/quietstat/snapshot); else the path of
+  // its snapshot (`shm_path`). `qs_pid_start_times` always reads the
+  // kernel: a table seconds old cannot tell a reused PID.
+  const char *agent;
+  // How old the agent's table may be, in milliseconds; 0: the agent's
+  // process interval plus a second (the agent is asked for a new table
+  // when its last one is older).
+  uint32_t agent_max_age_ms;
 } qs_options;
 
 // `qs_fields` bits: which fields a record holds. pid, tgid and the start
@@ -195,6 +212,23 @@ int32_t qs_backend(struct qs_handle *h);
 // # Safety
 // `h` is NULL or an open handle.
 const char *qs_backend_note(const struct qs_handle *h);
+
+// Who served the handle's last `qs_pids_read` or `qs_snapshot*`:
+// `QS_SERVED_AGENT` (the running agent's table) or `QS_SERVED_SELF` (the
+// handle's own read; also before any); `QS_ERR_ARG` for NULL.
+//
+// # Safety
+// `h` is NULL or an open handle.
+int32_t qs_served_by(struct qs_handle *h);
+
+// Why the handle's last read was not served from the agent though
+// `qs_options.agent` asked for it (no agent running, its table too old,
+// a field it does not read); "" when it was, or when not asked. Valid
+// until the next call on the handle.
+//
+// # Safety
+// `h` is NULL or an open handle.
+const char *qs_agent_note(const struct qs_handle *h);
 
 // What the handle's last failed call was about; with NULL, why the
 // calling thread's last `qs_open` failed. Valid until the next call on

@@ -5,8 +5,9 @@
 //! The vectored call of the kernel proposal quietstat answers in user
 //! space: PIDs in, start times (or any chosen fields) out, in one call,
 //! from the BPF task walk where the caller may load it and from /proc
-//! otherwise. A handle loads its backend once (`qs_open`); every later
-//! call reuses it.
+//! otherwise, or from a running agent's table when the caller asks for it
+//! and it is fresh enough. A handle loads its backend once (`qs_open`);
+//! every later call reuses it.
 //!
 //! Conventions (docs/library.md):
 //! - every call returns `QS_OK` (0) or a negative `QS_ERR_*`; the handle's
@@ -28,7 +29,7 @@ use proctable::{BackendChoice, Field, Fields, Proc, ProcTable, Query, pid_list, 
 
 /// The ABI this library implements: `qs_options.abi` must carry it, and
 /// `qs_version()` returns it.
-pub const QS_ABI_VERSION: u32 = 1;
+pub const QS_ABI_VERSION: u32 = 2;
 
 /// Success.
 pub const QS_OK: i32 = 0;
@@ -49,6 +50,14 @@ pub const QS_BACKEND_AUTO: u32 = 0;
 pub const QS_BACKEND_BPF: u32 = 1;
 /// /proc, read with kept-open descriptors.
 pub const QS_BACKEND_PROCFS: u32 = 2;
+
+/// `qs_served_by`: the last read came from the handle's own backend.
+pub const QS_SERVED_SELF: i32 = 0;
+/// `qs_served_by`: the last read came from the running agent's table.
+pub const QS_SERVED_AGENT: i32 = 1;
+
+/// The agent's snapshot when `qs_options.agent` is "".
+const AGENT_SNAPSHOT: &str = "/run/quietstat/snapshot";
 
 /// `qs_fields` bits: which fields a record holds. pid, tgid and the start
 /// time (the identity) are in every record.
@@ -120,6 +129,17 @@ pub struct qs_options {
     /// may run on but its own, which finish a large table sooner for the
     /// same CPU time.
     pub threads: u32,
+    /// Serve `qs_pids_read` and `qs_snapshot*` from a running agent's
+    /// table (no read of the kernel) when it has the fields asked and is
+    /// fresh enough, else read as without it: NULL, never; "", the
+    /// agent's default snapshot (/run/quietstat/snapshot); else the path of
+    /// its snapshot (`shm_path`). `qs_pid_start_times` always reads the
+    /// kernel: a table seconds old cannot tell a reused PID.
+    pub agent: *const c_char,
+    /// How old the agent's table may be, in milliseconds; 0: the agent's
+    /// process interval plus a second (the agent is asked for a new table
+    /// when its last one is older).
+    pub agent_max_age_ms: u32,
 }
 
 /// One process, a fixed-size record. `fields` says which members hold
@@ -319,6 +339,12 @@ struct State {
     /// Why `auto` did not take BPF ("" when it did, or was not asked).
     note: CString,
     error: CString,
+    /// The agent's snapshot and the age its table may have, when asked.
+    agent: Option<(std::path::PathBuf, Option<std::time::Duration>)>,
+    /// Who served the last read, and why not the agent ("" when it did or
+    /// was not asked).
+    served_by: i32,
+    agent_note: CString,
 }
 
 thread_local! {
@@ -328,6 +354,21 @@ thread_local! {
 
 fn c_string(s: &str) -> CString {
     CString::new(s.replace('\0', " ")).unwrap_or_default()
+}
+
+/// The string `pick` chooses in the handle's state (it lives as long as
+/// the state does not replace it); `None` for NULL.
+///
+/// # Safety
+/// `h` is NULL or an open handle.
+unsafe fn state_str(
+    h: *const qs_handle,
+    pick: impl Fn(&State) -> &CString,
+) -> Option<*const c_char> {
+    // SAFETY: as the caller vouches.
+    let h = unsafe { h.as_ref() }?;
+    let st = h.state.lock().unwrap_or_else(|e| e.into_inner());
+    Some(pick(&st).as_ptr())
 }
 
 /// Runs `f` with the handle's state locked, catching a panic; an error
@@ -406,6 +447,22 @@ fn read(st: &mut State, pids: Option<Vec<u32>>, mask: qs_fields) -> Result<Field
             ),
         ));
     }
+    if let Some((snapshot, max_age)) = &st.agent {
+        match shm::view::read_agent_procs(snapshot, fields, *max_age) {
+            Ok(view) => {
+                st.rows = view.procs;
+                if let Some(pids) = &pids {
+                    st.rows.retain(|p| pids.binary_search(&p.pid).is_ok());
+                }
+                st.served_by = QS_SERVED_AGENT;
+                st.agent_note = CString::default();
+                // The agent's table holds what it read; the record says
+                // what was asked (a subset).
+                return Ok(fields);
+            }
+            Err(why) => st.agent_note = c_string(&why.to_string()),
+        }
+    }
     let query = Query {
         fields,
         threads: false,
@@ -414,6 +471,7 @@ fn read(st: &mut State, pids: Option<Vec<u32>>, mask: qs_fields) -> Result<Field
     st.table
         .snapshot(&query, &mut st.rows)
         .map_err(read_error)?;
+    st.served_by = QS_SERVED_SELF;
     Ok(fields)
 }
 
@@ -477,12 +535,34 @@ pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
         table.set_threads(proctable::Threads::Fixed(threads));
         table.open_lookup();
         let note = c_string(&table.note());
+        let agent = match o.map(|o| o.agent).filter(|p| !p.is_null()) {
+            None => None,
+            Some(p) => {
+                // SAFETY: a NUL-terminated string, as documented.
+                let path = unsafe { CStr::from_ptr(p) }
+                    .to_str()
+                    .map_err(|_| "qs_options.agent is not UTF-8".to_string())?;
+                let path = if path.is_empty() {
+                    AGENT_SNAPSHOT
+                } else {
+                    path
+                };
+                let max_age = o
+                    .map(|o| o.agent_max_age_ms)
+                    .filter(|&ms| ms > 0)
+                    .map(|ms| std::time::Duration::from_millis(ms.into()));
+                Some((std::path::PathBuf::from(path), max_age))
+            }
+        };
         Ok(Box::into_raw(Box::new(qs_handle {
             state: Mutex::new(State {
                 table,
                 rows: Vec::new(),
                 note,
                 error: CString::default(),
+                agent,
+                served_by: QS_SERVED_SELF,
+                agent_note: CString::default(),
             }),
         })))
     }));
@@ -532,15 +612,31 @@ pub unsafe extern "C" fn qs_backend(h: *mut qs_handle) -> i32 {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn qs_backend_note(h: *const qs_handle) -> *const c_char {
     // SAFETY: an open handle, or NULL.
-    match unsafe { h.as_ref() } {
-        None => c"".as_ptr(),
-        Some(h) => h
-            .state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .note
-            .as_ptr(),
-    }
+    unsafe { state_str(h, |st| &st.note) }.unwrap_or(c"".as_ptr())
+}
+
+/// Who served the handle's last `qs_pids_read` or `qs_snapshot*`:
+/// `QS_SERVED_AGENT` (the running agent's table) or `QS_SERVED_SELF` (the
+/// handle's own read; also before any); `QS_ERR_ARG` for NULL.
+///
+/// # Safety
+/// `h` is NULL or an open handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn qs_served_by(h: *mut qs_handle) -> i32 {
+    with_state(h, |st| Ok(st.served_by))
+}
+
+/// Why the handle's last read was not served from the agent though
+/// `qs_options.agent` asked for it (no agent running, its table too old,
+/// a field it does not read); "" when it was, or when not asked. Valid
+/// until the next call on the handle.
+///
+/// # Safety
+/// `h` is NULL or an open handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn qs_agent_note(h: *const qs_handle) -> *const c_char {
+    // SAFETY: an open handle, or NULL.
+    unsafe { state_str(h, |st| &st.agent_note) }.unwrap_or(c"".as_ptr())
 }
 
 /// What the handle's last failed call was about; with NULL, why the
@@ -552,15 +648,8 @@ pub unsafe extern "C" fn qs_backend_note(h: *const qs_handle) -> *const c_char {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn qs_last_error(h: *const qs_handle) -> *const c_char {
     // SAFETY: an open handle, or NULL.
-    match unsafe { h.as_ref() } {
-        None => OPEN_ERROR.with(|e| e.borrow().as_ptr()),
-        Some(h) => h
-            .state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .error
-            .as_ptr(),
-    }
+    unsafe { state_str(h, |st| &st.error) }
+        .unwrap_or_else(|| OPEN_ERROR.with(|e| e.borrow().as_ptr()))
 }
 
 /// The vectored call: the start time of each of `n` PIDs, in clock ticks

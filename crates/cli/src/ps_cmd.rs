@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args as ClapArgs, ValueEnum};
 use model::columns::{Column, Extra, NoExtra, Row, Value};
 use proctable::{BackendChoice, Field, Fields, ProcTable, Query};
@@ -96,34 +96,16 @@ fn agent_table(
     fields: Fields,
     max_age: Option<Duration>,
 ) -> Result<shm::view::ProcView> {
-    let view = shm::view::read_live_procs(shm_path)?;
-    let missing: Vec<&str> = fields
-        .iter()
-        .filter(|&f| f != Field::Pid && !view.fields.has(f))
-        .map(Field::name)
-        .collect();
-    if !missing.is_empty() {
-        bail!(
-            "the agent's table lacks {} (it reads {}); use --backend bpf or procfs for them",
-            missing.join(","),
-            view.fields
-                .iter()
-                .map(Field::name)
-                .collect::<Vec<_>>()
-                .join(",")
-        );
-    }
-    let age = Duration::from_nanos(sys::mono_ns().saturating_sub(view.meta.mono_ns));
-    if let Some(max) = max_age
-        && age > max
-    {
-        bail!(
+    use shm::view::Refusal;
+    shm::view::read_agent_procs(shm_path, fields, max_age).map_err(|r| match r {
+        Refusal::View(e) => anyhow::Error::new(e),
+        Refusal::Lacks { .. } => anyhow!("{r}; use --backend bpf or procfs for them"),
+        Refusal::TooOld { age, max } => anyhow!(
             "the agent's table is {:.1}s old, older than --max-age {}",
             age.as_secs_f64(),
             humantime::format_duration(max)
-        );
-    }
-    Ok(view)
+        ),
+    })
 }
 
 /// The columns shown for `fields`, in order (a field may give several: io,

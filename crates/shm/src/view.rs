@@ -658,6 +658,73 @@ pub fn read_live_procs(snapshot: &Path) -> Result<ProcView, Error> {
     Ok(v)
 }
 
+/// Why the agent's table does not serve a viewer's request
+/// ([`read_agent_procs`]).
+#[derive(Debug)]
+pub enum Refusal {
+    /// No live agent's table to read.
+    View(Error),
+    /// The agent does not read these fields (named); it reads `reads`.
+    Lacks {
+        missing: Vec<&'static str>,
+        reads: Vec<&'static str>,
+    },
+    /// The table is `age` old, older than the `max` asked.
+    TooOld {
+        age: std::time::Duration,
+        max: std::time::Duration,
+    },
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::View(e) => write!(f, "{e}"),
+            Refusal::Lacks { missing, reads } => write!(
+                f,
+                "the agent's table lacks {} (it reads {})",
+                missing.join(","),
+                reads.join(",")
+            ),
+            Refusal::TooOld { age, max } => write!(
+                f,
+                "the agent's table is {:.1}s old, older than the {} ms asked",
+                age.as_secs_f64(),
+                max.as_millis()
+            ),
+        }
+    }
+}
+
+/// The live agent's latest process table ([`read_live_procs`]) when it
+/// holds every field of `fields` and, with `max_age`, is no older: what
+/// `quietstat ps` and the library serve from the agent.
+pub fn read_agent_procs(
+    snapshot: &Path,
+    fields: Fields,
+    max_age: Option<std::time::Duration>,
+) -> Result<ProcView, Refusal> {
+    let view = read_live_procs(snapshot).map_err(Refusal::View)?;
+    let missing: Vec<&str> = fields
+        .iter()
+        .filter(|&f| f != proctable::Field::Pid && !view.fields.has(f))
+        .map(proctable::Field::name)
+        .collect();
+    if !missing.is_empty() {
+        return Err(Refusal::Lacks {
+            missing,
+            reads: view.fields.iter().map(proctable::Field::name).collect(),
+        });
+    }
+    let age = std::time::Duration::from_nanos(sys::mono_ns().saturating_sub(view.meta.mono_ns));
+    if let Some(max) = max_age
+        && age > max
+    {
+        return Err(Refusal::TooOld { age, max });
+    }
+    Ok(view)
+}
+
 /// The time (`mono_ns`) of the table in a process view file, from its
 /// header alone: a viewer reads the rest only when it is new.
 pub fn procs_mono_ns(path: &Path) -> Result<u64, Error> {

@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
     CHECK(qs_version() == QS_ABI_VERSION, "qs_version %u", qs_version());
 
     /* Refusals at open: a wrong ABI, an unknown backend. */
-    struct qs_options bad = {QS_ABI_VERSION + 1, QS_BACKEND_PROCFS, NULL, NULL, 0};
+    struct qs_options bad = {.abi = QS_ABI_VERSION + 1, .backend = QS_BACKEND_PROCFS};
     CHECK(qs_open(&bad) == NULL, "a wrong ABI opened");
     CHECK(strstr(qs_last_error(NULL), "ABI") != NULL, "%s", qs_last_error(NULL));
     bad.abi = QS_ABI_VERSION;
@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
     CHECK(qs_open(&bad) == NULL, "99 threads opened");
     CHECK(strstr(qs_last_error(NULL), "threads") != NULL, "%s", qs_last_error(NULL));
 
-    struct qs_options opts = {QS_ABI_VERSION, backend, NULL, NULL, threads};
+    struct qs_options opts = {.abi = QS_ABI_VERSION, .backend = backend, .threads = threads};
     qs_handle *h = qs_open(&opts);
     if (!h) {
         fprintf(stderr, "qs_open(%s): %s\n", want, qs_last_error(NULL));
