@@ -22,6 +22,9 @@ pyo3::create_exception!(
     "A read of the process table failed."
 );
 
+/// The agent's snapshot when `agent` is "".
+const AGENT_SNAPSHOT: &str = "/run/quietstat/snapshot";
+
 /// Every column's name (`model::columns`, where each process field is
 /// defined once).
 fn column_names() -> Vec<&'static str> {
@@ -33,6 +36,11 @@ fn column_names() -> Vec<&'static str> {
 struct Table {
     table: ProcTable,
     rows: Vec<Proc>,
+    /// The agent's snapshot and the age its table may have, when asked.
+    agent: Option<(std::path::PathBuf, Option<std::time::Duration>)>,
+    /// Whether the last snapshot came from the agent, and why not.
+    served_by_agent: bool,
+    agent_note: String,
 }
 
 fn packed<'py>(
@@ -50,8 +58,15 @@ fn packed<'py>(
 #[pymethods]
 impl Table {
     #[new]
-    #[pyo3(signature = (backend = "auto", proc_root = "/proc", sys_root = "/sys", threads = 0))]
-    fn new(backend: &str, proc_root: &str, sys_root: &str, threads: usize) -> PyResult<Self> {
+    #[pyo3(signature = (backend = "auto", proc_root = "/proc", sys_root = "/sys", threads = 0, agent = None, agent_max_age_ms = 0))]
+    fn new(
+        backend: &str,
+        proc_root: &str,
+        sys_root: &str,
+        threads: usize,
+        agent: Option<&str>,
+        agent_max_age_ms: u64,
+    ) -> PyResult<Self> {
         if threads > proctable::MAX_THREADS {
             return Err(PyValueError::new_err(format!(
                 "threads {threads}: accepted are 0 to {}",
@@ -68,9 +83,22 @@ impl Table {
         // 0 or 1: the calling thread alone; more: helpers on other CPUs.
         table.set_threads(proctable::Threads::Fixed(threads.max(1)));
         table.open_lookup();
+        let agent = agent.map(|path| {
+            let path = if path.is_empty() {
+                AGENT_SNAPSHOT
+            } else {
+                path
+            };
+            let max_age =
+                (agent_max_age_ms > 0).then(|| std::time::Duration::from_millis(agent_max_age_ms));
+            (std::path::PathBuf::from(path), max_age)
+        });
         Ok(Table {
             table,
             rows: Vec::new(),
+            agent,
+            served_by_agent: false,
+            agent_note: String::new(),
         })
     }
 
@@ -88,6 +116,24 @@ impl Table {
     #[getter]
     fn backend_note(&self) -> String {
         self.table.note()
+    }
+
+    /// "agent" when the last snapshot came from the running agent's table,
+    /// else "self".
+    #[getter]
+    fn served_by(&self) -> &'static str {
+        if self.served_by_agent {
+            "agent"
+        } else {
+            "self"
+        }
+    }
+
+    /// Why the last snapshot did not come from the agent though asked
+    /// ("" when it did, or when not asked).
+    #[getter]
+    fn agent_note(&self) -> String {
+        self.agent_note.clone()
     }
 
     /// Start times in clock ticks since boot (/proc/PID/stat field 22) of
@@ -131,14 +177,31 @@ impl Table {
             read = read.with(c.field);
             columns.push(c);
         }
-        let query = Query {
-            fields: read,
-            threads: false,
-            pids: pids.as_deref().map(pid_set),
-        };
-        self.table
-            .snapshot(&query, &mut self.rows)
-            .map_err(|e| Error::new_err(format!("reading the process table: {e}")))?;
+        let pids = pids.as_deref().map(pid_set);
+        self.served_by_agent = false;
+        if let Some((snapshot, max_age)) = &self.agent {
+            match shm::view::read_agent_procs(snapshot, read, *max_age) {
+                Ok(view) => {
+                    self.rows = view.procs;
+                    if let Some(pids) = &pids {
+                        self.rows.retain(|p| pids.binary_search(&p.pid).is_ok());
+                    }
+                    self.served_by_agent = true;
+                    self.agent_note.clear();
+                }
+                Err(why) => self.agent_note = why.to_string(),
+            }
+        }
+        if !self.served_by_agent {
+            let query = Query {
+                fields: read,
+                threads: false,
+                pids,
+            };
+            self.table
+                .snapshot(&query, &mut self.rows)
+                .map_err(|e| Error::new_err(format!("reading the process table: {e}")))?;
+        }
         let out = PyDict::new(py);
         let n = self.rows.len();
         for c in columns {

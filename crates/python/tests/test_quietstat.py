@@ -170,3 +170,53 @@ def test_errors_name_what_was_wrong():
 def test_the_example_runs():
     out = subprocess.run([sys.executable, EXAMPLE, "2"], capture_output=True, text=True, check=True)
     assert "disagreements 0" in out.stdout, out.stdout + out.stderr
+
+
+AGENT_BIN = os.path.join(os.path.dirname(__file__), "..", "..", "..", "target", "debug", "quietstat")
+
+
+@pytest.fixture
+def agent(tmp_path):
+    """A running agent (the debug build the suite built) with its snapshot
+    in a private directory; stopped and reaped at the end."""
+    shm = tmp_path / "snapshot"
+    p = subprocess.Popen(
+        [AGENT_BIN, "agent", "--no-store", "--listen", "127.0.0.1:0", "--shm-path", str(shm)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for line in p.stderr:
+            if line.startswith("quietstat agent: serving "):
+                break
+        else:
+            pytest.fail("the agent did not start")
+        yield shm
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+
+
+def test_snapshot_from_the_agent_when_fresh_and_complete(agent, sleepers):
+    t = quietstat.Table(backend="procfs", agent=str(agent), numpy=False)
+    s = t.snapshot(fields=("pid", "start_ticks", "ppid"), pids=sleepers)
+    assert t.served_by == "agent", t.agent_note
+    assert t.agent_note == ""
+    assert s["pid"] == sorted(sleepers)
+    assert s["start_ticks"] == [proc_start(p) for p in sorted(sleepers)]
+    # Too old for what is asked: read by the table, and the reason given.
+    strict = quietstat.Table(backend="procfs", agent=str(agent), agent_max_age_ms=1, numpy=False)
+    time.sleep(0.005)
+    s = strict.snapshot(fields=("pid",), pids=sleepers)
+    assert strict.served_by == "self"
+    assert "older than" in strict.agent_note
+    assert s["pid"] == sorted(sleepers)
+    # A field the agent never reads: read by the table.
+    t.snapshot(fields=("pid", "oom_score_adj"), pids=sleepers)
+    assert t.served_by == "self"
+    assert "lacks" in t.agent_note
+    # No agent there: read by the table, the path named.
+    gone = quietstat.Table(backend="procfs", agent="/nonexistent/snapshot")
+    gone.snapshot(fields=("pid",), pids=sleepers)
+    assert gone.served_by == "self"
+    assert "/nonexistent/snapshot" in gone.agent_note

@@ -37,21 +37,38 @@ class Table:
     numpy: None (arrays when NumPy imports), True (arrays) or False (lists).
     threads: 0 or 1, the calling thread alone; up to 15, a read split
     between helper threads on the other CPUs the caller may run on.
+    agent: None, or a running agent's snapshot ("" for its default,
+    /run/quietstat/snapshot): snapshot() is served from the agent's table
+    when it holds the fields asked and is no older than agent_max_age_ms
+    (0: the agent's process interval plus a second), else read as without
+    it; served_by and agent_note say which and why. start_times() always
+    reads the kernel.
     """
 
-    def __init__(self, backend="auto", proc_root="/proc", sys_root="/sys", numpy=None, threads=0):
+    def __init__(self, backend="auto", proc_root="/proc", sys_root="/sys", numpy=None, threads=0,
+                 agent=None, agent_max_age_ms=0):
         if numpy not in (None, True, False):
             raise ValueError("numpy: None, True or False")
         np = _numpy() if numpy is not False else None
         if numpy is True and np is None:
             raise ValueError("numpy=True, but NumPy does not import")
         self._np = np
-        self._t = _Table(backend, proc_root, sys_root, threads)
+        self._t = _Table(backend, proc_root, sys_root, threads, agent, agent_max_age_ms)
 
     @property
     def backend(self):
         """ "bpf" or "procfs"."""
         return self._t.backend
+
+    @property
+    def served_by(self):
+        """"agent" when the last snapshot came from the agent's table, else "self"."""
+        return self._t.served_by
+
+    @property
+    def agent_note(self):
+        """Why the last snapshot did not come from the agent though asked."""
+        return self._t.agent_note
 
     @property
     def backend_note(self):
