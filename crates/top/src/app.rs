@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use model::columns::{self, Column, NoExtra};
-use model::process::{ProcRate, rates};
+use model::process::{ProcRate, rates_into};
 use model::system::SystemRates;
 use procfs::SystemSample;
 use proctable::{Exit, Identity, Proc};
@@ -302,11 +302,11 @@ impl App {
             // merging the two, with no map of tens of thousands of rows.
             let prev = std::mem::take(&mut self.procs);
             let had = self.tables > 0;
-            self.proc_rates = if had {
-                rates(&prev, &t.procs, secs)
+            if had {
+                rates_into(&prev, &t.procs, secs, &mut self.proc_rates);
             } else {
-                Vec::new()
-            };
+                self.proc_rates.clear();
+            }
             self.new_pids.clear();
             let mut gone: Vec<&Proc> = Vec::new();
             if had {
@@ -503,7 +503,11 @@ impl App {
 
     /// Rebuilds the list from the samples and the choices.
     pub fn rebuild(&mut self) {
-        let mut items: Vec<Item> = Vec::with_capacity(self.procs.len() + self.exits.len());
+        // The last list's buffer, refilled: a new one each table would be
+        // megabytes faulted in at tens of thousands of processes.
+        let mut items = std::mem::take(&mut self.items);
+        items.clear();
+        items.reserve(self.procs.len() + self.exits.len());
         let mut counts = Counts::default();
         let f = self.filter.to_lowercase();
         let uid = self.user.as_ref().map(|u| u.1);
@@ -548,6 +552,10 @@ impl App {
                 items.push(self.item(Row::Ended(i as u32), Mark::Exited(status), None));
             }
         }
+        // Stable, merging runs: the list is built in PID order, which is
+        // already the order of most rows under most keys (idle processes
+        // tie at 0% and go by PID); an unstable sort took 60% more of
+        // top's CPU at 20,000 processes.
         items.sort_by(|a, b| self.sort_key(a, b));
         if self.exited_first && !self.tree {
             // Stable: each part keeps the sort order.
