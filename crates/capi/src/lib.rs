@@ -56,9 +56,6 @@ pub const QS_SERVED_SELF: i32 = 0;
 /// `qs_served_by`: the last read came from the running agent's table.
 pub const QS_SERVED_AGENT: i32 = 1;
 
-/// The agent's snapshot when `qs_options.agent` is "".
-const AGENT_SNAPSHOT: &str = "/run/quietstat/snapshot";
-
 /// `qs_fields` bits: which fields a record holds. pid, tgid and the start
 /// time (the identity) are in every record.
 pub type qs_fields = u32;
@@ -448,12 +445,9 @@ fn read(st: &mut State, pids: Option<Vec<u32>>, mask: qs_fields) -> Result<Field
         ));
     }
     if let Some((snapshot, max_age)) = &st.agent {
-        match shm::view::read_agent_procs(snapshot, fields, *max_age) {
-            Ok(view) => {
-                st.rows = view.procs;
-                if let Some(pids) = &pids {
-                    st.rows.retain(|p| pids.binary_search(&p.pid).is_ok());
-                }
+        match shm::view::agent_rows(snapshot, fields, *max_age, pids.as_deref()) {
+            Ok(rows) => {
+                st.rows = rows;
                 st.served_by = QS_SERVED_AGENT;
                 st.agent_note = CString::default();
                 // The agent's table holds what it read; the record says
@@ -543,7 +537,7 @@ pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
                     .to_str()
                     .map_err(|_| "qs_options.agent is not UTF-8".to_string())?;
                 let path = if path.is_empty() {
-                    AGENT_SNAPSHOT
+                    shm::DEFAULT_PATH
                 } else {
                     path
                 };

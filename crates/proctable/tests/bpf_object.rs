@@ -36,26 +36,10 @@ fn committed_objects_are_built_from_current_sources() {
     check("lookup", proctable::bpf::lookup::OBJECT, &["record.h"]);
 }
 
-/// Every placeholder call in the walk is rewritten into a kernel-function
-/// call (seven in the source: new, next and destroy for each of the two
-/// walks, and the read-only cast of a hand-walked thread; the compiler may
-/// duplicate `next`).
-#[test]
-fn walk_kfunc_calls_are_linked() {
-    let Ok(btf) = aya::Btf::from_sys_fs() else {
-        panic!("this kernel has no /sys/kernel/btf/vmlinux");
-    };
-    let (object, n) = proctable::bpf::walk::link_kfuncs(proctable::bpf::walk::OBJECT, &btf)
-        .expect("bpf_iter_task_* are in this kernel's BTF");
-    assert!(n >= 7, "{n} calls rewritten");
-    // No placeholder is left anywhere in the object.
+/// No call to any of `placeholders` is left in a linked object.
+fn assert_linked(object: &[u64], placeholders: &[u64]) {
     let bytes: Vec<u8> = object.iter().flat_map(|w| w.to_le_bytes()).collect();
-    for placeholder in [
-        proctable::record::QS_KFUNC_ITER_TASK_NEW,
-        proctable::record::QS_KFUNC_ITER_TASK_NEXT,
-        proctable::record::QS_KFUNC_ITER_TASK_DESTROY,
-        proctable::record::QS_KFUNC_RDONLY_CAST,
-    ] {
+    for &placeholder in placeholders {
         let imm = (placeholder as i32).to_le_bytes();
         let left = bytes
             .chunks_exact(8)
@@ -65,29 +49,45 @@ fn walk_kfunc_calls_are_linked() {
     }
 }
 
+fn btf() -> aya::Btf {
+    aya::Btf::from_sys_fs().unwrap_or_else(|e| panic!("this kernel's BTF: {e}"))
+}
+
+/// Every placeholder call in the walk is rewritten into a kernel-function
+/// call (seven in the source: new, next and destroy for each of the two
+/// walks, and the read-only cast of a hand-walked thread; the compiler may
+/// duplicate `next`).
+#[test]
+fn walk_kfunc_calls_are_linked() {
+    let (object, n) = proctable::bpf::walk::link_kfuncs(proctable::bpf::walk::OBJECT, &btf())
+        .expect("bpf_iter_task_* are in this kernel's BTF");
+    assert!(n >= 7, "{n} calls rewritten");
+    assert_linked(
+        &object,
+        &[
+            proctable::record::QS_KFUNC_ITER_TASK_NEW,
+            proctable::record::QS_KFUNC_ITER_TASK_NEXT,
+            proctable::record::QS_KFUNC_ITER_TASK_DESTROY,
+            proctable::record::QS_KFUNC_RDONLY_CAST,
+        ],
+    );
+}
+
 /// The lookup's five kernel-function calls (the task lookup and release,
 /// the number iterator's new, next and destroy) are all linked.
 #[test]
 fn lookup_kfunc_calls_are_linked() {
-    let Ok(btf) = aya::Btf::from_sys_fs() else {
-        panic!("this kernel has no /sys/kernel/btf/vmlinux");
-    };
-    let (object, n) = proctable::bpf::lookup::link_kfuncs(proctable::bpf::lookup::OBJECT, &btf)
+    let (object, n) = proctable::bpf::lookup::link_kfuncs(proctable::bpf::lookup::OBJECT, &btf())
         .expect("bpf_task_from_vpid and bpf_iter_num_* are in this kernel's BTF");
     assert!(n >= 5, "{n} calls rewritten");
-    let bytes: Vec<u8> = object.iter().flat_map(|w| w.to_le_bytes()).collect();
-    for placeholder in [
-        proctable::record::QS_KFUNC_TASK_FROM_VPID,
-        proctable::record::QS_KFUNC_TASK_RELEASE,
-        proctable::record::QS_KFUNC_ITER_NUM_NEW,
-        proctable::record::QS_KFUNC_ITER_NUM_NEXT,
-        proctable::record::QS_KFUNC_ITER_NUM_DESTROY,
-    ] {
-        let imm = (placeholder as i32).to_le_bytes();
-        let left = bytes
-            .chunks_exact(8)
-            .filter(|i| i[0] == 0x85 && i[4..8] == imm)
-            .count();
-        assert_eq!(left, 0, "placeholder {placeholder} left in {left} calls");
-    }
+    assert_linked(
+        &object,
+        &[
+            proctable::record::QS_KFUNC_TASK_FROM_VPID,
+            proctable::record::QS_KFUNC_TASK_RELEASE,
+            proctable::record::QS_KFUNC_ITER_NUM_NEW,
+            proctable::record::QS_KFUNC_ITER_NUM_NEXT,
+            proctable::record::QS_KFUNC_ITER_NUM_DESTROY,
+        ],
+    );
 }

@@ -2,32 +2,23 @@
 //! /proc and against the walk, with children and threads of known start.
 //! Needs CAP_BPF and CAP_PERFMON (the suite runs as root in CI).
 
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+
+use sys::child::Guard;
 
 use proctable::bpf::{Bpf, Method};
 use proctable::dir::ProcDir;
 use proctable::{BackendChoice, Fields, ProcTable, Query};
 
-struct Kids(Vec<Child>);
-
-impl Drop for Kids {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            // SAFETY: our own child's group; kill has no memory effects.
-            unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
-            let _ = c.wait();
-        }
-    }
-}
-
-fn sleeper() -> Child {
-    Command::new("sleep")
-        .arg("600")
-        .process_group(0)
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("spawn sleep")
+/// A `sleep` child, stopped and reaped when dropped.
+fn sleeper() -> Guard {
+    Guard(
+        Command::new("sleep")
+            .arg("600")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn sleep"),
+    )
 }
 
 /// /proc/PID/stat's field 22, or None when there is no such file.
@@ -60,12 +51,12 @@ fn bpf() -> Bpf {
 
 #[test]
 fn start_times_match_proc_for_processes_threads_and_pids_that_never_were() {
-    let kids = Kids((0..3).map(|_| sleeper()).collect());
+    let kids: Vec<Guard> = (0..3).map(|_| sleeper()).collect();
     let threads = fixtures::threads::Parked::start(2);
     let tids = threads.tids();
     assert_eq!(tids.len(), 2, "{tids:?}");
     assert!(tids.iter().all(|&t| t > 0));
-    let mut asked: Vec<u32> = kids.0.iter().map(Child::id).collect();
+    let mut asked: Vec<u32> = kids.iter().map(|k| k.0.id()).collect();
     asked.push(std::process::id());
     asked.push(2);
     asked.extend(tids);
@@ -73,7 +64,7 @@ fn start_times_match_proc_for_processes_threads_and_pids_that_never_were() {
     let never = [4_194_305, 0x7fff_ffff, u32::MAX, 0];
     asked.extend(never);
     // Asked twice, and out of order.
-    asked.push(kids.0[0].id());
+    asked.push(kids[0].0.id());
 
     let mut b = bpf();
     let got = b.start_ticks(&asked).unwrap();
@@ -142,8 +133,8 @@ fn the_lookup_agrees_with_the_walk_over_the_whole_table() {
 
 #[test]
 fn arrays_longer_than_one_run_are_taken_in_runs() {
-    let kid = Kids(vec![sleeper()]);
-    let pid = kid.0[0].id();
+    let kid = sleeper();
+    let pid = kid.0.id();
     let per_run = proctable::bpf::lookup::MAX_PIDS_PER_RUN as usize;
     // This process everywhere, the child last, past the first run.
     let me = std::process::id();
@@ -161,9 +152,9 @@ fn arrays_longer_than_one_run_are_taken_in_runs() {
 /// of the table: the same for processes, nothing for a thread's id.
 #[test]
 fn without_the_lookup_the_walk_answers_for_processes() {
-    let kids = Kids((0..2).map(|_| sleeper()).collect());
+    let kids: Vec<Guard> = (0..2).map(|_| sleeper()).collect();
     let threads = fixtures::threads::Parked::start(1);
-    let mut asked: Vec<u32> = kids.0.iter().map(Child::id).collect();
+    let mut asked: Vec<u32> = kids.iter().map(|k| k.0.id()).collect();
     asked.extend([std::process::id(), 4_194_305, 0]);
     asked.push(threads.tids()[0]);
     let mut b = bpf();

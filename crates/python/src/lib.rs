@@ -22,9 +22,6 @@ pyo3::create_exception!(
     "A read of the process table failed."
 );
 
-/// The agent's snapshot when `agent` is "".
-const AGENT_SNAPSHOT: &str = "/run/quietstat/snapshot";
-
 /// Every column's name (`model::columns`, where each process field is
 /// defined once).
 fn column_names() -> Vec<&'static str> {
@@ -85,7 +82,7 @@ impl Table {
         table.open_lookup();
         let agent = agent.map(|path| {
             let path = if path.is_empty() {
-                AGENT_SNAPSHOT
+                shm::DEFAULT_PATH
             } else {
                 path
             };
@@ -180,12 +177,9 @@ impl Table {
         let pids = pids.as_deref().map(pid_set);
         self.served_by_agent = false;
         if let Some((snapshot, max_age)) = &self.agent {
-            match shm::view::read_agent_procs(snapshot, read, *max_age) {
-                Ok(view) => {
-                    self.rows = view.procs;
-                    if let Some(pids) = &pids {
-                        self.rows.retain(|p| pids.binary_search(&p.pid).is_ok());
-                    }
+            match shm::view::agent_rows(snapshot, read, *max_age, pids.as_deref()) {
+                Ok(rows) => {
+                    self.rows = rows;
                     self.served_by_agent = true;
                     self.agent_note.clear();
                 }

@@ -66,6 +66,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 use std::time::Duration;
 
+/// Where the agent publishes its snapshot unless told otherwise (its
+/// `shm_path`), and so where readers look by default.
+pub const DEFAULT_PATH: &str = "/run/quietstat/snapshot";
+
 pub const MAGIC: [u8; 8] = *b"QSTATSHM";
 pub const VERSION: u32 = 1;
 pub const HEADER_BYTES: usize = 64;

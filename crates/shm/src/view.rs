@@ -725,6 +725,21 @@ pub fn read_agent_procs(
     Ok(view)
 }
 
+/// The rows of the agent's table ([`read_agent_procs`]) whose PID is in
+/// `pids` (sorted, as `proctable::pid_set` gives them; `None`: every row).
+pub fn agent_rows(
+    snapshot: &Path,
+    fields: Fields,
+    max_age: Option<std::time::Duration>,
+    pids: Option<&[u32]>,
+) -> Result<Vec<Proc>, Refusal> {
+    let mut rows = read_agent_procs(snapshot, fields, max_age)?.procs;
+    if let Some(pids) = pids {
+        rows.retain(|p| pids.binary_search(&p.pid).is_ok());
+    }
+    Ok(rows)
+}
+
 /// The time (`mono_ns`) of the table in a process view file, from its
 /// header alone: a viewer reads the rest only when it is new.
 pub fn procs_mono_ns(path: &Path) -> Result<u64, Error> {
