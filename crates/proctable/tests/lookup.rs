@@ -93,9 +93,9 @@ fn start_times_match_proc_for_processes_threads_and_pids_that_never_were() {
 }
 
 /// The lookup finds what the kernel's PID lookups find: every process the
-/// walk (which follows the task list) saw, with its start time, but one
-/// that ended since or one the `iter/task` iterator, which also goes by
-/// PID, does not see either (this machine's PID 1: the iterator skips it
+/// walk (which follows the task list) saw and /proc still shows, with its
+/// start time, but one the `iter/task` iterator, which also goes by PID,
+/// does not see either (this machine's PID 1: the iterator skips it
 /// and `bpf_task_from_vpid` does not return it, where kill(2) and /proc
 /// find it).
 #[test]
@@ -117,7 +117,9 @@ fn the_lookup_agrees_with_the_walk_over_the_whole_table() {
     let mut differ = Vec::new();
     let mut not_by_pid = Vec::new();
     for (p, start) in rows.iter().zip(&got) {
-        if *start == Some(p.start_ticks) || proc_start(p.pid).is_none() {
+        // Agreeing, or the walk's process is no longer there (ended, or
+        // its PID taken by another since).
+        if *start == Some(p.start_ticks) || proc_start(p.pid) != Some(p.start_ticks) {
             continue;
         }
         if start.is_none() && !by_iter.iter().any(|i| i.pid == p.pid) {
