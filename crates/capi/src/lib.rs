@@ -524,10 +524,9 @@ pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
         }
         let proc_root = root(o.map(|o| o.proc_root), "/proc")?;
         let sys_root = root(o.map(|o| o.sys_root), "/sys")?;
-        let mut table = ProcTable::open(choice, &proc_root, &sys_root)
+        let mut table = ProcTable::open_with_lookup(choice, &proc_root, &sys_root)
             .map_err(|e| format!("opening the process table: {e}"))?;
         table.set_threads(proctable::Threads::Fixed(threads));
-        table.open_lookup();
         let note = c_string(&table.note());
         let agent = match o.map(|o| o.agent).filter(|p| !p.is_null()) {
             None => None,

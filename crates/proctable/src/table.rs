@@ -72,6 +72,33 @@ impl ProcTable {
         proc_root: impl AsRef<Path>,
         sys_root: impl AsRef<Path>,
     ) -> Result<ProcTable> {
+        ProcTable::open_inner(choice, proc_root, sys_root, false)
+    }
+
+    /// As [`ProcTable::open`], loading on BPF what
+    /// [`ProcTable::start_ticks`] uses at the same time (one parse of the
+    /// kernel's BTF for both): what the library's handles open.
+    pub fn open_with_lookup(
+        choice: BackendChoice,
+        proc_root: impl AsRef<Path>,
+        sys_root: impl AsRef<Path>,
+    ) -> Result<ProcTable> {
+        ProcTable::open_inner(choice, proc_root, sys_root, true)
+    }
+
+    fn open_inner(
+        choice: BackendChoice,
+        proc_root: impl AsRef<Path>,
+        sys_root: impl AsRef<Path>,
+        with_lookup: bool,
+    ) -> Result<ProcTable> {
+        let bpf = || {
+            if with_lookup {
+                Bpf::open_with_lookup()
+            } else {
+                Bpf::open()
+            }
+        };
         let live = proc_root.as_ref() == Path::new("/proc");
         let table = |inner, fallback| ProcTable {
             inner,
@@ -88,12 +115,12 @@ impl ProcTable {
         };
         match choice {
             BackendChoice::Procfs => procfs(None),
-            BackendChoice::Bpf => Ok(table(Inner::Bpf(Box::new(Bpf::open()?)), None)),
+            BackendChoice::Bpf => Ok(table(Inner::Bpf(Box::new(bpf()?)), None)),
             BackendChoice::Auto if !live => procfs(Some(format!(
                 "proc root is {}, not the live /proc",
                 proc_root.as_ref().display()
             ))),
-            BackendChoice::Auto => match Bpf::open() {
+            BackendChoice::Auto => match bpf() {
                 Ok(b) => Ok(table(Inner::Bpf(Box::new(b)), None)),
                 Err(e) => procfs(Some(e.to_string())),
             },

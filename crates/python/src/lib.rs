@@ -75,11 +75,10 @@ impl Table {
                 "backend {backend:?}: accepted are \"auto\", \"bpf\" and \"procfs\""
             ))
         })?;
-        let mut table = ProcTable::open(choice, proc_root, sys_root)
+        let mut table = ProcTable::open_with_lookup(choice, proc_root, sys_root)
             .map_err(|e| Error::new_err(format!("opening the process table: {e}")))?;
         // 0 or 1: the calling thread alone; more: helpers on other CPUs.
         table.set_threads(proctable::Threads::Fixed(threads.max(1)));
-        table.open_lookup();
         let agent = agent.map(|path| {
             let path = if path.is_empty() {
                 shm::DEFAULT_PATH

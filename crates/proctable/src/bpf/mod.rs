@@ -107,6 +107,16 @@ pub struct Bpf {
     threads: Threads,
 }
 
+/// The PID lookup, sized for the tasks there are now.
+fn load_lookup(btf: &Btf) -> Result<Lookup> {
+    let (object, _) = lookup::link_kfuncs(lookup::OBJECT, btf)?;
+    Lookup::load(
+        words_as_bytes(&object),
+        btf,
+        walk::capacity_for(walk::tasks_now()),
+    )
+}
+
 /// Counters of exit capture.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ExitStats {
@@ -129,6 +139,17 @@ impl Bpf {
     /// As [`Bpf::open`], with `Method::Iter` to use the iterator even where
     /// the walk is available (to compare them).
     pub fn open_with(method: Method) -> Result<Bpf> {
+        Bpf::load(method, false)
+    }
+
+    /// As [`Bpf::open`], loading the PID lookup [`Bpf::start_ticks`] uses
+    /// too, with the same parse of the kernel's BTF (what a library handle
+    /// wants: every later call reuses what was loaded).
+    pub fn open_with_lookup() -> Result<Bpf> {
+        Bpf::load(Method::Walk, true)
+    }
+
+    fn load(method: Method, with_lookup: bool) -> Result<Bpf> {
         let btf = Btf::from_sys_fs()
             .map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))?;
         let mut ebpf = EbpfLoader::new()
@@ -152,6 +173,7 @@ impl Bpf {
                 Err(e) => (None, Some(e.to_string())),
             },
         };
+        let lookup = with_lookup.then(|| load_lookup(&btf).map_err(|e| e.to_string()));
         drop(btf);
         let mut bpf = Bpf {
             ebpf,
@@ -170,7 +192,7 @@ impl Bpf {
             io: Vec::new(),
             page_size: sys::page_size(),
             exits: None,
-            lookup: None,
+            lookup,
             threads: Threads::Auto,
         };
         bpf.set_config(QsConfig {
@@ -335,14 +357,7 @@ impl Bpf {
         if self.lookup.is_none() {
             let loaded = Btf::from_sys_fs()
                 .map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))
-                .and_then(|btf| {
-                    let (object, _) = lookup::link_kfuncs(lookup::OBJECT, &btf)?;
-                    Lookup::load(
-                        words_as_bytes(&object),
-                        &btf,
-                        walk::capacity_for(walk::tasks_now()),
-                    )
-                });
+                .and_then(|btf| load_lookup(&btf));
             self.lookup = Some(loaded.map_err(|e| e.to_string()));
         }
         self.lookup_unavailable()
