@@ -16,6 +16,12 @@ pub(crate) fn bpf_err(what: &'static str) -> impl FnOnce(String) -> Error {
     move |detail| Error::Bpf { what, detail }
 }
 
+/// The running kernel's BTF, parsed (about 10 MiB: read when loading, not
+/// kept).
+pub(crate) fn kernel_btf() -> Result<Btf> {
+    Btf::from_sys_fs().map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))
+}
+
 /// The program `name` of `ebpf` as its type (`Iter`, `BtfTracePoint`, ...).
 pub(crate) fn program<'a, T>(ebpf: &'a mut Ebpf, name: &'static str) -> Result<&'a mut T>
 where
@@ -234,8 +240,14 @@ pub(crate) fn load_syscall_program(
     obj.relocate_btf(btf)
         .map_err(|e| bpf_err("relocating against the kernel's BTF")(chain(&e)))?;
     let mut maps = Vec::new();
-    let mut objs = Vec::new();
+    // Each map's name, descriptor and definition, for the relocation.
+    let mut made = Vec::new();
     for (map_name, map) in &obj.maps {
+        if map.map_type() != aya_obj::generated::bpf_map_type::BPF_MAP_TYPE_ARRAY as u32 {
+            return Err(bpf_err(file)(format!(
+                "{map_name} is not an array map: only arrays are loaded here"
+            )));
+        }
         let mut map = map.clone();
         if let Some(&(_, n)) = sizes.iter().find(|(s, _)| s == map_name) {
             map.set_max_entries(n);
@@ -246,28 +258,15 @@ pub(crate) fn load_syscall_program(
             m.def.btf_key_type_id = 0;
             m.def.btf_value_type_id = 0;
         }
-        let data = aya::maps::MapData::create(map.clone(), map_name, None).map_err(|e| {
-            bpf_err("creating the lookup's maps")(format!("{map_name}: {}", chain(&e)))
-        })?;
-        objs.push((map_name.clone(), map));
+        let data = aya::maps::MapData::create(map.clone(), map_name, None)
+            .map_err(|e| bpf_err(file)(format!("creating map {map_name}: {}", chain(&e))))?;
+        made.push((map_name.clone(), data.fd().as_fd().as_raw_fd(), map));
         maps.push((map_name.clone(), Map::Array(data)));
     }
     let text: std::collections::HashSet<usize> =
         obj.functions.keys().map(|(section, _)| *section).collect();
-    let fds: Vec<RawFd> = maps
-        .iter()
-        .map(|(_, m)| match m {
-            Map::Array(d) => d.fd().as_fd().as_raw_fd(),
-            _ => -1,
-        })
-        .collect();
-    obj.relocate_maps(
-        objs.iter()
-            .zip(&fds)
-            .map(|((n, m), fd)| (n.as_str(), *fd, m)),
-        &text,
-    )
-    .map_err(|e| bpf_err("relocating map references")(chain(&e)))?;
+    obj.relocate_maps(made.iter().map(|(n, fd, m)| (n.as_str(), *fd, m)), &text)
+        .map_err(|e| bpf_err("relocating map references")(chain(&e)))?;
     obj.relocate_calls(&text)
         .map_err(|e| bpf_err("relocating calls")(chain(&e)))?;
     let program = obj
@@ -291,7 +290,8 @@ fn prog_load_syscall(
     license: &std::ffi::CStr,
 ) -> Result<OwnedFd> {
     use aya_obj::generated::{BPF_F_SLEEPABLE, bpf_attr, bpf_cmd, bpf_prog_type};
-    let mut log = vec![0u8; 1 << 20];
+    // The verifier's log only for a second try, after a refusal.
+    let mut log = Vec::new();
     for with_log in [false, true] {
         // SAFETY: an all-zero bpf_attr is valid (plain integers); fields
         // are written one by one (see test_run.rs on padding).
@@ -307,6 +307,7 @@ fn prog_load_syscall(
             *d = s as libc::c_char;
         }
         if with_log {
+            log = vec![0u8; 1 << 20];
             u.log_level = 1;
             u.log_buf = log.as_mut_ptr() as u64;
             u.log_size = log.len() as u32;
@@ -328,8 +329,8 @@ fn prog_load_syscall(
         let err = std::io::Error::last_os_error();
         if with_log {
             let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-            return Err(bpf_err("verifying the PID lookup")(format!(
-                "BPF_PROG_LOAD: {err}. Verifier output: {}",
+            return Err(bpf_err(name)(format!(
+                "verifying it: BPF_PROG_LOAD: {err}. Verifier output: {}",
                 String::from_utf8_lossy(&log[..end])
             )));
         }

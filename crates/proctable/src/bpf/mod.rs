@@ -49,7 +49,7 @@ pub mod walk;
 
 pub use decode::{decode_walk, decode_walk_ranges};
 use decode::{decode_walk_parts, words_as_bytes};
-use load::{bpf_err, program, write_config, write_filter};
+use load::{bpf_err, kernel_btf, program, write_config, write_filter};
 pub use load::{chain, load_retrying};
 use lookup::Lookup;
 use walk::Walk;
@@ -107,14 +107,15 @@ pub struct Bpf {
     threads: Threads,
 }
 
-/// The PID lookup, sized for the tasks there are now.
-fn load_lookup(btf: &Btf) -> Result<Lookup> {
+/// The PID lookup with room for `capacity` PIDs a run.
+fn load_lookup(btf: &Btf, capacity: u32) -> Result<Lookup> {
     let (object, _) = lookup::link_kfuncs(lookup::OBJECT, btf)?;
-    Lookup::load(
-        words_as_bytes(&object),
-        btf,
-        walk::capacity_for(walk::tasks_now()),
-    )
+    Lookup::load(words_as_bytes(&object), btf, capacity)
+}
+
+/// Room for a lookup of every task there is now.
+fn lookup_capacity_now() -> u32 {
+    walk::capacity_for(walk::tasks_now())
 }
 
 /// Counters of exit capture.
@@ -150,8 +151,7 @@ impl Bpf {
     }
 
     fn load(method: Method, with_lookup: bool) -> Result<Bpf> {
-        let btf = Btf::from_sys_fs()
-            .map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))?;
+        let btf = kernel_btf()?;
         let mut ebpf = EbpfLoader::new()
             .btf(Some(&btf))
             .load(OBJECT)
@@ -173,7 +173,8 @@ impl Bpf {
                 Err(e) => (None, Some(e.to_string())),
             },
         };
-        let lookup = with_lookup.then(|| load_lookup(&btf).map_err(|e| e.to_string()));
+        let lookup = with_lookup
+            .then(|| load_lookup(&btf, lookup_capacity_now()).map_err(|e| e.to_string()));
         drop(btf);
         let mut bpf = Bpf {
             ebpf,
@@ -355,9 +356,7 @@ impl Bpf {
     /// `start_ticks` walks the table.
     pub fn open_lookup(&mut self) -> Option<&str> {
         if self.lookup.is_none() {
-            let loaded = Btf::from_sys_fs()
-                .map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))
-                .and_then(|btf| load_lookup(&btf));
+            let loaded = kernel_btf().and_then(|btf| load_lookup(&btf, lookup_capacity_now()));
             self.lookup = Some(loaded.map_err(|e| e.to_string()));
         }
         self.lookup_unavailable()
@@ -389,13 +388,9 @@ impl Bpf {
             if pids.len() > lookup.capacity() as usize
                 && lookup.capacity() < lookup::MAX_PIDS_PER_RUN
             {
-                let btf = Btf::from_sys_fs()
-                    .map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))?;
-                let (object, _) = lookup::link_kfuncs(lookup::OBJECT, &btf)?;
                 let want = u32::try_from(pids.len()).unwrap_or(u32::MAX);
-                *lookup = Lookup::load(
-                    words_as_bytes(&object),
-                    &btf,
+                *lookup = load_lookup(
+                    &kernel_btf()?,
                     want.checked_next_power_of_two().unwrap_or(u32::MAX),
                 )?;
             }

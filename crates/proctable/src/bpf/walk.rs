@@ -20,8 +20,8 @@ use aya::programs::RawTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
 
 use super::load::{
-    Mapped, bpf_err, chain, link_kfuncs_of, load_retrying, page_round, program, write_config,
-    write_filter,
+    Mapped, bpf_err, chain, kernel_btf, link_kfuncs_of, load_retrying, page_round, program,
+    write_config, write_filter,
 };
 use super::test_run::{Args, test_run};
 use crate::error::Result;
@@ -577,8 +577,7 @@ impl Walk {
     /// configuration and PID filter. The kernel's BTF is read again rather
     /// than kept: parsed, it holds about 10 MiB, and reloads are rare.
     pub(crate) fn reload(&mut self, object: &[u8], capacity: u32) -> Result<()> {
-        let btf = Btf::from_sys_fs()
-            .map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))?;
+        let btf = kernel_btf()?;
         let config = self.config;
         let filter = std::mem::take(&mut self.filter);
         let reloads = self.reloads + 1;
