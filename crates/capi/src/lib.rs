@@ -337,7 +337,7 @@ struct State {
     note: CString,
     error: CString,
     /// The agent's snapshot and the age its table may have, when asked.
-    agent: Option<(std::path::PathBuf, Option<std::time::Duration>)>,
+    agent: Option<shm::view::AgentTable>,
     /// Who served the last read, and why not the agent ("" when it did or
     /// was not asked).
     served_by: i32,
@@ -444,8 +444,8 @@ fn read(st: &mut State, pids: Option<Vec<u32>>, mask: qs_fields) -> Result<Field
             ),
         ));
     }
-    if let Some((snapshot, max_age)) = &st.agent {
-        match shm::view::agent_rows(snapshot, fields, *max_age, pids.as_deref()) {
+    if let Some(agent) = &st.agent {
+        match agent.rows(fields, pids.as_deref()) {
             Ok(rows) => {
                 st.rows = rows;
                 st.served_by = QS_SERVED_AGENT;
@@ -535,16 +535,8 @@ pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
                 let path = unsafe { CStr::from_ptr(p) }
                     .to_str()
                     .map_err(|_| "qs_options.agent is not UTF-8".to_string())?;
-                let path = if path.is_empty() {
-                    shm::DEFAULT_PATH
-                } else {
-                    path
-                };
-                let max_age = o
-                    .map(|o| o.agent_max_age_ms)
-                    .filter(|&ms| ms > 0)
-                    .map(|ms| std::time::Duration::from_millis(ms.into()));
-                Some((std::path::PathBuf::from(path), max_age))
+                let max_age_ms = o.map_or(0, |o| o.agent_max_age_ms);
+                Some(shm::view::AgentTable::new(path, max_age_ms.into()))
             }
         };
         Ok(Box::into_raw(Box::new(qs_handle {

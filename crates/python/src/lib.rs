@@ -34,7 +34,7 @@ struct Table {
     table: ProcTable,
     rows: Vec<Proc>,
     /// The agent's snapshot and the age its table may have, when asked.
-    agent: Option<(std::path::PathBuf, Option<std::time::Duration>)>,
+    agent: Option<shm::view::AgentTable>,
     /// Whether the last snapshot came from the agent, and why not.
     served_by_agent: bool,
     agent_note: String,
@@ -79,16 +79,7 @@ impl Table {
             .map_err(|e| Error::new_err(format!("opening the process table: {e}")))?;
         // 0 or 1: the calling thread alone; more: helpers on other CPUs.
         table.set_threads(proctable::Threads::Fixed(threads.max(1)));
-        let agent = agent.map(|path| {
-            let path = if path.is_empty() {
-                shm::DEFAULT_PATH
-            } else {
-                path
-            };
-            let max_age =
-                (agent_max_age_ms > 0).then(|| std::time::Duration::from_millis(agent_max_age_ms));
-            (std::path::PathBuf::from(path), max_age)
-        });
+        let agent = agent.map(|path| shm::view::AgentTable::new(path, agent_max_age_ms));
         Ok(Table {
             table,
             rows: Vec::new(),
@@ -175,8 +166,8 @@ impl Table {
         }
         let pids = pids.as_deref().map(pid_set);
         self.served_by_agent = false;
-        if let Some((snapshot, max_age)) = &self.agent {
-            match shm::view::agent_rows(snapshot, read, *max_age, pids.as_deref()) {
+        if let Some(agent) = &self.agent {
+            match agent.rows(read, pids.as_deref()) {
                 Ok(rows) => {
                     self.rows = rows;
                     self.served_by_agent = true;

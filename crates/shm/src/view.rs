@@ -725,19 +725,40 @@ pub fn read_agent_procs(
     Ok(view)
 }
 
-/// The rows of the agent's table ([`read_agent_procs`]) whose PID is in
-/// `pids` (sorted, as `proctable::pid_set` gives them; `None`: every row).
-pub fn agent_rows(
-    snapshot: &Path,
-    fields: Fields,
-    max_age: Option<std::time::Duration>,
-    pids: Option<&[u32]>,
-) -> Result<Vec<Proc>, Refusal> {
-    let mut rows = read_agent_procs(snapshot, fields, max_age)?.procs;
-    if let Some(pids) = pids {
-        rows.retain(|p| pids.binary_search(&p.pid).is_ok());
+/// A library caller's wish to be served from the agent's table: where
+/// the agent's snapshot is, and how old its table may be.
+#[derive(Debug, Clone)]
+pub struct AgentTable {
+    pub snapshot: PathBuf,
+    /// `None`: the agent's own rule ([`read_live_procs`]).
+    pub max_age: Option<std::time::Duration>,
+}
+
+impl AgentTable {
+    /// As a caller names it: `path` "" for [`crate::DEFAULT_PATH`],
+    /// `max_age_ms` 0 for the agent's own rule.
+    pub fn new(path: &str, max_age_ms: u64) -> AgentTable {
+        let path = if path.is_empty() {
+            crate::DEFAULT_PATH
+        } else {
+            path
+        };
+        AgentTable {
+            snapshot: PathBuf::from(path),
+            max_age: (max_age_ms > 0).then(|| std::time::Duration::from_millis(max_age_ms)),
+        }
     }
-    Ok(rows)
+
+    /// The rows of the agent's table ([`read_agent_procs`]) whose PID is
+    /// in `pids` (sorted, as `proctable::pid_set` gives them; `None`:
+    /// every row).
+    pub fn rows(&self, fields: Fields, pids: Option<&[u32]>) -> Result<Vec<Proc>, Refusal> {
+        let mut rows = read_agent_procs(&self.snapshot, fields, self.max_age)?.procs;
+        if let Some(pids) = pids {
+            rows.retain(|p| pids.binary_search(&p.pid).is_ok());
+        }
+        Ok(rows)
+    }
 }
 
 /// The time (`mono_ns`) of the table in a process view file, from its
