@@ -5,6 +5,7 @@ pub mod child;
 pub mod consumers;
 pub mod equal_work;
 pub mod exits;
+pub mod fields_cost;
 pub mod procfs_cost;
 pub mod proctable_cost;
 pub mod scale;

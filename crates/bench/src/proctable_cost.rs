@@ -84,7 +84,7 @@ fn steal_ticks() -> Option<u64> {
     stat.total.ticks(procfs::stat::CpuMode::Steal)
 }
 
-fn percentile_ms(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile_ms(sorted: &[f64], p: f64) -> f64 {
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
@@ -124,7 +124,7 @@ pub struct Options {
 /// 2x. Over the runs every row so follows a mix of the others; a rotation
 /// (each run starting one row later) left each row after the same one in
 /// all runs but one in `kinds`.
-fn run_order(kinds: usize, run: usize) -> Vec<usize> {
+pub(crate) fn run_order(kinds: usize, run: usize) -> Vec<usize> {
     let mut state = 0x5157_4154_5052_4f43_u64 ^ (run as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let mut next = move || {
         state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);

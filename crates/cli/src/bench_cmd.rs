@@ -219,6 +219,63 @@ pub fn run_proctable(args: &ProctableArgs) -> anyhow::Result<ExitCode> {
 }
 
 #[derive(clap::Args)]
+pub struct FieldsArgs {
+    /// Idle processes to spawn (capped by kernel.pid_max,
+    /// kernel.threads-max and available memory).
+    #[arg(long, default_value_t = bench::fields_cost::DEFAULT_PROCS, value_name = "N")]
+    procs: usize,
+    /// Snapshots per row (after one warm-up).
+    #[arg(long, default_value_t = bench::fields_cost::DEFAULT_RUNS, value_name = "R")]
+    runs: usize,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run_fields(args: &FieldsArgs) -> anyhow::Result<ExitCode> {
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    if args.procs == 0 {
+        bail!("--procs takes a positive count, e.g. 8000");
+    }
+    let opts = bench::fields_cost::Options {
+        procs: args.procs,
+        runs: args.runs,
+    };
+    let rows = bench::fields_cost::run(&opts, &mut |msg| eprintln!("quietstat: {msg}"))
+        .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => print_json_lines(&rows)?,
+        Format::Table => print_rows(
+            vec![
+                "asked",
+                "rows",
+                "median_ms",
+                "ns/proc",
+                "+ns/proc",
+                "+lines",
+                "lines beyond the identity's",
+            ],
+            Align::Left,
+            rows.iter()
+                .map(|r| {
+                    vec![
+                        r.asked.clone(),
+                        r.rows.to_string(),
+                        f3(r.median_ms),
+                        format!("{:.0}", r.ns_per_proc),
+                        format!("{:+.0}", r.extra_ns_per_proc),
+                        r.extra_line_count.to_string(),
+                        r.extra_lines.clone(),
+                    ]
+                })
+                .collect(),
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args)]
 pub struct ConsumersArgs {
     /// Consumer processes per variant.
     #[arg(long, default_value_t = 10, value_name = "C")]

@@ -81,6 +81,10 @@ enum BenchCommand {
     /// One full process-table snapshot per backend with N idle processes,
     /// beside a naive /proc loop measured in the same run.
     Proctable(bench_cmd::ProctableArgs),
+    /// What each field costs the BPF walk with N idle processes: the cache
+    /// lines it reads per process on this kernel and one walker's time with
+    /// it beside the identity alone (the floor), in the same run.
+    Fields(bench_cmd::FieldsArgs),
     /// C consumers each reading CPU times and the IRQ total N times: from
     /// /proc/stat, from the agent's shared memory at several max ages, and
     /// over HTTP.
@@ -262,6 +266,7 @@ fn main() -> ExitCode {
             top_cmd::run(&roots.0, &roots.1, &args)
         }
         Command::Bench(BenchCommand::Proctable(args)) => bench_cmd::run_proctable(&args),
+        Command::Bench(BenchCommand::Fields(args)) => bench_cmd::run_fields(&args),
         Command::Bench(BenchCommand::Consumers(args)) => bench_cmd::run_consumers(&args),
         Command::Bench(BenchCommand::Agent(args)) => bench_cmd::run_agent(&args),
         Command::Bench(BenchCommand::Idle(args)) => bench_cmd::run_idle(&args),

@@ -19,6 +19,13 @@
 #define QS_CFG_EXEC 16   /* read the exec count (one more cache line per task) */
 #define QS_CFG_UID 32    /* read the effective uid (the task's cred: one more line, shared by a user's tasks) */
 #define QS_CFG_OOM 64    /* read the OOM adjustment (signal_struct, another line of it) */
+#define QS_CFG_STATE 128   /* read the state letter's flags and the last CPU (the task's first line) */
+#define QS_CFG_PRIO 256    /* read prio, static_prio, policy, rt_priority (two lines) */
+#define QS_CFG_CPUTIME 512 /* read utime, stime, runtime, prev_cputime (two lines; signal_struct's with dead threads) */
+#define QS_CFG_FAULTS 1024 /* read min_flt and maj_flt (with dead threads': signal_struct) */
+#define QS_CFG_MM 2048     /* read vsize and rss (the mm pointer's line and three of mm_struct) */
+#define QS_CFG_PARENT 4096 /* read the parent's tgid (a line of the task and one of its parent) */
+#define QS_CFG_COMM 8192   /* read the task name (one line) */
 
 #define QS_MAX_PIDS 65536
 #define QS_WALK_MIN_ROWS 4096 /* qs_rows' capacity is set at load: at least this */

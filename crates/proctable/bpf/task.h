@@ -43,41 +43,64 @@ static __always_inline int dead_threads_counted(struct signal_struct *sig)
 
 /* The task's own counters; on a group row (a leader in process mode) plus
  * those the group's dead threads left in signal_struct, as /proc/PID/stat
- * adds them. */
+ * adds them. Only the groups of `flags` are read (each group's cache lines
+ * are named by its QS_CFG_* flag); the others are written as zeros, over
+ * whatever an earlier walk left in the row. The identity (pid, tgid, start
+ * time), the thread count and the task's own context switches (on the
+ * start time's line) are always read. */
 static __always_inline void qs_fill_task(struct qs_task *rec, struct task_struct *task,
 					 int group_row, __u32 flags)
 {
 	struct signal_struct *sig = task->signal;
-	struct mm_struct *mm = task->mm;
+	int dead = group_row && (flags & (QS_CFG_CPUTIME | QS_CFG_FAULTS)) &&
+		   dead_threads_counted(sig);
 
 	rec->start_boottime_ns = task->start_boottime;
-	rec->utime_ns = task->utime;
-	rec->stime_ns = task->stime;
-	rec->runtime_ns = task->se.sum_exec_runtime;
-	rec->min_flt = task->min_flt;
-	rec->maj_flt = task->maj_flt;
-	if (group_row) {
-		if (dead_threads_counted(sig)) {
+	if (flags & QS_CFG_CPUTIME) {
+		rec->utime_ns = task->utime;
+		rec->stime_ns = task->stime;
+		rec->runtime_ns = task->se.sum_exec_runtime;
+		if (dead) {
 			rec->utime_ns += sig->utime;
 			rec->stime_ns += sig->stime;
 			rec->runtime_ns += sig->sum_sched_runtime;
+		}
+		if (group_row) {
+			rec->prev_utime_ns = sig->prev_cputime.utime;
+			rec->prev_stime_ns = sig->prev_cputime.stime;
+		} else {
+			rec->prev_utime_ns = task->prev_cputime.utime;
+			rec->prev_stime_ns = task->prev_cputime.stime;
+		}
+	} else {
+		rec->utime_ns = 0;
+		rec->stime_ns = 0;
+		rec->runtime_ns = 0;
+		rec->prev_utime_ns = 0;
+		rec->prev_stime_ns = 0;
+	}
+	if (flags & QS_CFG_FAULTS) {
+		rec->min_flt = task->min_flt;
+		rec->maj_flt = task->maj_flt;
+		if (dead) {
 			rec->min_flt += sig->min_flt;
 			rec->maj_flt += sig->maj_flt;
 		}
-		rec->prev_utime_ns = sig->prev_cputime.utime;
-		rec->prev_stime_ns = sig->prev_cputime.stime;
 	} else {
-		rec->prev_utime_ns = task->prev_cputime.utime;
-		rec->prev_stime_ns = task->prev_cputime.stime;
+		rec->min_flt = 0;
+		rec->maj_flt = 0;
 	}
 	rec->nvcsw = task->nvcsw;
 	rec->nivcsw = task->nivcsw;
-	if (mm) {
-		rec->vm_pages = mm->total_vm;
-		rec->rss_pages = mm_rss(mm);
-	} else {
-		rec->vm_pages = 0;
-		rec->rss_pages = 0;
+	rec->vm_pages = 0;
+	rec->rss_pages = 0;
+	if (flags & QS_CFG_MM) {
+		struct mm_struct *mm = task->mm;
+
+		if (mm) {
+			rec->vm_pages = mm->total_vm;
+			rec->rss_pages = mm_rss(mm);
+		}
 	}
 	rec->cgroup_id = flags & QS_CFG_CGROUP ? task->cgroups->dfl_cgrp->kn->id : 0;
 	rec->exec_id = flags & QS_CFG_EXEC ? task->self_exec_id : 0;
@@ -85,30 +108,56 @@ static __always_inline void qs_fill_task(struct qs_task *rec, struct task_struct
 	rec->oom_score_adj = flags & QS_CFG_OOM ? sig->oom_score_adj : 0;
 	rec->pid = task->pid;
 	rec->tgid = task->tgid;
-	rec->ppid = task->real_parent->tgid;
-	rec->state = task->__state;
-	rec->flags = task->flags;
-	/* exit_state has a cache line to itself among the fields read here;
-	 * it is only ever set after PF_EXITING (flags share a line with
-	 * __state), so a live task's is not read. */
-	rec->exit_state = rec->flags & QS_PF_EXITING ? task->exit_state : 0;
-	rec->prio = task->prio;
-	rec->static_prio = task->static_prio;
-	rec->policy = task->policy;
-	rec->rt_priority = task->rt_priority;
-	rec->cpu = task->thread_info.cpu;
+	rec->ppid = flags & QS_CFG_PARENT ? task->real_parent->tgid : 0;
+	if (flags & QS_CFG_STATE) {
+		rec->state = task->__state;
+		rec->flags = task->flags;
+		/* exit_state has a cache line to itself among the fields read
+		 * here; it is only ever set after PF_EXITING (flags share a
+		 * line with __state), so a live task's is not read. */
+		rec->exit_state = rec->flags & QS_PF_EXITING ? task->exit_state : 0;
+		rec->cpu = task->thread_info.cpu;
+	} else {
+		rec->state = 0;
+		rec->flags = 0;
+		rec->exit_state = 0;
+		rec->cpu = 0;
+	}
+	if (flags & QS_CFG_PRIO) {
+		rec->prio = task->prio;
+		rec->static_prio = task->static_prio;
+		rec->policy = task->policy;
+		rec->rt_priority = task->rt_priority;
+	} else {
+		rec->prio = 0;
+		rec->static_prio = 0;
+		rec->policy = 0;
+		rec->rt_priority = 0;
+	}
 	rec->nr_threads = sig->nr_threads;
-	copy_comm(rec->comm, task);
+	if (flags & QS_CFG_COMM) {
+		copy_comm(rec->comm, task);
+	} else {
+		__u64 *d = (__u64 *)rec->comm;
+
+		d[0] = 0;
+		d[1] = 0;
+	}
 }
 
-/* A live thread's own counters, added to its group's row. */
-static __always_inline void qs_add_thread(struct qs_task *rec, struct task_struct *t)
+/* A live thread's own counters, added to its group's row: those of
+ * `flags`. */
+static __always_inline void qs_add_thread(struct qs_task *rec, struct task_struct *t, __u32 flags)
 {
-	rec->utime_ns += t->utime;
-	rec->stime_ns += t->stime;
-	rec->runtime_ns += t->se.sum_exec_runtime;
-	rec->min_flt += t->min_flt;
-	rec->maj_flt += t->maj_flt;
+	if (flags & QS_CFG_CPUTIME) {
+		rec->utime_ns += t->utime;
+		rec->stime_ns += t->stime;
+		rec->runtime_ns += t->se.sum_exec_runtime;
+	}
+	if (flags & QS_CFG_FAULTS) {
+		rec->min_flt += t->min_flt;
+		rec->maj_flt += t->maj_flt;
+	}
 }
 
 /* Adds one set of I/O counters (a task's, or a group's dead threads'). */

@@ -91,8 +91,8 @@ struct {
 struct qs_thread_walk {
 	__u64 pos;  /* address of the list node last visited */
 	__u64 head; /* address of signal_struct.thread_head */
-	__u32 idx;  /* the group's row */
-	__u32 io;   /* add I/O counters too */
+	__u32 idx;   /* the group's row */
+	__u32 flags; /* what the row holds (qs_config.flags) */
 };
 
 /* bpf_loop callback: adds the next thread (not the leader) to the group's
@@ -117,8 +117,8 @@ static long qs_add_next_thread(__u64 i, void *ctx)
 	rec = bpf_map_lookup_elem(&qs_rows, &w->idx);
 	if (!rec)
 		return 1;
-	qs_add_thread(rec, t);
-	if (w->io) {
+	qs_add_thread(rec, t, w->flags);
+	if (w->flags & QS_CFG_IO) {
 		io = bpf_map_lookup_elem(&qs_rows_io, &w->idx);
 		if (io)
 			qs_io_add(io, &t->ioac);
@@ -298,12 +298,13 @@ __noinline int qs_visit_next(__u32 walker, __u32 flags)
 	if (!rec)
 		return 0;
 	qs_fill_row(rec, idx, task, flags, 1);
-	if (rec->nr_threads <= 1)
+	/* The live threads' counters are added only to the sums asked for. */
+	if (rec->nr_threads <= 1 || !(flags & (QS_CFG_CPUTIME | QS_CFG_FAULTS | QS_CFG_IO)))
 		return 0;
 	w.head = (__u64)&task->signal->thread_head;
 	w.pos = w.head;
 	w.idx = idx;
-	w.io = flags & QS_CFG_IO;
+	w.flags = flags;
 	/* Threads may come while walking: room for twice as many. */
 	bpf_loop(2 * rec->nr_threads + 16, qs_add_next_thread, &w, 0);
 	return 0;

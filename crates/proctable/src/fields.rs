@@ -1,7 +1,9 @@
 //! Which fields a snapshot fills. A field that is not asked for is neither read
 //! nor parsed where the backend can avoid it (the procfs backend opens
 //! /proc/PID/status, io, cgroup and oom_score_adj only for the fields that
-//! need them; the BPF program appends I/O records only when asked).
+//! need them, but parses all of /proc/PID/stat once it reads it; the BPF
+//! programs read each group of kernel members only when one of its fields
+//! is asked, and leave the others zero).
 
 use std::fmt;
 

@@ -657,3 +657,118 @@ fn command_lines_are_read_once_per_program() {
         assert_eq!(table.cmdline_reads(), reads + 1, "{choice:?}");
     }
 }
+
+/// The values of `p` for the fields of one group, and whether they are all
+/// unset (zero, `None`, no state letter).
+fn group_values(p: &Proc, f: proctable::Field) -> (Vec<i128>, bool) {
+    use proctable::Field as F;
+    let n = |v: u64| v as i128;
+    let v: Vec<i128> = match f {
+        F::Ppid => vec![n(p.ppid.into())],
+        F::Comm => vec![n(p.comm.as_bytes().len() as u64)],
+        F::State => vec![p.state as i128],
+        F::Cpu => vec![n(p.cpu.into())],
+        F::Utime | F::Stime => vec![n(p.utime_ns + p.stime_ns)],
+        F::Minflt | F::Majflt => vec![n(p.minflt), n(p.majflt)],
+        F::Rss | F::Vsize => vec![n(p.rss_bytes), n(p.vsize_bytes)],
+        F::Nice => vec![p.nice.into()],
+        F::Priority => vec![p.priority.into()],
+        F::Policy => vec![n(p.policy.into()), n(p.rt_priority.into())],
+        F::Cgroup => vec![p.cgroup_id.map_or(-1, |v| v as i128)],
+        F::Uid => vec![p.uid.map_or(-1, |v| v.into())],
+        F::OomScoreAdj => vec![p.oom_score_adj.map_or(-1, |v| v.into())],
+        F::Io => vec![p.io.map_or(-1, |io| io.rchar as i128)],
+        F::Cmdline => vec![n(p.exec)],
+        _ => vec![],
+    };
+    let unset = match f {
+        F::Cgroup | F::Uid | F::OomScoreAdj | F::Io => v.iter().all(|&x| x == -1),
+        // A process's CPU can be 0 and 0 is a valid state of none.
+        F::Cpu | F::Policy => v.iter().all(|&x| x == 0),
+        _ => v.iter().all(|&x| x == 0),
+    };
+    (v, unset)
+}
+
+/// Each group of kernel fields is read only when one of its fields is asked:
+/// the others come back unset even right after a walk that read them into
+/// the same rows, and what is read equals a full read.
+#[test]
+fn the_walk_reads_only_the_groups_asked_for() {
+    use proctable::Field as F;
+    let kid = Command::new("nice")
+        .args(["-n", "5", "sleep", "1000"])
+        .process_group(0)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("nice sleep");
+    let kids = Kids(vec![kid]);
+    let pid = kids.0[0].id();
+    // nice has exec'd sleep once its name shows.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while proc_stat(pid)[2] != "sleep" {
+        assert!(std::time::Instant::now() < deadline, "sleep never ran");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Values a wrong group would show: a parent, a name, a nice of 5, faults,
+    // memory, CPU time.
+    let checked = [
+        F::Ppid,
+        F::Comm,
+        F::State,
+        F::Utime,
+        F::Minflt,
+        F::Rss,
+        F::Nice,
+        F::Priority,
+        F::Cgroup,
+        F::Uid,
+        F::OomScoreAdj,
+        F::Io,
+        F::Cmdline,
+    ];
+    for method in METHODS {
+        let mut b = bpf_with(method);
+        let mut full = Vec::new();
+        let all = Query {
+            fields: Fields::all(),
+            ..Query::default()
+        };
+        b.snapshot(&all, &mut full).unwrap();
+        let whole = *find(&full, pid);
+        for &f in &checked {
+            let (v, unset) = group_values(&whole, f);
+            assert!(!unset, "{method:?}: {f:?} unset in a full read: {v:?}");
+        }
+        for &asked in &checked {
+            let fields = Fields::NONE.with(F::Pid).with(F::Start).with(asked);
+            let q = Query {
+                fields,
+                ..Query::default()
+            };
+            let mut rows = Vec::new();
+            // A full read first leaves every value in the walk's rows.
+            b.snapshot(&all, &mut rows).unwrap();
+            b.snapshot(&q, &mut rows).unwrap();
+            let p = find(&rows, pid);
+            assert_eq!(p.identity(), whole.identity());
+            for &f in &checked {
+                let (v, unset) = group_values(p, f);
+                // The command-line cache is keyed by the name too.
+                let with = asked == F::Cmdline && f == F::Comm;
+                if f == asked {
+                    assert_eq!(
+                        v,
+                        group_values(&whole, f).0,
+                        "{method:?}: {f:?} asked alone"
+                    );
+                } else if !with {
+                    assert!(
+                        unset,
+                        "{method:?}: {f:?} read when only {asked:?} was asked: {v:?}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -196,7 +196,11 @@ pub(super) fn row(
         tgid: t.tgid,
         ppid: t.ppid,
         comm: Comm::from_task_comm(&t.comm),
-        state: state_letter(t.state, t.exit_state),
+        state: if fields.has(Field::State) {
+            state_letter(t.state, t.exit_state)
+        } else {
+            '\0'
+        },
         start_ns: t.start_boottime_ns,
         start_ticks: t.start_boottime_ns / NS_PER_TICK,
         utime_ns,
@@ -206,8 +210,17 @@ pub(super) fn row(
         num_threads: t.nr_threads,
         rss_bytes: t.rss_pages * page,
         vsize_bytes: t.vm_pages * page,
-        nice: t.static_prio - 120,
-        priority: t.prio - 100,
+        // Zero where not read (the kernel's values are offset).
+        nice: if fields.has(Field::Nice) {
+            t.static_prio - 120
+        } else {
+            0
+        },
+        priority: if fields.has(Field::Priority) {
+            t.prio - 100
+        } else {
+            0
+        },
         policy: t.policy,
         rt_priority: t.rt_priority,
         cpu: t.cpu,

@@ -35,15 +35,53 @@ pub use crate::pool::Threads;
 use crate::proc::Proc;
 use crate::query::Query;
 use crate::record::{
-    QS_CFG_CGROUP, QS_CFG_EXEC, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_OOM, QS_CFG_THREADS, QS_CFG_UID,
-    QS_EXIT_RING_BYTES, QS_MAX_PIDS, QsConfig, QsExitStats,
+    QS_CFG_CGROUP, QS_CFG_COMM, QS_CFG_CPUTIME, QS_CFG_EXEC, QS_CFG_FAULTS, QS_CFG_FILTER,
+    QS_CFG_IO, QS_CFG_MM, QS_CFG_OOM, QS_CFG_PARENT, QS_CFG_PRIO, QS_CFG_STATE, QS_CFG_THREADS,
+    QS_CFG_UID, QS_EXIT_RING_BYTES, QS_MAX_PIDS, QsConfig, QsExitStats,
 };
 
+/// The groups of kernel fields the BPF programs read for each [`Field`]
+/// (`record.h`'s `QS_CFG_*`, `task.h` reads them). The identity (PID, thread
+/// group, start time), the thread count and the context switches are always
+/// read: they share cache lines the walk touches anyway.
+pub const READ_GROUPS: &[(Field, u32)] = &[
+    (Field::Ppid, QS_CFG_PARENT as u32),
+    (Field::Comm, QS_CFG_COMM as u32),
+    (Field::State, QS_CFG_STATE as u32),
+    (Field::Cpu, QS_CFG_STATE as u32),
+    (Field::Utime, QS_CFG_CPUTIME as u32),
+    (Field::Stime, QS_CFG_CPUTIME as u32),
+    (Field::Minflt, QS_CFG_FAULTS as u32),
+    (Field::Majflt, QS_CFG_FAULTS as u32),
+    (Field::Rss, QS_CFG_MM as u32),
+    (Field::Vsize, QS_CFG_MM as u32),
+    (Field::Nice, QS_CFG_PRIO as u32),
+    (Field::Priority, QS_CFG_PRIO as u32),
+    (Field::Policy, QS_CFG_PRIO as u32),
+    (Field::Cgroup, QS_CFG_CGROUP as u32),
+    (Field::Io, QS_CFG_IO as u32),
+    (Field::Uid, QS_CFG_UID as u32),
+    (Field::Cmdline, QS_CFG_EXEC as u32),
+    // The command-line cache is keyed by the name too.
+    (Field::Cmdline, QS_CFG_COMM as u32),
+    (Field::OomScoreAdj, QS_CFG_OOM as u32),
+];
+
+/// The `qs_config` flags that make the programs read `fields` and no more.
+pub fn read_flags(fields: crate::Fields) -> u32 {
+    READ_GROUPS
+        .iter()
+        .filter(|(f, _)| fields.has(*f))
+        .fold(0, |flags, (_, g)| flags | g)
+}
+
+pub mod btf_types;
 mod decode;
 mod exits;
 mod iter;
 mod load;
 pub mod lookup;
+pub mod reads;
 mod test_run;
 pub mod walk;
 
@@ -287,25 +325,9 @@ impl Bpf {
     /// Fills `out` with one row per process (or thread) that `query` selects.
     pub fn snapshot(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
         out.clear();
-        let mut flags = 0;
+        let mut flags = read_flags(query.fields);
         if query.threads {
             flags |= QS_CFG_THREADS as u32;
-        }
-        let want_io = query.fields.has(Field::Io);
-        if want_io {
-            flags |= QS_CFG_IO as u32;
-        }
-        if query.fields.has(Field::Cgroup) {
-            flags |= QS_CFG_CGROUP as u32;
-        }
-        if query.fields.has(Field::Uid) {
-            flags |= QS_CFG_UID as u32;
-        }
-        if query.fields.has(Field::Cmdline) {
-            flags |= QS_CFG_EXEC as u32;
-        }
-        if query.fields.has(Field::OomScoreAdj) {
-            flags |= QS_CFG_OOM as u32;
         }
         // Past the map's size, filter here instead.
         let in_kernel = query
