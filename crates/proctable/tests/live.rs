@@ -464,6 +464,102 @@ fn exit_capture_finds_a_thousand_short_lived_children() {
     }
 }
 
+extern "C" fn exit_code(arg: *mut libc::c_void) -> libc::c_int {
+    arg as usize as libc::c_int
+}
+
+/// A child that exits at once with `code`, made without copying this
+/// process's page tables (its BPF mappings make a fork cost a
+/// millisecond): clone with CLONE_VM and CLONE_VFORK, this thread waiting
+/// until it has exited. Returns its PID.
+fn exit_with(code: i32, stack: &mut [u64]) -> i32 {
+    // SAFETY: the child runs exit_code on its own stack (the top of
+    // `stack`, 16-byte aligned) and exits with its value; the caller is
+    // suspended until then, so the stack is not reused meanwhile.
+    unsafe {
+        let top = stack.as_mut_ptr().add(stack.len()).cast::<libc::c_void>();
+        libc::clone(
+            exit_code,
+            top,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            code as usize as *mut libc::c_void,
+        )
+    }
+}
+
+/// The exit ring's data is mapped once (the usual consumer maps it twice,
+/// and every page of both counts in RSS), and reading goes round its end:
+/// more exits than the 4 MiB ring holds, drained as they come, each found
+/// with its status.
+#[test]
+fn exit_ring_is_mapped_once_and_read_round_its_end() {
+    let page = sys::page_size();
+    let ring = proctable::record::QS_EXIT_RING_BYTES;
+    let mut b = bpf();
+    b.enable_exits(64 * 1024).unwrap();
+    let sizes: Vec<u64> = std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("anon_inode:bpf-map"))
+        .filter_map(|l| {
+            let (a, b) = l.split_whitespace().next()?.split_once('-')?;
+            Some(u64::from_str_radix(b, 16).ok()? - u64::from_str_radix(a, 16).ok()?)
+        })
+        .collect();
+    assert!(
+        sizes.contains(&(page + ring)),
+        "no mapping of one page and the data: {sizes:?}"
+    );
+    assert!(
+        !sizes.contains(&(page + 2 * ring)),
+        "the data mapped twice: {sizes:?}"
+    );
+    let mut exits = Vec::new();
+    b.drain_exits(&mut exits);
+    exits.clear();
+    // About 120 bytes a record: 40,000 go round a 4 MiB ring. Each round's
+    // children are zombies until all are forked, so their PIDs are
+    // distinct within the round (PIDs wrap over the rounds).
+    let me = std::process::id();
+    let mut read = 0;
+    let mut stack = vec![0u64; 8192];
+    for round in 0..20 {
+        let mut want = std::collections::HashMap::new();
+        for i in 0..2000 {
+            let code = (round * 7 + i) % 250;
+            let pid = exit_with(code, &mut stack);
+            assert!(pid > 0, "clone: {}", std::io::Error::last_os_error());
+            want.insert(pid as u32, code);
+        }
+        for &pid in want.keys() {
+            let mut status = 0;
+            // SAFETY: our own child; status is a valid out-parameter.
+            unsafe { libc::waitpid(pid as i32, &mut status, 0) };
+        }
+        exits.clear();
+        b.drain_exits(&mut exits);
+        read += exits.len();
+        let mut found = 0;
+        for e in exits.iter().filter(|e| e.ppid == me) {
+            if let Some(code) = want.get(&e.pid) {
+                assert_eq!(e.exit_code(), Some(*code), "round {round}: {e:?}");
+                found += 1;
+            }
+        }
+        assert_eq!(
+            found,
+            want.len(),
+            "round {round}: of {} exits read",
+            exits.len()
+        );
+    }
+    assert_eq!(b.exit_stats().unwrap().lost, 0, "no exit lost");
+    assert!(
+        read as u64 * 120 > ring,
+        "{read} exits did not go round the ring"
+    );
+}
+
 /// Exit capture without BPF (taskstats, as root): every child found with
 /// the same exit status, parent, name and CPU time as the BPF capture
 /// records for it, a multi-threaded one summed over its threads.

@@ -2,16 +2,17 @@
 //! thread group that ends into a ring buffer that wakes its reader only past
 //! a watermark.
 
-use aya::maps::{Array, RingBuf};
+use aya::maps::{Array, Map};
 use aya::programs::BtfTracePoint;
 use procfs::pid::Comm;
 
 use super::load::{bpf_err, chain, program};
+use super::ring::Ring;
 use super::{Bpf, ExitStats};
 use crate::cputime::{RawCputime, adjust};
 use crate::error::Result;
 use crate::proc::{Exit, NS_PER_TICK};
-use crate::record::{QsConfig, QsExit, QsExitStats};
+use crate::record::{QS_EXIT_RING_BYTES, QsConfig, QsExit, QsExitStats};
 
 impl Bpf {
     /// Starts exit capture: from now on every thread group that ends is
@@ -30,7 +31,10 @@ impl Bpf {
             .ebpf
             .take_map("qs_exits")
             .ok_or_else(|| bpf_err("qs_exits")("not in the object".into()))?;
-        let ring = RingBuf::try_from(ring).map_err(|e| bpf_err("qs_exits")(chain(&e)))?;
+        let Map::RingBuf(ring) = ring else {
+            return Err(bpf_err("qs_exits")("not a ring buffer".into()));
+        };
+        let ring = Ring::new(ring, QS_EXIT_RING_BYTES as usize, self.page_size as usize)?;
         let exit: &mut BtfTracePoint = program(&mut self.ebpf, "qs_exit")?;
         exit.attach()
             .map_err(|e| bpf_err("attaching sched_process_exit")(chain(&e)))?;
@@ -40,8 +44,7 @@ impl Bpf {
 
     /// The ring buffer's fd, readable (epoll) once `wakeup_bytes` wait.
     pub fn exits_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
-        use std::os::fd::AsFd;
-        self.exits.as_ref().map(|r| r.as_fd())
+        self.exits.as_ref().map(Ring::fd)
     }
 
     /// Appends every exit recorded since the last call; returns how many.
@@ -51,9 +54,10 @@ impl Bpf {
         };
         let page = self.page_size;
         let mut n = 0;
-        while let Some(item) = ring.next() {
+        let mut scratch = Vec::new();
+        ring.drain(&mut scratch, |item| {
             if item.len() < size_of::<QsExit>() {
-                continue;
+                return;
             }
             // SAFETY: the item holds one QsExit, a plain integer struct.
             let e: QsExit = unsafe { std::ptr::read_unaligned(item.as_ptr().cast()) };
@@ -79,7 +83,7 @@ impl Bpf {
                 exit_status: e.exit_code,
             });
             n += 1;
-        }
+        });
         n
     }
 

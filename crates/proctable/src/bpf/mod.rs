@@ -22,7 +22,6 @@
 //! sources): they are CO-RE, relocated at load time against the running
 //! kernel's BTF, so building quietstat needs no clang and no libbpf.
 
-use aya::maps::{MapData, RingBuf};
 use aya::programs::{BtfTracePoint, Iter};
 use aya::{Btf, Ebpf, EbpfLoader};
 use procfs::pid::PidIo;
@@ -82,6 +81,7 @@ mod iter;
 mod load;
 pub mod lookup;
 pub mod reads;
+mod ring;
 mod test_run;
 pub mod walk;
 
@@ -138,7 +138,7 @@ pub struct Bpf {
     raw: Vec<RawCputime>,
     io: Vec<PidIo>,
     page_size: u64,
-    exits: Option<RingBuf<MapData>>,
+    exits: Option<ring::Ring>,
     /// The PID lookup once tried: loaded, or why not.
     lookup: Option<std::result::Result<Lookup, String>>,
     /// As set by [`Bpf::set_walkers`].

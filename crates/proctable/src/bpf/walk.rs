@@ -174,11 +174,16 @@ pub(crate) fn tasks_now() -> u32 {
         .unwrap_or(0)
 }
 
-/// Rows for `tasks` tasks with room to double: a reload frees and
-/// allocates kernel memory and loads a program, which may flush every
-/// CPU's TLB (an IPI to isolated CPUs too), so it should be rare.
+/// Rows for `tasks` tasks (threads included) with room to grow by half:
+/// a reload frees and allocates kernel memory and loads a program, which
+/// may flush every CPU's TLB (an IPI to isolated CPUs too), so it should be
+/// rare. Not more: the reader maps the whole array (and the I/O array
+/// beside it), so all of it counts in its RSS, 240 bytes a row (7.7 MB
+/// more at 64,000 processes for room to double). A split walk's shares
+/// fit in half again as many rows as processes: each marked stretch gets
+/// its processes and an eighth, the last and the spare halves of the rest.
 pub(crate) fn capacity_for(tasks: u32) -> u32 {
-    tasks.saturating_mul(2).max(QS_WALK_MIN_ROWS as u32)
+    (tasks.saturating_add(tasks / 2)).max(QS_WALK_MIN_ROWS as u32)
 }
 
 /// How far past a stop task's start a walker runs on when that task left
