@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use procfs::{Reader, Source, SourceStatus, SystemSample};
-use proctable::{Exit, Fields, Proc, ProcTable, Query};
+use proctable::{Exit, Fields, ProcTable, Query};
 use shm::ShmWriter;
 use sys::{mono_ns, unix_ns};
 
@@ -33,7 +33,6 @@ pub struct Agent {
     work: SystemSample,
     table: Option<ProcTable>,
     query: Query,
-    work_procs: Vec<Proc>,
     exits_buf: Vec<Exit>,
     /// Exits drained since the process table was last published.
     exits_pending: Vec<Exit>,
@@ -223,7 +222,6 @@ impl Agent {
             work,
             table: None,
             query: Query::default(),
-            work_procs: Vec::new(),
             exits_buf: Vec::new(),
             exits_pending: Vec::new(),
             walk_reloads: 0,
@@ -674,7 +672,9 @@ impl Agent {
             read_at[i] = mono_ns();
             let t0 = Instant::now();
             let cpu = sys::thread_cpu_ns();
-            procs_result = Some(t.snapshot(&self.query, &mut self.work_procs));
+            // The rows are built when the table is committed, into the
+            // one readers get (`commit`).
+            procs_result = Some(t.read(&self.query));
             if let Some(b) = t.bpf_mut()
                 && b.walk_reloads() > self.walk_reloads
             {
@@ -748,16 +748,29 @@ impl Agent {
                     let Some(r) = reads.procs.take() else {
                         continue;
                     };
-                    match r {
+                    // The rows are built here, under the state's lock,
+                    // into the table readers get: no second table of
+                    // 300 bytes a process held between reads. Should the
+                    // build fail (a decoding thread panicked), the table
+                    // is empty and the source says it failed.
+                    let built = r.and_then(|()| {
+                        if keep_prev {
+                            std::mem::swap(&mut st.procs_prev, &mut st.procs);
+                        } else {
+                            st.procs_prev = Vec::new();
+                        }
+                        let t0 = Instant::now();
+                        let cpu = sys::thread_cpu_ns();
+                        let built = match self.table.as_mut() {
+                            Some(t) => t.build(&self.query, &mut st.procs),
+                            None => Ok(()),
+                        };
+                        reads.procs_cost_ns += t0.elapsed().as_nanos() as u64;
+                        reads.cpu_ns[i] += sys::thread_cpu_ns().saturating_sub(cpu);
+                        built
+                    });
+                    match built {
                         Ok(()) => {
-                            if keep_prev {
-                                std::mem::swap(&mut st.procs_prev, &mut st.procs);
-                            } else {
-                                st.procs_prev = Vec::new();
-                            }
-                            // The table replaced (or the one before it) is
-                            // where the next walk writes.
-                            std::mem::swap(&mut st.procs, &mut self.work_procs);
                             let now = reads.read_at[i];
                             st.procs_secs = if self.procs_read_mono == 0 {
                                 0.0

@@ -62,6 +62,12 @@ pub struct ProcTable {
     /// Exit capture on the procfs backend, once enabled.
     taskstats: Option<TaskstatsExits>,
     cmdlines: Cmdlines,
+    /// The procfs backend's rows between [`ProcTable::read`] and
+    /// [`ProcTable::build`] (it makes rows as it reads); `None`: no read
+    /// waiting.
+    staged: Option<Vec<Proc>>,
+    /// The vector staged rows were read into last, kept for the next read.
+    spare: Vec<Proc>,
 }
 
 impl ProcTable {
@@ -106,6 +112,8 @@ impl ProcTable {
             sys_root: sys_root.as_ref().to_path_buf(),
             taskstats: None,
             cmdlines: Cmdlines::new(proc_root.as_ref()),
+            staged: None,
+            spare: Vec::new(),
         };
         let procfs = |fallback| -> Result<ProcTable> {
             Ok(table(
@@ -260,6 +268,46 @@ impl ProcTable {
             Inner::Bpf(b) => b.snapshot(query, out),
             Inner::Procfs(d) => d.snapshot(query, out),
         }?;
+        self.finish(query, out)
+    }
+
+    /// The first half of [`ProcTable::snapshot`]: reads the table without
+    /// making the caller's rows; [`ProcTable::build`] makes them. The BPF
+    /// backend keeps what it read in the program's array (or its buffer)
+    /// and builds the rows from it, in place: a caller that hands tables to
+    /// readers under a lock reads outside the lock and builds under it
+    /// into the table it hands out, with one table in memory, not two.
+    /// The procfs backend makes rows as it reads, into a table of its own
+    /// that `build` swaps with the caller's.
+    pub fn read(&mut self, query: &Query) -> Result<()> {
+        self.staged = None;
+        match &mut self.inner {
+            Inner::Bpf(b) => b.read(query),
+            Inner::Procfs(d) => {
+                let mut rows = std::mem::take(&mut self.spare);
+                d.snapshot(query, &mut rows)?;
+                self.staged = Some(rows);
+                Ok(())
+            }
+        }
+    }
+
+    /// The second half of [`ProcTable::snapshot`]: fills `out` from the
+    /// last [`ProcTable::read`], which was of the same `query`.
+    pub fn build(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
+        match &mut self.inner {
+            Inner::Bpf(b) => b.build(query, out)?,
+            Inner::Procfs(_) => {
+                let rows = self.staged.take().ok_or_else(|| {
+                    crate::Error::Decode("no process-table read to build rows from".into())
+                })?;
+                self.spare = std::mem::replace(out, rows);
+            }
+        }
+        self.finish(query, out)
+    }
+
+    fn finish(&mut self, query: &Query, out: &mut [Proc]) -> Result<()> {
         if !out.is_sorted_by_key(|p| p.pid) {
             out.sort_unstable_by_key(|p| p.pid);
         }

@@ -868,3 +868,37 @@ fn the_walk_reads_only_the_groups_asked_for() {
         }
     }
 }
+
+/// A read and a build give the rows a snapshot gives, into a table that
+/// held other rows, on both backends; a build with no read before it is an
+/// error, not the last read's rows again.
+#[test]
+fn a_read_then_a_build_give_the_snapshot_rows() {
+    use proctable::{BackendChoice, ProcTable};
+    let kids = Kids((0..3).map(|_| spawn("exec sleep 1000")).collect());
+    let ours: Vec<u32> = kids.0.iter().map(Child::id).collect();
+    for choice in [BackendChoice::Bpf, BackendChoice::Procfs] {
+        let mut t = ProcTable::open(choice, "/proc", "/sys").unwrap();
+        let q = Query::default();
+        let mut snap = Vec::new();
+        t.snapshot(&q, &mut snap).unwrap();
+        let mut built = vec![Proc::default(); 5];
+        t.read(&q).unwrap();
+        t.build(&q, &mut built).unwrap();
+        assert!(built.is_sorted_by_key(|p| p.pid), "{choice:?}");
+        assert!(
+            built.iter().all(|p| p.pid != 0),
+            "{choice:?}: an old row left"
+        );
+        for &pid in &ours {
+            let (a, b) = (find(&snap, pid), find(&built, pid));
+            assert_eq!(
+                (a.identity(), a.ppid, a.comm, a.rss_bytes),
+                (b.identity(), b.ppid, b.comm, b.rss_bytes),
+                "{choice:?}"
+            );
+        }
+        let e = t.build(&q, &mut built).unwrap_err().to_string();
+        assert!(e.contains("no process-table read"), "{choice:?}: {e}");
+    }
+}

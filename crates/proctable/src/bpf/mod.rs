@@ -143,6 +143,9 @@ pub struct Bpf {
     lookup: Option<std::result::Result<Lookup, String>>,
     /// As set by [`Bpf::set_walkers`].
     threads: Threads,
+    /// What the last [`Bpf::read`] left to build rows from (the iterator's
+    /// bytes; 0 for the walk), until [`Bpf::build`] takes it.
+    read_len: Option<usize>,
 }
 
 /// The PID lookup with room for `capacity` PIDs a run.
@@ -233,6 +236,7 @@ impl Bpf {
             exits: None,
             lookup,
             threads: Threads::Auto,
+            read_len: None,
         };
         bpf.set_config(QsConfig {
             flags: 0,
@@ -324,16 +328,22 @@ impl Bpf {
 
     /// Fills `out` with one row per process (or thread) that `query` selects.
     pub fn snapshot(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
-        out.clear();
+        self.read(query)?;
+        self.build(query, out)
+    }
+
+    /// The first half of [`Bpf::snapshot`]: runs the walk (or the
+    /// iterator), which leaves its records in the program's array (or
+    /// this handle's buffer); [`Bpf::build`] makes the rows. A caller
+    /// that hands tables to readers under a lock reads outside it and
+    /// builds in place under it, with one table in memory, not two.
+    pub fn read(&mut self, query: &Query) -> Result<()> {
+        self.read_len = None;
         let mut flags = read_flags(query.fields);
         if query.threads {
             flags |= QS_CFG_THREADS as u32;
         }
-        // Past the map's size, filter here instead.
-        let in_kernel = query
-            .pids
-            .as_ref()
-            .filter(|p| p.len() <= QS_MAX_PIDS as usize);
+        let in_kernel = Bpf::in_kernel_filter(query);
         if in_kernel.is_some() {
             flags |= QS_CFG_FILTER as u32;
         }
@@ -345,15 +355,8 @@ impl Bpf {
                 flags,
                 wakeup_bytes: 0,
             })?;
-            let rows = walk.run(words_as_bytes(&self.walk_object), &mut self.helpers)?;
-            decode_walk_parts(
-                &rows,
-                &mut self.helpers,
-                self.page_size,
-                query.fields,
-                &mut self.order,
-                out,
-            )?;
+            walk.run(words_as_bytes(&self.walk_object), &mut self.helpers)?;
+            self.read_len = Some(0);
         } else {
             if let Some(pids) = in_kernel {
                 write_filter(&mut self.ebpf, &mut self.filter, pids)?;
@@ -362,10 +365,46 @@ impl Bpf {
                 flags,
                 wakeup_bytes: self.config.wakeup_bytes,
             })?;
-            let len = self.run_iterator()?;
+            self.read_len = Some(self.run_iterator()?);
+        }
+        Ok(())
+    }
+
+    /// The PIDs a query's filter gives the program (past the map's size,
+    /// the rows are filtered here instead).
+    fn in_kernel_filter(query: &Query) -> Option<&Vec<u32>> {
+        query
+            .pids
+            .as_ref()
+            .filter(|p| p.len() <= QS_MAX_PIDS as usize)
+    }
+
+    /// The second half of [`Bpf::snapshot`]: fills `out` from the records
+    /// the last [`Bpf::read`] (of the same `query`) left.
+    pub fn build(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
+        out.clear();
+        let Some(len) = self.read_len.take() else {
+            return Err(crate::Error::Decode(
+                "no process-table read to build rows from".into(),
+            ));
+        };
+        if let Some(walk) = self.walk.as_ref() {
+            decode_walk_parts(
+                &walk.rows(),
+                &mut self.helpers,
+                self.page_size,
+                query.fields,
+                &mut self.order,
+                out,
+            )?;
+        } else {
             self.decode(len, query, out)?;
         }
-        if let Some(pids) = query.pids.as_ref().filter(|_| in_kernel.is_none()) {
+        if let Some(pids) = query
+            .pids
+            .as_ref()
+            .filter(|_| Bpf::in_kernel_filter(query).is_none())
+        {
             let mut want = pids.clone();
             want.sort_unstable();
             out.retain(|p| want.binary_search(&p.tgid).is_ok());

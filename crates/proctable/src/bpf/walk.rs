@@ -347,7 +347,7 @@ impl Walk {
     /// Runs the walk (split when [`Walk::plan`] says so, else, or when a
     /// split walk does not stand, by one walker that reloads with more rows
     /// when they did not fit) and returns the rows it wrote.
-    pub(crate) fn run(&mut self, object: &[u8], helpers: &mut Helpers) -> Result<WalkRows<'_>> {
+    pub(crate) fn run(&mut self, object: &[u8], helpers: &mut Helpers) -> Result<()> {
         // A stretch a helper still walks writes into the arrays this walk
         // reuses.
         helpers.wait_idle();
@@ -364,6 +364,11 @@ impl Walk {
             self.stats.last_walkers = 1;
             self.stats.last_threads = 1;
         }
+        Ok(())
+    }
+
+    /// The rows the last [`Walk::run`] wrote.
+    pub(crate) fn rows(&self) -> WalkRows<'_> {
         let n = self.capacity as usize;
         let want_io = self.config.flags & QS_CFG_IO as u32 != 0;
         // SAFETY: qs_rows holds QsTask values, qs_rows_io QsIo values (both
@@ -375,12 +380,12 @@ impl Walk {
         } else {
             &[]
         };
-        Ok(WalkRows {
+        WalkRows {
             tasks,
             io,
             ranges: &self.ranges,
             threads: self.stats.last_threads,
-        })
+        }
     }
 
     fn prog_fd(&self) -> Result<RawFd> {
