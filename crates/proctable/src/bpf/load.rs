@@ -144,6 +144,31 @@ pub(crate) fn page_round(n: usize) -> usize {
     n.div_ceil(4096) * 4096
 }
 
+/// A fresh shared mapping of `len` bytes of map `fd` from byte `offset`;
+/// the kernel checks both against the map's size.
+pub(crate) fn map_shared(
+    fd: i32,
+    len: usize,
+    prot: i32,
+    offset: usize,
+) -> std::io::Result<*mut libc::c_void> {
+    // SAFETY: a new mapping of an fd; nothing existing is touched.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            prot,
+            libc::MAP_SHARED,
+            fd,
+            offset as libc::off_t,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(ptr)
+}
+
 /// A shared mapping of a BPF array map's values.
 pub(crate) struct Mapped {
     ptr: *mut libc::c_void,
@@ -163,24 +188,8 @@ impl Mapped {
         } else {
             libc::PROT_READ
         };
-        // SAFETY: a fresh shared mapping of the map's fd; the kernel checks
-        // len against the map's size.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                prot,
-                libc::MAP_SHARED,
-                data.fd().as_fd().as_raw_fd(),
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(bpf_err(name)(format!(
-                "mapping it: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
+        let ptr = map_shared(data.fd().as_fd().as_raw_fd(), len, prot, 0)
+            .map_err(|e| bpf_err(name)(format!("mapping it: {e}")))?;
         Ok(Mapped { ptr, len })
     }
 

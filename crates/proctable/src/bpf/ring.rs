@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use aya::maps::MapData;
 
-use super::load::bpf_err;
+use super::load::{bpf_err, map_shared};
 use crate::error::Result;
 
 const BUSY: u32 = 1 << 31;
@@ -49,25 +49,8 @@ fn map_pages(
     offset: usize,
     what: &str,
 ) -> Result<*mut libc::c_void> {
-    // SAFETY: a fresh shared mapping of the map's fd; the kernel checks the
-    // length and offset against the ring's pages.
-    let ptr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            prot,
-            libc::MAP_SHARED,
-            fd,
-            offset as libc::off_t,
-        )
-    };
-    if ptr == libc::MAP_FAILED {
-        return Err(bpf_err("qs_exits")(format!(
-            "mapping its {what}: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    Ok(ptr)
+    map_shared(fd, len, prot, offset)
+        .map_err(|e| bpf_err("qs_exits")(format!("mapping its {what}: {e}")))
 }
 
 impl Ring {
