@@ -161,7 +161,7 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         flag: QS_CFG_EXEC as u32,
-        name: "cmdline (exec count; the text is read from /proc once per program)",
+        name: "cmdline (exec count and name; the text from /proc once per program)",
         reads: &[(Task, "self_exec_id")],
     },
     Group {
@@ -196,9 +196,10 @@ pub const RARE: &[(&str, &[(Struct, &str)])] = &[
 pub struct GroupLines {
     pub name: &'static str,
     pub flag: u32,
-    /// The fields that ask for this group.
+    /// The fields that ask for this group (see [`group_lines`]).
     pub fields: Vec<Field>,
-    /// (structure, 64-byte line index) it touches.
+    /// (structure, 64-byte line index) they touch, the always-read ones
+    /// included.
     pub lines: BTreeSet<(Struct, u64)>,
     /// Those not already touched by the always-read group.
     pub extra: BTreeSet<(Struct, u64)>,
@@ -234,23 +235,41 @@ pub fn lines_of(
     Ok(out)
 }
 
-/// Every group's lines on the kernel `types` describes.
+/// Every group's lines on the kernel `types` describes: for each group, the
+/// fields that read it (those that read it alone; for a group no field
+/// reads alone, those that read it among others), and the lines of
+/// everything those fields read, beyond the always-read ones.
 pub fn group_lines(types: &KernelTypes) -> Result<Vec<GroupLines>, String> {
     let always = lines_of(types, GROUPS[0].reads)?;
+    let alone = |f: Field| super::read_flags(crate::Fields::NONE.with(f));
     GROUPS
         .iter()
         .map(|g| {
-            let lines = lines_of(types, g.reads)?;
+            let mut fields: Vec<Field> = Vec::new();
+            for (f, _) in super::READ_GROUPS {
+                if alone(*f) == g.flag && !fields.contains(f) {
+                    fields.push(*f);
+                }
+            }
+            if fields.is_empty() && g.flag != 0 {
+                for (f, _) in super::READ_GROUPS {
+                    if alone(*f) & g.flag != 0 && !fields.contains(f) {
+                        fields.push(*f);
+                    }
+                }
+            }
+            let flags = fields.iter().fold(0, |m, &f| m | alone(f));
+            let reads: Vec<(Struct, &str)> = GROUPS
+                .iter()
+                .filter(|h| h.flag == 0 || flags & h.flag != 0)
+                .flat_map(|h| h.reads.iter().copied())
+                .collect();
+            let lines = lines_of(types, &reads)?;
             let extra = if g.flag == 0 {
                 lines.clone()
             } else {
                 lines.difference(&always).copied().collect()
             };
-            let fields = super::READ_GROUPS
-                .iter()
-                .filter(|(_, flag)| *flag == g.flag)
-                .map(|(f, _)| *f)
-                .collect();
             Ok(GroupLines {
                 name: g.name,
                 flag: g.flag,
@@ -322,5 +341,16 @@ mod tests {
         assert!(mm.extra.iter().any(|(s, _)| *s == Struct::Mm), "{mm:?}");
         assert!(mm.extra.iter().any(|(s, _)| *s == Struct::Task), "{mm:?}");
         assert!(groups[0].lines.len() >= 3, "{:?}", groups[0]);
+        // Each group is measured with the fields that read it and nothing
+        // else they would not; a command line reads the name too.
+        let by_flag = |flag| groups.iter().find(|g| g.flag == flag).unwrap();
+        let comm = by_flag(crate::record::QS_CFG_COMM as u32);
+        let exec = by_flag(crate::record::QS_CFG_EXEC as u32);
+        assert_eq!(comm.fields, [Field::Comm]);
+        assert_eq!(exec.fields, [Field::Cmdline]);
+        assert!(exec.extra.is_superset(&comm.extra), "{exec:?}");
+        assert!(exec.extra.len() > comm.extra.len(), "{exec:?}");
+        let faults = by_flag(crate::record::QS_CFG_FAULTS as u32);
+        assert_eq!(faults.fields, [Field::Minflt, Field::Majflt]);
     }
 }

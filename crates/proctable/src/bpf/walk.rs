@@ -346,7 +346,7 @@ impl Walk {
 
     /// Runs the walk (split when [`Walk::plan`] says so, else, or when a
     /// split walk does not stand, by one walker that reloads with more rows
-    /// when they did not fit) and returns the rows it wrote.
+    /// when they did not fit); [`Walk::rows`] gives what it wrote.
     pub(crate) fn run(&mut self, object: &[u8], helpers: &mut Helpers) -> Result<()> {
         // A stretch a helper still walks writes into the arrays this walk
         // reuses.
