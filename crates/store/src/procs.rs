@@ -198,51 +198,178 @@ fn in_order(rows: &[u8]) -> bool {
 /// rows in identity order) as a journal payload: `base seq | n | the rows
 /// born or changed | the identities gone`. An idle process costs nothing.
 pub fn put_delta_rows(out: &mut Vec<u8>, base: u64, old: &[u8], new: &[u8]) {
-    put_table_delta(out, base, old, new.chunks_exact(ROW), |r, row| {
-        row.copy_from_slice(r)
-    });
+    let new = new.chunks_exact(ROW).map(row_of);
+    put_table_delta(
+        out,
+        base,
+        old.chunks_exact(ROW),
+        key_of,
+        |o, r| o == &r[..],
+        new,
+        |_| {},
+    );
 }
 
-/// As [`put_delta_rows`], from processes in pid order (as the walk lists
-/// them), each made a row only to be compared: no second table.
-/// `None` (and `out` unspecified) when `procs` are not in pid order.
-pub fn put_delta_procs(out: &mut Vec<u8>, base: u64, old: &[u8], procs: &[Proc]) -> Option<()> {
-    if !procs.windows(2).all(|w| w[0].pid < w[1].pid) {
-        return None;
+fn row_of(r: &[u8]) -> [u8; ROW] {
+    r.try_into().unwrap_or([0; ROW])
+}
+
+/// What the sampler keeps of the last table it gave, to tell what changed
+/// in the next: each row's identity and a hash of the row (24 bytes a
+/// process, not the row's [`ROW`]). A row that differs from the last in
+/// one 8-byte word always hashes differently (each step of the hash is a
+/// bijection of its state); rows differing in several words could collide,
+/// which would leave that process's recorded values at their earlier ones
+/// until it next changes. The hash's seed is drawn per table kept.
+#[derive(Debug, Default)]
+pub struct Seen {
+    marks: Vec<Mark>,
+    /// The next table's marks, made while the last's are compared.
+    next: Vec<Mark>,
+    seed: [u64; 2],
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    start_ticks: u64,
+    hash: u64,
+    pid: u32,
+}
+
+impl Mark {
+    fn key(&self) -> (u32, u64) {
+        (self.pid, self.start_ticks)
     }
-    put_table_delta(out, base, old, procs.iter(), |p, row| fill_row(row, p));
-    Some(())
 }
 
-fn put_table_delta<T>(
+impl Seen {
+    pub fn new() -> Seen {
+        use std::hash::BuildHasher;
+        let r = std::collections::hash_map::RandomState::new();
+        Seen {
+            seed: [r.hash_one(1u8), r.hash_one(2u8)],
+            ..Seen::default()
+        }
+    }
+
+    /// The processes of the table kept.
+    pub fn len(&self) -> usize {
+        self.marks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.marks.is_empty()
+    }
+
+    fn mark(&self, r: &[u8; ROW]) -> Mark {
+        let (pid, start_ticks) = key_of(r);
+        Mark {
+            pid,
+            start_ticks,
+            hash: row_hash(self.seed, r),
+        }
+    }
+
+    /// Keeps the table `rows` ([`fill_rows`] rows in identity order) in
+    /// place of the last.
+    pub fn keep(&mut self, rows: &[u8]) {
+        let mut marks = std::mem::take(&mut self.marks);
+        marks.clear();
+        marks.extend(rows.chunks_exact(ROW).map(|r| self.mark(&row_of(r))));
+        self.marks = marks;
+    }
+
+    /// Forgets the table kept: the next one goes whole.
+    pub fn forget(&mut self) {
+        self.marks.clear();
+    }
+
+    /// The delta from the table kept to `procs` in pid order (as the walk
+    /// lists them, each made a row only to be hashed), which is kept in its
+    /// place. `None` (`out` unspecified, the table kept unchanged)
+    /// when `procs` are not in pid order.
+    pub fn put_delta_procs(&mut self, out: &mut Vec<u8>, base: u64, procs: &[Proc]) -> Option<()> {
+        if !procs.windows(2).all(|w| w[0].pid < w[1].pid) {
+            return None;
+        }
+        let new = procs.iter().map(|p| {
+            let mut r = [0; ROW];
+            fill_row(&mut r, p);
+            r
+        });
+        self.put_delta(out, base, new);
+        Some(())
+    }
+
+    /// As [`put_delta_rows`], from the table kept to `rows` ([`fill_rows`]
+    /// rows in identity order), which is kept in its place.
+    pub fn put_delta_rows(&mut self, out: &mut Vec<u8>, base: u64, rows: &[u8]) {
+        self.put_delta(out, base, rows.chunks_exact(ROW).map(row_of));
+    }
+
+    fn put_delta(&mut self, out: &mut Vec<u8>, base: u64, new: impl Iterator<Item = [u8; ROW]>) {
+        let mut next = std::mem::take(&mut self.next);
+        next.clear();
+        let old = std::mem::take(&mut self.marks);
+        put_table_delta(
+            out,
+            base,
+            old.iter(),
+            Mark::key,
+            |o, r| o.hash == row_hash(self.seed, r),
+            new,
+            |r| next.push(self.mark(r)),
+        );
+        self.marks = next;
+        self.next = old;
+    }
+}
+
+/// The hash [`Seen`] keeps of a row: two chains over alternate words, each
+/// step `(h ^ word) * odd`, a bijection of `h` for a given word.
+fn row_hash(seed: [u64; 2], r: &[u8; ROW]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = seed;
+    for (i, w) in r.chunks_exact(8).enumerate() {
+        let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
+        h[i & 1] = (h[i & 1] ^ w).wrapping_mul(K);
+    }
+    h[0] ^ h[1].rotate_left(32)
+}
+
+/// The delta from the `old` table (anything with a key in identity order,
+/// `same` telling an unchanged row) to the rows `new`; `kept` sees each new
+/// row.
+fn put_table_delta<O: Copy>(
     out: &mut Vec<u8>,
     base: u64,
-    old: &[u8],
-    new: impl Iterator<Item = T>,
-    mut fill: impl FnMut(T, &mut [u8]),
+    old: impl Iterator<Item = O>,
+    key: impl Fn(O) -> (u32, u64),
+    same: impl Fn(O, &[u8; ROW]) -> bool,
+    new: impl Iterator<Item = [u8; ROW]>,
+    mut kept: impl FnMut(&[u8; ROW]),
 ) {
     out.clear();
     put_u64(out, base);
     put_u32(out, 0);
     let mut gone = Vec::new();
-    let mut a = old.chunks_exact(ROW).peekable();
+    let mut a = old.peekable();
     let mut n = 0u32;
-    let mut r = [0u8; ROW];
-    for item in new {
-        fill(item, &mut r);
+    for r in new {
         let k = key_of(&r);
-        while let Some(o) = a.next_if(|o| key_of(o) < k) {
-            gone.push(key_of(o));
+        while let Some(o) = a.next_if(|o| key(*o) < k) {
+            gone.push(key(o));
         }
-        match a.next_if(|o| key_of(o) == k) {
-            Some(o) if o == r => {}
+        match a.next_if(|o| key(*o) == k) {
+            Some(o) if same(o, &r) => {}
             _ => {
                 out.extend_from_slice(&r);
                 n += 1;
             }
         }
+        kept(&r);
     }
-    gone.extend(a.map(key_of));
+    gone.extend(a.map(key));
     out[8..12].copy_from_slice(&n.to_le_bytes());
     for (pid, start) in gone {
         put_u32(out, pid);
@@ -693,6 +820,24 @@ impl Decoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_changed_in_any_one_word_hashes_differently() {
+        let mut row = [0u8; ROW];
+        fill_row(&mut row, &p(42, 7, 1_000));
+        for seed in [[0, 0], [1, u64::MAX], Seen::new().seed] {
+            let h = row_hash(seed, &row);
+            for w in 0..ROW / 8 {
+                for x in [1u64, 1 << 63, 0x5555_5555_5555_5555, u64::MAX, 3 << 40] {
+                    let mut r = row;
+                    for (b, m) in r[w * 8..w * 8 + 8].iter_mut().zip(x.to_le_bytes()) {
+                        *b ^= m;
+                    }
+                    assert_ne!(row_hash(seed, &r), h, "word {w} xor {x:#x}");
+                }
+            }
+        }
+    }
 
     fn p(pid: u32, start: u64, utime: u64) -> Proc {
         Proc {

@@ -95,8 +95,8 @@ pub struct Tap {
     stats: Arc<Stats>,
     /// Exits or a table's delta, encoded, reused.
     buf: Vec<u8>,
-    /// The last table given, as journal rows in identity order.
-    last: Vec<u8>,
+    /// What is kept of the last table given, to tell what changed.
+    last: procs::Seen,
     /// The record holding the last table (a whole one or a delta), and
     /// the last whole one.
     last_seq: Option<u64>,
@@ -112,7 +112,7 @@ impl Tap {
             journal,
             stats,
             buf: Vec::new(),
-            last: Vec::new(),
+            last: procs::Seen::new(),
             last_seq: None,
             whole_seq: None,
             since_whole: 0,
@@ -150,23 +150,38 @@ impl Tap {
         let before = j.last_seq();
         if chained {
             let base = self.last_seq.unwrap_or(0);
-            // Rows made one at a time and compared; a walk not in pid
-            // order (none lists so) costs a second table.
-            if procs::put_delta_procs(&mut self.buf, base, &self.last, procs).is_none() {
+            // Rows made one at a time and hashed; a walk not in pid order
+            // (none lists so) costs a table of rows.
+            if self
+                .last
+                .put_delta_procs(&mut self.buf, base, procs)
+                .is_none()
+            {
                 let mut rows = Vec::new();
                 procs::put_rows(&mut rows, procs);
                 procs::sort_rows(&mut rows, &mut Vec::new());
-                procs::put_delta_rows(&mut self.buf, base, &self.last, &rows);
+                self.last.put_delta_rows(&mut self.buf, base, &rows);
             }
             j.append(Kind::ProcsDelta, ts_ms, &self.buf);
-            procs::apply_delta_rows(&mut self.last, &self.buf);
             self.since_whole += self.buf.len();
         } else {
-            procs::put_rows(&mut self.last, procs);
-            procs::sort_rows(&mut self.last, &mut self.buf);
-            j.append(Kind::Procs, ts_ms, &self.last);
+            let len = procs::rows_len(procs);
+            let last = &mut self.last;
+            last.forget();
+            if procs.windows(2).all(|w| w[0].pid < w[1].pid) {
+                // Written where the journal keeps it: no table of rows here.
+                j.append_with(Kind::Procs, ts_ms, len, &mut |d| {
+                    procs::fill_rows(d, procs);
+                    last.keep(d);
+                });
+            } else {
+                procs::put_rows(&mut self.buf, procs);
+                procs::sort_rows(&mut self.buf, &mut Vec::new());
+                j.append(Kind::Procs, ts_ms, &self.buf);
+                last.keep(&self.buf);
+            }
             self.whole_seq = Some(j.last_seq());
-            self.whole_len = self.last.len();
+            self.whole_len = len;
             self.since_whole = 0;
         }
         // A record too large for the journal is not there: the next table

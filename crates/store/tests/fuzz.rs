@@ -88,14 +88,24 @@ proptest! {
         let mut back = a.clone();
         prop_assert!(store::procs::apply_delta_rows(&mut back, &delta).is_some());
         prop_assert_eq!(&back, &b);
-        // Made from processes one row at a time: the same delta.
+        // From what the sampler keeps of the old table (identities and
+        // hashes), made from processes one row at a time or from rows: the
+        // same delta, and the new table kept in its place.
         let procs: Vec<proctable::Proc> = store::procs::rows(&b)
             .map(|(s, v)| store::procs::rebuild(&s, &v))
             .collect();
-        let mut from_procs = Vec::new();
+        let mut seen = store::procs::Seen::new();
+        seen.keep(&a);
+        let mut hashed = Vec::new();
         if procs.windows(2).all(|w| w[0].pid < w[1].pid) {
-            prop_assert!(store::procs::put_delta_procs(&mut from_procs, 9, &a, &procs).is_some());
-            prop_assert_eq!(from_procs, delta);
+            prop_assert!(seen.put_delta_procs(&mut hashed, 9, &procs).is_some());
+        } else {
+            seen.put_delta_rows(&mut hashed, 9, &b);
         }
+        prop_assert_eq!(&hashed, &delta);
+        prop_assert_eq!(seen.len(), procs.len());
+        let mut none = Vec::new();
+        seen.put_delta_rows(&mut none, 10, &b);
+        prop_assert_eq!(none.len(), 12, "nothing changed since the table kept");
     }
 }
