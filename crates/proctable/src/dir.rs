@@ -17,9 +17,8 @@
 //!   mid-scan. A process that exits mid-scan is left out, never half-read.
 
 use std::collections::HashMap;
-use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -121,112 +120,22 @@ pub struct ProcDir {
 /// New PIDs probed directly instead of listing /proc, at most.
 const PROBE_MAX: u32 = 256;
 
-fn cstr_path(p: &Path) -> io::Result<CString> {
-    CString::new(p.as_os_str().as_bytes()).map_err(|_| io::ErrorKind::InvalidInput.into())
-}
+pub(crate) use sys::dir::{open_at, open_dir};
 
-/// Opens a directory (the proc root) for `openat` beneath it.
-pub(crate) fn open_dir(path: &Path) -> io::Result<OwnedFd> {
-    let c = cstr_path(path)?;
-    // SAFETY: c is NUL-terminated; open returns a new fd we own or -1.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a fresh descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-pub(crate) fn open_at(dir: RawFd, name: &[u8], flags: i32) -> io::Result<OwnedFd> {
-    let mut z = [0u8; 64];
-    if name.len() >= z.len() {
-        return Err(io::ErrorKind::InvalidInput.into());
-    }
-    z[..name.len()].copy_from_slice(name);
-    // SAFETY: z is NUL-terminated; openat returns a new fd we own or -1.
-    let fd = unsafe {
-        libc::openat(
-            dir,
-            z.as_ptr().cast(),
-            flags | libc::O_CLOEXEC | libc::O_NONBLOCK,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a fresh descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// Reads a whole /proc file from offset 0 in one `pread`; returns its
-/// length. A /proc/PID file is generated whole on each read at offset 0, so a
-/// read shorter than the buffer is the whole file: no second call to see EOF
-/// (which, at an offset other than the file position, would make the kernel
-/// generate the text again). A full buffer is grown and the read retried.
+/// Reads a whole /proc file from offset 0 in one `pread`
+/// ([`sys::dir::pread_all`]); returns its length.
 fn pread_all(fd: RawFd, buf: &mut Vec<u8>, limit: usize) -> io::Result<usize> {
-    if buf.is_empty() {
-        buf.resize(READ_BYTES, 0);
-    }
-    loop {
-        // SAFETY: the destination range lies within buf.
-        let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        let n = n as usize;
-        if n < buf.len() {
-            return Ok(n);
-        }
-        if buf.len() >= limit {
-            return Err(io::Error::from_raw_os_error(libc::EFBIG));
-        }
-        let grown = (buf.len() * 2).min(limit);
-        buf.resize(grown, 0);
-    }
+    sys::dir::pread_all(fd, buf, READ_BYTES, limit)
 }
 
 /// Lists the numeric entries of an open directory with getdents64.
 fn list_numeric(dirfd: RawFd, dents: &mut [u8], out: &mut Vec<u32>) -> io::Result<()> {
     out.clear();
-    // SAFETY: rewinding a directory fd we own.
-    if unsafe { libc::lseek(dirfd, 0, libc::SEEK_SET) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    loop {
-        // SAFETY: the kernel writes at most dents.len() bytes into dents.
-        let n =
-            unsafe { libc::syscall(libc::SYS_getdents64, dirfd, dents.as_mut_ptr(), dents.len()) };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
+    sys::dir::entries(dirfd, dents, |name, _| {
+        if let Some(pid) = parse_pid(name) {
+            out.push(pid);
         }
-        if n == 0 {
-            return Ok(());
-        }
-        let mut off = 0usize;
-        let n = n as usize;
-        // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
-        while off + 19 <= n {
-            let reclen = u16::from_ne_bytes([dents[off + 16], dents[off + 17]]) as usize;
-            if reclen == 0 || off + reclen > n {
-                break;
-            }
-            let name = &dents[off + 19..off + reclen];
-            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-            if let Some(pid) = parse_pid(name) {
-                out.push(pid);
-            }
-            off += reclen;
-        }
-    }
+    })
 }
 
 fn parse_pid(name: &[u8]) -> Option<u32> {

@@ -10,12 +10,15 @@
 //! - [`pin_current_thread`]: CPU affinity.
 //! - [`statfs`]: a filesystem's figures and type.
 //! - [`child`]: child processes that die with their starter and are reaped.
+//! - [`dir`]: kernel directories and files read by descriptor (`openat`,
+//!   `getdents64`, one `pread` at offset 0).
 //! - `bpf` (feature `bpf`): loading BPF programs with signals blocked, and
 //!   errors with their causes on one line.
 
 #[cfg(feature = "bpf")]
 pub mod bpf;
 pub mod child;
+pub mod dir;
 pub mod file;
 
 use std::sync::OnceLock;

@@ -1,0 +1,19 @@
+//! Per-cgroup accounting: what each service, container and slice costs,
+//! as the kernel counts it (exited processes and kernel work charged to
+//! the cgroup included).
+//!
+//! - [`files`]: the figures ([`Figure`]) and the file of each hierarchy
+//!   version that gives each one ([`FILES`]); which files are read is
+//!   chosen by name ([`files::select`]).
+//! - [`parse`]: each file's text into [`Figures`], pure.
+//! - [`reader`]: the hierarchies of the mount table walked, directories
+//!   kept open between reads, files read with `openat` and `pread`
+//!   ([`Reader`] into a [`Sample`]).
+
+pub mod files;
+pub mod parse;
+pub mod reader;
+
+pub use files::{FILES, Figure, File};
+pub use parse::{Figures, ParseError};
+pub use reader::{Cgroup, Hierarchy, Options, Reader, Sample};

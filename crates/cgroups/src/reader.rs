@@ -1,0 +1,540 @@
+//! The walk: every hierarchy of the mount table that gives a figure (the
+//! v2 one, and v1 ones with the cpu, cpuacct, memory, blkio or pids
+//! controller), each cgroup's directory listed and its files read through
+//! descriptors: a directory kept open from one read to the next (within a
+//! descriptor budget), each file opened beneath it with `openat` (one
+//! component looked up, no path walked from the root) and read whole with
+//! one `pread`, or, with `keep_open`, kept open too and read again in place.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::files::{FILES, File, Version};
+use crate::parse::{Figures, parse};
+
+/// Cgroups read at most: past it, new ones are left out and counted.
+pub const DEFAULT_MAX_CGROUPS: usize = 100_000;
+/// Levels below a hierarchy's root walked at most.
+pub const MAX_DEPTH: u16 = 32;
+/// A file's text read at most (io.stat on a machine with thousands of
+/// devices is the largest).
+const FILE_LIMIT: usize = 1 << 20;
+/// Reads after which a file found missing in a cgroup is tried again (a v2
+/// cgroup gains files when its parent enables a controller).
+const ABSENT_RETRY: u64 = 30;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where the mount table is read (`<proc_root>/self/mountinfo`).
+    pub proc_root: PathBuf,
+    /// Mount points under /sys are read under this root instead.
+    pub sys_root: PathBuf,
+    /// The files read ([`crate::files::select`]); every one by default.
+    pub files: Vec<&'static File>,
+    pub max_cgroups: usize,
+    /// Descriptors the reader may keep open between reads; past them,
+    /// directories (and files) are opened for the read and closed.
+    pub max_fds: usize,
+    /// Keep each cgroup's files open between reads, not only its
+    /// directory (faster; each costs the kernel a page for its text).
+    pub keep_open: bool,
+}
+
+impl Options {
+    pub fn new(proc_root: &Path, sys_root: &Path) -> Options {
+        Options {
+            proc_root: proc_root.to_path_buf(),
+            sys_root: sys_root.to_path_buf(),
+            files: FILES.iter().collect(),
+            max_cgroups: DEFAULT_MAX_CGROUPS,
+            max_fds: default_max_fds(),
+            keep_open: false,
+        }
+    }
+}
+
+/// A quarter of the descriptor limit (the process table keeps its own
+/// within the rest), at most 16,384.
+pub fn default_max_fds() -> usize {
+    sys::fd_limit().map_or(0, |l| (l / 4) as usize).min(16_384)
+}
+
+/// A cgroup hierarchy of the mount table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hierarchy {
+    /// Where it is mounted, as the mount table says.
+    pub mount: PathBuf,
+    /// Where it is read (under the sys root for a mount under /sys).
+    pub dir: PathBuf,
+    pub v2: bool,
+    /// v1: the controllers it holds that a file here reads.
+    pub controllers: Vec<String>,
+}
+
+/// One cgroup, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cgroup {
+    /// Its path below the hierarchies' roots: `/` for the root,
+    /// `/system.slice/cron.service`.
+    pub path: Arc<str>,
+    /// Its directory's inode in the v2 hierarchy (the kernel's cgroup id,
+    /// as a process's cgroup id gives it), or in the first v1 one when it
+    /// is in no v2 hierarchy. A cgroup removed and made again under the
+    /// same path has a new one.
+    pub id: u64,
+    /// Levels below the root (the root: 0).
+    pub depth: u16,
+    pub figures: Figures,
+}
+
+/// One read of every cgroup.
+#[derive(Debug, Clone, Default)]
+pub struct Sample {
+    pub mono_ns: u64,
+    pub unix_ns: u64,
+    /// In path order: a parent before its children.
+    pub cgroups: Vec<Cgroup>,
+    /// Cgroups not read: past `max_cgroups`, deeper than [`MAX_DEPTH`], or
+    /// named in bytes that are not UTF-8.
+    pub left_out: u64,
+    /// Lines of files left out (the rest of each file used).
+    pub skipped_lines: u64,
+    /// Files that could not be read or parsed, and the first one's error.
+    pub errors: u64,
+    pub first_error: Option<String>,
+}
+
+impl Sample {
+    fn error(&mut self, e: String) {
+        self.errors += 1;
+        self.first_error.get_or_insert(e);
+    }
+}
+
+/// The hierarchies in `<proc_root>/self/mountinfo` that give a figure of
+/// `files`, v2 first, each once.
+pub fn hierarchies(
+    proc_root: &Path,
+    sys_root: &Path,
+    files: &[&File],
+) -> io::Result<Vec<Hierarchy>> {
+    let text = std::fs::read_to_string(proc_root.join("self/mountinfo"))?;
+    let mut out: Vec<(String, Hierarchy)> = Vec::new();
+    for line in text.lines() {
+        // id parent maj:min root mount options [optional...] - fstype source super
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let l: Vec<&str> = left.split(' ').collect();
+        let r: Vec<&str> = right.split(' ').collect();
+        let (Some(dev), Some(mount), Some(fstype), Some(sup)) =
+            (l.get(2), l.get(4), r.first(), r.get(2))
+        else {
+            continue;
+        };
+        let v2 = match *fstype {
+            "cgroup2" => true,
+            "cgroup" => false,
+            _ => continue,
+        };
+        let controllers: Vec<String> = if v2 {
+            Vec::new()
+        } else {
+            sup.split(',')
+                .filter(|c| {
+                    files
+                        .iter()
+                        .any(|f| matches!(f.version, Version::V1(x) if x == *c))
+                })
+                .map(str::to_string)
+                .collect()
+        };
+        if !v2 && controllers.is_empty() || out.iter().any(|(d, _)| d == dev) {
+            continue;
+        }
+        let mount = PathBuf::from(unescape(mount));
+        let dir = match mount.strip_prefix("/sys") {
+            Ok(rest) => sys_root.join(rest),
+            Err(_) => mount.clone(),
+        };
+        out.push((
+            dev.to_string(),
+            Hierarchy {
+                mount,
+                dir,
+                v2,
+                controllers,
+            },
+        ));
+    }
+    let mut out: Vec<Hierarchy> = out.into_iter().map(|(_, h)| h).collect();
+    out.sort_by_key(|h| !h.v2);
+    Ok(out)
+}
+
+/// The mount table's octal escapes (`\040` for a space).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = b
+            .get(i + 1..i + 4)
+            .filter(|o| b[i] == b'\\' && o.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match oct {
+            Some(o) => {
+                out.push(
+                    o.iter()
+                        .fold(0u8, |v, c| v.wrapping_mul(8).wrapping_add(c - b'0')),
+                );
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+struct Hier {
+    info: Hierarchy,
+    files: Vec<&'static File>,
+    root: Option<OwnedFd>,
+}
+
+struct Node {
+    id: u64,
+    depth: u16,
+    figures: Figures,
+    /// The read whose figures `figures` holds.
+    read: u64,
+    /// Its directory was removed (a file beneath it is no longer there):
+    /// forgotten after this read, found again, with its new id, by the next.
+    stale: bool,
+    per: Vec<PerHier>,
+}
+
+#[derive(Default)]
+struct PerHier {
+    dir: Option<OwnedFd>,
+    /// With `keep_open`: the files, in the hierarchy's file order.
+    files: Vec<Option<OwnedFd>>,
+    /// Files not in this cgroup (bit per file), and when they were found so.
+    absent: u64,
+    absent_at: u64,
+    /// The read that last found it in this hierarchy.
+    seen: u64,
+}
+
+/// Reads every cgroup of the machine's hierarchies; keeps their
+/// directories (and with `keep_open` their files) open between reads.
+pub struct Reader {
+    opts: Options,
+    hiers: Vec<Hier>,
+    nodes: BTreeMap<Arc<str>, Node>,
+    reads: u64,
+    kept: usize,
+    buf: Vec<u8>,
+    dents: Vec<u8>,
+    /// Child names per level, reused.
+    names: Vec<Vec<u8>>,
+}
+
+impl Reader {
+    /// Finds the hierarchies; an error when the mount table cannot be read
+    /// or holds none that gives a figure of the files asked for.
+    pub fn new(opts: Options) -> Result<Reader, String> {
+        let mountinfo = opts.proc_root.join("self/mountinfo");
+        let found = hierarchies(&opts.proc_root, &opts.sys_root, &opts.files)
+            .map_err(|e| format!("cgroups: cannot read {}: {e}", mountinfo.display()))?;
+        let hiers: Vec<Hier> = found
+            .into_iter()
+            .map(|info| {
+                let files = opts
+                    .files
+                    .iter()
+                    .copied()
+                    .filter(|f| match f.version {
+                        Version::V2 => info.v2,
+                        Version::V1(c) => info.controllers.iter().any(|x| x == c),
+                    })
+                    .take(64)
+                    .collect();
+                Hier {
+                    info,
+                    files,
+                    root: None,
+                }
+            })
+            .filter(|h: &Hier| !h.files.is_empty())
+            .collect();
+        if hiers.is_empty() {
+            return Err(format!(
+                "cgroups: no cgroup hierarchy in {} holds a file asked for (v2, or v1 with cpu, cpuacct, memory, blkio or pids)",
+                mountinfo.display()
+            ));
+        }
+        Ok(Reader {
+            opts,
+            hiers,
+            nodes: BTreeMap::new(),
+            reads: 0,
+            kept: 0,
+            buf: Vec::new(),
+            dents: vec![0; 32 << 10],
+            names: Vec::new(),
+        })
+    }
+
+    pub fn hierarchies(&self) -> impl Iterator<Item = &Hierarchy> {
+        self.hiers.iter().map(|h| &h.info)
+    }
+
+    /// Descriptors kept open between reads.
+    pub fn kept_fds(&self) -> usize {
+        self.kept
+    }
+
+    /// Reads every cgroup into `out`.
+    pub fn read(&mut self, out: &mut Sample) {
+        self.reads += 1;
+        out.cgroups.clear();
+        out.left_out = 0;
+        out.skipped_lines = 0;
+        out.errors = 0;
+        out.first_error = None;
+        out.mono_ns = sys::mono_ns();
+        out.unix_ns = sys::unix_ns();
+        for hi in 0..self.hiers.len() {
+            if self.hiers[hi].root.is_none() {
+                match sys::dir::open_dir(&self.hiers[hi].info.dir) {
+                    Ok(fd) => self.hiers[hi].root = Some(fd),
+                    Err(e) => {
+                        out.error(format!(
+                            "cgroups: {}: {e}",
+                            self.hiers[hi].info.dir.display()
+                        ));
+                        continue;
+                    }
+                }
+            }
+            let root = self.hiers[hi].root.as_ref().map_or(-1, |f| f.as_raw_fd());
+            self.visit(hi, Arc::from("/"), root, None, 0, out);
+        }
+        let reads = self.reads;
+        let mut kept = 0;
+        self.nodes.retain(|_, n| {
+            for p in &mut n.per {
+                if p.seen != reads {
+                    *p = PerHier::default();
+                }
+                kept += usize::from(p.dir.is_some()) + p.files.iter().flatten().count();
+            }
+            !n.stale && n.per.iter().any(|p| p.seen == reads)
+        });
+        self.kept = kept;
+        out.cgroups
+            .extend(self.nodes.iter().map(|(path, n)| Cgroup {
+                path: path.clone(),
+                id: n.id,
+                depth: n.depth,
+                figures: n.figures.clone(),
+            }));
+    }
+
+    /// Reads the cgroup at `path` of hierarchy `hi` (its directory `dir`,
+    /// `opened` when opened for this read), then its children.
+    fn visit(
+        &mut self,
+        hi: usize,
+        path: Arc<str>,
+        dir: RawFd,
+        opened: Option<OwnedFd>,
+        depth: u16,
+        out: &mut Sample,
+    ) {
+        let nh = self.hiers.len();
+        if !self.nodes.contains_key(&path) {
+            if self.nodes.len() >= self.opts.max_cgroups {
+                out.left_out += 1;
+                return;
+            }
+            let id = inode(dir).unwrap_or(0);
+            self.nodes.insert(
+                path.clone(),
+                Node {
+                    id,
+                    depth,
+                    figures: Figures::default(),
+                    read: 0,
+                    stale: false,
+                    per: (0..nh).map(|_| PerHier::default()).collect(),
+                },
+            );
+        }
+        // The descriptor stays open until the children are read: kept in
+        // the node within the budget, else held here.
+        let mut held = None;
+        if let Some(fd) = opened {
+            let n = self.nodes.get_mut(&path).map(|n| &mut n.per[hi]);
+            match n {
+                Some(p) if self.kept < self.opts.max_fds => {
+                    p.dir = Some(fd);
+                    self.kept += 1;
+                }
+                _ => held = Some(fd),
+            }
+        }
+        if !self.read_files(hi, &path, dir, out) {
+            return;
+        }
+        // The children's names, in this level's reused buffer.
+        let level = usize::from(depth);
+        if self.names.len() <= level {
+            self.names.resize_with(level + 1, Vec::new);
+        }
+        let mut names = std::mem::take(&mut self.names[level]);
+        names.clear();
+        let listed = sys::dir::entries(dir, &mut self.dents, |name, t| {
+            if t == sys::dir::DT_DIR && name != b"." && name != b".." {
+                names.extend_from_slice(name);
+                names.push(0);
+            }
+        });
+        match listed {
+            Ok(()) => {}
+            // Removed since it was opened.
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                if let Some(n) = self.nodes.get_mut(&path) {
+                    n.stale = true;
+                }
+                names.clear();
+            }
+            Err(e) => out.error(format!("cgroups: listing {path}: {e}")),
+        }
+        for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+            let Ok(s) = std::str::from_utf8(name) else {
+                out.left_out += 1;
+                continue;
+            };
+            if depth >= MAX_DEPTH {
+                out.left_out += 1;
+                continue;
+            }
+            let child: Arc<str> = if depth == 0 {
+                Arc::from(format!("/{s}"))
+            } else {
+                Arc::from(format!("{path}/{s}"))
+            };
+            let kept = self
+                .nodes
+                .get(&child)
+                .and_then(|n| n.per[hi].dir.as_ref())
+                .map(|f| f.as_raw_fd());
+            match kept {
+                Some(fd) => self.visit(hi, child, fd, None, depth + 1, out),
+                None => match sys::dir::open_at(dir, name, libc::O_RDONLY | libc::O_DIRECTORY) {
+                    Ok(fd) => {
+                        let raw = fd.as_raw_fd();
+                        self.visit(hi, child, raw, Some(fd), depth + 1, out);
+                    }
+                    // Removed since the listing.
+                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                    Err(e) => out.error(format!("cgroups: {child}: {e}")),
+                },
+            }
+        }
+        self.names[level] = names;
+        drop(held);
+    }
+
+    /// Reads the files of hierarchy `hi` beneath `dir` into the node's
+    /// figures; false when the cgroup was removed.
+    fn read_files(&mut self, hi: usize, path: &Arc<str>, dir: RawFd, out: &mut Sample) -> bool {
+        let reads = self.reads;
+        let keep_open = self.opts.keep_open;
+        let max_fds = self.opts.max_fds;
+        let Some(node) = self.nodes.get_mut(path) else {
+            return false;
+        };
+        if node.read != reads {
+            node.figures.clear();
+            node.read = reads;
+        }
+        let hier = &self.hiers[hi];
+        let p = &mut node.per[hi];
+        p.seen = reads;
+        if p.absent != 0 && reads - p.absent_at >= ABSENT_RETRY {
+            p.absent = 0;
+        }
+        if keep_open && p.files.len() != hier.files.len() {
+            p.files.resize_with(hier.files.len(), || None);
+        }
+        for (i, file) in hier.files.iter().enumerate() {
+            if p.absent & (1 << i) != 0 {
+                continue;
+            }
+            let name = file.name.as_bytes();
+            let got = match p.files.get_mut(i) {
+                Some(slot) => {
+                    if slot.is_none()
+                        && self.kept < max_fds
+                        && let Ok(fd) = sys::dir::open_at(dir, name, libc::O_RDONLY)
+                    {
+                        *slot = Some(fd);
+                        self.kept += 1;
+                    }
+                    match slot {
+                        Some(fd) => {
+                            sys::dir::pread_all(fd.as_raw_fd(), &mut self.buf, 4096, FILE_LIMIT)
+                        }
+                        None => read_at(dir, name, &mut self.buf),
+                    }
+                }
+                None => read_at(dir, name, &mut self.buf),
+            };
+            match got {
+                Ok(n) => match parse(file, &self.buf[..n], &mut node.figures) {
+                    Ok(skipped) => out.skipped_lines += skipped as u64,
+                    Err(e) => out.error(format!("cgroups: {path}: {e}")),
+                },
+                // A kept file of a removed cgroup.
+                Err(e) if e.raw_os_error() == Some(libc::ENODEV) => {
+                    node.stale = true;
+                    return false;
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                    if !exists(dir, b"cgroup.procs") {
+                        node.stale = true;
+                        return false;
+                    }
+                    p.absent |= 1 << i;
+                    p.absent_at = reads;
+                }
+                Err(e) => out.error(format!("cgroups: {path}/{}: {e}", file.name)),
+            }
+        }
+        true
+    }
+}
+
+fn read_at(dir: RawFd, name: &[u8], buf: &mut Vec<u8>) -> io::Result<usize> {
+    let fd = sys::dir::open_at(dir, name, libc::O_RDONLY)?;
+    sys::dir::pread_all(fd.as_raw_fd(), buf, 4096, FILE_LIMIT)
+}
+
+fn exists(dir: RawFd, name: &[u8]) -> bool {
+    sys::dir::open_at(dir, name, libc::O_PATH).is_ok()
+}
+
+fn inode(fd: RawFd) -> Option<u64> {
+    // SAFETY: fstat fills a stat buffer we own.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is open; st is valid for writing.
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some(st.st_ino)
+}

@@ -1,0 +1,403 @@
+//! Real cgroups made by the test in this machine's hierarchies (v1
+//! controllers and a v2 hierarchy without any): a busy loop in one, a
+//! memory hog in another, a direct-I/O writer in a third, each found where
+//! it should be, within the drift of two reads of the kernel's own files;
+//! cgroups removed while they are walked; 10,000 cgroups.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use cgroups::Figure::*;
+use cgroups::{Figure, Hierarchy, Options, Reader, Sample};
+
+/// Cgroups and children this test made, removed and killed on drop.
+#[derive(Default)]
+struct Made {
+    dirs: Vec<PathBuf>,
+    children: Vec<Child>,
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        // The children's own children (a shell's commands) are in the
+        // cgroups made for them: every process there is one of ours.
+        for d in &self.dirs {
+            let procs = std::fs::read_to_string(d.join("cgroup.procs")).unwrap_or_default();
+            for pid in procs.lines().filter_map(|p| p.parse::<i32>().ok()) {
+                // SAFETY: a signal to a process this test started.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for d in self.dirs.iter().rev() {
+            remove_tree(d);
+        }
+    }
+}
+
+/// Removes a cgroup and every cgroup below it, children first; a cgroup
+/// whose last task just exited may still be busy a moment.
+fn remove_tree(d: &Path) {
+    if let Ok(entries) = std::fs::read_dir(d) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_tree(&e.path());
+            }
+        }
+    }
+    for _ in 0..250 {
+        if std::fs::remove_dir(d).is_ok() || !d.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("cannot remove {}", d.display());
+}
+
+fn machine() -> Vec<Hierarchy> {
+    assert!(
+        // SAFETY: geteuid has no preconditions.
+        unsafe { libc::geteuid() } == 0,
+        "making cgroups needs root"
+    );
+    let r = Reader::new(Options::new(Path::new("/proc"), Path::new("/sys"))).unwrap();
+    r.hierarchies().cloned().collect()
+}
+
+fn hierarchy<'a>(h: &'a [Hierarchy], controller: &str) -> &'a Hierarchy {
+    h.iter()
+        .find(|h| {
+            if controller == "v2" {
+                h.v2
+            } else {
+                h.controllers.iter().any(|c| c == controller)
+            }
+        })
+        .unwrap_or_else(|| panic!("this machine mounts no {controller} hierarchy"))
+}
+
+/// Makes `name` in each of `hierarchies`; starts `script` under sh, moves
+/// it into them, then lets it run.
+fn run_in(made: &mut Made, hierarchies: &[&Hierarchy], name: &str, script: &str) -> u32 {
+    let mut child = Command::new("sh")
+        .args(["-c", &format!("read go; {script}")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    for h in hierarchies {
+        let d = h.dir.join(name);
+        if !made.dirs.contains(&d) {
+            std::fs::create_dir(&d).unwrap();
+            made.dirs.push(d.clone());
+        }
+        std::fs::write(d.join("cgroup.procs"), pid.to_string()).unwrap();
+    }
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    made.children.push(child);
+    pid
+}
+
+/// `MAJ:MIN` of the whole disk holding `path`.
+fn whole_disk(path: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).unwrap().dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    let disk = if sys.join("partition").exists() {
+        sys.join("../dev")
+    } else {
+        sys.join("dev")
+    };
+    std::fs::read_to_string(&disk)
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}: the temp dir is on no block device",
+                disk.display()
+            )
+        })
+        .trim()
+        .to_string()
+}
+
+/// A number in a kernel file: the whole file, or the value of `key`.
+fn kernel(path: &Path, key: Option<&str>, field: usize) -> u64 {
+    let t = std::fs::read_to_string(path).unwrap();
+    let line = match key {
+        None => t.lines().next().unwrap(),
+        Some(k) => t.lines().find(|l| l.split(' ').next() == Some(k)).unwrap(),
+    };
+    line.split(' ').nth(field).unwrap().trim().parse().unwrap()
+}
+
+fn read(files: &[&str]) -> Sample {
+    let mut o = Options::new(Path::new("/proc"), Path::new("/sys"));
+    if !files.is_empty() {
+        o.files = cgroups::files::select(files).unwrap();
+    }
+    let mut r = Reader::new(o).unwrap();
+    let mut s = Sample::default();
+    r.read(&mut s);
+    s
+}
+
+fn figure(s: &Sample, path: &str, f: Figure) -> u64 {
+    let c = s
+        .cgroups
+        .iter()
+        .find(|c| &*c.path == path)
+        .unwrap_or_else(|| panic!("{path} not read"));
+    c.figures
+        .get(f)
+        .unwrap_or_else(|| panic!("{path}: no {}", f.name()))
+}
+
+/// The reader's figure lies between the kernel's before and after it.
+fn between(what: &str, before: u64, got: u64, after: u64) {
+    assert!(
+        before <= got && got <= after,
+        "{what}: {before} <= {got} <= {after}"
+    );
+}
+
+#[test]
+fn a_busy_loop_a_memory_hog_and_a_writer_show_up_where_they_run() {
+    let h = machine();
+    let (v2, cpuacct, memory, blkio, pids) = (
+        hierarchy(&h, "v2"),
+        hierarchy(&h, "cpuacct"),
+        hierarchy(&h, "memory"),
+        hierarchy(&h, "blkio"),
+        hierarchy(&h, "pids"),
+    );
+    let me = std::process::id();
+    let (busy, hog, io) = (
+        format!("qs-live-{me}-busy"),
+        format!("qs-live-{me}-hog"),
+        format!("qs-live-{me}-io"),
+    );
+    let mut made = Made::default();
+    run_in(
+        &mut made,
+        &[v2, cpuacct, pids],
+        &busy,
+        "while :; do :; done",
+    );
+    run_in(
+        &mut made,
+        &[memory],
+        &hog,
+        "x=$(head -c 67108864 /dev/zero | tr '\\0' a); sleep 600",
+    );
+    let tmp = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let out = tmp.path().join("written");
+    // v1 counts a cgroup's block I/O only on a disk with a throttle rule:
+    // one no writer reaches (1 TB/s) on the disk under the file.
+    let disk = whole_disk(tmp.path());
+    std::fs::create_dir(blkio.dir.join(&io)).unwrap();
+    made.dirs.push(blkio.dir.join(&io));
+    std::fs::write(
+        blkio.dir.join(&io).join("blkio.throttle.write_bps_device"),
+        format!("{disk} 1099511627776"),
+    )
+    .unwrap();
+    let writer = run_in(
+        &mut made,
+        &[blkio],
+        &io,
+        &format!(
+            "exec dd if=/dev/zero of={} bs=1M count=32 oflag=direct",
+            out.display()
+        ),
+    );
+    // The writer ends; the busy loop runs a while; the hog holds its 64 MiB.
+    let w = made.children.iter_mut().find(|c| c.id() == writer).unwrap();
+    assert!(w.wait().unwrap().success(), "dd with O_DIRECT failed");
+    // Until the hog holds its 64 MiB and the loop has run 0.1 s, however
+    // busy the machine.
+    let hog_usage = memory.dir.join(&hog).join("memory.usage_in_bytes");
+    let v2_usage = v2.dir.join(&busy).join("cpu.stat");
+    let v1_usage = cpuacct.dir.join(&busy).join("cpuacct.usage");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while kernel(&hog_usage, None, 0) < 64 << 20 || kernel(&v1_usage, None, 0) < 100_000_000 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hog and the loop did not start"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+
+    let (busy_p, hog_p, io_p) = (format!("/{busy}"), format!("/{hog}"), format!("/{io}"));
+    let before = (
+        kernel(&v2_usage, Some("usage_usec"), 1) * 1000,
+        kernel(&v1_usage, None, 0),
+        kernel(&hog_usage, None, 0),
+    );
+    let all = read(&[]);
+    let v1 = read(&["v1:cpuacct.usage", "v1:memory.usage_in_bytes"]);
+    let after = (
+        kernel(&v2_usage, Some("usage_usec"), 1) * 1000,
+        kernel(&v1_usage, None, 0),
+        kernel(&hog_usage, None, 0),
+    );
+    assert_eq!(all.errors, 0, "{:?}", all.first_error);
+    between(
+        "busy, v2 cpu.stat",
+        before.0,
+        figure(&all, &busy_p, CpuUsageNs),
+        after.0,
+    );
+    between(
+        "busy, v1 cpuacct.usage",
+        before.1,
+        figure(&v1, &busy_p, CpuUsageNs),
+        after.1,
+    );
+    assert_eq!(figure(&all, &busy_p, Pids), 1);
+    let (lo, hi) = (before.2.min(after.2), before.2.max(after.2));
+    between(
+        "hog, memory.usage_in_bytes",
+        lo,
+        figure(&all, &hog_p, MemoryBytes),
+        hi,
+    );
+    assert!(lo >= 64 << 20, "the hog holds {lo} bytes");
+    assert!(figure(&all, &hog_p, MemoryAnonBytes) >= 64 << 20);
+    // The writer has ended: its cgroup's figures stand still.
+    let written: u64 = std::fs::read_to_string(
+        blkio
+            .dir
+            .join(&io)
+            .join("blkio.throttle.io_service_bytes_recursive"),
+    )
+    .unwrap()
+    .lines()
+    .filter_map(|l| match l.split(' ').collect::<Vec<_>>()[..] {
+        [_, "Write", v] => v.parse::<u64>().ok(),
+        _ => None,
+    })
+    .sum();
+    assert!(
+        written >= 32 << 20,
+        "the kernel counts {written} bytes written"
+    );
+    assert_eq!(figure(&all, &io_p, IoWriteBytes), written);
+    assert!(figure(&all, &io_p, IoWrites) >= 32);
+    // Each cgroup has the v2 id where it is in the v2 hierarchy.
+    let id = all.cgroups.iter().find(|c| *c.path == busy_p).unwrap().id;
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(id, std::fs::metadata(v2.dir.join(&busy)).unwrap().ino());
+}
+
+#[test]
+fn cgroups_removed_and_made_again_while_walked_are_never_an_error() {
+    let h = machine();
+    let v2 = hierarchy(&h, "v2");
+    let base = v2.dir.join(format!("qs-live-{}-churn", std::process::id()));
+    let mut made = Made::default();
+    std::fs::create_dir(&base).unwrap();
+    made.dirs.push(base.clone());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churn = {
+        let (base, stop) = (base.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // Fifty made, then fifty removed: the walk meets both.
+                for i in 0..50 {
+                    let d = base.join(format!("c{i}"));
+                    let _ = std::fs::create_dir(&d);
+                    let _ = std::fs::create_dir(d.join("inner"));
+                    n += 1;
+                }
+                for i in 0..50 {
+                    let d = base.join(format!("c{i}"));
+                    let _ = std::fs::remove_dir(d.join("inner"));
+                    let _ = std::fs::remove_dir(&d);
+                }
+            }
+            n
+        })
+    };
+    let mut r = Reader::new(Options::new(Path::new("/proc"), Path::new("/sys"))).unwrap();
+    let mut s = Sample::default();
+    let prefix = format!("/{}/", base.file_name().unwrap().to_str().unwrap());
+    let mut seen = 0;
+    for _ in 0..300 {
+        r.read(&mut s);
+        assert_eq!(s.errors, 0, "{:?}", s.first_error);
+        seen += s
+            .cgroups
+            .iter()
+            .filter(|c| c.path.starts_with(&prefix))
+            .count();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let made_n = churn.join().unwrap();
+    for i in 0..50 {
+        remove_tree(&base.join(format!("c{i}")));
+    }
+    assert!(made_n > 300, "the churn made {made_n} cgroups");
+    // Nothing kept for the cgroups gone: only the kept base remains.
+    r.read(&mut s);
+    assert_eq!(
+        s.cgroups
+            .iter()
+            .filter(|c| c.path.starts_with(&prefix))
+            .count(),
+        0
+    );
+    // Nor any descriptor: at most one directory a cgroup and hierarchy.
+    assert!(
+        r.kept_fds() <= s.cgroups.len() * h.len(),
+        "{} kept",
+        r.kept_fds()
+    );
+    eprintln!("churned cgroups met by the walk: {seen}");
+}
+
+#[test]
+fn ten_thousand_cgroups_are_read_each_with_its_figures() {
+    let h = machine();
+    let v2 = hierarchy(&h, "v2");
+    let base = v2.dir.join(format!("qs-live-{}-many", std::process::id()));
+    let mut made = Made::default();
+    std::fs::create_dir(&base).unwrap();
+    made.dirs.push(base.clone());
+    for i in 0..100 {
+        let d = base.join(format!("s{i}"));
+        std::fs::create_dir(&d).unwrap();
+        made.dirs.push(d.clone());
+        for j in 0..99 {
+            let c = d.join(format!("c{j}"));
+            std::fs::create_dir(&c).unwrap();
+            made.dirs.push(c);
+        }
+    }
+    let mut o = Options::new(Path::new("/proc"), Path::new("/sys"));
+    o.files = cgroups::files::select(&["v2:cpu.stat", "v2:memory.pressure"]).unwrap();
+    let mut r = Reader::new(o).unwrap();
+    let mut s = Sample::default();
+    let prefix = format!("/{}/", base.file_name().unwrap().to_str().unwrap());
+    for round in 0..2 {
+        r.read(&mut s);
+        assert_eq!(s.errors, 0, "{:?}", s.first_error);
+        let ours: Vec<_> = s
+            .cgroups
+            .iter()
+            .filter(|c| c.path.starts_with(&prefix))
+            .collect();
+        assert_eq!(ours.len(), 10_000, "round {round}");
+        for c in &ours {
+            assert_eq!(c.figures.get(CpuUsageNs), Some(0), "{}", c.path);
+            assert_eq!(c.figures.get(MemorySomeUs), Some(0), "{}", c.path);
+        }
+    }
+}
