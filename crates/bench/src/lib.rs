@@ -1,6 +1,7 @@
 //! System-level benchmarks behind `quietstat bench`.
 
 pub mod agent_cost;
+pub mod cgroups_cost;
 pub mod child;
 pub mod consumers;
 pub mod equal_work;

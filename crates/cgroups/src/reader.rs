@@ -74,6 +74,21 @@ pub struct Hierarchy {
     pub controllers: Vec<String>,
 }
 
+impl Hierarchy {
+    /// The files of `chosen` read in this hierarchy (64 at most).
+    pub fn files(&self, chosen: &[&'static File]) -> Vec<&'static File> {
+        chosen
+            .iter()
+            .copied()
+            .filter(|f| match f.version {
+                Version::V2 => self.v2,
+                Version::V1(c) => self.controllers.iter().any(|x| x == c),
+            })
+            .take(64)
+            .collect()
+    }
+}
+
 /// One cgroup, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cgroup {
@@ -255,16 +270,7 @@ impl Reader {
         let hiers: Vec<Hier> = found
             .into_iter()
             .map(|info| {
-                let files = opts
-                    .files
-                    .iter()
-                    .copied()
-                    .filter(|f| match f.version {
-                        Version::V2 => info.v2,
-                        Version::V1(c) => info.controllers.iter().any(|x| x == c),
-                    })
-                    .take(64)
-                    .collect();
+                let files = info.files(&opts.files);
                 Hier {
                     info,
                     files,

@@ -276,6 +276,66 @@ pub fn run_fields(args: &FieldsArgs) -> anyhow::Result<ExitCode> {
 }
 
 #[derive(clap::Args)]
+pub struct CgroupsArgs {
+    /// Cgroups to make in each hierarchy (a hundred per slice).
+    #[arg(long, default_value_t = bench::cgroups_cost::DEFAULT_COUNT, value_name = "N")]
+    count: usize,
+    /// Walks per way (after one warm-up).
+    #[arg(long, default_value_t = bench::cgroups_cost::DEFAULT_RUNS, value_name = "R")]
+    runs: usize,
+    /// A row for each file alone, too.
+    #[arg(long)]
+    per_file: bool,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run_cgroups(args: &CgroupsArgs) -> anyhow::Result<ExitCode> {
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    if args.count == 0 || args.count > 1_000_000 {
+        bail!("--count takes 1 to 1,000,000 cgroups, e.g. 10000");
+    }
+    let opts = bench::cgroups_cost::Options {
+        count: args.count,
+        runs: args.runs,
+        per_file: args.per_file,
+    };
+    let rows = bench::cgroups_cost::run(&opts, &mut |msg| eprintln!("quietstat: {msg}"))
+        .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => print_json_lines(&rows)?,
+        Format::Table => print_rows(
+            vec![
+                "way",
+                "cgroups",
+                "figures",
+                "median_ms",
+                "us/cgroup",
+                "naive/this",
+                "kept fds",
+            ],
+            Align::Left,
+            rows.iter()
+                .map(|r| {
+                    vec![
+                        r.method.clone(),
+                        r.cgroups.to_string(),
+                        r.figures.to_string(),
+                        f3(r.median_ms),
+                        format!("{:.2}", r.us_per_cgroup),
+                        format!("{:.2}", r.naive_over_this),
+                        r.kept_fds.to_string(),
+                    ]
+                })
+                .collect(),
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args)]
 pub struct ConsumersArgs {
     /// Consumer processes per variant.
     #[arg(long, default_value_t = 10, value_name = "C")]

@@ -85,6 +85,10 @@ enum BenchCommand {
     /// lines it reads per process on this kernel and one walker's time with
     /// it beside the identity alone (the floor), in the same run.
     Fields(bench_cmd::FieldsArgs),
+    /// N cgroups made in every hierarchy the cgroup reader uses, read
+    /// whole: a naive reader (listed and read by path) beside the cgroup
+    /// reader's ways, and memory.stat apart, taking turns in one run.
+    Cgroups(bench_cmd::CgroupsArgs),
     /// C consumers each reading CPU times and the IRQ total N times: from
     /// /proc/stat, from the agent's shared memory at several max ages, and
     /// over HTTP.
@@ -267,6 +271,7 @@ fn main() -> ExitCode {
         }
         Command::Bench(BenchCommand::Proctable(args)) => bench_cmd::run_proctable(&args),
         Command::Bench(BenchCommand::Fields(args)) => bench_cmd::run_fields(&args),
+        Command::Bench(BenchCommand::Cgroups(args)) => bench_cmd::run_cgroups(&args),
         Command::Bench(BenchCommand::Consumers(args)) => bench_cmd::run_consumers(&args),
         Command::Bench(BenchCommand::Agent(args)) => bench_cmd::run_agent(&args),
         Command::Bench(BenchCommand::Idle(args)) => bench_cmd::run_idle(&args),
