@@ -2,6 +2,7 @@
 
 mod agent_cmd;
 mod bench_cmd;
+mod cgroups_cmd;
 mod docs_cmd;
 mod jitter_cmd;
 mod noise_cmd;
@@ -54,6 +55,9 @@ enum Command {
     NoiseHelper(noise_cmd::HelperArgs),
     /// One snapshot of the process table (BPF task iterator or /proc).
     Ps(ps_cmd::Args),
+    /// What each cgroup (service, container, slice) used over an interval,
+    /// as the kernel counts it: CPU, memory, I/O, pids, pressure.
+    Cgroups(cgroups_cmd::Args),
     /// A terminal view of the machine: live from the agent (or sampled
     /// here), or replaying the recorded history (--replay).
     Top(top_cmd::Args),
@@ -169,7 +173,7 @@ pub fn raise_nofile_limit() {
 fn check_roots(cli: &Cli) -> Result<(), String> {
     // (command, takes --proc-root, takes --sys-root)
     let (name, proc_ok, sys_ok) = match &cli.command {
-        Command::Agent(_) | Command::Stat(_) => return Ok(()),
+        Command::Agent(_) | Command::Stat(_) | Command::Cgroups(_) => return Ok(()),
         Command::Completions { .. } => ("completions", false, false),
         Command::Manpages { .. } => ("manpages", false, false),
         Command::Report(_) => ("report", false, false),
@@ -191,7 +195,7 @@ fn check_roots(cli: &Cli) -> Result<(), String> {
         if given && !ok {
             return Err(format!(
                 "{flag} is not accepted by {name}: it measures the running kernel. \
-                 Commands that read another root: stat, ps, agent, bench procfs{}",
+                 Commands that read another root: stat, cgroups, ps, agent, bench procfs{}",
                 if sys_ok {
                     " (noise takes --sys-root only)"
                 } else {
@@ -261,6 +265,7 @@ fn main() -> ExitCode {
         Command::NoiseHelper(args) => noise_cmd::run_helper(&args),
         Command::Agent(args) => agent_cmd::run(cli.proc_root, cli.sys_root, cli.rootfs, &args),
         Command::Stat(args) => stat_cmd::run(&roots.0, &roots.1, cli.rootfs, &args),
+        Command::Cgroups(args) => cgroups_cmd::run(&roots.0, &roots.1, &args),
         Command::Ps(args) => {
             raise_nofile_limit();
             ps_cmd::run(&roots.0, &roots.1, &args)

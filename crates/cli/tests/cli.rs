@@ -319,3 +319,73 @@ fn commands_that_measure_the_live_kernel_refuse_another_root() {
         );
     }
 }
+
+#[test]
+fn cgroups_on_a_fixture_sorted_and_cut_by_depth() {
+    let mut args = fixture_args("cgroup-v2");
+    args.extend(
+        [
+            "cgroups",
+            "--interval",
+            "10ms",
+            "--sort",
+            "memory",
+            "--depth",
+            "1",
+            "--format",
+            "json",
+        ]
+        .map(String::from),
+    );
+    let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    let paths: Vec<&str> = rows.iter().map(|r| r["path"].as_str().unwrap()).collect();
+    assert_eq!(
+        paths,
+        ["/kubepods.slice", "/system.slice", "/user.slice", "/"]
+    );
+    assert_eq!(rows[1]["memory_bytes"], 163_840);
+    assert_eq!(rows[1]["working_set_bytes"], 163_840 - 20_480);
+    assert_eq!(rows[1]["cpu_pct"], 0.0, "a tree that stands still");
+
+    let mut args = fixture_args("cgroup-v2");
+    args.extend(
+        [
+            "cgroups",
+            "--interval",
+            "10ms",
+            "--files",
+            "v2:memory.bogus",
+        ]
+        .map(String::from),
+    );
+    let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("v2:memory.bogus") && err.contains("accepted: v2:cpu.stat"),
+        "{err}"
+    );
+}
+
+#[test]
+fn cgroups_on_this_machine_gives_the_root_its_cpu_share() {
+    // The root cgroup holds every process: on any machine it is there.
+    let out = run(&[
+        "cgroups",
+        "--interval",
+        "200ms",
+        "--format",
+        "json",
+        "--depth",
+        "0",
+    ]);
+    assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["path"], "/");
+    assert!(rows[0]["cpu_pct"].as_f64().is_some(), "{}", rows[0]);
+}

@@ -6,6 +6,8 @@
 //! next), so that every output shows the same figure under the same name:
 //!
 //! - [`system`]: per-second rates and percentages between two system samples.
+//! - [`cgroup`]: per-cgroup shares of a CPU, memory, rates and stalls
+//!   between two cgroup samples.
 //! - [`process`]: per-process rates within one identity, top N, groups.
 //! - [`columns`]: the process fields, each defined once (name, unit, help,
 //!   getter) for `ps`, the JSON API and the exporter.
@@ -20,6 +22,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cgroup;
 pub mod columns;
 pub mod process;
 pub mod system;

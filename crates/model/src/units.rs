@@ -48,9 +48,33 @@ pub fn boot_ticks_to_unix_secs(btime_secs: u64, ticks: u64) -> f64 {
     btime_secs as f64 + ticks_to_secs(ticks)
 }
 
+/// Bytes for people: `512B`, `12K`, `3.4M`, `1.2G` (powers of 1024).
+pub fn human_bytes(v: f64) -> String {
+    const UNITS: [&str; 6] = ["B", "K", "M", "G", "T", "P"];
+    let mut v = v.max(0.0);
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 || v >= 100.0 {
+        format!("{v:.0}{}", UNITS[u])
+    } else {
+        format!("{v:.1}{}", UNITS[u])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_are_short() {
+        assert_eq!(human_bytes(512.0), "512B");
+        assert_eq!(human_bytes(1536.0), "1.5K");
+        assert_eq!(human_bytes(900.0 * 1024.0 * 1024.0), "900M");
+        assert_eq!(human_bytes(-1.0), "0B");
+    }
 
     #[test]
     fn conversions() {

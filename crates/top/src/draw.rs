@@ -23,21 +23,7 @@ const MAX_BAR_LINES: usize = 2;
 const STRIP_PER_LINE: usize = 64;
 const STRIP: &[u8] = b" .:-=+*#%@";
 
-/// Bytes for people: `512B`, `12K`, `3.4M`, `1.2G`.
-pub fn bytes(v: f64) -> String {
-    const UNITS: [&str; 6] = ["B", "K", "M", "G", "T", "P"];
-    let mut v = v.max(0.0);
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 || v >= 100.0 {
-        format!("{v:.0}{}", UNITS[u])
-    } else {
-        format!("{v:.1}{}", UNITS[u])
-    }
-}
+pub use model::units::human_bytes as bytes;
 
 fn opt_rate(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{}/s", bytes(v)))
@@ -734,13 +720,5 @@ mod tests {
         assert_eq!(exit_note(Some(0x80 | 11)), "[SIGSEGV core]");
         assert_eq!(exit_note(None), "[ended]");
         assert_eq!(signal_name(40), "SIG40");
-    }
-
-    #[test]
-    fn bytes_are_short() {
-        assert_eq!(bytes(512.0), "512B");
-        assert_eq!(bytes(1536.0), "1.5K");
-        assert_eq!(bytes(900.0 * 1024.0 * 1024.0), "900M");
-        assert_eq!(bytes(-1.0), "0B");
     }
 }

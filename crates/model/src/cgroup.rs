@@ -1,0 +1,221 @@
+//! Per-cgroup figures from two cgroup samples, in the style of
+//! systemd-cgtop and cAdvisor: CPU as a share of one CPU, memory and its
+//! working set, I/O and fault rates, the share of time stalled.
+//!
+//! A cgroup is matched by path and id: one made again under the same path
+//! (a new id) has no rates across the two, nor has a counter that went
+//! backwards.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cgroups::{Cgroup, Figure, Sample};
+use serde::Serialize;
+
+use crate::{delta, rate};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CgroupRates {
+    pub path: Arc<str>,
+    pub id: u64,
+    pub depth: u16,
+    /// CPU used, percent of one CPU (200: two CPUs busy), and its user and
+    /// system parts.
+    pub cpu_pct: Option<f64>,
+    pub cpu_user_pct: Option<f64>,
+    pub cpu_system_pct: Option<f64>,
+    /// Bandwidth periods in which the cgroup was throttled, percent of the
+    /// periods it had runnable tasks in.
+    pub throttled_periods_pct: Option<f64>,
+    pub memory_bytes: Option<u64>,
+    /// The usage less the inactive file list: what cAdvisor and the
+    /// kubelet call the working set.
+    pub working_set_bytes: Option<u64>,
+    pub memory_anon_bytes: Option<u64>,
+    pub memory_file_bytes: Option<u64>,
+    pub memory_max_bytes: Option<u64>,
+    pub page_faults_per_sec: Option<f64>,
+    pub major_page_faults_per_sec: Option<f64>,
+    /// Processes the OOM killer ended in the cgroup over the interval.
+    pub oom_kills: Option<u64>,
+    pub io_read_bytes_per_sec: Option<f64>,
+    pub io_write_bytes_per_sec: Option<f64>,
+    pub io_reads_per_sec: Option<f64>,
+    pub io_writes_per_sec: Option<f64>,
+    pub pids: Option<u64>,
+    /// Share of the interval some (or all) of its tasks stalled, percent.
+    pub cpu_some_pct: Option<f64>,
+    pub memory_some_pct: Option<f64>,
+    pub memory_full_pct: Option<f64>,
+    pub io_some_pct: Option<f64>,
+    pub io_full_pct: Option<f64>,
+}
+
+impl CgroupRates {
+    /// `cur`'s figures, and its rates since `prev` (the same cgroup in the
+    /// sample `secs` earlier: the same id, else no rates).
+    pub fn between(prev: Option<&Cgroup>, cur: &Cgroup, secs: f64) -> CgroupRates {
+        let prev = prev.filter(|p| p.id == cur.id);
+        let now = |f: Figure| cur.figures.get(f);
+        let per_sec = |f: Figure| rate(prev?.figures.get(f)?, now(f)?, secs);
+        let over = |f: Figure| delta(prev?.figures.get(f)?, now(f)?);
+        // Nanoseconds (or microseconds) of a counter per second of wall
+        // time, as a percentage.
+        let pct_ns = |f: Figure| per_sec(f).map(|r| r / 1e7);
+        let pct_us = |f: Figure| per_sec(f).map(|r| r / 1e4);
+        let throttled_periods_pct =
+            match (over(Figure::CpuThrottledPeriods), over(Figure::CpuPeriods)) {
+                (Some(t), Some(p)) if p > 0 => Some(t as f64 * 100.0 / p as f64),
+                _ => None,
+            };
+        let memory_bytes = now(Figure::MemoryBytes);
+        CgroupRates {
+            path: cur.path.clone(),
+            id: cur.id,
+            depth: cur.depth,
+            cpu_pct: pct_ns(Figure::CpuUsageNs),
+            cpu_user_pct: pct_ns(Figure::CpuUserNs),
+            cpu_system_pct: pct_ns(Figure::CpuSystemNs),
+            throttled_periods_pct,
+            memory_bytes,
+            working_set_bytes: memory_bytes
+                .map(|m| m.saturating_sub(now(Figure::MemoryInactiveFileBytes).unwrap_or(0))),
+            memory_anon_bytes: now(Figure::MemoryAnonBytes),
+            memory_file_bytes: now(Figure::MemoryFileBytes),
+            memory_max_bytes: now(Figure::MemoryMaxBytes),
+            page_faults_per_sec: per_sec(Figure::PageFaults),
+            major_page_faults_per_sec: per_sec(Figure::MajorPageFaults),
+            oom_kills: over(Figure::OomKills),
+            io_read_bytes_per_sec: per_sec(Figure::IoReadBytes),
+            io_write_bytes_per_sec: per_sec(Figure::IoWriteBytes),
+            io_reads_per_sec: per_sec(Figure::IoReads),
+            io_writes_per_sec: per_sec(Figure::IoWrites),
+            pids: now(Figure::Pids),
+            cpu_some_pct: pct_us(Figure::CpuSomeUs),
+            memory_some_pct: pct_us(Figure::MemorySomeUs),
+            memory_full_pct: pct_us(Figure::MemoryFullUs),
+            io_some_pct: pct_us(Figure::IoSomeUs),
+            io_full_pct: pct_us(Figure::IoFullUs),
+        }
+    }
+}
+
+/// Every cgroup of `cur`, in its order, with its rates since `prev` (none
+/// for a first sample, or a cgroup new since).
+pub fn between(prev: Option<&Sample>, cur: &Sample) -> Vec<CgroupRates> {
+    let secs = prev.map_or(0.0, |p| cur.mono_ns.saturating_sub(p.mono_ns) as f64 / 1e9);
+    let before: HashMap<&str, &Cgroup> = prev
+        .map(|p| p.cgroups.iter().map(|c| (&*c.path, c)).collect())
+        .unwrap_or_default();
+    cur.cgroups
+        .iter()
+        .map(|c| CgroupRates::between(before.get(&*c.path).copied(), c, secs))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cgroups::Figures;
+
+    fn cg(path: &str, id: u64, set: &[(Figure, u64)]) -> Cgroup {
+        let mut figures = Figures::default();
+        for (f, v) in set {
+            figures.set(*f, *v);
+        }
+        Cgroup {
+            path: Arc::from(path),
+            id,
+            depth: 1,
+            figures,
+        }
+    }
+
+    fn sample(mono_s: u64, cgroups: Vec<Cgroup>) -> Sample {
+        Sample {
+            mono_ns: mono_s * 1_000_000_000,
+            cgroups,
+            ..Sample::default()
+        }
+    }
+
+    #[test]
+    fn rates_over_two_samples_as_shares_of_a_cpu_and_of_the_interval() {
+        use Figure::*;
+        let a = sample(
+            10,
+            vec![cg(
+                "/a",
+                7,
+                &[
+                    (CpuUsageNs, 1_000_000_000),
+                    (CpuUserNs, 600_000_000),
+                    (CpuPeriods, 100),
+                    (CpuThrottledPeriods, 10),
+                    (IoReadBytes, 4096),
+                    (MemorySomeUs, 0),
+                    (OomKills, 1),
+                ],
+            )],
+        );
+        let b = sample(
+            12,
+            vec![cg(
+                "/a",
+                7,
+                &[
+                    (CpuUsageNs, 4_000_000_000),
+                    (CpuUserNs, 2_600_000_000),
+                    (CpuPeriods, 120),
+                    (CpuThrottledPeriods, 15),
+                    (IoReadBytes, 4096 + 2 * 8192),
+                    (MemorySomeUs, 500_000),
+                    (OomKills, 2),
+                    (MemoryBytes, 1000),
+                    (MemoryInactiveFileBytes, 300),
+                ],
+            )],
+        );
+        let r = &between(Some(&a), &b)[0];
+        assert_eq!(r.cpu_pct, Some(150.0), "3 s of CPU in 2 s");
+        assert_eq!(r.cpu_user_pct, Some(100.0));
+        assert_eq!(r.throttled_periods_pct, Some(25.0));
+        assert_eq!(r.io_read_bytes_per_sec, Some(8192.0));
+        assert_eq!(r.memory_some_pct, Some(25.0));
+        assert_eq!(r.oom_kills, Some(1));
+        assert_eq!(r.working_set_bytes, Some(700));
+        assert_eq!(r.cpu_system_pct, None, "not read");
+    }
+
+    #[test]
+    fn no_rates_for_a_first_sample_a_cgroup_made_again_or_a_counter_gone_back() {
+        use Figure::*;
+        let a = sample(
+            10,
+            vec![
+                cg("/a", 7, &[(CpuUsageNs, 50)]),
+                cg("/b", 8, &[(CpuUsageNs, 50)]),
+            ],
+        );
+        let b = sample(
+            11,
+            vec![
+                cg("/a", 9, &[(CpuUsageNs, 100), (MemoryBytes, 5)]),
+                cg("/b", 8, &[(CpuUsageNs, 10)]),
+                cg("/c", 10, &[(CpuUsageNs, 10)]),
+            ],
+        );
+        let r = between(Some(&a), &b);
+        assert_eq!(
+            r.iter().map(|r| r.cpu_pct).collect::<Vec<_>>(),
+            [None, None, None]
+        );
+        assert_eq!(
+            r[0].memory_bytes,
+            Some(5),
+            "figures without rates still shown"
+        );
+        assert_eq!(between(None, &b)[0].cpu_pct, None);
+        assert_eq!(between(Some(&b), &b)[0].cpu_pct, None, "no time passed");
+    }
+}
