@@ -6,7 +6,7 @@
 //! component looked up, no path walked from the root) and read whole with
 //! one `pread`, or, with `keep_open`, kept open too and read again in place.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
@@ -234,7 +234,6 @@ struct Node {
     per: Vec<PerHier>,
 }
 
-#[derive(Default)]
 struct PerHier {
     dir: Option<OwnedFd>,
     /// With `keep_open`: the files, in the hierarchy's file order.
@@ -244,6 +243,30 @@ struct PerHier {
     absent_at: u64,
     /// The read that last found it in this hierarchy.
     seen: u64,
+    /// Its inotify watch (creations and removals of its children), or -1.
+    wd: i32,
+    /// Its children's paths as last listed; listed again only when its
+    /// watch reports a change (or it has none).
+    children: Vec<Arc<str>>,
+    listed: bool,
+    /// Children the listing left out (too deep, or not UTF-8).
+    left_out: u64,
+}
+
+impl Default for PerHier {
+    fn default() -> PerHier {
+        PerHier {
+            dir: None,
+            files: Vec::new(),
+            absent: 0,
+            absent_at: 0,
+            seen: 0,
+            wd: -1,
+            children: Vec::new(),
+            listed: false,
+            left_out: 0,
+        }
+    }
 }
 
 /// Reads every cgroup of the machine's hierarchies; keeps their
@@ -258,7 +281,18 @@ pub struct Reader {
     dents: Vec<u8>,
     /// Child names per level, reused.
     names: Vec<Vec<u8>>,
+    /// inotify: directories' children made and removed since the last
+    /// read (none: every directory is listed at every read).
+    notify: Option<OwnedFd>,
+    /// Each watch's hierarchy and cgroup.
+    watches: HashMap<i32, (usize, Arc<str>)>,
+    max_watches: usize,
+    events: Vec<u8>,
 }
+
+/// Watches a reader adds at most (the user's inotify watches are shared
+/// with every other program of root's).
+const MAX_WATCHES: usize = 65_536;
 
 impl Reader {
     /// Finds the hierarchies; an error when the mount table cannot be read
@@ -294,6 +328,10 @@ impl Reader {
             buf: Vec::new(),
             dents: vec![0; 32 << 10],
             names: Vec::new(),
+            notify: inotify(),
+            watches: HashMap::new(),
+            max_watches: MAX_WATCHES,
+            events: vec![0; 64 << 10],
         })
     }
 
@@ -316,6 +354,7 @@ impl Reader {
         out.first_error = None;
         out.mono_ns = sys::mono_ns();
         out.unix_ns = sys::unix_ns();
+        self.drain_events();
         for hi in 0..self.hiers.len() {
             if self.hiers[hi].root.is_none() {
                 match sys::dir::open_dir(&self.hiers[hi].info.dir) {
@@ -334,14 +373,25 @@ impl Reader {
         }
         let reads = self.reads;
         let mut kept = 0;
+        let notify = self.notify.as_ref().map(|f| f.as_raw_fd());
+        let watches = &mut self.watches;
         self.nodes.retain(|_, n| {
+            let gone = n.stale || n.per.iter().all(|p| p.seen != reads);
             for p in &mut n.per {
-                if p.seen != reads {
+                if p.seen != reads || gone {
+                    if p.wd >= 0 {
+                        watches.remove(&p.wd);
+                        if let Some(fd) = notify {
+                            // SAFETY: removing a watch of our inotify fd (one
+                            // the kernel already dropped answers EINVAL).
+                            unsafe { libc::inotify_rm_watch(fd, p.wd) };
+                        }
+                    }
                     *p = PerHier::default();
                 }
                 kept += usize::from(p.dir.is_some()) + p.files.iter().flatten().count();
             }
-            !n.stale && n.per.iter().any(|p| p.seen == reads)
+            !gone
         });
         self.kept = kept;
         out.cgroups
@@ -399,44 +449,17 @@ impl Reader {
         if !self.read_files(hi, &path, dir, out) {
             return;
         }
-        // The children's names, in this level's reused buffer.
-        let level = usize::from(depth);
-        if self.names.len() <= level {
-            self.names.resize_with(level + 1, Vec::new);
+        if !self.list_children(hi, &path, dir, depth, out) {
+            return;
         }
-        let mut names = std::mem::take(&mut self.names[level]);
-        names.clear();
-        let listed = sys::dir::entries(dir, &mut self.dents, |name, t| {
-            if t == sys::dir::DT_DIR && name != b"." && name != b".." {
-                names.extend_from_slice(name);
-                names.push(0);
-            }
-        });
-        match listed {
-            Ok(()) => {}
-            // Removed since it was opened.
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                if let Some(n) = self.nodes.get_mut(&path) {
-                    n.stale = true;
-                }
-                names.clear();
-            }
-            Err(e) => out.error(format!("cgroups: listing {path}: {e}")),
-        }
-        for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
-            let Ok(s) = std::str::from_utf8(name) else {
-                out.left_out += 1;
-                continue;
-            };
-            if depth >= MAX_DEPTH {
-                out.left_out += 1;
-                continue;
-            }
-            let child: Arc<str> = if depth == 0 {
-                Arc::from(format!("/{s}"))
-            } else {
-                Arc::from(format!("{path}/{s}"))
-            };
+        let children = self
+            .nodes
+            .get_mut(&path)
+            .map(|n| std::mem::take(&mut n.per[hi].children))
+            .unwrap_or_default();
+        for child in &children {
+            let name = child.rsplit('/').next().unwrap_or_default().as_bytes();
+            let child = child.clone();
             let kept = self
                 .nodes
                 .get(&child)
@@ -455,8 +478,152 @@ impl Reader {
                 },
             }
         }
-        self.names[level] = names;
+        if let Some(n) = self.nodes.get_mut(&path) {
+            n.per[hi].children = children;
+        }
         drop(held);
+    }
+
+    /// Lists the children of `path` in hierarchy `hi` when they may have
+    /// changed (never listed, no watch, or its watch reported a child made
+    /// or removed), watching it first; false when it was removed.
+    fn list_children(
+        &mut self,
+        hi: usize,
+        path: &Arc<str>,
+        dir: RawFd,
+        depth: u16,
+        out: &mut Sample,
+    ) -> bool {
+        let Some(node) = self.nodes.get_mut(path) else {
+            return false;
+        };
+        let p = &mut node.per[hi];
+        if p.listed && p.wd >= 0 {
+            out.left_out += p.left_out;
+            return true;
+        }
+        // Watched before listing: a child made meanwhile is in the listing
+        // or reported by the next read's events.
+        if p.wd < 0
+            && self.watches.len() < self.max_watches
+            && let Some(fd) = &self.notify
+        {
+            let full = self.hiers[hi].info.dir.join(path.trim_start_matches('/'));
+            if let Ok(c) = std::ffi::CString::new(full.as_os_str().as_encoded_bytes()) {
+                let mask = libc::IN_CREATE
+                    | libc::IN_DELETE
+                    | libc::IN_MOVED_FROM
+                    | libc::IN_MOVED_TO
+                    | libc::IN_ONLYDIR;
+                // SAFETY: c is NUL-terminated; fd is our inotify fd.
+                let wd = unsafe { libc::inotify_add_watch(fd.as_raw_fd(), c.as_ptr(), mask) };
+                if wd >= 0 {
+                    p.wd = wd;
+                    self.watches.insert(wd, (hi, path.clone()));
+                }
+            }
+        }
+        // The children's names, in this level's reused buffer.
+        let level = usize::from(depth);
+        if self.names.len() <= level {
+            self.names.resize_with(level + 1, Vec::new);
+        }
+        let mut names = std::mem::take(&mut self.names[level]);
+        names.clear();
+        let listed = sys::dir::entries(dir, &mut self.dents, |name, t| {
+            if t == sys::dir::DT_DIR && name != b"." && name != b".." {
+                names.extend_from_slice(name);
+                names.push(0);
+            }
+        });
+        let node = self.nodes.get_mut(path);
+        let ok = match (listed, node) {
+            (Ok(()), Some(n)) => {
+                let p = &mut n.per[hi];
+                p.children.clear();
+                p.left_out = 0;
+                for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+                    let Ok(s) = std::str::from_utf8(name) else {
+                        p.left_out += 1;
+                        continue;
+                    };
+                    if depth >= MAX_DEPTH {
+                        p.left_out += 1;
+                        continue;
+                    }
+                    p.children.push(if depth == 0 {
+                        Arc::from(format!("/{s}"))
+                    } else {
+                        Arc::from(format!("{path}/{s}"))
+                    });
+                }
+                p.listed = true;
+                out.left_out += p.left_out;
+                true
+            }
+            // Removed since it was opened.
+            (Err(e), Some(n)) if e.raw_os_error() == Some(libc::ENOENT) => {
+                n.stale = true;
+                false
+            }
+            (Err(e), _) => {
+                out.error(format!("cgroups: listing {path}: {e}"));
+                true
+            }
+            (Ok(()), None) => false,
+        };
+        self.names[level] = names;
+        ok
+    }
+
+    /// Marks the directories whose children changed since the last read
+    /// to be listed again (all of them when the kernel's queue overflowed).
+    fn drain_events(&mut self) {
+        let Some(fd) = self.notify.as_ref().map(|f| f.as_raw_fd()) else {
+            return;
+        };
+        loop {
+            // SAFETY: the kernel writes at most events.len() bytes.
+            let n = unsafe { libc::read(fd, self.events.as_mut_ptr().cast(), self.events.len()) };
+            if n <= 0 {
+                return;
+            }
+            let n = n as usize;
+            let mut off = 0;
+            // struct inotify_event { int wd; u32 mask, cookie, len; char name[len]; }
+            while off + 16 <= n {
+                let word = |i: usize| {
+                    u32::from_ne_bytes(
+                        self.events[off + i..off + i + 4]
+                            .try_into()
+                            .unwrap_or_default(),
+                    )
+                };
+                let (wd, mask, len) = (word(0) as i32, word(4), word(12) as usize);
+                off += 16 + len;
+                if mask & libc::IN_Q_OVERFLOW != 0 {
+                    for node in self.nodes.values_mut() {
+                        for p in &mut node.per {
+                            p.listed = false;
+                        }
+                    }
+                    continue;
+                }
+                let Some((hi, path)) = self.watches.get(&wd).cloned() else {
+                    continue;
+                };
+                if mask & libc::IN_IGNORED != 0 {
+                    self.watches.remove(&wd);
+                }
+                if let Some(p) = self.nodes.get_mut(&path).map(|n| &mut n.per[hi]) {
+                    p.listed = false;
+                    if mask & libc::IN_IGNORED != 0 {
+                        p.wd = -1;
+                    }
+                }
+            }
+        }
     }
 
     /// Reads the files of hierarchy `hi` beneath `dir` into the node's
@@ -482,7 +649,11 @@ impl Reader {
             p.files.resize_with(hier.files.len(), || None);
         }
         for (i, file) in hier.files.iter().enumerate() {
-            if p.absent & (1 << i) != 0 {
+            // Not there, or every figure it gives already read from a file
+            // read before it (v1's cpuacct.usage after v2's cpu.stat on a
+            // host with both).
+            if p.absent & (1 << i) != 0 || file.keys.iter().all(|k| node.figures.get(k.1).is_some())
+            {
                 continue;
             }
             let name = file.name.as_bytes();
@@ -527,6 +698,16 @@ impl Reader {
         }
         true
     }
+}
+
+/// A non-blocking inotify instance, or none (every directory is then
+/// listed at every read).
+fn inotify() -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: inotify_init1 returns a new fd we own or -1.
+    let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+    // SAFETY: fd is a fresh descriptor.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 fn read_at(dir: RawFd, name: &[u8], buf: &mut Vec<u8>) -> io::Result<usize> {
