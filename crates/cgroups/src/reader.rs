@@ -1,10 +1,12 @@
 //! The walk: every hierarchy of the mount table that gives a figure (the
 //! v2 one, and v1 ones with the cpu, cpuacct, memory, blkio or pids
-//! controller), each cgroup's directory listed and its files read through
-//! descriptors: a directory kept open from one read to the next (within a
-//! descriptor budget), each file opened beneath it with `openat` (one
-//! component looked up, no path walked from the root) and read whole with
-//! one `pread`, or, with `keep_open`, kept open too and read again in place.
+//! controller), each cgroup's files read through descriptors: a directory
+//! kept open from one read to the next (within a descriptor budget), each
+//! file opened beneath it with `openat` (one component looked up, no path
+//! walked from the root) and read whole with one `pread`, or, with
+//! `keep_open`, kept open too and read again in place. A directory is
+//! listed again only when its inotify watch reports a child made or
+//! removed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io;
