@@ -474,8 +474,8 @@ impl Reader {
                         let raw = fd.as_raw_fd();
                         self.visit(hi, child, raw, Some(fd), depth + 1, out);
                     }
-                    // Removed since the listing.
-                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                    // Removed since the listing, or not a directory.
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {}
                     Err(e) => out.error(format!("cgroups: {child}: {e}")),
                 },
             }
@@ -534,7 +534,10 @@ impl Reader {
         let mut names = std::mem::take(&mut self.names[level]);
         names.clear();
         let listed = sys::dir::entries(dir, &mut self.dents, |name, t| {
-            if t == sys::dir::DT_DIR && name != b"." && name != b".." {
+            // A filesystem that does not say (a fixture tree on some) is
+            // asked when the entry is opened.
+            if (t == sys::dir::DT_DIR || t == sys::dir::DT_UNKNOWN) && name != b"." && name != b".."
+            {
                 names.extend_from_slice(name);
                 names.push(0);
             }

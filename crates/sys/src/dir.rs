@@ -51,8 +51,10 @@ pub fn open_at(dir: RawFd, name: &[u8], flags: i32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// `d_type` of a directory entry that is a directory.
+/// `d_type` of a directory entry that is a directory, and of one whose
+/// filesystem does not say what it is.
 pub const DT_DIR: u8 = libc::DT_DIR;
+pub const DT_UNKNOWN: u8 = libc::DT_UNKNOWN;
 
 /// Lists an open directory from its start with getdents64, calling `each`
 /// with every entry's name and `d_type` ("." and ".." included).
