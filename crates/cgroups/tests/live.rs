@@ -229,7 +229,21 @@ fn a_busy_loop_a_memory_hog_and_a_writer_show_up_where_they_run() {
     let hog_stat = memory.dir.join(&hog).join("memory.stat");
     // memory.stat's counters are flushed from per-CPU ones at most every
     // 2 s or after enough change: wait until they show the 64 MiB too.
-    while kernel(&hog_usage, None, 0) < 64 << 20
+    // The hog is still for the reads once its pipeline is done: only the
+    // shell holding the text and its sleep are left in its cgroup.
+    let hog_procs = memory.dir.join(&hog).join("cgroup.procs");
+    let settled = || {
+        let mut comms: Vec<String> = std::fs::read_to_string(&hog_procs)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).ok())
+            .map(|c| c.trim().to_string())
+            .collect();
+        comms.sort();
+        comms == ["sh", "sleep"]
+    };
+    while !settled()
+        || kernel(&hog_usage, None, 0) < 64 << 20
         || kernel(&hog_stat, Some("total_rss"), 1) < 64 << 20
         || kernel(&v1_usage, None, 0) < 100_000_000
     {
