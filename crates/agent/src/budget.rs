@@ -58,6 +58,7 @@ pub const HOLD_MAX: Duration = Duration::from_secs(3600);
 pub fn weight(s: AgentSource) -> u32 {
     match s {
         AgentSource::Processes => 4,
+        AgentSource::Cgroups => 2,
         AgentSource::System(Source::Interrupts) => 2,
         AgentSource::System(_) => 1,
     }

@@ -16,14 +16,16 @@ use serde::{Deserialize, Serialize};
 /// The most a configuration file may hold.
 pub const CONFIG_CAP: u64 = 1 << 20;
 
-/// A source the agent schedules: each system file, and the process table.
+/// A source the agent schedules: each system file, the process table,
+/// and the cgroups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AgentSource {
     System(Source),
     Processes,
+    Cgroups,
 }
 
-pub const SOURCE_COUNT: usize = Source::COUNT + 1;
+pub const SOURCE_COUNT: usize = Source::COUNT + 2;
 
 /// A set of sources, one bit each ([`AgentSource::bit`]).
 pub type Mask = u128;
@@ -40,6 +42,7 @@ impl AgentSource {
             all[i] = AgentSource::System(Source::ALL[i]);
             i += 1;
         }
+        all[Source::COUNT + 1] = AgentSource::Cgroups;
         all
     };
 
@@ -47,6 +50,7 @@ impl AgentSource {
         match self {
             AgentSource::System(s) => s as usize,
             AgentSource::Processes => Source::COUNT,
+            AgentSource::Cgroups => Source::COUNT + 1,
         }
     }
 
@@ -56,13 +60,16 @@ impl AgentSource {
         match self {
             AgentSource::System(s) => s.name(),
             AgentSource::Processes => "processes",
+            AgentSource::Cgroups => "cgroups",
         }
     }
 
     /// The source of a name or one of its aliases.
     pub fn from_key(key: &str) -> Option<AgentSource> {
-        if key == "processes" {
-            return Some(AgentSource::Processes);
+        match key {
+            "processes" => return Some(AgentSource::Processes),
+            "cgroups" => return Some(AgentSource::Cgroups),
+            _ => {}
         }
         Source::from_name(key).map(AgentSource::System)
     }
@@ -76,7 +83,7 @@ impl AgentSource {
     pub fn opt_in(self) -> bool {
         match self {
             AgentSource::System(s) => s.info().opt_in,
-            AgentSource::Processes => false,
+            AgentSource::Processes | AgentSource::Cgroups => false,
         }
     }
 
@@ -107,9 +114,10 @@ impl SourceConfig {
         let (interval, min_interval) = match s {
             AgentSource::System(s) => (s.info().interval_ms, s.info().min_interval_ms),
             AgentSource::Processes => (5_000, 100),
+            AgentSource::Cgroups => (10_000, 1_000),
         };
         let demand_min_interval = match s {
-            AgentSource::Processes => 1_000,
+            AgentSource::Processes | AgentSource::Cgroups => 1_000,
             AgentSource::System(_) => 100,
         };
         SourceConfig {

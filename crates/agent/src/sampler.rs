@@ -32,6 +32,9 @@ pub struct Agent {
     reader: Reader,
     work: SystemSample,
     table: Option<ProcTable>,
+    /// The cgroup reader, and the sample it reads into before a commit.
+    cgroups: Option<cgroups::Reader>,
+    cgroups_work: cgroups::Sample,
     query: Query,
     exits_buf: Vec<Exit>,
     /// Exits drained since the process table was last published.
@@ -221,6 +224,8 @@ impl Agent {
             reader,
             work,
             table: None,
+            cgroups: None,
+            cgroups_work: cgroups::Sample::default(),
             query: Query::default(),
             exits_buf: Vec::new(),
             exits_pending: Vec::new(),
@@ -267,6 +272,7 @@ impl Agent {
         config.source(s).enabled
             && self.missing & s.bit() == 0
             && (s != AgentSource::Processes || self.table.is_some())
+            && (s != AgentSource::Cgroups || self.cgroups.is_some())
     }
 
     /// Moves the exits recorded since the last call (nothing blocks) into
@@ -321,6 +327,16 @@ impl Agent {
         }
         if !procs_on {
             self.table = None;
+        }
+        let cgroups_on = config.source(AgentSource::Cgroups).enabled;
+        if cgroups_on && self.cgroups.is_none() {
+            match cgroups::Reader::new(cgroups::Options::new(&config.proc_root, &config.sys_root)) {
+                Ok(r) => self.cgroups = Some(r),
+                Err(e) => log(format!("cgroups off: {e}")),
+            }
+        }
+        if !cgroups_on {
+            self.cgroups = None;
         }
         let cgroup_id = config.process_metrics.cgroup.as_ref().and_then(|path| {
             use std::os::unix::fs::MetadataExt;
@@ -690,6 +706,18 @@ impl Agent {
             procs_cost_ns = t0.elapsed().as_nanos() as u64;
             cpu_ns[i] = sys::thread_cpu_ns().saturating_sub(cpu);
         }
+        let mut cgroups_cost_ns = None;
+        if mask & AgentSource::Cgroups.bit() != 0
+            && let Some(r) = self.cgroups.as_mut()
+        {
+            let i = AgentSource::Cgroups.index();
+            read_at[i] = mono_ns();
+            let t0 = Instant::now();
+            let cpu = sys::thread_cpu_ns();
+            r.read(&mut self.cgroups_work);
+            cgroups_cost_ns = Some(t0.elapsed().as_nanos() as u64);
+            cpu_ns[i] = sys::thread_cpu_ns().saturating_sub(cpu);
+        }
         // One map lookup, only when the process table was read.
         let exits_lost = procs
             .then(|| self.table.as_ref().and_then(ProcTable::exits_lost))
@@ -698,6 +726,7 @@ impl Agent {
             read_at,
             procs: procs_result,
             procs_cost_ns,
+            cgroups_cost_ns,
             cpu_ns,
             exits_lost,
         }
@@ -800,6 +829,16 @@ impl Agent {
                     }
                     st.stats[i].read_ns += reads.procs_cost_ns;
                     reads.procs_cost_ns
+                }
+                AgentSource::Cgroups => {
+                    let Some(cost) = reads.cgroups_cost_ns.take() else {
+                        continue;
+                    };
+                    std::mem::swap(&mut st.cgroups, &mut self.cgroups_work);
+                    let stats = &mut st.stats[i];
+                    stats.read_ns += cost;
+                    stats.skipped_lines += st.cgroups.skipped_lines;
+                    cost
                 }
             };
             st.read_mono_ns[i] = reads.read_at[i];
@@ -1017,6 +1056,8 @@ struct Reads {
     /// The process table's result, when it was read.
     procs: Option<proctable::Result<()>>,
     procs_cost_ns: u64,
+    /// The cgroups' read time, when they were read.
+    cgroups_cost_ns: Option<u64>,
     /// CPU time of this thread in each source's read and parse (the
     /// process table's: its snapshot), what the overhead budget counts.
     cpu_ns: [u64; SOURCE_COUNT],

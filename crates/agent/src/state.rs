@@ -81,6 +81,16 @@ pub struct State {
     pub cgroup_filter_id: Option<u64>,
     /// Wakeups of the sampler in which it read something.
     pub sampling_wakeups: u64,
+    /// The latest read of every cgroup.
+    pub cgroups: cgroups::Sample,
+}
+
+impl State {
+    /// Whether the last read of the cgroups found any (a machine without a
+    /// cgroup hierarchy finds none).
+    pub fn cgroups_ok(&self) -> bool {
+        !self.cgroups.cgroups.is_empty()
+    }
 }
 
 /// Nothing read yet: the sampler's start, and what an output that copies
@@ -102,6 +112,7 @@ impl Default for State {
             housekeeping: CpuList::default(),
             cgroup_filter_id: None,
             sampling_wakeups: 0,
+            cgroups: cgroups::Sample::default(),
         }
     }
 }

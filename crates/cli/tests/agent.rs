@@ -1600,3 +1600,31 @@ fn exporter_metrics_can_be_left_out() {
     let body = get(a.addr, "/metrics", None).body;
     assert!(body.contains("\nprocess_open_fds ") && body.contains("\nquietstat_source_up{"));
 }
+
+/// This machine's cgroups under cAdvisor's names: the root's CPU time from
+/// the v2 hierarchy, its memory from the v1 one, every counter rising.
+#[test]
+fn the_agent_serves_this_machines_cgroups() {
+    let a = agent("[sources.cgroups]\ninterval = \"1s\"\n", &[]);
+    let value = |body: &str, line: &str| -> Option<f64> {
+        body.lines()
+            .find_map(|l| l.strip_prefix(line)?.strip_prefix(' ')?.parse().ok())
+    };
+    let first = get(a.addr, "/metrics", None).body;
+    let cpu = "container_cpu_usage_seconds_total{id=\"/\"}";
+    let before = value(&first, cpu).unwrap_or_else(|| panic!("{first}"));
+    assert!(
+        value(&first, "container_memory_usage_bytes{id=\"/\"}").is_some_and(|v| v > 0.0),
+        "{first}"
+    );
+    assert!(value(&first, "quietstat_cgroups").is_some_and(|v| v >= 1.0));
+    assert_eq!(
+        value(&first, "quietstat_source_up{source=\"cgroups\"}"),
+        Some(1.0)
+    );
+    // A second read a second later: the root's CPU time went on.
+    assert!(wait_for(Duration::from_secs(10), || {
+        let body = get(a.addr, "/metrics", None).body;
+        value(&body, cpu).is_some_and(|v| v > before)
+    }));
+}

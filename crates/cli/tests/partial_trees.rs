@@ -767,3 +767,64 @@ fn device_filters_choose_the_disks_and_interfaces_served() {
         "{err}"
     );
 }
+
+/// The cgroups of a tree under cAdvisor's names, for the cgroups at most
+/// two levels below the root; the pod and its container, deeper, are not.
+#[test]
+fn the_agent_serves_a_trees_cgroups_under_cadvisors_names() {
+    let (p, s) = fixtures::roots("cgroup-v2");
+    let (p, s) = (p.display().to_string(), s.display().to_string());
+    let a = agent(
+        "",
+        &["--backend", "procfs", "--proc-root", &p, "--sys-root", &s],
+    );
+    let body = get(a.addr, "/metrics", None).body;
+    let value = |line: &str| -> Option<f64> {
+        body.lines()
+            .find_map(|l| l.strip_prefix(line)?.strip_prefix(' ')?.parse().ok())
+    };
+    let sys = "{id=\"/system.slice\"}";
+    assert_eq!(
+        value(&format!("container_cpu_usage_seconds_total{sys}")),
+        Some(0.0103),
+        "{body}"
+    );
+    assert_eq!(
+        value(&format!("container_memory_usage_bytes{sys}")),
+        Some(163_840.0)
+    );
+    assert_eq!(
+        value(&format!("container_memory_working_set_bytes{sys}")),
+        Some(143_360.0)
+    );
+    assert_eq!(
+        value(&format!("container_fs_reads_bytes_total{sys}")),
+        Some(45_056.0)
+    );
+    assert_eq!(
+        value(&format!(
+            "container_pressure_memory_waiting_seconds_total{sys}"
+        )),
+        Some(0.002)
+    );
+    assert_eq!(
+        value("container_spec_cpu_quota{id=\"/kubepods.slice\"}"),
+        Some(200_000.0)
+    );
+    assert_eq!(
+        value(
+            "container_memory_failures_total{id=\"/system.slice\",failure_type=\"pgmajfault\",scope=\"hierarchy\"}"
+        ),
+        Some(10.0)
+    );
+    assert!(body.contains(
+        "# HELP container_cpu_usage_seconds_total Cumulative cpu time consumed in seconds."
+    ));
+    assert_eq!(value("quietstat_cgroups"), Some(8.0));
+    assert_eq!(value("quietstat_cgroups_exported"), Some(6.0));
+    assert!(
+        !body.contains("kubepods-burstable-pod"),
+        "deeper than two levels: {body}"
+    );
+    assert_eq!(value("quietstat_source_up{source=\"cgroups\"}"), Some(1.0));
+}

@@ -113,6 +113,33 @@ pub fn snapshot(
                 }
                 e
             }
+            AgentSource::Cgroups => {
+                let c = &st.cgroups;
+                let mut e = json!({
+                    "age_ms": age_ms,
+                    "count": c.cgroups.len(),
+                    "left_out": c.left_out,
+                    "files_not_read": c.errors,
+                    "first_error": c.first_error,
+                });
+                // Cgroup paths name services and containers: listed under
+                // the same setting as process rows.
+                e["rows"] = if process_rows {
+                    json!(
+                        c.cgroups
+                            .iter()
+                            .map(|g| json!({
+                                "path": g.path,
+                                "id": g.id,
+                                "figures": g.figures.iter().map(|(f, v)| (f.name().to_string(), json!(v))).collect::<Map<_, _>>(),
+                            }))
+                            .collect::<Vec<_>>()
+                    )
+                } else {
+                    Value::Null
+                };
+                e
+            }
         };
         sources.insert(s.key().to_string(), entry);
     }

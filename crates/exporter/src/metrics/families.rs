@@ -313,6 +313,39 @@ families! {
     NODE_KERNEL_HUNG_TASK_DETECT_COUNT "node_kernel_hung_task_detect_count" Unknown [] "kernel_hung" "Total number of tasks the hung-task detector has found hung since boot (a counter; untyped here because a counter's name must end in _total).";
     QUIETSTAT_INTERRUPTS_UNSPLIT_TOTAL "quietstat_interrupts_unsplit_total" Counter ["type"] "interrupts" "Interrupt counters /proc/interrupts prints without a per-CPU split (ERR, MIS).";
     QUIETSTAT_IRQ_TOTAL "quietstat_irq_total" Counter ["devices", "info", "type"] "interrupts" "Interrupts per IRQ since boot, summed over CPUs: node_interrupts_total without its cpu label, a series per IRQ on any machine.";
+    CONTAINER_CPU_USAGE_SECONDS_TOTAL "container_cpu_usage_seconds_total" Counter ["id"] "cgroups" "Cumulative cpu time consumed in seconds.";
+    CONTAINER_CPU_USER_SECONDS_TOTAL "container_cpu_user_seconds_total" Counter ["id"] "cgroups" "Cumulative user cpu time consumed in seconds.";
+    CONTAINER_CPU_SYSTEM_SECONDS_TOTAL "container_cpu_system_seconds_total" Counter ["id"] "cgroups" "Cumulative system cpu time consumed in seconds.";
+    CONTAINER_CPU_CFS_PERIODS_TOTAL "container_cpu_cfs_periods_total" Counter ["id"] "cgroups" "Number of elapsed enforcement period intervals.";
+    CONTAINER_CPU_CFS_THROTTLED_PERIODS_TOTAL "container_cpu_cfs_throttled_periods_total" Counter ["id"] "cgroups" "Number of throttled period intervals.";
+    CONTAINER_CPU_CFS_THROTTLED_SECONDS_TOTAL "container_cpu_cfs_throttled_seconds_total" Counter ["id"] "cgroups" "Total time duration the container has been throttled.";
+    CONTAINER_SPEC_CPU_QUOTA "container_spec_cpu_quota" Gauge ["id"] "cgroups" "CPU quota of the container.";
+    CONTAINER_SPEC_CPU_PERIOD "container_spec_cpu_period" Gauge ["id"] "cgroups" "CPU period of the container.";
+    CONTAINER_MEMORY_USAGE_BYTES "container_memory_usage_bytes" Gauge ["id"] "cgroups" "Current memory usage in bytes, including all memory regardless of when it was accessed";
+    CONTAINER_MEMORY_WORKING_SET_BYTES "container_memory_working_set_bytes" Gauge ["id"] "cgroups" "Current working set in bytes.";
+    CONTAINER_MEMORY_RSS "container_memory_rss" Gauge ["id"] "cgroups" "Size of RSS in bytes.";
+    CONTAINER_MEMORY_CACHE "container_memory_cache" Gauge ["id"] "cgroups" "Number of bytes of page cache memory.";
+    CONTAINER_MEMORY_MAPPED_FILE "container_memory_mapped_file" Gauge ["id"] "cgroups" "Size of memory mapped files in bytes.";
+    CONTAINER_MEMORY_KERNEL_USAGE "container_memory_kernel_usage" Gauge ["id"] "cgroups" "Size of kernel memory allocated in bytes.";
+    CONTAINER_MEMORY_TOTAL_ACTIVE_FILE_BYTES "container_memory_total_active_file_bytes" Gauge ["id"] "cgroups" "Current total active file in bytes.";
+    CONTAINER_MEMORY_TOTAL_INACTIVE_FILE_BYTES "container_memory_total_inactive_file_bytes" Gauge ["id"] "cgroups" "Current total inactive file in bytes.";
+    CONTAINER_MEMORY_FAILCNT "container_memory_failcnt" Gauge ["id"] "cgroups" "Number of memory usage hits limits";
+    CONTAINER_MEMORY_FAILURES_TOTAL "container_memory_failures_total" Counter ["id", "failure_type", "scope"] "cgroups" "Cumulative count of memory allocation failures.";
+    CONTAINER_SPEC_MEMORY_LIMIT_BYTES "container_spec_memory_limit_bytes" Gauge ["id"] "cgroups" "Memory limit for the container.";
+    CONTAINER_OOM_EVENTS_TOTAL "container_oom_events_total" Counter ["id"] "cgroups" "Count of out of memory events observed for the container";
+    CONTAINER_FS_READS_BYTES_TOTAL "container_fs_reads_bytes_total" Counter ["id"] "cgroups" "Cumulative count of bytes read";
+    CONTAINER_FS_WRITES_BYTES_TOTAL "container_fs_writes_bytes_total" Counter ["id"] "cgroups" "Cumulative count of bytes written";
+    CONTAINER_FS_READS_TOTAL "container_fs_reads_total" Counter ["id"] "cgroups" "Cumulative count of reads completed";
+    CONTAINER_FS_WRITES_TOTAL "container_fs_writes_total" Counter ["id"] "cgroups" "Cumulative count of writes completed";
+    CONTAINER_PRESSURE_CPU_WAITING_SECONDS_TOTAL "container_pressure_cpu_waiting_seconds_total" Counter ["id"] "cgroups" "Total time duration tasks in the container have waited due to CPU congestion.";
+    CONTAINER_PRESSURE_CPU_STALLED_SECONDS_TOTAL "container_pressure_cpu_stalled_seconds_total" Counter ["id"] "cgroups" "Total time duration no tasks in the container could make progress due to CPU congestion.";
+    CONTAINER_PRESSURE_MEMORY_WAITING_SECONDS_TOTAL "container_pressure_memory_waiting_seconds_total" Counter ["id"] "cgroups" "Total time duration tasks in the container have waited due to memory congestion.";
+    CONTAINER_PRESSURE_MEMORY_STALLED_SECONDS_TOTAL "container_pressure_memory_stalled_seconds_total" Counter ["id"] "cgroups" "Total time duration no tasks in the container could make progress due to memory congestion.";
+    CONTAINER_PRESSURE_IO_WAITING_SECONDS_TOTAL "container_pressure_io_waiting_seconds_total" Counter ["id"] "cgroups" "Total time duration tasks in the container have waited due to IO congestion.";
+    CONTAINER_PRESSURE_IO_STALLED_SECONDS_TOTAL "container_pressure_io_stalled_seconds_total" Counter ["id"] "cgroups" "Total time duration no tasks in the container could make progress due to IO congestion.";
+    QUIETSTAT_CGROUP_TASKS "quietstat_cgroup_tasks" Gauge ["id"] "cgroups" "Tasks (processes and threads) in the cgroup, from pids.current.";
+    QUIETSTAT_CGROUPS "quietstat_cgroups" Gauge [] "cgroups" "Cgroups in the latest read.";
+    QUIETSTAT_CGROUPS_EXPORTED "quietstat_cgroups_exported" Gauge [] "cgroups" "Cgroups whose container_* series are served: at most 2 levels below the root, at most 1,000.";
     QUIETSTAT_PROCESSES "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";
     QUIETSTAT_PROCESS_THREADS_ALL "quietstat_process_threads_all" Gauge [] "processes" "Threads of all processes in the latest process table.";
     QUIETSTAT_PROCESS_UNREADABLE_TOTAL "quietstat_process_unreadable_total" Counter [] "processes" "Processes left out of process tables because a file of theirs could not be parsed (procfs backend).";
@@ -408,10 +441,11 @@ mod tests {
     #[test]
     fn every_family_name_carries_its_unit_and_type_suffix() {
         for f in FAMILIES {
-            // node_exporter's, ours, and the standard process collector's
-            // that every Prometheus exporter serves about itself.
+            // node_exporter's, cAdvisor's, ours, and the standard process
+            // collector's that every Prometheus exporter serves about itself.
             assert!(
                 f.name.starts_with("node_")
+                    || f.name.starts_with("container_")
                     || f.name.starts_with("quietstat_")
                     || f.name.starts_with("process_"),
                 "{}",

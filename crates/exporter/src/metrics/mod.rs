@@ -30,6 +30,7 @@ use prometheus_client::registry::Registry;
 
 use crate::http_stats::HttpStats;
 
+mod cgroup;
 mod collector;
 mod compat;
 pub mod families;
@@ -62,6 +63,7 @@ pub struct Context {
 enum Part {
     Collector(usize),
     Processes,
+    Cgroups,
     Own,
     Textfile,
 }
@@ -95,7 +97,7 @@ impl Part {
         match self {
             Part::Textfile => true,
             Part::Collector(i) => config.collector_on(collector::ENCODERS[i].0),
-            Part::Processes | Part::Own => false,
+            Part::Processes | Part::Cgroups | Part::Own => false,
         }
     }
 }
@@ -130,6 +132,7 @@ impl Collector for PartCollector {
         match self.part {
             Part::Collector(i) => (collector::ENCODERS[i].1)(&mut out, &x),
             Part::Processes => process::processes(&mut out, &st, &self.ctx.config.process_metrics),
+            Part::Cgroups => cgroup::cgroups(&mut out, &st),
             Part::Own => own::agent_figures(&mut out, &st, &self.ctx),
             // Any number of series other programs wrote: encoded after the
             // lock is let go, so the sampler commits meanwhile.
@@ -311,9 +314,10 @@ impl Encoding {
         let part = match self.next {
             i if i < n => Some(Part::Collector(i)),
             i if i == n => Some(Part::Processes),
-            i if i == n + 1 => Some(Part::Own),
-            i if i == n + 2 => Some(Part::Textfile),
-            i if i == n + 3 && self.openmetrics => None,
+            i if i == n + 1 => Some(Part::Cgroups),
+            i if i == n + 2 => Some(Part::Own),
+            i if i == n + 3 => Some(Part::Textfile),
+            i if i == n + 4 && self.openmetrics => None,
             _ => return None,
         };
         self.next += 1;

@@ -59,6 +59,7 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
             let ok = match s {
                 AgentSource::System(src) => st.sample.ok(src),
                 AgentSource::Processes => st.procs_status == procfs::SourceStatus::Ok,
+                AgentSource::Cgroups => st.cgroups_ok(),
             };
             if ok { 1.0 } else { 0.0 }
         }),
@@ -217,6 +218,7 @@ fn collectors(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
     let ok = |s: AgentSource| match s {
         AgentSource::System(src) => st.sample.ok(src),
         AgentSource::Processes => st.procs_status == procfs::SourceStatus::Ok,
+        AgentSource::Cgroups => st.cgroups_ok(),
     };
     let scheduled =
         |s: &AgentSource| st.stats[s.index()].scheduled && ctx.config.source(*s).enabled;
