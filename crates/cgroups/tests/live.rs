@@ -137,12 +137,29 @@ fn kernel(path: &Path, key: Option<&str>, field: usize) -> u64 {
     line.split(' ').nth(field).unwrap().trim().parse().unwrap()
 }
 
-fn read(files: &[&str]) -> Sample {
+/// A cgroup of the test's own in the v2 hierarchy (`qs-live-PID-tag`),
+/// removed with everything below it on drop, and a reader of `files`.
+fn v2_base(tag: &str, files: &[&str]) -> (Made, PathBuf, Reader) {
+    let h = machine();
+    let base = hierarchy(&h, "v2")
+        .dir
+        .join(format!("qs-live-{}-{tag}", std::process::id()));
+    let mut made = Made::default();
+    std::fs::create_dir(&base).unwrap();
+    made.dirs.push(base.clone());
+    (made, base, reader(files))
+}
+
+fn reader(files: &[&str]) -> Reader {
     let mut o = Options::new(Path::new("/proc"), Path::new("/sys"));
     if !files.is_empty() {
         o.files = cgroups::files::select(files).unwrap();
     }
-    let mut r = Reader::new(o).unwrap();
+    Reader::new(o).unwrap()
+}
+
+fn read(files: &[&str]) -> Sample {
+    let mut r = reader(files);
     let mut s = Sample::default();
     r.read(&mut s);
     s
@@ -332,11 +349,7 @@ fn a_busy_loop_a_memory_hog_and_a_writer_show_up_where_they_run() {
 #[test]
 fn cgroups_removed_and_made_again_while_walked_are_never_an_error() {
     let h = machine();
-    let v2 = hierarchy(&h, "v2");
-    let base = v2.dir.join(format!("qs-live-{}-churn", std::process::id()));
-    let mut made = Made::default();
-    std::fs::create_dir(&base).unwrap();
-    made.dirs.push(base.clone());
+    let (_made, base, mut r) = v2_base("churn", &[]);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let churn = {
         let (base, stop) = (base.clone(), stop.clone());
@@ -359,7 +372,6 @@ fn cgroups_removed_and_made_again_while_walked_are_never_an_error() {
             n
         })
     };
-    let mut r = Reader::new(Options::new(Path::new("/proc"), Path::new("/sys"))).unwrap();
     let mut s = Sample::default();
     let prefix = format!("/{}/", base.file_name().unwrap().to_str().unwrap());
     let mut seen = 0;
@@ -398,16 +410,8 @@ fn cgroups_removed_and_made_again_while_walked_are_never_an_error() {
 
 #[test]
 fn ten_thousand_cgroups_are_read_each_with_its_figures() {
-    let h = machine();
-    let v2 = hierarchy(&h, "v2");
-    let base = v2.dir.join(format!("qs-live-{}-many", std::process::id()));
-    let mut made = Made::default();
-    std::fs::create_dir(&base).unwrap();
-    made.dirs.push(base.clone());
+    let (mut made, base, mut r) = v2_base("many", &["v2:cpu.stat", "v2:memory.pressure"]);
     // Read once before they are made: they are found through the watches.
-    let mut o = Options::new(Path::new("/proc"), Path::new("/sys"));
-    o.files = cgroups::files::select(&["v2:cpu.stat", "v2:memory.pressure"]).unwrap();
-    let mut r = Reader::new(o).unwrap();
     let mut s = Sample::default();
     r.read(&mut s);
     for i in 0..100 {
@@ -439,17 +443,7 @@ fn ten_thousand_cgroups_are_read_each_with_its_figures() {
 
 #[test]
 fn cgroups_made_and_removed_between_reads_are_found_by_the_next() {
-    let h = machine();
-    let v2 = hierarchy(&h, "v2");
-    let base = v2
-        .dir
-        .join(format!("qs-live-{}-between", std::process::id()));
-    let mut made = Made::default();
-    std::fs::create_dir(&base).unwrap();
-    made.dirs.push(base.clone());
-    let mut o = Options::new(Path::new("/proc"), Path::new("/sys"));
-    o.files = cgroups::files::select(&["v2:cpu.stat"]).unwrap();
-    let mut r = Reader::new(o).unwrap();
+    let (mut made, base, mut r) = v2_base("between", &["v2:cpu.stat"]);
     let mut s = Sample::default();
     let top = format!("/{}", base.file_name().unwrap().to_str().unwrap());
     let ours = |s: &Sample| -> Vec<String> {
@@ -494,15 +488,7 @@ fn cgroups_made_and_removed_between_reads_are_found_by_the_next() {
 
 #[test]
 fn more_changes_than_the_kernel_queues_lead_to_a_full_listing() {
-    let h = machine();
-    let v2 = hierarchy(&h, "v2");
-    let base = v2.dir.join(format!("qs-live-{}-flood", std::process::id()));
-    let mut made = Made::default();
-    std::fs::create_dir(&base).unwrap();
-    made.dirs.push(base.clone());
-    let mut o = Options::new(Path::new("/proc"), Path::new("/sys"));
-    o.files = cgroups::files::select(&["v2:cpu.stat"]).unwrap();
-    let mut r = Reader::new(o).unwrap();
+    let (mut made, base, mut r) = v2_base("flood", &["v2:cpu.stat"]);
     let mut s = Sample::default();
     r.read(&mut s);
     // More creations in one watched directory than the kernel queues

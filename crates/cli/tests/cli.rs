@@ -314,7 +314,8 @@ fn commands_that_measure_the_live_kernel_refuse_another_root() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         let flag = args[0];
         assert!(
-            err.contains(&format!("{flag} is not accepted")) && err.contains("stat, ps, agent"),
+            err.contains(&format!("{flag} is not accepted"))
+                && err.contains("stat, cgroups, ps, agent"),
             "{args:?}: {err}"
         );
     }
