@@ -79,11 +79,15 @@ impl AgentSource {
     }
 
     /// Sources read only when the configuration or a flag enables them
-    /// (the registry's `opt_in` column).
+    /// (the registry's `opt_in` column; the cgroups, until a walk of
+    /// thousands of them costs less than the overhead budget: at 10,000 a
+    /// walk takes over a second, and the budget then slows every other
+    /// source to its max age).
     pub fn opt_in(self) -> bool {
         match self {
             AgentSource::System(s) => s.info().opt_in,
-            AgentSource::Processes | AgentSource::Cgroups => false,
+            AgentSource::Processes => false,
+            AgentSource::Cgroups => true,
         }
     }
 

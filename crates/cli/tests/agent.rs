@@ -1605,7 +1605,10 @@ fn exporter_metrics_can_be_left_out() {
 /// the v2 hierarchy, its memory from the v1 one, every counter rising.
 #[test]
 fn the_agent_serves_this_machines_cgroups() {
-    let a = agent("[sources.cgroups]\ninterval = \"1s\"\n", &[]);
+    let a = agent(
+        "[sources.cgroups]\nenabled = true\ninterval = \"1s\"\n",
+        &[],
+    );
     let value = |body: &str, line: &str| -> Option<f64> {
         body.lines()
             .find_map(|l| l.strip_prefix(line)?.strip_prefix(' ')?.parse().ok())
@@ -1621,6 +1624,14 @@ fn the_agent_serves_this_machines_cgroups() {
     assert_eq!(
         value(&first, "quietstat_source_up{source=\"cgroups\"}"),
         Some(1.0)
+    );
+    // Off by default: a walk of thousands of cgroups costs more than the
+    // overhead budget.
+    let plain = agent("", &[]);
+    let body = get(plain.addr, "/metrics", None).body;
+    assert!(
+        !body.contains("container_cpu_usage_seconds_total"),
+        "{body}"
     );
     // A second read a second later: the root's CPU time went on.
     assert!(wait_for(Duration::from_secs(10), || {

@@ -775,7 +775,7 @@ fn the_agent_serves_a_trees_cgroups_under_cadvisors_names() {
     let (p, s) = fixtures::roots("cgroup-v2");
     let (p, s) = (p.display().to_string(), s.display().to_string());
     let a = agent(
-        "",
+        "[sources.cgroups]\nenabled = true\n",
         &["--backend", "procfs", "--proc-root", &p, "--sys-root", &s],
     );
     let body = get(a.addr, "/metrics", None).body;
