@@ -189,6 +189,11 @@ pub fn sort_rows(rows: &mut Vec<u8>, spare: &mut Vec<u8>) {
     std::mem::swap(rows, spare);
 }
 
+/// Whether processes are listed in pid order (as the walk lists them).
+pub fn in_pid_order(procs: &[Proc]) -> bool {
+    procs.windows(2).all(|w| w[0].pid < w[1].pid)
+}
+
 /// Whether the rows are in identity order.
 fn in_order(rows: &[u8]) -> bool {
     rows.chunks_exact(ROW).map(key_of).is_sorted()
@@ -198,15 +203,15 @@ fn in_order(rows: &[u8]) -> bool {
 /// rows in identity order) as a journal payload: `base seq | n | the rows
 /// born or changed | the identities gone`. An idle process costs nothing.
 pub fn put_delta_rows(out: &mut Vec<u8>, base: u64, old: &[u8], new: &[u8]) {
-    let new = new.chunks_exact(ROW).map(row_of);
+    let new = new.chunks_exact(ROW).map(|r| (row_of(r), ()));
     put_table_delta(
         out,
         base,
         old.chunks_exact(ROW),
         key_of,
-        |o, r| o == &r[..],
+        |o, r, _| o == &r[..],
         new,
-        |_| {},
+        |()| {},
     );
 }
 
@@ -220,7 +225,8 @@ fn row_of(r: &[u8]) -> [u8; ROW] {
 /// one 8-byte word always hashes differently (each step of the hash is a
 /// bijection of its state); rows differing in several words could collide,
 /// which would leave that process's recorded values at their earlier ones
-/// until it next changes. The hash's seed is drawn per table kept.
+/// until it next changes. The hash's seed is drawn when the `Seen` is
+/// made (once per agent).
 #[derive(Debug, Default)]
 pub struct Seen {
     marks: Vec<Mark>,
@@ -289,7 +295,7 @@ impl Seen {
     /// place. `None` (`out` unspecified, the table kept unchanged)
     /// when `procs` are not in pid order.
     pub fn put_delta_procs(&mut self, out: &mut Vec<u8>, base: u64, procs: &[Proc]) -> Option<()> {
-        if !procs.windows(2).all(|w| w[0].pid < w[1].pid) {
+        if !in_pid_order(procs) {
             return None;
         }
         let new = procs.iter().map(|p| {
@@ -311,14 +317,18 @@ impl Seen {
         let mut next = std::mem::take(&mut self.next);
         next.clear();
         let old = std::mem::take(&mut self.marks);
+        // Each row hashed once: compared with the old mark, then kept.
         put_table_delta(
             out,
             base,
             old.iter(),
             Mark::key,
-            |o, r| o.hash == row_hash(self.seed, r),
-            new,
-            |r| next.push(self.mark(r)),
+            |o, _, m: &Mark| o.hash == m.hash,
+            new.map(|r| {
+                let m = self.mark(&r);
+                (r, m)
+            }),
+            |m| next.push(m),
         );
         self.marks = next;
         self.next = old;
@@ -338,16 +348,16 @@ fn row_hash(seed: [u64; 2], r: &[u8; ROW]) -> u64 {
 }
 
 /// The delta from the `old` table (anything with a key in identity order,
-/// `same` telling an unchanged row) to the rows `new`; `kept` sees each new
-/// row.
-fn put_table_delta<O: Copy>(
+/// `same` telling an unchanged row) to the rows `new`, each with what the
+/// caller made of it (`M`: a hash, or nothing), which `kept` then takes.
+fn put_table_delta<O: Copy, M>(
     out: &mut Vec<u8>,
     base: u64,
     old: impl Iterator<Item = O>,
     key: impl Fn(O) -> (u32, u64),
-    same: impl Fn(O, &[u8; ROW]) -> bool,
-    new: impl Iterator<Item = [u8; ROW]>,
-    mut kept: impl FnMut(&[u8; ROW]),
+    same: impl Fn(O, &[u8; ROW], &M) -> bool,
+    new: impl Iterator<Item = ([u8; ROW], M)>,
+    mut kept: impl FnMut(M),
 ) {
     out.clear();
     put_u64(out, base);
@@ -355,19 +365,19 @@ fn put_table_delta<O: Copy>(
     let mut gone = Vec::new();
     let mut a = old.peekable();
     let mut n = 0u32;
-    for r in new {
+    for (r, m) in new {
         let k = key_of(&r);
         while let Some(o) = a.next_if(|o| key(*o) < k) {
             gone.push(key(o));
         }
         match a.next_if(|o| key(*o) == k) {
-            Some(o) if same(o, &r) => {}
+            Some(o) if same(o, &r, &m) => {}
             _ => {
                 out.extend_from_slice(&r);
                 n += 1;
             }
         }
-        kept(&r);
+        kept(m);
     }
     gone.extend(a.map(key));
     out[8..12].copy_from_slice(&n.to_le_bytes());

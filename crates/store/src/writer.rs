@@ -168,7 +168,7 @@ impl Tap {
             let len = procs::rows_len(procs);
             let last = &mut self.last;
             last.forget();
-            if procs.windows(2).all(|w| w[0].pid < w[1].pid) {
+            if procs::in_pid_order(procs) {
                 // Written where the journal keeps it: no table of rows here.
                 j.append_with(Kind::Procs, ts_ms, len, &mut |d| {
                     procs::fill_rows(d, procs);

@@ -97,7 +97,7 @@ proptest! {
         let mut seen = store::procs::Seen::new();
         seen.keep(&a);
         let mut hashed = Vec::new();
-        if procs.windows(2).all(|w| w[0].pid < w[1].pid) {
+        if store::procs::in_pid_order(&procs) {
             prop_assert!(seen.put_delta_procs(&mut hashed, 9, &procs).is_some());
         } else {
             seen.put_delta_rows(&mut hashed, 9, &b);
