@@ -70,7 +70,7 @@ pub fn parse(file: &File, text: &[u8], out: &mut Figures) -> Result<usize, Parse
     };
     match file.format {
         Format::Single => {
-            let t = trim(text);
+            let t = text.trim_ascii();
             let Some((_, f, m)) = file.keys.first() else {
                 return Ok(0);
             };
@@ -84,7 +84,7 @@ pub fn parse(file: &File, text: &[u8], out: &mut Figures) -> Result<usize, Parse
             Ok(0)
         }
         Format::CpuMax => {
-            let mut w = trim(text).split(|b| *b == b' ');
+            let mut w = text.trim_ascii().split(|b| *b == b' ');
             let (Some(q), Some(p), None) = (w.next(), w.next(), w.next()) else {
                 return Err(err("expected `quota period`, quota a number or max"));
             };
@@ -200,10 +200,6 @@ fn is_device(t: &[u8]) -> bool {
 
 fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
     text.split(|b| *b == b'\n').filter(|l| !l.is_empty())
-}
-
-fn trim(t: &[u8]) -> &[u8] {
-    t.trim_ascii()
 }
 
 fn split_once(t: &[u8], sep: u8) -> Option<(&[u8], &[u8])> {

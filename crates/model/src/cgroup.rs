@@ -51,6 +51,13 @@ pub struct CgroupRates {
     pub io_full_pct: Option<f64>,
 }
 
+/// The usage less the inactive file list: cAdvisor's and the kubelet's
+/// working set.
+pub fn working_set_bytes(f: &cgroups::Figures) -> Option<u64> {
+    let usage = f.get(Figure::MemoryBytes)?;
+    Some(usage.saturating_sub(f.get(Figure::MemoryInactiveFileBytes).unwrap_or(0)))
+}
+
 impl CgroupRates {
     /// `cur`'s figures, and its rates since `prev` (the same cgroup in the
     /// sample `secs` earlier: the same id, else no rates).
@@ -78,8 +85,7 @@ impl CgroupRates {
             cpu_system_pct: pct_ns(Figure::CpuSystemNs),
             throttled_periods_pct,
             memory_bytes,
-            working_set_bytes: memory_bytes
-                .map(|m| m.saturating_sub(now(Figure::MemoryInactiveFileBytes).unwrap_or(0))),
+            working_set_bytes: working_set_bytes(&cur.figures),
             memory_anon_bytes: now(Figure::MemoryAnonBytes),
             memory_file_bytes: now(Figure::MemoryFileBytes),
             memory_max_bytes: now(Figure::MemoryMaxBytes),

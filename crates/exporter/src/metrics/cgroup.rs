@@ -126,41 +126,40 @@ fn as_f64(v: u64) -> f64 {
 }
 
 /// The cgroups whose series are served.
-pub fn exported(st: &State) -> impl Iterator<Item = &Cgroup> {
+fn exported(st: &State) -> Vec<&Cgroup> {
     st.cgroups
         .cgroups
         .iter()
         .filter(|c| c.depth <= MAX_DEPTH)
         .take(MAX_EXPORTED)
+        .collect()
 }
 
 pub(super) fn cgroups(out: &mut Out<'_>, st: &State) -> Fmt {
     if !st.stats[AgentSource::Cgroups.index()].scheduled {
         return Ok(());
     }
+    let exported = exported(st);
     one(out, &QUIETSTAT_CGROUPS, st.cgroups.cgroups.len() as f64)?;
-    one(
-        out,
-        &QUIETSTAT_CGROUPS_EXPORTED,
-        exported(st).count() as f64,
-    )?;
+    one(out, &QUIETSTAT_CGROUPS_EXPORTED, exported.len() as f64)?;
     for (family, figure, scale) in FIGURES {
-        if !exported(st).any(|c| c.figures.get(*figure).is_some()) {
+        if !exported.iter().any(|c| c.figures.get(*figure).is_some()) {
             continue;
         }
         let mut m = out.family(family)?;
-        for c in exported(st) {
+        for c in &exported {
             if let Some(v) = c.figures.get(*figure) {
                 sample_l(&mut m, &[("id", &*c.path)], scale(v))?;
             }
         }
     }
-    // cAdvisor's working set: the usage less the inactive file list.
-    if exported(st).any(|c| c.figures.get(Figure::MemoryBytes).is_some()) {
+    if exported
+        .iter()
+        .any(|c| c.figures.get(Figure::MemoryBytes).is_some())
+    {
         let mut m = out.family(&CONTAINER_MEMORY_WORKING_SET_BYTES)?;
-        for c in exported(st) {
-            let rates = model::cgroup::CgroupRates::between(None, c, 0.0);
-            if let Some(v) = rates.working_set_bytes {
+        for c in &exported {
+            if let Some(v) = model::cgroup::working_set_bytes(&c.figures) {
                 sample_l(&mut m, &[("id", &*c.path)], v as f64)?;
             }
         }
@@ -169,9 +168,12 @@ pub(super) fn cgroups(out: &mut Out<'_>, st: &State) -> Fmt {
         (Figure::PageFaults, "pgfault"),
         (Figure::MajorPageFaults, "pgmajfault"),
     ];
-    if exported(st).any(|c| faults.iter().any(|(f, _)| c.figures.get(*f).is_some())) {
+    if exported
+        .iter()
+        .any(|c| faults.iter().any(|(f, _)| c.figures.get(*f).is_some()))
+    {
         let mut m = out.family(&CONTAINER_MEMORY_FAILURES_TOTAL)?;
-        for c in exported(st) {
+        for c in &exported {
             for (f, kind) in faults {
                 if let Some(v) = c.figures.get(f) {
                     // The kernel's counts include the cgroup's descendants.
