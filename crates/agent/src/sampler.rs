@@ -12,6 +12,7 @@ use proctable::{Exit, Fields, ProcTable, Query};
 use shm::ShmWriter;
 use sys::{mono_ns, unix_ns};
 
+use crate::cgroup_worker::CgroupWorker;
 use crate::config::{AgentSource, Config, FileConfig, Mask, ProcessMetricsMode, SOURCE_COUNT};
 use crate::schedule::{Anchor, Schedule};
 use crate::signals::{RELOAD, STOP, install_handlers, mask_signals, set_wake_word};
@@ -32,9 +33,8 @@ pub struct Agent {
     reader: Reader,
     work: SystemSample,
     table: Option<ProcTable>,
-    /// The cgroup reader, and the sample it reads into before a commit.
-    cgroups: Option<cgroups::Reader>,
-    cgroups_work: cgroups::Sample,
+    /// The cgroup walk, on a thread of its own.
+    cgroups: Option<CgroupWorker>,
     query: Query,
     exits_buf: Vec<Exit>,
     /// Exits drained since the process table was last published.
@@ -225,7 +225,6 @@ impl Agent {
             work,
             table: None,
             cgroups: None,
-            cgroups_work: cgroups::Sample::default(),
             query: Query::default(),
             exits_buf: Vec::new(),
             exits_pending: Vec::new(),
@@ -256,7 +255,15 @@ impl Agent {
             .fold(0, |m, s| m | s.bit());
         agent.start_store(&config);
         agent.start_view(&config);
-        agent.read(all, 0);
+        // The first walk is waited for: the first sample has every source.
+        let cg = AgentSource::Cgroups.bit();
+        if all & cg != 0
+            && let Some(w) = agent.cgroups.as_ref()
+        {
+            w.begin(false);
+            w.wait();
+        }
+        agent.read(all & !cg, 0);
         agent.started = true;
         // Loading BPF parses the kernel's BTF (megabytes, freed by now):
         // hand the freed heap back so it does not count as resident.
@@ -330,8 +337,16 @@ impl Agent {
         }
         let cgroups_on = config.source(AgentSource::Cgroups).enabled;
         if cgroups_on && self.cgroups.is_none() {
-            match cgroups::Reader::new(cgroups::Options::new(&config.proc_root, &config.sys_root)) {
-                Ok(r) => self.cgroups = Some(r),
+            let shared = self.shared.clone();
+            let worker =
+                cgroups::Reader::new(cgroups::Options::new(&config.proc_root, &config.sys_root))
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| {
+                        CgroupWorker::start(r, move || shared.shm.request())
+                            .map_err(|e| format!("starting its thread: {e}"))
+                    });
+            match worker {
+                Ok(w) => self.cgroups = Some(w),
                 Err(e) => log(format!("cgroups off: {e}")),
             }
         }
@@ -405,16 +420,17 @@ impl Agent {
     /// shared state, re-budget their intervals and publish the
     /// shared-memory snapshot, then move the schedule for what the budget
     /// changed.
-    fn read(&mut self, mask: Mask, demand: Mask) {
+    fn read(&mut self, mask: Mask, asked: Mask) {
         let config = self.shared.config();
         let reads = self.read_kernel(mask);
+        let mut demand = asked;
         let (changes, settled) = {
             let shared = self.shared.clone();
             let mut guard = shared.state_mut();
             let st = &mut *guard;
             st.sampling_wakeups += 1;
             let keep_prev = config.process_metrics.mode == ProcessMetricsMode::Top;
-            let committed = self.commit(st, mask, demand, reads, keep_prev);
+            let committed = self.commit(st, mask, &mut demand, reads, keep_prev);
             if self.started && config.overhead_budget_pct > 0.0 {
                 self.charge(st, &config, committed);
             }
@@ -437,6 +453,13 @@ impl Agent {
             self.record(st, &config, committed);
             (changes, settled)
         };
+        // The next walk, once the last one is committed.
+        let cg = AgentSource::Cgroups.bit();
+        if mask & cg != 0
+            && let Some(w) = self.cgroups.as_ref()
+        {
+            w.begin(asked & cg != 0);
+        }
         self.reschedule(&config, changes, settled);
     }
 
@@ -706,18 +729,6 @@ impl Agent {
             procs_cost_ns = t0.elapsed().as_nanos() as u64;
             cpu_ns[i] = sys::thread_cpu_ns().saturating_sub(cpu);
         }
-        let mut cgroups_cost_ns = None;
-        if mask & AgentSource::Cgroups.bit() != 0
-            && let Some(r) = self.cgroups.as_mut()
-        {
-            let i = AgentSource::Cgroups.index();
-            read_at[i] = mono_ns();
-            let t0 = Instant::now();
-            let cpu = sys::thread_cpu_ns();
-            r.read(&mut self.cgroups_work);
-            cgroups_cost_ns = Some(t0.elapsed().as_nanos() as u64);
-            cpu_ns[i] = sys::thread_cpu_ns().saturating_sub(cpu);
-        }
         // One map lookup, only when the process table was read.
         let exits_lost = procs
             .then(|| self.table.as_ref().and_then(ProcTable::exits_lost))
@@ -726,7 +737,6 @@ impl Agent {
             read_at,
             procs: procs_result,
             procs_cost_ns,
-            cgroups_cost_ns,
             cpu_ns,
             exits_lost,
         }
@@ -743,14 +753,16 @@ impl Agent {
         &mut self,
         st: &mut State,
         mask: Mask,
-        demand: Mask,
+        demand: &mut Mask,
         mut reads: Reads,
         keep_prev: bool,
     ) -> Mask {
         let mut committed = 0;
         for s in AgentSource::ALL {
             let i = s.index();
-            if mask & s.bit() == 0 {
+            // A finished cgroup walk is committed whether or not the
+            // source is due (its read began earlier).
+            if mask & s.bit() == 0 && s != AgentSource::Cgroups {
                 continue;
             }
             let cost_ns = match s {
@@ -831,20 +843,24 @@ impl Agent {
                     reads.procs_cost_ns
                 }
                 AgentSource::Cgroups => {
-                    let Some(cost) = reads.cgroups_cost_ns.take() else {
+                    // A walk that finished, whenever it was asked for.
+                    let Some(d) = self.cgroups.as_ref().and_then(|w| w.take(&mut st.cgroups))
+                    else {
                         continue;
                     };
-                    std::mem::swap(&mut st.cgroups, &mut self.cgroups_work);
+                    reads.read_at[i] = d.read_at;
+                    reads.cpu_ns[i] = d.cpu_ns;
+                    *demand = (*demand & !s.bit()) | if d.demand { s.bit() } else { 0 };
                     let stats = &mut st.stats[i];
-                    stats.read_ns += cost;
+                    stats.read_ns += d.cost_ns;
                     stats.skipped_lines += st.cgroups.skipped_lines;
-                    cost
+                    d.cost_ns
                 }
             };
             st.read_mono_ns[i] = reads.read_at[i];
             let stats = &mut st.stats[i];
             stats.reads += 1;
-            if demand & s.bit() != 0 {
+            if *demand & s.bit() != 0 {
                 stats.demand_reads += 1;
             }
             stats.last_cost_ns = cost_ns;
@@ -999,7 +1015,16 @@ impl Agent {
             }
             mask |= demand;
             demand &= !scheduled;
-            if mask != 0 {
+            // No second walk while one runs: the source waits for it.
+            let mut walk_done = false;
+            if let Some(w) = self.cgroups.as_ref() {
+                if w.walking() {
+                    mask &= !AgentSource::Cgroups.bit();
+                    demand &= !AgentSource::Cgroups.bit();
+                }
+                walk_done = w.finished();
+            }
+            if mask != 0 || walk_done {
                 self.read(mask, demand);
             }
             self.schedule.advance(scheduled, now);
@@ -1056,8 +1081,6 @@ struct Reads {
     /// The process table's result, when it was read.
     procs: Option<proctable::Result<()>>,
     procs_cost_ns: u64,
-    /// The cgroups' read time, when they were read.
-    cgroups_cost_ns: Option<u64>,
     /// CPU time of this thread in each source's read and parse (the
     /// process table's: its snapshot), what the overhead budget counts.
     cpu_ns: [u64; SOURCE_COUNT],

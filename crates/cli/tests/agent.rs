@@ -464,15 +464,22 @@ fn bad_configuration_is_refused_naming_the_key() {
 
 #[test]
 fn every_agent_thread_runs_on_the_housekeeping_cpus() {
-    let a = agent("", &["--housekeeping-cpus", "0"]);
+    // With the cgroup walk's thread.
+    let a = agent(
+        "[sources.cgroups]\nenabled = true\n",
+        &["--housekeeping-cpus", "0"],
+    );
     // Make the HTTP side start its connection threads too.
     for _ in 0..4 {
         scrape(&a, "");
     }
     let pid = a.proc.id();
     let mut n = 0;
+    let mut names = Vec::new();
     for t in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
-        let status = std::fs::read_to_string(t.unwrap().path().join("status")).unwrap();
+        let t = t.unwrap().path();
+        names.push(std::fs::read_to_string(t.join("comm")).unwrap());
+        let status = std::fs::read_to_string(t.join("status")).unwrap();
         let cpus = status
             .lines()
             .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
@@ -483,6 +490,11 @@ fn every_agent_thread_runs_on_the_housekeeping_cpus() {
         n += 1;
     }
     assert!(n >= 3, "{n} threads");
+    // The kernel keeps 15 bytes of a thread's name.
+    assert!(
+        names.iter().any(|c| c.starts_with("quietstat-cgrou")),
+        "{names:?}"
+    );
 }
 
 fn reads(s: &Series, source: &str) -> f64 {
