@@ -166,6 +166,27 @@ pub struct ProcessMetrics {
     pub cgroup: Option<String>,
 }
 
+/// Which cgroups `/metrics` serves (`[cgroup_metrics]`): those at most
+/// `depth` levels below the root, and those whose path matches `paths` at
+/// any depth; at most `max`, parents first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupMetrics {
+    pub depth: u16,
+    /// A regular expression; empty: none beyond `depth`.
+    pub paths: String,
+    pub max: usize,
+}
+
+impl Default for CgroupMetrics {
+    fn default() -> Self {
+        CgroupMetrics {
+            depth: 2,
+            paths: String::new(),
+            max: 1000,
+        }
+    }
+}
+
 /// node_exporter collectors whose families are served only when turned on
 /// (`collectors = [...]`, `--collector.NAME`), as node_exporter leaves them
 /// off: their series grow as CPUs times IRQs or vectors
@@ -198,6 +219,7 @@ pub struct Config {
     pub process_backend: BackendChoice,
     pub sources: [SourceConfig; SOURCE_COUNT],
     pub process_metrics: ProcessMetrics,
+    pub cgroup_metrics: CgroupMetrics,
     /// node_exporter's web configuration file: TLS and basic authentication.
     pub web_config_file: Option<PathBuf>,
     /// Connections the HTTP server holds at most (lowered to fit the
@@ -445,6 +467,11 @@ impl Config {
                 names: Some(pm.names.clone()),
                 cgroup: Some(pm.cgroup.clone().unwrap_or_default()),
             }),
+            cgroup_metrics: Some(FileCgroupMetrics {
+                depth: Some(self.cgroup_metrics.depth),
+                paths: Some(self.cgroup_metrics.paths.clone()),
+                max: Some(self.cgroup_metrics.max),
+            }),
             web_config_file: Some(self.web_config_file.clone().unwrap_or_default()),
             http_max_connections: Some(self.http_max_connections),
             http_max_requests: Some(self.http_max_requests),
@@ -545,6 +572,8 @@ pub struct FileConfig {
     pub process_backend: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub process_metrics: Option<FileProcessMetrics>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cgroup_metrics: Option<FileCgroupMetrics>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sources: Option<FileSources>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -653,6 +682,17 @@ pub struct FileProcessMetrics {
     pub names: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileCgroupMetrics {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<usize>,
 }
 
 /// `[sources.<name>]` tables, one slot per source; a source may be named
@@ -813,6 +853,13 @@ impl FileConfig {
             }
             take_pm!(mode, top_n, sort_by, names, cgroup);
         }
+        if let Some(o) = &over.cgroup_metrics {
+            let cm = self.cgroup_metrics.get_or_insert_with(Default::default);
+            macro_rules! take_cm {
+                ($($f:ident),*) => { $(if o.$f.is_some() { cm.$f = o.$f.clone(); })* };
+            }
+            take_cm!(depth, paths, max);
+        }
         if let Some(o) = &over.sources {
             let mine = self.sources.get_or_insert_with(Default::default);
             for s in AgentSource::ALL {
@@ -834,6 +881,40 @@ impl FileConfig {
     }
 
     /// Merges onto the defaults and validates.
+    /// `[cgroup_metrics]`, checked.
+    fn cgroup_metrics(&self) -> Result<CgroupMetrics, ConfigError> {
+        let f = self.cgroup_metrics.clone().unwrap_or_default();
+        let d = CgroupMetrics::default();
+        let cm = CgroupMetrics {
+            depth: f.depth.unwrap_or(d.depth),
+            paths: f.paths.unwrap_or(d.paths),
+            max: f.max.unwrap_or(d.max),
+        };
+        if cm.depth > cgroups::MAX_DEPTH {
+            return Err(bad(
+                "cgroup_metrics.depth",
+                format!(
+                    "{} is out of range; accepted: 0 (the root alone) to {}",
+                    cm.depth,
+                    cgroups::MAX_DEPTH
+                ),
+            ));
+        }
+        if !(1..=100_000).contains(&cm.max) {
+            return Err(bad(
+                "cgroup_metrics.max",
+                format!("{} is out of range; accepted: 1 to 100000", cm.max),
+            ));
+        }
+        regex::Regex::new(&cm.paths).map_err(|e| {
+            bad(
+                "cgroup_metrics.paths",
+                format!("{:?} is not a regular expression: {e}", cm.paths),
+            )
+        })?;
+        Ok(cm)
+    }
+
     pub fn resolve(&self) -> Result<Config, ConfigError> {
         let mut collectors = Vec::new();
         for c in self.collectors.iter().flatten() {
@@ -995,6 +1076,7 @@ impl FileConfig {
                 "\"filter\" needs process_metrics.names or process_metrics.cgroup",
             ));
         }
+        let cgroup_metrics = self.cgroup_metrics()?;
         let http_max_connections = self.http_max_connections.unwrap_or(512);
         if !(1..=1_000_000).contains(&http_max_connections) {
             return Err(bad(
@@ -1149,6 +1231,7 @@ impl FileConfig {
             process_backend,
             sources,
             process_metrics,
+            cgroup_metrics,
             web_config_file: self
                 .web_config_file
                 .clone()

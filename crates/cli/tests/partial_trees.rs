@@ -828,3 +828,85 @@ fn the_agent_serves_a_trees_cgroups_under_cadvisors_names() {
     );
     assert_eq!(value("quietstat_source_up{source=\"cgroups\"}"), Some(1.0));
 }
+
+/// Cgroups chosen by `[cgroup_metrics]`: the pod and its container by
+/// expression, at any depth, labelled with the ids their paths name;
+/// `depth` and `max` cut the rest.
+#[test]
+fn the_agent_exports_the_cgroups_chosen_with_their_container_and_pod_ids() {
+    let (p, s) = fixtures::roots("cgroup-v2");
+    let (p, s) = (p.display().to_string(), s.display().to_string());
+    let args = ["--backend", "procfs", "--proc-root", &p, "--sys-root", &s];
+    let a = agent(
+        "[sources.cgroups]\nenabled = true\n[cgroup_metrics]\ndepth = 1\npaths = \"^/kubepods\"\n",
+        &args,
+    );
+    let body = get(a.addr, "/metrics", None).body;
+    let value = |line: &str| -> Option<f64> {
+        body.lines()
+            .find_map(|l| l.strip_prefix(line)?.strip_prefix(' ')?.parse().ok())
+    };
+    let pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0f1e2d3c_4b5a_6978_8796_a5b4c3d2e1f0.slice";
+    let uid = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+    let hex = "4f3c2b1a0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b";
+    assert_eq!(
+        value(&format!(
+            "container_memory_usage_bytes{{id=\"{pod}\",pod_uid=\"{uid}\"}}"
+        )),
+        Some(196_608.0),
+        "{body}"
+    );
+    assert_eq!(
+        value(&format!(
+            "container_memory_usage_bytes{{id=\"{pod}/cri-containerd-{hex}.scope\",container_id=\"containerd://{hex}\",pod_uid=\"{uid}\"}}"
+        )),
+        Some(131_072.0),
+        "{body}"
+    );
+    assert!(
+        value("container_memory_usage_bytes{id=\"/system.slice\"}").is_some(),
+        "{body}"
+    );
+    assert!(
+        !body.contains("cron.service"),
+        "deeper than one level: {body}"
+    );
+    // All but cron.service.
+    assert_eq!(value("quietstat_cgroups_exported"), Some(7.0));
+
+    // At most two, parents first.
+    let a = agent(
+        "[sources.cgroups]\nenabled = true\n[cgroup_metrics]\nmax = 2\n",
+        &args,
+    );
+    let body = get(a.addr, "/metrics", None).body;
+    let ids: std::collections::BTreeSet<&str> = body
+        .lines()
+        .filter(|l| l.starts_with("container_"))
+        .filter_map(|l| l.split('"').nth(1))
+        .collect();
+    assert_eq!(
+        ids,
+        ["/", "/kubepods.slice"].into_iter().collect(),
+        "{body}"
+    );
+
+    // A bad expression or depth is refused, naming the key.
+    for (config, key) in [
+        ("[cgroup_metrics]\npaths = \"(\"\n", "cgroup_metrics.paths"),
+        ("[cgroup_metrics]\ndepth = 33\n", "cgroup_metrics.depth"),
+        ("[cgroup_metrics]\nmax = 0\n", "cgroup_metrics.max"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.toml");
+        std::fs::write(&path, config).unwrap();
+        let out = quietstat()
+            .args(["agent", "--print-config", "--config"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{config}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(key), "{err}");
+    }
+}

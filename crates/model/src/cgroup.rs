@@ -119,9 +119,155 @@ pub fn between(prev: Option<&Sample>, cur: &Sample) -> Vec<CgroupRates> {
         .collect()
 }
 
+/// The container and pod a cgroup's path names, as container runtimes and
+/// the kubelet name their cgroups (no runtime is asked): a container's
+/// scope (`docker-ID.scope`, `cri-containerd-ID.scope`, `crio-ID.scope`,
+/// `libpod-ID.scope`, or a bare 64-hex-digit directory under cgroupfs
+/// drivers) and a pod's (`kubepods-...-podUID.slice` under systemd,
+/// `podUID` under `kubepods/`). A container's cgroups below its scope
+/// carry its ids too.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContainerIds {
+    /// As Kubernetes writes it in a pod's status (`containerd://ID`,
+    /// `cri-o://ID`, `docker://ID`; `podman://ID`), the bare ID when the
+    /// path does not say the runtime.
+    pub container_id: Option<String>,
+    /// The pod's UID, with dashes.
+    pub pod_uid: Option<String>,
+}
+
+/// A container's ID: 64 lowercase hexadecimal digits.
+fn is_container_hex(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// A pod UID as written in a cgroup name (dashes, or underscores under
+/// systemd), with dashes.
+fn pod_uid(s: &str) -> Option<String> {
+    let uid = s.replace('_', "-");
+    let groups: Vec<&str> = uid.split('-').collect();
+    let shape = [8, 4, 4, 4, 12];
+    (groups.len() == 5
+        && groups
+            .iter()
+            .zip(shape)
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit())))
+    .then_some(uid)
+}
+
+/// The ids a cgroup's `path` names ([`ContainerIds`]).
+pub fn container_ids(path: &str) -> ContainerIds {
+    let mut ids = ContainerIds::default();
+    let mut parent = "";
+    let mut kubepods = false;
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        kubepods |= part == "kubepods" || part.starts_with("kubepods");
+        if let Some(slice) = part.strip_suffix(".slice")
+            && slice.starts_with("kubepods")
+            && let Some((_, uid)) = slice.rsplit_once("-pod")
+            && let Some(uid) = pod_uid(uid)
+        {
+            ids.pod_uid = Some(uid);
+        } else if kubepods && let Some(uid) = part.strip_prefix("pod").and_then(pod_uid) {
+            ids.pod_uid = Some(uid);
+        } else if ids.container_id.is_none() {
+            let scoped = part.strip_suffix(".scope").and_then(|scope| {
+                [
+                    ("cri-containerd-", "containerd://"),
+                    ("crio-", "cri-o://"),
+                    ("docker-", "docker://"),
+                    ("libpod-", "podman://"),
+                ]
+                .into_iter()
+                .find_map(|(prefix, scheme)| {
+                    let id = scope.strip_prefix(prefix)?;
+                    is_container_hex(id).then(|| format!("{scheme}{id}"))
+                })
+            });
+            ids.container_id = scoped.or_else(|| {
+                is_container_hex(part).then(|| match parent {
+                    "docker" => format!("docker://{part}"),
+                    _ => part.to_string(),
+                })
+            });
+        }
+        parent = part;
+    }
+    ids
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const HEX: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn container_and_pod_ids_from_the_paths_runtimes_write() {
+        let uid = "1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901";
+        let sd_uid = uid.replace('-', "_");
+        let cases = [
+            // systemd driver: kubelet and containerd, CRI-O.
+            (
+                format!(
+                    "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{sd_uid}.slice/cri-containerd-{HEX}.scope"
+                ),
+                Some(format!("containerd://{HEX}")),
+                Some(uid),
+            ),
+            (
+                format!("/kubepods.slice/kubepods-pod{sd_uid}.slice/crio-{HEX}.scope"),
+                Some(format!("cri-o://{HEX}")),
+                Some(uid),
+            ),
+            // The pod's own cgroup, and a cgroup inside a container.
+            (
+                format!(
+                    "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{sd_uid}.slice"
+                ),
+                None,
+                Some(uid),
+            ),
+            (
+                format!("/system.slice/docker-{HEX}.scope/init.scope"),
+                Some(format!("docker://{HEX}")),
+                None,
+            ),
+            (
+                format!("/machine.slice/libpod-{HEX}.scope"),
+                Some(format!("podman://{HEX}")),
+                None,
+            ),
+            // cgroupfs driver.
+            (
+                format!("/kubepods/burstable/pod{uid}/{HEX}"),
+                Some(HEX.to_string()),
+                Some(uid),
+            ),
+            (
+                format!("/docker/{HEX}"),
+                Some(format!("docker://{HEX}")),
+                None,
+            ),
+            // Not containers: conmon's scope, a short id, a slice named pod.
+            (
+                format!("/machine.slice/crio-conmon-{HEX}.scope"),
+                None,
+                None,
+            ),
+            ("/system.slice/docker-abc.scope".to_string(), None, None),
+            (format!("/user.slice/pod{uid}"), None, None),
+            ("/".to_string(), None, None),
+            ("/system.slice/sshd.service".to_string(), None, None),
+        ];
+        for (path, container, pod) in cases {
+            let ids = container_ids(&path);
+            assert_eq!(ids.container_id, container, "{path}");
+            assert_eq!(ids.pod_uid.as_deref(), pod, "{path}");
+        }
+    }
     use cgroups::Figures;
 
     fn cg(path: &str, id: u64, set: &[(Figure, u64)]) -> Cgroup {

@@ -1,22 +1,19 @@
 //! The per-cgroup families, under cAdvisor's names, units, help and `id`
 //! label (the cgroup's path), so that dashboards and alerts written for
-//! cAdvisor (every kubelet's) work unchanged. Served for the cgroups at
-//! most [`MAX_DEPTH`] levels below the root (slices, services, container
-//! scopes), at most [`MAX_EXPORTED`] of them: the series stay bounded
-//! however many cgroups the machine has.
+//! cAdvisor (every kubelet's) work unchanged; `container_id` and `pod_uid`
+//! where the path names them ([`model::cgroup::container_ids`]). Served
+//! for the cgroups `[cgroup_metrics]` chooses (by default those at most
+//! two levels below the root: slices, services, container scopes), at
+//! most its `max` of them: the series stay bounded however many cgroups
+//! the machine has.
 
 use agent::State;
-use agent::config::AgentSource;
+use agent::config::{AgentSource, CgroupMetrics};
 use cgroups::{Cgroup, Figure};
 use model::units::{ns_to_secs, us_to_secs};
 
 use super::families::*;
 use super::out::{Fmt, Out, one, sample_l};
-
-/// Levels below the root whose cgroups are exported.
-pub const MAX_DEPTH: u16 = 2;
-/// Cgroups exported at most (in path order: parents first).
-pub const MAX_EXPORTED: usize = 1000;
 
 /// A figure's family and its scale to the family's unit.
 type Scale = fn(u64) -> f64;
@@ -125,42 +122,59 @@ fn as_f64(v: u64) -> f64 {
     v as f64
 }
 
-/// The cgroups whose series are served.
-fn exported(st: &State) -> Vec<&Cgroup> {
+/// A cgroup whose series are served, and their labels.
+struct Exported<'a> {
+    c: &'a Cgroup,
+    labels: Vec<(&'static str, String)>,
+}
+
+/// The cgroups whose series are served, in path order (parents first).
+fn exported<'a>(st: &'a State, cm: &CgroupMetrics) -> Vec<Exported<'a>> {
+    // Checked when the configuration was resolved.
+    let paths = (!cm.paths.is_empty())
+        .then(|| regex::Regex::new(&cm.paths).ok())
+        .flatten();
     st.cgroups
         .cgroups
         .iter()
-        .filter(|c| c.depth <= MAX_DEPTH)
-        .take(MAX_EXPORTED)
+        .filter(|c| c.depth <= cm.depth || paths.as_ref().is_some_and(|r| r.is_match(&c.path)))
+        .take(cm.max)
+        .map(|c| {
+            let ids = model::cgroup::container_ids(&c.path);
+            let mut labels = vec![("id", c.path.to_string())];
+            labels.extend(ids.container_id.map(|v| ("container_id", v)));
+            labels.extend(ids.pod_uid.map(|v| ("pod_uid", v)));
+            Exported { c, labels }
+        })
         .collect()
 }
 
-pub(super) fn cgroups(out: &mut Out<'_>, st: &State) -> Fmt {
+pub(super) fn cgroups(out: &mut Out<'_>, st: &State, cm: &CgroupMetrics) -> Fmt {
     if !st.stats[AgentSource::Cgroups.index()].scheduled {
         return Ok(());
     }
-    let exported = exported(st);
+    let exported = exported(st, cm);
     one(out, &QUIETSTAT_CGROUPS, st.cgroups.cgroups.len() as f64)?;
     one(out, &QUIETSTAT_CGROUPS_EXPORTED, exported.len() as f64)?;
     for (family, figure, scale) in FIGURES {
-        if !exported.iter().any(|c| c.figures.get(*figure).is_some()) {
+        if !exported.iter().any(|e| e.c.figures.get(*figure).is_some()) {
             continue;
         }
         let mut m = out.family(family)?;
-        for c in &exported {
-            if let Some(v) = c.figures.get(*figure) {
-                sample_l(&mut m, &[("id", &*c.path)], scale(v))?;
+        for e in &exported {
+            if let Some(v) = e.c.figures.get(*figure) {
+                sample_l(&mut m, &e.labels, scale(v))?;
             }
         }
     }
     if exported
         .iter()
-        .any(|c| c.figures.get(Figure::MemoryBytes).is_some())
+        .any(|e| e.c.figures.get(Figure::MemoryBytes).is_some())
     {
         let mut m = out.family(&CONTAINER_MEMORY_WORKING_SET_BYTES)?;
-        for c in &exported {
-            if let Some(v) = model::cgroup::working_set_bytes(&c.figures) {
-                sample_l(&mut m, &[("id", &*c.path)], v as f64)?;
+        for e in &exported {
+            if let Some(v) = model::cgroup::working_set_bytes(&e.c.figures) {
+                sample_l(&mut m, &e.labels, v as f64)?;
             }
         }
     }
@@ -170,18 +184,16 @@ pub(super) fn cgroups(out: &mut Out<'_>, st: &State) -> Fmt {
     ];
     if exported
         .iter()
-        .any(|c| faults.iter().any(|(f, _)| c.figures.get(*f).is_some()))
+        .any(|e| faults.iter().any(|(f, _)| e.c.figures.get(*f).is_some()))
     {
         let mut m = out.family(&CONTAINER_MEMORY_FAILURES_TOTAL)?;
-        for c in &exported {
+        for e in &exported {
             for (f, kind) in faults {
-                if let Some(v) = c.figures.get(f) {
+                if let Some(v) = e.c.figures.get(f) {
                     // The kernel's counts include the cgroup's descendants.
-                    let l = [
-                        ("id", &*c.path),
-                        ("failure_type", kind),
-                        ("scope", "hierarchy"),
-                    ];
+                    let mut l: Vec<(&str, &str)> =
+                        e.labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    l.extend([("failure_type", kind), ("scope", "hierarchy")]);
                     sample_l(&mut m, &l, v as f64)?;
                 }
             }

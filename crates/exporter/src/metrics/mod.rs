@@ -132,7 +132,7 @@ impl Collector for PartCollector {
         match self.part {
             Part::Collector(i) => (collector::ENCODERS[i].1)(&mut out, &x),
             Part::Processes => process::processes(&mut out, &st, &self.ctx.config.process_metrics),
-            Part::Cgroups => cgroup::cgroups(&mut out, &st),
+            Part::Cgroups => cgroup::cgroups(&mut out, &st, &self.ctx.config.cgroup_metrics),
             Part::Own => own::agent_figures(&mut out, &st, &self.ctx),
             // Any number of series other programs wrote: encoded after the
             // lock is let go, so the sampler commits meanwhile.
