@@ -82,6 +82,21 @@ struct View {
     failing: bool,
     /// A process table was read and not written: no viewer wanted it.
     unpublished: bool,
+    /// The same for a read of the cgroups.
+    cgroups_unpublished: bool,
+}
+
+/// Writes the state's read of the cgroups to the view.
+fn publish_cgroups(v: &mut View, st: &State) -> std::io::Result<()> {
+    let cg = AgentSource::Cgroups;
+    let meta = shm::view::Meta {
+        agent_pid: std::process::id(),
+        unix_ns: st.cgroups.unix_ns,
+        mono_ns: st.read_mono_ns[cg.index()],
+        interval_ns: st.stats[cg.index()].interval.as_nanos() as u64,
+    };
+    v.cgroups_unpublished = false;
+    v.writer.publish_cgroups(&meta, &st.cgroups)
 }
 
 /// Writes the state's process table (and the exits before it) to the view.
@@ -559,6 +574,7 @@ impl Agent {
             buf: Vec::new(),
             failing: false,
             unpublished: false,
+            cgroups_unpublished: false,
         });
     }
 
@@ -600,6 +616,14 @@ impl Agent {
                 v.unpublished = true;
             }
         }
+        // Written, as the table, while viewers read the process file.
+        if result.is_ok() && committed & AgentSource::Cgroups.bit() != 0 {
+            if v.writer.wanted_within(shm::view::WANT_FOR) {
+                result = publish_cgroups(v, st);
+            } else {
+                v.cgroups_unpublished = true;
+            }
+        }
         Self::log_view_result(v, result);
     }
 
@@ -609,15 +633,23 @@ impl Agent {
         let Some(v) = self.view.as_mut() else {
             return;
         };
-        if !v.unpublished || !v.writer.wanted_within(shm::view::WANT_FOR) {
+        if !(v.unpublished || v.cgroups_unpublished) || !v.writer.wanted_within(shm::view::WANT_FOR)
+        {
             return;
         }
         let result = {
             let st = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
-            // The wall-clock time of the table's read.
-            let ago = mono_ns().saturating_sub(st.read_mono_ns[AgentSource::Processes.index()]);
-            let unix_ns = sys::unix_ns().saturating_sub(ago);
-            publish_table(v, &st, unix_ns, self.query.fields)
+            let mut result = Ok(());
+            if v.unpublished {
+                // The wall-clock time of the table's read.
+                let ago = mono_ns().saturating_sub(st.read_mono_ns[AgentSource::Processes.index()]);
+                let unix_ns = sys::unix_ns().saturating_sub(ago);
+                result = publish_table(v, &st, unix_ns, self.query.fields);
+            }
+            if result.is_ok() && v.cgroups_unpublished {
+                result = publish_cgroups(v, &st);
+            }
+            result
         };
         Self::log_view_result(v, result);
         self.shared.shm.notify();

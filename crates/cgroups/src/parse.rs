@@ -52,6 +52,16 @@ impl Figures {
     pub fn clear(&mut self) {
         self.0 = [NONE; Figure::COUNT];
     }
+
+    /// Every figure's slot in [`Figure::ALL`]'s order, an absent one
+    /// `u64::MAX`: what [`Figures::from_words`] takes back.
+    pub fn words(&self) -> &[u64; Figure::COUNT] {
+        &self.0
+    }
+
+    pub fn from_words(words: [u64; Figure::COUNT]) -> Figures {
+        Figures(words)
+    }
 }
 
 /// Why a file's text was not used.

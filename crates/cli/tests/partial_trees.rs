@@ -827,6 +827,26 @@ fn the_agent_serves_a_trees_cgroups_under_cadvisors_names() {
         "deeper than two levels: {body}"
     );
     assert_eq!(value("quietstat_source_up{source=\"cgroups\"}"), Some(1.0));
+
+    // The view file beside the snapshot holds the same read, every cgroup,
+    // once a viewer reads the process file.
+    shm::view::read_live_procs(&a.shm).unwrap();
+    let path = shm::view::cgroups_path(&a.shm);
+    assert!(wait_for(Duration::from_secs(30), || {
+        shm::view::cgroups_mono_ns(&path).is_ok_and(|t| t.is_some())
+    }));
+    let v = shm::view::read_cgroups(&path).unwrap();
+    assert_eq!(v.cgroups.len(), 8);
+    assert_eq!(v.meta.agent_pid, a.proc.id());
+    let slice = v
+        .cgroups
+        .iter()
+        .find(|c| &*c.path == "/system.slice")
+        .unwrap();
+    assert_eq!(
+        slice.figures.get(cgroups::Figure::CpuUsageNs),
+        Some(10_300_000)
+    );
 }
 
 /// Cgroups chosen by `[cgroup_metrics]`: the pod and its container by

@@ -180,6 +180,7 @@ fn a_proc_that_hides_processes_makes_the_store_owner_only() {
     for view in [
         shm::view::system_path(&a.shm),
         shm::view::procs_path(&a.shm),
+        shm::view::cgroups_path(&a.shm),
     ] {
         assert_eq!(mode(&view), 0o600, "{}", view.display());
     }

@@ -7,6 +7,9 @@
 //!   them; the viewer parses them with the agent's own parsers.
 //! - `<snapshot>.procs`: the agent's last process table, and the processes
 //!   that exited since the table before it.
+//! - `<snapshot>.cgroups`: the agent's last read of every cgroup (when its
+//!   `cgroups` source is on), written, as the process file, only while
+//!   viewers read the process file.
 //!
 //! The process file (megabytes with tens of thousands of processes) is
 //! written only while viewers read it: the agent watches it for opens
@@ -30,21 +33,27 @@
 //! offset  size  field
 //!      0     8  magic       b"QSTATVEW"
 //!      8     4  version     1; a reader refuses any other
-//!     12     4  kind        1 system, 2 processes
+//!     12     4  kind        1 system, 2 processes, 3 cgroups
 //!     16     4  agent_pid
 //!     20     4  fields      processes: the fields read (bit i: proctable::Field::ALL[i])
 //!     24     8  unix_ns     when the data was read
 //!     32     8  mono_ns     the same instant, CLOCK_MONOTONIC
 //!     40     8  interval_ns the agent's interval for this data
-//!     48     8  count       system: bytes of kept entries; processes: rows
-//!     56     4  exits       processes: exit rows after the process rows
-//!     60     4  row_words   processes: 8-byte words per process row
+//!     48     8  count       system, cgroups: bytes of the body; processes: rows
+//!     56     4  exits       processes: exit rows after the process rows;
+//!                           cgroups: cgroups
+//!     60     4  row_words   processes: 8-byte words per process row;
+//!                           cgroups: figures per cgroup
 //!     64     8  seq         odd while the agent writes
 //!     72     8  reserved    0
 //!     80     -  body (the file may be longer: what follows is stale)
 //! ```
 //!
 //! A system body is `procfs::kept` entries (`source u8, length u32, bytes`).
+//! A cgroup is its id (8 bytes), depth (2), path's length (2), 4 zero
+//! bytes, its figures (8 bytes each, `u64::MAX` when absent, in
+//! `cgroups::Figure::ALL`'s order), then its path padded with zeros to 8
+//! bytes.
 //! A process row is [`PROC_WORDS`] words and an exit row [`EXIT_WORDS`]
 //! words, in the order [`put_proc`] and [`put_exit`] write them.
 
@@ -63,6 +72,9 @@ const HEADER: usize = 80;
 const SEQ: usize = 64;
 const KIND_SYSTEM: u32 = 1;
 const KIND_PROCS: u32 = 2;
+const KIND_CGROUPS: u32 = 3;
+/// Figures per cgroup.
+const CGROUP_FIGURES: usize = cgroups::Figure::COUNT;
 /// Words per process row.
 pub const PROC_WORDS: usize = proctable::layout::VIEW_WORDS;
 /// Words per exit row.
@@ -102,6 +114,13 @@ fn suffixed(p: &Path, suffix: &str) -> PathBuf {
 /// How long a viewer's opening of the process file keeps it written.
 pub const WANT_FOR: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// The cgroup file beside `snapshot`.
+pub fn cgroups_path(snapshot: &Path) -> PathBuf {
+    let mut p = snapshot.as_os_str().to_owned();
+    p.push(".cgroups");
+    PathBuf::from(p)
+}
+
 /// What every view file says about itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Meta {
@@ -127,6 +146,7 @@ pub struct ProcView {
 pub struct ViewWriter {
     system: Target,
     procs: Target,
+    cgroups: Target,
     /// Opens of the process file (inotify, non-blocking); `None` where
     /// inotify is unavailable: then every table is written.
     opens: Option<std::fs::File>,
@@ -208,6 +228,7 @@ impl ViewWriter {
         let procs = Target::create(procs_path(snapshot), mode)?;
         Ok(ViewWriter {
             system: Target::create(system_path(snapshot), mode)?,
+            cgroups: Target::create(cgroups_path(snapshot), mode)?,
             opens: watch_opens(&procs.path),
             procs,
             opened: None,
@@ -289,11 +310,36 @@ impl ViewWriter {
         })
     }
 
+    /// Publishes a read of every cgroup.
+    pub fn publish_cgroups(&mut self, meta: &Meta, sample: &cgroups::Sample) -> io::Result<()> {
+        let body: usize = sample.cgroups.iter().map(cgroup_bytes).sum();
+        self.buf.clear();
+        header(
+            &mut self.buf,
+            KIND_CGROUPS,
+            meta,
+            0,
+            body as u64,
+            sample.cgroups.len() as u32,
+            CGROUP_FIGURES as u32,
+        );
+        self.cgroups.write(&mut self.buf, |buf, put| {
+            for c in &sample.cgroups {
+                put_cgroup(buf, c);
+                if buf.len() >= CHUNK {
+                    put(buf)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// Removes the files (the agent is stopping: a viewer then finds none,
     /// instead of stale data).
     pub fn remove(&self) {
         let _ = std::fs::remove_file(&self.system.path);
         let _ = std::fs::remove_file(&self.procs.path);
+        let _ = std::fs::remove_file(&self.cgroups.path);
     }
 }
 
@@ -408,6 +454,96 @@ pub fn get_exit(w: &[u64]) -> Exit {
     }
 }
 
+/// The bytes [`put_cgroup`] writes for `c`.
+fn cgroup_bytes(c: &cgroups::Cgroup) -> usize {
+    16 + 8 * CGROUP_FIGURES + c.path.len().next_multiple_of(8)
+}
+
+/// One cgroup (see the module's notes).
+fn put_cgroup(out: &mut Vec<u8>, c: &cgroups::Cgroup) {
+    out.extend_from_slice(&c.id.to_le_bytes());
+    out.extend_from_slice(&c.depth.to_le_bytes());
+    // Paths are at most 32 names of at most 255 bytes.
+    out.extend_from_slice(&(c.path.len().min(u16::MAX as usize) as u16).to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    for w in c.figures.words() {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    let path = &c.path.as_bytes()[..c.path.len().min(u16::MAX as usize)];
+    out.extend_from_slice(path);
+    out.resize(out.len() + (path.len().next_multiple_of(8) - path.len()), 0);
+}
+
+/// The cgroups of a cgroup view's body; what is wrong with it otherwise.
+fn get_cgroups(mut b: &[u8], count: u32, out: &mut Vec<cgroups::Cgroup>) -> Result<(), String> {
+    use std::sync::Arc;
+    let fixed = 16 + 8 * CGROUP_FIGURES;
+    for i in 0..count {
+        let short = || format!("cgroup {i} cut short");
+        let head = b.get(..fixed).ok_or_else(short)?;
+        let id = u64::from_le_bytes(head[..8].try_into().unwrap_or_default());
+        let depth = u16::from_le_bytes([head[8], head[9]]);
+        let len = u16::from_le_bytes([head[10], head[11]]) as usize;
+        let mut words = [0u64; CGROUP_FIGURES];
+        for (d, s) in words.iter_mut().zip(self::words(&head[16..])) {
+            *d = s;
+        }
+        let padded = len.next_multiple_of(8);
+        let path = b.get(fixed..fixed + len).ok_or_else(short)?;
+        let path = std::str::from_utf8(path).map_err(|_| format!("cgroup {i}: path not UTF-8"))?;
+        out.push(cgroups::Cgroup {
+            path: Arc::from(path),
+            id,
+            depth,
+            figures: cgroups::Figures::from_words(words),
+        });
+        b = b.get(fixed + padded..).ok_or_else(short)?;
+    }
+    if !b.is_empty() {
+        return Err(format!("{} bytes after the last cgroup", b.len()));
+    }
+    Ok(())
+}
+
+/// A read of every cgroup as the agent published it.
+#[derive(Debug, Clone, Default)]
+pub struct CgroupView {
+    pub meta: Meta,
+    pub cgroups: Vec<cgroups::Cgroup>,
+}
+
+/// Reads `<snapshot>.cgroups`, consistent (see the module's notes).
+pub fn read_cgroups(path: &Path) -> Result<CgroupView, Error> {
+    let bytes = read_file(path)?;
+    let p = parse(path, &bytes, KIND_CGROUPS)?;
+    let mut view = CgroupView {
+        meta: p.meta,
+        cgroups: Vec::with_capacity((p.exits as usize).min(p.body.len() / 16)),
+    };
+    get_cgroups(p.body, p.exits, &mut view.cgroups).map_err(|what| not_view(path, what))?;
+    Ok(view)
+}
+
+/// The time (`mono_ns`) of the read in a cgroup view file, from its
+/// header alone; `None` when the agent has published none yet (it reads
+/// no cgroups, or no viewer asked).
+pub fn cgroups_mono_ns(path: &Path) -> Result<Option<u64>, Error> {
+    let f = std::fs::File::open(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut head = [0u8; HEADER];
+    if read_at_most(&f, &mut head, 0).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })? == 0
+    {
+        return Ok(None);
+    }
+    let head = even_header(&f, path, std::time::Instant::now(), &mut 0)?;
+    Ok(Some(parse_header(path, &head, KIND_CGROUPS)?.meta.mono_ns))
+}
+
 struct Parsed<'a> {
     meta: Meta,
     fields: u32,
@@ -432,6 +568,15 @@ fn parse<'a>(path: &Path, bytes: &'a [u8], kind: u32) -> Result<Parsed<'a>, Erro
 /// The body's length the header of a `kind` file gives, checked: rows of
 /// the width this reader knows, and no larger than a reader takes.
 fn check_body(path: &Path, p: &Parsed<'_>, kind: u32) -> Result<u64, Error> {
+    if kind == KIND_CGROUPS && p.row_words as usize != CGROUP_FIGURES {
+        return Err(not_view(
+            path,
+            format!(
+                "{} figures a cgroup; this reader knows {CGROUP_FIGURES}",
+                p.row_words
+            ),
+        ));
+    }
     if kind == KIND_PROCS && p.row_words as usize != PROC_WORDS {
         return Err(not_view(
             path,
@@ -601,7 +746,7 @@ fn read_at_most(f: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<us
 
 /// The body's length in bytes for a header's kind and counts.
 fn body_bytes(kind: u32, count: u64, exits: u32) -> u64 {
-    if kind == KIND_SYSTEM {
+    if kind == KIND_SYSTEM || kind == KIND_CGROUPS {
         count
     } else {
         count
@@ -986,6 +1131,79 @@ mod tests {
         assert_eq!(std::fs::metadata(procs_path(&snap)).unwrap().len(), 0);
         w.remove();
         assert!(!procs_path(&snap).exists());
+    }
+
+    fn cgroup_rows() -> Vec<cgroups::Cgroup> {
+        (0..40u64)
+            .map(|i| {
+                let mut figures = cgroups::Figures::default();
+                figures.set(cgroups::Figure::CpuUsageNs, i * 1000);
+                if i % 3 == 0 {
+                    figures.set(cgroups::Figure::MemoryBytes, i << 20);
+                }
+                // Paths of every length modulo 8, and the root.
+                let path = match i {
+                    0 => "/".to_string(),
+                    _ => format!("/s{}.slice/{}", i % 4, "x".repeat(i as usize)),
+                };
+                cgroups::Cgroup {
+                    path: path.into(),
+                    id: 100 + i,
+                    depth: if i == 0 { 0 } else { 2 },
+                    figures,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn published_cgroups_read_back_exactly_and_bad_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let snap = dir.path().join("snapshot");
+        let mut w = ViewWriter::new(&snap, false).unwrap();
+        let path = cgroups_path(&snap);
+        // Made empty: nothing published yet.
+        assert_eq!(cgroups_mono_ns(&path).unwrap(), None);
+        let sample = cgroups::Sample {
+            cgroups: cgroup_rows(),
+            ..cgroups::Sample::default()
+        };
+        let meta = Meta {
+            agent_pid: 7,
+            unix_ns: 11,
+            mono_ns: 13,
+            interval_ns: 10_000_000_000,
+        };
+        w.publish_cgroups(&meta, &sample).unwrap();
+        let v = read_cgroups(&path).unwrap();
+        assert_eq!(v.meta, meta);
+        assert_eq!(v.cgroups, sample.cgroups);
+        assert_eq!(cgroups_mono_ns(&path).unwrap(), Some(13));
+        // Every cut of the file is refused, never misread.
+        let bytes = std::fs::read(&path).unwrap();
+        for cut in [0, HEADER - 1, HEADER, HEADER + 15, bytes.len() - 1] {
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            assert!(read_cgroups(&path).is_err(), "cut at {cut}");
+        }
+        // A count larger than the body holds; a figure count not ours.
+        let mut bad = bytes.clone();
+        bad[56..60].copy_from_slice(&41u32.to_le_bytes());
+        std::fs::write(&path, &bad).unwrap();
+        let e = read_cgroups(&path).unwrap_err().to_string();
+        assert!(e.contains("cgroup 40 cut short"), "{e}");
+        let mut bad = bytes.clone();
+        bad[60..64].copy_from_slice(&3u32.to_le_bytes());
+        std::fs::write(&path, &bad).unwrap();
+        let e = read_cgroups(&path).unwrap_err().to_string();
+        assert!(e.contains("3 figures a cgroup"), "{e}");
+        // Fewer cgroups than the body holds.
+        let mut bad = bytes;
+        bad[56..60].copy_from_slice(&39u32.to_le_bytes());
+        std::fs::write(&path, &bad).unwrap();
+        let e = read_cgroups(&path).unwrap_err().to_string();
+        assert!(e.contains("after the last cgroup"), "{e}");
+        w.remove();
+        assert!(!path.exists());
     }
 
     #[test]
