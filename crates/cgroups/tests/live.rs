@@ -4,60 +4,12 @@
 //! it should be, within the drift of two reads of the kernel's own files;
 //! cgroups removed while they are walked; 10,000 cgroups.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use cgroups::Figure::*;
 use cgroups::{Figure, Hierarchy, Options, Reader, Sample};
-
-/// Cgroups and children this test made, removed and killed on drop.
-#[derive(Default)]
-struct Made {
-    dirs: Vec<PathBuf>,
-    children: Vec<Child>,
-}
-
-impl Drop for Made {
-    fn drop(&mut self) {
-        // The children's own children (a shell's commands) are in the
-        // cgroups made for them: every process there is one of ours.
-        for d in &self.dirs {
-            let procs = std::fs::read_to_string(d.join("cgroup.procs")).unwrap_or_default();
-            for pid in procs.lines().filter_map(|p| p.parse::<i32>().ok()) {
-                // SAFETY: a signal to a process this test started.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-        }
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for d in self.dirs.iter().rev() {
-            remove_tree(d);
-        }
-    }
-}
-
-/// Removes a cgroup and every cgroup below it, children first; a cgroup
-/// whose last task just exited may still be busy a moment.
-fn remove_tree(d: &Path) {
-    if let Ok(entries) = std::fs::read_dir(d) {
-        for e in entries.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                remove_tree(&e.path());
-            }
-        }
-    }
-    for _ in 0..250 {
-        if std::fs::remove_dir(d).is_ok() || !d.exists() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("cannot remove {}", d.display());
-}
+use fixtures::cgroups::{Made, remove_tree};
 
 fn machine() -> Vec<Hierarchy> {
     assert!(
@@ -84,25 +36,8 @@ fn hierarchy<'a>(h: &'a [Hierarchy], controller: &str) -> &'a Hierarchy {
 /// Makes `name` in each of `hierarchies`; starts `script` under sh, moves
 /// it into them, then lets it run.
 fn run_in(made: &mut Made, hierarchies: &[&Hierarchy], name: &str, script: &str) -> u32 {
-    let mut child = Command::new("sh")
-        .args(["-c", &format!("read go; {script}")])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    for h in hierarchies {
-        let d = h.dir.join(name);
-        if !made.dirs.contains(&d) {
-            std::fs::create_dir(&d).unwrap();
-            made.dirs.push(d.clone());
-        }
-        std::fs::write(d.join("cgroup.procs"), pid.to_string()).unwrap();
-    }
-    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
-    made.children.push(child);
-    pid
+    let dirs: Vec<PathBuf> = hierarchies.iter().map(|h| h.dir.join(name)).collect();
+    made.run_in(&dirs, script)
 }
 
 /// `MAJ:MIN` of the whole disk holding `path`.
