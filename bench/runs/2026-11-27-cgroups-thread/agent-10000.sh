@@ -4,10 +4,11 @@
 # the cgroups source on, one agent at a time, each for WINDOW_S after a
 # 20 s warm-up:
 #   - for each binary given, with the overhead budget off (every source at
-#     its configured interval): the age of stat's data sampled every 50 ms
+#     its configured interval): the age of stat's data sampled every 100 ms
 #     (a walk on the sampler's thread holds stat back while it lasts), the
-#     CPU (schedstat) and the cgroups source's reads;
-#   - the first binary with its defaults (the budget on): CPU, RSS, the
+#     CPU of every thread of the agent (utime + stime of /proc/PID/stat)
+#     and the cgroups source's reads;
+#   - each binary with its defaults (the budget on): CPU, RSS, the
 #     budget's log lines;
 #   - the first binary's scrape: bytes and series with the default export,
 #     and with every cgroup exported (depth 32, max 100000).
@@ -58,7 +59,9 @@ start() { # BIN CONFIG_TEXT
   echo "agent did not serve"; exit 1
 }
 metric() { curl -s 127.0.0.1:$port/metrics | awk -v m="$1" '$1 == m {print $2}'; }
-cpu() { awk '{print $1}' /proc/$agent/schedstat; }
+# Every thread's CPU, in ns (clock ticks of 10 ms: over a minute, 0.02%).
+tick_ns=$(( 1000000000 / $(getconf CLK_TCK) ))
+cpu() { awk -v t="$tick_ns" '{sub(/.*\) /, ""); printf "%.0f\n", ($12 + $13) * t}' /proc/$agent/stat; }
 on='[sources.cgroups]\nenabled = true\n'
 for bin in "$@"; do
   start "$bin" "overhead_budget_pct = 0\n$on"
@@ -69,7 +72,7 @@ for bin in "$@"; do
   : > "$ages"
   while [ "$(date +%s)" -lt "$end" ]; do
     metric 'quietstat_source_age_seconds{source="stat"}' >> "$ages"
-    sleep 0.05
+    sleep 0.1
   done
   t1=$(date +%s%N); c1=$(cpu)
   echo "== $bin, budget off"
@@ -77,7 +80,7 @@ for bin in "$@"; do
   curl -s 127.0.0.1:$port/metrics | grep -E '^quietstat_source_(read_seconds_total|reads_total|cpu_seconds_total)\{source="cgroups"' || true
   stop_agent
 done
-bin=$1
+for bin in "$@"; do
 echo "== $bin, defaults (budget on)"
 start "$bin" "$on"
 sleep 30
@@ -90,6 +93,8 @@ curl -s 127.0.0.1:$port/metrics > "$work/scrape"
 echo "scrape_bytes=$(wc -c < "$work/scrape") container_series=$(grep -c '^container_' "$work/scrape") cgroup_series=$(grep -cE '^(container_|quietstat_cgroup)' "$work/scrape")"
 grep -iE "slow|budget" "$work/run/agent.log" | grep -E "cgroups|stat:" | sed 's/^/log: /' || true
 stop_agent
+done
+bin=$1
 echo "== $bin, every cgroup exported"
 start "$bin" "$on[cgroup_metrics]\ndepth = 32\nmax = 100000\n"
 sleep 5

@@ -31,6 +31,9 @@ pub struct Args {
     /// With --replay: the store [default: the agent's: /var/lib/quietstat as root].
     #[arg(long, requires = "replay", value_name = "DIR")]
     store: Option<PathBuf>,
+    /// Start in the cgroup view (the key C switches).
+    #[arg(long)]
+    cgroups: bool,
     /// Quit once the first full screen is drawn (for `bench viewers`).
     #[arg(long, hide = true)]
     first_screen: bool,
@@ -61,6 +64,7 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
         no_agent: args.no_agent,
         replay,
         first_screen: args.first_screen,
+        cgroups: args.cgroups,
     })
     .map_err(|e| anyhow!(e))?;
     Ok(ExitCode::SUCCESS)

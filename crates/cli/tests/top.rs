@@ -554,3 +554,51 @@ fn ps_from_the_agent_agrees_with_ps_from_bpf() {
     assert!(err.contains(shm), "{err}");
     drop(sleepers);
 }
+
+/// The CPU% a cgroup row of the cgroup view starts with.
+fn cgroup_cpu(row: &str) -> f64 {
+    row.split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(-1.0)
+}
+
+/// The cgroup view in a real terminal, live from an agent that reads the
+/// cgroups and sampled here without one: a cgroup the test made, a busy
+/// loop in it, shown under the root with its CPU.
+#[test]
+fn top_shows_a_busy_cgroup_in_its_cgroup_view() {
+    let v2 = fixtures::cgroups::v2_mount().expect("this machine mounts no cgroup v2 hierarchy");
+    let name = format!("qs-top-{}", std::process::id());
+    let mut made = fixtures::cgroups::Made::default();
+    made.run_in(&[v2.join(&name)], "while :; do :; done");
+    let a = agent(
+        "[sources.cgroups]\nenabled = true\ninterval = \"1s\"\n",
+        &[],
+    );
+    wait_for_view(&a.shm);
+    for (session, cmd) in [
+        (
+            "cg-agent",
+            format!("{BIN} top -d 500ms --shm-path {}", a.shm.display()),
+        ),
+        ("cg-own", format!("{BIN} top -d 500ms --no-agent")),
+    ] {
+        let t = Tmux::start(session, &cmd);
+        t.expect("the process view", |s| s.contains("COMMAND"));
+        t.keys(&["C"]);
+        let busy = |s: &str| {
+            s.lines()
+                .any(|l| l.trim_end().ends_with(&format!("─ {name}")) && cgroup_cpu(l) >= 50.0)
+        };
+        let s = t.expect("the busy cgroup, with its CPU", busy);
+        assert!(s.contains("CGROUP") && s.contains("TASKS"), "{s}");
+        assert!(s.lines().all(|l| l.chars().count() <= 80), "{s}");
+        // Back to the processes.
+        t.keys(&["C"]);
+        t.expect("the process view again", |s| s.contains("COMMAND"));
+        t.keys(&["q"]);
+        t.expect("top quit", |s| s.contains("TOP-EXITED 0"));
+    }
+    drop(made);
+}

@@ -12,6 +12,7 @@ use procfs::SystemSample;
 use proctable::{Exit, Identity, Proc};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use crate::cgview::{CgSort, CgView};
 use crate::feed::{Origin, Tick};
 use crate::names::{Cgroups, Users};
 
@@ -146,6 +147,9 @@ pub enum Action {
     Quit,
     /// Threads shown or hidden: the feed must change its query.
     Threads(bool),
+    /// The cgroup view shown or hidden: a feed that reads the cgroups
+    /// itself reads them only while it is shown.
+    Cgroups(bool),
     /// Replay: show the sample at this instant (ms since the epoch).
     Seek(Seek),
 }
@@ -207,6 +211,8 @@ pub struct App {
 
     pub users: Users,
     pub cgroups: Cgroups,
+    /// The cgroup view.
+    pub cg: CgView,
     pub items: Vec<Item>,
     pub counts: Counts,
 }
@@ -258,6 +264,7 @@ impl App {
             selected: 0,
             users: Users::default(),
             cgroups: Cgroups::new(sys_root),
+            cg: CgView::default(),
             items: Vec::new(),
             counts: Counts::default(),
         }
@@ -280,12 +287,17 @@ impl App {
         self.ended.clear();
         self.exit_cpu.clear();
         self.tables = 0;
+        self.cg.reset();
     }
 
     /// Takes a sample: what changed since the last one (the system
     /// sources, the table, or both) moves the rates on; a new table
     /// rebuilds the list.
-    pub fn push(&mut self, t: Tick) {
+    pub fn push(&mut self, mut t: Tick) {
+        let cg_read = t.cgroups.take().map(|s| self.cg.push(s)).is_some();
+        if let Some(why) = t.cgroups_note.take() {
+            self.cg.absent = Some(why);
+        }
         if !self.have_sys || t.system.taken != self.cur_sys.taken {
             if self.have_sys {
                 self.rates = Some(SystemRates::between(&self.cur_sys, &t.system));
@@ -401,6 +413,9 @@ impl App {
             // The list changes with the table only (memory % is drawn
             // from the latest system sample).
             self.rebuild();
+        } else if cg_read && self.cg.filter.is_some() {
+            // The cgroup filter's ids moved with the cgroups.
+            self.rebuild();
         }
     }
 
@@ -498,7 +513,15 @@ impl App {
     /// Whether `p` passes the text filter, given lowercased (`f`); the
     /// user filter is the caller's.
     fn matches(&self, p: &Proc, f: &str) -> bool {
-        f.is_empty() || p.pid.to_string() == f || self.command(p).to_lowercase().contains(f)
+        let in_cgroup = self
+            .cg
+            .filter
+            .as_ref()
+            .is_none_or(|c| p.cgroup_id.is_some_and(|id| c.ids.contains(&id)));
+        in_cgroup
+            && (f.is_empty()
+                || p.pid.to_string() == f
+                || self.command(p).to_lowercase().contains(f))
     }
 
     /// Rebuilds the list from the samples and the choices.
@@ -641,6 +664,15 @@ impl App {
         self.notice = None;
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
         let replay = self.replay.is_some();
+        if matches!(k.code, KeyCode::Char('C') | KeyCode::Tab) {
+            self.cg.shown = !self.cg.shown;
+            return Action::Cgroups(self.cg.shown);
+        }
+        if self.cg.shown
+            && let Some(a) = self.cgroup_key(k)
+        {
+            return a;
+        }
         match k.code {
             KeyCode::Char('c') if ctrl => return Action::Quit,
             KeyCode::Char('q') | KeyCode::F(10) => return Action::Quit,
@@ -717,6 +749,36 @@ impl App {
             _ => return Action::None,
         }
         Action::Redraw
+    }
+
+    /// A key of the cgroup view; `None`: one both views take.
+    fn cgroup_key(&mut self, k: KeyEvent) -> Option<Action> {
+        let last = self.cg.rows.len().saturating_sub(1);
+        let sel = &mut self.cg.selected;
+        match k.code {
+            KeyCode::Char('P') => self.cg.sort_on(CgSort::Cpu),
+            KeyCode::Char('M') => self.cg.sort_on(CgSort::Memory),
+            KeyCode::Char('O') => self.cg.sort_on(CgSort::Io),
+            KeyCode::Char('N') => self.cg.sort_on(CgSort::Path),
+            KeyCode::Char('+') | KeyCode::Char('=') => self.cg.fold(false),
+            KeyCode::Char('-') => self.cg.fold(true),
+            KeyCode::Up | KeyCode::Char('k') => *sel = sel.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => *sel = (*sel + 1).min(last),
+            KeyCode::PageUp => *sel = sel.saturating_sub(PAGE),
+            KeyCode::PageDown => *sel = (*sel + PAGE).min(last),
+            KeyCode::Home if self.replay.is_none() => *sel = 0,
+            KeyCode::End if self.replay.is_none() => *sel = last,
+            KeyCode::Enter => {
+                // The selected cgroup's processes (the root's: all).
+                self.cg.filter_selected();
+                self.cg.shown = false;
+                self.selected = 0;
+                self.rebuild();
+                return Some(Action::Cgroups(false));
+            }
+            _ => return None,
+        }
+        Some(Action::Redraw)
     }
 
     fn prompt_key(&mut self, what: Prompt, text: &mut String, k: KeyEvent) -> Action {

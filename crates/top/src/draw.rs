@@ -459,6 +459,133 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     let list_top = hh + 1;
     let bar_y = area.height.saturating_sub(1);
     let rows = bar_y.saturating_sub(list_top) as usize;
+    if app.cg.shown {
+        draw_cgroups(f, app, hh, rows, &s);
+    } else {
+        draw_procs(f, app, hh, rows, &s);
+    }
+    draw_key_bar(f, app, bar_y, small, &s);
+    if app.help {
+        draw_help(f, app, &s);
+    }
+}
+
+/// The cgroup view's columns: title, width.
+const CG_COLS: [(&str, usize); 8] = [
+    ("CPU%", 6),
+    ("MEM", 7),
+    ("RD/s", 7),
+    ("WR/s", 7),
+    ("PSIc", 5),
+    ("PSIm", 5),
+    ("PSIi", 5),
+    ("TASKS", 6),
+];
+
+/// The cgroup tree from row `hh` on, `rows` of it.
+fn draw_cgroups(f: &mut Frame, app: &App, hh: u16, rows: usize, s: &Styles) {
+    let area = f.area();
+    let cg = &app.cg;
+    let mut h = String::from(" ");
+    for (t, w) in CG_COLS {
+        let mark = if t == cg.sort.title() {
+            if cg.desc { "v" } else { "^" }
+        } else {
+            ""
+        };
+        h.push_str(&fit(&format!("{t}{mark}"), w, true));
+        h.push(' ');
+    }
+    let mark = match cg.sort {
+        crate::cgview::CgSort::Path if cg.desc => "v",
+        crate::cgview::CgSort::Path => "^",
+        _ => "",
+    };
+    h.push_str(&format!("CGROUP{mark}"));
+    if hh < area.height {
+        f.render_widget(
+            Paragraph::new(Line::styled(
+                format!("{h:<w$}", w = area.width as usize),
+                s.head,
+            )),
+            Rect {
+                y: hh,
+                height: 1,
+                ..area
+            },
+        );
+    }
+    let n = cg.rows.len();
+    let sel = cg.selected.min(n.saturating_sub(1));
+    let offset = if rows == 0 || sel < rows {
+        0
+    } else {
+        sel + 1 - rows
+    };
+    let name_w =
+        (area.width as usize).saturating_sub(1 + CG_COLS.iter().map(|(_, w)| w + 1).sum::<usize>());
+    let rate = |v: Option<f64>| v.map_or_else(|| "-".into(), bytes);
+    let mut lines = Vec::with_capacity(rows);
+    for i in offset..(offset + rows).min(n) {
+        let row = &cg.rows[i];
+        let r = &cg.rates[row.at];
+        let cells = [
+            pct(r.cpu_pct),
+            r.memory_bytes
+                .map_or_else(|| "-".into(), |b| bytes(b as f64)),
+            rate(r.io_read_bytes_per_sec),
+            rate(r.io_write_bytes_per_sec),
+            pct(r.cpu_some_pct),
+            pct(r.memory_some_pct),
+            pct(r.io_some_pct),
+            r.pids.map_or_else(|| "-".into(), |p| p.to_string()),
+        ];
+        let mut text = String::from(" ");
+        for (c, (_, w)) in cells.iter().zip(CG_COLS) {
+            text.push_str(&fit(c, w, true));
+            text.push(' ');
+        }
+        let folded = if row.folded > 0 {
+            format!(" [+{}]", row.folded)
+        } else {
+            String::new()
+        };
+        let name = format!("{}{}{folded}", row.branch, crate::cgview::name(&r.path));
+        text.push_str(&fit(&name, name_w, false));
+        let style = if i == sel { s.selected } else { Style::new() };
+        lines.push(Line::styled(text, style));
+    }
+    if n == 0 && rows > 0 {
+        let why = cg.absent.clone().unwrap_or_else(|| {
+            if app.replay.is_some() {
+                "cgroups are not recorded in the history".into()
+            } else {
+                "no read of the cgroups yet".into()
+            }
+        });
+        lines.push(Line::raw(format!(" {why}")));
+    } else if !cg.has_rates() && rows > 1 {
+        lines.truncate(rows - 1);
+        lines.push(Line::styled(
+            " rates from the next read of the cgroups",
+            s.warn,
+        ));
+    }
+    f.render_widget(
+        Paragraph::new(lines),
+        Rect {
+            y: (hh + 1).min(area.height),
+            height: rows as u16,
+            ..area
+        },
+    );
+}
+
+/// The process list from row `hh` on, `rows` of it.
+fn draw_procs(f: &mut Frame, app: &mut App, hh: u16, rows: usize, s: &Styles) {
+    let area = f.area();
+    let list_top = hh + 1;
+    let bar_y = area.height.saturating_sub(1);
     let cols = visible_columns(app, area.width);
     // Column header.
     if list_top <= bar_y {
@@ -534,10 +661,15 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         lines.push(Line::styled(text, style));
     }
     if n == 0 && rows > 0 {
-        let why = if app.filter.is_empty() && app.user.is_none() {
-            "no process table yet"
+        let why = if let Some(c) = &app.cg.filter {
+            format!(
+                "no process in {} (or the table carries no cgroup: the agent's procfs backend)",
+                c.path
+            )
+        } else if app.filter.is_empty() && app.user.is_none() {
+            "no process table yet".into()
         } else {
-            "no process matches the filter"
+            "no process matches the filter".into()
         };
         lines.push(Line::raw(format!(" {why}")));
     }
@@ -549,7 +681,11 @@ pub fn draw(f: &mut Frame, app: &mut App) {
             ..area
         },
     );
-    // The key bar: a prompt, a notice, or the keys.
+}
+
+/// The key bar: a prompt, a notice, or the keys.
+fn draw_key_bar(f: &mut Frame, app: &App, bar_y: u16, small: bool, s: &Styles) {
+    let area = f.area();
     let bar_line = if let Some((what, text)) = &app.prompt {
         let label = match what {
             Prompt::Filter => "filter: ",
@@ -571,12 +707,17 @@ pub fn draw(f: &mut Frame, app: &mut App) {
             s.warn,
         )
     } else {
-        let mut keys = if app.replay.is_some() {
+        let mut keys = if app.cg.shown {
+            "?help C processes P M O N sort + - fold Enter its processes q quit".to_string()
+        } else if app.replay.is_some() {
             "?help <-/-> step [ ] min { } hour g goto Home/End e exited / filter q quit".to_string()
         } else {
-            "?help /filter u user t tree e exited P M T sort <> col space pause q quit".to_string()
+            "?help /filter u user t tree e exited P M T sort <> col C cgroups q quit".to_string()
         };
         let mut state = Vec::new();
+        if let Some(c) = &app.cg.filter {
+            state.push(format!("cg:{}", crate::cgview::name(&c.path)));
+        }
         if !app.filter.is_empty() {
             state.push(format!("/{}", app.filter));
         }
@@ -592,10 +733,15 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         if app.exited_first {
             state.push("exited".into());
         }
+        let (title, desc) = if app.cg.shown {
+            (app.cg.sort.title(), app.cg.desc)
+        } else {
+            (app.sort.title(), app.desc)
+        };
         let st = format!(
             "[{}{}{}]",
-            app.sort.title(),
-            if app.desc { "v" } else { "^" },
+            title,
+            if desc { "v" } else { "^" },
             if state.is_empty() {
                 String::new()
             } else {
@@ -619,9 +765,6 @@ pub fn draw(f: &mut Frame, app: &mut App) {
             ..area
         },
     );
-    if app.help {
-        draw_help(f, app, &s);
-    }
 }
 
 const HELP: &[(&str, &str)] = &[
@@ -635,6 +778,10 @@ const HELP: &[(&str, &str)] = &[
     ("t  + -", "tree view; unfold / fold the selected process"),
     ("H", "threads shown or hidden (own sampling)"),
     ("c", "cgroup column shown or hidden"),
+    (
+        "C Tab",
+        "cgroup view: tree, P M O N sort, + - fold, Enter its processes",
+    ),
     (
         "e",
         "processes that ended since the last table listed first",

@@ -23,6 +23,10 @@ pub struct Tick {
     /// Command lines known for the table's processes (own sampling, or
     /// the history), keyed by pid.
     pub cmdlines: Vec<(u32, String)>,
+    /// A new read of the cgroups, when there is one.
+    pub cgroups: Option<cgroups::Sample>,
+    /// Why the cgroup view has nothing to show, when it has not.
+    pub cgroups_note: Option<String>,
 }
 
 /// What a feed is: a label for the header.
@@ -42,6 +46,47 @@ fn taken_at(base: Instant, mono_ns: u64) -> Instant {
     base + Duration::from_nanos(mono_ns)
 }
 
+/// The cgroups read here (each read is a walk of every cgroup's files),
+/// only while the cgroup view is shown: with no agent, or an agent that
+/// reads none.
+struct OwnCgroups {
+    proc_root: PathBuf,
+    sys_root: PathBuf,
+    reader: Option<Result<cgroups::Reader, String>>,
+    on: bool,
+}
+
+impl OwnCgroups {
+    fn new(proc_root: &Path, sys_root: &Path) -> OwnCgroups {
+        OwnCgroups {
+            proc_root: proc_root.to_path_buf(),
+            sys_root: sys_root.to_path_buf(),
+            reader: None,
+            on: false,
+        }
+    }
+
+    /// A read now into `tick`, or why there is none; nothing while the
+    /// view is hidden.
+    fn read(&mut self, tick: &mut Tick) {
+        if !self.on {
+            return;
+        }
+        let (p, s) = (&self.proc_root, &self.sys_root);
+        let reader = self
+            .reader
+            .get_or_insert_with(|| cgroups::Reader::new(cgroups::Options::new(p, s)));
+        match reader {
+            Ok(r) => {
+                let mut sample = cgroups::Sample::default();
+                r.read(&mut sample);
+                tick.cgroups = Some(sample);
+            }
+            Err(e) => tick.cgroups_note = Some(format!("no cgroups to read here: {e}")),
+        }
+    }
+}
+
 /// The agent's view files, read when the agent publishes.
 pub struct AgentFeed {
     snapshot: PathBuf,
@@ -54,15 +99,20 @@ pub struct AgentFeed {
     procs_every: Duration,
     /// The table read when the feed was opened, for the first poll.
     first: Option<ProcView>,
+    last_cgroups_mono: u64,
+    /// Read here while the view shows them, when the agent reads none.
+    own_cgroups: OwnCgroups,
 }
 
 impl AgentFeed {
     /// The agent's feed; why not, when it has stopped or died or its
     /// files are missing or not its own.
-    pub fn open(snapshot: &Path) -> Result<AgentFeed, String> {
+    pub fn open(snapshot: &Path, proc_root: &Path, sys_root: &Path) -> Result<AgentFeed, String> {
         let first = view::read_live_procs(snapshot).map_err(|e| e.to_string())?;
         let reader = ShmReader::open(snapshot).map_err(|e| e.to_string())?;
         Ok(AgentFeed {
+            last_cgroups_mono: 0,
+            own_cgroups: OwnCgroups::new(proc_root, sys_root),
             snapshot: snapshot.to_path_buf(),
             seen_published: reader.published_count(),
             reader,
@@ -73,6 +123,11 @@ impl AgentFeed {
             procs_every: Duration::ZERO,
             first: Some(first),
         })
+    }
+
+    /// Whether the cgroup view is shown.
+    pub fn set_cgroups(&mut self, on: bool) {
+        self.own_cgroups.on = on;
     }
 
     pub fn origin(&self) -> Origin {
@@ -137,13 +192,47 @@ impl AgentFeed {
             out.procs_taken = self.tick.procs_taken;
             changed = true;
         }
+        changed |= self.poll_cgroups(&mut out);
         Ok(changed.then_some(out))
+    }
+
+    /// The agent's latest read of the cgroups, when it is new (a few
+    /// megabytes with thousands of cgroups, read once per walk); read
+    /// here while the view shows them when the agent reads none.
+    fn poll_cgroups(&mut self, out: &mut Tick) -> bool {
+        let path = view::cgroups_path(&self.snapshot);
+        match view::cgroups_mono_ns(&path) {
+            Ok(Some(mono)) if mono == self.last_cgroups_mono => false,
+            Ok(Some(_)) => match view::read_cgroups(&path) {
+                Ok(v) => {
+                    self.last_cgroups_mono = v.meta.mono_ns;
+                    out.cgroups = Some(cgroups::Sample {
+                        mono_ns: v.meta.mono_ns,
+                        unix_ns: v.meta.unix_ns,
+                        cgroups: v.cgroups,
+                        ..cgroups::Sample::default()
+                    });
+                    true
+                }
+                Err(e) => {
+                    out.cgroups_note = Some(format!("the agent's cgroups: {e}"));
+                    true
+                }
+            },
+            // No walk published: the agent reads none (its `cgroups`
+            // source is off), or an older agent makes no such file.
+            Ok(None) | Err(_) => {
+                self.own_cgroups.read(out);
+                self.own_cgroups.on
+            }
+        }
     }
 }
 
 /// Our own sampling: /proc (and sysfs) read at the view's refresh.
 pub struct OwnFeed {
     reader: Reader,
+    own_cgroups: OwnCgroups,
     table: ProcTable,
     query: Query,
     tick: Tick,
@@ -171,6 +260,7 @@ impl OwnFeed {
         let backend = table.backend().name();
         Ok(OwnFeed {
             reader,
+            own_cgroups: OwnCgroups::new(proc_root, sys_root),
             table,
             query: Query {
                 fields,
@@ -203,6 +293,11 @@ impl OwnFeed {
         self.query.threads = on;
     }
 
+    /// Whether the cgroup view is shown: the cgroups are read only then.
+    pub fn set_cgroups(&mut self, on: bool) {
+        self.own_cgroups.on = on;
+    }
+
     /// Reads everything now.
     pub fn sample(&mut self) -> Result<Tick, String> {
         let mut s = std::mem::take(&mut self.tick.system);
@@ -228,7 +323,9 @@ impl OwnFeed {
             .iter()
             .filter_map(|p| table.cmdline(p).map(|c| (p.pid, c.to_string())))
             .collect();
-        Ok(self.tick.clone())
+        let mut out = self.tick.clone();
+        self.own_cgroups.read(&mut out);
+        Ok(out)
     }
 }
 

@@ -13,6 +13,7 @@
 //! where samples come from; [`run`] is the loop around them.
 
 pub mod app;
+pub mod cgview;
 pub mod draw;
 pub mod feed;
 pub mod names;
@@ -43,9 +44,11 @@ pub struct Options {
     /// Replay the history in this directory, from this time (as
     /// `store::when::parse` takes it; default: the last sample).
     pub replay: Option<(PathBuf, Option<String>)>,
-    /// Quit once the first full screen (with a process table) is drawn:
-    /// what `bench viewers` times.
+    /// Quit once the first full screen (with a process table, or in the
+    /// cgroup view the cgroups) is drawn: what `bench viewers` times.
     pub first_screen: bool,
+    /// Start in the cgroup view.
+    pub cgroups: bool,
 }
 
 enum Msg {
@@ -67,14 +70,17 @@ pub fn run(opts: Options) -> Result<(), String> {
             None => feed.range.1,
         };
         let mut app = App::new(Origin::Replay, &opts.sys_root, opts.color);
+        app.cg.shown = opts.cgroups;
         seek_to(&mut app, &feed, at)?;
         return with_terminal(|term| replay_loop(term, &mut app, &feed));
     }
     let shared = Arc::new(Flags::default());
+    shared.cgroups.store(opts.cgroups, Ordering::Relaxed);
     let (tx, rx) = mpsc::channel();
     // The first screen: the agent's data as it is, or a first sample.
     let (mut app, first) = start_live(&opts, &shared, tx.clone())?;
     app.refresh = opts.delay;
+    app.cg.shown = opts.cgroups;
     if let Some(t) = first {
         app.push(t);
     }
@@ -89,6 +95,7 @@ pub fn run(opts: Options) -> Result<(), String> {
 #[derive(Default)]
 struct Flags {
     threads: AtomicBool,
+    cgroups: AtomicBool,
     paused: AtomicBool,
     quit: AtomicBool,
 }
@@ -133,10 +140,11 @@ fn start_live(
     };
     let agent = match why_not {
         Some(w) => Err(w),
-        None => AgentFeed::open(&opts.snapshot),
+        None => AgentFeed::open(&opts.snapshot, &opts.proc_root, &opts.sys_root),
     };
     match agent {
         Ok(mut feed) => {
+            feed.set_cgroups(flags.cgroups.load(Ordering::Relaxed));
             let first = feed.poll().ok().flatten();
             let mut app = App::new(feed.origin(), &opts.sys_root, opts.color);
             if first.is_none() {
@@ -152,6 +160,7 @@ fn start_live(
         }
         Err(why) => {
             let mut feed = OwnFeed::open(&opts.proc_root, &opts.sys_root, false)?;
+            feed.set_cgroups(flags.cgroups.load(Ordering::Relaxed));
             let mut app = App::new(feed.origin(), &opts.sys_root, opts.color);
             let first = feed.sample()?;
             app.notice = Some(match feed.note() {
@@ -213,6 +222,7 @@ fn agent_loop(
         if flags.paused.load(Ordering::Relaxed) {
             continue;
         }
+        feed.set_cgroups(flags.cgroups.load(Ordering::Relaxed));
         match feed.poll() {
             Ok(Some(t)) => {
                 last = Instant::now();
@@ -234,7 +244,8 @@ fn agent_loop(
                 if tx.send(Msg::Notice(note)).is_err() {
                     return;
                 }
-                if let Ok(f) = own {
+                if let Ok(mut f) = own {
+                    f.set_cgroups(flags.cgroups.load(Ordering::Relaxed));
                     own_loop(f, tx, flags, delay);
                 }
                 return;
@@ -259,6 +270,7 @@ fn own_loop(mut feed: OwnFeed, tx: &mpsc::Sender<Msg>, flags: &Flags, delay: Dur
             threads = want;
             feed.set_threads(want);
         }
+        feed.set_cgroups(flags.cgroups.load(Ordering::Relaxed));
         let msg = match feed.sample() {
             Ok(t) => Msg::Tick(Box::new(t), feed.origin()),
             Err(e) => Msg::Notice(format!("sampling failed: {e}")),
@@ -306,8 +318,16 @@ fn live_loop(
             .map_err(|e| e.to_string())?;
         Ok(())
     };
+    // The first full screen: the process list, or the cgroups.
+    let full = |app: &App| {
+        if app.cg.shown {
+            !app.cg.rows.is_empty()
+        } else {
+            !app.items.is_empty()
+        }
+    };
     draw(term, app)?;
-    if opts.first_screen && !app.items.is_empty() {
+    if opts.first_screen && full(app) {
         return Ok(());
     }
     while let Ok(first) = rx.recv() {
@@ -328,6 +348,10 @@ fn live_loop(
                             "threads {} from the next sample",
                             if on { "shown" } else { "hidden" }
                         ));
+                        redraw = true;
+                    }
+                    Action::Cgroups(on) => {
+                        flags.cgroups.store(on, Ordering::Relaxed);
                         redraw = true;
                     }
                     Action::None => {}
@@ -354,7 +378,7 @@ fn live_loop(
         flags.paused.store(app.paused, Ordering::Relaxed);
         if redraw {
             draw(term, app)?;
-            if opts.first_screen && !app.items.is_empty() {
+            if opts.first_screen && full(app) {
                 return Ok(());
             }
         }

@@ -87,7 +87,7 @@ fn tick(ncpu: usize, k: u64, base: Instant, procs: Vec<Proc>, exits: Vec<Exit>) 
         system,
         procs,
         exits,
-        cmdlines: Vec::new(),
+        ..Tick::default()
     }
 }
 
@@ -376,5 +376,126 @@ fn without_colour_only_bold_dim_and_reverse_are_used() {
             .content()
             .iter()
             .any(|c| c.fg != Color::Reset)
+    );
+}
+
+/// A read of the cgroups at `k` seconds: `/system.slice/busy.service`
+/// used `busy_ns` of CPU so far, `/user.slice` holds 900 MiB.
+fn cgroups_at(k: u64, busy_ns: u64) -> cgroups::Sample {
+    use cgroups::{Cgroup, Figure, Figures};
+    let row = |path: &str, id: u64, cpu: u64, mem: u64| {
+        let mut figures = Figures::default();
+        figures.set(Figure::CpuUsageNs, cpu);
+        figures.set(Figure::MemoryBytes, mem);
+        figures.set(Figure::Pids, 3);
+        Cgroup {
+            path: path.into(),
+            id,
+            depth: path.matches('/').count() as u16 - u16::from(path == "/"),
+            figures,
+        }
+    };
+    cgroups::Sample {
+        mono_ns: k * 1_000_000_000,
+        cgroups: vec![
+            row("/", 1, busy_ns, 1 << 30),
+            row("/system.slice", 2, busy_ns, 10 << 20),
+            row("/system.slice/busy.service", 3, busy_ns, 5 << 20),
+            row("/system.slice/idle.service", 4, 0, 5 << 20),
+            row("/user.slice", 5, 0, 900 << 20),
+        ],
+        ..cgroups::Sample::default()
+    }
+}
+
+#[test]
+fn the_cgroup_view_is_a_tree_sorted_folded_and_filters_the_processes() {
+    let mut app = machine(4);
+    // The processes' cgroups: busy in busy.service, big in user.slice.
+    let base = Instant::now();
+    let mut procs: Vec<Proc> = vec![
+        Proc {
+            cgroup_id: Some(3),
+            ..proc_row(200, 1, "busy", 2000, 50)
+        },
+        Proc {
+            cgroup_id: Some(5),
+            ..proc_row(300, 1, "big", 10, 900)
+        },
+    ];
+    procs.sort_by_key(|p| p.pid);
+    for (k, busy) in [(14, 0), (16, 1_000_000_000)] {
+        app.push(Tick {
+            cgroups: Some(cgroups_at(k, busy)),
+            ..tick(4, k, base, procs.clone(), Vec::new())
+        });
+    }
+    key(&mut app, KeyCode::Char('C'));
+    let (l, _) = screen(&mut app, 80, 24);
+    let h = l.iter().position(|x| x.contains("CGROUP")).unwrap();
+    for name in ["CPU%v", "MEM", "RD/s", "PSIc", "TASKS"] {
+        assert!(l[h].contains(name), "{name}: {}", l[h]);
+    }
+    let tree: Vec<&str> = l[h + 1..h + 6].iter().map(|x| x.trim_end()).collect();
+    // busy.service used 1 s of CPU in 2 s: 50%, and so did its parents.
+    assert!(
+        tree[0].ends_with(" /") && tree[0].contains("50.0"),
+        "{tree:#?}"
+    );
+    assert!(tree[1].ends_with("├─ system.slice"), "{tree:#?}");
+    assert!(
+        tree[2].ends_with("│  ├─ busy.service") && tree[2].contains("50.0"),
+        "{tree:#?}"
+    );
+    assert!(tree[3].ends_with("│  └─ idle.service"), "{tree:#?}");
+    assert!(
+        tree[4].ends_with("└─ user.slice") && tree[4].contains("900M"),
+        "{tree:#?}"
+    );
+    assert!(l[23].contains("[CPU%v]"), "{}", l[23]);
+    // By memory: user.slice first under the root.
+    key(&mut app, KeyCode::Char('M'));
+    let (l, _) = screen(&mut app, 80, 24);
+    assert!(
+        l[h + 2].trim_end().ends_with("├─ user.slice"),
+        "{:#?}",
+        &l[h..h + 6]
+    );
+    assert!(l[23].contains("[MEMv]"), "{}", l[23]);
+    // system.slice folded: its two services hidden, counted.
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Char('-'));
+    let (l, _) = screen(&mut app, 80, 24);
+    assert!(
+        l[h + 3].trim_end().ends_with("└─ system.slice [+2]"),
+        "{:#?}",
+        &l[h..h + 6]
+    );
+    assert!(l[h + 4].trim().is_empty(), "{:#?}", &l[h..h + 6]);
+    // Enter: the process list, only system.slice's processes.
+    key(&mut app, KeyCode::Enter);
+    assert!(!app.cg.shown);
+    let (l, _) = screen(&mut app, 80, 24);
+    let r = rows(&l);
+    assert_eq!(r.len(), 1, "{r:#?}");
+    assert_eq!(command_of(&r[0]), "busy");
+    assert!(l[23].contains("cg:system.slice"), "{}", l[23]);
+    // The root's Enter shows every process again.
+    key(&mut app, KeyCode::Tab);
+    key(&mut app, KeyCode::Home);
+    key(&mut app, KeyCode::Enter);
+    let (l, _) = screen(&mut app, 80, 24);
+    assert_eq!(rows(&l).len(), 2);
+}
+
+#[test]
+fn the_cgroup_view_says_why_it_is_empty() {
+    let mut app = machine(4);
+    key(&mut app, KeyCode::Char('C'));
+    let (l, _) = screen(&mut app, 80, 24);
+    assert!(
+        l.iter().any(|x| x.contains("no read of the cgroups yet")),
+        "{l:#?}"
     );
 }
