@@ -639,15 +639,17 @@ impl Agent {
         }
         let result = {
             let st = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
+            // The cgroups first: a viewer waiting for the table (its
+            // first screen) then finds them too.
             let mut result = Ok(());
-            if v.unpublished {
+            if v.cgroups_unpublished {
+                result = publish_cgroups(v, &st);
+            }
+            if result.is_ok() && v.unpublished {
                 // The wall-clock time of the table's read.
                 let ago = mono_ns().saturating_sub(st.read_mono_ns[AgentSource::Processes.index()]);
                 let unix_ns = sys::unix_ns().saturating_sub(ago);
                 result = publish_table(v, &st, unix_ns, self.query.fields);
-            }
-            if result.is_ok() && v.cgroups_unpublished {
-                result = publish_cgroups(v, &st);
             }
             result
         };

@@ -110,6 +110,10 @@ impl AgentFeed {
     pub fn open(snapshot: &Path, proc_root: &Path, sys_root: &Path) -> Result<AgentFeed, String> {
         let first = view::read_live_procs(snapshot).map_err(|e| e.to_string())?;
         let reader = ShmReader::open(snapshot).map_err(|e| e.to_string())?;
+        // Woken once, the agent writes its last walk of the cgroups (it
+        // writes none while no viewer reads): the first screen of the
+        // cgroup view needs no wait for its next walk.
+        reader.wake();
         Ok(AgentFeed {
             last_cgroups_mono: 0,
             own_cgroups: OwnCgroups::new(proc_root, sys_root),
