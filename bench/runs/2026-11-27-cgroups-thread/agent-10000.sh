@@ -16,12 +16,6 @@
 set -euo pipefail
 window=$1
 shift
-work=$(mktemp -d)
-name=qs-agent-bench-$$
-dirs=()
-for h in /sys/fs/cgroup/*/; do
-  [ -e "$h/cgroup.procs" ] && dirs+=("$h$name")
-done
 agent=
 stop_agent() {
   if [ -n "$agent" ]; then
@@ -30,24 +24,10 @@ stop_agent() {
     agent=
   fi
 }
-cleanup() {
-  stop_agent
-  for d in "${dirs[@]}"; do
-    [ -d "$d" ] || continue
-    find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
-    rmdir "$d" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-for d in "${dirs[@]}"; do
-  mkdir "$d"
-  for s in $(seq 0 99); do
-    mkdir "$d/s$s.slice"
-    for c in $(seq 0 98); do mkdir "$d/s$s.slice/c$c.scope"; done
-  done
-done
-echo "cgroups_per_hierarchy=10000 hierarchies=${#dirs[@]} window_s=$window"
+. "$(dirname "$0")/cgroups-10000.sh"
+extra_cleanup() { stop_agent; }
+make_cgroups
+echo "window_s=$window"
 port=9611
 start() { # BIN CONFIG_TEXT
   rm -rf "$work/run"; mkdir -p "$work/run"
