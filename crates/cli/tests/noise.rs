@@ -249,10 +249,19 @@ fn the_agent_sends_no_ipi_and_wakes_nothing_on_an_isolated_cpu() {
     // Its log goes to a file: a pipe would make each line wake this test's
     // reader thread, wherever it last ran.
     let log = dir.path().join("agent.log");
+    // The cgroup walk too, every second, on its own thread.
+    let config = dir.path().join("agent.toml");
+    std::fs::write(
+        &config,
+        "[sources.cgroups]\nenabled = true\ninterval = \"1s\"\n",
+    )
+    .unwrap();
     let agent = Guard(
         quietstat()
+            .arg("agent")
+            .arg("--config")
+            .arg(&config)
             .args([
-                "agent",
                 "--no-store",
                 "--housekeeping-cpus",
                 "0",
@@ -285,6 +294,21 @@ fn the_agent_sends_no_ipi_and_wakes_nothing_on_an_isolated_cpu() {
     assert_eq!(p["wakeups_caused"], 0, "{p}");
     assert_eq!(p["switches_in"], 0, "{p}");
     assert_eq!(idle.count(), 2000);
+    // And the cgroups were walked all along.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let addr = text
+        .lines()
+        .find_map(|l| l.split_once("serving http://")?.1.split('/').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let body = common::agent::get(addr, "/metrics", None).body;
+    let walks: f64 = body
+        .lines()
+        .find_map(|l| l.strip_prefix("quietstat_source_reads_total{source=\"cgroups\"} "))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no cgroup walks: {text}"));
+    assert!(walks >= 25.0, "{walks} walks in 30 s");
 }
 
 #[test]
