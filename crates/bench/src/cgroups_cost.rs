@@ -2,8 +2,10 @@
 //! uses on this machine (a hundred per slice under one parent of its own),
 //! then read whole, the ways taking turns in a fresh order each run: a
 //! naive reader (the tree listed with `read_dir`, each file opened by its
-//! full path, read, closed), the cgroup reader with its defaults, with
-//! every directory kept open, and with every file kept open too; and
+//! full path, read, closed), the cgroup reader with its defaults (its
+//! second read, timed, gives the settings of its first: five reads in six
+//! do), with the settings files read at every read, with every directory
+//! kept open, and with every file kept open too; and
 //! memory.stat apart, against every other file (its read makes the kernel
 //! flush per-CPU counters), and with `per_file` each file alone. The cgroups are removed at the end, also when
 //! the run fails.
@@ -213,6 +215,14 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         (
             "reader, defaults".into(),
             reader(&|_| {})?,
+            Vec::new(),
+            0,
+            0,
+            0,
+        ),
+        (
+            "reader, settings read at every read".into(),
+            reader(&|o| o.settings_every = 1)?,
             Vec::new(),
             0,
             0,

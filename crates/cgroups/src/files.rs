@@ -127,6 +127,28 @@ pub struct File {
     pub keys: &'static [(&'static str, Figure, u64)],
 }
 
+impl Figure {
+    /// A setting (a limit, a period), not a count: it changes when someone
+    /// writes it, not as the cgroup runs.
+    pub fn is_setting(self) -> bool {
+        matches!(
+            self,
+            Figure::CpuQuotaUs
+                | Figure::CpuPeriodUs
+                | Figure::MemoryMaxBytes
+                | Figure::MemoryHighBytes
+        )
+    }
+}
+
+impl File {
+    /// A file of settings only (`cpu.max`, `memory.max`, `memory.high`,
+    /// `cpu.cfs_quota_us`, `cpu.cfs_period_us`, `memory.limit_in_bytes`).
+    pub fn is_settings(&self) -> bool {
+        self.keys.iter().all(|k| k.1.is_setting())
+    }
+}
+
 use Figure::*;
 use Format::*;
 use Version::*;

@@ -16,4 +16,4 @@ pub mod reader;
 
 pub use files::{FILES, Figure, File};
 pub use parse::{Figures, ParseError};
-pub use reader::{Cgroup, Hierarchy, MAX_DEPTH, Options, Reader, Sample};
+pub use reader::{Cgroup, Hierarchy, MAX_DEPTH, Options, Reader, SETTINGS_EVERY, Sample};

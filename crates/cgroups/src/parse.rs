@@ -53,6 +53,13 @@ impl Figures {
         self.0 = [NONE; Figure::COUNT];
     }
 
+    /// Clears every figure but the settings ([`Figure::is_setting`]).
+    pub fn clear_counts(&mut self) {
+        for f in Figure::ALL.iter().filter(|f| !f.is_setting()) {
+            self.0[f.index()] = NONE;
+        }
+    }
+
     /// Every figure's slot in [`Figure::ALL`]'s order, an absent one
     /// `u64::MAX`: what [`Figures::from_words`] takes back.
     pub fn words(&self) -> &[u64; Figure::COUNT] {

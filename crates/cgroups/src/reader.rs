@@ -43,7 +43,16 @@ pub struct Options {
     /// Keep each cgroup's files open between reads, not only its
     /// directory (faster; each costs the kernel a page for its text).
     pub keep_open: bool,
+    /// A cgroup's files of settings (limits, periods:
+    /// [`File::is_settings`]) are read at its first read and then every
+    /// this many reads; the reads between give the settings last read.
+    /// 1: every read.
+    pub settings_every: u64,
 }
+
+/// [`Options::settings_every`] by default: at the agent's 10 s, a limit
+/// written shows within a minute.
+pub const SETTINGS_EVERY: u64 = 6;
 
 impl Options {
     pub fn new(proc_root: &Path, sys_root: &Path) -> Options {
@@ -54,6 +63,7 @@ impl Options {
             max_cgroups: DEFAULT_MAX_CGROUPS,
             max_fds: default_max_fds(),
             keep_open: false,
+            settings_every: SETTINGS_EVERY,
         }
     }
 }
@@ -230,6 +240,8 @@ struct Node {
     figures: Figures,
     /// The read whose figures `figures` holds.
     read: u64,
+    /// The read that last read its settings (0: none yet).
+    settings_at: u64,
     /// Its directory was removed (a file beneath it is no longer there):
     /// forgotten after this read, found again, with its new id, by the next.
     stale: bool,
@@ -430,6 +442,7 @@ impl Reader {
                     depth,
                     figures: Figures::default(),
                     read: 0,
+                    settings_at: 0,
                     stale: false,
                     per: (0..nh).map(|_| PerHier::default()).collect(),
                 },
@@ -641,9 +654,17 @@ impl Reader {
             return false;
         };
         if node.read != reads {
-            node.figures.clear();
+            let every = self.opts.settings_every.max(1);
+            if node.settings_at == 0 || reads - node.settings_at >= every {
+                node.figures.clear();
+                node.settings_at = reads;
+            } else {
+                // The settings last read stand; their files are skipped.
+                node.figures.clear_counts();
+            }
             node.read = reads;
         }
+        let settings_due = node.settings_at == reads;
         let hier = &self.hiers[hi];
         let p = &mut node.per[hi];
         p.seen = reads;
@@ -657,7 +678,9 @@ impl Reader {
             // Not there, or every figure it gives already read from a file
             // read before it (v1's cpuacct.usage after v2's cpu.stat on a
             // host with both).
-            if p.absent & (1 << i) != 0 || file.keys.iter().all(|k| node.figures.get(k.1).is_some())
+            if p.absent & (1 << i) != 0
+                || (file.is_settings() && !settings_due)
+                || file.keys.iter().all(|k| node.figures.get(k.1).is_some())
             {
                 continue;
             }

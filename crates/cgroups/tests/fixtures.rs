@@ -267,3 +267,64 @@ fn files_half_written_or_unreadable_cost_only_their_own_figures() {
     assert!(s.cgroups.iter().all(|c| !c.path.contains("cron")));
     assert_eq!(s.errors, 2);
 }
+
+/// Settings (limits, periods) are read at a cgroup's first read, then every
+/// `settings_every` reads; the reads between give the last ones, and the
+/// counts are read every time.
+#[test]
+fn settings_are_read_at_first_and_then_every_few_reads() {
+    let t = fixtures::Tree::copy_of("cgroup-v2");
+    let cg = "fs/cgroup/system.slice";
+    let mut opts = Options::new(&t.proc_root(), &t.sys_root());
+    opts.settings_every = 3;
+    let mut r = Reader::new(opts).unwrap();
+    let mut s = Sample::default();
+    r.read(&mut s);
+    let sys = "/system.slice";
+    assert_eq!(get(&s, sys, MemoryMaxBytes), None, "max: no limit");
+    assert_eq!(get(&s, sys, CpuPeriodUs), Some(100_000));
+    // A limit and a period written, and the usage moved.
+    t.sys_file(&format!("{cg}/memory.max"), "1048576\n");
+    t.sys_file(&format!("{cg}/cpu.max"), "50000 200000\n");
+    t.sys_file(&format!("{cg}/memory.current"), "200000\n");
+    for _ in 0..2 {
+        r.read(&mut s);
+        assert_eq!(
+            get(&s, sys, MemoryBytes),
+            Some(200_000),
+            "counts every read"
+        );
+        assert_eq!(
+            get(&s, sys, MemoryMaxBytes),
+            None,
+            "the settings read before"
+        );
+        assert_eq!(get(&s, sys, CpuPeriodUs), Some(100_000));
+    }
+    r.read(&mut s);
+    assert_eq!(get(&s, sys, MemoryMaxBytes), Some(1_048_576));
+    assert_eq!(get(&s, sys, CpuQuotaUs), Some(50_000));
+    assert_eq!(get(&s, sys, CpuPeriodUs), Some(200_000));
+    // A cgroup made since has its settings at its first read.
+    let new = t.sys_root().join(cg).join("new.service");
+    std::fs::create_dir(&new).unwrap();
+    for (f, text) in [
+        ("cgroup.procs", ""),
+        ("memory.max", "4096\n"),
+        ("memory.current", "8192\n"),
+    ] {
+        std::fs::write(new.join(f), text).unwrap();
+    }
+    r.read(&mut s);
+    let n = "/system.slice/new.service";
+    assert_eq!(get(&s, n, MemoryMaxBytes), Some(4096));
+    assert_eq!(get(&s, n, MemoryBytes), Some(8192));
+    // Every read: the written limit at once.
+    let mut opts = Options::new(&t.proc_root(), &t.sys_root());
+    opts.settings_every = 1;
+    let mut r = Reader::new(opts).unwrap();
+    r.read(&mut s);
+    t.sys_file(&format!("{cg}/memory.max"), "2097152\n");
+    r.read(&mut s);
+    assert_eq!(get(&s, sys, MemoryMaxBytes), Some(2_097_152));
+}
