@@ -930,3 +930,42 @@ fn the_agent_exports_the_cgroups_chosen_with_their_container_and_pod_ids() {
         assert!(err.contains(key), "{err}");
     }
 }
+
+/// The JSON API's cgroups: counts by default; with process rows allowed,
+/// every cgroup with its figures and the ids its path names.
+#[test]
+fn the_json_api_lists_cgroups_only_when_process_rows_are_allowed() {
+    let (p, s) = fixtures::roots("cgroup-v2");
+    let (p, s) = (p.display().to_string(), s.display().to_string());
+    let args = ["--backend", "procfs", "--proc-root", &p, "--sys-root", &s];
+    let cgroups = |config: &str| -> serde_json::Value {
+        let a = agent(config, &args);
+        let r = get(a.addr, "/api/v1/snapshot?sources=cgroups", None);
+        assert_eq!(r.status, 200, "{}", r.body);
+        let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        v["sources"]["cgroups"].clone()
+    };
+    let on = "[sources.cgroups]\nenabled = true\n";
+    let c = cgroups(on);
+    assert_eq!(c["count"], 8, "{c}");
+    assert!(c["rows"].is_null(), "{c}");
+    let c = cgroups(&format!("http_process_rows = true\n{on}"));
+    let rows = c["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 8, "{c}");
+    let row = |path: &str| {
+        rows.iter()
+            .find(|r| r["path"].as_str().is_some_and(|p| p.ends_with(path)))
+            .unwrap_or_else(|| panic!("{path}: {c}"))
+    };
+    let sys = row("/system.slice");
+    assert_eq!(sys["figures"]["cpu_usage_ns"], 10_300_000, "{sys}");
+    assert_eq!(sys["depth"], 1);
+    assert!(sys["container_id"].is_null() && sys["pod_uid"].is_null());
+    let scope = row(".scope");
+    assert_eq!(scope["depth"], 4);
+    assert_eq!(
+        scope["container_id"],
+        "containerd://4f3c2b1a0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b"
+    );
+    assert_eq!(scope["pod_uid"], "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0");
+}

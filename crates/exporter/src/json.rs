@@ -128,11 +128,17 @@ pub fn snapshot(
                     json!(
                         c.cgroups
                             .iter()
-                            .map(|g| json!({
-                                "path": g.path,
-                                "id": g.id,
-                                "figures": g.figures.iter().map(|(f, v)| (f.name().to_string(), json!(v))).collect::<Map<_, _>>(),
-                            }))
+                            .map(|g| {
+                                let ids = model::cgroup::container_ids(&g.path);
+                                json!({
+                                    "path": g.path,
+                                    "id": g.id,
+                                    "depth": g.depth,
+                                    "container_id": ids.container_id,
+                                    "pod_uid": ids.pod_uid,
+                                    "figures": g.figures.iter().map(|(f, v)| (f.name().to_string(), json!(v))).collect::<Map<_, _>>(),
+                                })
+                            })
                             .collect::<Vec<_>>()
                     )
                 } else {
