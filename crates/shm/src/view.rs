@@ -568,22 +568,17 @@ fn parse<'a>(path: &Path, bytes: &'a [u8], kind: u32) -> Result<Parsed<'a>, Erro
 /// The body's length the header of a `kind` file gives, checked: rows of
 /// the width this reader knows, and no larger than a reader takes.
 fn check_body(path: &Path, p: &Parsed<'_>, kind: u32) -> Result<u64, Error> {
-    if kind == KIND_CGROUPS && p.row_words as usize != CGROUP_FIGURES {
+    let width = match kind {
+        KIND_PROCS => Some((PROC_WORDS, "words a row")),
+        KIND_CGROUPS => Some((CGROUP_FIGURES, "figures a cgroup")),
+        _ => None,
+    };
+    if let Some((known, what)) = width
+        && p.row_words as usize != known
+    {
         return Err(not_view(
             path,
-            format!(
-                "{} figures a cgroup; this reader knows {CGROUP_FIGURES}",
-                p.row_words
-            ),
-        ));
-    }
-    if kind == KIND_PROCS && p.row_words as usize != PROC_WORDS {
-        return Err(not_view(
-            path,
-            format!(
-                "{} words a row; this reader knows {PROC_WORDS}",
-                p.row_words
-            ),
+            format!("{} {what}; this reader knows {known}", p.row_words),
         ));
     }
     let want = body_bytes(kind, p.count, p.exits);

@@ -610,42 +610,16 @@ impl App {
                 _ => roots.push(i),
             }
         }
-        let mut out = Vec::with_capacity(items.len());
-        let mut placed = vec![false; items.len()];
-        // Depth-first; each frame is (item, prefix for its children).
-        let mut stack: Vec<(usize, String, bool, bool)> = roots
-            .iter()
-            .rev()
-            .map(|&r| (r, String::new(), true, true))
-            .collect();
-        while let Some((i, prefix, last, root)) = stack.pop() {
-            if placed[i] {
-                continue;
-            }
-            placed[i] = true;
-            let mut it = items[i].clone();
-            if !root {
-                it.branch = format!("{prefix}{}", if last { "└─ " } else { "├─ " });
-            }
-            let folded = self.folded.contains(&self.proc_of(&it).identity());
-            if folded {
-                it.folded = count_below(&children, i);
-            }
-            out.push(it);
-            if folded {
-                continue;
-            }
-            let child_prefix = if root {
-                String::new()
-            } else {
-                format!("{prefix}{}", if last { "   " } else { "│  " })
-            };
-            let kids = &children[i];
-            for (k, &c) in kids.iter().enumerate().rev() {
-                stack.push((c, child_prefix.clone(), k + 1 == kids.len(), false));
-            }
-        }
-        out
+        crate::tree::order(&children, &roots, |i| {
+            self.folded.contains(&self.proc_of(&items[i]).identity())
+        })
+        .into_iter()
+        .map(|p| Item {
+            branch: p.branch,
+            folded: p.folded,
+            ..items[p.node].clone()
+        })
+        .collect()
     }
 
     pub fn selected_item(&self) -> Option<&Item> {
@@ -855,20 +829,6 @@ impl App {
 }
 
 const PAGE: usize = 10;
-
-fn count_below(children: &[Vec<usize>], i: usize) -> usize {
-    let mut n = 0;
-    let mut stack = children[i].clone();
-    // Bounded: a parent loop in the data must not spin.
-    while let Some(c) = stack.pop() {
-        n += 1;
-        if n >= children.len() {
-            break;
-        }
-        stack.extend(&children[c]);
-    }
-    n
-}
 
 fn hostname() -> String {
     let mut buf = [0u8; 256];

@@ -173,43 +173,16 @@ impl CgView {
             c.sort_by(order);
         }
         roots.sort_by(order);
-        let mut rows = Vec::with_capacity(n);
-        let mut placed = vec![false; n];
-        // Depth-first; each frame is (cgroup, prefix for its children,
-        // whether it is its parent's last child, whether it is a root).
-        let mut stack: Vec<(usize, String, bool, bool)> = roots
-            .iter()
-            .rev()
-            .map(|&r| (r, String::new(), true, true))
-            .collect();
-        while let Some((i, prefix, last, root)) = stack.pop() {
-            if std::mem::replace(&mut placed[i], true) {
-                continue;
-            }
-            let branch = if root {
-                String::new()
-            } else {
-                format!("{prefix}{}", if last { "└─ " } else { "├─ " })
-            };
-            let folded = self.folded.contains(&self.rates[i].path);
-            rows.push(CgRow {
-                at: i,
-                branch,
-                folded: if folded { below(&children, i).len() } else { 0 },
-            });
-            if folded {
-                continue;
-            }
-            let child_prefix = if root {
-                String::new()
-            } else {
-                format!("{prefix}{}", if last { "   " } else { "│  " })
-            };
-            let kids = &children[i];
-            for (k, &c) in kids.iter().enumerate().rev() {
-                stack.push((c, child_prefix.clone(), k + 1 == kids.len(), false));
-            }
-        }
+        let rows = crate::tree::order(&children, &roots, |i| {
+            self.folded.contains(&self.rates[i].path)
+        })
+        .into_iter()
+        .map(|p| CgRow {
+            at: p.node,
+            branch: p.branch,
+            folded: p.folded,
+        })
+        .collect();
         self.rows = rows;
         self.selected = self.selected.min(self.rows.len().saturating_sub(1));
         // The filter follows the cgroups as they come and go.
@@ -274,21 +247,6 @@ impl CgView {
             _ => None,
         };
     }
-}
-
-/// The indices below `i` in `children`, bounded (a loop in the data must
-/// not spin).
-fn below(children: &[Vec<usize>], i: usize) -> Vec<usize> {
-    let mut out = Vec::new();
-    let mut stack = children[i].clone();
-    while let Some(c) = stack.pop() {
-        out.push(c);
-        if out.len() >= children.len() {
-            break;
-        }
-        stack.extend(&children[c]);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod cgview;
 pub mod draw;
 pub mod feed;
 pub mod names;
+pub mod tree;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
