@@ -9,13 +9,14 @@
 set -euo pipefail
 bin=$1 window=$2
 agent=
+# Defined after the sourced file, which defines a no-op.
+. "$(dirname "$0")/cgroups-10000.sh"
 extra_cleanup() {
   if [ -n "$agent" ]; then
     kill -TERM "$agent" 2>/dev/null || true
     wait "$agent" 2>/dev/null || true
   fi
 }
-. "$(dirname "$0")/cgroups-10000.sh"
 make_cgroups
 for cg in true false; do
   printf 'overhead_budget_pct = 0\n[sources.cgroups]\nenabled = %s\ninterval = "1s"\n' "$cg" > "$work/agent.toml"

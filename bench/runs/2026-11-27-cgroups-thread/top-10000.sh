@@ -14,6 +14,8 @@ set -euo pipefail
 bin=$1 runs=$2 window=$3
 agent=
 sock=qs-bench-top-$$
+# Defined after the sourced file, which defines a no-op.
+. "$(dirname "$0")/cgroups-10000.sh"
 extra_cleanup() {
   tmux -L "$sock" kill-server 2>/dev/null || true
   if [ -n "$agent" ]; then
@@ -21,7 +23,6 @@ extra_cleanup() {
     wait "$agent" 2>/dev/null || true
   fi
 }
-. "$(dirname "$0")/cgroups-10000.sh"
 make_cgroups
 snap=$work/shm/snapshot
 printf '[sources.cgroups]\nenabled = true\n' > "$work/agent.toml"
