@@ -520,6 +520,22 @@ pub struct ConfigError {
     pub message: String,
 }
 
+/// `v` (else `default`) when it is a regular expression; else an error
+/// naming `key`.
+fn checked_regex(key: &str, v: &Option<String>, default: &str) -> Result<String, ConfigError> {
+    let v = v.clone().unwrap_or_else(|| default.to_string());
+    regex::Regex::new(&v).map_err(|e| {
+        bad(
+            key,
+            format!(
+                "{v:?} is not a regular expression: {}",
+                e.to_string().replace('\n', " ")
+            ),
+        )
+    })?;
+    Ok(v)
+}
+
 fn bad(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
     ConfigError {
         key: key.into(),
@@ -880,14 +896,13 @@ impl FileConfig {
         }
     }
 
-    /// Merges onto the defaults and validates.
     /// `[cgroup_metrics]`, checked.
     fn cgroup_metrics(&self) -> Result<CgroupMetrics, ConfigError> {
         let f = self.cgroup_metrics.clone().unwrap_or_default();
         let d = CgroupMetrics::default();
         let cm = CgroupMetrics {
             depth: f.depth.unwrap_or(d.depth),
-            paths: f.paths.unwrap_or(d.paths),
+            paths: checked_regex("cgroup_metrics.paths", &f.paths, &d.paths)?,
             max: f.max.unwrap_or(d.max),
         };
         if cm.depth > cgroups::MAX_DEPTH {
@@ -906,15 +921,10 @@ impl FileConfig {
                 format!("{} is out of range; accepted: 1 to 100000", cm.max),
             ));
         }
-        regex::Regex::new(&cm.paths).map_err(|e| {
-            bad(
-                "cgroup_metrics.paths",
-                format!("{:?} is not a regular expression: {e}", cm.paths),
-            )
-        })?;
         Ok(cm)
     }
 
+    /// Merges onto the defaults and validates.
     pub fn resolve(&self) -> Result<Config, ConfigError> {
         let mut collectors = Vec::new();
         for c in self.collectors.iter().flatten() {
@@ -1084,25 +1094,12 @@ impl FileConfig {
                 format!("{http_max_connections} is out of range; accepted: 1 to 1000000"),
             ));
         }
-        let regex = |key: &str, v: &Option<String>, default: &str| -> Result<String, ConfigError> {
-            let v = v.clone().unwrap_or_else(|| default.to_string());
-            regex::Regex::new(&v).map_err(|e| {
-                bad(
-                    key,
-                    format!(
-                        "{v:?} is not a regular expression: {}",
-                        e.to_string().replace('\n', " ")
-                    ),
-                )
-            })?;
-            Ok(v)
-        };
-        let filesystem_mount_points_exclude = regex(
+        let filesystem_mount_points_exclude = checked_regex(
             "filesystem_mount_points_exclude",
             &self.filesystem_mount_points_exclude,
             procfs::DEFAULT_MOUNT_POINTS_EXCLUDE,
         )?;
-        let filesystem_fs_types_exclude = regex(
+        let filesystem_fs_types_exclude = checked_regex(
             "filesystem_fs_types_exclude",
             &self.filesystem_fs_types_exclude,
             procfs::DEFAULT_FS_TYPES_EXCLUDE,
@@ -1122,9 +1119,9 @@ impl FileConfig {
                     format!("{exclude_key} and {include_key}: give one, not both"),
                 ));
             }
-            let include = regex(include_key, include, "")?;
+            let include = checked_regex(include_key, include, "")?;
             let default = if include.is_empty() { default } else { "" };
-            let exclude = regex(exclude_key, exclude, default)?;
+            let exclude = checked_regex(exclude_key, exclude, default)?;
             Ok((exclude, include))
         };
         macro_rules! filter {
@@ -1149,15 +1146,15 @@ impl FileConfig {
             filter!(arp_device_exclude, arp_device_include, "");
         let (hwmon_chip_exclude, hwmon_chip_include) =
             filter!(hwmon_chip_exclude, hwmon_chip_include, "");
-        let netclass_ignored_devices = regex(
+        let netclass_ignored_devices = checked_regex(
             "netclass_ignored_devices",
             &self.netclass_ignored_devices,
             "",
         )?;
         let cpu_info_flags_include =
-            regex("cpu_info_flags_include", &self.cpu_info_flags_include, "")?;
+            checked_regex("cpu_info_flags_include", &self.cpu_info_flags_include, "")?;
         let cpu_info_bugs_include =
-            regex("cpu_info_bugs_include", &self.cpu_info_bugs_include, "")?;
+            checked_regex("cpu_info_bugs_include", &self.cpu_info_bugs_include, "")?;
         let filesystem_statfs_wait = match &self.filesystem_statfs_wait {
             None => procfs::DEFAULT_STATFS_WAIT,
             Some(v) => in_range(
