@@ -130,10 +130,7 @@ struct Exported<'a> {
 
 /// The cgroups whose series are served, in path order (parents first).
 fn exported<'a>(st: &'a State, cm: &CgroupMetrics) -> Vec<Exported<'a>> {
-    // Checked when the configuration was resolved.
-    let paths = (!cm.paths.is_empty())
-        .then(|| regex::Regex::new(&cm.paths).ok())
-        .flatten();
+    let paths = super::compat::pattern(&cm.paths);
     st.cgroups
         .cgroups
         .iter()

@@ -372,15 +372,23 @@ pub fn disk_excluded(name: &str) -> bool {
     false
 }
 
+/// A configured pattern compiled; `None` for "" (none) and for one that
+/// does not compile (the configuration checked it).
+pub fn pattern(p: &str) -> Option<regex::Regex> {
+    (!p.is_empty()).then(|| regex::Regex::new(p).ok()).flatten()
+}
+
 /// Whether a device named `name` is served, by the configuration's
 /// include (when set, the only ones served) or exclude pattern ("" for
 /// none); node_exporter's default disk exclusion is matched by hand
 /// ([`disk_excluded`]). A pattern that does not compile (the
 /// configuration checked it) excludes nothing.
 pub fn device_filter(exclude: &str, include: &str) -> impl Fn(&str) -> bool + use<> {
-    let re = |p: &str| (!p.is_empty()).then(|| regex::Regex::new(p).ok()).flatten();
     let default = exclude == agent::config::DEFAULT_DISKSTATS_DEVICE_EXCLUDE;
-    let (exclude, include) = (if default { None } else { re(exclude) }, re(include));
+    let (exclude, include) = (
+        if default { None } else { pattern(exclude) },
+        pattern(include),
+    );
     move |name: &str| match (&include, &exclude) {
         (Some(i), _) => i.is_match(name),
         (None, Some(e)) => !e.is_match(name),

@@ -6,7 +6,7 @@ use super::*;
 use model::units::ticks_to_secs;
 use procfs::stat::CpuMode;
 
-use crate::metrics::compat::cpu_modes;
+use crate::metrics::compat::{cpu_modes, pattern};
 
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let s = x.s;
@@ -63,10 +63,7 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
                     &c.cpu_info_bugs_include,
                 ),
             ] {
-                let Some(re) = (!include.is_empty())
-                    .then(|| regex::Regex::new(include).ok())
-                    .flatten()
-                else {
+                let Some(re) = pattern(include) else {
                     continue;
                 };
                 let mut m = out.family(family)?;
