@@ -86,15 +86,19 @@ struct View {
     cgroups_unpublished: bool,
 }
 
+/// What a view file says of the data of `s` it holds, read at `unix_ns`.
+fn view_meta(st: &State, s: AgentSource, unix_ns: u64) -> shm::view::Meta {
+    shm::view::Meta {
+        agent_pid: std::process::id(),
+        unix_ns,
+        mono_ns: st.read_mono_ns[s.index()],
+        interval_ns: st.stats[s.index()].interval.as_nanos() as u64,
+    }
+}
+
 /// Writes the state's read of the cgroups to the view.
 fn publish_cgroups(v: &mut View, st: &State) -> std::io::Result<()> {
-    let cg = AgentSource::Cgroups;
-    let meta = shm::view::Meta {
-        agent_pid: std::process::id(),
-        unix_ns: st.cgroups.unix_ns,
-        mono_ns: st.read_mono_ns[cg.index()],
-        interval_ns: st.stats[cg.index()].interval.as_nanos() as u64,
-    };
+    let meta = view_meta(st, AgentSource::Cgroups, st.cgroups.unix_ns);
     v.cgroups_unpublished = false;
     v.writer.publish_cgroups(&meta, &st.cgroups)
 }
@@ -106,13 +110,7 @@ fn publish_table(
     unix_ns: u64,
     fields: proctable::Fields,
 ) -> std::io::Result<()> {
-    let procs = AgentSource::Processes;
-    let meta = shm::view::Meta {
-        agent_pid: std::process::id(),
-        unix_ns,
-        mono_ns: st.read_mono_ns[procs.index()],
-        interval_ns: st.stats[procs.index()].interval.as_nanos() as u64,
-    };
+    let meta = view_meta(st, AgentSource::Processes, unix_ns);
     v.unpublished = false;
     v.writer
         .publish_procs(&meta, fields, &st.procs, &st.exits.last)
@@ -598,12 +596,7 @@ impl Agent {
                     procfs::kept::append(&mut v.buf, s, &v.latest[s as usize]);
                 }
             }
-            let meta = shm::view::Meta {
-                agent_pid: std::process::id(),
-                unix_ns: self.work.unix_ns,
-                mono_ns: st.read_mono_ns[Source::Stat as usize],
-                interval_ns: st.stats[stat.index()].interval.as_nanos() as u64,
-            };
+            let meta = view_meta(st, stat, self.work.unix_ns);
             result = v.writer.publish_system(&meta, &v.buf);
         }
         let procs = AgentSource::Processes;
