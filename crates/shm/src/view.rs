@@ -114,11 +114,9 @@ fn suffixed(p: &Path, suffix: &str) -> PathBuf {
 /// How long a viewer's opening of the process file keeps it written.
 pub const WANT_FOR: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// The cgroup file beside `snapshot`.
+/// `<snapshot>.cgroups`.
 pub fn cgroups_path(snapshot: &Path) -> PathBuf {
-    let mut p = snapshot.as_os_str().to_owned();
-    p.push(".cgroups");
-    PathBuf::from(p)
+    suffixed(snapshot, ".cgroups")
 }
 
 /// What every view file says about itself.
@@ -528,20 +526,23 @@ pub fn read_cgroups(path: &Path) -> Result<CgroupView, Error> {
 /// header alone; `None` when the agent has published none yet (it reads
 /// no cgroups, or no viewer asked).
 pub fn cgroups_mono_ns(path: &Path) -> Result<Option<u64>, Error> {
-    let f = std::fs::File::open(path).map_err(|source| Error::Io {
+    published_mono_ns(path, KIND_CGROUPS)
+}
+
+/// The time (`mono_ns`) of the data in a `kind` view file, from its header
+/// alone; `None` while the file is empty (made at the agent's start,
+/// nothing published into it yet).
+fn published_mono_ns(path: &Path, kind: u32) -> Result<Option<u64>, Error> {
+    let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
-    })?;
-    let mut head = [0u8; HEADER];
-    if read_at_most(&f, &mut head, 0).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })? == 0
-    {
+    };
+    let f = std::fs::File::open(path).map_err(io)?;
+    if f.metadata().map_err(io)?.len() == 0 {
         return Ok(None);
     }
     let head = even_header(&f, path, std::time::Instant::now(), &mut 0)?;
-    Ok(Some(parse_header(path, &head, KIND_CGROUPS)?.meta.mono_ns))
+    Ok(Some(parse_header(path, &head, kind)?.meta.mono_ns))
 }
 
 struct Parsed<'a> {
@@ -904,12 +905,8 @@ impl AgentTable {
 /// The time (`mono_ns`) of the table in a process view file, from its
 /// header alone: a viewer reads the rest only when it is new.
 pub fn procs_mono_ns(path: &Path) -> Result<u64, Error> {
-    let f = std::fs::File::open(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let head = even_header(&f, path, std::time::Instant::now(), &mut 0)?;
-    Ok(parse_header(path, &head, KIND_PROCS)?.meta.mono_ns)
+    published_mono_ns(path, KIND_PROCS)?
+        .ok_or_else(|| not_view(path, "0 bytes, shorter than the header".into()))
 }
 
 /// Rows read and decoded at a time: a table of tens of thousands of rows
