@@ -163,7 +163,7 @@ pub fn container_ids(path: &str) -> ContainerIds {
     let mut parent = "";
     let mut kubepods = false;
     for part in path.split('/').filter(|p| !p.is_empty()) {
-        kubepods |= part == "kubepods" || part.starts_with("kubepods");
+        kubepods |= part.starts_with("kubepods");
         if let Some(slice) = part.strip_suffix(".slice")
             && slice.starts_with("kubepods")
             && let Some((_, uid)) = slice.rsplit_once("-pod")

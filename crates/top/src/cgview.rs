@@ -10,6 +10,8 @@ use std::sync::Arc;
 use cgroups::Sample;
 use model::cgroup::CgroupRates;
 
+use crate::tree::Placed;
+
 /// What the cgroup list is sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CgSort {
@@ -30,17 +32,6 @@ impl CgSort {
     }
 }
 
-/// One row of the list: a cgroup of the last read.
-#[derive(Debug, Clone)]
-pub struct CgRow {
-    /// Its index in [`CgView::rates`].
-    pub at: usize,
-    /// The branch drawn before its name.
-    pub branch: String,
-    /// Cgroups hidden below it by folding.
-    pub folded: usize,
-}
-
 /// The processes shown: those in this cgroup and below it.
 #[derive(Debug, Clone)]
 pub struct CgFilter {
@@ -56,7 +47,8 @@ pub struct CgView {
     cur: Option<Sample>,
     /// The last read's cgroups, in its order (parents first), with rates.
     pub rates: Vec<CgroupRates>,
-    pub rows: Vec<CgRow>,
+    /// The list: each row's node is its index in `rates`.
+    pub rows: Vec<Placed>,
     pub selected: usize,
     pub sort: CgSort,
     pub desc: bool,
@@ -110,18 +102,18 @@ impl CgView {
         self.rows.clear();
     }
 
-    /// Takes a new read: rates since the one before, the list rebuilt.
+    /// Takes a new read: rates since the one before, the list rebuilt,
+    /// the filter's ids those of its cgroups now (they come and go).
     pub fn push(&mut self, s: Sample) {
         self.absent = None;
         self.prev = self.cur.take();
         self.rates = model::cgroup::between(self.prev.as_ref(), &s);
         self.cur = Some(s);
+        if let Some(f) = &self.filter {
+            let path = f.path.clone();
+            self.filter = Some(self.filter_for(&path));
+        }
         self.rebuild();
-    }
-
-    /// Whether a read was taken.
-    pub fn has_read(&self) -> bool {
-        self.cur.is_some()
     }
 
     /// Whether rates (two reads) are known.
@@ -173,28 +165,15 @@ impl CgView {
             c.sort_by(order);
         }
         roots.sort_by(order);
-        let rows = crate::tree::order(&children, &roots, |i| {
+        self.rows = crate::tree::order(&children, &roots, |i| {
             self.folded.contains(&self.rates[i].path)
-        })
-        .into_iter()
-        .map(|p| CgRow {
-            at: p.node,
-            branch: p.branch,
-            folded: p.folded,
-        })
-        .collect();
-        self.rows = rows;
+        });
         self.selected = self.selected.min(self.rows.len().saturating_sub(1));
-        // The filter follows the cgroups as they come and go.
-        if let Some(f) = &self.filter {
-            let path = f.path.clone();
-            self.filter = Some(self.filter_for(&path));
-        }
     }
 
     /// The selected cgroup.
     pub fn selected_rates(&self) -> Option<&CgroupRates> {
-        self.rows.get(self.selected).map(|r| &self.rates[r.at])
+        self.rows.get(self.selected).map(|r| &self.rates[r.node])
     }
 
     /// Sorts by `s` (again: the other way).
@@ -278,7 +257,7 @@ mod tests {
     fn paths(v: &CgView) -> Vec<String> {
         v.rows
             .iter()
-            .map(|r| format!("{}{}", r.branch, name(&v.rates[r.at].path)))
+            .map(|r| format!("{}{}", r.branch, name(&v.rates[r.node].path)))
             .collect()
     }
 
@@ -319,7 +298,7 @@ mod tests {
         let cpu: Vec<f64> = v
             .rows
             .iter()
-            .map(|r| v.rates[r.at].cpu_pct.unwrap())
+            .map(|r| v.rates[r.node].cpu_pct.unwrap())
             .collect();
         assert_eq!(cpu, [75.0, 50.0, 25.0, 25.0, 0.0]);
         // By memory; by path.

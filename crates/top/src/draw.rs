@@ -482,53 +482,71 @@ const CG_COLS: [(&str, usize); 8] = [
     ("TASKS", 6),
 ];
 
+/// How a sort column's title is marked: `v` descending, `^` ascending.
+fn sort_mark(desc: bool) -> &'static str {
+    if desc { "v" } else { "^" }
+}
+
+/// A column's title, marked when the list is sorted by it.
+fn titled(title: &str, sorted: bool, desc: bool) -> String {
+    if sorted {
+        format!("{title}{}", sort_mark(desc))
+    } else {
+        title.to_string()
+    }
+}
+
+/// A list's column header at row `y`, padded to the terminal's width.
+fn draw_head(f: &mut Frame, y: u16, text: &str, s: &Styles) {
+    let area = f.area();
+    f.render_widget(
+        Paragraph::new(Line::styled(
+            format!("{text:<w$}", w = area.width as usize),
+            s.head,
+        )),
+        Rect {
+            y,
+            height: 1,
+            ..area
+        },
+    );
+}
+
+/// The selected row of a list of `n` (within it) and the first of the
+/// `rows` shown, scrolled to keep the selected one in view.
+fn scrolled(selected: usize, n: usize, rows: usize) -> (usize, usize) {
+    let sel = selected.min(n.saturating_sub(1));
+    let offset = if rows == 0 || sel < rows {
+        0
+    } else {
+        sel + 1 - rows
+    };
+    (sel, offset)
+}
+
 /// The cgroup tree from row `hh` on, `rows` of it.
 fn draw_cgroups(f: &mut Frame, app: &App, hh: u16, rows: usize, s: &Styles) {
     let area = f.area();
     let cg = &app.cg;
     let mut h = String::from(" ");
     for (t, w) in CG_COLS {
-        let mark = if t == cg.sort.title() {
-            if cg.desc { "v" } else { "^" }
-        } else {
-            ""
-        };
-        h.push_str(&fit(&format!("{t}{mark}"), w, true));
+        h.push_str(&fit(&titled(t, t == cg.sort.title(), cg.desc), w, true));
         h.push(' ');
     }
-    let mark = match cg.sort {
-        crate::cgview::CgSort::Path if cg.desc => "v",
-        crate::cgview::CgSort::Path => "^",
-        _ => "",
-    };
-    h.push_str(&format!("CGROUP{mark}"));
+    let path = crate::cgview::CgSort::Path;
+    h.push_str(&titled(path.title(), cg.sort == path, cg.desc));
     if hh < area.height {
-        f.render_widget(
-            Paragraph::new(Line::styled(
-                format!("{h:<w$}", w = area.width as usize),
-                s.head,
-            )),
-            Rect {
-                y: hh,
-                height: 1,
-                ..area
-            },
-        );
+        draw_head(f, hh, &h, s);
     }
     let n = cg.rows.len();
-    let sel = cg.selected.min(n.saturating_sub(1));
-    let offset = if rows == 0 || sel < rows {
-        0
-    } else {
-        sel + 1 - rows
-    };
+    let (sel, offset) = scrolled(cg.selected, n, rows);
     let name_w =
         (area.width as usize).saturating_sub(1 + CG_COLS.iter().map(|(_, w)| w + 1).sum::<usize>());
     let rate = |v: Option<f64>| v.map_or_else(|| "-".into(), bytes);
     let mut lines = Vec::with_capacity(rows);
     for i in offset..(offset + rows).min(n) {
         let row = &cg.rows[i];
-        let r = &cg.rates[row.at];
+        let r = &cg.rates[row.node];
         let cells = [
             pct(r.cpu_pct),
             r.memory_bytes
@@ -594,35 +612,17 @@ fn draw_procs(f: &mut Frame, app: &mut App, hh: u16, rows: usize, s: &Styles) {
             if *c == Col::Command {
                 h.push_str(c.title());
             } else {
-                let mark = if *c == app.sort {
-                    if app.desc { "v" } else { "^" }
-                } else {
-                    ""
-                };
-                let t = format!("{}{mark}", c.title());
+                let t = titled(c.title(), *c == app.sort, app.desc);
                 let right = !matches!(c, Col::User | Col::Cgroup | Col::State);
                 h.push_str(&fit(&t, c.width() as usize, right));
                 h.push(' ');
             }
         }
-        let h = format!("{h:<w$}", w = area.width as usize);
-        f.render_widget(
-            Paragraph::new(Line::styled(h, s.head)),
-            Rect {
-                y: hh,
-                height: 1,
-                ..area
-            },
-        );
+        draw_head(f, hh, &h, s);
     }
     // Rows, scrolled to keep the selection in view.
     let n = app.items.len();
-    let sel = app.selected.min(n.saturating_sub(1));
-    let offset = if rows == 0 || sel < rows {
-        0
-    } else {
-        sel + 1 - rows
-    };
+    let (sel, offset) = scrolled(app.selected, n, rows);
     let cmd_w = (area.width as usize).saturating_sub(
         1 + cols
             .iter()
@@ -741,7 +741,7 @@ fn draw_key_bar(f: &mut Frame, app: &App, bar_y: u16, small: bool, s: &Styles) {
         let st = format!(
             "[{}{}{}]",
             title,
-            if desc { "v" } else { "^" },
+            sort_mark(desc),
             if state.is_empty() {
                 String::new()
             } else {
