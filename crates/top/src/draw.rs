@@ -568,7 +568,10 @@ fn draw_cgroups(f: &mut Frame, app: &App, hh: u16, rows: usize, s: &Styles) {
         } else {
             String::new()
         };
-        let name = format!("{}{}{folded}", row.branch, crate::cgview::name(&r.path));
+        // Other users name cgroups (delegated subtrees): never raw bytes
+        // to the terminal.
+        let name = model::text::printable(crate::cgview::name(&r.path));
+        let name = format!("{}{name}{folded}", row.branch);
         text.push_str(&fit(&name, name_w, false));
         let style = if i == sel { s.selected } else { Style::new() };
         lines.push(Line::styled(text, style));
@@ -664,7 +667,7 @@ fn draw_procs(f: &mut Frame, app: &mut App, hh: u16, rows: usize, s: &Styles) {
         let why = if let Some(c) = &app.cg.filter {
             format!(
                 "no process in {} (or the table carries no cgroup: the agent's procfs backend)",
-                c.path
+                model::text::printable(&c.path)
             )
         } else if app.filter.is_empty() && app.user.is_none() {
             "no process table yet".into()
@@ -716,7 +719,10 @@ fn draw_key_bar(f: &mut Frame, app: &App, bar_y: u16, small: bool, s: &Styles) {
         };
         let mut state = Vec::new();
         if let Some(c) = &app.cg.filter {
-            state.push(format!("cg:{}", crate::cgview::name(&c.path)));
+            state.push(format!(
+                "cg:{}",
+                model::text::printable(crate::cgview::name(&c.path))
+            ));
         }
         if !app.filter.is_empty() {
             state.push(format!("/{}", app.filter));

@@ -499,3 +499,34 @@ fn the_cgroup_view_says_why_it_is_empty() {
         "{l:#?}"
     );
 }
+
+/// Cgroup names come from whoever made the cgroup (a delegated subtree):
+/// control bytes are shown escaped, in the tree and in the key bar.
+#[test]
+fn cgroup_names_never_reach_the_terminal_raw() {
+    use cgroups::{Cgroup, Figures};
+    let mut app = machine(4);
+    let row = |path: &str, id: u64| Cgroup {
+        path: path.into(),
+        id,
+        depth: path.matches('/').count() as u16 - u16::from(path == "/"),
+        figures: Figures::default(),
+    };
+    app.push(Tick {
+        cgroups: Some(cgroups::Sample {
+            cgroups: vec![row("/", 1), row("/evil\u{1b}[2J.scope", 2)],
+            ..cgroups::Sample::default()
+        }),
+        ..Tick::default()
+    });
+    key(&mut app, KeyCode::Char('C'));
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Tab);
+    let (l, _) = screen(&mut app, 80, 24);
+    assert!(l.iter().all(|x| !x.contains('\u{1b}')), "{l:#?}");
+    assert!(l.iter().any(|x| x.contains("evil\\x1b[2J.scope")), "{l:#?}");
+    key(&mut app, KeyCode::Tab);
+    let (l, _) = screen(&mut app, 80, 24);
+    assert!(l[23].contains("cg:evil\\x1b[2J.scope"), "{}", l[23]);
+}
