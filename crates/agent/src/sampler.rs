@@ -674,7 +674,8 @@ impl Agent {
     }
 
     /// Hands what was just read to the history: the system sources' bytes,
-    /// exits, and the process table once per process-record interval.
+    /// exits, the process table once per process-record interval, and
+    /// each walk of the cgroups (at the time it began).
     fn record(&mut self, st: &State, config: &Config, committed: Mask) {
         let Some(tap) = self.tap.as_mut() else {
             return;
@@ -688,6 +689,9 @@ impl Agent {
                 self.procs_bucket = ts / every;
                 tap.procs(ts, &st.procs);
             }
+        }
+        if committed & AgentSource::Cgroups.bit() != 0 && !st.cgroups.cgroups.is_empty() {
+            tap.cgroups(st.cgroups.unix_ns / 1_000_000, &st.cgroups);
         }
     }
 

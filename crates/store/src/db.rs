@@ -16,6 +16,7 @@ pub const SUFFIX: &str = ".qsdb";
 /// The kinds of blocks.
 pub const KIND_SYSTEM: i64 = 1;
 pub const KIND_PROCS: i64 = 2;
+pub const KIND_CGROUPS: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
@@ -47,6 +48,15 @@ CREATE TABLE IF NOT EXISTS identity(
     exit_maxrss_bytes INTEGER);
 CREATE INDEX IF NOT EXISTS identity_exit ON identity(exit_ms);
 CREATE INDEX IF NOT EXISTS identity_pid ON identity(pid, start_ticks);
+CREATE TABLE IF NOT EXISTS cgroup(
+    cgroup_id INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    first_ms INTEGER NOT NULL,
+    made INTEGER NOT NULL,
+    gone_ms INTEGER,
+    PRIMARY KEY(cgroup_id, path)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS cgroup_first ON cgroup(first_ms);
+CREATE INDEX IF NOT EXISTS cgroup_gone ON cgroup(gone_ms);
 CREATE TABLE IF NOT EXISTS gap(start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL, why TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS usage(
     source TEXT PRIMARY KEY,

@@ -30,13 +30,21 @@ pub enum Kind {
     /// What changed in the process table since the record before
     /// ([`crate::procs::put_delta_rows`]).
     ProcsDelta = 4,
+    /// A walk of the cgroups, whole ([`crate::cgroups::put_whole`]).
+    Cgroups = 5,
 }
 
 impl Kind {
     fn from_u8(b: u8) -> Option<Kind> {
-        [Kind::System, Kind::Procs, Kind::Exits, Kind::ProcsDelta]
-            .into_iter()
-            .find(|k| *k as u8 == b)
+        [
+            Kind::System,
+            Kind::Procs,
+            Kind::Exits,
+            Kind::ProcsDelta,
+            Kind::Cgroups,
+        ]
+        .into_iter()
+        .find(|k| *k as u8 == b)
     }
 }
 

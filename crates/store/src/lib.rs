@@ -4,6 +4,7 @@
 
 pub mod access;
 pub mod blocks;
+pub mod cgroups;
 pub mod codec;
 pub mod db;
 pub mod journal;
@@ -12,7 +13,7 @@ pub mod read;
 pub mod when;
 pub mod writer;
 
-pub use read::{DayUsage, ExitRow, Gap, History, Snapshot};
+pub use read::{CgroupChange, DayUsage, ExitRow, Gap, History, Snapshot};
 pub use writer::{Options, Stats, Tap, Writer, start};
 
 /// The system sources recorded: those `report` derives its figures from

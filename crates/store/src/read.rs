@@ -11,7 +11,7 @@ use rusqlite::{Connection, params};
 
 use crate::blocks::{MAX_RAW, SysDecoder, decompress};
 use crate::codec::{get_delta, get_varint};
-use crate::db::{self, KIND_PROCS, KIND_SYSTEM};
+use crate::db::{self, KIND_CGROUPS, KIND_PROCS, KIND_SYSTEM};
 use crate::journal::{self, Kind};
 use crate::procs::{Decoder, IdMap, Static, rebuild};
 
@@ -32,6 +32,16 @@ pub struct History {
     /// Files (or parts) that could not be read, with why (a newer format,
     /// damage); one line each.
     skipped: std::sync::Mutex<Vec<String>>,
+}
+
+/// A cgroup made or removed, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupChange {
+    /// The walk that first found it (made), or first did not (removed).
+    pub ts_ms: u64,
+    pub made: bool,
+    pub id: u64,
+    pub path: String,
 }
 
 /// A process that ended, as recorded.
@@ -419,6 +429,102 @@ impl History {
             );
         }
         Ok(bad)
+    }
+
+    /// Calls `f` with every recorded walk of the cgroups in [from, to]:
+    /// its time, and the decoder holding it (`sample` rebuilds it).
+    /// Returns the blocks that could not be decoded (skipped).
+    pub fn cgroups(
+        &self,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &crate::cgroups::Decoder),
+    ) -> Result<usize, String> {
+        let mut bad = 0;
+        self.each_day(from, to, false, &mut |_, path, c| {
+            let mut dec = crate::cgroups::Decoder::default();
+            for (key, z) in Self::blocks(c, path, KIND_CGROUPS, from, to)? {
+                if !key && dec.is_empty() {
+                    continue;
+                }
+                let ok = (|| {
+                    let body = decompress(&z, MAX_RAW)?;
+                    let mut pos = 0;
+                    let n = get_varint(&body, &mut pos)?;
+                    let mut times = Vec::new();
+                    let mut last = 0;
+                    for _ in 0..n.min(1 << 20) {
+                        last = get_delta(&body, &mut pos, last)?;
+                        times.push(last);
+                    }
+                    for ts in times {
+                        dec.apply(&body, &mut pos)?;
+                        if ts >= from && ts <= to {
+                            f(ts, &dec);
+                        }
+                    }
+                    Some(())
+                })();
+                if ok.is_none() {
+                    bad += 1;
+                    dec = crate::cgroups::Decoder::default();
+                }
+            }
+            Ok(true)
+        });
+        // A killed agent's journal: each walk whole.
+        for (_, ts, payload) in self.tail.iter().filter(|r| r.0 == Kind::Cgroups) {
+            if *ts < from || *ts > to {
+                continue;
+            }
+            let mut dec = crate::cgroups::Decoder::default();
+            if dec.apply(payload, &mut 0).is_some() {
+                f(*ts, &dec);
+            }
+        }
+        Ok(bad)
+    }
+
+    /// The cgroups made or removed in [from, to] (made: not in the walk
+    /// before; removed: not in the walk at `gone_ms`), in time order.
+    pub fn cgroup_changes(&self, from: u64, to: u64) -> Result<Vec<CgroupChange>, String> {
+        let mut out = Vec::new();
+        self.each_day(from, to, false, &mut |_, path, c| {
+            // A day file of a build that recorded no cgroups has no table.
+            let has: bool = c
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'cgroup'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(sql(path))?;
+            if !has {
+                return Ok(true);
+            }
+            let mut st = c
+                .prepare(
+                    "SELECT first_ms, 1, cgroup_id, path FROM cgroup WHERE made = 1 AND first_ms BETWEEN ?1 AND ?2
+                     UNION ALL
+                     SELECT gone_ms, 0, cgroup_id, path FROM cgroup WHERE gone_ms BETWEEN ?1 AND ?2",
+                )
+                .map_err(sql(path))?;
+            let rows = st
+                .query_map(params![sqlt(from), sqlt(to)], |r| {
+                    Ok(CgroupChange {
+                        ts_ms: r.get::<_, i64>(0)? as u64,
+                        made: r.get(1)?,
+                        id: r.get::<_, i64>(2)? as u64,
+                        path: r.get(3)?,
+                    })
+                })
+                .map_err(sql(path))?;
+            for r in rows {
+                out.push(r.map_err(sql(path))?);
+            }
+            Ok(true)
+        });
+        out.sort_by(|a, b| (a.ts_ms, &a.path).cmp(&(b.ts_ms, &b.path)));
+        Ok(out)
     }
 
     /// Processes that ended in [from, to], in order.

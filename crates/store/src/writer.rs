@@ -3,7 +3,7 @@
 //! second), moves what the journal holds into the day's file in one
 //! transaction, and keeps the store within its age and size limits.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex};
@@ -14,7 +14,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::blocks::{SysEncoder, compress};
 use crate::codec::{put_delta, put_varint};
-use crate::db::{self, KIND_PROCS, KIND_SYSTEM, OpenError};
+use crate::db::{self, KIND_CGROUPS, KIND_PROCS, KIND_SYSTEM, OpenError};
 use crate::journal::{Journal, Kind, Record, records};
 use crate::procs::{self, Encoder, Static};
 
@@ -193,6 +193,17 @@ impl Tap {
             // A large table's sort or delta: not kept for the next one.
             self.buf = Vec::new();
         }
+    }
+
+    /// A walk of the cgroups, whole.
+    pub fn cgroups(&mut self, ts_ms: u64, s: &cgroups::Sample) {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        crate::cgroups::put_whole(&mut buf, s);
+        self.append(Kind::Cgroups, ts_ms, buf.len(), &mut |d| {
+            d.copy_from_slice(&buf)
+        });
+        self.buf = buf;
     }
 
     pub fn exits(&mut self, ts_ms: u64, exits: &[proctable::Exit]) {
@@ -388,6 +399,10 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
         procs: Encoder::default(),
         chain: procs::Chain::default(),
         need_key: true,
+        cg: crate::cgroups::Encoder::default(),
+        cg_key_due: true,
+        cg_rows: None,
+        cg_prev: None,
         last_window: u64::MAX,
         committed: seq,
         last_ms,
@@ -469,6 +484,15 @@ struct Inner {
     /// deltas.
     chain: procs::Chain,
     need_key: bool,
+    /// The cgroup walks' encoder, and whether the next walk written starts
+    /// a chain (the first walk of a keyframe block).
+    cg: crate::cgroups::Encoder,
+    cg_key_due: bool,
+    /// The cgroups with a row open (no `gone_ms`) in the day file, loaded
+    /// from it when `None`; the ids of the last walk written, when this run
+    /// wrote one since its last failure (whether a cgroup is new since).
+    cg_rows: Option<HashMap<u64, Arc<str>>>,
+    cg_prev: Option<HashSet<u64>>,
     last_window: u64,
     committed: u64,
     last_ms: u64,
@@ -539,6 +563,9 @@ impl Inner {
         self.need_key = true;
         self.procs.reset();
         self.chain.forget();
+        self.cg.reset();
+        self.cg_rows = None;
+        self.cg_prev = None;
         self.day = None;
     }
 
@@ -648,6 +675,7 @@ impl Inner {
         };
         self.need_key = true;
         self.procs.reset();
+        self.cg_rows = None;
         self.day = Some((day.to_string(), c));
         Ok(())
     }
@@ -663,6 +691,7 @@ impl Inner {
         let key = self.need_key || window != self.last_window;
         if key {
             self.sys.reset();
+            self.cg_key_due = true;
         }
         let Some((_, c)) = self.day.as_mut() else {
             return Err("store: no file open".into());
@@ -719,6 +748,9 @@ impl Inner {
         let mut times = Vec::new();
         let mut prev_ts = self.last_ms;
         let mut first = true;
+        let cg_key = self.cg_key_due;
+        let mut cg_body = Vec::new();
+        let mut cg_times = Vec::new();
         for r in recs {
             match r.kind {
                 Kind::Procs | Kind::ProcsDelta => {
@@ -793,8 +825,41 @@ impl Inner {
                         .map_err(err)?;
                     }
                 }
+                Kind::Cgroups => {
+                    let Some(walk) = crate::cgroups::whole(r.payload, r.ts_ms) else {
+                        continue;
+                    };
+                    self.cg.encode(&walk, self.cg_key_due, &mut cg_body);
+                    self.cg_key_due = false;
+                    rows += cgroup_rows(&tx, &mut self.cg_rows, &mut self.cg_prev, &walk, r.ts_ms)
+                        .map_err(err)?;
+                    cg_times.push(r.ts_ms);
+                }
                 Kind::System => {}
             }
+        }
+        if !cg_times.is_empty() {
+            let mut body = Vec::new();
+            put_varint(&mut body, cg_times.len() as u64);
+            let mut last = 0;
+            for t in &cg_times {
+                put_delta(&mut body, last, *t);
+                last = *t;
+            }
+            body.extend_from_slice(&cg_body);
+            let z = compress(&body);
+            tx.execute(
+                "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![KIND_CGROUPS, cg_key, cg_times[0] as i64, cg_times[cg_times.len() - 1] as i64, cg_times.len() as i64, z],
+            )
+            .map_err(err)?;
+            rows += 1;
+            written.push((
+                "cgroups".into(),
+                cg_times.len() as u64,
+                body.len() as u64,
+                z.len() as u64,
+            ));
         }
         if !times.is_empty() {
             let mut body = Vec::new();
@@ -911,6 +976,67 @@ fn remedy(why: &str) -> &'static str {
     } else {
         "recording resumes when it can (or give --store DIR, or --no-store)"
     }
+}
+
+/// The rows of `cgroup` a walk at `ts` makes and closes: one for each
+/// cgroup the day file has no open row of (made since the walk before
+/// when `prev` holds that walk and not it: this run's last walk, else the
+/// day file's open rows), `gone_ms` on the open rows of cgroups the walk
+/// did not find. Returns the rows made.
+fn cgroup_rows(
+    tx: &Connection,
+    open: &mut Option<HashMap<u64, Arc<str>>>,
+    prev: &mut Option<HashSet<u64>>,
+    walk: &cgroups::Sample,
+    ts: u64,
+) -> rusqlite::Result<u64> {
+    let open = match open {
+        Some(o) => o,
+        None => {
+            let mut st = tx.prepare("SELECT cgroup_id, path FROM cgroup WHERE gone_ms IS NULL")?;
+            let rows = st.query_map([], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?))
+            })?;
+            let mut m = HashMap::new();
+            for row in rows {
+                let (id, path) = row?;
+                m.insert(id, Arc::from(path));
+            }
+            // The file's last walk (this run's, or one before a restart).
+            if prev.is_none() && !m.is_empty() {
+                *prev = Some(m.keys().copied().collect());
+            }
+            open.insert(m)
+        }
+    };
+    let now: HashMap<u64, &Arc<str>> = walk.cgroups.iter().map(|c| (c.id, &c.path)).collect();
+    let gone: Vec<(u64, Arc<str>)> = open
+        .iter()
+        .filter(|(id, path)| now.get(*id).is_none_or(|p| *p != *path))
+        .map(|(id, p)| (*id, p.clone()))
+        .collect();
+    for (id, path) in gone {
+        tx.prepare_cached(
+            "UPDATE cgroup SET gone_ms = ?3 WHERE cgroup_id = ?1 AND path = ?2 AND gone_ms IS NULL",
+        )?
+        .execute(params![id as i64, &*path, ts as i64])?;
+        open.remove(&id);
+    }
+    let mut made = 0;
+    for c in &walk.cgroups {
+        if open.contains_key(&c.id) {
+            continue;
+        }
+        let new = prev.as_ref().is_some_and(|p| !p.contains(&c.id));
+        made += tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO cgroup(cgroup_id, path, first_ms, made) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![c.id as i64, &*c.path, ts as i64, new])? as u64;
+        open.insert(c.id, c.path.clone());
+    }
+    *prev = Some(now.into_keys().collect());
+    Ok(made)
 }
 
 /// The identity row an exit belongs to when its start time is not exact:

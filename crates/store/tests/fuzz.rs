@@ -35,6 +35,11 @@ proptest! {
         let _ = store::journal::records(&b).count();
         let _ = store::procs::rows(&b).count();
         let _ = store::procs::exits(&b).count();
+        let _ = store::cgroups::whole(&b, 0);
+        let mut cg = store::cgroups::Decoder::default();
+        let (mut p1, mut p2) = (0, b.len() / 2);
+        let _ = cg.apply(&b, &mut p1);
+        let _ = cg.apply(&b, &mut p2);
         let mut rows = b.clone();
         let _ = store::procs::apply_delta_rows(&mut rows, &b);
         let mut chain = store::procs::Chain::default();
