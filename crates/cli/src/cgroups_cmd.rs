@@ -17,8 +17,8 @@ pub struct Args {
     #[arg(long, default_value = "1s", value_parser = crate::parse_duration, value_name = "D")]
     interval: Duration,
     /// Sort by: cpu, memory, io (read and write bytes), pids or path.
-    #[arg(long, default_value = "cpu", value_parser = ["cpu", "memory", "io", "pids", "path"])]
-    sort: String,
+    #[arg(long, default_value = "cpu", value_parser = model::cgroup::Sort::parse)]
+    sort: model::cgroup::Sort,
     /// Rows shown at most (0: all).
     #[arg(long, default_value_t = 30, value_name = "N")]
     top: usize,
@@ -60,18 +60,8 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> anyhow::Result<Exi
         .into_iter()
         .filter(|r| args.depth.is_none_or(|d| r.depth <= d))
         .collect();
-    let key = |r: &CgroupRates| -> f64 {
-        match args.sort.as_str() {
-            "memory" => r.memory_bytes.unwrap_or(0) as f64,
-            "io" => {
-                r.io_read_bytes_per_sec.unwrap_or(0.0) + r.io_write_bytes_per_sec.unwrap_or(0.0)
-            }
-            "pids" => r.pids.unwrap_or(0) as f64,
-            _ => r.cpu_pct.unwrap_or(0.0),
-        }
-    };
-    if args.sort != "path" {
-        rows.sort_by(|a, b| key(b).total_cmp(&key(a)).then_with(|| a.path.cmp(&b.path)));
+    if args.sort != model::cgroup::Sort::Path {
+        args.sort.order(&mut rows);
     }
     if args.top > 0 {
         rows.truncate(args.top);

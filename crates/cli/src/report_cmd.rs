@@ -18,18 +18,19 @@ pub struct Args {
     #[arg(long, value_name = "T", allow_hyphen_values = true)]
     to: Option<String>,
     /// What to report, comma-separated or repeated: cpu, mem, disk, net,
-    /// irq, softirq, pressure, load, filefd, proc, exits, store [default:
-    /// cpu].
+    /// irq, softirq, pressure, load, filefd, proc, exits, cgroup,
+    /// cgroup-events, store [default: cpu].
     #[arg(long, value_delimiter = ',')]
     source: Vec<String>,
     /// One row per this much time (rates over it, as `sar -i`) [default: 1m].
     #[arg(long, value_name = "D", value_parser = crate::parse_duration)]
     interval: Option<std::time::Duration>,
-    /// Processes (and interrupts) listed per interval.
+    /// Processes (interrupts, cgroups) listed per interval.
     #[arg(long, default_value_t = 10)]
     top: usize,
     /// Processes ranked by: cpu, or a process field (rss_bytes, minflt,
-    /// majflt, threads, read_bytes, ...).
+    /// majflt, threads, read_bytes, ...); cgroups by cpu, memory, io, pids
+    /// or path.
     #[arg(long, default_value = "cpu")]
     sort: String,
     /// Only this process (by PID; a reused PID is another process, shown
@@ -39,6 +40,9 @@ pub struct Args {
     /// Only processes with this name.
     #[arg(long)]
     comm: Option<String>,
+    /// Only this cgroup and those below it (a path: /system.slice).
+    #[arg(long, value_name = "PATH")]
+    cgroup: Option<String>,
     /// table, csv or json.
     #[arg(long, default_value = "table")]
     format: String,
@@ -55,11 +59,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     // Refused before the store is opened.
     report::sections(&sources).map_err(anyhow::Error::msg)?;
+    let (rank, cgroup_sort) = report::sorts(&args.sort, &sources).map_err(anyhow::Error::msg)?;
     let opts = Options {
         top: args.top,
-        rank: report::rank(&args.sort).map_err(anyhow::Error::msg)?,
+        rank,
         pid: args.pid,
         comm: args.comm.clone(),
+        cgroup_sort,
+        cgroup: args.cgroup.clone(),
     };
     let now = store::writer::now_ms();
     let from = when::parse(args.from.as_deref().unwrap_or("-1h"), now)

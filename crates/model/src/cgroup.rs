@@ -106,6 +106,67 @@ impl CgroupRates {
     }
 }
 
+/// What cgroups are ranked by (`quietstat cgroups --sort`, `report
+/// --source cgroup --sort`, `top`'s cgroup view): the largest first, by
+/// path in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sort {
+    Cpu,
+    Memory,
+    /// Bytes read and written a second.
+    Io,
+    Pids,
+    Path,
+}
+
+impl Sort {
+    pub const ALL: [Sort; 5] = [Sort::Cpu, Sort::Memory, Sort::Io, Sort::Pids, Sort::Path];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Sort::Cpu => "cpu",
+            Sort::Memory => "memory",
+            Sort::Io => "io",
+            Sort::Pids => "pids",
+            Sort::Path => "path",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Sort, String> {
+        Sort::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| {
+                format!("cgroups are sorted by cpu, memory, io, pids or path, not {s:?}")
+            })
+    }
+
+    /// `r`'s rank: larger first; -1 without the figure (after a 0), 0 for
+    /// every cgroup by path.
+    pub fn key(self, r: &CgroupRates) -> f64 {
+        match self {
+            Sort::Cpu => r.cpu_pct.unwrap_or(-1.0),
+            Sort::Memory => r.memory_bytes.map_or(-1.0, |v| v as f64),
+            Sort::Io => match (r.io_read_bytes_per_sec, r.io_write_bytes_per_sec) {
+                (None, None) => -1.0,
+                (a, b) => a.unwrap_or(0.0) + b.unwrap_or(0.0),
+            },
+            Sort::Pids => r.pids.map_or(-1.0, |v| v as f64),
+            Sort::Path => 0.0,
+        }
+    }
+
+    /// Orders `rows` by it: the largest first, ties (and [`Sort::Path`])
+    /// by path.
+    pub fn order(self, rows: &mut [CgroupRates]) {
+        rows.sort_by(|a, b| {
+            self.key(b)
+                .total_cmp(&self.key(a))
+                .then_with(|| a.path.cmp(&b.path))
+        });
+    }
+}
+
 /// Every cgroup of `cur`, in its order, with its rates since `prev` (none
 /// for a first sample, or a cgroup new since).
 pub fn between(prev: Option<&Sample>, cur: &Sample) -> Vec<CgroupRates> {
@@ -203,6 +264,38 @@ mod tests {
     use super::*;
 
     const HEX: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn cgroups_rank_largest_first_those_without_the_figure_last_ties_by_path() {
+        let r = |path: &str, cpu: Option<f64>, pids: Option<u64>| CgroupRates {
+            path: path.into(),
+            cpu_pct: cpu,
+            pids,
+            ..CgroupRates::default()
+        };
+        let mut rows = vec![
+            r("/c", None, Some(1)),
+            r("/b", Some(0.0), None),
+            r("/a", Some(0.0), Some(9)),
+            r("/d", Some(50.0), Some(0)),
+        ];
+        let paths =
+            |rows: &[CgroupRates]| rows.iter().map(|r| r.path.to_string()).collect::<Vec<_>>();
+        Sort::Cpu.order(&mut rows);
+        assert_eq!(paths(&rows), ["/d", "/a", "/b", "/c"]);
+        Sort::Pids.order(&mut rows);
+        assert_eq!(paths(&rows), ["/a", "/c", "/d", "/b"]);
+        Sort::parse("path").unwrap().order(&mut rows);
+        assert_eq!(paths(&rows), ["/a", "/b", "/c", "/d"]);
+        for s in Sort::ALL {
+            assert_eq!(Sort::parse(s.name()), Ok(s));
+        }
+        assert!(
+            Sort::parse("rss")
+                .unwrap_err()
+                .contains("cpu, memory, io, pids or path")
+        );
+    }
 
     #[test]
     fn container_and_pod_ids_from_the_paths_runtimes_write() {

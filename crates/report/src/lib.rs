@@ -66,6 +66,27 @@ pub fn rank(sort: &str) -> Result<model::process::Rank, String> {
     }
 }
 
+/// `--sort` for the sections named: the process ranking (`cpu` or a
+/// process field) when `proc` is among them, the cgroups' (cpu, memory,
+/// io, pids, path) when `cgroup` is; each is refused only by a section
+/// that uses it.
+pub fn sorts(
+    sort: &str,
+    names: &[&str],
+) -> Result<(model::process::Rank, model::cgroup::Sort), String> {
+    let rank = if names.contains(&"proc") {
+        rank(sort)?
+    } else {
+        model::process::Rank::CpuPct
+    };
+    let cg = if names.contains(&"cgroup") {
+        model::cgroup::Sort::parse(sort).map_err(|e| format!("--sort {sort}: {e}"))?
+    } else {
+        model::cgroup::Sort::Cpu
+    };
+    Ok((rank, cg))
+}
+
 /// The output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

@@ -10,7 +10,7 @@ use store::{History, when};
 use crate::table::{Cell, Table, text};
 use crate::{Report, Section};
 
-/// What the process sections list.
+/// What the process and cgroup sections list.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Processes (and interrupts) per interval.
@@ -20,6 +20,10 @@ pub struct Options {
     pub pid: Option<u32>,
     /// Only processes of this name.
     pub comm: Option<String>,
+    /// The cgroups' ranking.
+    pub cgroup_sort: model::cgroup::Sort,
+    /// Only this cgroup and those below it.
+    pub cgroup: Option<String>,
 }
 
 /// The range reported and its interval.

@@ -110,6 +110,61 @@ fn proc(pid: u32, i: u64) -> Proc {
     }
 }
 
+/// The cgroups at second `i`: `/busy.service` uses 60% of a CPU (40 user,
+/// 20 system), 100 MiB (20 of it inactive files), reads 1 MiB and writes
+/// 2 MiB a second; `/idle.service` nothing; `/batch.slice/job.scope` is
+/// made at 20 s and removed at 50 s.
+fn walk(i: u64) -> cgroups::Sample {
+    use cgroups::{Cgroup, Figure, Figures};
+    let cg = |path: &str, id: u64, figs: &[(Figure, u64)]| {
+        let mut figures = Figures::default();
+        for (f, v) in figs {
+            figures.set(*f, *v);
+        }
+        Cgroup {
+            path: path.into(),
+            id,
+            depth: path.matches('/').count() as u16 - u16::from(path == "/"),
+            figures,
+        }
+    };
+    let mut cgroups = vec![
+        cg(
+            "/",
+            1,
+            &[(Figure::CpuUsageNs, 5_000_000_000 + 700_000_000 * i)],
+        ),
+        cg(
+            "/busy.service",
+            2,
+            &[
+                (Figure::CpuUsageNs, 600_000_000 * i),
+                (Figure::CpuUserNs, 400_000_000 * i),
+                (Figure::CpuSystemNs, 200_000_000 * i),
+                (Figure::MemoryBytes, 100 << 20),
+                (Figure::MemoryInactiveFileBytes, 20 << 20),
+                (Figure::IoReadBytes, (1 << 20) * i),
+                (Figure::IoWriteBytes, (2 << 20) * i),
+                (Figure::Pids, 3),
+            ],
+        ),
+        cg(
+            "/idle.service",
+            3,
+            &[(Figure::CpuUsageNs, 1000), (Figure::MemoryBytes, 10 << 20)],
+        ),
+    ];
+    if (20..50).contains(&i) {
+        cgroups.push(cg("/batch.slice", 4, &[(Figure::CpuUsageNs, 0)]));
+        cgroups.push(cg("/batch.slice/job.scope", 5, &[(Figure::CpuUsageNs, 0)]));
+    }
+    cgroups.sort_by(|a, b| a.path.cmp(&b.path));
+    cgroups::Sample {
+        cgroups,
+        ..cgroups::Sample::default()
+    }
+}
+
 struct Fixture {
     _dir: tempfile::TempDir,
     h: History,
@@ -154,6 +209,9 @@ fn fixture_without(skip: std::ops::Range<u64>) -> Fixture {
         if i % 5 == 0 {
             tap.procs(ts, &[proc(10, i), proc(11, i)]);
         }
+        if i % 10 == 0 {
+            tap.cgroups(ts, &walk(i));
+        }
         if i == 30 {
             tap.exits(
                 ts,
@@ -190,6 +248,8 @@ fn opts() -> Options {
         rank: report::rank("cpu").unwrap(),
         pid: None,
         comm: None,
+        cgroup_sort: model::cgroup::Sort::Cpu,
+        cgroup: None,
     }
 }
 
@@ -347,6 +407,89 @@ fn process_sections_show_the_tables_and_exits_written() {
     assert_eq!(col(&e, "lifetime"), [t("30s")]);
     assert_near(&e, "cpu_s", &[2.0]);
     assert_near(&e, "maxrss_mib", &[8.0]);
+}
+
+#[test]
+fn cgroup_sections_show_the_walks_written() {
+    let f = fixture();
+    let c = run(&f, "cgroup");
+    // The minute's rates; the job came and went within it.
+    assert_eq!(
+        col(&c, "cgroup"),
+        [t("/"), t("/busy.service"), t("/idle.service")],
+        "busiest first"
+    );
+    assert_near(&c, "%cpu", &[70.0, 60.0, 0.0]);
+    let busy = |r: &Report, column: &str| col(r, column)[1].clone();
+    for (column, want) in [
+        ("%usr", 40.0),
+        ("%sys", 20.0),
+        ("mem_mib", 100.0),
+        ("wset_mib", 80.0),
+        ("rkB/s", 1024.0),
+        ("wkB/s", 2048.0),
+        ("tasks", 3.0),
+    ] {
+        assert!(
+            near(&busy(&c, column), want),
+            "{column}: {:?}",
+            busy(&c, column)
+        );
+    }
+    // A row per cgroup at every walk after the first (10 s apart); the
+    // job's first walk has no rate.
+    let w = Window::new(&f.h, f.t0, f.t0 + MIN, 10_000).unwrap();
+    let mut o = opts();
+    o.cgroup_sort = model::cgroup::Sort::Path;
+    let c = report::run(&f.h, &w, &["cgroup"], &o).unwrap().remove(0);
+    assert_eq!(c.table.rows.len(), 3 * 6 + 2 * 3);
+    assert_eq!(
+        col(&c, "cgroup")[3..8],
+        [
+            t("/"),
+            t("/batch.slice"),
+            t("/batch.slice/job.scope"),
+            t("/busy.service"),
+            t("/idle.service")
+        ]
+    );
+    assert_eq!(col(&c, "%cpu")[4], Cell::Num(None), "{:?}", c.table.rows[4]);
+    // One subtree, ranked by memory.
+    o.cgroup = Some("/busy.service".into());
+    o.cgroup_sort = model::cgroup::Sort::parse("memory").unwrap();
+    let c = report::run(&f.h, &w, &["cgroup"], &o).unwrap().remove(0);
+    assert_eq!(col(&c, "cgroup"), vec![t("/busy.service"); 6]);
+    assert_near(&c, "%cpu", &[60.0; 6]);
+
+    let e = run(&f, "cgroup-events");
+    let at = |s: u64| Cell::Text(store::when::format(f.t0 + s * 1000, false));
+    assert_eq!(col(&e, "time"), [at(20), at(20), at(50), at(50)]);
+    assert_eq!(
+        col(&e, "event"),
+        [t("made"), t("made"), t("removed"), t("removed")]
+    );
+    assert_eq!(
+        col(&e, "cgroup"),
+        [
+            t("/batch.slice"),
+            t("/batch.slice/job.scope"),
+            t("/batch.slice"),
+            t("/batch.slice/job.scope")
+        ]
+    );
+    o.cgroup = Some("/batch.slice/job.scope".into());
+    let e = report::run(&f.h, &f.w, &["cgroup-events"], &o)
+        .unwrap()
+        .remove(0);
+    assert_eq!(col(&e, "id"), [n(5.0), n(5.0)]);
+    // --sort is checked by the sections that use it.
+    assert!(
+        report::sorts("rss_bytes", &["cgroup"])
+            .unwrap_err()
+            .contains("cpu, memory, io, pids or path")
+    );
+    assert!(report::sorts("memory", &["proc"]).is_err());
+    assert!(report::sorts("memory", &["cgroup", "cpu"]).is_ok());
 }
 
 #[test]

@@ -734,6 +734,7 @@ impl App {
             KeyCode::Char('M') => self.cg.sort_on(CgSort::Memory),
             KeyCode::Char('O') => self.cg.sort_on(CgSort::Io),
             KeyCode::Char('N') => self.cg.sort_on(CgSort::Path),
+            KeyCode::Char('T') => self.cg.sort_on(CgSort::Pids),
             KeyCode::Char('+') | KeyCode::Char('=') => self.cg.fold(false),
             KeyCode::Char('-') => self.cg.fold(true),
             KeyCode::Up | KeyCode::Char('k') => *sel = sel.saturating_sub(1),

@@ -12,23 +12,16 @@ use model::cgroup::CgroupRates;
 
 use crate::tree::Placed;
 
-/// What the cgroup list is sorted by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CgSort {
-    Cpu,
-    Memory,
-    Io,
-    Path,
-}
+pub use model::cgroup::Sort as CgSort;
 
-impl CgSort {
-    pub fn title(self) -> &'static str {
-        match self {
-            CgSort::Cpu => "CPU%",
-            CgSort::Memory => "MEM",
-            CgSort::Io => "IO/s",
-            CgSort::Path => "CGROUP",
-        }
+/// The title of the column a sort marks.
+pub fn title(s: CgSort) -> &'static str {
+    match s {
+        CgSort::Cpu => "CPU%",
+        CgSort::Memory => "MEM",
+        CgSort::Io => "IO/s",
+        CgSort::Pids => "TASKS",
+        CgSort::Path => "CGROUP",
     }
 }
 
@@ -121,18 +114,6 @@ impl CgView {
         self.prev.is_some()
     }
 
-    fn key(&self, r: &CgroupRates) -> f64 {
-        match self.sort {
-            CgSort::Cpu => r.cpu_pct.unwrap_or(-1.0),
-            CgSort::Memory => r.memory_bytes.map_or(-1.0, |v| v as f64),
-            CgSort::Io => match (r.io_read_bytes_per_sec, r.io_write_bytes_per_sec) {
-                (None, None) => -1.0,
-                (a, b) => a.unwrap_or(0.0) + b.unwrap_or(0.0),
-            },
-            CgSort::Path => 0.0,
-        }
-    }
-
     /// Rebuilds the rows: each cgroup under its parent, siblings in sort
     /// order, folded ones hiding their descendants.
     pub fn rebuild(&mut self) {
@@ -156,7 +137,7 @@ impl CgView {
             let by = if self.sort == CgSort::Path {
                 ra.path.cmp(&rb.path)
             } else {
-                self.key(ra).total_cmp(&self.key(rb))
+                self.sort.key(ra).total_cmp(&self.sort.key(rb))
             };
             let by = if self.desc { by.reverse() } else { by };
             by.then_with(|| ra.path.cmp(&rb.path))

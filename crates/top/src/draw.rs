@@ -530,11 +530,19 @@ fn draw_cgroups(f: &mut Frame, app: &App, hh: u16, rows: usize, s: &Styles) {
     let cg = &app.cg;
     let mut h = String::from(" ");
     for (t, w) in CG_COLS {
-        h.push_str(&fit(&titled(t, t == cg.sort.title(), cg.desc), w, true));
+        h.push_str(&fit(
+            &titled(t, t == crate::cgview::title(cg.sort), cg.desc),
+            w,
+            true,
+        ));
         h.push(' ');
     }
     let path = crate::cgview::CgSort::Path;
-    h.push_str(&titled(path.title(), cg.sort == path, cg.desc));
+    h.push_str(&titled(
+        crate::cgview::title(path),
+        cg.sort == path,
+        cg.desc,
+    ));
     if hh < area.height {
         draw_head(f, hh, &h, s);
     }
@@ -711,7 +719,7 @@ fn draw_key_bar(f: &mut Frame, app: &App, bar_y: u16, small: bool, s: &Styles) {
         )
     } else {
         let mut keys = if app.cg.shown {
-            "?help C processes P M O N sort + - fold Enter its processes q quit".to_string()
+            "?help C processes P M O T N sort + - fold Enter its processes q quit".to_string()
         } else if app.replay.is_some() {
             "?help <-/-> step [ ] min { } hour g goto Home/End e exited / filter q quit".to_string()
         } else {
@@ -740,7 +748,7 @@ fn draw_key_bar(f: &mut Frame, app: &App, bar_y: u16, small: bool, s: &Styles) {
             state.push("exited".into());
         }
         let (title, desc) = if app.cg.shown {
-            (app.cg.sort.title(), app.cg.desc)
+            (crate::cgview::title(app.cg.sort), app.cg.desc)
         } else {
             (app.sort.title(), app.desc)
         };
@@ -786,7 +794,7 @@ const HELP: &[(&str, &str)] = &[
     ("c", "cgroup column shown or hidden"),
     (
         "C Tab",
-        "cgroup view: tree, P M O N sort, + - fold, Enter its processes",
+        "cgroup view: tree, P M O T N sort, + - fold, Enter its processes",
     ),
     (
         "e",

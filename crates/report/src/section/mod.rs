@@ -7,6 +7,7 @@ use crate::table::{Cell, num, text};
 use crate::window::{Steps, empty, mib, system_pass};
 use crate::{Options, Report, Section, Window};
 
+mod cgroup;
 mod cpu;
 mod disk;
 mod exits;
@@ -33,5 +34,7 @@ pub static SECTIONS: &[&dyn Section] = &[
     &filefd::Filefd,
     &proc::Proc,
     &exits::Exits,
+    &cgroup::Cgroup,
+    &cgroup::CgroupEvents,
     &store_usage::StoreUsage,
 ];
