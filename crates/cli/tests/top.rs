@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::agent::{Proc, agent};
-use common::store::after_reads;
+use common::store::{after_flush, after_reads};
 use common::{BIN, assert_ok, run, wait_for};
 use sys::child::Guard;
 
@@ -572,11 +572,16 @@ fn top_shows_a_busy_cgroup_in_its_cgroup_view() {
     let name = format!("qs-top-{}", std::process::id());
     let mut made = fixtures::cgroups::Made::default();
     made.run_in(&[v2.join(&name)], "while :; do :; done");
-    let a = agent(
-        "[sources.cgroups]\nenabled = true\ninterval = \"1s\"\n",
-        &[],
+    let store = tempfile::tempdir().unwrap();
+    let mut a = agent(
+        "[sources.cgroups]\nenabled = true\ninterval = \"1s\"\n[store]\nflush_interval = \"300ms\"\n",
+        &["--store", store.path().to_str().unwrap()],
     );
     wait_for_view(&a.shm);
+    let busy = |s: &str| {
+        s.lines()
+            .any(|l| l.trim_end().ends_with(&format!("─ {name}")) && cgroup_cpu(l) >= 50.0)
+    };
     for (session, cmd) in [
         (
             "cg-agent",
@@ -587,10 +592,6 @@ fn top_shows_a_busy_cgroup_in_its_cgroup_view() {
         let t = Tmux::start(session, &cmd);
         t.expect("the process view", |s| s.contains("COMMAND"));
         t.keys(&["C"]);
-        let busy = |s: &str| {
-            s.lines()
-                .any(|l| l.trim_end().ends_with(&format!("─ {name}")) && cgroup_cpu(l) >= 50.0)
-        };
         let s = t.expect("the busy cgroup, with its CPU", busy);
         assert!(s.contains("CGROUP") && s.contains("TASKS"), "{s}");
         assert!(s.lines().all(|l| l.chars().count() <= 80), "{s}");
@@ -600,5 +601,52 @@ fn top_shows_a_busy_cgroup_in_its_cgroup_view() {
         t.keys(&["q"]);
         t.expect("top quit", |s| s.contains("TOP-EXITED 0"));
     }
+    // The walks were recorded: replayed, and reported.
+    after_reads(&a, "cgroups", 3);
+    after_flush(&a);
+    a.proc.signal(libc::SIGTERM);
+    assert!(a.proc.wait(Duration::from_secs(20)).is_some());
+    let t = Tmux::start(
+        "cg-replay",
+        &format!("{BIN} top --replay --store {}", store.path().display()),
+    );
+    t.expect("the last sample", |s| {
+        s.contains("REPLAY") && s.contains("COMMAND")
+    });
+    t.keys(&["C"]);
+    t.expect("the busy cgroup, replayed", busy);
+    t.keys(&["q"]);
+    t.expect("top quit", |s| s.contains("TOP-EXITED 0"));
+    let out = run(&[
+        "report",
+        "--store",
+        store.path().to_str().unwrap(),
+        "--source",
+        "cgroup",
+        "--cgroup",
+        &format!("/{name}"),
+        "--from",
+        "-10m",
+        "--interval",
+        "1s",
+        "--format",
+        "csv",
+    ]);
+    assert_ok(&out);
+    let csv = String::from_utf8_lossy(&out.stdout);
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let (path, cpu) = (
+        head.iter().position(|h| *h == "cgroup").unwrap(),
+        head.iter().position(|h| *h == "%cpu").unwrap(),
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.len() >= 2, "{csv}");
+    assert!(rows.iter().all(|r| r[path] == format!("/{name}")), "{csv}");
+    let most = rows
+        .iter()
+        .filter_map(|r| r[cpu].parse::<f64>().ok())
+        .fold(0.0, f64::max);
+    assert!(most >= 50.0, "{csv}");
     drop(made);
 }

@@ -342,6 +342,10 @@ pub struct ReplayFeed {
     pub range: (u64, u64),
 }
 
+/// How far back a replayed sample looks for walks of the cgroups (every
+/// 10 s, slowed by the agent's budget up to 50 s).
+const WALKS_BACK_MS: u64 = 120_000;
+
 /// How far a step looks for the next sample before widening.
 const NEAR_MS: u64 = 15_000;
 
@@ -485,8 +489,44 @@ impl ReplayFeed {
                 }
             }
         }
-        let cur = ticks.pop().unwrap_or_default();
-        let prev = (n == 2).then(|| ticks.pop()).flatten();
+        let mut cur = ticks.pop().unwrap_or_default();
+        let mut prev = (n == 2).then(|| ticks.pop()).flatten();
+        let mut walks = self.walks(at)?;
+        match walks.pop() {
+            Some(w) => {
+                cur.cgroups = Some(w);
+                if let Some(p) = prev.as_mut() {
+                    p.cgroups = walks.pop();
+                }
+            }
+            None => {
+                cur.cgroups_note = Some(format!(
+                    "no walk of the cgroups recorded in the {} s before this sample (the agent records them with its cgroups source enabled)",
+                    WALKS_BACK_MS / 1000
+                ))
+            }
+        }
         Ok((at, cur, prev))
+    }
+
+    /// The last two walks of the cgroups recorded at or before `at`, at
+    /// most [`WALKS_BACK_MS`] before it, oldest first: their times found
+    /// first, so that only those two are rebuilt whole.
+    fn walks(&self, at: u64) -> Result<Vec<cgroups::Sample>, String> {
+        let mut times = Vec::new();
+        self.history
+            .cgroups(at.saturating_sub(WALKS_BACK_MS), at, &mut |ts, _| {
+                times.push(ts)
+            })?;
+        let want = &times[times.len().saturating_sub(2)..];
+        let mut walks = Vec::new();
+        if let Some(first) = want.first() {
+            self.history.cgroups(*first, at, &mut |ts, d| {
+                if want.contains(&ts) {
+                    walks.push(d.sample(ts));
+                }
+            })?;
+        }
+        Ok(walks)
     }
 }
