@@ -4,7 +4,8 @@
 //! naive reader (the tree listed with `read_dir`, each file opened by its
 //! full path, read, closed), the cgroup reader with its defaults (its
 //! second read, timed, gives the settings of its first: five reads in six
-//! do), with the settings files read at every read, with every directory
+//! do; v2's CPU times and pressure from the BPF walk where it loads),
+//! with the files only, with the settings files read at every read, with every directory
 //! kept open, and with every file kept open too; and
 //! memory.stat apart, against every other file (its read makes the kernel
 //! flush per-CPU counters), and with `per_file` each file alone. The cgroups are removed at the end, also when
@@ -215,6 +216,14 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         (
             "reader, defaults".into(),
             reader(&|_| {})?,
+            Vec::new(),
+            0,
+            0,
+            0,
+        ),
+        (
+            "reader, files only (no BPF walk of v2)".into(),
+            reader(&|o| o.bpf = false)?,
             Vec::new(),
             0,
             0,

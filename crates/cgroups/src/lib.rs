@@ -10,9 +10,15 @@
 //!   kept open between reads, files read with `openat` and `pread`
 //!   ([`Reader`] into a [`Sample`]).
 
+pub mod bpf;
 pub mod files;
 pub mod parse;
 pub mod reader;
+
+pub mod record {
+    //! The BPF record layout, generated from `bpf/record.h`.
+    include!(concat!(env!("OUT_DIR"), "/record.rs"));
+}
 
 pub use files::{FILES, Figure, File};
 pub use parse::{Figures, ParseError};

@@ -14,8 +14,16 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::files::{FILES, File, Version};
+use crate::bpf::{BpfWalk, capacity_for};
+use crate::files::{FILES, Figure, File, Version};
 use crate::parse::{Figures, parse};
+use crate::record::QsCgroup;
+
+/// The BPF row's flags (`bpf/record.h`), and in [`Node`]'s: this read took
+/// figures from the BPF walk.
+const QS_CG_PSI: u32 = crate::record::QS_CG_PSI as u32;
+const QS_CG_CPU_CTL: u32 = crate::record::QS_CG_CPU_CTL as u32;
+const QS_CG_TAKEN: u32 = 1 << 31;
 
 /// Cgroups read at most: past it, new ones are left out and counted.
 pub const DEFAULT_MAX_CGROUPS: usize = 100_000;
@@ -48,6 +56,10 @@ pub struct Options {
     /// this many reads; the reads between give the settings last read.
     /// 1: every read.
     pub settings_every: u64,
+    /// Take the v2 hierarchy's CPU times and pressure from the BPF walk
+    /// ([`crate::bpf`]) when it loads, instead of `cpu.stat` (without the
+    /// cpu controller) and the pressure files.
+    pub bpf: bool,
 }
 
 /// [`Options::settings_every`] by default: at the agent's 10 s, a limit
@@ -64,8 +76,52 @@ impl Options {
             max_fds: default_max_fds(),
             keep_open: false,
             settings_every: SETTINGS_EVERY,
+            bpf: true,
         }
     }
+}
+
+/// The v2 files the BPF walk gives, and when: `cpu.stat` unless the cpu
+/// controller adds its own figures, the pressure files when the cgroup has
+/// pressure accounting.
+fn bpf_gives(file: &File, flags: u32) -> bool {
+    match file.name {
+        "cpu.stat" => flags & QS_CG_CPU_CTL == 0,
+        "cpu.pressure" | "memory.pressure" | "io.pressure" => flags & QS_CG_PSI != 0,
+        _ => false,
+    }
+}
+
+/// Sets the figures `r` gives (as the files would print them: whole
+/// microseconds; user and system split as the kernel splits them, never
+/// below what they were for this cgroup, `prev`) and returns its flags.
+fn fill_from_bpf(figures: &mut Figures, r: &QsCgroup, prev: &mut (u64, u64)) -> u32 {
+    let us = |ns: u64| ns / 1000 * 1000;
+    let (user, system) = sys::cputime::adjust(sys::cputime::RawCputime {
+        utime: r.user_ns,
+        stime: r.system_ns,
+        runtime: r.usage_ns,
+        prev_utime: prev.0,
+        prev_stime: prev.1,
+    });
+    *prev = (user, system);
+    figures.set(Figure::CpuUsageNs, us(r.usage_ns));
+    figures.set(Figure::CpuUserNs, us(user));
+    figures.set(Figure::CpuSystemNs, us(system));
+    if r.flags & QS_CG_PSI != 0 {
+        let psi = [
+            Figure::IoSomeUs,
+            Figure::IoFullUs,
+            Figure::MemorySomeUs,
+            Figure::MemoryFullUs,
+            Figure::CpuSomeUs,
+            Figure::CpuFullUs,
+        ];
+        for (f, ns) in psi.into_iter().zip(r.psi_ns) {
+            figures.set(f, ns / 1000);
+        }
+    }
+    r.flags
 }
 
 /// A quarter of the descriptor limit (the process table keeps its own
@@ -242,6 +298,10 @@ struct Node {
     read: u64,
     /// The read that last read its settings (0: none yet).
     settings_at: u64,
+    /// The flags of the BPF walk's row when this read took figures from
+    /// it (else 0), and the user and system times it last gave.
+    bpf_flags: u32,
+    bpf_cputime: (u64, u64),
     /// Its directory was removed (a file beneath it is no longer there):
     /// forgotten after this read, found again, with its new id, by the next.
     stale: bool,
@@ -302,6 +362,13 @@ pub struct Reader {
     watches: HashMap<i32, (usize, Arc<str>)>,
     max_watches: usize,
     events: Vec<u8>,
+    /// The BPF walk, once loaded; why it is not used, once it failed;
+    /// the rows of its last run by id (the root's left out: its files
+    /// count the whole machine); the capacity it is loaded with next.
+    bpf: Option<BpfWalk>,
+    bpf_off: Option<String>,
+    bpf_rows: HashMap<u64, QsCgroup>,
+    bpf_capacity: u32,
 }
 
 /// Watches a reader adds at most (the user's inotify watches are shared
@@ -346,7 +413,74 @@ impl Reader {
             watches: HashMap::new(),
             max_watches: MAX_WATCHES,
             events: vec![0; 64 << 10],
+            bpf: None,
+            bpf_off: None,
+            bpf_rows: HashMap::new(),
+            bpf_capacity: 0,
         })
+    }
+
+    /// Why the v2 hierarchy is read from its files rather than by the BPF
+    /// walk, when it is asked for and did not load (or failed).
+    pub fn bpf_off(&self) -> Option<&str> {
+        self.bpf_off.as_deref()
+    }
+
+    /// Whether the last read took figures from the BPF walk.
+    pub fn bpf_used(&self) -> bool {
+        !self.bpf_rows.is_empty()
+    }
+
+    /// Runs the BPF walk of the v2 hierarchy, when it is asked for and a
+    /// file it gives is read; loaded at the first read, again larger when
+    /// it had no room for every cgroup, never again once it failed (the
+    /// files are read then).
+    fn run_bpf(&mut self) {
+        self.bpf_rows.clear();
+        if !self.opts.bpf || self.bpf_off.is_some() {
+            return;
+        }
+        let Some(v2) = self
+            .hiers
+            .iter()
+            .find(|h| h.info.v2 && h.files.iter().any(|f| bpf_gives(f, QS_CG_PSI)))
+        else {
+            return;
+        };
+        let dir = v2.info.dir.clone();
+        // A walk with no room for every cgroup is loaded again, larger,
+        // and run again (once: the count it saw is the room it gets).
+        for _ in 0..2 {
+            if self.bpf.is_none() {
+                let capacity = self.bpf_capacity.max(capacity_for(self.nodes.len()));
+                match BpfWalk::load(&dir, capacity) {
+                    Ok(w) => self.bpf = Some(w),
+                    Err(e) => {
+                        self.bpf_off = Some(e);
+                        return;
+                    }
+                }
+            }
+            let Some(w) = self.bpf.as_mut() else {
+                return;
+            };
+            match w.run() {
+                Ok(r) if r.lost > 0 => {
+                    self.bpf_capacity = capacity_for(r.rows.len() + r.lost as usize);
+                    self.bpf = None;
+                }
+                Ok(r) => {
+                    self.bpf_rows
+                        .extend(r.rows.iter().filter(|c| c.level > 0).map(|c| (c.id, *c)));
+                    return;
+                }
+                Err(e) => {
+                    self.bpf = None;
+                    self.bpf_off = Some(e);
+                    return;
+                }
+            }
+        }
     }
 
     pub fn hierarchies(&self) -> impl Iterator<Item = &Hierarchy> {
@@ -369,6 +503,7 @@ impl Reader {
         out.mono_ns = sys::mono_ns();
         out.unix_ns = sys::unix_ns();
         self.drain_events();
+        self.run_bpf();
         for hi in 0..self.hiers.len() {
             if self.hiers[hi].root.is_none() {
                 match sys::dir::open_dir(&self.hiers[hi].info.dir) {
@@ -443,6 +578,8 @@ impl Reader {
                     figures: Figures::default(),
                     read: 0,
                     settings_at: 0,
+                    bpf_flags: 0,
+                    bpf_cputime: (0, 0),
                     stale: false,
                     per: (0..nh).map(|_| PerHier::default()).collect(),
                 },
@@ -663,9 +800,18 @@ impl Reader {
                 node.figures.clear_counts();
             }
             node.read = reads;
+            node.bpf_flags = 0;
         }
         let settings_due = node.settings_at == reads;
         let hier = &self.hiers[hi];
+        // Only through v2: a v1 hierarchy's inodes are another numbering.
+        if hier.info.v2
+            && let Some(r) = self.bpf_rows.get(&node.id)
+        {
+            node.bpf_flags =
+                fill_from_bpf(&mut node.figures, r, &mut node.bpf_cputime) | QS_CG_TAKEN;
+        }
+        let bpf_flags = node.bpf_flags;
         let p = &mut node.per[hi];
         p.seen = reads;
         if p.absent != 0 && reads - p.absent_at >= ABSENT_RETRY {
@@ -680,6 +826,7 @@ impl Reader {
             // host with both).
             if p.absent & (1 << i) != 0
                 || (file.is_settings() && !settings_due)
+                || (hier.info.v2 && bpf_flags & QS_CG_TAKEN != 0 && bpf_gives(file, bpf_flags))
                 || file.keys.iter().all(|k| node.figures.get(k.1).is_some())
             {
                 continue;

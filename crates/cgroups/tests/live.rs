@@ -450,3 +450,113 @@ fn more_changes_than_the_kernel_queues_lead_to_a_full_listing() {
     );
     assert_eq!(s.errors, 0, "{:?}", s.first_error);
 }
+
+/// The v2 files the BPF walk gives.
+const BPF_FILES: [&str; 4] = [
+    "v2:cpu.stat",
+    "v2:cpu.pressure",
+    "v2:memory.pressure",
+    "v2:io.pressure",
+];
+
+#[test]
+fn the_bpf_walk_gives_what_the_v2_files_give() {
+    let (mut made, base, mut by_bpf) = v2_base("bpf", &BPF_FILES);
+    // Two loops in a nested cgroup: the parent's figures count the child's.
+    let child = base.join("loop");
+    made.run_in(std::slice::from_ref(&child), "while :; do :; done");
+    made.run_in(std::slice::from_ref(&child), "while :; do :; done");
+    let usage = |p: &Path| kernel(&p.join("cpu.stat"), Some("usage_usec"), 1) * 1000;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while usage(&child) < 200_000_000 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the loops did not run"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let name = base.file_name().unwrap().to_str().unwrap();
+    let (parent_p, child_p) = (format!("/{name}"), format!("/{name}/loop"));
+    let some = |p: &Path| -> u64 {
+        let t = std::fs::read_to_string(p.join("cpu.pressure")).unwrap();
+        let l = t.lines().find(|l| l.starts_with("some")).unwrap();
+        l.rsplit("total=").next().unwrap().trim().parse().unwrap()
+    };
+    let before = (usage(&base), usage(&child), some(&child));
+    let mut s = Sample::default();
+    by_bpf.read(&mut s);
+    let after = (usage(&base), usage(&child), some(&child));
+    assert_eq!(by_bpf.bpf_off(), None, "the BPF walk did not load");
+    assert!(by_bpf.bpf_used(), "the BPF walk gave nothing");
+    assert_eq!(s.errors, 0, "{:?}", s.first_error);
+    between(
+        "parent's CPU",
+        before.0,
+        figure(&s, &parent_p, CpuUsageNs),
+        after.0,
+    );
+    between(
+        "child's CPU",
+        before.1,
+        figure(&s, &child_p, CpuUsageNs),
+        after.1,
+    );
+    // Pressure as the kernel last gathered it: a file read gathers first.
+    between(
+        "child's CPU pressure",
+        before.2,
+        figure(&s, &child_p, CpuSomeUs),
+        after.2,
+    );
+    for p in [&parent_p, &child_p] {
+        let (u, us, sy) = (
+            figure(&s, p, CpuUsageNs),
+            figure(&s, p, CpuUserNs),
+            figure(&s, p, CpuSystemNs),
+        );
+        assert!(
+            us + sy <= u && u - (us + sy) <= 2000,
+            "{p}: {us} + {sy} against {u}"
+        );
+    }
+    // The files, read after it by a reader without it: the same cgroups
+    // and figures, each counter as far on or further (user and system are
+    // split by each reader from its own last split: not compared).
+    let mut o = Options::new(Path::new("/proc"), Path::new("/sys"));
+    o.files = cgroups::files::select(&BPF_FILES).unwrap();
+    o.bpf = false;
+    let mut by_files = Reader::new(o).unwrap();
+    let mut t = Sample::default();
+    by_files.read(&mut t);
+    assert!(!by_files.bpf_used());
+    // Only the test's own cgroups: other tests make and remove theirs.
+    let own = |s: &Sample| -> Vec<cgroups::Cgroup> {
+        s.cgroups
+            .iter()
+            .filter(|c| *c.path == parent_p || c.path.starts_with(&format!("{parent_p}/")))
+            .cloned()
+            .collect()
+    };
+    let (mine, theirs) = (own(&s), own(&t));
+    let ids = |c: &[cgroups::Cgroup]| c.iter().map(|c| (c.path.clone(), c.id)).collect::<Vec<_>>();
+    assert_eq!(ids(&mine), ids(&theirs));
+    assert_eq!(mine.len(), 2);
+    for (c, f) in mine.iter().zip(&theirs) {
+        let names = |c: &cgroups::Cgroup| c.figures.iter().map(|x| x.0).collect::<Vec<_>>();
+        assert_eq!(names(c), names(f), "{}: the same figures", c.path);
+        for (k, v) in c
+            .figures
+            .iter()
+            .filter(|(k, _)| !matches!(k, CpuUserNs | CpuSystemNs))
+        {
+            let later = f.figures.get(k).unwrap();
+            assert!(
+                v <= later,
+                "{}: {} {v}, then {later} from the file",
+                c.path,
+                k.name()
+            );
+        }
+    }
+    drop(made);
+}

@@ -22,7 +22,7 @@
 
 pub mod bpf;
 mod cmdline;
-pub mod cputime;
+pub use sys::cputime;
 pub mod dir;
 mod error;
 mod fields;

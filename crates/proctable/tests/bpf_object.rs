@@ -1,31 +1,15 @@
 //! The committed BPF objects must be built from the committed sources:
 //! bpf/build.sh records their SHA-256 in bpf/NAME.bpf.o.sources.
 
-use sha2::{Digest, Sha256};
-
 fn check(name: &str, embedded: &[u8], headers: &[&str]) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bpf");
-    let recorded = std::fs::read_to_string(dir.join(format!("{name}.bpf.o.sources")))
-        .unwrap_or_else(|e| panic!("bpf/{name}.bpf.o.sources (written by bpf/build.sh): {e}"));
-    let mut files = Vec::new();
-    for line in recorded.lines() {
-        let (hash, file) = line.split_once("  ").expect("sha256sum format: HASH  FILE");
-        let bytes = std::fs::read(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
-        let now = format!("{:x}", Sha256::digest(&bytes));
-        assert_eq!(
-            now, hash,
-            "bpf/{file} changed since {name}.bpf.o was built: run crates/proctable/bpf/build.sh"
-        );
-        files.push(file.to_string());
-    }
-    files.sort();
-    let mut want: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
-    want.push(format!("{name}.bpf.c"));
-    want.sort();
-    assert_eq!(files, want, "every source of {name}.bpf.o is recorded");
-    let object = std::fs::read(dir.join(format!("{name}.bpf.o"))).unwrap();
-    assert_eq!(&object[..4], b"\x7fELF");
-    assert_eq!(object.as_slice(), embedded);
+    fixtures::bpf_object::check(
+        &dir,
+        name,
+        embedded,
+        headers,
+        "crates/proctable/bpf/build.sh",
+    );
 }
 
 #[test]

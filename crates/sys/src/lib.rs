@@ -18,6 +18,7 @@
 #[cfg(feature = "bpf")]
 pub mod bpf;
 pub mod child;
+pub mod cputime;
 pub mod dir;
 pub mod file;
 

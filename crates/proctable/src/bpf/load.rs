@@ -5,8 +5,6 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use aya::maps::{Array, HashMap as BpfHashMap, Map};
 use aya::{Btf, Ebpf};
-use aya_obj::btf::BtfKind;
-use object::{Object, ObjectSection, SectionKind};
 pub use sys::bpf::{chain, load_retrying};
 
 use crate::error::{Error, Result};
@@ -77,14 +75,7 @@ pub(crate) fn write_filter(ebpf: &mut Ebpf, current: &mut Vec<u32>, pids: &[u32]
     Ok(())
 }
 
-const BPF_JMP_CALL: u8 = 0x85;
-const BPF_PSEUDO_KFUNC_CALL: u8 = 2;
-
-/// Returns a copy of `object` (the ELF BPF object `file`) in which every
-/// helper call to one of `kfuncs`' placeholder numbers calls that kernel
-/// function instead, and how many calls were rewritten; `needs` says what
-/// a kernel lacking one of them would need. The copy is kept in `u64`s: the
-/// ELF parser needs 8-byte alignment.
+/// [`sys::bpf::link_kfuncs_of`], its error as the backend's.
 pub(crate) fn link_kfuncs_of(
     object: &[u8],
     file: &'static str,
@@ -92,136 +83,10 @@ pub(crate) fn link_kfuncs_of(
     needs: &str,
     btf: &Btf,
 ) -> Result<(Vec<u64>, usize)> {
-    let mut ids = Vec::with_capacity(kfuncs.len());
-    for &(placeholder, name) in kfuncs {
-        let id = btf.id_by_type_name_kind(name, BtfKind::Func).map_err(|e| {
-            bpf_err("finding kernel functions")(format!(
-                "{name} is not in the kernel's BTF ({needs}): {e}"
-            ))
-        })?;
-        ids.push((placeholder as i32, id as i32));
-    }
-    let elf = object::File::parse(object).map_err(|e| bpf_err(file)(e.to_string()))?;
-    let mut text = Vec::new();
-    for section in elf.sections() {
-        if section.kind() == SectionKind::Text
-            && let Some((offset, size)) = section.file_range()
-        {
-            text.push((offset as usize, size as usize));
-        }
-    }
-    let mut words = vec![0u64; object.len().div_ceil(8)];
-    // SAFETY: the u64 buffer is at least object.len() bytes long.
-    let bytes =
-        unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), object.len()) };
-    bytes.copy_from_slice(object);
-    let mut rewritten = 0;
-    for (offset, size) in text {
-        let Some(section) = bytes.get_mut(offset..offset + size) else {
-            return Err(bpf_err(file)("a text section lies outside the file".into()));
-        };
-        for insn in section.chunks_exact_mut(8) {
-            // Helper calls have the source register 0; the second half of
-            // a 16-byte load has code 0, so it never matches.
-            if insn[0] != BPF_JMP_CALL || insn[1] >> 4 != 0 {
-                continue;
-            }
-            let imm = i32::from_le_bytes([insn[4], insn[5], insn[6], insn[7]]);
-            if let Some(&(_, id)) = ids.iter().find(|(p, _)| *p == imm) {
-                insn[1] = BPF_PSEUDO_KFUNC_CALL << 4;
-                insn[2] = 0;
-                insn[3] = 0;
-                insn[4..8].copy_from_slice(&id.to_le_bytes());
-                rewritten += 1;
-            }
-        }
-    }
-    Ok((words, rewritten))
+    sys::bpf::link_kfuncs_of(object, file, kfuncs, needs, btf).map_err(|(what, e)| bpf_err(what)(e))
 }
 
-/// `n` rounded up to whole pages.
-pub(crate) fn page_round(n: usize) -> usize {
-    n.div_ceil(4096) * 4096
-}
-
-/// A fresh shared mapping of `len` bytes of map `fd` from byte `offset`;
-/// the kernel checks both against the map's size.
-pub(crate) fn map_shared(
-    fd: i32,
-    len: usize,
-    prot: i32,
-    offset: usize,
-) -> std::io::Result<*mut libc::c_void> {
-    // SAFETY: a new mapping of an fd; nothing existing is touched.
-    let ptr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            prot,
-            libc::MAP_SHARED,
-            fd,
-            offset as libc::off_t,
-        )
-    };
-    if ptr == libc::MAP_FAILED {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(ptr)
-}
-
-/// A shared mapping of a BPF array map's values.
-pub(crate) struct Mapped {
-    ptr: *mut libc::c_void,
-    len: usize,
-}
-
-impl Mapped {
-    /// Maps the first `len` bytes of array map `name`'s values, read-only
-    /// or also `writable`.
-    pub(crate) fn new(map: &Map, name: &'static str, len: usize, writable: bool) -> Result<Mapped> {
-        let data = match map {
-            Map::Array(d) => d,
-            _ => return Err(bpf_err(name)("not an array map".into())),
-        };
-        let prot = if writable {
-            libc::PROT_READ | libc::PROT_WRITE
-        } else {
-            libc::PROT_READ
-        };
-        let ptr = map_shared(data.fd().as_fd().as_raw_fd(), len, prot, 0)
-            .map_err(|e| bpf_err(name)(format!("mapping it: {e}")))?;
-        Ok(Mapped { ptr, len })
-    }
-
-    /// The first `n` values as `T`s.
-    ///
-    /// # Safety
-    /// The map's values are `T`s (each aligned in the page-aligned
-    /// mapping) and `n` of them fit in the mapping; no program writes them
-    /// while the slice lives.
-    pub(crate) unsafe fn slice<T>(&self, n: usize) -> &[T] {
-        debug_assert!(n * size_of::<T>() <= self.len);
-        // SAFETY: per the caller's promise.
-        unsafe { std::slice::from_raw_parts(self.ptr.cast::<T>(), n) }
-    }
-
-    /// The first `n` values as `T`s, to write.
-    ///
-    /// # Safety
-    /// As [`Mapped::slice`], and the mapping is writable.
-    pub(crate) unsafe fn slice_mut<T>(&mut self, n: usize) -> &mut [T] {
-        debug_assert!(n * size_of::<T>() <= self.len);
-        // SAFETY: per the caller's promise.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.cast::<T>(), n) }
-    }
-}
-
-impl Drop for Mapped {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly what new() mapped.
-        unsafe { libc::munmap(self.ptr, self.len) };
-    }
-}
+pub(crate) use sys::bpf::{Mapped, map_shared, page_round};
 
 /// A program loaded as `BPF_PROG_TYPE_SYSCALL` (sleepable, run only with
 /// `BPF_PROG_RUN`) and the maps of its object, by name.

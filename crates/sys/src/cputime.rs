@@ -1,5 +1,6 @@
 //! The kernel's split of CPU time between user and system (cputime_adjust in
-//! kernel/sched/cputime.c), replayed on the raw counters the BPF program reads.
+//! kernel/sched/cputime.c), replayed on the raw counters BPF programs read
+//! (a task's, a cgroup's).
 //!
 //! The kernel samples utime and stime at ticks but counts the precise runtime
 //! (sum_exec_runtime); /proc reports utime and stime scaled so that they add
