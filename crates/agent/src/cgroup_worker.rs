@@ -117,6 +117,7 @@ impl Drop for CgroupWorker {
 }
 
 fn run(shared: &Shared, mut reader: cgroups::Reader, wake: impl Fn()) {
+    let mut said_bpf = false;
     loop {
         let (demand, mut work) = {
             let mut slot = lock(shared);
@@ -133,6 +134,14 @@ fn run(shared: &Shared, mut reader: cgroups::Reader, wake: impl Fn()) {
         let read_at = sys::mono_ns();
         let cpu = sys::thread_cpu_ns();
         reader.read(&mut work);
+        if let Some(why) = reader.bpf_off()
+            && !said_bpf
+        {
+            said_bpf = true;
+            crate::log(format!(
+                "cgroups: v2's CPU times and pressure read from their files: {why}"
+            ));
+        }
         let done = Done {
             read_at,
             cost_ns: sys::mono_ns().saturating_sub(read_at),
