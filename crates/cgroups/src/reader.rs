@@ -292,6 +292,8 @@ struct Hier {
 
 struct Node {
     id: u64,
+    /// `id` is the v2 directory's inode (else the first v1 one's).
+    id_v2: bool,
     depth: u16,
     figures: Figures,
     /// The read whose figures `figures` holds.
@@ -564,6 +566,16 @@ impl Reader {
         out: &mut Sample,
     ) {
         let nh = self.hiers.len();
+        let v2 = self.hiers[hi].info.v2;
+        match self.nodes.get_mut(&path) {
+            // Found in v1 first, in v2 now (made there later): the v2
+            // inode is its id, as the kernel and the BPF walk number it.
+            Some(n) if v2 && !n.id_v2 => {
+                n.id = inode(dir).unwrap_or(n.id);
+                n.id_v2 = true;
+            }
+            _ => {}
+        }
         if !self.nodes.contains_key(&path) {
             if self.nodes.len() >= self.opts.max_cgroups {
                 out.left_out += 1;
@@ -574,6 +586,7 @@ impl Reader {
                 path.clone(),
                 Node {
                     id,
+                    id_v2: v2,
                     depth,
                     figures: Figures::default(),
                     read: 0,

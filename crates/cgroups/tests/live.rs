@@ -560,3 +560,29 @@ fn the_bpf_walk_gives_what_the_v2_files_give() {
     }
     drop(made);
 }
+
+#[test]
+fn a_cgroup_made_in_v2_after_v1_takes_its_v2_id() {
+    use std::os::unix::fs::MetadataExt;
+    let h = machine();
+    let (v2, pids) = (hierarchy(&h, "v2"), hierarchy(&h, "pids"));
+    let name = format!("qs-live-{}-late", std::process::id());
+    let mut made = Made::default();
+    std::fs::create_dir(pids.dir.join(&name)).unwrap();
+    made.dirs.push(pids.dir.join(&name));
+    let mut r = reader(&["v2:cpu.stat", "v1:pids.current"]);
+    let mut s = Sample::default();
+    r.read(&mut s);
+    let path = format!("/{name}");
+    let v1_ino = std::fs::metadata(pids.dir.join(&name)).unwrap().ino();
+    let id = |s: &Sample| s.cgroups.iter().find(|c| *c.path == path).map(|c| c.id);
+    assert_eq!(id(&s), Some(v1_ino), "only in v1: its v1 inode");
+    std::fs::create_dir(v2.dir.join(&name)).unwrap();
+    made.dirs.push(v2.dir.join(&name));
+    r.read(&mut s);
+    let v2_ino = std::fs::metadata(v2.dir.join(&name)).unwrap().ino();
+    assert_eq!(id(&s), Some(v2_ino), "in v2 too: the kernel's cgroup id");
+    // Its CPU time is its own (an empty cgroup: none used).
+    assert_eq!(figure(&s, &path, CpuUsageNs), 0);
+    drop(made);
+}
