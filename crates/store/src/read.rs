@@ -82,6 +82,21 @@ pub struct DayUsage {
     pub identities: u64,
 }
 
+/// A block of samples as the writer inserts it: decompressed, where its
+/// samples begin, and their times.
+fn timed_block(z: &[u8]) -> Option<(Vec<u8>, usize, Vec<u64>)> {
+    let body = decompress(z, MAX_RAW)?;
+    let mut pos = 0;
+    let n = get_varint(&body, &mut pos)?;
+    let mut times = Vec::new();
+    let mut last = 0;
+    for _ in 0..n.min(1 << 20) {
+        last = get_delta(&body, &mut pos, last)?;
+        times.push(last);
+    }
+    Some((body, pos, times))
+}
+
 /// A time as SQLite's signed integers hold it.
 fn sqlt(ms: u64) -> i64 {
     ms.min(i64::MAX as u64) as i64
@@ -379,15 +394,7 @@ impl History {
                     continue;
                 }
                 let ok = (|| {
-                    let body = decompress(&z, MAX_RAW)?;
-                    let mut pos = 0;
-                    let n = get_varint(&body, &mut pos)?;
-                    let mut times = Vec::new();
-                    let mut last = 0;
-                    for _ in 0..n.min(1 << 20) {
-                        last = get_delta(&body, &mut pos, last)?;
-                        times.push(last);
-                    }
+                    let (body, mut pos, times) = timed_block(&z)?;
                     for ts in times {
                         dec.apply(&body, &mut pos)?;
                         if ts >= from && ts <= to {
@@ -448,15 +455,7 @@ impl History {
                     continue;
                 }
                 let ok = (|| {
-                    let body = decompress(&z, MAX_RAW)?;
-                    let mut pos = 0;
-                    let n = get_varint(&body, &mut pos)?;
-                    let mut times = Vec::new();
-                    let mut last = 0;
-                    for _ in 0..n.min(1 << 20) {
-                        last = get_delta(&body, &mut pos, last)?;
-                        times.push(last);
-                    }
+                    let (body, mut pos, times) = timed_block(&z)?;
                     for ts in times {
                         dec.apply(&body, &mut pos)?;
                         if ts >= from && ts <= to {

@@ -839,50 +839,15 @@ impl Inner {
             }
         }
         if !cg_times.is_empty() {
-            let mut body = Vec::new();
-            put_varint(&mut body, cg_times.len() as u64);
-            let mut last = 0;
-            for t in &cg_times {
-                put_delta(&mut body, last, *t);
-                last = *t;
-            }
-            body.extend_from_slice(&cg_body);
-            let z = compress(&body);
-            tx.execute(
-                "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![KIND_CGROUPS, cg_key, cg_times[0] as i64, cg_times[cg_times.len() - 1] as i64, cg_times.len() as i64, z],
-            )
-            .map_err(err)?;
+            let (raw, z) =
+                insert_timed_block(&tx, KIND_CGROUPS, cg_key, &cg_times, &cg_body).map_err(err)?;
             rows += 1;
-            written.push((
-                "cgroups".into(),
-                cg_times.len() as u64,
-                body.len() as u64,
-                z.len() as u64,
-            ));
+            written.push(("cgroups".into(), cg_times.len() as u64, raw, z));
         }
         if !times.is_empty() {
-            let mut body = Vec::new();
-            put_varint(&mut body, times.len() as u64);
-            let mut last = 0;
-            for t in &times {
-                put_delta(&mut body, last, *t);
-                last = *t;
-            }
-            body.extend_from_slice(&snaps);
-            let z = compress(&body);
-            tx.execute(
-                "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![KIND_PROCS, key, times[0] as i64, times[times.len() - 1] as i64, times.len() as i64, z],
-            )
-            .map_err(err)?;
+            let (raw, z) = insert_timed_block(&tx, KIND_PROCS, key, &times, &snaps).map_err(err)?;
             rows += 1;
-            written.push((
-                "processes".into(),
-                times.len() as u64,
-                body.len() as u64,
-                z.len() as u64,
-            ));
+            written.push(("processes".into(), times.len() as u64, raw, z));
         }
         for (src, samples, raw, z) in &written {
             tx.execute(
@@ -976,6 +941,33 @@ fn remedy(why: &str) -> &'static str {
     } else {
         "recording resumes when it can (or give --store DIR, or --no-store)"
     }
+}
+
+/// Inserts a block of `kind` holding the samples taken at `times`: their
+/// times as deltas, then `payload` (the samples), compressed. Returns its
+/// raw and stored sizes.
+fn insert_timed_block(
+    tx: &Connection,
+    kind: i64,
+    key: bool,
+    times: &[u64],
+    payload: &[u8],
+) -> rusqlite::Result<(u64, u64)> {
+    let mut body = Vec::with_capacity(payload.len() + 4 * times.len() + 8);
+    put_varint(&mut body, times.len() as u64);
+    let mut last = 0;
+    for t in times {
+        put_delta(&mut body, last, *t);
+        last = *t;
+    }
+    body.extend_from_slice(payload);
+    let z = compress(&body);
+    let (first, end) = (times[0], times[times.len() - 1]);
+    tx.execute(
+        "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![kind, key, first as i64, end as i64, times.len() as i64, z],
+    )?;
+    Ok((body.len() as u64, z.len() as u64))
 }
 
 /// The rows of `cgroup` a walk at `ts` makes and closes: one for each
