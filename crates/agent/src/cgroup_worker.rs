@@ -139,7 +139,7 @@ fn run(shared: &Shared, mut reader: cgroups::Reader, wake: impl Fn()) {
         {
             said_bpf = true;
             crate::log(format!(
-                "cgroups: v2's CPU times and pressure read from their files: {why}"
+                "cgroups: a hierarchy read from its files, not by the BPF walk: {why}"
             ));
         }
         let done = Done {

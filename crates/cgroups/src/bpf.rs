@@ -1,14 +1,16 @@
-//! The v2 hierarchy read by a BPF program instead of files:
+//! A hierarchy read by a BPF program instead of files:
 //! `bpf/cgroups.bpf.c`'s sleepable `iter/cgroup` program, linked to the
-//! hierarchy's root in pre-order, flushes the hierarchy's base statistics
-//! once and writes each cgroup's CPU time and pressure totals into a
-//! memory-mapped array read here in place. What `cpu.stat` (without the
-//! cpu controller) and the three pressure files give, for a few hundred
-//! nanoseconds a cgroup instead of four opens, reads and texts.
+//! hierarchy's root in pre-order, writes each cgroup's figures into a
+//! memory-mapped array read here in place. In v2 it flushes the
+//! hierarchy's base statistics once and gives what `cpu.stat` (without the
+//! cpu controller) and the three pressure files give; in a v1 hierarchy
+//! what the cpuacct, cpu, memory (but `memory.stat`) and pids controllers'
+//! files give, and whether a blkio cgroup did any I/O. A few hundred
+//! nanoseconds a cgroup instead of an open, a read and a text a file.
 //!
-//! Needs `css_rstat_flush` as a kernel function (Linux 6.16 or later) and
-//! the cgroup iterator (6.1); the reader reads the files when it does not
-//! load.
+//! Needs `css_rstat_flush` as a kernel function (Linux 6.16 or later), the
+//! cgroup iterator (6.1; on v1 hierarchies 6.4) and `bpf_loop` (5.17); the
+//! reader reads the files when it does not load.
 
 use std::io::Read;
 use std::mem::size_of;
@@ -19,7 +21,7 @@ use aya::programs::Iter;
 use aya::{Btf, Ebpf, EbpfLoader};
 use sys::bpf::{Mapped, chain, link_kfuncs_of, load_retrying, page_round};
 
-use crate::record::{QS_CG_MIN_ROWS, QS_KFUNC_CSS_RSTAT_FLUSH, QsCgOut, QsCgroup};
+use crate::record::{QS_CG_MIN_ROWS, QS_CG_MODE_V2, QS_KFUNC_CSS_RSTAT_FLUSH, QsCgOut, QsCgroup};
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/cgroups.bpf.o");
@@ -49,6 +51,12 @@ const BPF_CGROUP_ITER_DESCENDANTS_PRE: u32 = 2;
 pub struct BpfWalk {
     rows: Mapped,
     out: Mapped,
+    cpu_off: Mapped,
+    /// Entries of `cpu_off`: the highest possible CPU's number and one.
+    cpus: u32,
+    /// The possible CPUs, as `/sys/devices/system/cpu/possible` lists them.
+    possible: procfs::cpu::CpuList,
+    mode: u64,
     capacity: u32,
     link: OwnedFd,
     buf: Vec<u8>,
@@ -67,6 +75,20 @@ pub struct Rows<'a> {
     pub rows: &'a [QsCgroup],
     /// Cgroups the walk visited past the capacity (not in `rows`).
     pub lost: u64,
+    /// A v1 hierarchy's per-CPU figures (cpuacct) are in `rows`: the walk
+    /// found every possible CPU's per-CPU offset.
+    pub per_cpu: bool,
+}
+
+/// The running kernel's possible CPUs.
+fn possible_cpus() -> Result<procfs::cpu::CpuList, String> {
+    const FILE: &str = "/sys/devices/system/cpu/possible";
+    let text = std::fs::read_to_string(FILE).map_err(|e| format!("{FILE}: {e}"))?;
+    let l = procfs::cpu::CpuList::parse(&text).map_err(|e| format!("{FILE}: {e}"))?;
+    if l.is_empty() {
+        return Err(format!("{FILE}: no CPU"));
+    }
+    Ok(l)
 }
 
 /// `bpf(2)`: `attr` is the command's attribute, zero past its fields.
@@ -91,15 +113,19 @@ pub fn capacity_for(cgroups: usize) -> u32 {
 }
 
 impl BpfWalk {
-    /// Loads the walk for the v2 hierarchy mounted at `root`, with room
-    /// for `capacity` cgroups.
+    /// Loads the walk for the hierarchy (v2 or v1) mounted at `root`,
+    /// with room for `capacity` cgroups.
     pub fn load(root: &Path, capacity: u32) -> Result<BpfWalk, String> {
         // A tree of files (fixtures) is no hierarchy to walk: said before
         // the kernel's BTF is parsed.
         let fs = sys::statfs(root).map_err(|e| format!("{}: {e}", root.display()))?;
-        if fs.f_type != libc::CGROUP2_SUPER_MAGIC {
-            return Err(format!("{} is not a cgroup2 mount", root.display()));
-        }
+        let mode = match fs.f_type {
+            libc::CGROUP2_SUPER_MAGIC => QS_CG_MODE_V2,
+            libc::CGROUP_SUPER_MAGIC => 0,
+            _ => return Err(format!("{} is not a cgroup mount", root.display())),
+        };
+        let possible = possible_cpus()?;
+        let cpus = possible.cpus().last().map_or(1, |c| c + 1);
         let btf = Btf::from_sys_fs()
             .map_err(|e| format!("reading /sys/kernel/btf/vmlinux: {}", chain(&e)))?;
         let (words, _) = link_kfuncs(OBJECT, &btf)?;
@@ -109,6 +135,7 @@ impl BpfWalk {
         let mut ebpf = EbpfLoader::new()
             .btf(Some(&btf))
             .map_max_entries("qs_cg_rows", capacity)
+            .map_max_entries("qs_cpu_off", cpus)
             .load(object)
             .map_err(|e| format!("loading cgroups.bpf.o: {}", chain(&e)))?;
         let prog: &mut Iter = ebpf
@@ -147,9 +174,14 @@ impl BpfWalk {
             false,
         )?;
         let out = map("qs_cg_out", 1, size_of::<QsCgOut>(), true)?;
+        let cpu_off = map("qs_cpu_off", cpus as usize, size_of::<u64>(), true)?;
         Ok(BpfWalk {
             rows,
             out,
+            cpu_off,
+            cpus,
+            possible,
+            mode,
             capacity,
             link,
             buf: vec![0; 4096],
@@ -163,9 +195,29 @@ impl BpfWalk {
 
     /// Walks the hierarchy once.
     pub fn run(&mut self) -> Result<Rows<'_>, String> {
-        // SAFETY: qs_cg_out's one value is a QsCgOut, mapped writable; no
-        // program runs until the iterator is read below.
-        unsafe { self.out.slice_mut::<QsCgOut>(1)[0].count = 0 };
+        // SAFETY: qs_cg_out's one value is a QsCgOut and qs_cpu_off's
+        // values `cpus` u64s, mapped writable; no program runs until the
+        // iterator is read below.
+        unsafe {
+            let out = &mut self.out.slice_mut::<QsCgOut>(1)[0];
+            out.count = 0;
+            out.mode = self.mode;
+            out.cpus = u64::from(self.cpus);
+            out.cpus_found = 0;
+            // The CPUs that are not possible have no per-CPU area.
+            for (cpu, off) in self
+                .cpu_off
+                .slice_mut::<u64>(self.cpus as usize)
+                .iter_mut()
+                .enumerate()
+            {
+                *off = if self.possible.contains(cpu as u32) {
+                    0
+                } else {
+                    u64::MAX
+                };
+            }
+        }
         let mut attr = [0u64; 16];
         attr[0] = self.link.as_raw_fd() as u32 as u64;
         let iter = bpf(BPF_ITER_CREATE, &mut attr)
@@ -181,7 +233,8 @@ impl BpfWalk {
             }
         }
         // SAFETY: as above; the walk is over.
-        let count = unsafe { self.out.slice::<QsCgOut>(1)[0].count };
+        let out = unsafe { self.out.slice::<QsCgOut>(1)[0] };
+        let count = out.count;
         let n = count.min(u64::from(self.capacity)) as usize;
         // SAFETY: qs_cg_rows' values are QsCgroups, `capacity` of them
         // mapped; the program wrote the first `n` and runs no more.
@@ -189,6 +242,7 @@ impl BpfWalk {
         Ok(Rows {
             rows,
             lost: count - n as u64,
+            per_cpu: out.cpus_found == self.possible.len() as u64,
         })
     }
 }

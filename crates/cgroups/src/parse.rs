@@ -14,7 +14,7 @@ const NONE: u64 = u64::MAX;
 
 /// From here up, a limit printed as a number is the kernel's "no limit"
 /// (v1 prints PAGE_COUNTER_MAX pages in bytes: 2^63 less a page).
-const NO_LIMIT_FROM: u64 = (1 << 63) - (1 << 16);
+pub(crate) const NO_LIMIT_FROM: u64 = (1 << 63) - (1 << 16);
 
 impl Default for Figures {
     fn default() -> Figures {

@@ -8,7 +8,8 @@
 //! listed again only when its inotify watch reports a child made or
 //! removed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
@@ -19,11 +20,10 @@ use crate::files::{FILES, Figure, File, Version};
 use crate::parse::{Figures, parse};
 use crate::record::QsCgroup;
 
-/// The BPF row's flags (`bpf/record.h`), and in [`Node`]'s: this read took
-/// figures from the BPF walk.
-const QS_CG_PSI: u32 = crate::record::QS_CG_PSI as u32;
-const QS_CG_CPU_CTL: u32 = crate::record::QS_CG_CPU_CTL as u32;
-const QS_CG_TAKEN: u32 = 1 << 31;
+use crate::record::{
+    QS_CG_BASE, QS_CG_BLKGS, QS_CG_BLKIO, QS_CG_CFS, QS_CG_CPU_CTL, QS_CG_CPUACCT, QS_CG_MEMCG,
+    QS_CG_PIDS, QS_CG_POPULATED, QS_CG_PSI,
+};
 
 /// Cgroups read at most: past it, new ones are left out and counted.
 pub const DEFAULT_MAX_CGROUPS: usize = 100_000;
@@ -56,9 +56,10 @@ pub struct Options {
     /// this many reads; the reads between give the settings last read.
     /// 1: every read.
     pub settings_every: u64,
-    /// Take the v2 hierarchy's CPU times and pressure from the BPF walk
-    /// ([`crate::bpf`]) when it loads, instead of `cpu.stat` (without the
-    /// cpu controller) and the pressure files.
+    /// Read each hierarchy by the BPF walk ([`crate::bpf`]) when it loads:
+    /// its figures are taken from it instead of their files (v2's CPU
+    /// times and pressure; v1's cpuacct, cpu, memory but `memory.stat`,
+    /// pids, and the blkio files of a cgroup that did no I/O).
     pub bpf: bool,
 }
 
@@ -81,47 +82,116 @@ impl Options {
     }
 }
 
-/// The v2 files the BPF walk gives, and when: `cpu.stat` unless the cpu
-/// controller adds its own figures, the pressure files when the cgroup has
-/// pressure accounting.
-fn bpf_gives(file: &File, flags: u32) -> bool {
-    match file.name {
-        "cpu.stat" => flags & QS_CG_CPU_CTL == 0,
-        "cpu.pressure" | "memory.pressure" | "io.pressure" => flags & QS_CG_PSI != 0,
-        _ => false,
+/// Whether `flags` (a BPF row's) has `flag` (record.h's, as bpfgen gives it).
+fn has(flags: u32, flag: u64) -> bool {
+    u64::from(flags) & flag != 0
+}
+
+/// Whether the BPF walk may give a figure of `file`: a hierarchy with none
+/// is not walked by it.
+fn bpf_may_give(file: &File) -> bool {
+    match file.version {
+        Version::V2 => matches!(
+            file.name,
+            "cpu.stat" | "cpu.pressure" | "memory.pressure" | "io.pressure"
+        ),
+        Version::V1(c) => matches!(c, "cpuacct" | "cpu" | "memory" | "blkio" | "pids"),
     }
 }
 
-/// Sets the figures `r` gives (as the files would print them: whole
-/// microseconds; user and system split as the kernel splits them, never
-/// below what they were for this cgroup, `prev`) and returns its flags.
-fn fill_from_bpf(figures: &mut Figures, r: &QsCgroup, prev: &mut (u64, u64)) -> u32 {
+/// Sets the figures of `file` from the BPF walk's row `r`, as the file
+/// would print them, and says whether it did (false: the file is read).
+/// v2's user and system times are split as the kernel splits them, never
+/// below what they were for this cgroup (`prev`); v1's `memory.stat` is
+/// never given (the walk does not read the memory statistics).
+fn give(file: &File, r: &QsCgroup, figures: &mut Figures, prev: &mut (u64, u64)) -> bool {
+    let f = r.flags;
     let us = |ns: u64| ns / 1000 * 1000;
-    let (user, system) = sys::cputime::adjust(sys::cputime::RawCputime {
-        utime: r.user_ns,
-        stime: r.system_ns,
-        runtime: r.usage_ns,
-        prev_utime: prev.0,
-        prev_stime: prev.1,
-    });
-    *prev = (user, system);
-    figures.set(Figure::CpuUsageNs, us(r.usage_ns));
-    figures.set(Figure::CpuUserNs, us(user));
-    figures.set(Figure::CpuSystemNs, us(system));
-    if r.flags & QS_CG_PSI != 0 {
-        let psi = [
-            Figure::IoSomeUs,
-            Figure::IoFullUs,
-            Figure::MemorySomeUs,
-            Figure::MemoryFullUs,
-            Figure::CpuSomeUs,
-            Figure::CpuFullUs,
-        ];
-        for (f, ns) in psi.into_iter().zip(r.psi_ns) {
-            figures.set(f, ns / 1000);
+    let psi = |i: usize, figures: &mut Figures| {
+        figures.set(file.keys[0].1, r.psi_ns[i] / 1000);
+        figures.set(file.keys[1].1, r.psi_ns[i + 1] / 1000);
+    };
+    match (file.version, file.name) {
+        (Version::V2, "cpu.stat") if has(f, QS_CG_BASE) && !has(f, QS_CG_CPU_CTL) => {
+            let (user, system) = sys::cputime::adjust(sys::cputime::RawCputime {
+                utime: r.user_ns,
+                stime: r.system_ns,
+                runtime: r.usage_ns,
+                prev_utime: prev.0,
+                prev_stime: prev.1,
+            });
+            *prev = (user, system);
+            figures.set(Figure::CpuUsageNs, us(r.usage_ns));
+            figures.set(Figure::CpuUserNs, us(user));
+            figures.set(Figure::CpuSystemNs, us(system));
         }
+        (Version::V2, "io.pressure") if has(f, QS_CG_PSI) => psi(0, figures),
+        (Version::V2, "memory.pressure") if has(f, QS_CG_PSI) => psi(2, figures),
+        (Version::V2, "cpu.pressure") if has(f, QS_CG_PSI) => psi(4, figures),
+        (Version::V1(_), "cpuacct.usage") if has(f, QS_CG_CPUACCT) => {
+            figures.set(Figure::CpuUsageNs, r.usage_ns);
+        }
+        (Version::V1(_), "cpuacct.usage_user") if has(f, QS_CG_CPUACCT) => {
+            figures.set(Figure::CpuUserNs, r.user_ns);
+        }
+        (Version::V1(_), "cpuacct.usage_sys") if has(f, QS_CG_CPUACCT) => {
+            figures.set(Figure::CpuSystemNs, r.system_ns);
+        }
+        (Version::V1(_), "cpu.stat") if has(f, QS_CG_CFS) => {
+            figures.set(Figure::CpuPeriods, r.periods);
+            figures.set(Figure::CpuThrottledPeriods, r.throttled_periods);
+            figures.set(Figure::CpuThrottledNs, r.throttled_ns);
+        }
+        // The kernel's RUNTIME_INF: no quota (the file prints -1).
+        (Version::V1(_), "cpu.cfs_quota_us") if has(f, QS_CG_CFS) => {
+            if r.quota_ns != u64::MAX {
+                figures.set(Figure::CpuQuotaUs, r.quota_ns / 1000);
+            }
+        }
+        (Version::V1(_), "cpu.cfs_period_us") if has(f, QS_CG_CFS) => {
+            figures.set(Figure::CpuPeriodUs, r.period_ns / 1000);
+        }
+        (Version::V1(_), "memory.usage_in_bytes") if has(f, QS_CG_MEMCG) => {
+            figures.set(
+                Figure::MemoryBytes,
+                r.memory_pages.saturating_mul(sys::page_size()),
+            );
+        }
+        (Version::V1(_), "memory.limit_in_bytes") if has(f, QS_CG_MEMCG) => {
+            let v = r.memory_max_pages.saturating_mul(sys::page_size());
+            if v < crate::parse::NO_LIMIT_FROM {
+                figures.set(Figure::MemoryMaxBytes, v);
+            }
+        }
+        (Version::V1(_), "memory.failcnt") if has(f, QS_CG_MEMCG) => {
+            figures.set(Figure::MemoryFailcnt, r.memory_failcnt);
+        }
+        (Version::V1(_), "memory.oom_control") if has(f, QS_CG_MEMCG) => {
+            figures.set(Figure::OomKills, r.oom_kills);
+        }
+        // No block group: the throttle files count nothing (`Total 0`).
+        (Version::V1("blkio"), _) if has(f, QS_CG_BLKIO) && !has(f, QS_CG_BLKGS) => {
+            for k in file.keys {
+                figures.set(k.1, 0);
+            }
+        }
+        (Version::V1(_), "pids.current") if has(f, QS_CG_PIDS) => {
+            figures.set(Figure::Pids, r.pids);
+        }
+        _ => return false,
     }
-    r.flags
+    true
+}
+
+/// Whether v1's `memory.stat` is read again for a cgroup the BPF walk
+/// read: when it has tasks, when its charge moved since the file was last
+/// read (`pages`), or every `every` reads (the kernel can age an idle
+/// cgroup's pages from one list to another without changing its charge).
+fn memory_stat_due(r: &QsCgroup, p: &PerHier, reads: u64, every: u64) -> bool {
+    has(r.flags, QS_CG_POPULATED)
+        || r.memory_pages != p.stat_pages
+        || p.stat_at == 0
+        || reads - p.stat_at >= every
 }
 
 /// A quarter of the descriptor limit (the process table keeps its own
@@ -288,6 +358,28 @@ struct Hier {
     info: Hierarchy,
     files: Vec<&'static File>,
     root: Option<OwnedFd>,
+    /// The BPF walk of this hierarchy, once loaded; why it is not used,
+    /// once it failed; the capacity it is loaded with next.
+    bpf: Option<BpfWalk>,
+    bpf_off: Option<String>,
+    bpf_capacity: u32,
+    /// The rows of its last run by this hierarchy's inode (the root's left
+    /// out: its files count the whole machine). Empty: the files are read.
+    rows: HashMap<u64, QsCgroup, foldhash::fast::RandomState>,
+}
+
+impl Hier {
+    fn new(info: Hierarchy, files: Vec<&'static File>) -> Hier {
+        Hier {
+            info,
+            files,
+            root: None,
+            bpf: None,
+            bpf_off: None,
+            bpf_capacity: 0,
+            rows: HashMap::default(),
+        }
+    }
 }
 
 struct Node {
@@ -300,9 +392,10 @@ struct Node {
     read: u64,
     /// The read that last read its settings (0: none yet).
     settings_at: u64,
-    /// The flags of the BPF walk's row when this read took figures from
-    /// it (else 0), and the user and system times it last gave.
-    bpf_flags: u32,
+    /// Its figures before this read cleared them: what a file skipped this
+    /// read (v1's `memory.stat`, see [`memory_stat_due`]) carries on.
+    carried: Figures,
+    /// The user and system times the BPF walk last gave (v2).
     bpf_cputime: (u64, u64),
     /// Its directory was removed (a file beneath it is no longer there):
     /// forgotten after this read, found again, with its new id, by the next.
@@ -312,6 +405,12 @@ struct Node {
 
 struct PerHier {
     dir: Option<OwnedFd>,
+    /// Its directory's inode here (0: not yet known): its BPF row's key.
+    ino: u64,
+    /// v1's `memory.stat`: the charge (pages) when it was last read, and
+    /// the read that read it.
+    stat_pages: u64,
+    stat_at: u64,
     /// With `keep_open`: the files, in the hierarchy's file order.
     files: Vec<Option<OwnedFd>>,
     /// Files not in this cgroup (bit per file), and when they were found so.
@@ -333,6 +432,9 @@ impl Default for PerHier {
     fn default() -> PerHier {
         PerHier {
             dir: None,
+            ino: 0,
+            stat_pages: 0,
+            stat_at: 0,
             files: Vec::new(),
             absent: 0,
             absent_at: 0,
@@ -350,7 +452,9 @@ impl Default for PerHier {
 pub struct Reader {
     opts: Options,
     hiers: Vec<Hier>,
-    nodes: BTreeMap<Arc<str>, Node>,
+    /// By path (a hash map: a read looks each cgroup up a few times in
+    /// each hierarchy; the sample is sorted once).
+    nodes: HashMap<Arc<str>, Node, foldhash::fast::RandomState>,
     reads: u64,
     kept: usize,
     buf: Vec<u8>,
@@ -364,13 +468,6 @@ pub struct Reader {
     watches: HashMap<i32, (usize, Arc<str>)>,
     max_watches: usize,
     events: Vec<u8>,
-    /// The BPF walk, once loaded; why it is not used, once it failed;
-    /// the rows of its last run by id (the root's left out: its files
-    /// count the whole machine); the capacity it is loaded with next.
-    bpf: Option<BpfWalk>,
-    bpf_off: Option<String>,
-    bpf_rows: HashMap<u64, QsCgroup>,
-    bpf_capacity: u32,
 }
 
 /// Watches a reader adds at most (the user's inotify watches are shared
@@ -388,11 +485,7 @@ impl Reader {
             .into_iter()
             .map(|info| {
                 let files = info.files(&opts.files);
-                Hier {
-                    info,
-                    files,
-                    root: None,
-                }
+                Hier::new(info, files)
             })
             .filter(|h: &Hier| !h.files.is_empty())
             .collect();
@@ -405,7 +498,7 @@ impl Reader {
         Ok(Reader {
             opts,
             hiers,
-            nodes: BTreeMap::new(),
+            nodes: HashMap::default(),
             reads: 0,
             kept: 0,
             buf: Vec::new(),
@@ -415,70 +508,67 @@ impl Reader {
             watches: HashMap::new(),
             max_watches: MAX_WATCHES,
             events: vec![0; 64 << 10],
-            bpf: None,
-            bpf_off: None,
-            bpf_rows: HashMap::new(),
-            bpf_capacity: 0,
         })
     }
 
-    /// Why the v2 hierarchy is read from its files rather than by the BPF
-    /// walk, when it is asked for and did not load (or failed).
+    /// Why a hierarchy is read from its files rather than by the BPF walk,
+    /// when it is asked for and did not load (or failed): the first one's
+    /// reason.
     pub fn bpf_off(&self) -> Option<&str> {
-        self.bpf_off.as_deref()
+        self.hiers.iter().find_map(|h| h.bpf_off.as_deref())
     }
 
-    /// Whether the last read took figures from the BPF walk.
-    pub fn bpf_used(&self) -> bool {
-        !self.bpf_rows.is_empty()
+    /// The hierarchies whose last read took figures from the BPF walk.
+    pub fn bpf_used(&self) -> usize {
+        self.hiers.iter().filter(|h| !h.rows.is_empty()).count()
     }
 
-    /// Runs the BPF walk of the v2 hierarchy, when it is asked for and a
-    /// file it gives is read; loaded at the first read, again larger when
-    /// it had no room for every cgroup, never again once it failed (the
-    /// files are read then).
-    fn run_bpf(&mut self) {
-        self.bpf_rows.clear();
-        if !self.opts.bpf || self.bpf_off.is_some() {
+    /// Runs the BPF walk of hierarchy `hi`, when it is asked for and a
+    /// file it may give is read there; loaded at the first read, again
+    /// larger when it had no room for every cgroup, never again once it
+    /// failed (the files are read then).
+    fn run_bpf(&mut self, hi: usize) {
+        let nodes = self.nodes.len();
+        let h = &mut self.hiers[hi];
+        h.rows.clear();
+        if !self.opts.bpf || h.bpf_off.is_some() || !h.files.iter().any(|f| bpf_may_give(f)) {
             return;
         }
-        let Some(v2) = self
-            .hiers
-            .iter()
-            .find(|h| h.info.v2 && h.files.iter().any(|f| bpf_gives(f, QS_CG_PSI)))
-        else {
-            return;
-        };
-        let dir = v2.info.dir.clone();
         // A walk with no room for every cgroup is loaded again, larger,
         // and run again (once: the count it saw is the room it gets).
         for _ in 0..2 {
-            if self.bpf.is_none() {
-                let capacity = self.bpf_capacity.max(capacity_for(self.nodes.len()));
-                match BpfWalk::load(&dir, capacity) {
-                    Ok(w) => self.bpf = Some(w),
+            if h.bpf.is_none() {
+                let capacity = h.bpf_capacity.max(capacity_for(nodes));
+                match BpfWalk::load(&h.info.dir, capacity) {
+                    Ok(w) => h.bpf = Some(w),
                     Err(e) => {
-                        self.bpf_off = Some(e);
+                        h.bpf_off = Some(format!("{}: {e}", h.info.dir.display()));
                         return;
                     }
                 }
             }
-            let Some(w) = self.bpf.as_mut() else {
+            let Some(w) = h.bpf.as_mut() else {
                 return;
             };
             match w.run() {
                 Ok(r) if r.lost > 0 => {
-                    self.bpf_capacity = capacity_for(r.rows.len() + r.lost as usize);
-                    self.bpf = None;
+                    h.bpf_capacity = capacity_for(r.rows.len() + r.lost as usize);
+                    h.bpf = None;
                 }
                 Ok(r) => {
-                    self.bpf_rows
-                        .extend(r.rows.iter().filter(|c| c.level > 0).map(|c| (c.id, *c)));
+                    // Per-CPU sums over some CPUs only are no sums.
+                    let drop = if r.per_cpu { 0 } else { QS_CG_CPUACCT as u32 };
+                    h.rows
+                        .extend(r.rows.iter().filter(|c| c.level > 0).map(|c| {
+                            let mut c = *c;
+                            c.flags &= !drop;
+                            (c.id, c)
+                        }));
                     return;
                 }
                 Err(e) => {
-                    self.bpf = None;
-                    self.bpf_off = Some(e);
+                    h.bpf = None;
+                    h.bpf_off = Some(format!("{}: {e}", h.info.dir.display()));
                     return;
                 }
             }
@@ -505,8 +595,8 @@ impl Reader {
         out.mono_ns = sys::mono_ns();
         out.unix_ns = sys::unix_ns();
         self.drain_events();
-        self.run_bpf();
         for hi in 0..self.hiers.len() {
+            self.run_bpf(hi);
             if self.hiers[hi].root.is_none() {
                 match sys::dir::open_dir(&self.hiers[hi].info.dir) {
                     Ok(fd) => self.hiers[hi].root = Some(fd),
@@ -520,7 +610,7 @@ impl Reader {
                 }
             }
             let root = self.hiers[hi].root.as_ref().map_or(-1, |f| f.as_raw_fd());
-            self.visit(hi, Arc::from("/"), root, None, 0, out);
+            self.visit(hi, Arc::from("/"), Dir::open(root), 0, out);
         }
         let reads = self.reads;
         let mut kept = 0;
@@ -552,101 +642,123 @@ impl Reader {
                 depth: n.depth,
                 figures: n.figures.clone(),
             }));
+        out.cgroups.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     }
 
-    /// Reads the cgroup at `path` of hierarchy `hi` (its directory `dir`,
-    /// `opened` when opened for this read), then its children.
-    fn visit(
-        &mut self,
-        hi: usize,
-        path: Arc<str>,
-        dir: RawFd,
-        opened: Option<OwnedFd>,
-        depth: u16,
-        out: &mut Sample,
-    ) {
+    /// Reads the cgroup at `path` of hierarchy `hi` (its directory `dir`),
+    /// then its children.
+    fn visit(&mut self, hi: usize, path: Arc<str>, mut dir: Dir, depth: u16, out: &mut Sample) {
         let nh = self.hiers.len();
         let v2 = self.hiers[hi].info.v2;
-        match self.nodes.get_mut(&path) {
-            // Found in v1 first, in v2 now (made there later): the v2
-            // inode is its id, as the kernel and the BPF walk number it.
-            Some(n) if v2 && !n.id_v2 => {
-                n.id = inode(dir).unwrap_or(n.id);
-                n.id_v2 = true;
-            }
-            _ => {}
-        }
-        if !self.nodes.contains_key(&path) {
-            if self.nodes.len() >= self.opts.max_cgroups {
+        let root = self.hiers[hi].root.as_ref().map_or(-1, |f| f.as_raw_fd());
+        let full = self.nodes.len() >= self.opts.max_cgroups;
+        let node = match self.nodes.entry(path.clone()) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(_) if full => {
                 out.left_out += 1;
                 return;
             }
-            let id = inode(dir).unwrap_or(0);
-            self.nodes.insert(
-                path.clone(),
-                Node {
-                    id,
-                    id_v2: v2,
-                    depth,
-                    figures: Figures::default(),
-                    read: 0,
-                    settings_at: 0,
-                    bpf_flags: 0,
-                    bpf_cputime: (0, 0),
-                    stale: false,
-                    per: (0..nh).map(|_| PerHier::default()).collect(),
-                },
-            );
+            Entry::Vacant(e) => e.insert(Node {
+                id: dir.get(root, &path).ok().and_then(inode).unwrap_or(0),
+                id_v2: v2,
+                depth,
+                figures: Figures::default(),
+                read: 0,
+                settings_at: 0,
+                carried: Figures::default(),
+                bpf_cputime: (0, 0),
+                stale: false,
+                per: (0..nh).map(|_| PerHier::default()).collect(),
+            }),
+        };
+        // Found in v1 first, in v2 now (made there later): the v2 inode is
+        // its id, as the kernel and the BPF walk number it.
+        if v2 && !node.id_v2 {
+            if let Ok(fd) = dir.get(root, &path) {
+                node.id = inode(fd).unwrap_or(node.id);
+            }
+            node.id_v2 = true;
         }
-        // The descriptor stays open until the children are read: kept in
-        // the node within the budget, else held here.
-        let mut held = None;
-        if let Some(fd) = opened {
-            let n = self.nodes.get_mut(&path).map(|n| &mut n.per[hi]);
-            match n {
-                Some(p) if self.kept < self.opts.max_fds => {
+        let p = &mut node.per[hi];
+        if p.ino == 0
+            && let Ok(fd) = dir.get(root, &path)
+        {
+            p.ino = inode(fd).unwrap_or(0);
+        }
+        if self.read_files(hi, &path, &mut dir, out)
+            && self.list_children(hi, &path, &mut dir, depth, out)
+        {
+            let children = self
+                .nodes
+                .get_mut(&path)
+                .map(|n| std::mem::take(&mut n.per[hi].children))
+                .unwrap_or_default();
+            for child in &children {
+                self.visit_child(hi, &path, child, &mut dir, depth, out);
+            }
+            if let Some(n) = self.nodes.get_mut(&path) {
+                n.per[hi].children = children;
+            }
+        }
+        // A directory opened for this read is kept within the budget.
+        if let Some(fd) = dir.held.take() {
+            match self.nodes.get_mut(&path).map(|n| &mut n.per[hi]) {
+                Some(p) if p.dir.is_none() && self.kept < self.opts.max_fds => {
                     p.dir = Some(fd);
                     self.kept += 1;
                 }
-                _ => held = Some(fd),
+                _ => {}
             }
         }
-        if !self.read_files(hi, &path, dir, out) {
-            return;
-        }
-        if !self.list_children(hi, &path, dir, depth, out) {
-            return;
-        }
-        let children = self
-            .nodes
-            .get_mut(&path)
-            .map(|n| std::mem::take(&mut n.per[hi].children))
-            .unwrap_or_default();
-        for child in &children {
-            let name = child.rsplit('/').next().unwrap_or_default().as_bytes();
-            let child = child.clone();
-            let kept = self
-                .nodes
-                .get(&child)
-                .and_then(|n| n.per[hi].dir.as_ref())
-                .map(|f| f.as_raw_fd());
-            match kept {
-                Some(fd) => self.visit(hi, child, fd, None, depth + 1, out),
-                None => match sys::dir::open_at(dir, name, libc::O_RDONLY | libc::O_DIRECTORY) {
-                    Ok(fd) => {
-                        let raw = fd.as_raw_fd();
-                        self.visit(hi, child, raw, Some(fd), depth + 1, out);
+    }
+
+    /// Visits `child` of `path` (its directory `dir`) in hierarchy `hi`:
+    /// through its kept directory; not opened at all when the BPF walk
+    /// read it (opened from the hierarchy's root only if a file must be
+    /// read or its children listed); else opened beneath `dir`.
+    fn visit_child(
+        &mut self,
+        hi: usize,
+        path: &Arc<str>,
+        child: &Arc<str>,
+        dir: &mut Dir,
+        depth: u16,
+        out: &mut Sample,
+    ) {
+        let h = &self.hiers[hi];
+        let (kept, walked) = match self.nodes.get(child).map(|n| &n.per[hi]) {
+            Some(p) => (
+                p.dir.as_ref().map(|f| f.as_raw_fd()),
+                (p.ino != 0).then(|| h.rows.contains_key(&p.ino)),
+            ),
+            None => (None, None),
+        };
+        match (kept, walked) {
+            // Gone from this hierarchy since the BPF walk's last read of
+            // it (or made again under its name: found by the next read).
+            (_, Some(false)) if !h.rows.is_empty() => {}
+            (Some(fd), _) => self.visit(hi, child.clone(), Dir::open(fd), depth + 1, out),
+            (None, Some(true)) => self.visit(hi, child.clone(), Dir::lazy(), depth + 1, out),
+            (None, _) => {
+                let root = h.root.as_ref().map_or(-1, |f| f.as_raw_fd());
+                let parent = match dir.get(root, path) {
+                    Ok(fd) => fd,
+                    Err(e) => {
+                        if e.raw_os_error() != Some(libc::ENOENT) {
+                            out.error(format!("cgroups: {path}: {e}"));
+                        }
+                        return;
                     }
+                };
+                let name = child.rsplit('/').next().unwrap_or_default().as_bytes();
+                match sys::dir::open_at(parent, name, libc::O_RDONLY | libc::O_DIRECTORY) {
+                    Ok(fd) => self.visit(hi, child.clone(), Dir::held(fd), depth + 1, out),
                     // Removed since the listing, or not a directory.
                     Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {}
                     Err(e) => out.error(format!("cgroups: {child}: {e}")),
-                },
+                }
             }
         }
-        if let Some(n) = self.nodes.get_mut(&path) {
-            n.per[hi].children = children;
-        }
-        drop(held);
     }
 
     /// Lists the children of `path` in hierarchy `hi` when they may have
@@ -656,10 +768,11 @@ impl Reader {
         &mut self,
         hi: usize,
         path: &Arc<str>,
-        dir: RawFd,
+        dir: &mut Dir,
         depth: u16,
         out: &mut Sample,
     ) -> bool {
+        let root = self.hiers[hi].root.as_ref().map_or(-1, |f| f.as_raw_fd());
         let Some(node) = self.nodes.get_mut(path) else {
             return false;
         };
@@ -668,6 +781,17 @@ impl Reader {
             out.left_out += p.left_out;
             return true;
         }
+        let dir = match dir.get(root, path) {
+            Ok(fd) => fd,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                node.stale = true;
+                return false;
+            }
+            Err(e) => {
+                out.error(format!("cgroups: {path}: {e}"));
+                return false;
+            }
+        };
         // Watched before listing: a child made meanwhile is in the listing
         // or reported by the next read's events.
         if p.wd < 0
@@ -795,16 +919,18 @@ impl Reader {
     }
 
     /// Reads the files of hierarchy `hi` beneath `dir` into the node's
-    /// figures; false when the cgroup was removed.
-    fn read_files(&mut self, hi: usize, path: &Arc<str>, dir: RawFd, out: &mut Sample) -> bool {
+    /// figures, taking what the BPF walk gives from its row; false when
+    /// the cgroup was removed.
+    fn read_files(&mut self, hi: usize, path: &Arc<str>, dir: &mut Dir, out: &mut Sample) -> bool {
         let reads = self.reads;
         let keep_open = self.opts.keep_open;
         let max_fds = self.opts.max_fds;
+        let every = self.opts.settings_every.max(1);
         let Some(node) = self.nodes.get_mut(path) else {
             return false;
         };
         if node.read != reads {
-            let every = self.opts.settings_every.max(1);
+            node.carried.clone_from(&node.figures);
             if node.settings_at == 0 || reads - node.settings_at >= every {
                 node.figures.clear();
                 node.settings_at = reads;
@@ -813,19 +939,12 @@ impl Reader {
                 node.figures.clear_counts();
             }
             node.read = reads;
-            node.bpf_flags = 0;
         }
         let settings_due = node.settings_at == reads;
         let hier = &self.hiers[hi];
-        // Only through v2: a v1 hierarchy's inodes are another numbering.
-        if hier.info.v2
-            && let Some(r) = self.bpf_rows.get(&node.id)
-        {
-            node.bpf_flags =
-                fill_from_bpf(&mut node.figures, r, &mut node.bpf_cputime) | QS_CG_TAKEN;
-        }
-        let bpf_flags = node.bpf_flags;
+        let root = hier.root.as_ref().map_or(-1, |f| f.as_raw_fd());
         let p = &mut node.per[hi];
+        let row = hier.rows.get(&p.ino).filter(|_| p.ino != 0);
         p.seen = reads;
         if p.absent != 0 && reads - p.absent_at >= ABSENT_RETRY {
             p.absent = 0;
@@ -839,11 +958,38 @@ impl Reader {
             // host with both).
             if p.absent & (1 << i) != 0
                 || (file.is_settings() && !settings_due)
-                || (hier.info.v2 && bpf_flags & QS_CG_TAKEN != 0 && bpf_gives(file, bpf_flags))
                 || file.keys.iter().all(|k| node.figures.get(k.1).is_some())
             {
                 continue;
             }
+            if let Some(r) = row {
+                if give(file, r, &mut node.figures, &mut node.bpf_cputime) {
+                    continue;
+                }
+                if file.version == Version::V1("memory") && file.name == "memory.stat" {
+                    if !memory_stat_due(r, p, reads, every) {
+                        for k in file.keys {
+                            if let Some(v) = node.carried.get(k.1) {
+                                node.figures.set(k.1, v);
+                            }
+                        }
+                        continue;
+                    }
+                    p.stat_pages = r.memory_pages;
+                    p.stat_at = reads;
+                }
+            }
+            let dir = match dir.get(root, path) {
+                Ok(fd) => fd,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
+                    node.stale = true;
+                    return false;
+                }
+                Err(e) => {
+                    out.error(format!("cgroups: {path}: {e}"));
+                    return true;
+                }
+            };
             let name = file.name.as_bytes();
             let got = match p.files.get_mut(i) {
                 Some(slot) => {
@@ -885,6 +1031,47 @@ impl Reader {
             }
         }
         true
+    }
+}
+
+/// A cgroup's directory in one hierarchy during a read: open (kept, or
+/// `held` for this read), or opened from the hierarchy's root when first
+/// needed (the BPF walk read the cgroup: most reads need no descriptor).
+struct Dir {
+    fd: RawFd,
+    held: Option<OwnedFd>,
+}
+
+impl Dir {
+    fn open(fd: RawFd) -> Dir {
+        Dir { fd, held: None }
+    }
+
+    fn held(fd: OwnedFd) -> Dir {
+        Dir {
+            fd: fd.as_raw_fd(),
+            held: Some(fd),
+        }
+    }
+
+    fn lazy() -> Dir {
+        Dir { fd: -1, held: None }
+    }
+
+    /// The descriptor, `path` opened beneath the hierarchy's `root` first
+    /// when it is not open.
+    fn get(&mut self, root: RawFd, path: &str) -> io::Result<RawFd> {
+        if self.fd < 0 {
+            let rel = path.trim_start_matches('/');
+            let fd = if rel.is_empty() {
+                sys::dir::open_at(root, b".", libc::O_RDONLY | libc::O_DIRECTORY)?
+            } else {
+                sys::dir::open_at(root, rel.as_bytes(), libc::O_RDONLY | libc::O_DIRECTORY)?
+            };
+            self.fd = fd.as_raw_fd();
+            self.held = Some(fd);
+        }
+        Ok(self.fd)
     }
 }
 

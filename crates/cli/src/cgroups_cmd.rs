@@ -48,7 +48,7 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> anyhow::Result<Exi
     std::thread::sleep(args.interval);
     reader.read(&mut cur);
     if let Some(why) = reader.bpf_off() {
-        eprintln!("quietstat: v2's CPU times and pressure read from their files: {why}");
+        eprintln!("quietstat: a cgroup hierarchy read from its files, not by the BPF walk: {why}");
     }
     if let Some(e) = &cur.first_error {
         eprintln!("quietstat: {} files not read; the first: {e}", cur.errors);
