@@ -34,10 +34,16 @@
  * CPU's copy with bpf_probe_read_kernel. The kernel's BTF carries no
  * per-CPU tags on these pointers, so bpf_per_cpu_ptr cannot take them.
  *
- * css_rstat_flush is called through a helper-style pointer with the
- * QS_KFUNC_CSS_RSTAT_FLUSH number of record.h; the loader rewrites the
- * call into a kernel-function call (the BTF id of the running kernel),
- * which the loader library cannot resolve from an extern declaration.
+ * Figures are loaded directly (the verifier makes each load one that
+ * cannot fault), not with a helper call each: the iterator's cgroup is a
+ * typed pointer, and a controller's state is reached from its css
+ * through bpf_rdonly_cast (which the verifier turns into a move).
+ *
+ * css_rstat_flush and bpf_rdonly_cast are called through helper-style
+ * pointers with the QS_KFUNC_* numbers of record.h; the loader rewrites
+ * each call into a kernel-function call (the BTF id of the running
+ * kernel), which the loader library cannot resolve from an extern
+ * declaration.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -48,6 +54,11 @@ char LICENSE[] SEC("license") = "GPL";
 
 static void (*qs_css_rstat_flush)(struct cgroup_subsys_state *css) =
 	(void *)QS_KFUNC_CSS_RSTAT_FLUSH;
+static void *(*qs_rdonly_cast)(const void *obj, __u32 btf_id) = (void *)QS_KFUNC_RDONLY_CAST;
+
+/* `p` (a pointer or an address) as a `type`, read-only: loads through it
+ * cannot fault. */
+#define qs_cast(type, p) ((type *)qs_rdonly_cast((void *)(p), bpf_core_type_id_kernel(type)))
 
 /* max_entries is set by the loader from the number of cgroups. */
 struct {
@@ -144,29 +155,28 @@ struct cpuacct_sum {
 static long add_cpu(__u32 cpu, struct cpuacct_sum *s)
 {
 	__u64 *off = bpf_map_lookup_elem(&qs_cpu_off, &cpu);
-	__u64 u = 0, st[5] = {};
+	struct kernel_cpustat *st;
+	__u64 u = 0;
 
 	if (!off)
 		return 1;
 	if (*off == NO_CPU)
 		return 0;
 	bpf_probe_read_kernel(&u, sizeof(u), (void *)(s->usage + *off));
-	/* kernel_cpustat: user, nice, system, softirq, irq first. */
-	bpf_probe_read_kernel(st, sizeof(st), (void *)(s->stat + *off));
+	st = qs_cast(struct kernel_cpustat, s->stat + *off);
 	s->usage_ns += u;
-	s->user_ns += st[0] + st[1];
-	s->system_ns += st[2] + st[3] + st[4];
+	s->user_ns += st->cpustat[CPUTIME_USER] + st->cpustat[CPUTIME_NICE];
+	s->system_ns += st->cpustat[CPUTIME_SYSTEM] + st->cpustat[CPUTIME_IRQ] +
+			st->cpustat[CPUTIME_SOFTIRQ];
 	return 0;
 }
 
 /* The css of subsystem `id` (an enum cgroup_subsys_id value), or NULL. */
 static __always_inline struct cgroup_subsys_state *css_of(struct cgroup *cg, int id)
 {
-	struct cgroup_subsys_state *css = NULL;
-
-	if (id >= 0 && id < 64)
-		bpf_core_read(&css, sizeof(css), &cg->subsys[id]);
-	return css;
+	if (id < 0 || id >= 64)
+		return NULL;
+	return cg->subsys[id];
 }
 
 #define SUBSYS(name) \
@@ -178,23 +188,23 @@ static __always_inline void read_v2(struct cgroup *cg, struct qs_cgroup *r)
 	struct psi_group *psi;
 	int k;
 
-	r->usage_ns = BPF_CORE_READ(cg, bstat.cputime.sum_exec_runtime);
-	r->user_ns = BPF_CORE_READ(cg, bstat.cputime.utime);
-	r->system_ns = BPF_CORE_READ(cg, bstat.cputime.stime);
+	r->usage_ns = cg->bstat.cputime.sum_exec_runtime;
+	r->user_ns = cg->bstat.cputime.utime;
+	r->system_ns = cg->bstat.cputime.stime;
 	r->flags |= QS_CG_BASE;
 	if (css_of(cg, SUBSYS(cpu_cgrp_id)))
 		r->flags |= QS_CG_CPU_CTL;
-	psi = BPF_CORE_READ(cg, psi);
+	psi = cg->psi;
 	if (psi) {
 		bool on = true;
 
 		if (bpf_core_field_exists(psi->enabled))
-			on = BPF_CORE_READ(psi, enabled);
+			on = psi->enabled;
 		if (on) {
 			r->flags |= QS_CG_PSI;
 			/* The first row of total[aggregator][state]: PSI_AVGS's. */
 			for (k = 0; k < 6; k++)
-				bpf_core_read(&r->psi_ns[k], sizeof(__u64), &psi->total[k]);
+				r->psi_ns[k] = psi->total[k];
 		}
 	}
 }
@@ -205,10 +215,10 @@ static __always_inline void read_v1(struct cgroup *cg, struct qs_cgroup *r, __u6
 
 	css = css_of(cg, SUBSYS(cpuacct_cgrp_id));
 	if (css) {
-		struct cpuacct *ca = (void *)css;
+		struct cpuacct *ca = qs_cast(struct cpuacct, css);
 		struct cpuacct_sum s = {
-			.usage = (__u64)BPF_CORE_READ(ca, cpuusage),
-			.stat = (__u64)BPF_CORE_READ(ca, cpustat),
+			.usage = (__u64)ca->cpuusage,
+			.stat = addr_of(ca->cpustat),
 		};
 
 		if (s.usage && s.stat) {
@@ -221,40 +231,40 @@ static __always_inline void read_v1(struct cgroup *cg, struct qs_cgroup *r, __u6
 	}
 	css = css_of(cg, SUBSYS(cpu_cgrp_id));
 	if (css && bpf_core_type_exists(struct cfs_bandwidth)) {
-		struct task_group *tg = (void *)css;
+		struct task_group *tg = qs_cast(struct task_group, css);
 
-		r->periods = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_periods);
-		r->throttled_periods = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_throttled);
-		r->throttled_ns = BPF_CORE_READ(tg, cfs_bandwidth.throttled_time);
-		r->quota_ns = BPF_CORE_READ(tg, cfs_bandwidth.quota);
-		r->period_ns = BPF_CORE_READ(tg, cfs_bandwidth.period);
+		r->periods = (__u32)tg->cfs_bandwidth.nr_periods;
+		r->throttled_periods = (__u32)tg->cfs_bandwidth.nr_throttled;
+		r->throttled_ns = tg->cfs_bandwidth.throttled_time;
+		r->quota_ns = tg->cfs_bandwidth.quota;
+		r->period_ns = tg->cfs_bandwidth.period;
 		r->flags |= QS_CG_CFS;
 	}
 	css = css_of(cg, SUBSYS(memory_cgrp_id));
 	if (css) {
-		struct mem_cgroup *m = (void *)css;
+		struct mem_cgroup *m = qs_cast(struct mem_cgroup, css);
 		int kill = bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM_KILL);
 
-		r->memory_pages = BPF_CORE_READ(m, memory.usage.counter);
-		r->memory_max_pages = BPF_CORE_READ(m, memory.max);
-		r->memory_failcnt = BPF_CORE_READ(m, memory.failcnt);
+		r->memory_pages = m->memory.usage.counter;
+		r->memory_max_pages = m->memory.max;
+		r->memory_failcnt = m->memory.failcnt;
 		if (kill >= 0 && kill < 16)
-			bpf_core_read(&r->oom_kills, sizeof(__u64), &m->memory_events[kill]);
+			r->oom_kills = m->memory_events[kill].counter;
 		r->flags |= QS_CG_MEMCG;
 	}
 	css = css_of(cg, SUBSYS(pids_cgrp_id));
 	if (css) {
-		struct pids_cgroup *p = (void *)css;
+		struct pids_cgroup *p = qs_cast(struct pids_cgroup, css);
 
-		r->pids = BPF_CORE_READ(p, counter.counter);
+		r->pids = p->counter.counter;
 		r->flags |= QS_CG_PIDS;
 	}
 	css = css_of(cg, SUBSYS(io_cgrp_id));
 	if (css) {
-		struct blkcg *b = (void *)css;
+		struct blkcg *b = qs_cast(struct blkcg, css);
 
 		r->flags |= QS_CG_BLKIO;
-		if (BPF_CORE_READ(b, blkg_list.first))
+		if (b->blkg_list.first)
 			r->flags |= QS_CG_BLKGS;
 	}
 }
@@ -281,10 +291,10 @@ int qs_cgroups(struct bpf_iter__cgroup *ctx)
 	if (!r)
 		return 0;
 	__builtin_memset(r, 0, sizeof(*r));
-	r->id = BPF_CORE_READ(cg, kn, id);
-	r->level = BPF_CORE_READ(cg, level);
-	if (BPF_CORE_READ(cg, nr_populated_csets) || BPF_CORE_READ(cg, nr_populated_domain_children) ||
-	    BPF_CORE_READ(cg, nr_populated_threaded_children))
+	r->id = cg->kn->id;
+	r->level = cg->level;
+	if (cg->nr_populated_csets || cg->nr_populated_domain_children ||
+	    cg->nr_populated_threaded_children)
 		r->flags |= QS_CG_POPULATED;
 	if (out->mode & QS_CG_MODE_V2)
 		read_v2(cg, r);

@@ -14,9 +14,10 @@
 #define QS_CG_MIN_ROWS 4096 /* qs_cg_rows' capacity is set at load: at least this */
 #define QS_CG_MIN_CPUS 1    /* qs_cpu_off's capacity is set at load: the possible CPUs */
 
-/* The kernel function cgroups.bpf.c calls, as a helper with this number;
+/* The kernel functions cgroups.bpf.c calls, each as a helper with this number;
  * the loader rewrites the call into a kernel-function call. */
 #define QS_KFUNC_CSS_RSTAT_FLUSH 1879048449 /* css_rstat_flush */
+#define QS_KFUNC_RDONLY_CAST 1879048450     /* bpf_rdonly_cast */
 
 /* qs_cgroup.flags: which of its figures the walk filled */
 #define QS_CG_PSI 1       /* psi_ns: the pressure totals (v2: the pressure files exist) */

@@ -21,20 +21,26 @@ use aya::programs::Iter;
 use aya::{Btf, Ebpf, EbpfLoader};
 use sys::bpf::{Mapped, chain, link_kfuncs_of, load_retrying, page_round};
 
-use crate::record::{QS_CG_MIN_ROWS, QS_CG_MODE_V2, QS_KFUNC_CSS_RSTAT_FLUSH, QsCgOut, QsCgroup};
+use crate::record::{
+    QS_CG_MIN_ROWS, QS_CG_MODE_V2, QS_KFUNC_CSS_RSTAT_FLUSH, QS_KFUNC_RDONLY_CAST, QsCgOut,
+    QsCgroup,
+};
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/cgroups.bpf.o");
 
-/// Returns a copy of `object` (an ELF BPF object) whose call to the
-/// `QS_KFUNC_CSS_RSTAT_FLUSH` number calls `css_rstat_flush` instead, and
+/// Returns a copy of `object` (an ELF BPF object) whose calls to the
+/// `QS_KFUNC_*` numbers call `css_rstat_flush` and `bpf_rdonly_cast`, and
 /// how many calls were rewritten (in `u64`s: the ELF parser needs 8-byte
 /// alignment).
 pub fn link_kfuncs(object: &[u8], btf: &Btf) -> Result<(Vec<u64>, usize), String> {
     link_kfuncs_of(
         object,
         "cgroups.bpf.o",
-        &[(QS_KFUNC_CSS_RSTAT_FLUSH, "css_rstat_flush")],
+        &[
+            (QS_KFUNC_CSS_RSTAT_FLUSH, "css_rstat_flush"),
+            (QS_KFUNC_RDONLY_CAST, "bpf_rdonly_cast"),
+        ],
         "flushing a hierarchy's statistics from BPF needs Linux 6.16 or later",
         btf,
     )
@@ -58,6 +64,8 @@ pub struct BpfWalk {
     possible: procfs::cpu::CpuList,
     mode: u64,
     capacity: u32,
+    /// Rows the last run wrote.
+    last: usize,
     link: OwnedFd,
     buf: Vec<u8>,
     // Dropped last: the mappings and the link hold the maps and program.
@@ -183,6 +191,7 @@ impl BpfWalk {
             possible,
             mode,
             capacity,
+            last: 0,
             link,
             buf: vec![0; 4096],
             _ebpf: ebpf,
@@ -191,6 +200,13 @@ impl BpfWalk {
 
     pub fn capacity(&self) -> u32 {
         self.capacity
+    }
+
+    /// The rows the last run wrote (none before the first).
+    pub fn last(&self) -> &[QsCgroup] {
+        // SAFETY: as in `run`: the first `last` rows were written by the
+        // last run, and no program runs until the next.
+        unsafe { self.rows.slice::<QsCgroup>(self.last) }
     }
 
     /// Walks the hierarchy once.
@@ -239,6 +255,7 @@ impl BpfWalk {
         // SAFETY: qs_cg_rows' values are QsCgroups, `capacity` of them
         // mapped; the program wrote the first `n` and runs no more.
         let rows = unsafe { self.rows.slice::<QsCgroup>(n) };
+        self.last = n;
         Ok(Rows {
             rows,
             lost: count - n as u64,

@@ -87,32 +87,72 @@ fn has(flags: u32, flag: u64) -> bool {
     u64::from(flags) & flag != 0
 }
 
-/// Whether the BPF walk may give a figure of `file`: a hierarchy with none
-/// is not walked by it.
-fn bpf_may_give(file: &File) -> bool {
-    match file.version {
-        Version::V2 => matches!(
-            file.name,
-            "cpu.stat" | "cpu.pressure" | "memory.pressure" | "io.pressure"
-        ),
-        Version::V1(c) => matches!(c, "cpuacct" | "cpu" | "memory" | "blkio" | "pids"),
+/// What the BPF walk's row gives of a file: named once per hierarchy,
+/// so that a read matches no file names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Given {
+    Nothing,
+    /// v2 `cpu.stat` (without the cpu controller).
+    BaseCpu,
+    /// A v2 pressure file: its totals' first index in the row.
+    Pressure(usize),
+    CpuacctUsage,
+    CpuacctUser,
+    CpuacctSystem,
+    CfsStat,
+    CfsQuota,
+    CfsPeriod,
+    MemoryUsage,
+    MemoryLimit,
+    MemoryFailcnt,
+    OomControl,
+    /// v1 `memory.stat`: never given, read when due ([`memory_stat_due`]).
+    MemoryStat,
+    /// v1 blkio files: zeros for a cgroup without block groups.
+    Blkio,
+    Pids,
+}
+
+impl Given {
+    fn of(file: &File) -> Given {
+        match (file.version, file.name) {
+            (Version::V2, "cpu.stat") => Given::BaseCpu,
+            (Version::V2, "io.pressure") => Given::Pressure(0),
+            (Version::V2, "memory.pressure") => Given::Pressure(2),
+            (Version::V2, "cpu.pressure") => Given::Pressure(4),
+            (Version::V1(_), "cpuacct.usage") => Given::CpuacctUsage,
+            (Version::V1(_), "cpuacct.usage_user") => Given::CpuacctUser,
+            (Version::V1(_), "cpuacct.usage_sys") => Given::CpuacctSystem,
+            (Version::V1(_), "cpu.stat") => Given::CfsStat,
+            (Version::V1(_), "cpu.cfs_quota_us") => Given::CfsQuota,
+            (Version::V1(_), "cpu.cfs_period_us") => Given::CfsPeriod,
+            (Version::V1(_), "memory.usage_in_bytes") => Given::MemoryUsage,
+            (Version::V1(_), "memory.limit_in_bytes") => Given::MemoryLimit,
+            (Version::V1(_), "memory.failcnt") => Given::MemoryFailcnt,
+            (Version::V1(_), "memory.oom_control") => Given::OomControl,
+            (Version::V1(_), "memory.stat") => Given::MemoryStat,
+            (Version::V1("blkio"), _) => Given::Blkio,
+            (Version::V1(_), "pids.current") => Given::Pids,
+            _ => Given::Nothing,
+        }
     }
 }
 
-/// Sets the figures of `file` from the BPF walk's row `r`, as the file
-/// would print them, and says whether it did (false: the file is read).
-/// v2's user and system times are split as the kernel splits them, never
-/// below what they were for this cgroup (`prev`); v1's `memory.stat` is
-/// never given (the walk does not read the memory statistics).
-fn give(file: &File, r: &QsCgroup, figures: &mut Figures, prev: &mut (u64, u64)) -> bool {
-    let f = r.flags;
+/// Sets the figures of `file` from the BPF walk's row `r` (its flags
+/// `f`), as the file would print them, and says whether it did (false:
+/// the file is read). v2's user and system times are split as the kernel
+/// splits them, never below what they were for this cgroup (`prev`).
+fn give(
+    given: Given,
+    file: &File,
+    r: &QsCgroup,
+    f: u32,
+    figures: &mut Figures,
+    prev: &mut (u64, u64),
+) -> bool {
     let us = |ns: u64| ns / 1000 * 1000;
-    let psi = |i: usize, figures: &mut Figures| {
-        figures.set(file.keys[0].1, r.psi_ns[i] / 1000);
-        figures.set(file.keys[1].1, r.psi_ns[i + 1] / 1000);
-    };
-    match (file.version, file.name) {
-        (Version::V2, "cpu.stat") if has(f, QS_CG_BASE) && !has(f, QS_CG_CPU_CTL) => {
+    match given {
+        Given::BaseCpu if has(f, QS_CG_BASE) && !has(f, QS_CG_CPU_CTL) => {
             let (user, system) = sys::cputime::adjust(sys::cputime::RawCputime {
                 utime: r.user_ns,
                 stime: r.system_ns,
@@ -125,59 +165,55 @@ fn give(file: &File, r: &QsCgroup, figures: &mut Figures, prev: &mut (u64, u64))
             figures.set(Figure::CpuUserNs, us(user));
             figures.set(Figure::CpuSystemNs, us(system));
         }
-        (Version::V2, "io.pressure") if has(f, QS_CG_PSI) => psi(0, figures),
-        (Version::V2, "memory.pressure") if has(f, QS_CG_PSI) => psi(2, figures),
-        (Version::V2, "cpu.pressure") if has(f, QS_CG_PSI) => psi(4, figures),
-        (Version::V1(_), "cpuacct.usage") if has(f, QS_CG_CPUACCT) => {
+        Given::Pressure(i) if has(f, QS_CG_PSI) => {
+            for (k, ns) in file.keys.iter().zip(&r.psi_ns[i..]) {
+                figures.set(k.1, ns / 1000);
+            }
+        }
+        Given::CpuacctUsage if has(f, QS_CG_CPUACCT) => {
             figures.set(Figure::CpuUsageNs, r.usage_ns);
         }
-        (Version::V1(_), "cpuacct.usage_user") if has(f, QS_CG_CPUACCT) => {
-            figures.set(Figure::CpuUserNs, r.user_ns);
-        }
-        (Version::V1(_), "cpuacct.usage_sys") if has(f, QS_CG_CPUACCT) => {
+        Given::CpuacctUser if has(f, QS_CG_CPUACCT) => figures.set(Figure::CpuUserNs, r.user_ns),
+        Given::CpuacctSystem if has(f, QS_CG_CPUACCT) => {
             figures.set(Figure::CpuSystemNs, r.system_ns);
         }
-        (Version::V1(_), "cpu.stat") if has(f, QS_CG_CFS) => {
+        Given::CfsStat if has(f, QS_CG_CFS) => {
             figures.set(Figure::CpuPeriods, r.periods);
             figures.set(Figure::CpuThrottledPeriods, r.throttled_periods);
             figures.set(Figure::CpuThrottledNs, r.throttled_ns);
         }
         // The kernel's RUNTIME_INF: no quota (the file prints -1).
-        (Version::V1(_), "cpu.cfs_quota_us") if has(f, QS_CG_CFS) => {
+        Given::CfsQuota if has(f, QS_CG_CFS) => {
             if r.quota_ns != u64::MAX {
                 figures.set(Figure::CpuQuotaUs, r.quota_ns / 1000);
             }
         }
-        (Version::V1(_), "cpu.cfs_period_us") if has(f, QS_CG_CFS) => {
+        Given::CfsPeriod if has(f, QS_CG_CFS) => {
             figures.set(Figure::CpuPeriodUs, r.period_ns / 1000);
         }
-        (Version::V1(_), "memory.usage_in_bytes") if has(f, QS_CG_MEMCG) => {
+        Given::MemoryUsage if has(f, QS_CG_MEMCG) => {
             figures.set(
                 Figure::MemoryBytes,
                 r.memory_pages.saturating_mul(sys::page_size()),
             );
         }
-        (Version::V1(_), "memory.limit_in_bytes") if has(f, QS_CG_MEMCG) => {
+        Given::MemoryLimit if has(f, QS_CG_MEMCG) => {
             let v = r.memory_max_pages.saturating_mul(sys::page_size());
             if v < crate::parse::NO_LIMIT_FROM {
                 figures.set(Figure::MemoryMaxBytes, v);
             }
         }
-        (Version::V1(_), "memory.failcnt") if has(f, QS_CG_MEMCG) => {
+        Given::MemoryFailcnt if has(f, QS_CG_MEMCG) => {
             figures.set(Figure::MemoryFailcnt, r.memory_failcnt);
         }
-        (Version::V1(_), "memory.oom_control") if has(f, QS_CG_MEMCG) => {
-            figures.set(Figure::OomKills, r.oom_kills);
-        }
+        Given::OomControl if has(f, QS_CG_MEMCG) => figures.set(Figure::OomKills, r.oom_kills),
         // No block group: the throttle files count nothing (`Total 0`).
-        (Version::V1("blkio"), _) if has(f, QS_CG_BLKIO) && !has(f, QS_CG_BLKGS) => {
+        Given::Blkio if has(f, QS_CG_BLKIO) && !has(f, QS_CG_BLKGS) => {
             for k in file.keys {
                 figures.set(k.1, 0);
             }
         }
-        (Version::V1(_), "pids.current") if has(f, QS_CG_PIDS) => {
-            figures.set(Figure::Pids, r.pids);
-        }
+        Given::Pids if has(f, QS_CG_PIDS) => figures.set(Figure::Pids, r.pids),
         _ => return false,
     }
     true
@@ -363,14 +399,21 @@ struct Hier {
     bpf: Option<BpfWalk>,
     bpf_off: Option<String>,
     bpf_capacity: u32,
-    /// The rows of its last run by this hierarchy's inode (the root's left
-    /// out: its files count the whole machine). Empty: the files are read.
-    rows: HashMap<u64, QsCgroup, foldhash::fast::RandomState>,
+    /// What the walk gives of each of `files`.
+    given: Vec<Given>,
+    /// The rows of its last run (in the walk's mapped array) by this
+    /// hierarchy's inode (the root's left out: its files count the whole
+    /// machine). Empty: the files are read.
+    rows: HashMap<u64, u32, foldhash::fast::RandomState>,
+    /// Flags the last run's rows may be trusted for: without every
+    /// possible CPU's offset, not cpuacct's sums.
+    trusted: u32,
 }
 
 impl Hier {
     fn new(info: Hierarchy, files: Vec<&'static File>) -> Hier {
         Hier {
+            given: files.iter().map(|f| Given::of(f)).collect(),
             info,
             files,
             root: None,
@@ -378,7 +421,16 @@ impl Hier {
             bpf_off: None,
             bpf_capacity: 0,
             rows: HashMap::default(),
+            trusted: 0,
         }
+    }
+
+    /// The row of the cgroup with inode `ino` here, and its flags, from
+    /// the last run of the walk.
+    fn row(&self, ino: u64) -> Option<(&QsCgroup, u32)> {
+        let i = *self.rows.get(&ino).filter(|_| ino != 0)?;
+        let r = self.bpf.as_ref()?.last().get(i as usize)?;
+        Some((r, r.flags & self.trusted))
     }
 }
 
@@ -531,7 +583,7 @@ impl Reader {
         let nodes = self.nodes.len();
         let h = &mut self.hiers[hi];
         h.rows.clear();
-        if !self.opts.bpf || h.bpf_off.is_some() || !h.files.iter().any(|f| bpf_may_give(f)) {
+        if !self.opts.bpf || h.bpf_off.is_some() || h.given.iter().all(|g| *g == Given::Nothing) {
             return;
         }
         // A walk with no room for every cgroup is loaded again, larger,
@@ -557,13 +609,18 @@ impl Reader {
                 }
                 Ok(r) => {
                     // Per-CPU sums over some CPUs only are no sums.
-                    let drop = if r.per_cpu { 0 } else { QS_CG_CPUACCT as u32 };
-                    h.rows
-                        .extend(r.rows.iter().filter(|c| c.level > 0).map(|c| {
-                            let mut c = *c;
-                            c.flags &= !drop;
-                            (c.id, c)
-                        }));
+                    h.trusted = if r.per_cpu {
+                        !0
+                    } else {
+                        !(QS_CG_CPUACCT as u32)
+                    };
+                    h.rows.extend(
+                        r.rows
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, c)| c.level > 0)
+                            .map(|(i, c)| (c.id, i as u32)),
+                    );
                     return;
                 }
                 Err(e) => {
@@ -944,7 +1001,7 @@ impl Reader {
         let hier = &self.hiers[hi];
         let root = hier.root.as_ref().map_or(-1, |f| f.as_raw_fd());
         let p = &mut node.per[hi];
-        let row = hier.rows.get(&p.ino).filter(|_| p.ino != 0);
+        let row = hier.row(p.ino);
         p.seen = reads;
         if p.absent != 0 && reads - p.absent_at >= ABSENT_RETRY {
             p.absent = 0;
@@ -962,11 +1019,19 @@ impl Reader {
             {
                 continue;
             }
-            if let Some(r) = row {
-                if give(file, r, &mut node.figures, &mut node.bpf_cputime) {
+            if let Some((r, flags)) = row {
+                let given = hier.given[i];
+                if give(
+                    given,
+                    file,
+                    r,
+                    flags,
+                    &mut node.figures,
+                    &mut node.bpf_cputime,
+                ) {
                     continue;
                 }
-                if file.version == Version::V1("memory") && file.name == "memory.stat" {
+                if given == Given::MemoryStat {
                     if !memory_stat_due(r, p, reads, every) {
                         for k in file.keys {
                             if let Some(v) = node.carried.get(k.1) {
