@@ -3,10 +3,11 @@
 //! then read whole, the ways taking turns in a fresh order each run: a
 //! naive reader (the tree listed with `read_dir`, each file opened by its
 //! full path, read, closed), the cgroup reader with its defaults (its
-//! second read, timed, gives the settings of its first: five reads in six
-//! do; v2's CPU times and pressure from the BPF walk where it loads),
-//! with the files only, with the settings files read at every read, with every directory
-//! kept open, and with every file kept open too; and
+//! second read, timed, gives the settings of its first, and the idle
+//! cgroups' v1 memory.stat: five reads in six do; every hierarchy read by
+//! the BPF walk where it loads), with the files only, with the settings
+//! files and memory.stat read at every read, with every directory kept
+//! open, and with every file kept open too; and
 //! memory.stat apart, against every other file (its read makes the kernel
 //! flush per-CPU counters), and with `per_file` each file alone. The cgroups are removed at the end, also when
 //! the run fails.
@@ -222,7 +223,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             0,
         ),
         (
-            "reader, files only (no BPF walk of v2)".into(),
+            "reader, files only (no BPF walk)".into(),
             reader(&|o| o.bpf = false)?,
             Vec::new(),
             0,
@@ -230,7 +231,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             0,
         ),
         (
-            "reader, settings read at every read".into(),
+            "reader, settings and memory.stat at every read".into(),
             reader(&|o| o.settings_every = 1)?,
             Vec::new(),
             0,

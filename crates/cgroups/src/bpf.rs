@@ -120,10 +120,28 @@ pub fn capacity_for(cgroups: usize) -> u32 {
     n.max(QS_CG_MIN_ROWS as u32)
 }
 
+/// The running kernel's BTF, parsed when a walk is first loaded and
+/// shared by the loads that follow (a parse takes tens of megabytes for a
+/// moment: once for every hierarchy, not once each).
+#[derive(Default)]
+pub struct KernelBtf(Option<Result<Btf, String>>);
+
+impl KernelBtf {
+    fn get(&mut self) -> Result<&Btf, String> {
+        self.0
+            .get_or_insert_with(|| {
+                Btf::from_sys_fs()
+                    .map_err(|e| format!("reading /sys/kernel/btf/vmlinux: {}", chain(&e)))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
 impl BpfWalk {
     /// Loads the walk for the hierarchy (v2 or v1) mounted at `root`,
     /// with room for `capacity` cgroups.
-    pub fn load(root: &Path, capacity: u32) -> Result<BpfWalk, String> {
+    pub fn load(root: &Path, capacity: u32, btf: &mut KernelBtf) -> Result<BpfWalk, String> {
         // A tree of files (fixtures) is no hierarchy to walk: said before
         // the kernel's BTF is parsed.
         let fs = sys::statfs(root).map_err(|e| format!("{}: {e}", root.display()))?;
@@ -134,14 +152,13 @@ impl BpfWalk {
         };
         let possible = possible_cpus()?;
         let cpus = possible.cpus().last().map_or(1, |c| c + 1);
-        let btf = Btf::from_sys_fs()
-            .map_err(|e| format!("reading /sys/kernel/btf/vmlinux: {}", chain(&e)))?;
-        let (words, _) = link_kfuncs(OBJECT, &btf)?;
+        let btf = btf.get()?;
+        let (words, _) = link_kfuncs(OBJECT, btf)?;
         // SAFETY: the words hold the object's bytes (and up to 7 more).
         let object =
             unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), OBJECT.len()) };
         let mut ebpf = EbpfLoader::new()
-            .btf(Some(&btf))
+            .btf(Some(btf))
             .map_max_entries("qs_cg_rows", capacity)
             .map_max_entries("qs_cpu_off", cpus)
             .load(object)
@@ -151,7 +168,7 @@ impl BpfWalk {
             .ok_or("cgroups.bpf.o: no qs_cgroups")?
             .try_into()
             .map_err(|e: aya::programs::ProgramError| chain(&e))?;
-        load_retrying(|| prog.load("cgroup", &btf))
+        load_retrying(|| prog.load("cgroup", btf))
             .map_err(|e| format!("verifying the cgroup walk: {}", chain(&e)))?;
         let prog_fd = prog.fd().map_err(|e| chain(&e))?.as_fd().as_raw_fd();
         let dir = sys::dir::open_dir(root).map_err(|e| format!("{}: {e}", root.display()))?;

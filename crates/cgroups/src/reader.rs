@@ -15,7 +15,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::bpf::{BpfWalk, capacity_for};
+use crate::bpf::{BpfWalk, KernelBtf, capacity_for};
 use crate::files::{FILES, Figure, File, Version};
 use crate::parse::{Figures, parse};
 use crate::record::QsCgroup;
@@ -579,7 +579,7 @@ impl Reader {
     /// file it may give is read there; loaded at the first read, again
     /// larger when it had no room for every cgroup, never again once it
     /// failed (the files are read then).
-    fn run_bpf(&mut self, hi: usize) {
+    fn run_bpf(&mut self, hi: usize, btf: &mut KernelBtf) {
         let nodes = self.nodes.len();
         let h = &mut self.hiers[hi];
         h.rows.clear();
@@ -591,7 +591,7 @@ impl Reader {
         for _ in 0..2 {
             if h.bpf.is_none() {
                 let capacity = h.bpf_capacity.max(capacity_for(nodes));
-                match BpfWalk::load(&h.info.dir, capacity) {
+                match BpfWalk::load(&h.info.dir, capacity, btf) {
                     Ok(w) => h.bpf = Some(w),
                     Err(e) => {
                         h.bpf_off = Some(format!("{}: {e}", h.info.dir.display()));
@@ -652,8 +652,9 @@ impl Reader {
         out.mono_ns = sys::mono_ns();
         out.unix_ns = sys::unix_ns();
         self.drain_events();
+        let mut btf = KernelBtf::default();
         for hi in 0..self.hiers.len() {
-            self.run_bpf(hi);
+            self.run_bpf(hi, &mut btf);
             if self.hiers[hi].root.is_none() {
                 match sys::dir::open_dir(&self.hiers[hi].info.dir) {
                     Ok(fd) => self.hiers[hi].root = Some(fd),
