@@ -631,8 +631,12 @@ fn the_bpf_walk_gives_what_the_v1_files_give() {
         "x=$(head -c 16777216 /dev/zero | tr '\\0' a); while :; do :; done",
     );
     let (cpuacct, child) = (hierarchy(&h, "cpuacct"), format!("{name}/loop"));
+    let pids = hierarchy(&h, "pids").dir.join(&child).join("pids.current");
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    // Until the text is held and only the looping shell is left (the
+    // pipeline's processes gone: the figures stand still but the CPU's).
     while kernel(&cpuacct.dir.join(&child).join("cpuacct.usage"), None, 0) < 200_000_000
+        || kernel(&pids, None, 0) != 1
         || kernel(
             &cpu.dir.join(&name).join("cpu.stat"),
             Some("nr_throttled"),
@@ -717,6 +721,17 @@ fn an_idle_cgroups_memory_stat_is_carried_between_the_reads_that_skip_it() {
     let c = made.children.iter_mut().find(|c| c.id() == pid).unwrap();
     assert!(c.wait().unwrap().success());
     let stat = memory.dir.join(&name).join("memory.stat");
+    // memory.stat's counters are flushed from per-CPU ones at most every
+    // 2 s or after enough change: until they show the 8 MiB; nothing
+    // moves them after that.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while kernel(&stat, Some("total_shmem"), 1) < 8 << 20 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "memory.stat never showed the 8 MiB"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
     let path = format!("/{name}");
     let mut r = reader(&["v1:memory.usage_in_bytes", "v1:memory.stat"]);
     let mut s = Sample::default();
