@@ -138,6 +138,48 @@ impl Given {
     }
 }
 
+/// Whether a row with flags `f` gives what `given` names (false: the file
+/// is read).
+fn gives(given: Given, f: u32) -> bool {
+    match given {
+        Given::Nothing | Given::MemoryStat => false,
+        Given::BaseCpu => has(f, QS_CG_BASE) && !has(f, QS_CG_CPU_CTL),
+        Given::Pressure(_) => has(f, QS_CG_PSI),
+        Given::CpuacctUsage | Given::CpuacctUser | Given::CpuacctSystem => has(f, QS_CG_CPUACCT),
+        Given::CfsStat | Given::CfsQuota | Given::CfsPeriod => has(f, QS_CG_CFS),
+        Given::MemoryUsage | Given::MemoryLimit | Given::MemoryFailcnt | Given::OomControl => {
+            has(f, QS_CG_MEMCG)
+        }
+        Given::Blkio => has(f, QS_CG_BLKIO) && !has(f, QS_CG_BLKGS),
+        Given::Pids => has(f, QS_CG_PIDS),
+    }
+}
+
+/// How a cgroup of a hierarchy read by the BPF walk is visited.
+enum Walked {
+    /// Its row gives every file it has (or they are carried): no
+    /// descriptor needed.
+    Whole,
+    /// A file must be read, or its children listed.
+    NeedsDir,
+    /// Not in the walk: gone from this hierarchy.
+    Gone,
+}
+
+/// Whether the cgroup `p` of `h`, with its walk's row, needs its
+/// directory this read: its children to list, or a file there that the
+/// row does not give (v1's memory.stat when due).
+fn needs_dir(h: &Hier, p: &PerHier, row: (&QsCgroup, u32), reads: u64, every: u64) -> bool {
+    if !(p.listed && p.wd >= 0) || p.absent != 0 && reads - p.absent_at >= ABSENT_RETRY {
+        return true;
+    }
+    h.given.iter().enumerate().any(|(i, g)| {
+        p.absent & (1 << i) == 0
+            && !gives(*g, row.1)
+            && (*g != Given::MemoryStat || memory_stat_due(row.0, p, reads, every))
+    })
+}
+
 /// Sets the figures of `file` from the BPF walk's row `r` (its flags
 /// `f`), as the file would print them, and says whether it did (false:
 /// the file is read). v2's user and system times are split as the kernel
@@ -150,9 +192,12 @@ fn give(
     figures: &mut Figures,
     prev: &mut (u64, u64),
 ) -> bool {
+    if !gives(given, f) {
+        return false;
+    }
     let us = |ns: u64| ns / 1000 * 1000;
     match given {
-        Given::BaseCpu if has(f, QS_CG_BASE) && !has(f, QS_CG_CPU_CTL) => {
+        Given::BaseCpu => {
             let (user, system) = sys::cputime::adjust(sys::cputime::RawCputime {
                 utime: r.user_ns,
                 stime: r.system_ns,
@@ -165,56 +210,56 @@ fn give(
             figures.set(Figure::CpuUserNs, us(user));
             figures.set(Figure::CpuSystemNs, us(system));
         }
-        Given::Pressure(i) if has(f, QS_CG_PSI) => {
+        Given::Pressure(i) => {
             for (k, ns) in file.keys.iter().zip(&r.psi_ns[i..]) {
                 figures.set(k.1, ns / 1000);
             }
         }
-        Given::CpuacctUsage if has(f, QS_CG_CPUACCT) => {
+        Given::CpuacctUsage => {
             figures.set(Figure::CpuUsageNs, r.usage_ns);
         }
-        Given::CpuacctUser if has(f, QS_CG_CPUACCT) => figures.set(Figure::CpuUserNs, r.user_ns),
-        Given::CpuacctSystem if has(f, QS_CG_CPUACCT) => {
+        Given::CpuacctUser => figures.set(Figure::CpuUserNs, r.user_ns),
+        Given::CpuacctSystem => {
             figures.set(Figure::CpuSystemNs, r.system_ns);
         }
-        Given::CfsStat if has(f, QS_CG_CFS) => {
+        Given::CfsStat => {
             figures.set(Figure::CpuPeriods, r.periods);
             figures.set(Figure::CpuThrottledPeriods, r.throttled_periods);
             figures.set(Figure::CpuThrottledNs, r.throttled_ns);
         }
         // The kernel's RUNTIME_INF: no quota (the file prints -1).
-        Given::CfsQuota if has(f, QS_CG_CFS) => {
+        Given::CfsQuota => {
             if r.quota_ns != u64::MAX {
                 figures.set(Figure::CpuQuotaUs, r.quota_ns / 1000);
             }
         }
-        Given::CfsPeriod if has(f, QS_CG_CFS) => {
+        Given::CfsPeriod => {
             figures.set(Figure::CpuPeriodUs, r.period_ns / 1000);
         }
-        Given::MemoryUsage if has(f, QS_CG_MEMCG) => {
+        Given::MemoryUsage => {
             figures.set(
                 Figure::MemoryBytes,
                 r.memory_pages.saturating_mul(sys::page_size()),
             );
         }
-        Given::MemoryLimit if has(f, QS_CG_MEMCG) => {
+        Given::MemoryLimit => {
             let v = r.memory_max_pages.saturating_mul(sys::page_size());
             if v < crate::parse::NO_LIMIT_FROM {
                 figures.set(Figure::MemoryMaxBytes, v);
             }
         }
-        Given::MemoryFailcnt if has(f, QS_CG_MEMCG) => {
+        Given::MemoryFailcnt => {
             figures.set(Figure::MemoryFailcnt, r.memory_failcnt);
         }
-        Given::OomControl if has(f, QS_CG_MEMCG) => figures.set(Figure::OomKills, r.oom_kills),
+        Given::OomControl => figures.set(Figure::OomKills, r.oom_kills),
         // No block group: the throttle files count nothing (`Total 0`).
-        Given::Blkio if has(f, QS_CG_BLKIO) && !has(f, QS_CG_BLKGS) => {
+        Given::Blkio => {
             for k in file.keys {
                 figures.set(k.1, 0);
             }
         }
-        Given::Pids if has(f, QS_CG_PIDS) => figures.set(Figure::Pids, r.pids),
-        _ => return false,
+        Given::Pids => figures.set(Figure::Pids, r.pids),
+        Given::Nothing | Given::MemoryStat => return false,
     }
     true
 }
@@ -784,19 +829,31 @@ impl Reader {
         out: &mut Sample,
     ) {
         let h = &self.hiers[hi];
+        let (reads, every) = (self.reads, self.opts.settings_every.max(1));
+        // Walked: whether the walk read it; None when it has no inode yet.
+        // Only a cgroup that needs no descriptor this read is visited
+        // without one: the others are opened beneath `dir`, one name
+        // looked up, rather than from the root later.
         let (kept, walked) = match self.nodes.get(child).map(|n| &n.per[hi]) {
             Some(p) => (
                 p.dir.as_ref().map(|f| f.as_raw_fd()),
-                (p.ino != 0).then(|| h.rows.contains_key(&p.ino)),
+                (p.ino != 0).then(|| match h.row(p.ino) {
+                    Some(row) if !needs_dir(h, p, row, reads, every) => Walked::Whole,
+                    Some(_) => Walked::NeedsDir,
+                    None if h.rows.contains_key(&p.ino) => Walked::NeedsDir,
+                    None => Walked::Gone,
+                }),
             ),
             None => (None, None),
         };
         match (kept, walked) {
             // Gone from this hierarchy since the BPF walk's last read of
             // it (or made again under its name: found by the next read).
-            (_, Some(false)) if !h.rows.is_empty() => {}
+            (_, Some(Walked::Gone)) if !h.rows.is_empty() => {}
             (Some(fd), _) => self.visit(hi, child.clone(), Dir::open(fd), depth + 1, out),
-            (None, Some(true)) => self.visit(hi, child.clone(), Dir::lazy(), depth + 1, out),
+            (None, Some(Walked::Whole)) => {
+                self.visit(hi, child.clone(), Dir::lazy(), depth + 1, out);
+            }
             (None, _) => {
                 let root = h.root.as_ref().map_or(-1, |f| f.as_raw_fd());
                 let parent = match dir.get(root, path) {

@@ -100,6 +100,18 @@ fn read(files: &[&str]) -> Sample {
     s
 }
 
+/// One read of `files` by a reader without the BPF walk.
+fn read_by_files(files: &[&str]) -> Sample {
+    let mut o = Options::new(Path::new("/proc"), Path::new("/sys"));
+    o.files = cgroups::files::select(files).unwrap();
+    o.bpf = false;
+    let mut r = Reader::new(o).unwrap();
+    let mut t = Sample::default();
+    r.read(&mut t);
+    assert_eq!(r.bpf_used(), 0);
+    t
+}
+
 fn figure(s: &Sample, path: &str, f: Figure) -> u64 {
     let c = s
         .cgroups
@@ -522,13 +534,7 @@ fn the_bpf_walk_gives_what_the_v2_files_give() {
     // The files, read after it by a reader without it: the same cgroups
     // and figures, each counter as far on or further (user and system are
     // split by each reader from its own last split: not compared).
-    let mut o = Options::new(Path::new("/proc"), Path::new("/sys"));
-    o.files = cgroups::files::select(&BPF_FILES).unwrap();
-    o.bpf = false;
-    let mut by_files = Reader::new(o).unwrap();
-    let mut t = Sample::default();
-    by_files.read(&mut t);
-    assert_eq!(by_files.bpf_used(), 0);
+    let t = read_by_files(&BPF_FILES);
     // Only the test's own cgroups: other tests make and remove theirs.
     let own = |s: &Sample| -> Vec<cgroups::Cgroup> {
         s.cgroups
@@ -657,13 +663,7 @@ fn the_bpf_walk_gives_what_the_v1_files_give() {
     assert_eq!(by_bpf.bpf_off(), None, "the BPF walk did not load");
     assert_eq!(by_bpf.bpf_used(), v1.len(), "hierarchies walked by BPF");
     assert_eq!(s.errors, 0, "{:?}", s.first_error);
-    let mut o = Options::new(Path::new("/proc"), Path::new("/sys"));
-    o.files = cgroups::files::select(&V1_BPF_FILES).unwrap();
-    o.bpf = false;
-    let mut by_files = Reader::new(o).unwrap();
-    let mut t = Sample::default();
-    by_files.read(&mut t);
-    assert_eq!(by_files.bpf_used(), 0);
+    let t = read_by_files(&V1_BPF_FILES);
     let (parent_p, child_p) = (format!("/{name}"), format!("/{child}"));
     let own = |s: &Sample| -> Vec<cgroups::Cgroup> {
         s.cgroups
