@@ -59,7 +59,9 @@ fn read_back(store: &Path) -> Vec<(u64, Sample)> {
 fn walks_and_their_made_and_removed_cgroups_come_back_after_flushes_and_a_kill() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("store");
-    let t0 = (store::writer::now_ms() - 3_600_000) / 600_000 * 600_000;
+    // Noon yesterday (UTC): the walks' half hour lies in one day file,
+    // whenever the test runs.
+    let t0 = (store::writer::now_ms() - 86_400_000) / 86_400_000 * 86_400_000 + 43_200_000;
     // Every 4 minutes: a new chain every 10 minutes of wall clock.
     let ts = |i: u64| t0 + i * 240_000;
     let (mut tap, mut flusher, _) = store::writer::open(opts(d.path()), log).unwrap();
