@@ -9,7 +9,7 @@
 //! nanoseconds a cgroup instead of an open, a read and a text a file.
 //!
 //! Needs `css_rstat_flush` as a kernel function (Linux 6.16 or later), the
-//! cgroup iterator (6.1; on v1 hierarchies 6.4) and `bpf_loop` (5.17); the
+//! cgroup iterator (6.1; a later kernel on a v1 root) and `bpf_loop` (5.17); the
 //! reader reads the files when it does not load.
 
 use std::io::Read;
