@@ -57,11 +57,10 @@ const BPF_CGROUP_ITER_DESCENDANTS_PRE: u32 = 2;
 pub struct BpfWalk {
     rows: Mapped,
     out: Mapped,
-    cpu_off: Mapped,
-    /// Entries of `cpu_off`: the highest possible CPU's number and one.
+    /// Entries of `cpu_off`: the highest possible CPU's number and one;
+    /// of them, those `/sys/devices/system/cpu/possible` lists.
     cpus: u32,
-    /// The possible CPUs, as `/sys/devices/system/cpu/possible` lists them.
-    possible: procfs::cpu::CpuList,
+    possible: u64,
     mode: u64,
     capacity: u32,
     /// Rows the last run wrote.
@@ -199,13 +198,26 @@ impl BpfWalk {
             false,
         )?;
         let out = map("qs_cg_out", 1, size_of::<QsCgOut>(), true)?;
-        let cpu_off = map("qs_cpu_off", cpus as usize, size_of::<u64>(), true)?;
+        let mut cpu_off = map("qs_cpu_off", cpus as usize, size_of::<u64>(), true)?;
+        // The CPUs that are not possible have no per-CPU area: marked so
+        // once; the program finds the others' offsets at every run.
+        // SAFETY: qs_cpu_off's values are `cpus` u64s, mapped writable; no
+        // program has run.
+        for (cpu, off) in unsafe { cpu_off.slice_mut::<u64>(cpus as usize) }
+            .iter_mut()
+            .enumerate()
+        {
+            *off = if possible.contains(cpu as u32) {
+                0
+            } else {
+                u64::MAX
+            };
+        }
         Ok(BpfWalk {
             rows,
             out,
-            cpu_off,
             cpus,
-            possible,
+            possible: possible.len() as u64,
             mode,
             capacity,
             last: 0,
@@ -228,29 +240,13 @@ impl BpfWalk {
 
     /// Walks the hierarchy once.
     pub fn run(&mut self) -> Result<Rows<'_>, String> {
-        // SAFETY: qs_cg_out's one value is a QsCgOut and qs_cpu_off's
-        // values `cpus` u64s, mapped writable; no program runs until the
-        // iterator is read below.
-        unsafe {
-            let out = &mut self.out.slice_mut::<QsCgOut>(1)[0];
-            out.count = 0;
-            out.mode = self.mode;
-            out.cpus = u64::from(self.cpus);
-            out.cpus_found = 0;
-            // The CPUs that are not possible have no per-CPU area.
-            for (cpu, off) in self
-                .cpu_off
-                .slice_mut::<u64>(self.cpus as usize)
-                .iter_mut()
-                .enumerate()
-            {
-                *off = if self.possible.contains(cpu as u32) {
-                    0
-                } else {
-                    u64::MAX
-                };
-            }
-        }
+        // SAFETY: qs_cg_out's one value is a QsCgOut, mapped writable; no
+        // program runs until the iterator is read below.
+        let out = unsafe { &mut self.out.slice_mut::<QsCgOut>(1)[0] };
+        out.count = 0;
+        out.mode = self.mode;
+        out.cpus = u64::from(self.cpus);
+        out.cpus_found = 0;
         let mut attr = [0u64; 16];
         attr[0] = self.link.as_raw_fd() as u32 as u64;
         let iter = bpf(BPF_ITER_CREATE, &mut attr)
@@ -276,7 +272,7 @@ impl BpfWalk {
         Ok(Rows {
             rows,
             lost: count - n as u64,
-            per_cpu: out.cpus_found == self.possible.len() as u64,
+            per_cpu: out.cpus_found == self.possible,
         })
     }
 }
