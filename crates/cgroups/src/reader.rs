@@ -170,7 +170,7 @@ enum Walked {
 /// directory this read: its children to list, or a file there that the
 /// row does not give (v1's memory.stat when due).
 fn needs_dir(h: &Hier, p: &PerHier, row: (&QsCgroup, u32), reads: u64, every: u64) -> bool {
-    if !(p.listed && p.wd >= 0) || p.absent != 0 && reads - p.absent_at >= ABSENT_RETRY {
+    if !(p.listed && p.wd >= 0) || p.retry_absent(reads) {
         return true;
     }
     h.given.iter().enumerate().any(|(i, g)| {
@@ -470,6 +470,11 @@ impl Hier {
         }
     }
 
+    /// The root's directory, or -1 before it is opened.
+    fn root_fd(&self) -> RawFd {
+        self.root.as_ref().map_or(-1, |f| f.as_raw_fd())
+    }
+
     /// The row of the cgroup with inode `ino` here, and its flags, from
     /// the last run of the walk.
     fn row(&self, ino: u64) -> Option<(&QsCgroup, u32)> {
@@ -523,6 +528,13 @@ struct PerHier {
     listed: bool,
     /// Children the listing left out (too deep, or not UTF-8).
     left_out: u64,
+}
+
+impl PerHier {
+    /// Whether the files found missing are tried again at read `reads`.
+    fn retry_absent(&self, reads: u64) -> bool {
+        self.absent != 0 && reads - self.absent_at >= ABSENT_RETRY
+    }
 }
 
 impl Default for PerHier {
@@ -712,7 +724,7 @@ impl Reader {
                     }
                 }
             }
-            let root = self.hiers[hi].root.as_ref().map_or(-1, |f| f.as_raw_fd());
+            let root = self.hiers[hi].root_fd();
             self.visit(hi, Arc::from("/"), Dir::open(root), 0, out);
         }
         let reads = self.reads;
@@ -753,7 +765,7 @@ impl Reader {
     fn visit(&mut self, hi: usize, path: Arc<str>, mut dir: Dir, depth: u16, out: &mut Sample) {
         let nh = self.hiers.len();
         let v2 = self.hiers[hi].info.v2;
-        let root = self.hiers[hi].root.as_ref().map_or(-1, |f| f.as_raw_fd());
+        let root = self.hiers[hi].root_fd();
         let full = self.nodes.len() >= self.opts.max_cgroups;
         let node = match self.nodes.entry(path.clone()) {
             Entry::Occupied(e) => e.into_mut(),
@@ -830,17 +842,16 @@ impl Reader {
     ) {
         let h = &self.hiers[hi];
         let (reads, every) = (self.reads, self.opts.settings_every.max(1));
-        // Walked: whether the walk read it; None when it has no inode yet.
-        // Only a cgroup that needs no descriptor this read is visited
-        // without one: the others are opened beneath `dir`, one name
-        // looked up, rather than from the root later.
+        // Walked: what the walk, when it ran, says of a cgroup with an
+        // inode. Only a cgroup that needs no descriptor this read is
+        // visited without one: the others are opened beneath `dir`, one
+        // name looked up, rather than from the root later.
         let (kept, walked) = match self.nodes.get(child).map(|n| &n.per[hi]) {
             Some(p) => (
                 p.dir.as_ref().map(|f| f.as_raw_fd()),
-                (p.ino != 0).then(|| match h.row(p.ino) {
+                (p.ino != 0 && !h.rows.is_empty()).then(|| match h.row(p.ino) {
                     Some(row) if !needs_dir(h, p, row, reads, every) => Walked::Whole,
                     Some(_) => Walked::NeedsDir,
-                    None if h.rows.contains_key(&p.ino) => Walked::NeedsDir,
                     None => Walked::Gone,
                 }),
             ),
@@ -849,13 +860,13 @@ impl Reader {
         match (kept, walked) {
             // Gone from this hierarchy since the BPF walk's last read of
             // it (or made again under its name: found by the next read).
-            (_, Some(Walked::Gone)) if !h.rows.is_empty() => {}
+            (_, Some(Walked::Gone)) => {}
             (Some(fd), _) => self.visit(hi, child.clone(), Dir::open(fd), depth + 1, out),
             (None, Some(Walked::Whole)) => {
                 self.visit(hi, child.clone(), Dir::lazy(), depth + 1, out);
             }
             (None, _) => {
-                let root = h.root.as_ref().map_or(-1, |f| f.as_raw_fd());
+                let root = h.root_fd();
                 let parent = match dir.get(root, path) {
                     Ok(fd) => fd,
                     Err(e) => {
@@ -887,7 +898,7 @@ impl Reader {
         depth: u16,
         out: &mut Sample,
     ) -> bool {
-        let root = self.hiers[hi].root.as_ref().map_or(-1, |f| f.as_raw_fd());
+        let root = self.hiers[hi].root_fd();
         let Some(node) = self.nodes.get_mut(path) else {
             return false;
         };
@@ -1057,11 +1068,11 @@ impl Reader {
         }
         let settings_due = node.settings_at == reads;
         let hier = &self.hiers[hi];
-        let root = hier.root.as_ref().map_or(-1, |f| f.as_raw_fd());
+        let root = hier.root_fd();
         let p = &mut node.per[hi];
         let row = hier.row(p.ino);
         p.seen = reads;
-        if p.absent != 0 && reads - p.absent_at >= ABSENT_RETRY {
+        if p.retry_absent(reads) {
             p.absent = 0;
         }
         if keep_open && p.files.len() != hier.files.len() {
