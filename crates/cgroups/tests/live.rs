@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cgroups::Figure::*;
-use cgroups::{Figure, Hierarchy, Options, Reader, Sample};
+use cgroups::{Cgroup, Figure, Hierarchy, Options, Reader, Sample};
 use fixtures::cgroups::{Made, remove_tree};
 
 fn machine() -> Vec<Hierarchy> {
@@ -110,6 +110,39 @@ fn read_by_files(files: &[&str]) -> Sample {
     r.read(&mut t);
     assert_eq!(r.bpf_used(), 0);
     t
+}
+
+/// The cgroups at and below `parent` in two reads `s` and `t` (only the
+/// test's own: other tests make and remove theirs), paired: `count` of
+/// them, the same paths and ids, each with the same figures in both.
+fn own_pairs(s: &Sample, t: &Sample, parent: &str, count: usize) -> Vec<(Cgroup, Cgroup)> {
+    let below = format!("{parent}/");
+    let own = |s: &Sample| -> Vec<Cgroup> {
+        s.cgroups
+            .iter()
+            .filter(|c| *c.path == *parent || c.path.starts_with(&below))
+            .cloned()
+            .collect()
+    };
+    let (mine, theirs) = (own(s), own(t));
+    let ids = |c: &[Cgroup]| c.iter().map(|c| (c.path.clone(), c.id)).collect::<Vec<_>>();
+    assert_eq!(ids(&mine), ids(&theirs));
+    assert_eq!(mine.len(), count);
+    let names = |c: &Cgroup| c.figures.iter().map(|x| x.0).collect::<Vec<_>>();
+    for (c, f) in mine.iter().zip(&theirs) {
+        assert_eq!(names(c), names(f), "{}: the same figures", c.path);
+    }
+    mine.into_iter().zip(theirs).collect()
+}
+
+/// How far v1's memory usage may move between two reads of an unchanged
+/// cgroup: it is "a fuzz value for efficient access" (the kernel's
+/// cgroup-v1 memory documentation), charges moving in per-CPU batches of
+/// 64 pages.
+fn charge_slack() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as u64;
+    64 * sys::page_size() * cpus
 }
 
 fn figure(s: &Sample, path: &str, f: Figure) -> u64 {
@@ -247,12 +280,7 @@ fn a_busy_loop_a_memory_hog_and_a_writer_show_up_where_they_run() {
         after.1,
     );
     assert_eq!(figure(&all, &busy_p, Pids), 1);
-    // v1's usage is "a fuzz value for efficient access" (the kernel's
-    // cgroup-v1 memory documentation): charges move in per-CPU batches of
-    // 64 pages, so it may move either way by that much between reads.
-    // SAFETY: sysconf has no preconditions.
-    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as u64;
-    let slack = 64 * sys::page_size() * cpus;
+    let slack = charge_slack();
     let (lo, hi) = (before.2.min(after.2), before.2.max(after.2));
     between(
         "hog, memory.usage_in_bytes",
@@ -535,21 +563,7 @@ fn the_bpf_walk_gives_what_the_v2_files_give() {
     // and figures, each counter as far on or further (user and system are
     // split by each reader from its own last split: not compared).
     let t = read_by_files(&BPF_FILES);
-    // Only the test's own cgroups: other tests make and remove theirs.
-    let own = |s: &Sample| -> Vec<cgroups::Cgroup> {
-        s.cgroups
-            .iter()
-            .filter(|c| *c.path == parent_p || c.path.starts_with(&format!("{parent_p}/")))
-            .cloned()
-            .collect()
-    };
-    let (mine, theirs) = (own(&s), own(&t));
-    let ids = |c: &[cgroups::Cgroup]| c.iter().map(|c| (c.path.clone(), c.id)).collect::<Vec<_>>();
-    assert_eq!(ids(&mine), ids(&theirs));
-    assert_eq!(mine.len(), 2);
-    for (c, f) in mine.iter().zip(&theirs) {
-        let names = |c: &cgroups::Cgroup| c.figures.iter().map(|x| x.0).collect::<Vec<_>>();
-        assert_eq!(names(c), names(f), "{}: the same figures", c.path);
+    for (c, f) in own_pairs(&s, &t, &parent_p, 2) {
         for (k, v) in c
             .figures
             .iter()
@@ -665,23 +679,8 @@ fn the_bpf_walk_gives_what_the_v1_files_give() {
     assert_eq!(s.errors, 0, "{:?}", s.first_error);
     let t = read_by_files(&V1_BPF_FILES);
     let (parent_p, child_p) = (format!("/{name}"), format!("/{child}"));
-    let own = |s: &Sample| -> Vec<cgroups::Cgroup> {
-        s.cgroups
-            .iter()
-            .filter(|c| *c.path == parent_p || *c.path == child_p)
-            .cloned()
-            .collect()
-    };
-    let (mine, theirs) = (own(&s), own(&t));
-    let ids = |c: &[cgroups::Cgroup]| c.iter().map(|c| (c.path.clone(), c.id)).collect::<Vec<_>>();
-    assert_eq!(ids(&mine), ids(&theirs));
-    assert_eq!(mine.len(), 2);
-    // SAFETY: sysconf has no preconditions.
-    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as u64;
-    let slack = 64 * sys::page_size() * cpus;
-    for (c, f) in mine.iter().zip(&theirs) {
-        let names = |c: &cgroups::Cgroup| c.figures.iter().map(|x| x.0).collect::<Vec<_>>();
-        assert_eq!(names(c), names(f), "{}: the same figures", c.path);
+    let slack = charge_slack();
+    for (c, f) in own_pairs(&s, &t, &parent_p, 2) {
         for (k, v) in c.figures.iter() {
             let later = f.figures.get(k).unwrap();
             let what = format!("{} {}", c.path, k.name());
