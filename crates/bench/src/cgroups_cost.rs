@@ -232,7 +232,10 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         ),
         (
             "reader, settings and memory.stat at every read".into(),
-            reader(&|o| o.settings_every = 1)?,
+            reader(&|o| {
+                o.settings_every = 1;
+                o.memory_stat_every = 1
+            })?,
             Vec::new(),
             0,
             0,

@@ -22,4 +22,6 @@ pub mod record {
 
 pub use files::{FILES, Figure, File};
 pub use parse::{Figures, ParseError};
-pub use reader::{Cgroup, Hierarchy, MAX_DEPTH, Options, Reader, SETTINGS_EVERY, Sample};
+pub use reader::{
+    Cgroup, Hierarchy, MAX_DEPTH, MEMORY_STAT_EVERY, Options, Reader, SETTINGS_EVERY, Sample,
+};

@@ -9,7 +9,6 @@
 //! removed.
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
@@ -56,6 +55,11 @@ pub struct Options {
     /// this many reads; the reads between give the settings last read.
     /// 1: every read.
     pub settings_every: u64,
+    /// v1's `memory.stat` of a cgroup the BPF walk read, without tasks
+    /// and whose charge did not move, is read again once every this many
+    /// reads, each cgroup at its own turn (so that each read takes its
+    /// share); the reads between carry its figures. 1: every read.
+    pub memory_stat_every: u64,
     /// Read each hierarchy by the BPF walk ([`crate::bpf`]) when it loads:
     /// its figures are taken from it instead of their files (v2's CPU
     /// times and pressure; v1's cpuacct, cpu, memory but `memory.stat`,
@@ -67,6 +71,10 @@ pub struct Options {
 /// written shows within a minute.
 pub const SETTINGS_EVERY: u64 = 6;
 
+/// [`Options::memory_stat_every`] by default: at the agent's 10 s, an idle
+/// cgroup's page lists, as the kernel ages them, show within five minutes.
+pub const MEMORY_STAT_EVERY: u64 = 30;
+
 impl Options {
     pub fn new(proc_root: &Path, sys_root: &Path) -> Options {
         Options {
@@ -77,6 +85,7 @@ impl Options {
             max_fds: default_max_fds(),
             keep_open: false,
             settings_every: SETTINGS_EVERY,
+            memory_stat_every: MEMORY_STAT_EVERY,
             bpf: true,
         }
     }
@@ -264,15 +273,27 @@ fn give(
     true
 }
 
+/// Whether read `reads` is the turn of the cgroup with inode `ino` for
+/// what is done once every `every` reads: each cgroup has its own, spread
+/// by a hash of the inode (the kernel numbers a hierarchy's cgroups with
+/// its files, so the inodes themselves fall on few remainders), so that
+/// each read does a share of it rather than one read all.
+fn turn(ino: u64, reads: u64, every: u64) -> bool {
+    reads
+        .wrapping_add(ino.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32)
+        .is_multiple_of(every.max(1))
+}
+
 /// Whether v1's `memory.stat` is read again for a cgroup the BPF walk
 /// read: when it has tasks, when its charge moved since the file was last
-/// read (`pages`), or every `every` reads (the kernel can age an idle
-/// cgroup's pages from one list to another without changing its charge).
+/// read (`pages`), or once every `every` reads at the cgroup's [`turn`]
+/// (the kernel can age an idle cgroup's pages from one list to another
+/// without changing its charge).
 fn memory_stat_due(r: &QsCgroup, p: &PerHier, reads: u64, every: u64) -> bool {
     has(r.flags, QS_CG_POPULATED)
         || r.memory_pages != p.stat_pages
         || p.stat_at == 0
-        || reads - p.stat_at >= every
+        || turn(p.ino, reads, every)
 }
 
 /// A quarter of the descriptor limit (the process table keeps its own
@@ -446,10 +467,15 @@ struct Hier {
     bpf_capacity: u32,
     /// What the walk gives of each of `files`.
     given: Vec<Given>,
-    /// The rows of its last run (in the walk's mapped array) by this
-    /// hierarchy's inode (the root's left out: its files count the whole
-    /// machine). Empty: the files are read.
+    /// This read's figures come from the walk's last run (its rows in the
+    /// walk's mapped array); false: the files are read.
+    walked: bool,
+    /// The last run's rows by this hierarchy's inode (the root's left
+    /// out: its files count the whole machine), built only when a
+    /// cgroup's row is not where the read before found it (a cgroup made
+    /// or removed moves the rows after it).
     rows: HashMap<u64, u32, foldhash::fast::RandomState>,
+    rows_built: bool,
     /// Flags the last run's rows may be trusted for: without every
     /// possible CPU's offset, not cpuacct's sums.
     trusted: u32,
@@ -465,7 +491,9 @@ impl Hier {
             bpf: None,
             bpf_off: None,
             bpf_capacity: 0,
+            walked: false,
             rows: HashMap::default(),
+            rows_built: false,
             trusted: 0,
         }
     }
@@ -475,16 +503,50 @@ impl Hier {
         self.root.as_ref().map_or(-1, |f| f.as_raw_fd())
     }
 
-    /// The row of the cgroup with inode `ino` here, and its flags, from
-    /// the last run of the walk.
-    fn row(&self, ino: u64) -> Option<(&QsCgroup, u32)> {
-        let i = *self.rows.get(&ino).filter(|_| ino != 0)?;
+    /// Where the last run of the walk wrote the cgroup with inode `ino`
+    /// here (none: not in it, or the walk did not run), looked for first
+    /// at `hint` (where the read before found it).
+    fn find_row(&mut self, ino: u64, hint: u32) -> Option<u32> {
+        if !self.walked || ino == 0 {
+            return None;
+        }
+        let rows = self.bpf.as_ref()?.last();
+        if rows
+            .get(hint as usize)
+            .is_some_and(|r| r.id == ino && r.level > 0)
+        {
+            return Some(hint);
+        }
+        if !self.rows_built {
+            self.rows.clear();
+            self.rows.extend(
+                rows.iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.level > 0)
+                    .map(|(i, c)| (c.id, i as u32)),
+            );
+            self.rows_built = true;
+        }
+        self.rows.get(&ino).copied()
+    }
+
+    /// Row `i` of the last run and its trusted flags.
+    fn row(&self, i: u32) -> Option<(&QsCgroup, u32)> {
         let r = self.bpf.as_ref()?.last().get(i as usize)?;
         Some((r, r.flags & self.trusted))
     }
 }
 
+/// A node's index in [`Reader::nodes`].
+type Ix = u32;
+
 struct Node {
+    /// Its path below the roots: the key it is found by.
+    path: Arc<str>,
+    /// Counts the nodes its slot held: a child's [`Child::era`] names this
+    /// one.
+    era: u32,
+    live: bool,
     id: u64,
     /// `id` is the v2 directory's inode (else the first v1 one's).
     id_v2: bool,
@@ -505,10 +567,20 @@ struct Node {
     per: Vec<PerHier>,
 }
 
+/// A child as its parent's listing names it, and the node that was last
+/// found for it.
+struct Child {
+    path: Arc<str>,
+    node: Ix,
+    era: u32,
+}
+
 struct PerHier {
     dir: Option<OwnedFd>,
     /// Its directory's inode here (0: not yet known): its BPF row's key.
     ino: u64,
+    /// Where the walk's last run wrote its row (a hint: checked by inode).
+    row: u32,
     /// v1's `memory.stat`: the charge (pages) when it was last read, and
     /// the read that read it.
     stat_pages: u64,
@@ -522,9 +594,9 @@ struct PerHier {
     seen: u64,
     /// Its inotify watch (creations and removals of its children), or -1.
     wd: i32,
-    /// Its children's paths as last listed; listed again only when its
-    /// watch reports a change (or it has none).
-    children: Vec<Arc<str>>,
+    /// Its children as last listed; listed again only when its watch
+    /// reports a change (or it has none).
+    children: Vec<Child>,
     listed: bool,
     /// Children the listing left out (too deep, or not UTF-8).
     left_out: u64,
@@ -532,8 +604,9 @@ struct PerHier {
 
 impl PerHier {
     /// Whether the files found missing are tried again at read `reads`.
+    /// Once every [`ABSENT_RETRY`] reads, at this cgroup's turn.
     fn retry_absent(&self, reads: u64) -> bool {
-        self.absent != 0 && reads - self.absent_at >= ABSENT_RETRY
+        self.absent != 0 && reads > self.absent_at && turn(self.ino, reads, ABSENT_RETRY)
     }
 }
 
@@ -542,6 +615,7 @@ impl Default for PerHier {
         PerHier {
             dir: None,
             ino: 0,
+            row: 0,
             stat_pages: 0,
             stat_at: 0,
             files: Vec::new(),
@@ -561,9 +635,17 @@ impl Default for PerHier {
 pub struct Reader {
     opts: Options,
     hiers: Vec<Hier>,
-    /// By path (a hash map: a read looks each cgroup up a few times in
-    /// each hierarchy; the sample is sorted once).
-    nodes: HashMap<Arc<str>, Node, foldhash::fast::RandomState>,
+    /// Every cgroup in a slot of its own (a read reaches a child from its
+    /// parent's listing by index, not by path); the slots of cgroups gone
+    /// are `free` for the next ones.
+    nodes: Vec<Node>,
+    free: Vec<Ix>,
+    /// The live nodes by path (a cgroup first listed is found here).
+    by_path: HashMap<Arc<str>, Ix, foldhash::fast::RandomState>,
+    /// The live nodes in path order, sorted again only when one was
+    /// added or removed.
+    order: Vec<Ix>,
+    order_stale: bool,
     reads: u64,
     kept: usize,
     buf: Vec<u8>,
@@ -607,7 +689,11 @@ impl Reader {
         Ok(Reader {
             opts,
             hiers,
-            nodes: HashMap::default(),
+            nodes: Vec::new(),
+            free: Vec::new(),
+            by_path: HashMap::default(),
+            order: Vec::new(),
+            order_stale: false,
             reads: 0,
             kept: 0,
             buf: Vec::new(),
@@ -629,7 +715,7 @@ impl Reader {
 
     /// The hierarchies whose last read took figures from the BPF walk.
     pub fn bpf_used(&self) -> usize {
-        self.hiers.iter().filter(|h| !h.rows.is_empty()).count()
+        self.hiers.iter().filter(|h| h.walked).count()
     }
 
     /// Runs the BPF walk of hierarchy `hi`, when it is asked for and a
@@ -637,9 +723,10 @@ impl Reader {
     /// larger when it had no room for every cgroup, never again once it
     /// failed (the files are read then).
     fn run_bpf(&mut self, hi: usize, btf: &mut KernelBtf) {
-        let nodes = self.nodes.len();
+        let nodes = self.by_path.len();
         let h = &mut self.hiers[hi];
-        h.rows.clear();
+        h.walked = false;
+        h.rows_built = false;
         if !self.opts.bpf || h.bpf_off.is_some() || h.given.iter().all(|g| *g == Given::Nothing) {
             return;
         }
@@ -671,13 +758,7 @@ impl Reader {
                     } else {
                         !(QS_CG_CPUACCT as u32)
                     };
-                    h.rows.extend(
-                        r.rows
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, c)| c.level > 0)
-                            .map(|(i, c)| (c.id, i as u32)),
-                    );
+                    h.walked = true;
                     return;
                 }
                 Err(e) => {
@@ -696,6 +777,69 @@ impl Reader {
     /// Descriptors kept open between reads.
     pub fn kept_fds(&self) -> usize {
         self.kept
+    }
+
+    /// The node of `path`, made (with id `id`, found in hierarchy `hi`)
+    /// when it has none; none when it is new past `max_cgroups`.
+    fn node_of(
+        &mut self,
+        path: &Arc<str>,
+        id: impl FnOnce() -> u64,
+        hi: usize,
+        depth: u16,
+    ) -> Option<Ix> {
+        if let Some(i) = self.by_path.get(path) {
+            return Some(*i);
+        }
+        if self.by_path.len() >= self.opts.max_cgroups {
+            return None;
+        }
+        let node = Node {
+            path: path.clone(),
+            era: 0,
+            live: true,
+            id: id(),
+            id_v2: self.hiers[hi].info.v2,
+            depth,
+            figures: Figures::default(),
+            read: 0,
+            settings_at: 0,
+            carried: Figures::default(),
+            bpf_cputime: (0, 0),
+            stale: false,
+            per: (0..self.hiers.len()).map(|_| PerHier::default()).collect(),
+        };
+        let i = match self.free.pop() {
+            Some(i) => {
+                let slot = &mut self.nodes[i as usize];
+                let era = slot.era.wrapping_add(1);
+                *slot = node;
+                slot.era = era;
+                i
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as Ix
+            }
+        };
+        self.by_path.insert(path.clone(), i);
+        self.order_stale = true;
+        Some(i)
+    }
+
+    /// The live node a listed child names: the one last found for it, or
+    /// the one its path now has.
+    fn child_node(&self, c: &mut Child) -> Option<Ix> {
+        if let Some(n) = self.nodes.get(c.node as usize)
+            && n.live
+            && n.era == c.era
+        {
+            return Some(c.node);
+        }
+        let i = *self.by_path.get(&c.path)?;
+        c.node = i;
+        c.era = self.nodes[i as usize].era;
+        Some(i)
     }
 
     /// Reads every cgroup into `out`.
@@ -725,13 +869,20 @@ impl Reader {
                 }
             }
             let root = self.hiers[hi].root_fd();
-            self.visit(hi, Arc::from("/"), Dir::open(root), 0, out);
+            let Some(i) = self.node_of(&Arc::from("/"), || inode(root).unwrap_or(0), hi, 0) else {
+                out.left_out += 1;
+                continue;
+            };
+            self.visit(hi, i, Dir::open(root), out);
         }
         let reads = self.reads;
         let mut kept = 0;
         let notify = self.notify.as_ref().map(|f| f.as_raw_fd());
         let watches = &mut self.watches;
-        self.nodes.retain(|_, n| {
+        for (i, n) in self.nodes.iter_mut().enumerate() {
+            if !n.live {
+                continue;
+            }
             let gone = n.stale || n.per.iter().all(|p| p.seen != reads);
             for p in &mut n.per {
                 if p.seen != reads || gone {
@@ -747,167 +898,168 @@ impl Reader {
                 }
                 kept += usize::from(p.dir.is_some()) + p.files.iter().flatten().count();
             }
-            !gone
-        });
+            if gone {
+                self.by_path.remove(&n.path);
+                n.live = false;
+                n.per = Vec::new();
+                self.free.push(i as Ix);
+                self.order_stale = true;
+            }
+        }
         self.kept = kept;
-        out.cgroups
-            .extend(self.nodes.iter().map(|(path, n)| Cgroup {
-                path: path.clone(),
+        if self.order_stale {
+            let nodes = &self.nodes;
+            self.order.clear();
+            self.order.extend(self.by_path.values().copied());
+            self.order
+                .sort_unstable_by(|a, b| nodes[*a as usize].path.cmp(&nodes[*b as usize].path));
+            self.order_stale = false;
+        }
+        out.cgroups.extend(self.order.iter().map(|i| {
+            let n = &self.nodes[*i as usize];
+            Cgroup {
+                path: n.path.clone(),
                 id: n.id,
                 depth: n.depth,
                 figures: n.figures.clone(),
-            }));
-        out.cgroups.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+            }
+        }));
     }
 
-    /// Reads the cgroup at `path` of hierarchy `hi` (its directory `dir`),
-    /// then its children.
-    fn visit(&mut self, hi: usize, path: Arc<str>, mut dir: Dir, depth: u16, out: &mut Sample) {
-        let nh = self.hiers.len();
-        let v2 = self.hiers[hi].info.v2;
-        let root = self.hiers[hi].root_fd();
-        let full = self.nodes.len() >= self.opts.max_cgroups;
-        let node = match self.nodes.entry(path.clone()) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(_) if full => {
-                out.left_out += 1;
-                return;
-            }
-            Entry::Vacant(e) => e.insert(Node {
-                id: dir.get(root, &path).ok().and_then(inode).unwrap_or(0),
-                id_v2: v2,
-                depth,
-                figures: Figures::default(),
-                read: 0,
-                settings_at: 0,
-                carried: Figures::default(),
-                bpf_cputime: (0, 0),
-                stale: false,
-                per: (0..nh).map(|_| PerHier::default()).collect(),
-            }),
-        };
+    /// Reads node `i` in hierarchy `hi` (its directory `dir`), then its
+    /// children.
+    fn visit(&mut self, hi: usize, i: Ix, mut dir: Dir, out: &mut Sample) {
+        let h = &mut self.hiers[hi];
+        let (v2, root) = (h.info.v2, h.root_fd());
+        let node = &mut self.nodes[i as usize];
         // Found in v1 first, in v2 now (made there later): the v2 inode is
         // its id, as the kernel and the BPF walk number it.
         if v2 && !node.id_v2 {
-            if let Ok(fd) = dir.get(root, &path) {
+            if let Ok(fd) = dir.get(root, &node.path) {
                 node.id = inode(fd).unwrap_or(node.id);
             }
             node.id_v2 = true;
         }
         let p = &mut node.per[hi];
         if p.ino == 0
-            && let Ok(fd) = dir.get(root, &path)
+            && let Ok(fd) = dir.get(root, &node.path)
         {
             p.ino = inode(fd).unwrap_or(0);
         }
-        if self.read_files(hi, &path, &mut dir, out)
-            && self.list_children(hi, &path, &mut dir, depth, out)
-        {
-            let children = self
-                .nodes
-                .get_mut(&path)
-                .map(|n| std::mem::take(&mut n.per[hi].children))
-                .unwrap_or_default();
-            for child in &children {
-                self.visit_child(hi, &path, child, &mut dir, depth, out);
+        let row = h.find_row(p.ino, p.row);
+        if let Some(r) = row {
+            p.row = r;
+        }
+        let depth = node.depth;
+        if self.read_files(hi, i, row, &mut dir, out) && self.list_children(hi, i, &mut dir, out) {
+            let mut children = std::mem::take(&mut self.nodes[i as usize].per[hi].children);
+            for child in &mut children {
+                self.visit_child(hi, i, child, &mut dir, depth, out);
             }
-            if let Some(n) = self.nodes.get_mut(&path) {
-                n.per[hi].children = children;
-            }
+            self.nodes[i as usize].per[hi].children = children;
         }
         // A directory opened for this read is kept within the budget.
         if let Some(fd) = dir.held.take() {
-            match self.nodes.get_mut(&path).map(|n| &mut n.per[hi]) {
-                Some(p) if p.dir.is_none() && self.kept < self.opts.max_fds => {
-                    p.dir = Some(fd);
-                    self.kept += 1;
-                }
-                _ => {}
+            let p = &mut self.nodes[i as usize].per[hi];
+            if p.dir.is_none() && self.kept < self.opts.max_fds {
+                p.dir = Some(fd);
+                self.kept += 1;
             }
         }
     }
 
-    /// Visits `child` of `path` (its directory `dir`) in hierarchy `hi`:
-    /// through its kept directory; not opened at all when the BPF walk
-    /// read it (opened from the hierarchy's root only if a file must be
-    /// read or its children listed); else opened beneath `dir`.
+    /// Visits `child` of node `parent` (its directory `dir`) in hierarchy
+    /// `hi`: through its kept directory; not opened at all when the BPF
+    /// walk read it (opened from the hierarchy's root only if a file must
+    /// be read or its children listed); else opened beneath `dir`.
     fn visit_child(
         &mut self,
         hi: usize,
-        path: &Arc<str>,
-        child: &Arc<str>,
+        parent: Ix,
+        child: &mut Child,
         dir: &mut Dir,
         depth: u16,
         out: &mut Sample,
     ) {
-        let h = &self.hiers[hi];
-        let (reads, every) = (self.reads, self.opts.settings_every.max(1));
+        let (reads, every) = (self.reads, self.opts.memory_stat_every.max(1));
+        let i = self.child_node(child);
+        let h = &mut self.hiers[hi];
         // Walked: what the walk, when it ran, says of a cgroup with an
         // inode. Only a cgroup that needs no descriptor this read is
         // visited without one: the others are opened beneath `dir`, one
         // name looked up, rather than from the root later.
-        let (kept, walked) = match self.nodes.get(child).map(|n| &n.per[hi]) {
-            Some(p) => (
-                p.dir.as_ref().map(|f| f.as_raw_fd()),
-                (p.ino != 0 && !h.rows.is_empty()).then(|| match h.row(p.ino) {
-                    Some(row) if !needs_dir(h, p, row, reads, every) => Walked::Whole,
-                    Some(_) => Walked::NeedsDir,
+        let (kept, walked) = match i.map(|i| &mut self.nodes[i as usize].per[hi]) {
+            Some(p) => {
+                let walked = (p.ino != 0 && h.walked).then(|| match h.find_row(p.ino, p.row) {
+                    Some(r) => {
+                        p.row = r;
+                        match h.row(r) {
+                            Some(row) if !needs_dir(h, p, row, reads, every) => Walked::Whole,
+                            _ => Walked::NeedsDir,
+                        }
+                    }
                     None => Walked::Gone,
-                }),
-            ),
+                });
+                (p.dir.as_ref().map(|f| f.as_raw_fd()), walked)
+            }
             None => (None, None),
         };
-        match (kept, walked) {
+        match (i, kept, walked) {
             // Gone from this hierarchy since the BPF walk's last read of
             // it (or made again under its name: found by the next read).
-            (_, Some(Walked::Gone)) => {}
-            (Some(fd), _) => self.visit(hi, child.clone(), Dir::open(fd), depth + 1, out),
-            (None, Some(Walked::Whole)) => {
-                self.visit(hi, child.clone(), Dir::lazy(), depth + 1, out);
-            }
-            (None, _) => {
+            (_, _, Some(Walked::Gone)) => {}
+            (Some(i), Some(fd), _) => self.visit(hi, i, Dir::open(fd), out),
+            (Some(i), None, Some(Walked::Whole)) => self.visit(hi, i, Dir::lazy(), out),
+            (_, _, _) => {
                 let root = h.root_fd();
-                let parent = match dir.get(root, path) {
+                let parent = match dir.get(root, &self.nodes[parent as usize].path) {
                     Ok(fd) => fd,
                     Err(e) => {
                         if e.raw_os_error() != Some(libc::ENOENT) {
-                            out.error(format!("cgroups: {path}: {e}"));
+                            out.error(format!(
+                                "cgroups: {}: {e}",
+                                self.nodes[parent as usize].path
+                            ));
                         }
                         return;
                     }
                 };
-                let name = child.rsplit('/').next().unwrap_or_default().as_bytes();
-                match sys::dir::open_at(parent, name, libc::O_RDONLY | libc::O_DIRECTORY) {
-                    Ok(fd) => self.visit(hi, child.clone(), Dir::held(fd), depth + 1, out),
+                let name = child.path.rsplit('/').next().unwrap_or_default().as_bytes();
+                let fd = match sys::dir::open_at(parent, name, libc::O_RDONLY | libc::O_DIRECTORY) {
+                    Ok(fd) => fd,
                     // Removed since the listing, or not a directory.
-                    Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {}
-                    Err(e) => out.error(format!("cgroups: {child}: {e}")),
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
+                        return;
+                    }
+                    Err(e) => {
+                        out.error(format!("cgroups: {}: {e}", child.path));
+                        return;
+                    }
+                };
+                let raw = fd.as_raw_fd();
+                match i.or_else(|| {
+                    self.node_of(&child.path, || inode(raw).unwrap_or(0), hi, depth + 1)
+                }) {
+                    Some(i) => self.visit(hi, i, Dir::held(fd), out),
+                    None => out.left_out += 1,
                 }
             }
         }
     }
 
-    /// Lists the children of `path` in hierarchy `hi` when they may have
+    /// Lists the children of node `i` in hierarchy `hi` when they may have
     /// changed (never listed, no watch, or its watch reported a child made
     /// or removed), watching it first; false when it was removed.
-    fn list_children(
-        &mut self,
-        hi: usize,
-        path: &Arc<str>,
-        dir: &mut Dir,
-        depth: u16,
-        out: &mut Sample,
-    ) -> bool {
+    fn list_children(&mut self, hi: usize, i: Ix, dir: &mut Dir, out: &mut Sample) -> bool {
         let root = self.hiers[hi].root_fd();
-        let Some(node) = self.nodes.get_mut(path) else {
-            return false;
-        };
+        let node = &mut self.nodes[i as usize];
+        let (path, depth) = (node.path.clone(), node.depth);
         let p = &mut node.per[hi];
         if p.listed && p.wd >= 0 {
             out.left_out += p.left_out;
             return true;
         }
-        let dir = match dir.get(root, path) {
+        let dir = match dir.get(root, &path) {
             Ok(fd) => fd,
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
                 node.stale = true;
@@ -955,10 +1107,10 @@ impl Reader {
                 names.push(0);
             }
         });
-        let node = self.nodes.get_mut(path);
-        let ok = match (listed, node) {
-            (Ok(()), Some(n)) => {
-                let p = &mut n.per[hi];
+        let node = &mut self.nodes[i as usize];
+        let ok = match listed {
+            Ok(()) => {
+                let p = &mut node.per[hi];
                 p.children.clear();
                 p.left_out = 0;
                 for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
@@ -970,10 +1122,14 @@ impl Reader {
                         p.left_out += 1;
                         continue;
                     }
-                    p.children.push(if depth == 0 {
-                        Arc::from(format!("/{s}"))
-                    } else {
-                        Arc::from(format!("{path}/{s}"))
+                    p.children.push(Child {
+                        path: if depth == 0 {
+                            Arc::from(format!("/{s}"))
+                        } else {
+                            Arc::from(format!("{path}/{s}"))
+                        },
+                        node: Ix::MAX,
+                        era: 0,
                     });
                 }
                 p.listed = true;
@@ -981,15 +1137,14 @@ impl Reader {
                 true
             }
             // Removed since it was opened.
-            (Err(e), Some(n)) if e.raw_os_error() == Some(libc::ENOENT) => {
-                n.stale = true;
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                node.stale = true;
                 false
             }
-            (Err(e), _) => {
+            Err(e) => {
                 out.error(format!("cgroups: listing {path}: {e}"));
                 true
             }
-            (Ok(()), None) => false,
         };
         self.names[level] = names;
         ok
@@ -1021,7 +1176,7 @@ impl Reader {
                 let (wd, mask, len) = (word(0) as i32, word(4), word(12) as usize);
                 off += 16 + len;
                 if mask & libc::IN_Q_OVERFLOW != 0 {
-                    for node in self.nodes.values_mut() {
+                    for node in &mut self.nodes {
                         for p in &mut node.per {
                             p.listed = false;
                         }
@@ -1034,7 +1189,8 @@ impl Reader {
                 if mask & libc::IN_IGNORED != 0 {
                     self.watches.remove(&wd);
                 }
-                if let Some(p) = self.nodes.get_mut(&path).map(|n| &mut n.per[hi]) {
+                if let Some(i) = self.by_path.get(&path) {
+                    let p = &mut self.nodes[*i as usize].per[hi];
                     p.listed = false;
                     if mask & libc::IN_IGNORED != 0 {
                         p.wd = -1;
@@ -1044,17 +1200,23 @@ impl Reader {
         }
     }
 
-    /// Reads the files of hierarchy `hi` beneath `dir` into the node's
-    /// figures, taking what the BPF walk gives from its row; false when
-    /// the cgroup was removed.
-    fn read_files(&mut self, hi: usize, path: &Arc<str>, dir: &mut Dir, out: &mut Sample) -> bool {
+    /// Reads the files of hierarchy `hi` beneath `dir` into node `i`'s
+    /// figures, taking what the BPF walk gives from its row `row`; false
+    /// when the cgroup was removed.
+    fn read_files(
+        &mut self,
+        hi: usize,
+        i: Ix,
+        row: Option<u32>,
+        dir: &mut Dir,
+        out: &mut Sample,
+    ) -> bool {
         let reads = self.reads;
         let keep_open = self.opts.keep_open;
         let max_fds = self.opts.max_fds;
         let every = self.opts.settings_every.max(1);
-        let Some(node) = self.nodes.get_mut(path) else {
-            return false;
-        };
+        let stat_every = self.opts.memory_stat_every.max(1);
+        let node = &mut self.nodes[i as usize];
         if node.read != reads {
             node.carried.clone_from(&node.figures);
             if node.settings_at == 0 || reads - node.settings_at >= every {
@@ -1069,8 +1231,9 @@ impl Reader {
         let settings_due = node.settings_at == reads;
         let hier = &self.hiers[hi];
         let root = hier.root_fd();
+        let row = row.and_then(|r| hier.row(r));
+        let path = &node.path;
         let p = &mut node.per[hi];
-        let row = hier.row(p.ino);
         p.seen = reads;
         if p.retry_absent(reads) {
             p.absent = 0;
@@ -1101,7 +1264,7 @@ impl Reader {
                     continue;
                 }
                 if given == Given::MemoryStat {
-                    if !memory_stat_due(r, p, reads, every) {
+                    if !memory_stat_due(r, p, reads, stat_every) {
                         for k in file.keys {
                             if let Some(v) = node.carried.get(k.1) {
                                 node.figures.set(k.1, v);
@@ -1233,4 +1396,38 @@ fn inode(fd: RawFd) -> Option<u64> {
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: fd is open; st is valid for writing.
     (unsafe { libc::fstat(fd, &mut st) } == 0).then_some(st.st_ino)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::turn;
+
+    /// Every cgroup has one turn in any `every` reads running, and each read
+    /// takes about its share of them, also for inodes the kernel numbers
+    /// with a stride (a directory and its files).
+    #[test]
+    fn turns_come_once_per_period_and_spread_over_its_reads() {
+        for stride in [1u64, 2, 6, 30, 31, 64] {
+            let inos: Vec<u64> = (0..10_000).map(|i| 5_000 + i * stride).collect();
+            for every in [6u64, 30] {
+                for start in [1u64, 17] {
+                    let mut per_read = vec![0usize; every as usize];
+                    for ino in &inos {
+                        let turns: Vec<u64> = (start..start + every)
+                            .filter(|r| turn(*ino, *r, every))
+                            .collect();
+                        assert_eq!(turns.len(), 1, "ino {ino} every {every}");
+                        per_read[(turns[0] - start) as usize] += 1;
+                    }
+                    let share = inos.len() / every as usize;
+                    assert!(
+                        per_read
+                            .iter()
+                            .all(|n| *n > share / 2 && *n < share * 3 / 2),
+                        "stride {stride} every {every}: {per_read:?}"
+                    );
+                }
+            }
+        }
+    }
 }

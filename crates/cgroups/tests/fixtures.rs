@@ -328,3 +328,62 @@ fn settings_are_read_at_first_and_then_every_few_reads() {
     r.read(&mut s);
     assert_eq!(get(&s, sys, MemoryMaxBytes), Some(2_097_152));
 }
+
+/// Cgroups removed and made between reads, some under the paths of those
+/// removed (their places in the reader are taken again): each read gives
+/// what a reader made for it alone gives, in path order.
+#[test]
+fn cgroups_made_and_removed_between_reads_read_as_a_new_reader_reads_them() {
+    let t = fixtures::Tree::copy_of("cgroup-v2");
+    let slice = t.sys_root().join("fs/cgroup/system.slice");
+    let mut r = Reader::new(Options::new(&t.proc_root(), &t.sys_root())).unwrap();
+    let mut s = Sample::default();
+    let same_as_new = |s: &Sample| {
+        let fresh = read_tree(&t);
+        let rows = |s: &Sample| {
+            s.cgroups
+                .iter()
+                .map(|c| (c.path.to_string(), c.depth, c.figures.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(rows(s), rows(&fresh));
+        assert!(s.cgroups.windows(2).all(|w| w[0].path < w[1].path));
+    };
+    r.read(&mut s);
+    same_as_new(&s);
+    let make = |name: &str, bytes: u64| {
+        let d = slice.join(name);
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("cgroup.procs"), "").unwrap();
+        std::fs::write(d.join("memory.current"), format!("{bytes}\n")).unwrap();
+    };
+    for round in 0..3u64 {
+        std::fs::remove_dir_all(slice.join("cron.service")).unwrap();
+        r.read(&mut s);
+        same_as_new(&s);
+        assert!(s.cgroups.iter().all(|c| !c.path.contains("cron")));
+        make("cron.service", 4096 * (round + 1));
+        make(&format!("new{round}.service"), 8192);
+        r.read(&mut s);
+        same_as_new(&s);
+        assert_eq!(
+            get(&s, "/system.slice/cron.service", MemoryBytes),
+            Some(4096 * (round + 1))
+        );
+        assert_eq!(
+            get(
+                &s,
+                &format!("/system.slice/new{round}.service"),
+                MemoryBytes
+            ),
+            Some(8192)
+        );
+    }
+}
+
+fn read_tree(t: &fixtures::Tree) -> Sample {
+    let mut r = Reader::new(Options::new(&t.proc_root(), &t.sys_root())).unwrap();
+    let mut s = Sample::default();
+    r.read(&mut s);
+    s
+}

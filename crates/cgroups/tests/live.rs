@@ -735,8 +735,8 @@ fn an_idle_cgroups_memory_stat_is_carried_between_the_reads_that_skip_it() {
     let mut r = reader(&["v1:memory.usage_in_bytes", "v1:memory.stat"]);
     let mut s = Sample::default();
     // The first read reads the file; the next ones carry its figures
-    // (nothing moved: no task, the same charge) until the sixth.
-    for i in 0..cgroups::SETTINGS_EVERY + 2 {
+    // (nothing moved: no task, the same charge) until its turn comes.
+    for i in 0..cgroups::MEMORY_STAT_EVERY + 2 {
         r.read(&mut s);
         assert_eq!(s.errors, 0, "{:?}", s.first_error);
         let got = figure(&s, &path, MemoryShmemBytes);
