@@ -21,6 +21,16 @@
 //!   rounded up, is not worth a decision: it waits for the configured
 //!   interval to fit).
 //!
+//! - **A source's cap** ([`cap`]): a source may take at most its cap's
+//!   part of the budget, whatever the others leave (the cgroups a fifth:
+//!   on a host of tens of thousands of cgroups their walk would otherwise
+//!   take all the others leave). One over its cap is slowed to the
+//!   smallest multiple of its configured interval at which half again its
+//!   cost fits the cap (never beyond its max age), even when everything
+//!   fits the budget; it counts for no more than its cap when the budget
+//!   is shared, and is restored only to an interval at which half again
+//!   its cost fits its cap.
+//!
 //! So a cost must rise by half before a slowed source is slowed again, and
 //! fall by a third before it is restored; and a source's interval changes
 //! at most once per hold (a minute; doubled each time a restored source
@@ -61,6 +71,17 @@ pub fn weight(s: AgentSource) -> u32 {
         AgentSource::Cgroups => 2,
         AgentSource::System(Source::Interrupts) => 2,
         AgentSource::System(_) => 1,
+    }
+}
+
+/// The most of the budget a source may take, whatever the others leave:
+/// the cgroups a fifth (a walk of tens of thousands of cgroups would
+/// otherwise take all the others leave, and the agent sit at its budget
+/// on such a host), the others all of it.
+pub fn cap(s: AgentSource) -> f64 {
+    match s {
+        AgentSource::Cgroups => 0.2,
+        _ => 1.0,
     }
 }
 
@@ -158,6 +179,8 @@ impl Hold {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Entry {
     pub weight: u32,
+    /// The most of the budget it may take ([`cap`]: 1 for all of it).
+    pub cap: f64,
     /// The configured interval and max age.
     pub base: Duration,
     pub max_age: Duration,
@@ -180,6 +203,12 @@ impl Entry {
         self.track.is_final(self.interval)
     }
 
+    /// Its share at water level `level` of a budget of `budget_ns_per_s`:
+    /// its part by weight, never past its cap.
+    fn share(&self, level: f64, budget_ns_per_s: f64) -> f64 {
+        (level * f64::from(self.weight)).min(budget_ns_per_s * self.cap)
+    }
+
     /// ns of CPU per second at interval `every`.
     fn spend(&self, every: Duration) -> f64 {
         self.track.cost_ns / every.as_secs_f64().max(1e-9)
@@ -196,6 +225,21 @@ impl Entry {
         }
         let k = k.ceil().min(f64::from(u32::MAX)) as u32;
         self.base.saturating_mul(k).min(self.max_age).max(self.base)
+    }
+
+    /// How long a slow of this source decided at `now_mono_ns` holds:
+    /// slowed again after a restore, the next restore waits twice as long;
+    /// steps of one slow keep its hold.
+    fn slow_hold(&self, now_mono_ns: u64) -> Duration {
+        let h = self.track.hold;
+        let since = now_mono_ns.saturating_sub(h.changed_mono_ns);
+        if h.restored && since < HOLD_MAX.as_nanos() as u64 {
+            (h.hold * 2).clamp(HOLD_MIN, HOLD_MAX)
+        } else if !h.restored && h.holds(now_mono_ns) {
+            h.hold
+        } else {
+            HOLD_MIN
+        }
     }
 
     /// Moves this source (entry `index`) to interval `to` at `now_mono_ns`,
@@ -239,6 +283,9 @@ pub enum Why {
     /// Restored: everything, with half again its cost, costs `total` ns
     /// per second at the new intervals, within the budget.
     Fits { total_ns_per_s: f64 },
+    /// This source alone would have cost more than its cap
+    /// (`share` ns per second: [`cap`] of the budget).
+    Capped { share_ns_per_s: f64 },
 }
 
 /// One interval the budget changed.
@@ -292,6 +339,15 @@ impl Change {
                 us(total_ns_per_s),
                 us(share_ns_per_s),
             ),
+            Why::Capped { share_ns_per_s } => format!(
+                "{key}: slowed from every {} to {to} for at least {}, never beyond its max age of {}: {:.0} us per read at every {}, over this source's cap of {:.0} us/s (of the overhead budget of {budget:.0} us/s, {pct}% of a CPU)",
+                fmt(from),
+                fmt(self.hold),
+                fmt(max_age),
+                us(self.cost_ns),
+                fmt(self.from),
+                us(share_ns_per_s),
+            ),
             Why::Fits { total_ns_per_s } => format!(
                 "{key}: restored from every {} to {to}: {:.0} us per read; all sources with half again their cost would take {:.0} us/s, within the overhead budget of {budget:.0} us/s ({pct}% of a CPU)",
                 fmt(self.from),
@@ -315,6 +371,24 @@ pub fn plan(budget_ns_per_s: f64, entries: &mut [Entry], now_mono_ns: u64) -> Ve
     if budget_ns_per_s <= 0.0 {
         return changes;
     }
+    // A source over its cap is slowed to fit it whatever the others
+    // spend (one whose decision holds, only past the hold's tolerance).
+    for (i, e) in entries.iter_mut().enumerate() {
+        let cap = budget_ns_per_s * e.cap;
+        let held = e.settled() && e.track.hold.holds(now_mono_ns);
+        let over = e.spend(e.interval) > cap * if held { HOLD_TOLERANCE } else { 1.0 };
+        if e.cap >= 1.0 || !e.measured() || !over {
+            continue;
+        }
+        let to = e.interval.max(e.fit(cap));
+        if to != e.interval {
+            let why = Why::Capped {
+                share_ns_per_s: cap,
+            };
+            let hold = e.slow_hold(now_mono_ns);
+            changes.push(e.set(i, to, why, hold, now_mono_ns));
+        }
+    }
     let spent: f64 = entries.iter().map(|e| e.spend(e.interval)).sum();
     if spent > budget_ns_per_s {
         // Each source's fair share: water-filling over the sources read
@@ -327,7 +401,7 @@ pub fn plan(budget_ns_per_s: f64, entries: &mut [Entry], now_mono_ns: u64) -> Ve
         let wants: Vec<(u32, f64)> = entries
             .iter()
             .filter(|e| e.measured())
-            .map(|e| (e.weight, e.spend(e.base)))
+            .map(|e| (e.weight, e.spend(e.base).min(budget_ns_per_s * e.cap)))
             .collect();
         let level = water_level((budget_ns_per_s - kept).max(0.0), &wants);
         // Those over their share whose last decision no longer holds or is
@@ -342,7 +416,7 @@ pub fn plan(budget_ns_per_s: f64, entries: &mut [Entry], now_mono_ns: u64) -> Ve
                     let moves = e.measured()
                         && (held_too || !e.settled() || !e.track.hold.holds(now_mono_ns));
                     match moves {
-                        true => e.interval.max(e.fit(level * f64::from(e.weight))),
+                        true => e.interval.max(e.fit(e.share(level, budget_ns_per_s))),
                         false => e.interval,
                     }
                 })
@@ -356,20 +430,10 @@ pub fn plan(budget_ns_per_s: f64, entries: &mut [Entry], now_mono_ns: u64) -> Ve
             if next[i] == e.interval {
                 continue;
             }
-            // Slowed again after a restore: the next restore waits twice as
-            // long. Steps of one slow keep its hold.
-            let h = e.track.hold;
-            let since = now_mono_ns.saturating_sub(h.changed_mono_ns);
-            let hold = if h.restored && since < HOLD_MAX.as_nanos() as u64 {
-                (h.hold * 2).clamp(HOLD_MIN, HOLD_MAX)
-            } else if !h.restored && h.holds(now_mono_ns) {
-                h.hold
-            } else {
-                HOLD_MIN
-            };
+            let hold = e.slow_hold(now_mono_ns);
             let why = Why::Over {
                 total_ns_per_s: spent,
-                share_ns_per_s: level * f64::from(e.weight),
+                share_ns_per_s: e.share(level, budget_ns_per_s),
             };
             changes.push(e.set(i, next[i], why, hold, now_mono_ns));
         }
@@ -396,7 +460,10 @@ pub fn plan(budget_ns_per_s: f64, entries: &mut [Entry], now_mono_ns: u64) -> Ve
         let fits = (1..)
             .map(|k| e.base.saturating_mul(k))
             .take_while(|&to| to == e.base || to <= e.interval / 2)
-            .find(|&to| (others + e.spend(to)) * HEADROOM <= budget_ns_per_s);
+            .find(|&to| {
+                (others + e.spend(to)) * HEADROOM <= budget_ns_per_s
+                    && (e.cap >= 1.0 || e.spend(to) * HEADROOM <= budget_ns_per_s * e.cap)
+            });
         let Some(to) = fits else {
             continue;
         };
@@ -472,6 +539,7 @@ pub fn rebudget(stats: &mut [SourceStats], config: &Config, now_mono_ns: u64) ->
             let c = config.source(s);
             Entry {
                 weight: weight(s),
+                cap: cap(s),
                 base: c.interval,
                 max_age: c.max_age,
                 interval: st.interval,
@@ -531,6 +599,7 @@ mod tests {
     fn entry(weight: u32, base: Duration, cost_ns: f64) -> Entry {
         let mut e = Entry {
             weight,
+            cap: 1.0,
             base,
             max_age: base * 5,
             interval: base,
@@ -652,7 +721,7 @@ mod tests {
             .iter()
             .map(|c| match c.why {
                 Why::Over { share_ns_per_s, .. } => share_ns_per_s,
-                Why::Fits { .. } => 0.0,
+                Why::Fits { .. } | Why::Capped { .. } => 0.0,
             })
             .collect();
         assert_eq!(shares, [2.5e6, 2.5e6, 5e6]);
@@ -662,6 +731,72 @@ mod tests {
         assert!(e.iter().map(|e| e.spend(e.interval)).sum::<f64>() <= BUDGET);
         assert_eq!(weight(AgentSource::Processes), 4);
         assert_eq!(weight(AgentSource::System(Source::Interrupts)), 2);
+    }
+
+    #[test]
+    fn a_source_past_its_cap_is_slowed_to_it_even_within_the_budget() {
+        // Capped at a fifth (2 ms/s), 60 ms a read every 10 s is 6 ms/s:
+        // within the 10 ms/s budget with a 1 ms/s neighbour, yet slowed to
+        // the first multiple at which 90 ms a read fits 2 ms/s: 50 s.
+        let mut e = [entry(1, S, 1e6), entry(2, 10 * S, 60e6)];
+        e[1].cap = 0.2;
+        e[1].max_age = 60 * S;
+        let c = plan(BUDGET, &mut e, SEC);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(
+            c[0].why,
+            Why::Capped {
+                share_ns_per_s: 2e6
+            }
+        );
+        assert_eq!((e[0].interval, e[1].interval), (S, 50 * S));
+        let line = c[0].describe("cgroups", 10 * S, 10 * S, 60 * S, 1.0);
+        assert!(line.contains("cap of 2000 us/s"), "{line}");
+        // Never beyond its max age.
+        let mut e = [entry(2, 10 * S, 60e6)];
+        e[0].cap = 0.2;
+        plan(BUDGET, &mut e, SEC);
+        assert_eq!(e[0].interval, 50 * S);
+        // Its cost falls to 20 ms: after its hold, back to 20 s (30 ms fits
+        // 2 ms/s at 15 s; 20 s is the first multiple), not to 10 s.
+        let mut e = [entry(2, 10 * S, 60e6)];
+        e[0].cap = 0.2;
+        e[0].max_age = 60 * S;
+        plan(BUDGET, &mut e, SEC);
+        settle(&mut e[0], 20e6);
+        let later = SEC + HOLD_MIN.as_nanos() as u64;
+        let c = plan(BUDGET, &mut e, later);
+        assert_eq!(e[0].interval, 20 * S, "{c:?}");
+        // Uncapped, the same source stays at 10 s: 6 ms/s fits.
+        let mut e = [entry(1, S, 1e6), entry(2, 10 * S, 60e6)];
+        assert!(plan(BUDGET, &mut e, SEC).is_empty());
+    }
+
+    #[test]
+    fn a_capped_source_counts_for_its_cap_when_the_budget_is_shared() {
+        // Over the budget: a (weight 1, 9 ms/s) and b (weight 2, 12 ms/s,
+        // capped at 2 ms/s). b wants no more than 2 ms/s, so a gets the 8
+        // ms/s left rather than a third of 10.
+        let mut e = [entry(1, S, 9e6), entry(2, S, 12e6)];
+        e[1].cap = 0.2;
+        e[1].max_age = 20 * S;
+        let c = plan(BUDGET, &mut e, SEC);
+        let share = |i: usize| {
+            c.iter()
+                .find(|c| c.index == i)
+                .map(|c| match c.why {
+                    Why::Over { share_ns_per_s, .. } | Why::Capped { share_ns_per_s } => {
+                        share_ns_per_s
+                    }
+                    Why::Fits { .. } => 0.0,
+                })
+                .unwrap()
+        };
+        assert_eq!(share(1), 2e6);
+        assert!(share(0) >= 8e6 - 1.0, "{c:?}");
+        assert!(e.iter().map(|e| e.spend(e.interval)).sum::<f64>() <= BUDGET);
+        assert_eq!(cap(AgentSource::Cgroups), 0.2);
+        assert_eq!(cap(AgentSource::Processes), 1.0);
     }
 
     #[test]

@@ -937,7 +937,7 @@ impl Agent {
             self.schedule
                 .set(s.index(), Some((c.to.as_nanos() as u64, slack)), now);
             match c.why {
-                budget::Why::Over { .. } => {
+                budget::Why::Over { .. } | budget::Why::Capped { .. } => {
                     let pending = &mut self.unsaid[s.index()];
                     let from = pending.map_or(c.from, |(from, _)| from);
                     *pending = Some((from, c));
