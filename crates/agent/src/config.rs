@@ -79,10 +79,10 @@ impl AgentSource {
     }
 
     /// Sources read only when the configuration or a flag enables them
-    /// (the registry's `opt_in` column; the cgroups, until a walk of
-    /// thousands of them costs less than the overhead budget: at 10,000 a
-    /// walk takes over a second, and the budget then slows every other
-    /// source to its max age).
+    /// (the registry's `opt_in` column; the cgroups: their walk loads a
+    /// BPF program per hierarchy at the agent's start, half a second of
+    /// CPU, that every agent would pay whether or not its cgroups are
+    /// looked at).
     pub fn opt_in(self) -> bool {
         match self {
             AgentSource::System(s) => s.info().opt_in,
