@@ -206,7 +206,12 @@ impl Entry {
     /// Its share at water level `level` of a budget of `budget_ns_per_s`:
     /// its part by weight, never past its cap.
     fn share(&self, level: f64, budget_ns_per_s: f64) -> f64 {
-        (level * f64::from(self.weight)).min(budget_ns_per_s * self.cap)
+        (level * f64::from(self.weight)).min(self.cap_ns(budget_ns_per_s))
+    }
+
+    /// Its cap in ns of CPU per second under a budget of `budget_ns_per_s`.
+    fn cap_ns(&self, budget_ns_per_s: f64) -> f64 {
+        budget_ns_per_s * self.cap
     }
 
     /// ns of CPU per second at interval `every`.
@@ -374,7 +379,7 @@ pub fn plan(budget_ns_per_s: f64, entries: &mut [Entry], now_mono_ns: u64) -> Ve
     // A source over its cap is slowed to fit it whatever the others
     // spend (one whose decision holds, only past the hold's tolerance).
     for (i, e) in entries.iter_mut().enumerate() {
-        let cap = budget_ns_per_s * e.cap;
+        let cap = e.cap_ns(budget_ns_per_s);
         let held = e.settled() && e.track.hold.holds(now_mono_ns);
         let over = e.spend(e.interval) > cap * if held { HOLD_TOLERANCE } else { 1.0 };
         if e.cap >= 1.0 || !e.measured() || !over {
@@ -401,7 +406,7 @@ pub fn plan(budget_ns_per_s: f64, entries: &mut [Entry], now_mono_ns: u64) -> Ve
         let wants: Vec<(u32, f64)> = entries
             .iter()
             .filter(|e| e.measured())
-            .map(|e| (e.weight, e.spend(e.base).min(budget_ns_per_s * e.cap)))
+            .map(|e| (e.weight, e.spend(e.base).min(e.cap_ns(budget_ns_per_s))))
             .collect();
         let level = water_level((budget_ns_per_s - kept).max(0.0), &wants);
         // Those over their share whose last decision no longer holds or is
@@ -462,7 +467,7 @@ pub fn plan(budget_ns_per_s: f64, entries: &mut [Entry], now_mono_ns: u64) -> Ve
             .take_while(|&to| to == e.base || to <= e.interval / 2)
             .find(|&to| {
                 (others + e.spend(to)) * HEADROOM <= budget_ns_per_s
-                    && (e.cap >= 1.0 || e.spend(to) * HEADROOM <= budget_ns_per_s * e.cap)
+                    && e.spend(to) * HEADROOM <= e.cap_ns(budget_ns_per_s)
             });
         let Some(to) = fits else {
             continue;
