@@ -276,7 +276,13 @@ impl Agent {
             w.begin(false);
             w.wait();
         }
+        // The start-up read serves every instant due by the time it began
+        // (apply scheduled them before the store, the view and the walk
+        // were set up): no second read of everything at once after it,
+        // with rates over a few milliseconds.
+        let began = agent.anchor.now(mono_ns());
         agent.read(all & !cg, 0);
+        agent.schedule.advance(all, began);
         agent.started = true;
         // Loading BPF parses the kernel's BTF (megabytes, freed by now):
         // hand the freed heap back so it does not count as resident.
