@@ -53,7 +53,10 @@ const BPF_ITER_CREATE: libc::c_long = 33;
 const BPF_TRACE_ITER: u32 = 28;
 const BPF_CGROUP_ITER_DESCENDANTS_PRE: u32 = 2;
 
-/// The loaded program, its link to the hierarchy's root, its mapped rows.
+/// The loaded program and its mapped rows, one for every hierarchy: each
+/// is walked through a [`Link`] of its own, one after the other, each run
+/// writing its rows from the first (the kernel verifies and the loader
+/// relocates the program once, not once a hierarchy).
 pub struct BpfWalk {
     rows: Mapped,
     out: Mapped,
@@ -61,19 +64,35 @@ pub struct BpfWalk {
     /// of them, those `/sys/devices/system/cpu/possible` lists.
     cpus: u32,
     possible: u64,
-    mode: u64,
     capacity: u32,
     /// Rows the last run wrote.
     last: usize,
-    link: OwnedFd,
     buf: Vec<u8>,
-    // Dropped last: the mappings and the link hold the maps and program.
-    _ebpf: Ebpf,
+    // Dropped last: the mappings hold the maps.
+    ebpf: Ebpf,
 }
 
 // SAFETY: the mappings are this value's alone, only read or written
 // through &self/&mut self, and unmapped on drop.
 unsafe impl Send for BpfWalk {}
+
+/// The walk's link to one hierarchy's root (it holds the program).
+pub struct Link {
+    fd: OwnedFd,
+    mode: u64,
+}
+
+/// How the walk reads the hierarchy mounted at `root`: v2 or v1; an
+/// error when it is no cgroup mount (a tree of files: the fixtures), said
+/// before anything is loaded.
+pub fn mode_of(root: &Path) -> Result<u64, String> {
+    let fs = sys::statfs(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    match fs.f_type {
+        libc::CGROUP2_SUPER_MAGIC => Ok(QS_CG_MODE_V2),
+        libc::CGROUP_SUPER_MAGIC => Ok(0),
+        _ => Err(format!("{} is not a cgroup mount", root.display())),
+    }
+}
 
 /// What one run of the walk wrote.
 pub struct Rows<'a> {
@@ -119,9 +138,9 @@ pub fn capacity_for(cgroups: usize) -> u32 {
     n.max(QS_CG_MIN_ROWS as u32)
 }
 
-/// The running kernel's BTF, parsed when a walk is first loaded and
-/// shared by the loads that follow (a parse takes tens of megabytes for a
-/// moment: once for every hierarchy, not once each).
+/// The running kernel's BTF, parsed when the walk is first loaded in a
+/// read and shared by a load that follows (the walk loaded again, larger):
+/// a parse takes tens of megabytes for a moment.
 #[derive(Default)]
 pub struct KernelBtf(Option<Result<Btf, String>>);
 
@@ -138,17 +157,8 @@ impl KernelBtf {
 }
 
 impl BpfWalk {
-    /// Loads the walk for the hierarchy (v2 or v1) mounted at `root`,
-    /// with room for `capacity` cgroups.
-    pub fn load(root: &Path, capacity: u32, btf: &mut KernelBtf) -> Result<BpfWalk, String> {
-        // A tree of files (fixtures) is no hierarchy to walk: said before
-        // the kernel's BTF is parsed.
-        let fs = sys::statfs(root).map_err(|e| format!("{}: {e}", root.display()))?;
-        let mode = match fs.f_type {
-            libc::CGROUP2_SUPER_MAGIC => QS_CG_MODE_V2,
-            libc::CGROUP_SUPER_MAGIC => 0,
-            _ => return Err(format!("{} is not a cgroup mount", root.display())),
-        };
+    /// Loads the walk with room for `capacity` cgroups a hierarchy.
+    pub fn load(capacity: u32, btf: &mut KernelBtf) -> Result<BpfWalk, String> {
         let possible = possible_cpus()?;
         let cpus = possible.cpus().last().map_or(1, |c| c + 1);
         let btf = btf.get()?;
@@ -169,22 +179,6 @@ impl BpfWalk {
             .map_err(|e: aya::programs::ProgramError| chain(&e))?;
         load_retrying(|| prog.load("cgroup", btf))
             .map_err(|e| format!("verifying the cgroup walk: {}", chain(&e)))?;
-        let prog_fd = prog.fd().map_err(|e| chain(&e))?.as_fd().as_raw_fd();
-        let dir = sys::dir::open_dir(root).map_err(|e| format!("{}: {e}", root.display()))?;
-        // union bpf_iter_link_info's cgroup member: order, cgroup_fd.
-        let info: [u64; 2] = [
-            u64::from(BPF_CGROUP_ITER_DESCENDANTS_PRE) | (dir.as_raw_fd() as u64) << 32,
-            0,
-        ];
-        // BPF_LINK_CREATE: prog_fd, target_fd, attach_type, flags, then
-        // iter_info and iter_info_len.
-        let mut attr = [0u64; 16];
-        attr[0] = prog_fd as u32 as u64;
-        attr[1] = u64::from(BPF_TRACE_ITER);
-        attr[2] = info.as_ptr() as u64;
-        attr[3] = size_of::<[u64; 2]>() as u64;
-        let link = bpf(BPF_LINK_CREATE, &mut attr)
-            .map_err(|e| format!("linking the cgroup walk to {}: {e}", root.display()))?;
         let map = |name: &'static str, entries: usize, size: usize, writable: bool| {
             let m = ebpf
                 .map(name)
@@ -218,13 +212,39 @@ impl BpfWalk {
             out,
             cpus,
             possible: possible.len() as u64,
-            mode,
             capacity,
             last: 0,
-            link,
             buf: vec![0; 4096],
-            _ebpf: ebpf,
+            ebpf,
         })
+    }
+
+    /// Links the walk to the root of the hierarchy mounted at `root`.
+    pub fn link(&self, root: &Path) -> Result<Link, String> {
+        let mode = mode_of(root)?;
+        let prog: &Iter = self
+            .ebpf
+            .program("qs_cgroups")
+            .ok_or("cgroups.bpf.o: no qs_cgroups")?
+            .try_into()
+            .map_err(|e: aya::programs::ProgramError| chain(&e))?;
+        let prog_fd = prog.fd().map_err(|e| chain(&e))?.as_fd().as_raw_fd();
+        let dir = sys::dir::open_dir(root).map_err(|e| format!("{}: {e}", root.display()))?;
+        // union bpf_iter_link_info's cgroup member: order, cgroup_fd.
+        let info: [u64; 2] = [
+            u64::from(BPF_CGROUP_ITER_DESCENDANTS_PRE) | (dir.as_raw_fd() as u64) << 32,
+            0,
+        ];
+        // BPF_LINK_CREATE: prog_fd, target_fd, attach_type, flags, then
+        // iter_info and iter_info_len.
+        let mut attr = [0u64; 16];
+        attr[0] = prog_fd as u32 as u64;
+        attr[1] = u64::from(BPF_TRACE_ITER);
+        attr[2] = info.as_ptr() as u64;
+        attr[3] = size_of::<[u64; 2]>() as u64;
+        let fd = bpf(BPF_LINK_CREATE, &mut attr)
+            .map_err(|e| format!("linking the cgroup walk to {}: {e}", root.display()))?;
+        Ok(Link { fd, mode })
     }
 
     pub fn capacity(&self) -> u32 {
@@ -238,17 +258,18 @@ impl BpfWalk {
         unsafe { self.rows.slice::<QsCgroup>(self.last) }
     }
 
-    /// Walks the hierarchy once.
-    pub fn run(&mut self) -> Result<Rows<'_>, String> {
+    /// Walks the hierarchy of `link` once; its rows replace the last
+    /// run's.
+    pub fn run(&mut self, link: &Link) -> Result<Rows<'_>, String> {
         // SAFETY: qs_cg_out's one value is a QsCgOut, mapped writable; no
         // program runs until the iterator is read below.
         let out = unsafe { &mut self.out.slice_mut::<QsCgOut>(1)[0] };
         out.count = 0;
-        out.mode = self.mode;
+        out.mode = link.mode;
         out.cpus = u64::from(self.cpus);
         out.cpus_found = 0;
         let mut attr = [0u64; 16];
-        attr[0] = self.link.as_raw_fd() as u32 as u64;
+        attr[0] = link.fd.as_raw_fd() as u32 as u64;
         let iter = bpf(BPF_ITER_CREATE, &mut attr)
             .map_err(|e| format!("starting the cgroup walk: {e}"))?;
         let mut file = std::fs::File::from(iter);

@@ -14,7 +14,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::bpf::{BpfWalk, KernelBtf, capacity_for};
+use crate::bpf::{BpfWalk, KernelBtf, Link, capacity_for, mode_of};
 use crate::files::{FILES, Figure, File, Version};
 use crate::parse::{Figures, parse};
 use crate::record::QsCgroup;
@@ -460,11 +460,11 @@ struct Hier {
     info: Hierarchy,
     files: Vec<&'static File>,
     root: Option<OwnedFd>,
-    /// The BPF walk of this hierarchy, once loaded; why it is not used,
-    /// once it failed; the capacity it is loaded with next.
-    bpf: Option<BpfWalk>,
+    /// The BPF walk's link to this hierarchy's root, once made, and the
+    /// load of the walk it was made with ([`Reader::walk_era`]); why the
+    /// walk is not used here, once linking or a run failed.
+    link: Option<(Link, u32)>,
     bpf_off: Option<String>,
-    bpf_capacity: u32,
     /// What the walk gives of each of `files`.
     given: Vec<Given>,
     /// This read's figures come from the walk's last run (its rows in the
@@ -488,9 +488,8 @@ impl Hier {
             info,
             files,
             root: None,
-            bpf: None,
+            link: None,
             bpf_off: None,
-            bpf_capacity: 0,
             walked: false,
             rows: HashMap::default(),
             rows_built: false,
@@ -503,14 +502,13 @@ impl Hier {
         self.root.as_ref().map_or(-1, |f| f.as_raw_fd())
     }
 
-    /// Where the last run of the walk wrote the cgroup with inode `ino`
-    /// here (none: not in it, or the walk did not run), looked for first
-    /// at `hint` (where the read before found it).
-    fn find_row(&mut self, ino: u64, hint: u32) -> Option<u32> {
+    /// Where in `rows`, the walk's run of this hierarchy, the cgroup
+    /// with inode `ino` is (none: not in it, or the walk did not run),
+    /// looked for first at `hint` (where the read before found it).
+    fn find_row(&mut self, rows: &[QsCgroup], ino: u64, hint: u32) -> Option<u32> {
         if !self.walked || ino == 0 {
             return None;
         }
-        let rows = self.bpf.as_ref()?.last();
         if rows
             .get(hint as usize)
             .is_some_and(|r| r.id == ino && r.level > 0)
@@ -530,9 +528,10 @@ impl Hier {
         self.rows.get(&ino).copied()
     }
 
-    /// Row `i` of the last run and its trusted flags.
-    fn row(&self, i: u32) -> Option<(&QsCgroup, u32)> {
-        let r = self.bpf.as_ref()?.last().get(i as usize)?;
+    /// Row `i` of `rows`, the walk's run of this hierarchy, and its
+    /// trusted flags.
+    fn row<'r>(&self, rows: &'r [QsCgroup], i: u32) -> Option<(&'r QsCgroup, u32)> {
+        let r = rows.get(i as usize)?;
         Some((r, r.flags & self.trusted))
     }
 }
@@ -635,6 +634,16 @@ impl Default for PerHier {
 pub struct Reader {
     opts: Options,
     hiers: Vec<Hier>,
+    /// The BPF walk, loaded at the first read that runs it, for every
+    /// hierarchy; why it is not used, once it did not load; the capacity
+    /// it is loaded with next; how many times it was loaded (a hierarchy
+    /// links to each load anew).
+    walk: Option<BpfWalk>,
+    walk_off: Option<String>,
+    walk_capacity: u32,
+    walk_era: u32,
+    /// The hierarchy whose rows the walk's last run wrote.
+    walked_hier: Option<usize>,
     /// Every cgroup in a slot of its own (a read reaches a child from its
     /// parent's listing by index, not by path); the slots of cgroups gone
     /// are `free` for the next ones.
@@ -689,6 +698,11 @@ impl Reader {
         Ok(Reader {
             opts,
             hiers,
+            walk: None,
+            walk_off: None,
+            walk_capacity: 0,
+            walk_era: 0,
+            walked_hier: None,
             nodes: Vec::new(),
             free: Vec::new(),
             by_path: HashMap::default(),
@@ -710,7 +724,17 @@ impl Reader {
     /// when it is asked for and did not load (or failed): the first one's
     /// reason.
     pub fn bpf_off(&self) -> Option<&str> {
-        self.hiers.iter().find_map(|h| h.bpf_off.as_deref())
+        self.walk_off
+            .as_deref()
+            .or_else(|| self.hiers.iter().find_map(|h| h.bpf_off.as_deref()))
+    }
+
+    /// The rows of the walk's last run, when it was of hierarchy `hi`.
+    fn rows_of(walk: &Option<BpfWalk>, walked: Option<usize>, hi: usize) -> &[QsCgroup] {
+        match walk {
+            Some(w) if walked == Some(hi) => w.last(),
+            _ => &[],
+        }
     }
 
     /// The hierarchies whose last read took figures from the BPF walk.
@@ -719,37 +743,67 @@ impl Reader {
     }
 
     /// Runs the BPF walk of hierarchy `hi`, when it is asked for and a
-    /// file it may give is read there; loaded at the first read, again
-    /// larger when it had no room for every cgroup, never again once it
-    /// failed (the files are read then).
+    /// file it may give is read there; the walk is loaded at the first
+    /// read, again larger when it had no room for every cgroup of a
+    /// hierarchy, never again once it did not load; a hierarchy it cannot
+    /// be linked to or run in is read from its files from then on.
     fn run_bpf(&mut self, hi: usize, btf: &mut KernelBtf) {
         let nodes = self.by_path.len();
         let h = &mut self.hiers[hi];
         h.walked = false;
         h.rows_built = false;
-        if !self.opts.bpf || h.bpf_off.is_some() || h.given.iter().all(|g| *g == Given::Nothing) {
+        self.walked_hier = None;
+        if !self.opts.bpf
+            || self.walk_off.is_some()
+            || h.bpf_off.is_some()
+            || h.given.iter().all(|g| *g == Given::Nothing)
+        {
+            return;
+        }
+        // A tree of files (fixtures) is no hierarchy to walk: said before
+        // the walk is loaded and the kernel's BTF parsed.
+        if h.link.is_none()
+            && let Err(e) = mode_of(&h.info.dir)
+        {
+            h.bpf_off = Some(e);
             return;
         }
         // A walk with no room for every cgroup is loaded again, larger,
         // and run again (once: the count it saw is the room it gets).
         for _ in 0..2 {
-            if h.bpf.is_none() {
-                let capacity = h.bpf_capacity.max(capacity_for(nodes));
-                match BpfWalk::load(&h.info.dir, capacity, btf) {
-                    Ok(w) => h.bpf = Some(w),
+            if self.walk.is_none() {
+                let capacity = self.walk_capacity.max(capacity_for(nodes));
+                match BpfWalk::load(capacity, btf) {
+                    Ok(w) => {
+                        self.walk = Some(w);
+                        self.walk_era += 1;
+                    }
                     Err(e) => {
-                        h.bpf_off = Some(format!("{}: {e}", h.info.dir.display()));
+                        self.walk_off = Some(format!("{}: {e}", h.info.dir.display()));
                         return;
                     }
                 }
             }
-            let Some(w) = h.bpf.as_mut() else {
+            let Some(w) = self.walk.as_mut() else {
                 return;
             };
-            match w.run() {
+            if h.link.as_ref().is_none_or(|(_, era)| *era != self.walk_era) {
+                h.link = None;
+                match w.link(&h.info.dir) {
+                    Ok(l) => h.link = Some((l, self.walk_era)),
+                    Err(e) => {
+                        h.bpf_off = Some(e);
+                        return;
+                    }
+                }
+            }
+            let Some((link, _)) = h.link.as_ref() else {
+                return;
+            };
+            match w.run(link) {
                 Ok(r) if r.lost > 0 => {
-                    h.bpf_capacity = capacity_for(r.rows.len() + r.lost as usize);
-                    h.bpf = None;
+                    self.walk_capacity = capacity_for(r.rows.len() + r.lost as usize);
+                    self.walk = None;
                 }
                 Ok(r) => {
                     // Per-CPU sums over some CPUs only are no sums.
@@ -759,10 +813,11 @@ impl Reader {
                         !(QS_CG_CPUACCT as u32)
                     };
                     h.walked = true;
+                    self.walked_hier = Some(hi);
                     return;
                 }
                 Err(e) => {
-                    h.bpf = None;
+                    h.link = None;
                     h.bpf_off = Some(format!("{}: {e}", h.info.dir.display()));
                     return;
                 }
@@ -929,6 +984,7 @@ impl Reader {
     /// Reads node `i` in hierarchy `hi` (its directory `dir`), then its
     /// children.
     fn visit(&mut self, hi: usize, i: Ix, mut dir: Dir, out: &mut Sample) {
+        let rows = Self::rows_of(&self.walk, self.walked_hier, hi);
         let h = &mut self.hiers[hi];
         let (v2, root) = (h.info.v2, h.root_fd());
         let node = &mut self.nodes[i as usize];
@@ -946,7 +1002,7 @@ impl Reader {
         {
             p.ino = inode(fd).unwrap_or(0);
         }
-        let row = h.find_row(p.ino, p.row);
+        let row = h.find_row(rows, p.ino, p.row);
         if let Some(r) = row {
             p.row = r;
         }
@@ -983,6 +1039,7 @@ impl Reader {
     ) {
         let (reads, every) = (self.reads, self.opts.memory_stat_every.max(1));
         let i = self.child_node(child);
+        let rows = Self::rows_of(&self.walk, self.walked_hier, hi);
         let h = &mut self.hiers[hi];
         // Walked: what the walk, when it ran, says of a cgroup with an
         // inode. Only a cgroup that needs no descriptor this read is
@@ -990,16 +1047,17 @@ impl Reader {
         // name looked up, rather than from the root later.
         let (kept, walked) = match i.map(|i| &mut self.nodes[i as usize].per[hi]) {
             Some(p) => {
-                let walked = (p.ino != 0 && h.walked).then(|| match h.find_row(p.ino, p.row) {
-                    Some(r) => {
-                        p.row = r;
-                        match h.row(r) {
-                            Some(row) if !needs_dir(h, p, row, reads, every) => Walked::Whole,
-                            _ => Walked::NeedsDir,
+                let walked =
+                    (p.ino != 0 && h.walked).then(|| match h.find_row(rows, p.ino, p.row) {
+                        Some(r) => {
+                            p.row = r;
+                            match h.row(rows, r) {
+                                Some(row) if !needs_dir(h, p, row, reads, every) => Walked::Whole,
+                                _ => Walked::NeedsDir,
+                            }
                         }
-                    }
-                    None => Walked::Gone,
-                });
+                        None => Walked::Gone,
+                    });
                 (p.dir.as_ref().map(|f| f.as_raw_fd()), walked)
             }
             None => (None, None),
@@ -1231,7 +1289,8 @@ impl Reader {
         let settings_due = node.settings_at == reads;
         let hier = &self.hiers[hi];
         let root = hier.root_fd();
-        let row = row.and_then(|r| hier.row(r));
+        let rows = Self::rows_of(&self.walk, self.walked_hier, hi);
+        let row = row.and_then(|r| hier.row(rows, r));
         let path = &node.path;
         let p = &mut node.per[hi];
         p.seen = reads;

@@ -385,10 +385,22 @@ fn cgroups_removed_and_made_again_while_walked_are_never_an_error() {
 
 #[test]
 fn ten_thousand_cgroups_are_read_each_with_its_figures() {
-    let (mut made, base, mut r) = v2_base("many", &["v2:cpu.stat", "v2:memory.pressure"]);
+    let (mut made, base, mut r) = v2_base(
+        "many",
+        &["v2:cpu.stat", "v2:memory.pressure", "v1:pids.current"],
+    );
+    // A v1 cgroup with one task, walked by the same program: loaded again
+    // larger once the v2 cgroups outgrow its rows, it is linked again to
+    // this hierarchy too (a link to the walk before would fill rows no
+    // longer read: the cgroup would be missing).
+    let h = machine();
+    let pids = hierarchy(&h, "pids");
+    let name = base.file_name().unwrap().to_str().unwrap().to_string();
+    run_in(&mut made, &[pids], &name, "exec sleep 600");
     // Read once before they are made: they are found through the watches.
     let mut s = Sample::default();
     r.read(&mut s);
+    assert_eq!(r.bpf_used(), 2, "{:?}", r.bpf_off());
     for i in 0..100 {
         let d = base.join(format!("s{i}"));
         std::fs::create_dir(&d).unwrap();
@@ -409,6 +421,9 @@ fn ten_thousand_cgroups_are_read_each_with_its_figures() {
             .filter(|c| c.path.starts_with(&prefix))
             .collect();
         assert_eq!(ours.len(), 10_000, "round {round}");
+        assert_eq!(r.bpf_off(), None, "round {round}");
+        assert_eq!(r.bpf_used(), 2, "round {round}");
+        assert_eq!(figure(&s, &format!("/{name}"), Pids), 1, "round {round}");
         for c in &ours {
             assert_eq!(c.figures.get(CpuUsageNs), Some(0), "{}", c.path);
             assert_eq!(c.figures.get(MemorySomeUs), Some(0), "{}", c.path);

@@ -1637,10 +1637,16 @@ fn the_agent_serves_this_machines_cgroups() {
         value(&first, "quietstat_source_up{source=\"cgroups\"}"),
         Some(1.0)
     );
-    // Off by default: a walk of thousands of cgroups costs more than the
-    // overhead budget.
+    // Served by default; not once the source is turned off.
     let plain = agent("", &[]);
     let body = get(plain.addr, "/metrics", None).body;
+    assert!(
+        value(&body, cpu).is_some()
+            && value(&body, "quietstat_source_up{source=\"cgroups\"}") == Some(1.0),
+        "{body}"
+    );
+    let off = agent("[sources.cgroups]\nenabled = false\n", &[]);
+    let body = get(off.addr, "/metrics", None).body;
     assert!(
         !body.contains("container_cpu_usage_seconds_total"),
         "{body}"
