@@ -737,9 +737,14 @@ impl Reader {
         }
     }
 
-    /// The hierarchies whose last read took figures from the BPF walk.
+    /// How many hierarchies the last read took figures from the BPF walk.
     pub fn bpf_used(&self) -> usize {
-        self.hiers.iter().filter(|h| h.walked).count()
+        self.walked().count()
+    }
+
+    /// The hierarchies whose last read took figures from the BPF walk.
+    pub fn walked(&self) -> impl Iterator<Item = &Hierarchy> {
+        self.hiers.iter().filter(|h| h.walked).map(|h| &h.info)
     }
 
     /// Runs the BPF walk of hierarchy `hi`, when it is asked for and a
