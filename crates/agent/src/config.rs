@@ -80,7 +80,7 @@ impl AgentSource {
 
     /// Sources read only when the configuration or a flag enables them
     /// (the registry's `opt_in` column). The cgroups are read by default:
-    /// their walk is loaded once at the agent's start (50 ms of CPU here)
+    /// their walk is loaded once at the agent's start (60 ms of CPU here)
     /// and capped at a fifth of the overhead budget at any scale.
     pub fn opt_in(self) -> bool {
         match self {

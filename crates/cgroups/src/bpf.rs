@@ -82,6 +82,13 @@ pub struct Link {
     mode: u64,
 }
 
+impl Link {
+    /// How the walk reads its hierarchy ([`mode_of`]).
+    pub fn mode(&self) -> u64 {
+        self.mode
+    }
+}
+
 /// How the walk reads the hierarchy mounted at `root`: v2 or v1; an
 /// error when it is no cgroup mount (a tree of files: the fixtures), said
 /// before anything is loaded.
@@ -219,9 +226,9 @@ impl BpfWalk {
         })
     }
 
-    /// Links the walk to the root of the hierarchy mounted at `root`.
-    pub fn link(&self, root: &Path) -> Result<Link, String> {
-        let mode = mode_of(root)?;
+    /// Links the walk to the root of the hierarchy mounted at `root`,
+    /// read as `mode` says ([`mode_of`]).
+    pub fn link(&self, root: &Path, mode: u64) -> Result<Link, String> {
         let prog: &Iter = self
             .ebpf
             .program("qs_cgroups")

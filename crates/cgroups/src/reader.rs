@@ -767,12 +767,16 @@ impl Reader {
         }
         // A tree of files (fixtures) is no hierarchy to walk: said before
         // the walk is loaded and the kernel's BTF parsed.
-        if h.link.is_none()
-            && let Err(e) = mode_of(&h.info.dir)
-        {
-            h.bpf_off = Some(e);
-            return;
-        }
+        let mode = match &h.link {
+            Some((l, _)) => l.mode(),
+            None => match mode_of(&h.info.dir) {
+                Ok(m) => m,
+                Err(e) => {
+                    h.bpf_off = Some(e);
+                    return;
+                }
+            },
+        };
         // A walk with no room for every cgroup is loaded again, larger,
         // and run again (once: the count it saw is the room it gets).
         for _ in 0..2 {
@@ -794,7 +798,7 @@ impl Reader {
             };
             if h.link.as_ref().is_none_or(|(_, era)| *era != self.walk_era) {
                 h.link = None;
-                match w.link(&h.info.dir) {
+                match w.link(&h.info.dir, mode) {
                     Ok(l) => h.link = Some((l, self.walk_era)),
                     Err(e) => {
                         h.bpf_off = Some(e);
