@@ -75,8 +75,13 @@ pub fn agent_with(config: &str, extra: &[&str], prepare: impl FnOnce(&mut Comman
     if !extra.contains(&"--shm-path") {
         cmd.arg("--shm-path").arg(&shm);
     }
-    // Recording is tested where it is the subject (tests/store.rs).
-    if !extra.iter().any(|a| *a == "--store" || *a == "--no-store") {
+    // Recording is tested where it is the subject (tests/store.rs). An
+    // agent that records starts at least three minutes before a UTC
+    // midnight (a minute inside the margin `store::dirs` keeps, so that a
+    // test past that wait never waits again here).
+    if extra.contains(&"--store") {
+        super::clear_of_midnight(Duration::from_secs(180));
+    } else if !extra.contains(&"--no-store") {
         cmd.arg("--no-store");
     }
     cmd.arg("--config")

@@ -52,13 +52,16 @@ pub fn recording_becomes(a: &Agent, v: f64, limit: Duration) -> bool {
 
 /// Temporary directories: the store's path in one on disk, a snapshot
 /// path in one in memory (the journal goes beside it and is removed with
-/// it).
+/// it). Made at least four minutes before a UTC midnight, so that the
+/// test recording there, naming today's file before its agent starts,
+/// runs within one day.
 #[allow(clippy::type_complexity)]
 pub fn dirs() -> (
     (tempfile::TempDir, tempfile::TempDir),
     std::path::PathBuf,
     std::path::PathBuf,
 ) {
+    super::clear_of_midnight(Duration::from_secs(240));
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("store");
     let mem = tempfile::tempdir_in("/dev/shm").unwrap();
