@@ -498,6 +498,9 @@ pub fn run(
             ));
         }
     }
+    // Before the agent's threads: what BPF loading parses in the cgroup
+    // thread is given back, not kept resident for the agent's life.
+    sys::fix_malloc_thresholds();
     let agent = Agent::start(config.clone(), args.config.as_deref(), overrides)?;
     let shared = agent.shared();
     let server = if listeners.is_empty() {

@@ -5,7 +5,8 @@
 //!   [`thread_cpu_ns`]: what the calling thread has run.
 //! - [`page_size`]: the size of a memory page, from `sysconf`;
 //!   [`release_free_memory`]: the heap freed by a large piece of work,
-//!   handed back.
+//!   handed back; [`fix_malloc_thresholds`]: freed large blocks and arena
+//!   tops returned at once.
 //! - [`fd_limit`], [`open_fds`]: this process's descriptor limit and use.
 //! - [`pin_current_thread`]: CPU affinity.
 //! - [`statfs`]: a filesystem's figures and type.
@@ -101,6 +102,24 @@ pub fn release_free_memory() {
     // SAFETY: malloc_trim only releases free memory; no pointer is held.
     unsafe {
         libc::malloc_trim(0);
+    }
+}
+
+/// Fixes glibc's mmap and trim thresholds at 256 KiB, for a process that
+/// stays resident. By default freeing a mapped block raises both with its
+/// size (up to 32 and 64 MiB): once a thread has parsed the kernel's BTF
+/// (vectors of megabytes), its arena keeps that much freed memory at its
+/// top, resident, and [`release_free_memory`] cannot return a thread
+/// arena's top. Fixed, a block of 256 KiB or more is mapped apart and
+/// unmapped when freed, and an arena's free top beyond 256 KiB is given
+/// back at the next free. Call before the process starts its threads.
+/// Nothing where the C library is not glibc.
+pub fn fix_malloc_thresholds() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only changes the allocator's parameters.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 10);
     }
 }
 
