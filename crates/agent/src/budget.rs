@@ -482,13 +482,17 @@ pub fn plan(budget_ns_per_s: f64, entries: &mut [Entry], now_mono_ns: u64) -> Ve
     changes
 }
 
-/// The budget as a bucket that every read draws on, scheduled or asked
-/// for by a consumer: it fills at the budget's rate and holds one second of
-/// it. Scheduled reads are never declined by it ([`plan`] keeps them
-/// within the budget); a read a consumer asks for is declined while the
-/// bucket is empty, and HTTP consumers are served the data there is. So
+/// What the budget leaves to the reads consumers ask for, as a bucket:
+/// it fills at the budget's rate less what the scheduled reads spend
+/// ([`scheduled_ns_per_s`]) and holds one second of that; only reads asked
+/// for draw on it. A read a consumer asks for is declined while the bucket
+/// is empty, and HTTP consumers are served the data there is. Scheduled
+/// reads are never declined ([`plan`] keeps them within the budget) and
+/// count at their average: a large one (a walk of 10,000 cgroups every
+/// 50 s) does not decline consumers for the seconds after it. So
 /// everything read in a window of T seconds costs at most the budget for
-/// T + 1 seconds, plus the read that emptied the bucket.
+/// T + 1 seconds, plus one read of each source (a scheduled read falling
+/// in the window, the read that emptied the bucket).
 #[derive(Debug, Default)]
 pub struct ReadBucket {
     tokens_ns: f64,
@@ -496,28 +500,40 @@ pub struct ReadBucket {
 }
 
 impl ReadBucket {
-    /// Charges `cost_ns` spent reading at `now`, with reads allowed
-    /// `rate` ns of CPU per second; returns the instant (CLOCK_MONOTONIC
+    /// Charges `cost_ns` spent on reads consumers asked for at `now` (0
+    /// after a scheduled read: the rate may have changed), with `rate` ns
+    /// of CPU a second left to them; returns the instant (CLOCK_MONOTONIC
     /// ns) until which reads consumers ask for are declined, 0 for none.
+    /// With nothing left (the scheduled reads spend the whole budget) they
+    /// are declined for a second, until the next read looks again.
     pub fn charge(&mut self, now_mono_ns: u64, cost_ns: u64, rate_ns_per_s: f64) -> u64 {
-        if rate_ns_per_s <= 0.0 {
-            return 0;
-        }
-        let cap = rate_ns_per_s;
+        let rate = rate_ns_per_s.max(0.0);
         if self.last_mono_ns == 0 {
-            self.tokens_ns = cap;
+            self.tokens_ns = rate;
         } else {
             let secs = now_mono_ns.saturating_sub(self.last_mono_ns) as f64 / 1e9;
-            self.tokens_ns = (self.tokens_ns + secs * rate_ns_per_s).min(cap);
+            self.tokens_ns = (self.tokens_ns + secs * rate).min(rate);
         }
         self.last_mono_ns = now_mono_ns;
         self.tokens_ns -= cost_ns as f64;
-        if self.tokens_ns >= 0.0 {
+        if self.tokens_ns >= 0.0 && rate > 0.0 {
             0
+        } else if rate <= 0.0 {
+            now_mono_ns + 1_000_000_000
         } else {
-            now_mono_ns + (-self.tokens_ns / rate_ns_per_s * 1e9) as u64
+            now_mono_ns + (-self.tokens_ns / rate * 1e9) as u64
         }
     }
+}
+
+/// What the scheduled reads spend, ns of CPU a second: each scheduled
+/// source's cost per read at its interval in force, over that interval.
+pub fn scheduled_ns_per_s(stats: &[SourceStats]) -> f64 {
+    stats
+        .iter()
+        .filter(|s| s.scheduled)
+        .map(|s| s.budget.cost_ns / s.interval.as_secs_f64().max(1e-9))
+        .sum()
 }
 
 /// An interval the overhead budget changed, and the source's.
@@ -581,10 +597,9 @@ mod tests {
         let rate = budget_ns_per_s(1.0);
         assert_eq!(rate, 10e6);
         let t0 = 1_000_000_000;
-        // Scheduled reads of 4 ms and six demand reads of 1 ms fit the
-        // bucket's second; the next read does not.
-        assert_eq!(b.charge(t0, 4_000_000, rate), 0);
-        for i in 0..6 {
+        // Ten demand reads of 1 ms fit the bucket's second; the next does
+        // not.
+        for i in 0..10 {
             assert_eq!(b.charge(t0, 1_000_000, rate), 0, "read {i}");
         }
         let until = b.charge(t0, 1_000_000, rate);
@@ -593,7 +608,40 @@ mod tests {
         // Half a second later it has refilled 5 ms, of which 1 ms was owed.
         assert_eq!(b.charge(t0 + 500_000_000, 4_000_000, rate), 0);
         assert_ne!(b.charge(t0 + 500_000_000, 1_000_000, rate), 0);
-        assert_eq!(ReadBucket::default().charge(t0, 1, 0.0), 0);
+    }
+
+    #[test]
+    fn demand_gets_what_the_scheduled_reads_leave_at_their_average() {
+        let mut stats = vec![SourceStats::default(); 3];
+        // A 63 ms walk every 50 s (1.26 ms/s) and 2 ms every second; the
+        // third is not scheduled.
+        stats[0].scheduled = true;
+        stats[0].interval = Duration::from_secs(50);
+        stats[0].budget.cost_ns = 63e6;
+        stats[1].scheduled = true;
+        stats[1].interval = Duration::from_secs(1);
+        stats[1].budget.cost_ns = 2e6;
+        stats[2].interval = Duration::from_secs(1);
+        stats[2].budget.cost_ns = 50e6;
+        let scheduled = scheduled_ns_per_s(&stats);
+        assert!((scheduled - 3.26e6).abs() < 1.0, "{scheduled}");
+        let left = budget_ns_per_s(1.0) - scheduled;
+        // Right after the walk (charged nothing here), a consumer's 6 ms
+        // read is not declined: 6.74 ms/s are left to demand.
+        let mut b = ReadBucket::default();
+        let t0 = 1_000_000_000;
+        assert_eq!(b.charge(t0, 0, left), 0);
+        assert_eq!(b.charge(t0 + 1, 6_000_000, left), 0);
+        // The next 1 ms is over by 0.26 ms: declined for 0.26/6.74 s.
+        let until = b.charge(t0 + 2, 1_000_000, left);
+        let want = t0 + 2 + (0.26e6 / left * 1e9) as u64;
+        assert!(until.abs_diff(want) < 1_000, "{until} against {want}");
+        // With nothing left, a second at a time, looked at again at each
+        // read; a budget freed again refills.
+        let mut b = ReadBucket::default();
+        assert_eq!(b.charge(t0, 0, -1e6), t0 + 1_000_000_000);
+        assert_eq!(b.charge(t0 + 1_000_000_000, 0, 0.0), t0 + 2_000_000_000);
+        assert_eq!(b.charge(t0 + 1_500_000_000, 1_000_000, left), 0);
     }
 
     const S: Duration = Duration::from_secs(1);

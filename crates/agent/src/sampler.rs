@@ -451,7 +451,7 @@ impl Agent {
             let keep_prev = config.process_metrics.mode == ProcessMetricsMode::Top;
             let committed = self.commit(st, mask, &mut demand, reads, keep_prev);
             if self.started && config.overhead_budget_pct > 0.0 {
-                self.charge(st, &config, committed);
+                self.charge(st, &config, committed, demand);
             }
             let changes = if self.started && committed & !demand != 0 {
                 budget::rebudget(&mut st.stats, &config, mono_ns())
@@ -701,16 +701,18 @@ impl Agent {
         }
     }
 
-    /// Takes the cost of the reads in `mask` (scheduled or asked for) from
-    /// the budget's bucket and tells consumers until when the reads they
-    /// ask for are declined.
-    fn charge(&mut self, st: &State, config: &Config, mask: Mask) {
+    /// Takes the cost of the reads consumers asked for (`demand` in
+    /// `mask`) from the bucket of what the scheduled reads leave of the
+    /// budget, and tells consumers until when the reads they ask for are
+    /// declined.
+    fn charge(&mut self, st: &State, config: &Config, mask: Mask, demand: Mask) {
         let cost: u64 = AgentSource::ALL
             .into_iter()
-            .filter(|s| mask & s.bit() != 0)
+            .filter(|s| mask & demand & s.bit() != 0)
             .map(|s| st.stats[s.index()].last_cost_ns)
             .sum();
-        let rate = budget::budget_ns_per_s(config.overhead_budget_pct);
+        let rate = budget::budget_ns_per_s(config.overhead_budget_pct)
+            - budget::scheduled_ns_per_s(&st.stats);
         let until = self.bucket.charge(mono_ns(), cost, rate);
         self.shared
             .demand_blocked_until
