@@ -205,11 +205,12 @@ fn top_live_from_the_agent_sorts_filters_folds_helps_and_outlives_it() {
     t.text(&pid);
     t.keys(&["Enter"]);
     // Its row, and few others (a command line elsewhere could hold the
-    // digits, past the screen's edge).
+    // digits, past the screen's edge), once Enter has closed the prompt
+    // (the list is filtered while the pattern is typed).
     let is_marker = |r: &String| r.split_whitespace().next() == Some(pid.as_str());
     let s = t.expect("the marker's row, filtered", |s| {
         let (_, r) = rows(s);
-        r.iter().any(is_marker) && r.len() < 5
+        r.iter().any(is_marker) && r.len() < 5 && !s.contains("filter: ")
     });
     let r = rows(&s).1;
     let marker_row = r.iter().find(|x| is_marker(x)).unwrap();
