@@ -10,19 +10,16 @@
 set -euo pipefail
 window=$1
 shift
-agent=
-stop_agent() {
-  if [ -n "$agent" ]; then
-    kill -TERM "$agent" 2>/dev/null || true
-    wait "$agent" 2>/dev/null || true
-    agent=
-  fi
-}
 . "$(dirname "$0")/../2026-11-27-cgroups-thread/cgroups-10000.sh"
-extra_cleanup() { stop_agent; }
+agent=
+# The agent stopped after each binary, and on exit before the cgroups go.
+extra_cleanup() {
+  [ -z "$agent" ] || { kill -TERM "$agent" 2>/dev/null || true; wait "$agent" 2>/dev/null || true; }
+  agent=
+}
 make_cgroups
-echo "window_s=$window"
 port=9612
+echo "window_s=$window"
 tick_ns=$(( 1000000000 / $(getconf CLK_TCK) ))
 cpu() { awk -v t="$tick_ns" '{sub(/.*\) /, ""); printf "%.0f\n", ($12 + $13) * t}' /proc/$agent/stat; }
 metric() { curl -s 127.0.0.1:$port/metrics | awk -v m="$1" '$1 == m {print $2}'; }
@@ -48,5 +45,5 @@ for bin in "$@"; do
   echo "== $bin"
   echo "asked=$asked declined_over_budget=$over cgroup_walks=$(echo "$w1 - $w0" | bc) cpu_pct=$(echo "scale=4; ($c1 - $c0) * 100 / ($t1 - $t0)" | bc)"
   curl -s 127.0.0.1:$port/metrics | grep -E '^quietstat_source_(interval_seconds|demand_reads_total)\{source="(cgroups|stat)"' || true
-  stop_agent
+  extra_cleanup
 done
