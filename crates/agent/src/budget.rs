@@ -516,10 +516,10 @@ impl ReadBucket {
         }
         self.last_mono_ns = now_mono_ns;
         self.tokens_ns -= cost_ns as f64;
-        if self.tokens_ns >= 0.0 && rate > 0.0 {
-            0
-        } else if rate <= 0.0 {
+        if rate == 0.0 {
             now_mono_ns + 1_000_000_000
+        } else if self.tokens_ns >= 0.0 {
+            0
         } else {
             now_mono_ns + (-self.tokens_ns / rate * 1e9) as u64
         }

@@ -100,16 +100,13 @@ pub fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
 }
 
 /// Waits out a UTC midnight due within `span`: the history keeps a file a
-/// UTC day, and a test that names today's file or reads back what it
+/// UTC day (`store::db::day_of`), and a test that names today's file or reads back what it
 /// recorded as one day must run within one. Returns at once on every
 /// other instant of the day.
 pub fn clear_of_midnight(span: Duration) {
-    const DAY_MS: u64 = 86_400_000;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64;
-    let left = DAY_MS - now % DAY_MS;
+    let now = ::store::writer::now_ms();
+    let today = ::store::db::day_start_ms(&::store::db::day_of(now)).unwrap();
+    let left = today + 86_400_000 - now;
     if u128::from(left) <= span.as_millis() {
         std::thread::sleep(Duration::from_millis(left + 1_000));
     }
