@@ -252,6 +252,53 @@ impl Gatherer {
         true
     }
 
+    /// As [`Gatherer::attr`], `name` below the directory `dir` (open, at
+    /// `dir_path`): opened relative to it, so the directory's path (a link
+    /// in /sys/class, resolved anew at each open by path) is not walked
+    /// again for each attribute; and read in one call when it fits the
+    /// buffer, as a sysfs attribute (at most a page) does: a short read is
+    /// its end.
+    fn attr_at(&mut self, dir: &std::fs::File, dir_path: &Path, name: &str) -> bool {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        self.attr.clear();
+        if let Some(o) = &mut self.opened {
+            o.push(dir_path.join(name));
+        }
+        let Ok(c) = std::ffi::CString::new(name) else {
+            return false;
+        };
+        // SAFETY: a valid directory descriptor and NUL-terminated name.
+        let fd = unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return false;
+        }
+        // SAFETY: a descriptor just opened, owned by `f` from here on.
+        let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+        let mut buf = [0u8; 4096];
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    self.attr.extend_from_slice(&buf[..n]);
+                    if n < buf.len() || self.attr.len() >= 64 << 10 {
+                        break;
+                    }
+                }
+                Err(_) => return false,
+            }
+        }
+        while self.attr.last().is_some_and(|c| c.is_ascii_whitespace()) {
+            self.attr.pop();
+        }
+        true
+    }
+
     fn netclass(&mut self, sys_root: &Path) -> std::io::Result<()> {
         let dir = sys_root.join("class/net");
         let mut names: Vec<_> = std::fs::read_dir(&dir)?
@@ -261,17 +308,15 @@ impl Gatherer {
             .map(|e| e.file_name())
             .collect();
         names.sort();
-        let mut path = PathBuf::new();
         for name in names.iter().take(crate::limits::MAX_ROWS) {
             self.scratch.push(b'@');
             self.scratch.extend_from_slice(name.as_bytes());
             self.scratch.push(b'\n');
+            let device = dir.join(name);
+            // A device gone since the listing has no attributes.
+            let Ok(d) = open(&device) else { continue };
             for attr in crate::netclass::ATTRIBUTES {
-                path.clear();
-                path.push(&dir);
-                path.push(name);
-                path.push(attr);
-                if !self.attr(&path) || self.attr.contains(&b'\n') {
+                if !self.attr_at(&d, &device, attr) || self.attr.contains(&b'\n') {
                     continue;
                 }
                 self.scratch.extend_from_slice(attr.as_bytes());
