@@ -1,11 +1,20 @@
-//! The cgroup walk off the sampler's thread. A walk of thousands of
-//! cgroups takes hundreds of milliseconds (the kernel writes every file's
-//! text); on the sampler's thread it would delay every source due while it
-//! lasts. When the cgroups source is due the sampler starts a walk here and
-//! goes on; the worker wakes the sampler when the walk ends, and the
-//! sampler commits it then, as a read that began when the walk did. One
-//! walk at a time: a source due while its walk still runs waits for that
-//! walk.
+//! The cgroup walk: on the sampler's thread while it is small, off it once
+//! it is large.
+//!
+//! A walk of a few hundred cgroups takes well under a millisecond; it is
+//! made on the sampler's thread when the source falls due, with the other
+//! sources of that instant, and costs no wakeup of its own. A walk of
+//! thousands of cgroups takes tens to hundreds of milliseconds (the kernel
+//! writes every file's text); on the sampler's thread it would delay every
+//! source due while it lasts. So once a walk finds [`INLINE_MAX_CGROUPS`]
+//! cgroups or more, the walks after it go to a thread of their own,
+//! started then: when the source falls due the sampler starts a walk there
+//! and goes on, and commits it at its next wakeup, as a read that began
+//! when the walk did. A walk a consumer asked for wakes the sampler when it
+//! ends (the consumer waits for it); a scheduled one does not. One walk at
+//! a time: a source due while its walk still runs waits for that walk. The
+//! count decides, not a time, so that where the walk runs does not depend
+//! on how fast or busy the machine is.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -20,6 +29,174 @@ pub(crate) struct Done {
     pub cpu_ns: u64,
     /// A consumer asked for it (not the schedule).
     pub demand: bool,
+}
+
+/// Walks of this many cgroups or more (all hierarchies together) go to
+/// a thread of their own: about 5 ms of walking at 5 us a cgroup
+/// (BENCHMARKS.md, the cgroup walk).
+pub(crate) const INLINE_MAX_CGROUPS: usize = 1_000;
+
+/// Wakes the sampler.
+type Wake = Box<dyn Fn() + Send + 'static>;
+
+/// Where the walks are made.
+pub(crate) enum CgroupWalks {
+    /// On the sampler's thread: the last walk found fewer than
+    /// [`INLINE_MAX_CGROUPS`].
+    Inline {
+        /// [`INLINE_MAX_CGROUPS`] but in tests.
+        limit: usize,
+        reader: Box<cgroups::Reader>,
+        done: Option<Done>,
+        sample: cgroups::Sample,
+        said_bpf: bool,
+        /// Called after a walk a consumer asked for, once walks are on
+        /// their own thread.
+        wake: Wake,
+    },
+    Thread(CgroupWorker),
+}
+
+impl CgroupWalks {
+    /// Walks on the sampler's thread to begin with; `wake` wakes the
+    /// sampler (after a walk a consumer asked for, once walks are on their
+    /// own thread).
+    pub fn new(reader: cgroups::Reader, wake: impl Fn() + Send + 'static) -> CgroupWalks {
+        Self::with_limit(reader, INLINE_MAX_CGROUPS, wake)
+    }
+
+    /// The same, walks of `limit` cgroups or more sent to a thread.
+    fn with_limit(
+        reader: cgroups::Reader,
+        limit: usize,
+        wake: impl Fn() + Send + 'static,
+    ) -> CgroupWalks {
+        CgroupWalks::Inline {
+            limit,
+            reader: Box::new(reader),
+            done: None,
+            sample: cgroups::Sample::default(),
+            said_bpf: false,
+            wake: Box::new(wake),
+        }
+    }
+
+    pub fn on_thread(&self) -> bool {
+        matches!(self, CgroupWalks::Thread(_))
+    }
+
+    /// A walk, now on this thread when walks are small (then taken with
+    /// [`CgroupWalks::take`]); otherwise started on the walk's thread,
+    /// unless one is asked for, running, or finished and not taken yet.
+    /// A walk on this thread that finds [`INLINE_MAX_CGROUPS`] or more
+    /// sends the walks after it to a thread of their own.
+    pub fn walk(self, demand: bool) -> CgroupWalks {
+        let (limit, mut reader, mut sample, mut said_bpf, wake) = match self {
+            CgroupWalks::Thread(w) => {
+                w.begin(demand);
+                return CgroupWalks::Thread(w);
+            }
+            CgroupWalks::Inline {
+                limit,
+                reader,
+                sample,
+                said_bpf,
+                wake,
+                ..
+            } => (limit, reader, sample, said_bpf, wake),
+        };
+        let done = Some(walk_once(&mut reader, &mut sample, &mut said_bpf, demand));
+        let n = sample.cgroups.len();
+        if n < limit {
+            return CgroupWalks::Inline {
+                limit,
+                reader,
+                done,
+                sample,
+                said_bpf,
+                wake,
+            };
+        }
+        match CgroupWorker::start(reader, said_bpf, wake) {
+            Ok(w) => {
+                // The walk just made is taken from the worker, as any.
+                w.hand(done, sample);
+                crate::log(format!(
+                    "cgroups: {n} found; walks go on a thread of their own from now on, so that none delays another source"
+                ));
+                CgroupWalks::Thread(w)
+            }
+            Err((e, reader, wake)) => {
+                crate::log(format!(
+                    "cgroups: {n} found, but no thread could be started for their walks ({e}); walked on the sampler's thread"
+                ));
+                CgroupWalks::Inline {
+                    limit,
+                    reader,
+                    done,
+                    sample,
+                    said_bpf,
+                    wake,
+                }
+            }
+        }
+    }
+
+    /// A walk is asked for or running: the source is not to be read again.
+    pub fn walking(&self) -> bool {
+        match self {
+            CgroupWalks::Inline { .. } => false,
+            CgroupWalks::Thread(w) => w.walking(),
+        }
+    }
+
+    /// A walk finished and waits to be taken.
+    pub fn finished(&self) -> bool {
+        match self {
+            CgroupWalks::Inline { done, .. } => done.is_some(),
+            CgroupWalks::Thread(w) => w.finished(),
+        }
+    }
+
+    /// The finished walk, its sample swapped into `into` (whose old one
+    /// the next walk reuses).
+    pub fn take(&mut self, into: &mut cgroups::Sample) -> Option<Done> {
+        match self {
+            CgroupWalks::Inline { done, sample, .. } => {
+                let d = done.take()?;
+                std::mem::swap(sample, into);
+                Some(d)
+            }
+            CgroupWalks::Thread(w) => w.take(into),
+        }
+    }
+}
+
+/// One walk into `work`, timed; the first walk made from files rather than
+/// by BPF is said once.
+fn walk_once(
+    reader: &mut cgroups::Reader,
+    work: &mut cgroups::Sample,
+    said_bpf: &mut bool,
+    demand: bool,
+) -> Done {
+    let read_at = sys::mono_ns();
+    let cpu = sys::thread_cpu_ns();
+    reader.read(work);
+    if let Some(why) = reader.bpf_off()
+        && !*said_bpf
+    {
+        *said_bpf = true;
+        crate::log(format!(
+            "cgroups: a hierarchy read from its files, not by the BPF walk: {why}"
+        ));
+    }
+    Done {
+        read_at,
+        cost_ns: sys::mono_ns().saturating_sub(read_at),
+        cpu_ns: sys::thread_cpu_ns().saturating_sub(cpu),
+        demand,
+    }
 }
 
 #[derive(Default)]
@@ -46,22 +223,49 @@ fn lock(shared: &Shared) -> MutexGuard<'_, Slot> {
 }
 
 impl CgroupWorker {
-    /// Starts the worker's thread, which owns `reader`; `wake` is called
-    /// after each walk (it wakes the sampler), under the worker's lock: it
-    /// must not take it.
-    pub fn start(
-        reader: cgroups::Reader,
-        wake: impl Fn() + Send + 'static,
-    ) -> std::io::Result<CgroupWorker> {
+    /// Starts the worker's thread, which owns `reader` from then on;
+    /// `wake` is called after each walk a consumer asked for (it wakes the
+    /// sampler), under the worker's lock: it must not take it. Where no
+    /// thread can be started, the reader and `wake` are handed back.
+    fn start(
+        reader: Box<cgroups::Reader>,
+        said_bpf: bool,
+        wake: Wake,
+    ) -> Result<CgroupWorker, (std::io::Error, Box<cgroups::Reader>, Wake)> {
         let shared: Shared = Arc::default();
         let s = shared.clone();
-        let thread = std::thread::Builder::new()
+        // Handed over through a slot, so that a thread that could not be
+        // started gives them back.
+        let handoff = Arc::new(Mutex::new(Some((reader, wake))));
+        let h = handoff.clone();
+        let spawned = std::thread::Builder::new()
             .name("quietstat-cgroups".into())
-            .spawn(move || run(&s, reader, wake))?;
-        Ok(CgroupWorker {
-            shared,
-            thread: Some(thread),
-        })
+            .spawn(move || {
+                let taken = h.lock().unwrap_or_else(|e| e.into_inner()).take();
+                if let Some((reader, wake)) = taken {
+                    run(&s, *reader, said_bpf, wake);
+                }
+            });
+        match spawned {
+            Ok(thread) => Ok(CgroupWorker {
+                shared,
+                thread: Some(thread),
+            }),
+            Err(e) => {
+                let taken = handoff.lock().unwrap_or_else(|e| e.into_inner()).take();
+                match taken {
+                    Some((reader, wake)) => Err((e, reader, wake)),
+                    None => unreachable!("a thread that was not started took the reader"),
+                }
+            }
+        }
+    }
+
+    /// A walk made elsewhere, to be taken as this worker's.
+    fn hand(&self, done: Option<Done>, sample: cgroups::Sample) {
+        let mut slot = lock(&self.shared);
+        slot.done = done;
+        slot.sample = sample;
     }
 
     /// Asks for a walk, unless one is asked for, running, or finished and
@@ -94,9 +298,9 @@ impl CgroupWorker {
         Some(done)
     }
 
-    /// Waits until no walk is asked for or running (the start-up read,
-    /// which publishes every source at once).
-    pub fn wait(&self) {
+    /// Waits until no walk is asked for or running.
+    #[cfg(test)]
+    fn wait(&self) {
         let mut slot = lock(&self.shared);
         while slot.asked.is_some() || slot.running {
             slot = self.shared.1.wait(slot).unwrap_or_else(|e| e.into_inner());
@@ -116,8 +320,7 @@ impl Drop for CgroupWorker {
     }
 }
 
-fn run(shared: &Shared, mut reader: cgroups::Reader, wake: impl Fn()) {
-    let mut said_bpf = false;
+fn run(shared: &Shared, mut reader: cgroups::Reader, mut said_bpf: bool, wake: Wake) {
     loop {
         let (demand, mut work) = {
             let mut slot = lock(shared);
@@ -131,29 +334,17 @@ fn run(shared: &Shared, mut reader: cgroups::Reader, wake: impl Fn()) {
             slot.running = true;
             (demand, std::mem::take(&mut slot.sample))
         };
-        let read_at = sys::mono_ns();
-        let cpu = sys::thread_cpu_ns();
-        reader.read(&mut work);
-        if let Some(why) = reader.bpf_off()
-            && !said_bpf
-        {
-            said_bpf = true;
-            crate::log(format!(
-                "cgroups: a hierarchy read from its files, not by the BPF walk: {why}"
-            ));
-        }
-        let done = Done {
-            read_at,
-            cost_ns: sys::mono_ns().saturating_sub(read_at),
-            cpu_ns: sys::thread_cpu_ns().saturating_sub(cpu),
-            demand,
-        };
+        let done = walk_once(&mut reader, &mut work, &mut said_bpf, demand);
         let mut slot = lock(shared);
         slot.sample = work;
         slot.done = Some(done);
         slot.running = false;
+        // A consumer waits for this walk: the sampler commits it now. A
+        // scheduled walk waits for the sampler's next wakeup instead.
         // Under the lock: whoever sees the walk done sees its owner woken.
-        wake();
+        if demand {
+            wake();
+        }
         shared.1.notify_all();
     }
 }
@@ -169,14 +360,64 @@ mod tests {
             .expect("the v2 fixture's reader")
     }
 
-    #[test]
-    fn a_walk_runs_on_its_own_thread_and_wakes_its_owner_once_done() {
+    fn counter() -> (Arc<AtomicU32>, impl Fn() + Send + 'static) {
         let woken = Arc::new(AtomicU32::new(0));
         let w = woken.clone();
-        let worker = CgroupWorker::start(fixture_reader(), move || {
+        (woken, move || {
             w.fetch_add(1, Ordering::SeqCst);
         })
-        .unwrap();
+    }
+
+    #[test]
+    fn a_small_walk_is_made_in_line_and_wakes_nobody() {
+        let (woken, wake) = counter();
+        let mut walks = Some(CgroupWalks::with_limit(fixture_reader(), usize::MAX, wake));
+        let mut sample = cgroups::Sample::default();
+        for demand in [false, true, false] {
+            walks = walks.map(|w| w.walk(demand));
+            let w = walks.as_mut().unwrap();
+            assert!(!w.on_thread() && !w.walking() && w.finished());
+            let done = w.take(&mut sample).expect("the walk, made at once");
+            assert_eq!(done.demand, demand);
+            assert!(!sample.cgroups.is_empty());
+            assert!(w.take(&mut sample).is_none(), "taken once");
+        }
+        assert_eq!(woken.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_large_walk_sends_the_next_ones_to_a_thread() {
+        let (woken, wake) = counter();
+        // Every walk of the fixture is "large" here.
+        let walks = CgroupWalks::with_limit(fixture_reader(), 1, wake);
+        let mut w = walks.walk(false);
+        assert!(w.on_thread());
+        let mut sample = cgroups::Sample::default();
+        // The walk made in line is taken from the thread's slot.
+        let done = w.take(&mut sample).expect("the first walk");
+        assert!(!done.demand && !sample.cgroups.is_empty());
+        let n = sample.cgroups.len();
+        w = w.walk(false);
+        let CgroupWalks::Thread(t) = &w else {
+            panic!("on a thread")
+        };
+        t.wait();
+        assert_eq!(
+            woken.load(Ordering::SeqCst),
+            0,
+            "a scheduled walk wakes nobody"
+        );
+        let mut second = cgroups::Sample::default();
+        assert!(!w.take(&mut second).expect("the second walk").demand);
+        assert_eq!(second.cgroups.len(), n);
+    }
+
+    #[test]
+    fn a_walk_runs_on_its_own_thread_and_wakes_its_owner_once_done_when_asked_for() {
+        let (woken, wake) = counter();
+        let worker = CgroupWorker::start(Box::new(fixture_reader()), false, Box::new(wake))
+            .map_err(|(e, ..)| e)
+            .unwrap();
         let mut sample = cgroups::Sample::default();
         assert!(worker.take(&mut sample).is_none(), "nothing walked yet");
         worker.begin(true);
@@ -190,19 +431,22 @@ mod tests {
         assert!(!sample.cgroups.is_empty());
         assert_eq!(woken.load(Ordering::SeqCst), 1);
         assert!(worker.take(&mut sample).is_none(), "taken once");
-        // The next walk reuses the sample handed back, and is on schedule.
+        // The next walk reuses the sample handed back, and is on schedule:
+        // it wakes nobody.
         worker.begin(false);
         worker.wait();
         let mut second = cgroups::Sample::default();
         let done = worker.take(&mut second).expect("the second walk");
         assert!(!done.demand);
         assert_eq!(second.cgroups.len(), sample.cgroups.len());
-        assert_eq!(woken.load(Ordering::SeqCst), 2);
+        assert_eq!(woken.load(Ordering::SeqCst), 1);
     }
 
     #[test]
     fn a_finished_walk_not_taken_holds_off_the_next() {
-        let worker = CgroupWorker::start(fixture_reader(), || {}).unwrap();
+        let worker = CgroupWorker::start(Box::new(fixture_reader()), false, Box::new(|| {}))
+            .map_err(|(e, ..)| e)
+            .unwrap();
         worker.begin(false);
         worker.wait();
         worker.begin(true);

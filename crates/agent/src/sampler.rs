@@ -12,7 +12,7 @@ use proctable::{Exit, Fields, ProcTable, Query};
 use shm::ShmWriter;
 use sys::{mono_ns, unix_ns};
 
-use crate::cgroup_worker::CgroupWorker;
+use crate::cgroup_worker::CgroupWalks;
 use crate::config::{AgentSource, Config, FileConfig, Mask, ProcessMetricsMode, SOURCE_COUNT};
 use crate::schedule::{Anchor, Schedule};
 use crate::signals::{RELOAD, STOP, install_handlers, mask_signals, set_wake_word};
@@ -33,8 +33,8 @@ pub struct Agent {
     reader: Reader,
     work: SystemSample,
     table: Option<ProcTable>,
-    /// The cgroup walk, on a thread of its own.
-    cgroups: Option<CgroupWorker>,
+    /// The cgroup walks: on this thread while small, else on their own.
+    cgroups: Option<CgroupWalks>,
     query: Query,
     exits_buf: Vec<Exit>,
     /// Exits drained since the process table was last published.
@@ -55,7 +55,7 @@ pub struct Agent {
     /// The history: the sampler's end of the journal, and the writer
     /// (stopped, after a last flush, when the agent is dropped).
     tap: Option<store::Tap>,
-    _writer: Option<store::Writer>,
+    writer: Option<store::Writer>,
     /// Source bytes kept for the history and the view, reused.
     kept: Vec<u8>,
     /// The view files beside the snapshot, for local viewers (`top`,
@@ -252,7 +252,7 @@ impl Agent {
             bucket: budget::ReadBucket::default(),
             started: false,
             tap: None,
-            _writer: None,
+            writer: None,
             kept: Vec::new(),
             view: None,
             procs_bucket: u64::MAX,
@@ -268,20 +268,13 @@ impl Agent {
             .fold(0, |m, s| m | s.bit());
         agent.start_store(&config);
         agent.start_view(&config);
-        // The first walk is waited for: the first sample has every source.
-        let cg = AgentSource::Cgroups.bit();
-        if all & cg != 0
-            && let Some(w) = agent.cgroups.as_ref()
-        {
-            w.begin(false);
-            w.wait();
-        }
-        // The start-up read serves every instant due by the time it began
-        // (apply scheduled them before the store, the view and the walk
+        // The start-up read (the first walk of the cgroups in it, made on
+        // this thread: walks start there) serves every instant due by the
+        // time it began (apply scheduled them before the store and the view
         // were set up): no second read of everything at once after it,
         // with rates over a few milliseconds.
         let began = agent.anchor.now(mono_ns());
-        agent.read(all & !cg, 0);
+        agent.read(all, 0);
         agent.schedule.advance(all, began);
         agent.started = true;
         // Loading BPF parses the kernel's BTF (megabytes, freed by now):
@@ -357,15 +350,10 @@ impl Agent {
         let cgroups_on = config.source(AgentSource::Cgroups).enabled;
         if cgroups_on && self.cgroups.is_none() {
             let shared = self.shared.clone();
-            let worker =
-                cgroups::Reader::new(cgroups::Options::new(&config.proc_root, &config.sys_root))
-                    .map_err(|e| e.to_string())
-                    .and_then(|r| {
-                        CgroupWorker::start(r, move || shared.shm.request())
-                            .map_err(|e| format!("starting its thread: {e}"))
-                    });
-            match worker {
-                Ok(w) => self.cgroups = Some(w),
+            match cgroups::Reader::new(cgroups::Options::new(&config.proc_root, &config.sys_root)) {
+                Ok(r) => {
+                    self.cgroups = Some(CgroupWalks::new(r, move || shared.shm.request()));
+                }
                 Err(e) => log(format!("cgroups off: {e}")),
             }
         }
@@ -442,6 +430,13 @@ impl Agent {
     fn read(&mut self, mask: Mask, asked: Mask) {
         let config = self.shared.config();
         let reads = self.read_kernel(mask);
+        // A small walk of the cgroups is made here, now; a large one is
+        // started on its thread once the last is committed (below).
+        let cg = AgentSource::Cgroups.bit();
+        let walk_on_thread = self.cgroups.as_ref().is_some_and(CgroupWalks::on_thread);
+        if mask & cg != 0 && !walk_on_thread {
+            self.cgroups = self.cgroups.take().map(|w| w.walk(asked & cg != 0));
+        }
         let mut demand = asked;
         let (changes, settled) = {
             let shared = self.shared.clone();
@@ -472,12 +467,9 @@ impl Agent {
             self.record(st, &config, committed);
             (changes, settled)
         };
-        // The next walk, once the last one is committed.
-        let cg = AgentSource::Cgroups.bit();
-        if mask & cg != 0
-            && let Some(w) = self.cgroups.as_ref()
-        {
-            w.begin(asked & cg != 0);
+        // The next walk on its thread, once the last one is committed.
+        if mask & cg != 0 && walk_on_thread {
+            self.cgroups = self.cgroups.take().map(|w| w.walk(asked & cg != 0));
         }
         self.reschedule(&config, changes, settled);
     }
@@ -545,7 +537,7 @@ impl Agent {
         ));
         self.reader.keep_bytes_of(&store::RECORDED);
         self.tap = Some(tap);
-        self._writer = Some(writer);
+        self.writer = Some(writer);
         let _ = self.shared.store.set(stats);
         Ok(())
     }
@@ -698,6 +690,11 @@ impl Agent {
         }
         if committed & AgentSource::Cgroups.bit() != 0 && !st.cgroups.cgroups.is_empty() {
             tap.cgroups(st.cgroups.unix_ns / 1_000_000, &st.cgroups);
+        }
+        // The writer's flushes come at this instant, not on a clock of its
+        // own.
+        if let Some(w) = self.writer.as_mut() {
+            w.sampled(ts);
         }
     }
 
@@ -883,7 +880,7 @@ impl Agent {
                 }
                 AgentSource::Cgroups => {
                     // A walk that finished, whenever it was asked for.
-                    let Some(d) = self.cgroups.as_ref().and_then(|w| w.take(&mut st.cgroups))
+                    let Some(d) = self.cgroups.as_mut().and_then(|w| w.take(&mut st.cgroups))
                     else {
                         continue;
                     };

@@ -464,15 +464,35 @@ fn bad_configuration_is_refused_naming_the_key() {
 
 #[test]
 fn every_agent_thread_runs_on_the_housekeeping_cpus() {
-    // With the cgroup walk's thread.
+    // With the cgroup walk's thread, started once a walk finds a thousand
+    // cgroups (docs/cgroups.md): a thousand made here, in the pids
+    // hierarchy, walked every second.
+    let mut made = fixtures::cgroups::Made::default();
+    let top = made.make(
+        Path::new("/sys/fs/cgroup/pids").join(format!("qs-placement-{}", std::process::id())),
+    );
+    for i in 0..1_000 {
+        made.make(top.join(format!("c{i}")));
+    }
     let a = agent(
-        "[sources.cgroups]\nenabled = true\n",
+        "[sources.cgroups]\nenabled = true\ninterval = \"1s\"\n",
         &["--housekeeping-cpus", "0"],
     );
-    // Make the HTTP side start its connection threads too.
+    let moved = |l: &String| l.contains("walks go on a thread of their own");
+    assert!(
+        a.early.iter().any(moved)
+            || wait_for(Duration::from_secs(20), || a
+                .log
+                .try_iter()
+                .any(|l| moved(&l))),
+        "the walks did not move to their thread: {:?}",
+        a.early
+    );
+    // A walk there, and the HTTP side's connection thread.
     for _ in 0..4 {
         scrape(&a, "");
     }
+    std::thread::sleep(Duration::from_secs(2));
     let pid = a.proc.id();
     let mut n = 0;
     let mut names = Vec::new();

@@ -68,7 +68,8 @@ impl Reader {
     /// the last parse that finished and starts the next, so a large, slow
     /// or hung directory never delays another source (the agent's sampler
     /// uses this; a one-shot reader leaves it off and reads in line). The
-    /// thread starts at the first read of the source; where it cannot, the
+    /// thread starts at the first read of the source with a directory set
+    /// (none without one: there is nothing to read); where it cannot, the
     /// source is read in line.
     pub fn set_textfile_background(&mut self, on: bool) {
         self.textfile_background = on;

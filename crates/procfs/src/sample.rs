@@ -385,7 +385,12 @@ impl Reader {
     /// Reads one source into `sample`, recording its status and cost; the
     /// other sources are left as they are.
     pub fn read_source(&mut self, source: Source, sample: &mut SystemSample) {
-        if source == Source::Textfile && self.textfile_background {
+        // With no directory there is nothing to read: no thread is started
+        // for it, and nothing is handed to one.
+        if source == Source::Textfile
+            && self.textfile_background
+            && self.textfile_directory().is_some()
+        {
             if self.textfile_worker.is_none() {
                 // Where no thread can be started, the source is read in line.
                 self.textfile_worker = crate::textfile_worker::Worker::start().ok();
