@@ -52,12 +52,13 @@ pub struct Options {
     pub collectors: Vec<String>,
 }
 
-pub const COLLECTORS: [&str; 6] = [
+pub const COLLECTORS: [&str; 7] = [
     "agent-bpf",
     "agent-store",
     "agent-procfs",
     "naive",
     "agent-scraped",
+    "agent-defaults",
     "node-exporter",
 ];
 
@@ -111,9 +112,8 @@ pub(crate) struct Usage {
     pub(crate) threads: usize,
 }
 
-/// CPU ticks from /proc/PID/stat; context switches summed over
-/// /proc/PID/task/*/status (live threads; an agent's threads live as long
-/// as it does).
+/// CPU ticks from /proc/PID/stat; context switches summed over its live
+/// threads (an agent's threads live as long as it does).
 pub(crate) fn usage(pid: u32) -> Result<Usage, String> {
     let st = crate::child::pid_stat(pid)?;
     let mut u = Usage {
@@ -121,16 +121,12 @@ pub(crate) fn usage(pid: u32) -> Result<Usage, String> {
         rss_bytes: st.rss_pages * 4096,
         ..Usage::default()
     };
-    for t in std::fs::read_dir(format!("/proc/{pid}/task")).map_err(|e| e.to_string())? {
-        let Ok(t) = t else { continue };
-        let Ok(s) = std::fs::read(t.path().join("status")) else {
-            continue;
-        };
-        if let Ok(c) = procfs::pid::parse_status_ctxsw(&s) {
-            u.voluntary += c.voluntary;
-            u.involuntary += c.involuntary;
-            u.threads += 1;
-        }
+    let threads = procfs::threads::thread_costs(Path::new("/proc"), pid)
+        .map_err(|e| format!("/proc/{pid}/task: {e}"))?;
+    for t in threads {
+        u.voluntary += t.switches.voluntary;
+        u.involuntary += t.switches.involuntary;
+        u.threads += 1;
     }
     Ok(u)
 }
@@ -175,6 +171,14 @@ fn start(opts: &Options, collector: &str, dirs: &Dirs, port: u16) -> Result<Guar
         "agent-store" => {
             // The bpf agent recording its history, as it does by default.
             cmd.args(["agent", "--listen", "127.0.0.1:0", "--backend", "bpf"])
+                .arg("--store")
+                .arg(dirs.store())
+                .arg("--shm-path")
+                .arg(dirs.shm());
+        }
+        "agent-defaults" => {
+            // Everything as a user starts it, history included, scraped.
+            cmd.args(["agent", "--listen", &format!("127.0.0.1:{port}")])
                 .arg("--store")
                 .arg(dirs.store())
                 .arg("--shm-path")
@@ -261,6 +265,8 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             idle.count()
         ));
         let port = free_port()?;
+        // Each recording collector starts with an empty store.
+        let _ = std::fs::remove_dir_all(dirs.store());
         let spawned = Instant::now();
         let child = start(opts, c, &dirs, port)?;
         let pid = child.0.id();
@@ -268,7 +274,10 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
         // first flush, which writes every process it has not seen (once
         // per start, not the recording's running cost).
         std::thread::sleep(SETTLE);
-        let scraped = matches!(c.as_str(), "agent-scraped" | "node-exporter");
+        let scraped = matches!(
+            c.as_str(),
+            "agent-scraped" | "agent-defaults" | "node-exporter"
+        );
         if scraped {
             scrape(port).map_err(|e| format!("{c}: first scrape: {e}"))?;
         }
@@ -293,7 +302,8 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
         // (its last flush done, the WAL checkpointed into the day file),
         // over all the time it recorded.
         let recorded = spawned.elapsed().as_secs_f64();
-        let store_bytes = (c == "agent-store").then(|| dir_bytes(&store_dir));
+        let store_bytes =
+            matches!(c.as_str(), "agent-store" | "agent-defaults").then(|| dir_bytes(&store_dir));
         rows.push(Row {
             collector: c.clone(),
             procs: idle.count(),

@@ -878,3 +878,81 @@ pub fn run_scale(args: &ScaleArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(clap::Args)]
+pub struct QuietArgs {
+    /// How long both run side by side, scraped every --interval.
+    #[arg(long, value_parser = crate::parse_duration, default_value = "5m", value_name = "D")]
+    duration: std::time::Duration,
+    /// Every source's interval in the agent, and how often both are
+    /// scraped.
+    #[arg(long, value_parser = crate::parse_duration, default_value = "15s", value_name = "D")]
+    interval: std::time::Duration,
+    /// Scrapes of each, back to back, counted one by one.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    scrapes: usize,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run_quiet(args: &QuietArgs) -> anyhow::Result<ExitCode> {
+    if args.scrapes == 0 || args.interval.is_zero() || args.duration < args.interval {
+        bail!("--scrapes must be at least 1, and --duration at least one --interval (not 0)");
+    }
+    let opts = bench::quiet::Options {
+        duration: args.duration,
+        interval: args.interval,
+        scrapes: args.scrapes,
+        exe: std::env::current_exe().context("finding the quietstat binary")?,
+    };
+    let rows = bench::quiet::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
+        .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string(&rows)?),
+        Format::Table => {
+            print_rows(
+                vec![
+                    "collector",
+                    "cpu_%",
+                    "wakeups/s",
+                    "by thread (wakeups/s)",
+                    "rss_mib",
+                    "bytes",
+                    "switches/scrape (median, max)",
+                    "cpu_ms/scrape",
+                ],
+                Align::Left,
+                rows.iter()
+                    .map(|r| {
+                        vec![
+                            r.collector.clone(),
+                            format!("{:.4}", r.cpu_pct),
+                            format!("{:.3}", r.wakeups_per_s),
+                            r.threads
+                                .iter()
+                                .filter(|(_, w)| **w > 0.0)
+                                .map(|(n, w)| format!("{n} {w:.3}"))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            format!("{:.1}", r.rss_mib),
+                            r.answer_bytes.to_string(),
+                            format!("{:.0}, {}", r.scrape_switches_median, r.scrape_switches_max),
+                            format!("{:.2}", r.scrape_cpu_ms_median),
+                        ]
+                    })
+                    .collect(),
+            );
+            if let [a, n] = rows.as_slice() {
+                let ratio = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::NAN };
+                println!(
+                    "agent / node_exporter: CPU {:.2}x, wakeups {:.3}x, RSS {:.2}x, switches a scrape {:.3}x",
+                    ratio(a.cpu_pct, n.cpu_pct),
+                    ratio(a.wakeups_per_s, n.wakeups_per_s),
+                    ratio(a.rss_mib, n.rss_mib),
+                    ratio(a.scrape_switches_median, n.scrape_switches_median),
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

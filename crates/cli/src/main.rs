@@ -118,6 +118,11 @@ enum BenchCommand {
     /// view bytes, and ps, top and report times. Raises kernel.pid_max when
     /// needed and restores it.
     Scale(bench_cmd::ScaleArgs),
+    /// The agent beside node_exporter at equal work (every source each
+    /// 15 s, no processes, no history), both scraped every 15 s at the same
+    /// time: CPU, wakeups per thread, RSS, and the switches and CPU one
+    /// scrape costs each.
+    Quiet(bench_cmd::QuietArgs),
     /// The forker of `bench exits` (started by it).
     #[command(hide = true)]
     Forker(bench_cmd::ForkerArgs),
@@ -284,6 +289,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Store(args)) => bench_cmd::run_store(&args),
         Command::Bench(BenchCommand::Viewers(args)) => bench_cmd::run_viewers(&args),
         Command::Bench(BenchCommand::Scale(args)) => bench_cmd::run_scale(&args),
+        Command::Bench(BenchCommand::Quiet(args)) => bench_cmd::run_quiet(&args),
         Command::Bench(BenchCommand::Forker(args)) => bench_cmd::run_forker(&args),
         Command::Bench(BenchCommand::NaiveCollector) => bench::agent_cost::naive_collector(),
         Command::Bench(BenchCommand::ConsumerWorker(args)) => bench_cmd::run_worker(&args),

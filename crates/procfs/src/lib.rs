@@ -62,6 +62,7 @@ pub mod softirqs;
 pub mod softnet;
 pub mod stat;
 pub mod textfile;
+pub mod threads;
 pub mod time;
 pub mod udev;
 pub mod uname;

@@ -1,6 +1,8 @@
 //! The HTTP server: one thread drives every connection (tokio, current
-//! thread, hyper's HTTP/1.1), two more run what blocks (a fresh read, a
-//! bcrypt check). With no client connected nothing is armed: the thread
+//! thread, hyper's HTTP/1.1) and encodes an exposition of ordinary size
+//! whole, at once; two more run what blocks (a fresh read, a bcrypt check)
+//! and four encode a large exposition a part at a time, each started with
+//! its first job. With no client connected nothing is armed: the thread
 //! sleeps in epoll until a connection arrives.
 //!
 //! What a client cannot do (docs/agent.md, "Serving"):
@@ -49,10 +51,10 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A request head must be complete within this.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
-/// `/metrics` answers encoded at once; the others wait their turn (a
-/// connection has one request in progress at most, so the queue, as long
-/// as the connection cap, never turns one away). An encoder whose client
-/// stops reading is freed by the write timeout.
+/// Large `/metrics` answers encoded at once; the others wait their turn
+/// (a connection has one request in progress at most, so the queue, as
+/// long as the connection cap, never turns one away). An encoder whose
+/// client stops reading is freed by the write timeout.
 const ENCODERS: usize = 4;
 /// A TLS handshake must be complete within this.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -108,6 +110,9 @@ pub(crate) struct Ctx {
     /// Exposition answers in progress, and the most allowed (0: any).
     pub(crate) scrapes: Arc<std::sync::atomic::AtomicUsize>,
     pub(crate) max_scrapes: usize,
+    /// Bytes of the last exposition answered (0 before the first): one
+    /// below [`routes::WHOLE_BELOW`] is encoded whole on this thread.
+    pub(crate) last_answer: Arc<std::sync::atomic::AtomicUsize>,
     conns: Conns,
 }
 
@@ -302,11 +307,9 @@ pub fn serve(
             })
             .collect::<Result<Vec<_>, _>>()?
     };
-    let offload = offload::Offload::start(2, 64)
-        .map_err(|e| format!("serving on {addr}: starting worker threads: {e}"))?;
+    let offload = offload::Offload::new(2, 64);
     let conns = Conns::new(connection_cap(options.max_connections));
-    let encoders = offload::Offload::start_named("http-encode", ENCODERS, conns.cap)
-        .map_err(|e| format!("serving on {addr}: starting encoder threads: {e}"))?;
+    let encoders = offload::Offload::named("http-encode", ENCODERS, conns.cap);
     let (tls, auth, headers) = match options.web {
         Some(w) => (
             w.tls,
@@ -340,6 +343,7 @@ pub fn serve(
         },
         scrapes: Arc::default(),
         max_scrapes: options.max_requests,
+        last_answer: Arc::default(),
         conns,
     });
     let (stop, stopped) = watch::channel(false);
@@ -523,6 +527,44 @@ fn peer_gone(fd: std::os::fd::RawFd) -> bool {
     n == 1 && p.revents & (libc::POLLHUP | libc::POLLERR) != 0
 }
 
+/// Room in the socket's send buffer for an answer of `bytes` (and its
+/// head), so that it is written in one call however slowly the client
+/// reads: each time a full buffer makes the write wait, the connection's
+/// thread sleeps and wakes once more (a new connection's buffer starts at
+/// 16 KiB and grows only as the client keeps up). Only ever raised; the
+/// kernel caps it at `net.core.wmem_max` (Debian's default: 208 KiB,
+/// doubled by the kernel).
+fn fit_send_buffer(fd: std::os::fd::RawFd, bytes: usize) {
+    let want = (bytes + 4096).min(libc::c_int::MAX as usize / 2) as libc::c_int;
+    let mut have: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: a valid socket (open while its connection is served) and a
+    // c_int option value.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&mut have as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    // The kernel reports twice what was set (its bookkeeping included).
+    if r != 0 || have / 2 >= want {
+        return;
+    }
+    // SAFETY: as above.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&want as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+}
+
 /// `fd` is the connection's socket, open while the connection is served.
 async fn http<I>(io: I, fd: std::os::fd::RawFd, slot: Arc<Slot>, ctx: &Arc<Ctx>)
 where
@@ -540,6 +582,9 @@ where
                 slot.set_busy(true);
                 let r = routes::handle(&ctx, req, &slot).await;
                 ctx.conns.stats.count_answer(r.status().as_u16());
+                if let Some(n) = hyper::body::Body::size_hint(r.body()).exact() {
+                    fit_send_buffer(fd, n as usize);
+                }
                 // A streamed answer is busy until its body is sent.
                 if !r.body().streams() {
                     slot.set_busy(false);

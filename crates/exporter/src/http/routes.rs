@@ -44,6 +44,8 @@ pub(crate) type Reply = Response<Body>;
 pub(crate) enum Body {
     Whole(Full<Bytes>),
     Parts {
+        /// What was encoded whole before the answer turned out large.
+        head: Option<Bytes>,
         rx: tokio::sync::mpsc::Receiver<String>,
         _busy: BusyUntilSent,
         _scrape: Option<Scrape>,
@@ -103,9 +105,12 @@ impl hyper::body::Body for Body {
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         match self.get_mut() {
             Body::Whole(b) => Pin::new(b).poll_frame(cx),
-            Body::Parts { rx, .. } => rx
-                .poll_recv(cx)
-                .map(|c| c.map(|c| Ok(Frame::data(Bytes::from(c))))),
+            Body::Parts { head, rx, .. } => match head.take() {
+                Some(h) => Poll::Ready(Some(Ok(Frame::data(h)))),
+                None => rx
+                    .poll_recv(cx)
+                    .map(|c| c.map(|c| Ok(Frame::data(Bytes::from(c))))),
+            },
         }
     }
 
@@ -326,6 +331,18 @@ fn age_headers(r: &mut Reply, ctx: &Ctx, mask: Mask, f: &Freshness) {
 /// Chunks of an exposition in flight between its encoder and its client.
 const CHUNKS_IN_FLIGHT: usize = 4;
 
+/// An exposition smaller than this (as the last one was) is encoded whole
+/// on the connection's thread and written at once: no other thread wakes
+/// for it, and the connection's thread wakes only for the socket (about 4
+/// switches a scrape against about 170 when every answer went a part at a
+/// time to the encoder threads: bench/runs/2026-11-28-quiet/). Larger
+/// (thousands of CPUs: 3.7 MB on fixtures/cpu4096), its parts go to the
+/// encoder threads and stream to the client as they are made, so the
+/// answer is never held whole and the connection's thread serves others
+/// meanwhile. Should an answer cross this while encoded whole, the rest
+/// goes the same way.
+pub(crate) const WHOLE_BELOW: usize = 1 << 20;
+
 /// The encoder's end of a streamed body.
 struct Channel(tokio::sync::mpsc::Sender<String>);
 
@@ -345,6 +362,24 @@ impl metrics::Sink for Channel {
     }
 }
 
+/// An answer encoded whole: takes every chunk at once.
+#[derive(Default)]
+struct Whole {
+    text: String,
+}
+
+impl metrics::Sink for Whole {
+    fn offer(&mut self, chunk: String) -> Result<(), String> {
+        self.text.push_str(&chunk);
+        Ok(())
+    }
+
+    fn wait(&mut self, chunk: String) -> bool {
+        let _ = self.offer(chunk);
+        true
+    }
+}
+
 async fn metrics_response(
     ctx: &Ctx,
     slot: &Arc<Slot>,
@@ -357,9 +392,35 @@ async fn metrics_response(
         Ok(f) => f,
         Err(r) => return r,
     };
-    let (tx, rx) = tokio::sync::mpsc::channel::<String>(CHUNKS_IN_FLIGHT);
+    let ctype = if openmetrics { OPENMETRICS } else { TEXT };
     let mut encoding = ctx.exposition.encoding(openmetrics);
+    let last = ctx.last_answer.load(Ordering::Relaxed);
+    let mut whole = Whole::default();
+    if last < WHOLE_BELOW {
+        // Room for an answer as large as the last and a little more: no
+        // copy as it grows.
+        whole.text.reserve(last + last / 8);
+        // Every part here, while the answer stays small. (An error ends
+        // the answer where it stopped, as it ends a streamed one.)
+        let done = loop {
+            match encoding.next_part(&mut whole) {
+                None | Some(Err(_)) => break true,
+                Some(Ok(_)) if whole.text.len() >= WHOLE_BELOW => break false,
+                Some(Ok(_)) => {}
+            }
+        };
+        if done {
+            ctx.last_answer.store(whole.text.len(), Ordering::Relaxed);
+            let mut r = reply(StatusCode::OK, ctype, whole.text);
+            age_headers(&mut r, ctx, all, &f);
+            return r;
+        }
+    }
+    let head = (!whole.text.is_empty()).then(|| Bytes::from(whole.text));
+    let (tx, rx) = tokio::sync::mpsc::channel::<String>(CHUNKS_IN_FLIGHT);
     let encoders = ctx.encoders.clone();
+    let last_answer = ctx.last_answer.clone();
+    let mut sent = head.as_ref().map_or(0, Bytes::len);
     // Each part is encoded on an encoder thread. A part made under the
     // state's lock never waits there: the chunks its reader could not take
     // yet are sent from here, awaiting the reader without holding a thread.
@@ -371,16 +432,28 @@ async fn metrics_response(
         // A client gone (or a HEAD request, whose body is dropped) costs
         // no more parts.
         while !tx.is_closed() {
-            let mut sink = Channel(tx.clone());
+            let mut sink = Counted {
+                channel: Channel(tx.clone()),
+                bytes: 0,
+            };
             let part = move || {
                 let r = encoding.next_part(&mut sink);
-                (encoding, r)
+                (encoding, sink.bytes, r)
             };
-            let Ok((back, Some(Ok(held)))) = encoders.run(part).await else {
-                return;
+            let (back, bytes, held) = match encoders.run(part).await {
+                Ok((back, bytes, Some(Ok(held)))) => (back, bytes, held),
+                // The last part done: the answer's size decides how the
+                // next is made.
+                Ok((_, bytes, None)) => {
+                    last_answer.store(sent + bytes, Ordering::Relaxed);
+                    return;
+                }
+                _ => return,
             };
             encoding = back;
+            sent += bytes;
             for c in held {
+                sent += c.len();
                 if tx.send(c).await.is_err() {
                     return;
                 }
@@ -388,14 +461,34 @@ async fn metrics_response(
         }
     });
     let body = Body::Parts {
+        head,
         rx,
         _busy: BusyUntilSent(slot.clone()),
         _scrape: scrape,
     };
-    let ctype = if openmetrics { OPENMETRICS } else { TEXT };
     let mut r = typed(StatusCode::OK, ctype, body);
     age_headers(&mut r, ctx, all, &f);
     r
+}
+
+/// A streamed body's sink, counting what it took at once.
+struct Counted {
+    channel: Channel,
+    bytes: usize,
+}
+
+impl metrics::Sink for Counted {
+    fn offer(&mut self, chunk: String) -> Result<(), String> {
+        let n = chunk.len();
+        self.channel.offer(chunk)?;
+        self.bytes += n;
+        Ok(())
+    }
+
+    fn wait(&mut self, chunk: String) -> bool {
+        self.bytes += chunk.len();
+        self.channel.wait(chunk)
+    }
 }
 
 async fn snapshot_response(ctx: &Ctx, sources: Option<&str>, max_age: Option<&str>) -> Reply {
