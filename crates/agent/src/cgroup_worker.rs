@@ -39,21 +39,23 @@ pub(crate) const INLINE_MAX_CGROUPS: usize = 1_000;
 /// Wakes the sampler.
 type Wake = Box<dyn Fn() + Send + 'static>;
 
+/// Walks made on the sampler's thread: the last found fewer than
+/// `limit` cgroups.
+pub(crate) struct Inline {
+    /// [`INLINE_MAX_CGROUPS`] but in tests.
+    limit: usize,
+    reader: Box<cgroups::Reader>,
+    done: Option<Done>,
+    sample: cgroups::Sample,
+    said_bpf: bool,
+    /// Called after a walk a consumer asked for, once walks are on their
+    /// own thread.
+    wake: Wake,
+}
+
 /// Where the walks are made.
 pub(crate) enum CgroupWalks {
-    /// On the sampler's thread: the last walk found fewer than
-    /// [`INLINE_MAX_CGROUPS`].
-    Inline {
-        /// [`INLINE_MAX_CGROUPS`] but in tests.
-        limit: usize,
-        reader: Box<cgroups::Reader>,
-        done: Option<Done>,
-        sample: cgroups::Sample,
-        said_bpf: bool,
-        /// Called after a walk a consumer asked for, once walks are on
-        /// their own thread.
-        wake: Wake,
-    },
+    Inline(Inline),
     Thread(CgroupWorker),
 }
 
@@ -71,14 +73,14 @@ impl CgroupWalks {
         limit: usize,
         wake: impl Fn() + Send + 'static,
     ) -> CgroupWalks {
-        CgroupWalks::Inline {
+        CgroupWalks::Inline(Inline {
             limit,
             reader: Box::new(reader),
             done: None,
             sample: cgroups::Sample::default(),
             said_bpf: false,
             wake: Box::new(wake),
-        }
+        })
     }
 
     pub fn on_thread(&self) -> bool {
@@ -91,32 +93,31 @@ impl CgroupWalks {
     /// A walk on this thread that finds [`INLINE_MAX_CGROUPS`] or more
     /// sends the walks after it to a thread of their own.
     pub fn walk(self, demand: bool) -> CgroupWalks {
-        let (limit, mut reader, mut sample, mut said_bpf, wake) = match self {
+        let mut i = match self {
             CgroupWalks::Thread(w) => {
                 w.begin(demand);
                 return CgroupWalks::Thread(w);
             }
-            CgroupWalks::Inline {
-                limit,
-                reader,
-                sample,
-                said_bpf,
-                wake,
-                ..
-            } => (limit, reader, sample, said_bpf, wake),
+            CgroupWalks::Inline(i) => i,
         };
-        let done = Some(walk_once(&mut reader, &mut sample, &mut said_bpf, demand));
-        let n = sample.cgroups.len();
-        if n < limit {
-            return CgroupWalks::Inline {
-                limit,
-                reader,
-                done,
-                sample,
-                said_bpf,
-                wake,
-            };
+        i.done = Some(walk_once(
+            &mut i.reader,
+            &mut i.sample,
+            &mut i.said_bpf,
+            demand,
+        ));
+        let n = i.sample.cgroups.len();
+        if n < i.limit {
+            return CgroupWalks::Inline(i);
         }
+        let Inline {
+            limit,
+            reader,
+            done,
+            sample,
+            said_bpf,
+            wake,
+        } = i;
         match CgroupWorker::start(reader, said_bpf, wake) {
             Ok(w) => {
                 // The walk just made is taken from the worker, as any.
@@ -130,14 +131,14 @@ impl CgroupWalks {
                 crate::log(format!(
                     "cgroups: {n} found, but no thread could be started for their walks ({e}); walked on the sampler's thread"
                 ));
-                CgroupWalks::Inline {
+                CgroupWalks::Inline(Inline {
                     limit,
                     reader,
                     done,
                     sample,
                     said_bpf,
                     wake,
-                }
+                })
             }
         }
     }
@@ -145,7 +146,7 @@ impl CgroupWalks {
     /// A walk is asked for or running: the source is not to be read again.
     pub fn walking(&self) -> bool {
         match self {
-            CgroupWalks::Inline { .. } => false,
+            CgroupWalks::Inline(_) => false,
             CgroupWalks::Thread(w) => w.walking(),
         }
     }
@@ -153,7 +154,7 @@ impl CgroupWalks {
     /// A walk finished and waits to be taken.
     pub fn finished(&self) -> bool {
         match self {
-            CgroupWalks::Inline { done, .. } => done.is_some(),
+            CgroupWalks::Inline(i) => i.done.is_some(),
             CgroupWalks::Thread(w) => w.finished(),
         }
     }
@@ -162,9 +163,9 @@ impl CgroupWalks {
     /// the next walk reuses).
     pub fn take(&mut self, into: &mut cgroups::Sample) -> Option<Done> {
         match self {
-            CgroupWalks::Inline { done, sample, .. } => {
-                let d = done.take()?;
-                std::mem::swap(sample, into);
+            CgroupWalks::Inline(i) => {
+                let d = i.done.take()?;
+                std::mem::swap(&mut i.sample, into);
                 Some(d)
             }
             CgroupWalks::Thread(w) => w.take(into),
