@@ -333,15 +333,18 @@ const CHUNKS_IN_FLIGHT: usize = 4;
 
 /// An exposition smaller than this (as the last one was) is encoded whole
 /// on the connection's thread and written at once: no other thread wakes
-/// for it, and the connection's thread wakes only for the socket (about 4
-/// switches a scrape against about 170 when every answer went a part at a
-/// time to the encoder threads: bench/runs/2026-11-28-quiet/). Larger
-/// (thousands of CPUs: 3.7 MB on fixtures/cpu4096), its parts go to the
-/// encoder threads and stream to the client as they are made, so the
-/// answer is never held whole and the connection's thread serves others
-/// meanwhile. Should an answer cross this while encoded whole, the rest
-/// goes the same way.
-pub(crate) const WHOLE_BELOW: usize = 1 << 20;
+/// for it, and the connection's thread wakes only for the socket (1 to 2
+/// sleeps a scrape against about 170 when every answer went a part at a
+/// time to the encoder threads: bench/runs/2026-11-28-quiet/). Encoding
+/// holds that thread from every other connection (about 12 us a KB here,
+/// release: 3 ms at this size), so larger answers (a big textfile
+/// directory; thousands of CPUs: 3.7 MB on fixtures/cpu4096) go a part at
+/// a time to the encoder threads and stream to the client as they are
+/// made, never held whole, while the connection's thread serves others.
+/// Should an answer cross this while encoded whole, or reach a part of
+/// any size (the textfile directory's, a per-CPU collector turned on),
+/// the rest goes the same way.
+pub(crate) const WHOLE_BELOW: usize = 256 << 10;
 
 /// The encoder's end of a streamed body.
 struct Channel(tokio::sync::mpsc::Sender<String>);
@@ -403,6 +406,9 @@ async fn metrics_response(
         // Every part here, while the answer stays small. (An error ends
         // the answer where it stopped, as it ends a streamed one.)
         let done = loop {
+            if encoding.next_part_unbounded() {
+                break false;
+            }
             match encoding.next_part(&mut whole) {
                 None | Some(Err(_)) => break true,
                 Some(Ok(_)) if whole.text.len() >= WHOLE_BELOW => break false,

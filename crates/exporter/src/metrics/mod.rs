@@ -303,6 +303,29 @@ impl Exposition {
 }
 
 impl Encoding {
+    /// Whether the next part may be of any size: one made without the
+    /// state's lock (the textfile directory's, when it holds files; a
+    /// per-CPU collector that is off by default, when on). An answer
+    /// encoded whole stops before it and streams the rest.
+    pub fn next_part_unbounded(&self) -> bool {
+        let n = collector::ENCODERS.len();
+        let part = match self.next {
+            i if i < n => Part::Collector(i),
+            i if i == n + 3 => Part::Textfile,
+            _ => return false,
+        };
+        if !part.unlocked(&self.ctx.config) {
+            return false;
+        }
+        match part {
+            Part::Textfile => {
+                let st = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
+                st.sample.ok(procfs::Source::Textfile) && !st.sample.textfile.files.is_empty()
+            }
+            _ => true,
+        }
+    }
+
     /// Encodes the next part into `sink` as it is made; returns the chunks
     /// `sink` could not take at once, to be sent before the next part.
     /// `None` once every part is done; an error when the reader is gone.
