@@ -55,7 +55,7 @@ pub(crate) struct Inline {
 
 /// Where the walks are made.
 pub(crate) enum CgroupWalks {
-    Inline(Inline),
+    Inline(Box<Inline>),
     Thread(CgroupWorker),
 }
 
@@ -73,14 +73,14 @@ impl CgroupWalks {
         limit: usize,
         wake: impl Fn() + Send + 'static,
     ) -> CgroupWalks {
-        CgroupWalks::Inline(Inline {
+        CgroupWalks::Inline(Box::new(Inline {
             limit,
             reader: Box::new(reader),
             done: None,
             sample: cgroups::Sample::default(),
             said_bpf: false,
             wake: Box::new(wake),
-        })
+        }))
     }
 
     pub fn on_thread(&self) -> bool {
@@ -110,35 +110,24 @@ impl CgroupWalks {
         if n < i.limit {
             return CgroupWalks::Inline(i);
         }
-        let Inline {
-            limit,
-            reader,
-            done,
-            sample,
-            said_bpf,
-            wake,
-        } = i;
-        match CgroupWorker::start(reader, said_bpf, wake) {
+        // The walk just made goes with the walks to the thread, to be
+        // taken from its slot as any; it stays here if none can start.
+        let (done, sample) = (i.done.take(), std::mem::take(&mut i.sample));
+        match CgroupWorker::start(i) {
             Ok(w) => {
-                // The walk just made is taken from the worker, as any.
                 w.hand(done, sample);
                 crate::log(format!(
                     "cgroups: {n} found; walks go on a thread of their own from now on, so that none delays another source"
                 ));
                 CgroupWalks::Thread(w)
             }
-            Err((e, reader, wake)) => {
+            Err((e, mut i)) => {
                 crate::log(format!(
                     "cgroups: {n} found, but no thread could be started for their walks ({e}); walked on the sampler's thread"
                 ));
-                CgroupWalks::Inline(Inline {
-                    limit,
-                    reader,
-                    done,
-                    sample,
-                    said_bpf,
-                    wake,
-                })
+                i.done = done;
+                i.sample = sample;
+                CgroupWalks::Inline(i)
             }
         }
     }
@@ -224,26 +213,28 @@ fn lock(shared: &Shared) -> MutexGuard<'_, Slot> {
 }
 
 impl CgroupWorker {
-    /// Starts the worker's thread, which owns `reader` from then on;
-    /// `wake` is called after each walk a consumer asked for (it wakes the
-    /// sampler), under the worker's lock: it must not take it. Where no
-    /// thread can be started, the reader and `wake` are handed back.
-    fn start(
-        reader: Box<cgroups::Reader>,
-        said_bpf: bool,
-        wake: Wake,
-    ) -> Result<CgroupWorker, (std::io::Error, Box<cgroups::Reader>, Wake)> {
+    /// Starts the worker's thread, which owns the walks' reader from then
+    /// on; their `wake` is called after each walk a consumer asked for (it
+    /// wakes the sampler), under the worker's lock: it must not take it.
+    /// Where no thread can be started, the walks are handed back.
+    fn start(walks: Box<Inline>) -> Result<CgroupWorker, (std::io::Error, Box<Inline>)> {
         let shared: Shared = Arc::default();
         let s = shared.clone();
         // Handed over through a slot, so that a thread that could not be
         // started gives them back.
-        let handoff = Arc::new(Mutex::new(Some((reader, wake))));
+        let handoff = Arc::new(Mutex::new(Some(walks)));
         let h = handoff.clone();
         let spawned = std::thread::Builder::new()
             .name("quietstat-cgroups".into())
             .spawn(move || {
                 let taken = h.lock().unwrap_or_else(|e| e.into_inner()).take();
-                if let Some((reader, wake)) = taken {
+                if let Some(i) = taken {
+                    let Inline {
+                        reader,
+                        said_bpf,
+                        wake,
+                        ..
+                    } = *i;
                     run(&s, *reader, said_bpf, wake);
                 }
             });
@@ -255,7 +246,7 @@ impl CgroupWorker {
             Err(e) => {
                 let taken = handoff.lock().unwrap_or_else(|e| e.into_inner()).take();
                 match taken {
-                    Some((reader, wake)) => Err((e, reader, wake)),
+                    Some(walks) => Err((e, walks)),
                     None => unreachable!("a thread that was not started took the reader"),
                 }
             }
@@ -361,6 +352,15 @@ mod tests {
             .expect("the v2 fixture's reader")
     }
 
+    /// The fixture's walks on a thread of their own.
+    fn worker(wake: impl Fn() + Send + 'static) -> CgroupWorker {
+        let CgroupWalks::Inline(i) = CgroupWalks::with_limit(fixture_reader(), usize::MAX, wake)
+        else {
+            panic!("walks start on the sampler's thread")
+        };
+        CgroupWorker::start(i).map_err(|(e, _)| e).unwrap()
+    }
+
     fn counter() -> (Arc<AtomicU32>, impl Fn() + Send + 'static) {
         let woken = Arc::new(AtomicU32::new(0));
         let w = woken.clone();
@@ -416,9 +416,7 @@ mod tests {
     #[test]
     fn a_walk_runs_on_its_own_thread_and_wakes_its_owner_once_done_when_asked_for() {
         let (woken, wake) = counter();
-        let worker = CgroupWorker::start(Box::new(fixture_reader()), false, Box::new(wake))
-            .map_err(|(e, ..)| e)
-            .unwrap();
+        let worker = worker(wake);
         let mut sample = cgroups::Sample::default();
         assert!(worker.take(&mut sample).is_none(), "nothing walked yet");
         worker.begin(true);
@@ -445,9 +443,7 @@ mod tests {
 
     #[test]
     fn a_finished_walk_not_taken_holds_off_the_next() {
-        let worker = CgroupWorker::start(Box::new(fixture_reader()), false, Box::new(|| {}))
-            .map_err(|(e, ..)| e)
-            .unwrap();
+        let worker = worker(|| {});
         worker.begin(false);
         worker.wait();
         worker.begin(true);
