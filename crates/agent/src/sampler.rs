@@ -825,6 +825,12 @@ impl Agent {
                     // 300 bytes a process held between reads. Should the
                     // build fail (a decoding thread panicked), the table
                     // is empty and the source says it failed.
+                    // Exits taskstats gave a start to within a second
+                    // take the exact one from the table before (the
+                    // table they were last seen in, about to be replaced).
+                    if let Some(t) = self.table.as_ref() {
+                        t.settle_exits(&mut self.exits_buf, &st.procs);
+                    }
                     let built = r.and_then(|()| {
                         if keep_prev {
                             std::mem::swap(&mut st.procs_prev, &mut st.procs);

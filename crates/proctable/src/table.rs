@@ -241,6 +241,17 @@ impl ProcTable {
         }
     }
 
+    /// Gives exits captured through taskstats, whose start is known to
+    /// within a second, the exact start of the process `seen` (a table of
+    /// this backend read before they ended, sorted by PID) shows
+    /// ([`crate::taskstats::settle_starts`]); BPF's exits are exact and left
+    /// alone.
+    pub fn settle_exits(&self, exits: &mut [Exit], seen: &[Proc]) {
+        if self.taskstats.is_some() && self.bpf().is_none() {
+            crate::taskstats::settle_starts(exits, seen);
+        }
+    }
+
     /// Exit records lost since capture began: dropped by the full BPF ring
     /// buffer, or taskstats receive-buffer overflows (each at least one
     /// record). `None` when exits are not captured.

@@ -14,8 +14,11 @@
 //! full, which shows as ENOBUFS and is counted in [`TaskstatsExits::overflows`].
 //!
 //! Resolution: taskstats gives the start time in whole seconds of wall-clock
-//! time (`ac_btime64`), so `start_ns`/`start_ticks` (and `exit_ns`, start
-//! plus the exact elapsed time) are to the second. CPU times are the
+//! time (`ac_btime64`: whole seconds of the clock at exit less whole
+//! seconds of the elapsed time), so `start_ns`/`start_ticks` (and
+//! `exit_ns`, start plus the exact elapsed time) are within a second of
+//! the truth, either way; [`settle_starts`] gives an exit the exact start
+//! a process table saw. CPU times are the
 //! kernel's tick-sampled user and system times scaled to the task's exact
 //! runtime (`cpu_run_virtual_total`, filled by delay accounting's hook), as
 //! /proc scales them, without /proc's monotonic clamp; each task's runtime
@@ -31,7 +34,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use procfs::pid::Comm;
 
 use crate::cputime::{RawCputime, adjust};
-use crate::proc::{Exit, NS_PER_TICK};
+use crate::proc::{Exit, NS_PER_TICK, Proc};
 
 const GENL_ID_CTRL: u16 = 0x10;
 const CTRL_CMD_GETFAMILY: u8 = 3;
@@ -521,6 +524,8 @@ impl TaskstatsExits {
         }
         let before = out.len();
         let now = sys::mono_ns();
+        // Now, not at open: the wall clock is slewed against the boot clock.
+        self.boot_wall_ns = boot_wall_ns();
         for r in self.records.drain(..) {
             self.groups.add(r, now);
         }
@@ -558,6 +563,43 @@ impl TaskstatsExits {
             });
         }
         out.len() - before
+    }
+}
+
+/// How far, in ticks, an exit's start from taskstats may be from the true
+/// start: under a second either way (see the module's note on resolution),
+/// and a tenth more for the wall clock's slew against the boot clock
+/// between the kernel's record and its reading here.
+pub const START_WITHIN_TICKS: u64 = 110;
+
+/// Gives each exit whose process a table saw (`seen`, sorted by PID) that
+/// table's exact start, in place of taskstats' start to within a second;
+/// its end moves with it (the elapsed time is exact). A process is the
+/// table's row of the same PID whose start is within
+/// [`START_WITHIN_TICKS`]; a PID that ended twice in `exits` is left as it
+/// is (which start is whose is not known).
+pub fn settle_starts(exits: &mut [Exit], seen: &[Proc]) {
+    let mut pids: Vec<u32> = exits.iter().map(|e| e.pid).collect();
+    pids.sort_unstable();
+    let twice = |pid: u32| {
+        let at = pids.partition_point(|p| *p < pid);
+        pids.get(at + 1) == Some(&pid)
+    };
+    for e in exits.iter_mut() {
+        if twice(e.pid) {
+            continue;
+        }
+        let at = seen.partition_point(|p| p.pid < e.pid);
+        let row = seen[at..]
+            .iter()
+            .take_while(|p| p.pid == e.pid)
+            .find(|p| p.start_ticks.abs_diff(e.start_ticks) <= START_WITHIN_TICKS);
+        if let Some(p) = row {
+            let elapsed = e.exit_ns.saturating_sub(e.start_ns);
+            e.start_ticks = p.start_ticks;
+            e.start_ns = p.start_ns;
+            e.exit_ns = p.start_ns + elapsed;
+        }
     }
 }
 
@@ -633,6 +675,50 @@ mod tests {
             majflt: 0,
             hiwater_rss_kb: 0,
         }
+    }
+
+    #[test]
+    fn an_exit_takes_the_exact_start_a_table_saw_within_a_second_either_way() {
+        let row = |pid: u32, start_ticks: u64| Proc {
+            pid,
+            start_ticks,
+            start_ns: start_ticks * NS_PER_TICK,
+            ..Default::default()
+        };
+        let exit = |pid: u32, start_ticks: u64| Exit {
+            pid,
+            start_ticks,
+            start_ns: start_ticks * NS_PER_TICK,
+            exit_ns: start_ticks * NS_PER_TICK + 3_000_000_000,
+            ..Default::default()
+        };
+        // The kernel's whole seconds: 0.95 s after the true start (a clock
+        // at .05 past a second, 2.95 s elapsed) and 0.95 s before it.
+        let seen = [row(5, 900), row(7, 1_000), row(9, 2_000), row(11, 500)];
+        let mut exits = [
+            exit(7, 1_095),
+            exit(9, 1_905),
+            // Two seconds off: another process of that PID.
+            exit(11, 700),
+            // Not in the table.
+            exit(13, 50),
+            // Ended twice: which start is whose is not known.
+            exit(5, 900),
+            exit(5, 950),
+        ];
+        settle_starts(&mut exits, &seen);
+        assert_eq!(
+            (exits[0].start_ticks, exits[0].start_ns),
+            (1_000, 10_000_000_000)
+        );
+        assert_eq!(
+            exits[0].exit_ns, 13_000_000_000,
+            "the exact elapsed time kept"
+        );
+        assert_eq!(exits[1].start_ticks, 2_000);
+        assert_eq!(exits[2].start_ticks, 700);
+        assert_eq!(exits[3].start_ticks, 50);
+        assert_eq!((exits[4].start_ticks, exits[5].start_ticks), (900, 950));
     }
 
     #[test]

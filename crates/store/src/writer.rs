@@ -1032,15 +1032,18 @@ fn cgroup_rows(
 }
 
 /// The identity row an exit belongs to when its start time is not exact:
-/// taskstats (the exit capture without BPF) gives it in whole seconds of
-/// wall-clock time, so the process's true start is up to a second later
-/// (and the boot time it is counted from may have moved a little). The
-/// nearest row of that pid within that window, one not yet ended first.
+/// taskstats (the exit capture without BPF) gives it to within a second
+/// either way ([`proctable::taskstats::START_WITHIN_TICKS`]; the agent
+/// gives an exit the exact start of the table it was last seen in, but a
+/// process that ended while the table that first showed it was being read
+/// is not settled). The nearest row of that pid within that window, one
+/// not yet ended first.
 fn exit_identity(tx: &Connection, pid: u32, start_ticks: u64) -> rusqlite::Result<Option<u32>> {
+    let within = proctable::taskstats::START_WITHIN_TICKS as i64;
     tx.query_row(
-        "SELECT id FROM identity WHERE pid = ?1 AND start_ticks BETWEEN ?2 - 50 AND ?2 + 150
+        "SELECT id FROM identity WHERE pid = ?1 AND start_ticks BETWEEN ?2 - ?3 AND ?2 + ?3
          ORDER BY exit_ms IS NOT NULL, abs(start_ticks - ?2) LIMIT 1",
-        params![pid, start_ticks as i64],
+        params![pid, start_ticks as i64, within],
         |r| r.get::<_, u32>(0),
     )
     .optional()

@@ -311,15 +311,20 @@ impl OwnFeed {
         s.taken = Instant::now();
         s.unix_ns = sys::unix_ns();
         self.tick.system = s;
+        // Exits before the new table, so that those taskstats gave a start
+        // to within a second take the exact one from the table they were
+        // last seen in.
+        self.tick.exits.clear();
+        if self.exits_on {
+            self.table.drain_exits(&mut self.tick.exits);
+            self.table
+                .settle_exits(&mut self.tick.exits, &self.tick.procs);
+        }
         self.table
             .snapshot(&self.query, &mut self.tick.procs)
             .map_err(|e| e.to_string())?;
         self.tick.procs_taken = Some(self.tick.system.taken);
         self.tick.procs_unix_ns = self.tick.system.unix_ns;
-        self.tick.exits.clear();
-        if self.exits_on {
-            self.table.drain_exits(&mut self.tick.exits);
-        }
         let table = &self.table;
         self.tick.cmdlines = self
             .tick
