@@ -590,11 +590,19 @@ fn concurrent_max_age_requests_share_one_read_each() {
         .map(|_| {
             std::thread::spawn(move || {
                 for _ in 0..20 {
+                    let asked = Instant::now();
                     let r = get(addr, "/api/v1/snapshot?sources=stat&max_age_ms=300", None);
+                    let waited = asked.elapsed().as_secs_f64() * 1e3;
                     assert_eq!(r.status, 200, "{}", r.body);
                     let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
                     let age = v["sources"]["stat"]["age_ms"].as_f64().unwrap();
-                    assert!(age <= 300.0 + 50.0, "served {age} ms old");
+                    // Data no older than 300 ms when asked: its age when
+                    // served is at most that plus the time the answer
+                    // took, however busy the machine (1 ms: rounding).
+                    assert!(
+                        age <= 300.0 + 1.0 + waited,
+                        "served {age} ms old, {waited:.1} ms after it was asked"
+                    );
                     std::thread::sleep(Duration::from_millis(110));
                 }
             })
