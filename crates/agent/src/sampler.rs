@@ -55,7 +55,7 @@ pub struct Agent {
     /// The history: the sampler's end of the journal, and the writer
     /// (stopped, after a last flush, when the agent is dropped).
     tap: Option<store::Tap>,
-    _writer: Option<store::Writer>,
+    writer: Option<store::Writer>,
     /// Source bytes kept for the history and the view, reused.
     kept: Vec<u8>,
     /// The view files beside the snapshot, for local viewers (`top`,
@@ -252,7 +252,7 @@ impl Agent {
             bucket: budget::ReadBucket::default(),
             started: false,
             tap: None,
-            _writer: None,
+            writer: None,
             kept: Vec::new(),
             view: None,
             procs_bucket: u64::MAX,
@@ -537,7 +537,7 @@ impl Agent {
         ));
         self.reader.keep_bytes_of(&store::RECORDED);
         self.tap = Some(tap);
-        self._writer = Some(writer);
+        self.writer = Some(writer);
         let _ = self.shared.store.set(stats);
         Ok(())
     }
@@ -690,6 +690,11 @@ impl Agent {
         }
         if committed & AgentSource::Cgroups.bit() != 0 && !st.cgroups.cgroups.is_empty() {
             tap.cgroups(st.cgroups.unix_ns / 1_000_000, &st.cgroups);
+        }
+        // The writer's flushes come at this instant, not on a clock of its
+        // own.
+        if let Some(w) = self.writer.as_mut() {
+            w.sampled(ts);
         }
     }
 

@@ -2,8 +2,8 @@
 //! the sleeps some event ended: over a fixed window they are set by the
 //! agent's schedule and its clients, not by how fast or busy the machine
 //! is, so these bounds are exact, not timings. Each test fails when a
-//! thread wakes more often than its work, a thread with nothing to do is
-//! started, or a scrape fans out over threads.
+//! thread keeps a clock of its own, a thread with nothing to do is started,
+//! or a scrape fans out over threads.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -59,7 +59,7 @@ fn instants(secs: f64, every: f64) -> u64 {
 }
 
 #[test]
-fn the_idle_agent_wakes_once_per_scheduled_instant_and_starts_no_idle_thread() {
+fn the_idle_agent_wakes_once_per_scheduled_instant_and_no_thread_keeps_a_clock() {
     // The defaults, recording included (the store in memory here, so that
     // no disk wait adds a sleep the schedule did not cause).
     let store = tempfile::tempdir_in("/dev/shm").unwrap();
@@ -90,7 +90,7 @@ fn the_idle_agent_wakes_once_per_scheduled_instant_and_starts_no_idle_thread() {
                 );
                 instants(secs, 1.0)
             }
-            // One flush per 15 s.
+            // One flush handed over per 15 s, at an instant.
             "quietstat-store" => instants(secs, 15.0),
             // No client: never.
             _ => 0,

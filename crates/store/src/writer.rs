@@ -1,6 +1,8 @@
 //! Recording: the sampler appends to the journal ([`Tap`]); the writer
-//! thread wakes once per flush interval (15 s by default: 0.07 wakeups a
-//! second), moves what the journal holds into the day's file in one
+//! thread keeps no clock of its own: the sampler hands it a flush with the
+//! first sample of each flush interval ([`Writer::sampled`]; 15 s by
+//! default: 0.07 wakeups a second, each at an instant the sampler is awake
+//! for), and it moves what the journal holds into the day's file in one
 //! transaction, and keeps the store within its age and size limits.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -221,8 +223,42 @@ impl Tap {
 
 /// The writer thread; stopped (after a last flush) on drop.
 pub struct Writer {
-    stop: Arc<(Mutex<bool>, Condvar)>,
+    asked: Arc<(Mutex<Asked>, Condvar)>,
     thread: Option<JoinHandle<()>>,
+    flush_ms: u64,
+    /// The flush interval of the last sample ([`Writer::sampled`]).
+    window: Option<u64>,
+}
+
+/// What the writer thread is asked to do next.
+#[derive(Default)]
+struct Asked {
+    flush: bool,
+    stop: bool,
+}
+
+impl Writer {
+    /// The sampler appended a sample taken at `ms` (Unix ms): with the
+    /// first sample of a flush interval (aligned to the wall clock) the
+    /// writer is handed a flush of everything before it. The writer never
+    /// wakes on a timer of its own: its flushes come at instants the
+    /// sampler is awake for. A wall clock stepped back starts an interval
+    /// too.
+    pub fn sampled(&mut self, ms: u64) {
+        let w = ms / self.flush_ms;
+        match self.window.replace(w) {
+            Some(last) if last != w => self.flush(),
+            _ => {}
+        }
+    }
+
+    /// Hands the writer a flush now (one already asked for and not begun
+    /// is the same flush).
+    pub fn flush(&self) {
+        let (m, c) = &*self.asked;
+        m.lock().unwrap_or_else(|e| e.into_inner()).flush = true;
+        c.notify_one();
+    }
 }
 
 /// Why the store's lock was not taken.
@@ -263,8 +299,8 @@ fn lock(dir: &Path) -> Result<std::fs::File, LockError> {
 impl Drop for Writer {
     fn drop(&mut self) {
         {
-            let (m, c) = &*self.stop;
-            *m.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            let (m, c) = &*self.asked;
+            m.lock().unwrap_or_else(|e| e.into_inner()).stop = true;
             c.notify_all();
         }
         if let Some(t) = self.thread.take() {
@@ -420,35 +456,24 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
 /// Opens the journal and starts the writer. `log` takes one line.
 pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>), String> {
     let (tap, Flusher { mut inner }, stats) = open(opts, log)?;
-    let stop = Arc::new((Mutex::new(false), Condvar::new()));
-    let stop2 = stop.clone();
+    let flush_ms = inner.opts.flush.as_millis().max(1) as u64;
+    let asked = Arc::new((Mutex::new(Asked::default()), Condvar::new()));
+    let asked2 = asked.clone();
     let thread = std::thread::Builder::new()
         .name("quietstat-store".into())
         .spawn(move || {
             // What a previous run left in the journal goes in first.
             inner.flush();
             loop {
-                // Half a second past the sampler's aligned ticks, so a
-                // flush seldom meets a sample being appended.
-                let flush_ms = inner.opts.flush.as_millis().max(1) as u64;
-                let offset = (flush_ms / 2).min(500);
-                let now = now_ms();
-                let next = (now.saturating_sub(offset) / flush_ms + 1) * flush_ms + offset;
-                let (m, c) = &*stop2;
-                let mut stopped = m.lock().unwrap_or_else(|e| e.into_inner());
-                let deadline = Instant::now() + Duration::from_millis(next - now);
-                while !*stopped {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        break;
-                    }
-                    stopped = c
-                        .wait_timeout(stopped, left)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
+                // No timeout: a flush is handed over by the sampler.
+                let (m, c) = &*asked2;
+                let mut a = m.lock().unwrap_or_else(|e| e.into_inner());
+                while !a.flush && !a.stop {
+                    a = c.wait(a).unwrap_or_else(|e| e.into_inner());
                 }
-                let stopping = *stopped;
-                drop(stopped);
+                let stopping = a.stop;
+                a.flush = false;
+                drop(a);
                 inner.flush();
                 if stopping {
                     inner.remove_journal_if_empty();
@@ -460,8 +485,10 @@ pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>)
     Ok((
         tap,
         Writer {
-            stop,
+            asked,
             thread: Some(thread),
+            flush_ms,
+            window: None,
         },
         stats,
     ))
