@@ -891,7 +891,16 @@ impl Agent {
                         continue;
                     };
                     reads.read_at[i] = d.read_at;
-                    reads.cpu_ns[i] = d.cpu_ns;
+                    // Recording a walk is part of its cost: the history's
+                    // writer's time on the walks it wrote since the last
+                    // one committed (a walk behind: it writes at its
+                    // flush), so that the source's cap holds the two.
+                    let recorded = self
+                        .shared
+                        .store
+                        .get()
+                        .map_or(0, |s| s.take_cgroups_cpu_ns());
+                    reads.cpu_ns[i] = d.cpu_ns + recorded;
                     *demand = (*demand & !s.bit()) | if d.demand { s.bit() } else { 0 };
                     let stats = &mut st.stats[i];
                     stats.read_ns += d.cost_ns;

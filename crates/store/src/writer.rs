@@ -70,6 +70,11 @@ pub struct Stats {
     pub flushes: AtomicU64,
     pub failed_flushes: AtomicU64,
     pub write_ns: AtomicU64,
+    /// The writer's CPU time recording cgroup walks, not yet taken by
+    /// [`Stats::take_cgroups_cpu_ns`]: the sampler charges it to the
+    /// cgroups source, so that the source's budget sees what a walk costs
+    /// in all.
+    pub cgroups_cpu_ns: AtomicU64,
     /// Whether the last flush succeeded.
     pub recording: AtomicBool,
 }
@@ -78,6 +83,11 @@ impl Stats {
     fn add_written(&self, source: &str, n: u64) {
         let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
         *w.entry(source.to_string()).or_default() += n;
+    }
+
+    /// The writer's CPU time on cgroup walks since the last call.
+    pub fn take_cgroups_cpu_ns(&self) -> u64 {
+        self.cgroups_cpu_ns.swap(0, Relaxed)
     }
 
     pub fn written(&self) -> Vec<(String, u64)> {
@@ -778,6 +788,7 @@ impl Inner {
         let cg_key = self.cg_key_due;
         let mut cg_body = Vec::new();
         let mut cg_times = Vec::new();
+        let mut cg_cpu_ns = 0;
         for r in recs {
             match r.kind {
                 Kind::Procs | Kind::ProcsDelta => {
@@ -853,6 +864,7 @@ impl Inner {
                     }
                 }
                 Kind::Cgroups => {
+                    let cpu = sys::thread_cpu_ns();
                     let Some(walk) = crate::cgroups::whole(r.payload, r.ts_ms) else {
                         continue;
                     };
@@ -861,15 +873,18 @@ impl Inner {
                     rows += cgroup_rows(&tx, &mut self.cg_rows, &mut self.cg_prev, &walk, r.ts_ms)
                         .map_err(err)?;
                     cg_times.push(r.ts_ms);
+                    cg_cpu_ns += sys::thread_cpu_ns().saturating_sub(cpu);
                 }
                 Kind::System => {}
             }
         }
         if !cg_times.is_empty() {
+            let cpu = sys::thread_cpu_ns();
             let (raw, z) =
                 insert_timed_block(&tx, KIND_CGROUPS, cg_key, &cg_times, &cg_body).map_err(err)?;
             rows += 1;
             written.push(("cgroups".into(), cg_times.len() as u64, raw, z));
+            cg_cpu_ns += sys::thread_cpu_ns().saturating_sub(cpu);
         }
         if !times.is_empty() {
             let (raw, z) = insert_timed_block(&tx, KIND_PROCS, key, &times, &snaps).map_err(err)?;
@@ -894,6 +909,7 @@ impl Inner {
             self.stats.add_written(&src, z);
         }
         self.stats.rows.fetch_add(rows, Relaxed);
+        self.stats.cgroups_cpu_ns.fetch_add(cg_cpu_ns, Relaxed);
         self.committed = last.seq;
         self.last_ms = last.ts_ms;
         self.need_key = false;

@@ -64,10 +64,14 @@ fn walks_and_their_made_and_removed_cgroups_come_back_after_flushes_and_a_kill()
     let t0 = (store::writer::now_ms() - 86_400_000) / 86_400_000 * 86_400_000 + 43_200_000;
     // Every 4 minutes: a new chain every 10 minutes of wall clock.
     let ts = |i: u64| t0 + i * 240_000;
-    let (mut tap, mut flusher, _) = store::writer::open(opts(d.path()), log).unwrap();
+    let (mut tap, mut flusher, stats) = store::writer::open(opts(d.path()), log).unwrap();
     for i in 0..6 {
         tap.cgroups(ts(i), &walk(i));
         assert!(flusher.flush());
+        // The writer's time on the walk, for the cgroups source's budget,
+        // taken once.
+        assert!(stats.take_cgroups_cpu_ns() > 0, "walk {i}");
+        assert_eq!(stats.take_cgroups_cpu_ns(), 0);
     }
     for i in 6..8 {
         tap.cgroups(ts(i), &walk(i));
