@@ -119,6 +119,9 @@ pub struct Track {
     /// not counted).
     pub reads: u32,
     pub hold: Hold,
+    /// The last read's cost when it was over twice the estimate (0: it
+    /// was not).
+    pub over_ns: f64,
 }
 
 impl Track {
@@ -129,14 +132,22 @@ impl Track {
     /// counts for at most twice the estimate: one read is one read, and
     /// one that met a page fault, or a burst of network softirqs charged
     /// to the thread that happened to be running, may take a hundred
-    /// times its cost. A cost that really rose gets there in a few reads.
+    /// times its cost. A cost that really rose shows in the next read
+    /// too: two reads in a row over twice the estimate make the lesser of
+    /// them the estimate (10,000 cgroups made at once raise a walk's cost
+    /// thirtyfold, which averaging at twice the estimate a read would take
+    /// fifteen reads to see).
     pub fn observe(&mut self, ns: u64) {
         let ns = ns as f64;
-        self.cost_ns = match (self.reads, self.cost_ns) {
+        let prev = self.cost_ns;
+        let outlying = prev > 0.0 && ns > prev * 2.0;
+        self.cost_ns = match (self.reads, prev) {
             (_, 0.0) => ns,
+            _ if outlying && self.over_ns > 0.0 => ns.min(self.over_ns),
             (0, prev) => ns.min(prev * 2.0),
             (_, prev) => prev * 0.75 + ns.min(prev * 2.0) * 0.25,
         };
+        self.over_ns = if outlying { ns } else { 0.0 };
         self.reads = self.reads.saturating_add(1);
     }
 
@@ -1024,6 +1035,35 @@ mod tests {
         let mut t = Track::default();
         t.observe(255_000);
         assert_eq!(t.cost_ns, 255e3);
+    }
+
+    #[test]
+    fn a_cost_that_rose_is_taken_at_the_second_read_over_twice_the_estimate() {
+        // A walk of 1.5 ms, then 10,000 cgroups more: 60 ms, then 40.
+        let mut t = Track::default();
+        t.observe(1_500_000);
+        t.observe(1_500_000);
+        t.observe(60_000_000);
+        assert_eq!(t.cost_ns, 0.75 * 1.5e6 + 0.25 * 3e6, "one read is one read");
+        t.observe(40_000_000);
+        assert_eq!(t.cost_ns, 40e6, "two in a row: the lesser");
+        // Back to normal: averaged again, one outlier at a time.
+        t.observe(40_000_000);
+        assert_eq!(t.cost_ns, 40e6);
+        t.observe(900_000_000);
+        assert_eq!(t.cost_ns, 0.75 * 40e6 + 0.25 * 80e6);
+        t.observe(40_000_000);
+        assert_eq!(t.cost_ns, 0.75 * 50e6 + 0.25 * 40e6);
+        // Outliers between normal reads never make the estimate: each
+        // counts at twice it, and it settles at 4x the normal read, not
+        // at the outliers' 100x.
+        let mut t = Track::default();
+        t.observe(100_000);
+        for _ in 0..50 {
+            t.observe(10_000_000);
+            t.observe(100_000);
+        }
+        assert!(t.cost_ns < 400_000.0, "{}", t.cost_ns);
     }
 
     #[test]
