@@ -170,6 +170,42 @@ fn bits(mask: u64) -> impl Iterator<Item = usize> {
     (0..MAX_FIGURES).filter(move |i| mask & (1 << i) != 0)
 }
 
+/// A keyframe's figure names ([`put_head`]), each as this build knows it
+/// (`None`: one it does not).
+fn get_names(b: &[u8], pos: &mut usize) -> Option<Vec<Option<Figure>>> {
+    let n = get_varint(b, pos)?;
+    if n as usize > MAX_FIGURES {
+        return None;
+    }
+    (0..n)
+        .map(|_| {
+            Some(Figure::from_name(
+                std::str::from_utf8(get_bytes(b, pos)?).ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// A new cgroup ([`put_new`]): its id, a delta from `*id` (updated), and
+/// its path; each figure present is given to `set` by its place among the
+/// chain's `width` names. `None` when damaged.
+fn get_new<'a>(
+    b: &'a [u8],
+    pos: &mut usize,
+    id: &mut u64,
+    width: usize,
+    mut set: impl FnMut(usize, u64),
+) -> Option<&'a str> {
+    *id = get_delta(b, pos, *id)?;
+    let path = std::str::from_utf8(get_bytes(b, pos)?).ok()?;
+    let mask = get_varint(b, pos)?;
+    (width == MAX_FIGURES || mask >> width == 0).then_some(())?;
+    for i in bits(mask) {
+        set(i, get_varint(b, pos)?);
+    }
+    Some(path)
+}
+
 /// The reading side: a chain's walks applied one after another.
 #[derive(Default, Clone)]
 pub struct Decoder {
@@ -204,15 +240,7 @@ impl Decoder {
         *pos += 1;
         match key {
             1 => {
-                let n = get_varint(b, pos)?;
-                if n as usize > MAX_FIGURES {
-                    return None;
-                }
-                self.figures.clear();
-                for _ in 0..n {
-                    let name = std::str::from_utf8(get_bytes(b, pos)?).ok()?;
-                    self.figures.push(Figure::from_name(name));
-                }
+                self.figures = get_names(b, pos)?;
                 self.live.clear();
             }
             0 if !self.figures.is_empty() => {}
@@ -245,15 +273,9 @@ impl Decoder {
         }
         let mut id = 0;
         for _ in 0..n {
-            id = get_delta(b, pos, id)?;
-            let path: Arc<str> = std::str::from_utf8(get_bytes(b, pos)?).ok()?.into();
-            let mask = get_varint(b, pos)?;
-            in_width(mask).then_some(())?;
             let mut words = vec![NONE; width];
-            for i in bits(mask) {
-                words[i] = get_varint(b, pos)?;
-            }
-            self.live.insert(id, (path, words));
+            let path = get_new(b, pos, &mut id, width, |i, v| words[i] = v)?;
+            self.live.insert(id, (path.into(), words));
         }
         Some(())
     }
@@ -310,17 +332,7 @@ pub fn whole(payload: &[u8], ts_ms: u64) -> Option<Sample> {
         return None;
     }
     pos += 1;
-    let n = get_varint(b, &mut pos)?;
-    if n as usize > MAX_FIGURES {
-        return None;
-    }
-    let mut figures = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        let name = std::str::from_utf8(get_bytes(b, &mut pos)?).ok()?;
-        figures.push(Figure::from_name(name));
-    }
-    let width = figures.len();
-    let in_width = |mask: u64| width == MAX_FIGURES || mask >> width == 0;
+    let figures = get_names(b, &mut pos)?;
     let left_out = get_varint(b, &mut pos)?;
     let errors = get_varint(b, &mut pos)?;
     // A keyframe: no cgroup gone or changed.
@@ -335,17 +347,12 @@ pub fn whole(payload: &[u8], ts_ms: u64) -> Option<Sample> {
     let mut cgroups = Vec::with_capacity((n as usize).min(b.len() / 3));
     let mut id = 0;
     for _ in 0..n {
-        id = get_delta(b, &mut pos, id)?;
-        let path = std::str::from_utf8(get_bytes(b, &mut pos)?).ok()?;
-        let mask = get_varint(b, &mut pos)?;
-        in_width(mask).then_some(())?;
         let mut f = Figures::default();
-        for i in bits(mask) {
-            let v = get_varint(b, &mut pos)?;
+        let path = get_new(b, &mut pos, &mut id, figures.len(), |i, v| {
             if let Some(fig) = figures[i] {
                 f.set(fig, v);
             }
-        }
+        })?;
         cgroups.push(Cgroup {
             path: path.into(),
             id,
