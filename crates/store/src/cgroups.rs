@@ -17,6 +17,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use foldhash::fast::RandomState as Fast;
+
 use cgroups::{Cgroup, Figure, Figures, Sample};
 
 use crate::codec::{get_bytes, get_delta, get_varint, put_bytes, put_delta, put_varint};
@@ -35,7 +37,7 @@ const MAX_CGROUPS: u64 = 1 << 20;
 /// The writer's (and the sampler's) side: the last walk's figures by id.
 #[derive(Default)]
 pub struct Encoder {
-    live: HashMap<u64, (Arc<str>, [u64; Figure::COUNT])>,
+    live: HashMap<u64, (Arc<str>, [u64; Figure::COUNT]), Fast>,
     /// The ids of the walk being encoded, sorted (reused).
     ids: Vec<u64>,
 }
@@ -50,7 +52,7 @@ impl Encoder {
     /// [`Encoder::reset`], else what changed since the walk encoded before.
     pub fn encode(&mut self, s: &Sample, key: bool, out: &mut Vec<u8>) {
         let key = key || self.live.is_empty();
-        let by_id: HashMap<u64, &Cgroup> = s.cgroups.iter().map(|c| (c.id, c)).collect();
+        let by_id: HashMap<u64, &Cgroup, Fast> = s.cgroups.iter().map(|c| (c.id, c)).collect();
         // Gone: not in this walk, or under another path.
         let mut gone: Vec<u64> = self
             .live
@@ -112,7 +114,12 @@ impl Encoder {
             put_new(out, &mut last, by_id[&id]);
         }
         for c in &s.cgroups {
-            self.live.insert(c.id, (c.path.clone(), *c.figures.words()));
+            match self.live.get_mut(&c.id) {
+                Some((_, words)) => *words = *c.figures.words(),
+                None => {
+                    self.live.insert(c.id, (c.path.clone(), *c.figures.words()));
+                }
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 /// The format this build writes, and the newest it reads.
@@ -234,8 +235,19 @@ pub fn open_write(path: &Path, access: &crate::access::Access) -> Result<Connect
          {SCHEMA}"
     ))
     .map_err(damaged)?;
+    // Room for every statement the writer runs (a dozen), so that none is
+    // prepared again for each process that starts or ends; and plans that
+    // do not depend on the values bound (the store is never analyzed, so
+    // a plan cannot gain from them), so that a statement is not parsed
+    // and planned again each time it runs with other values.
+    c.set_prepared_statement_cache_capacity(WRITER_STATEMENTS);
+    c.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        .map_err(damaged)?;
     Ok(c)
 }
+
+/// Prepared statements a writing connection keeps.
+pub const WRITER_STATEMENTS: usize = 32;
 
 /// Damage or a plain I/O failure, as SQLite says.
 pub fn classify(path: &Path, e: rusqlite::Error) -> OpenError {
@@ -278,10 +290,10 @@ pub fn meta_get(c: &Connection, key: &str) -> Option<i64> {
 }
 
 pub fn meta_set(c: &Connection, key: &str, v: i64) -> rusqlite::Result<()> {
-    c.execute(
+    c.prepare_cached(
         "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        params![key, v],
-    )
+    )?
+    .execute(params![key, v])
     .map(|_| ())
 }
 

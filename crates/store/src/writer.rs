@@ -12,6 +12,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use foldhash::fast::RandomState as Fast;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::blocks::{SysEncoder, compress};
@@ -528,8 +529,8 @@ struct Inner {
     /// The cgroups with a row open (no `gone_ms`) in the day file, loaded
     /// from it when `None`; the ids of the last walk written, when this run
     /// wrote one since its last failure (whether a cgroup is new since).
-    cg_rows: Option<HashMap<u64, Arc<str>>>,
-    cg_prev: Option<HashSet<u64>>,
+    cg_rows: Option<HashMap<u64, Arc<str>, Fast>>,
+    cg_prev: Option<HashSet<u64, Fast>>,
     last_window: u64,
     committed: u64,
     last_ms: u64,
@@ -745,7 +746,8 @@ impl Inner {
         let tx = c.transaction().map_err(err)?;
         let mut rows = 0u64;
         for (a, b, why) in gaps {
-            tx.execute(
+            exec(
+                &tx,
                 "INSERT INTO gap(start_ms, end_ms, why) VALUES (?1, ?2, ?3)",
                 params![*a as i64, *b as i64, why],
             )
@@ -762,7 +764,7 @@ impl Inner {
         if !sys.is_empty() {
             let mut body = Vec::new();
             let sizes = self.sys.encode(&sys, &mut body);
-            tx.execute(
+            exec(&tx,
                 "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![KIND_SYSTEM, key, sys[0].0 as i64, sys[sys.len() - 1].0 as i64, sys.len() as i64, body],
             )
@@ -818,7 +820,8 @@ impl Inner {
                     first = false;
                     rows += ch.born as u64;
                     for id in ch.gone {
-                        tx.execute(
+                        exec(
+                            &tx,
                             "UPDATE identity SET last_ms = ?1 WHERE id = ?2 AND last_ms IS NULL",
                             params![prev_ts as i64, id],
                         )
@@ -847,7 +850,7 @@ impl Inner {
                                 }
                             },
                         };
-                        tx.execute(
+                        exec(&tx,
                             "UPDATE identity SET ppid = coalesce(ppid, ?2), exit_ms = ?3, exit_status = ?4,
                                 exit_utime_ns = ?5, exit_stime_ns = ?6, exit_maxrss_bytes = ?7 WHERE id = ?1",
                             params![
@@ -892,7 +895,7 @@ impl Inner {
             written.push(("processes".into(), times.len() as u64, raw, z));
         }
         for (src, samples, raw, z) in &written {
-            tx.execute(
+            exec(&tx,
                 "INSERT INTO usage(source, samples, raw_bytes, stored_bytes) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT(source) DO UPDATE SET samples = samples + excluded.samples,
                    raw_bytes = raw_bytes + excluded.raw_bytes, stored_bytes = stored_bytes + excluded.stored_bytes",
@@ -1006,11 +1009,20 @@ fn insert_timed_block(
     body.extend_from_slice(payload);
     let z = compress(&body);
     let (first, end) = (times[0], times[times.len() - 1]);
-    tx.execute(
+    exec(
+        tx,
         "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![kind, key, first as i64, end as i64, times.len() as i64, z],
     )?;
     Ok((body.len() as u64, z.len() as u64))
+}
+
+/// `sql` run once with `params`, through the connection's cache of
+/// prepared statements: the writer runs the same few statements for every
+/// process that starts or ends, and preparing one (parsing the SQL,
+/// planning it) costs more than running it.
+fn exec(tx: &Connection, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    tx.prepare_cached(sql)?.execute(params)
 }
 
 /// The rows of `cgroup` a walk at `ts` makes and closes: one for each
@@ -1020,8 +1032,8 @@ fn insert_timed_block(
 /// did not find. Returns the rows made.
 fn cgroup_rows(
     tx: &Connection,
-    open: &mut Option<HashMap<u64, Arc<str>>>,
-    prev: &mut Option<HashSet<u64>>,
+    open: &mut Option<HashMap<u64, Arc<str>, Fast>>,
+    prev: &mut Option<HashSet<u64, Fast>>,
     walk: &cgroups::Sample,
     ts: u64,
 ) -> rusqlite::Result<u64> {
@@ -1032,7 +1044,7 @@ fn cgroup_rows(
             let rows = st.query_map([], |r| {
                 Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?))
             })?;
-            let mut m = HashMap::new();
+            let mut m = HashMap::default();
             for row in rows {
                 let (id, path) = row?;
                 m.insert(id, Arc::from(path));
@@ -1044,7 +1056,7 @@ fn cgroup_rows(
             open.insert(m)
         }
     };
-    let now: HashMap<u64, &Arc<str>> = walk.cgroups.iter().map(|c| (c.id, &c.path)).collect();
+    let now: HashMap<u64, &Arc<str>, Fast> = walk.cgroups.iter().map(|c| (c.id, &c.path)).collect();
     let gone: Vec<(u64, Arc<str>)> = open
         .iter()
         .filter(|(id, path)| now.get(*id).is_none_or(|p| *p != *path))
@@ -1074,6 +1086,11 @@ fn cgroup_rows(
     Ok(made)
 }
 
+/// [`exit_identity`]'s query.
+const EXIT_IDENTITY: &str = "SELECT id FROM identity WHERE pid = ?1
+    AND start_ticks BETWEEN ?2 - ?3 AND ?2 + ?3
+    ORDER BY exit_ms IS NOT NULL, abs(start_ticks - ?2) LIMIT 1";
+
 /// The identity row an exit belongs to when its start time is not exact:
 /// taskstats (the exit capture without BPF) gives it to within a second
 /// either way ([`proctable::taskstats::START_WITHIN_TICKS`]; the agent
@@ -1083,14 +1100,15 @@ fn cgroup_rows(
 /// not yet ended first.
 fn exit_identity(tx: &Connection, pid: u32, start_ticks: u64) -> rusqlite::Result<Option<u32>> {
     let within = proctable::taskstats::START_WITHIN_TICKS as i64;
-    tx.query_row(
-        "SELECT id FROM identity WHERE pid = ?1 AND start_ticks BETWEEN ?2 - ?3 AND ?2 + ?3
-         ORDER BY exit_ms IS NOT NULL, abs(start_ticks - ?2) LIMIT 1",
-        params![pid, start_ticks as i64, within],
-        |r| r.get::<_, u32>(0),
-    )
-    .optional()
+    tx.prepare_cached(EXIT_IDENTITY)?
+        .query_row(params![pid, start_ticks as i64, within], |r| {
+            r.get::<_, u32>(0)
+        })
+        .optional()
 }
+
+/// [`identity_id`]'s lookup.
+const IDENTITY_OF: &str = "SELECT id FROM identity WHERE pid = ?1 AND start_ticks = ?2";
 
 /// The id of the identity row for `s` in this day's file, added (with its
 /// command line, read now) when missing.
@@ -1102,11 +1120,8 @@ fn identity_id(
     proc_root: &Path,
 ) -> rusqlite::Result<u32> {
     if let Some(id) = tx
-        .query_row(
-            "SELECT id FROM identity WHERE pid = ?1 AND start_ticks = ?2",
-            params![s.pid, s.start_ticks as i64],
-            |r| r.get::<_, u32>(0),
-        )
+        .prepare_cached(IDENTITY_OF)?
+        .query_row(params![s.pid, s.start_ticks as i64], |r| r.get::<_, u32>(0))
         .optional()?
     {
         return Ok(id);
@@ -1115,7 +1130,8 @@ fn identity_id(
         .then(|| proctable::read_cmdline_of(proc_root, s.pid, s.start_ticks))
         .flatten();
     let start_ms = boot_ms + s.start_ticks * 10;
-    tx.execute(
+    exec(
+        tx,
         "INSERT INTO identity(pid, start_ticks, start_ms, uid, cgroup_id, comm, cmdline, first_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
@@ -1130,4 +1146,37 @@ fn identity_id(
         ],
     )?;
     Ok(tx.last_insert_rowid() as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::StatementStatus;
+
+    /// The statements the writer runs for each process that ends are
+    /// prepared once: a plan that depends on the values bound (the exit
+    /// lookup's range) would otherwise be parsed and planned again at
+    /// every run, which cost the writer more than the rest of recording a
+    /// burst of 10,000 short-lived processes.
+    #[test]
+    fn a_statement_run_again_with_other_values_is_not_prepared_again() {
+        let d = tempfile::tempdir().unwrap();
+        let access = crate::access::Access::private("a test's own store");
+        let c = db::open_write(&d.path().join("day.db"), &access).unwrap();
+        let s = |pid: u32| Static {
+            pid,
+            start_ticks: u64::from(pid) * 100,
+            ..Default::default()
+        };
+        for pid in 1..=5 {
+            identity_id(&c, &s(pid), 1, 0, Path::new("")).unwrap();
+        }
+        for pid in 1..=10 {
+            exit_identity(&c, pid, u64::from(pid) * 100 + 7).unwrap();
+        }
+        for sql in [EXIT_IDENTITY, IDENTITY_OF] {
+            let st = c.prepare_cached(sql).unwrap();
+            assert_eq!(st.get_status(StatementStatus::RePrepare), 0, "{sql}");
+        }
+    }
 }
