@@ -26,6 +26,14 @@ use crate::record::{
 
 /// Cgroups read at most: past it, new ones are left out and counted.
 pub const DEFAULT_MAX_CGROUPS: usize = 100_000;
+/// New cgroups a read takes at most once the first read is made: a
+/// cgroup's first read (its directory opened and watched, its children
+/// listed, its settings read) costs 30-45 us on a small VM, ten times a
+/// read after it, so a burst of 10,000 would cost one walk a third of a
+/// second. Past it, the new ones are left out of that read (counted in
+/// [`Sample::left_out`]) and taken by the reads after it, this many at a
+/// time. The first read takes every cgroup.
+pub const DEFAULT_MAX_NEW_PER_READ: usize = 1_000;
 /// Levels below a hierarchy's root walked at most.
 pub const MAX_DEPTH: u16 = 32;
 /// A file's text read at most (io.stat on a machine with thousands of
@@ -44,6 +52,9 @@ pub struct Options {
     /// The files read ([`crate::files::select`]); every one by default.
     pub files: Vec<&'static File>,
     pub max_cgroups: usize,
+    /// New cgroups a read after the first takes at most
+    /// ([`DEFAULT_MAX_NEW_PER_READ`]).
+    pub max_new_per_read: usize,
     /// Descriptors the reader may keep open between reads; past them,
     /// directories (and files) are opened for the read and closed.
     pub max_fds: usize,
@@ -82,6 +93,7 @@ impl Options {
             sys_root: sys_root.to_path_buf(),
             files: FILES.iter().collect(),
             max_cgroups: DEFAULT_MAX_CGROUPS,
+            max_new_per_read: DEFAULT_MAX_NEW_PER_READ,
             max_fds: default_max_fds(),
             keep_open: false,
             settings_every: SETTINGS_EVERY,
@@ -352,8 +364,9 @@ pub struct Sample {
     pub unix_ns: u64,
     /// In path order: a parent before its children.
     pub cgroups: Vec<Cgroup>,
-    /// Cgroups not read: past `max_cgroups`, deeper than [`MAX_DEPTH`], or
-    /// named in bytes that are not UTF-8.
+    /// Cgroups not read: past `max_cgroups`, deeper than [`MAX_DEPTH`],
+    /// named in bytes that are not UTF-8, or new past `max_new_per_read`
+    /// (those are read by a later read).
     pub left_out: u64,
     /// Lines of files left out (the rest of each file used).
     pub skipped_lines: u64,
@@ -656,6 +669,8 @@ pub struct Reader {
     order: Vec<Ix>,
     order_stale: bool,
     reads: u64,
+    /// New cgroups this read has taken.
+    made: usize,
     kept: usize,
     buf: Vec<u8>,
     dents: Vec<u8>,
@@ -709,6 +724,7 @@ impl Reader {
             order: Vec::new(),
             order_stale: false,
             reads: 0,
+            made: 0,
             kept: 0,
             buf: Vec::new(),
             dents: vec![0; 32 << 10],
@@ -858,6 +874,7 @@ impl Reader {
         if self.by_path.len() >= self.opts.max_cgroups {
             return None;
         }
+        self.made += 1;
         let node = Node {
             path: path.clone(),
             era: 0,
@@ -909,6 +926,7 @@ impl Reader {
     /// Reads every cgroup into `out`.
     pub fn read(&mut self, out: &mut Sample) {
         self.reads += 1;
+        self.made = 0;
         out.cgroups.clear();
         out.left_out = 0;
         out.skipped_lines = 0;
@@ -1077,6 +1095,10 @@ impl Reader {
             (_, _, Some(Walked::Gone)) => {}
             (Some(i), Some(fd), _) => self.visit(hi, i, Dir::open(fd), out),
             (Some(i), None, Some(Walked::Whole)) => self.visit(hi, i, Dir::lazy(), out),
+            // New past this read's share: taken by a later read.
+            (None, _, _) if self.reads > 1 && self.made >= self.opts.max_new_per_read => {
+                out.left_out += 1;
+            }
             (_, _, _) => {
                 let root = h.root_fd();
                 let parent = match dir.get(root, &self.nodes[parent as usize].path) {

@@ -227,6 +227,43 @@ fn cgroups_past_the_cap_are_left_out_and_counted() {
 }
 
 #[test]
+fn a_burst_of_new_cgroups_is_taken_a_share_at_a_time_after_the_first_read() {
+    let t = fixtures::Tree::copy_of("cgroup-v2");
+    let mut opts = Options::new(&t.proc_root(), &t.sys_root());
+    opts.max_new_per_read = 2;
+    let mut r = Reader::new(opts).unwrap();
+    let mut s = Sample::default();
+    // The first read takes every cgroup, past the share.
+    r.read(&mut s);
+    let first = s.cgroups.len();
+    assert!(first > 2, "{first}");
+    assert_eq!(s.left_out, 0);
+    // Five new ones: two a read, the rest left out and counted.
+    for j in 0..5 {
+        let cg = format!("fs/cgroup/system.slice/burst-{j}.service");
+        t.sys_file(&format!("{cg}/cgroup.procs"), "");
+        t.sys_file(
+            &format!("{cg}/memory.current"),
+            format!("{}\n", 4096 * (j + 1)),
+        );
+    }
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        r.read(&mut s);
+        seen.push((s.cgroups.len() - first, s.left_out));
+    }
+    assert_eq!(seen, [(2, 3), (4, 1), (5, 0), (5, 0)]);
+    let five = s
+        .cgroups
+        .iter()
+        .find(|c| &*c.path == "/system.slice/burst-4.service");
+    assert_eq!(
+        five.and_then(|c| c.figures.get(MemoryBytes)),
+        Some(4096 * 5)
+    );
+}
+
+#[test]
 fn files_half_written_or_unreadable_cost_only_their_own_figures() {
     let t = fixtures::Tree::copy_of("cgroup-v2");
     let cg = "fs/cgroup/system.slice";
