@@ -14,7 +14,11 @@
 //! ends (the consumer waits for it); a scheduled one does not. One walk at
 //! a time: a source due while its walk still runs waits for that walk. The
 //! count decides, not a time, so that where the walk runs does not depend
-//! on how fast or busy the machine is.
+//! on how fast or busy the machine is. A BPF walk on the sampler's thread
+//! that meets that many cgroups and has no room for them (thousands made
+//! at once) stops the read before the walk is loaded again larger (the
+//! kernel's BTF parsed, the program verified: tens of milliseconds), and
+//! that read is made on the thread from the start.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -69,10 +73,11 @@ impl CgroupWalks {
 
     /// The same, walks of `limit` cgroups or more sent to a thread.
     fn with_limit(
-        reader: cgroups::Reader,
+        mut reader: cgroups::Reader,
         limit: usize,
         wake: impl Fn() + Send + 'static,
     ) -> CgroupWalks {
+        reader.set_hand_over(Some(limit));
         CgroupWalks::Inline(Box::new(Inline {
             limit,
             reader: Box::new(reader),
@@ -106,16 +111,26 @@ impl CgroupWalks {
             &mut i.said_bpf,
             demand,
         ));
-        let n = i.sample.cgroups.len();
+        // A BPF walk that met more cgroups than its rows hold stopped
+        // short of the load that makes room: that walk is made on the
+        // thread, from the start.
+        let outgrown = i.reader.outgrown();
+        let n = outgrown.unwrap_or(i.sample.cgroups.len());
         if n < i.limit {
             return CgroupWalks::Inline(i);
         }
         // The walk just made goes with the walks to the thread, to be
         // taken from its slot as any; it stays here if none can start.
+        if outgrown.is_some() {
+            i.done = None;
+        }
         let (done, sample) = (i.done.take(), std::mem::take(&mut i.sample));
         match CgroupWorker::start(i) {
             Ok(w) => {
                 w.hand(done, sample);
+                if outgrown.is_some() {
+                    w.begin(demand);
+                }
                 crate::log(format!(
                     "cgroups: {n} found; walks go on a thread of their own from now on, so that none delays another source"
                 ));
@@ -125,8 +140,20 @@ impl CgroupWalks {
                 crate::log(format!(
                     "cgroups: {n} found, but no thread could be started for their walks ({e}); walked on the sampler's thread"
                 ));
-                i.done = done;
                 i.sample = sample;
+                match done {
+                    Some(d) => i.done = Some(d),
+                    // Walked here after all, loaded again within the read.
+                    None => {
+                        i.reader.set_hand_over(None);
+                        i.done = Some(walk_once(
+                            &mut i.reader,
+                            &mut i.sample,
+                            &mut i.said_bpf,
+                            demand,
+                        ));
+                    }
+                }
                 CgroupWalks::Inline(i)
             }
         }
@@ -230,11 +257,14 @@ impl CgroupWorker {
                 let taken = h.lock().unwrap_or_else(|e| e.into_inner()).take();
                 if let Some(i) = taken {
                     let Inline {
-                        reader,
+                        mut reader,
                         said_bpf,
                         wake,
                         ..
                     } = *i;
+                    // Here a walk that outgrows its rows is loaded again
+                    // within the read.
+                    reader.set_hand_over(None);
                     run(&s, *reader, said_bpf, wake);
                 }
             });

@@ -32,7 +32,7 @@ pub const DEFAULT_MAX_CGROUPS: usize = 100_000;
 /// read after it, so a burst of 10,000 would cost one walk a third of a
 /// second. Past it, the new ones are left out of that read (counted in
 /// [`Sample::left_out`]) and taken by the reads after it, this many at a
-/// time. The first read takes every cgroup.
+/// time. The first read made to its end takes every cgroup.
 pub const DEFAULT_MAX_NEW_PER_READ: usize = 1_000;
 /// Levels below a hierarchy's root walked at most.
 pub const MAX_DEPTH: u16 = 32;
@@ -669,8 +669,15 @@ pub struct Reader {
     order: Vec<Ix>,
     order_stale: bool,
     reads: u64,
+    /// Reads made to the end (one a walk outgrew stops short).
+    complete: u64,
     /// New cgroups this read has taken.
     made: usize,
+    /// A walk that meets at least this many cgroups and has no room for
+    /// them stops the read ([`Reader::set_hand_over`]).
+    hand_over: Option<usize>,
+    /// This read stopped so: the cgroups the walk met.
+    outgrown: Option<usize>,
     kept: usize,
     buf: Vec<u8>,
     dents: Vec<u8>,
@@ -725,6 +732,9 @@ impl Reader {
             order_stale: false,
             reads: 0,
             made: 0,
+            complete: 0,
+            hand_over: None,
+            outgrown: None,
             kept: 0,
             buf: Vec::new(),
             dents: vec![0; 32 << 10],
@@ -827,8 +837,13 @@ impl Reader {
             };
             match w.run(link) {
                 Ok(r) if r.lost > 0 => {
-                    self.walk_capacity = capacity_for(r.rows.len() + r.lost as usize);
+                    let met = r.rows.len() + r.lost as usize;
+                    self.walk_capacity = capacity_for(met);
                     self.walk = None;
+                    if self.hand_over.is_some_and(|n| met >= n) {
+                        self.outgrown = Some(met);
+                        return;
+                    }
                 }
                 Ok(r) => {
                     // Per-CPU sums over some CPUs only are no sums.
@@ -927,6 +942,7 @@ impl Reader {
     pub fn read(&mut self, out: &mut Sample) {
         self.reads += 1;
         self.made = 0;
+        self.outgrown = None;
         out.cgroups.clear();
         out.left_out = 0;
         out.skipped_lines = 0;
@@ -938,6 +954,10 @@ impl Reader {
         let mut btf = KernelBtf::default();
         for hi in 0..self.hiers.len() {
             self.run_bpf(hi, &mut btf);
+            if self.outgrown.is_some() {
+                // Nothing forgotten: the nodes keep what the last read saw.
+                return;
+            }
             if self.hiers[hi].root.is_none() {
                 match sys::dir::open_dir(&self.hiers[hi].info.dir) {
                     Ok(fd) => self.hiers[hi].root = Some(fd),
@@ -1006,6 +1026,24 @@ impl Reader {
                 figures: n.figures.clone(),
             }
         }));
+        self.complete += 1;
+    }
+
+    /// A walk that meets `past` cgroups or more and has no room for them
+    /// (it must be loaded again, larger: the kernel's BTF parsed, the
+    /// program verified) stops the read instead, with no cgroup read
+    /// ([`Reader::outgrown`]); the next read loads it. The agent walks on
+    /// its sampler's thread while the cgroups are few, and hands a walk
+    /// that outgrew them to a thread of its own before that load. `None`
+    /// (the default): loaded again within the read.
+    pub fn set_hand_over(&mut self, past: Option<usize>) {
+        self.hand_over = past;
+    }
+
+    /// The cgroups the walk met, when the last read stopped because it
+    /// outgrew them ([`Reader::set_hand_over`]).
+    pub fn outgrown(&self) -> Option<usize> {
+        self.outgrown
     }
 
     /// Reads node `i` in hierarchy `hi` (its directory `dir`), then its
@@ -1096,7 +1134,7 @@ impl Reader {
             (Some(i), Some(fd), _) => self.visit(hi, i, Dir::open(fd), out),
             (Some(i), None, Some(Walked::Whole)) => self.visit(hi, i, Dir::lazy(), out),
             // New past this read's share: taken by a later read.
-            (None, _, _) if self.reads > 1 && self.made >= self.opts.max_new_per_read => {
+            (None, _, _) if self.complete > 0 && self.made >= self.opts.max_new_per_read => {
                 out.left_out += 1;
             }
             (_, _, _) => {

@@ -421,6 +421,18 @@ fn ten_thousand_cgroups_are_read_each_with_its_figures() {
         }
     }
     let prefix = format!("/{}/", base.file_name().unwrap().to_str().unwrap());
+    // Told to hand a walk that outgrew its rows over (as the agent's
+    // sampler does while the cgroups are few), the read stops short of
+    // loading it again, and forgets nothing.
+    r.set_hand_over(Some(1_000));
+    r.read(&mut s);
+    assert!(
+        r.outgrown().is_some_and(|n| n >= 10_000),
+        "{:?}",
+        r.outgrown()
+    );
+    assert!(s.cgroups.is_empty());
+    r.set_hand_over(None);
     for round in 0..2 {
         r.read(&mut s);
         assert_eq!(s.errors, 0, "{:?}", s.first_error);
