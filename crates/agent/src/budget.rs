@@ -42,7 +42,6 @@ use std::time::Duration;
 use procfs::Source;
 
 use crate::config::{AgentSource, Config};
-use crate::state::SourceStats;
 
 /// How much more than their smoothed cost a decision leaves room for: a
 /// slowed source's share holds half again its cost, and a restore needs
@@ -63,6 +62,33 @@ pub const HOLD_MIN: Duration = Duration::from_secs(60);
 /// The longest hold: a source slowed again after each restore waits
 /// twice as long each time, up to this.
 pub const HOLD_MAX: Duration = Duration::from_secs(3600);
+
+/// What one source has cost since the agent started.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SourceStats {
+    pub reads: u64,
+    /// Reads a consumer asked for (fresher than the schedule gave).
+    pub demand_reads: u64,
+    pub read_ns: u64,
+    pub parse_ns: u64,
+    pub bytes: u64,
+    /// Lines left out of its reads because they could not be read (the
+    /// rest of each file used).
+    pub skipped_lines: u64,
+    /// The last read's cost (read + parse).
+    pub last_cost_ns: u64,
+    /// CPU time of the sampler thread in its reads (read + parse; for
+    /// processes, the snapshot): what the overhead budget's intervals are
+    /// decided on, without the time the thread waited for a CPU.
+    pub cpu_ns: u64,
+    /// The interval in force (the configured one, or longer under the budget).
+    pub interval: Duration,
+    /// What the overhead budget keeps of it: its cost at that interval, and
+    /// when it last changed it.
+    pub budget: Track,
+    /// Whether it is on the schedule (enabled and present on this kernel).
+    pub scheduled: bool,
+}
 
 /// Relative share of the budget: expensive sources get more of it.
 pub fn weight(s: AgentSource) -> u32 {
@@ -694,7 +720,6 @@ mod tests {
     /// configured intervals; the new interval and track are written back.
     #[test]
     fn rebudget_slows_the_scheduled_source_over_its_share() {
-        use crate::state::SourceStats;
         let config = Config {
             overhead_budget_pct: 1.0,
             ..Config::default()

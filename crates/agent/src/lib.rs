@@ -26,9 +26,10 @@ mod usage;
 use crate::config::ConfigError;
 
 pub use crate::config::ProcessMetricsMode;
+pub use budget::SourceStats;
 pub use sampler::{Agent, default_journal};
 pub use signals::request_stop;
-pub use state::{Declined, Exits, NotFresh, Shared, SourceStats, State};
+pub use state::{Declined, Exits, NotFresh, Shared, State};
 pub use usage::{SelfUsage, self_usage};
 
 /// Why the agent could not start.

@@ -11,34 +11,8 @@ use proctable::{Backend, Exit, Proc};
 use shm::ShmWriter;
 use sys::mono_ns;
 
+use crate::budget::SourceStats;
 use crate::config::{AgentSource, Config, Mask, SOURCE_COUNT};
-
-/// What one source has cost since the agent started.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct SourceStats {
-    pub reads: u64,
-    /// Reads a consumer asked for (fresher than the schedule gave).
-    pub demand_reads: u64,
-    pub read_ns: u64,
-    pub parse_ns: u64,
-    pub bytes: u64,
-    /// Lines left out of its reads because they could not be read (the
-    /// rest of each file used).
-    pub skipped_lines: u64,
-    /// The last read's cost (read + parse).
-    pub last_cost_ns: u64,
-    /// CPU time of the sampler thread in its reads (read + parse; for
-    /// processes, the snapshot): what the overhead budget's intervals are
-    /// decided on, without the time the thread waited for a CPU.
-    pub cpu_ns: u64,
-    /// The interval in force (the configured one, or longer under the budget).
-    pub interval: Duration,
-    /// What the overhead budget keeps of it: its cost at that interval, and
-    /// when it last changed it.
-    pub budget: crate::budget::Track,
-    /// Whether it is on the schedule (enabled and present on this kernel).
-    pub scheduled: bool,
-}
 
 /// Exits captured between process-table reads.
 #[derive(Debug, Clone, Default)]

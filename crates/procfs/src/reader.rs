@@ -4,12 +4,14 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::cpu::{self, CpuList, CpuPlace, Topology};
 use crate::error::{Error, ParseError, Result};
 use crate::file_io::{TooLarge, open_nonblocking, too_large_or_io};
 use crate::gather::{self, GatherOptions, Gatherer};
 use crate::limits::DEFAULT_MAX_FILE_BYTES;
+use crate::sample::{SourceCost, SourceStatus, SystemSample};
 use crate::source::Source;
 
 /// Reads system sources under a proc root and a sys root (by default `/proc` and
@@ -437,6 +439,103 @@ fn fill_from(
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
+        }
+    }
+}
+
+fn elapsed_ns(since: Instant) -> u64 {
+    since.elapsed().as_nanos().min(u64::MAX as u128) as u64
+}
+
+impl Reader {
+    /// Reads `sources` into `sample`, recording per source its status and cost.
+    /// Sources not listed are marked [`SourceStatus::NotRead`].
+    pub fn read_sample(&mut self, sources: &[Source], sample: &mut SystemSample) {
+        sample.taken = Instant::now();
+        sample.unix_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos().min(u64::MAX as u128) as u64)
+            .unwrap_or(0);
+        for s in &mut sample.status {
+            *s = SourceStatus::NotRead;
+        }
+        for &source in sources {
+            self.read_source(source, sample);
+        }
+    }
+
+    /// Reads one source into `sample`, recording its status and cost; the
+    /// other sources are left as they are.
+    pub fn read_source(&mut self, source: Source, sample: &mut SystemSample) {
+        // With no directory there is nothing to read: no thread is started
+        // for it, and nothing is handed to one.
+        if source == Source::Textfile
+            && self.textfile_background
+            && self.textfile_directory().is_some()
+        {
+            if self.textfile_worker.is_none() {
+                // Where no thread can be started, the source is read in line.
+                self.textfile_worker = crate::textfile_worker::Worker::start().ok();
+                self.textfile_background = self.textfile_worker.is_some();
+            }
+            if let Some(w) = &self.textfile_worker {
+                let (status, cost) = w.read(
+                    self.textfile_directory(),
+                    self.max_file_bytes(),
+                    &mut sample.textfile,
+                );
+                sample.status[source as usize] = status;
+                sample.cost[source as usize] = cost;
+                return;
+            }
+        }
+        {
+            let i = source as usize;
+            let t0 = Instant::now();
+            let (status, cost) = match self.read_raw_io(source) {
+                Ok(n) => {
+                    self.keep(source, n);
+                    let mut scratch = std::mem::take(&mut self.scratch);
+                    let bytes = self.buffer(n);
+                    let read_ns = elapsed_ns(t0);
+                    let len = bytes.len() as u64;
+                    let t1 = Instant::now();
+                    let r = sample.parse_source_skipping(source, bytes, &mut scratch);
+                    let cost = SourceCost {
+                        read_ns,
+                        parse_ns: elapsed_ns(t1),
+                        bytes: len,
+                    };
+                    self.scratch = scratch;
+                    let status = match r {
+                        Ok(()) => SourceStatus::Ok,
+                        Err(e) => SourceStatus::Failed(
+                            Error::Parse {
+                                path: self.path(source).to_path_buf(),
+                                source: e,
+                            }
+                            .to_string(),
+                        ),
+                    };
+                    (status, cost)
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    (SourceStatus::Missing, SourceCost::default())
+                }
+                Err(e) => (
+                    SourceStatus::Failed(
+                        crate::file_io::too_large_or_io(
+                            self.path(source),
+                            e,
+                            self.max_file_bytes(),
+                        )
+                        .to_string(),
+                    ),
+                    SourceCost::default(),
+                ),
+            };
+            sample.status[i] = status;
+            sample.cost[i] = cost;
         }
     }
 }

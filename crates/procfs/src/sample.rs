@@ -1,6 +1,6 @@
 //! One sample of every system source, as read: raw counters, no rates. A
-//! [`SystemSample`] is meant to be reused: [`Reader::read_sample`] refills it in
-//! place, and a warm refill allocates nothing.
+//! [`SystemSample`] is meant to be reused: [`crate::Reader::read_sample`]
+//! refills it in place, and a warm refill allocates nothing.
 //!
 //! Tolerance policy: a sample never fails as a whole. Each source gets a
 //! [`SourceStatus`]: `Missing` when this kernel or root lacks the file (normal
@@ -9,14 +9,14 @@
 
 use serde::Serialize;
 use serde::ser::SerializeMap;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use crate::class::{self, ClassDevice};
 use crate::cpu::CpuList;
 use crate::cpuinfo::CpuInfo;
 use crate::diskstats::DiskStat;
 use crate::entropy::Entropy;
-use crate::error::{Error, ParseError};
+use crate::error::ParseError;
 use crate::filefd::Filefd;
 use crate::filesystem::Mount;
 use crate::hardware::{Bond, CpuFreq, Dmi, Thermal};
@@ -34,7 +34,6 @@ use crate::netstat::Netstat;
 use crate::numa::NumaNode;
 use crate::os_release::OsRelease;
 use crate::pressure::{Pressure, Resource};
-use crate::reader::Reader;
 use crate::rpc::RpcStats;
 use crate::schedstat::Schedstat;
 use crate::selinux::Selinux;
@@ -359,103 +358,6 @@ fn drop_line(buf: &mut Vec<u8>, line: u32) -> bool {
 /// Whether nothing but blanks and newlines is left.
 fn blank(buf: &[u8]) -> bool {
     buf.iter().all(u8::is_ascii_whitespace)
-}
-
-fn elapsed_ns(since: Instant) -> u64 {
-    since.elapsed().as_nanos().min(u64::MAX as u128) as u64
-}
-
-impl Reader {
-    /// Reads `sources` into `sample`, recording per source its status and cost.
-    /// Sources not listed are marked [`SourceStatus::NotRead`].
-    pub fn read_sample(&mut self, sources: &[Source], sample: &mut SystemSample) {
-        sample.taken = Instant::now();
-        sample.unix_ns = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos().min(u64::MAX as u128) as u64)
-            .unwrap_or(0);
-        for s in &mut sample.status {
-            *s = SourceStatus::NotRead;
-        }
-        for &source in sources {
-            self.read_source(source, sample);
-        }
-    }
-
-    /// Reads one source into `sample`, recording its status and cost; the
-    /// other sources are left as they are.
-    pub fn read_source(&mut self, source: Source, sample: &mut SystemSample) {
-        // With no directory there is nothing to read: no thread is started
-        // for it, and nothing is handed to one.
-        if source == Source::Textfile
-            && self.textfile_background
-            && self.textfile_directory().is_some()
-        {
-            if self.textfile_worker.is_none() {
-                // Where no thread can be started, the source is read in line.
-                self.textfile_worker = crate::textfile_worker::Worker::start().ok();
-                self.textfile_background = self.textfile_worker.is_some();
-            }
-            if let Some(w) = &self.textfile_worker {
-                let (status, cost) = w.read(
-                    self.textfile_directory(),
-                    self.max_file_bytes(),
-                    &mut sample.textfile,
-                );
-                sample.status[source as usize] = status;
-                sample.cost[source as usize] = cost;
-                return;
-            }
-        }
-        {
-            let i = source as usize;
-            let t0 = Instant::now();
-            let (status, cost) = match self.read_raw_io(source) {
-                Ok(n) => {
-                    self.keep(source, n);
-                    let mut scratch = std::mem::take(&mut self.scratch);
-                    let bytes = self.buffer(n);
-                    let read_ns = elapsed_ns(t0);
-                    let len = bytes.len() as u64;
-                    let t1 = Instant::now();
-                    let r = sample.parse_source_skipping(source, bytes, &mut scratch);
-                    let cost = SourceCost {
-                        read_ns,
-                        parse_ns: elapsed_ns(t1),
-                        bytes: len,
-                    };
-                    self.scratch = scratch;
-                    let status = match r {
-                        Ok(()) => SourceStatus::Ok,
-                        Err(e) => SourceStatus::Failed(
-                            Error::Parse {
-                                path: self.path(source).to_path_buf(),
-                                source: e,
-                            }
-                            .to_string(),
-                        ),
-                    };
-                    (status, cost)
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    (SourceStatus::Missing, SourceCost::default())
-                }
-                Err(e) => (
-                    SourceStatus::Failed(
-                        crate::file_io::too_large_or_io(
-                            self.path(source),
-                            e,
-                            self.max_file_bytes(),
-                        )
-                        .to_string(),
-                    ),
-                    SourceCost::default(),
-                ),
-            };
-            sample.status[i] = status;
-            sample.cost[i] = cost;
-        }
-    }
 }
 
 /// One source's data from a sample, serialized alone (the JSON API picks
