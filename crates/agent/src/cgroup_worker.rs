@@ -120,11 +120,10 @@ impl CgroupWalks {
             return CgroupWalks::Inline(i);
         }
         // The walk just made goes with the walks to the thread, to be
-        // taken from its slot as any; it stays here if none can start.
-        if outgrown.is_some() {
-            i.done = None;
-        }
-        let (done, sample) = (i.done.take(), std::mem::take(&mut i.sample));
+        // taken from its slot as any; it stays here if none can start. One
+        // that stopped short is no walk.
+        let done = i.done.take().filter(|_| outgrown.is_none());
+        let sample = std::mem::take(&mut i.sample);
         match CgroupWorker::start(i) {
             Ok(w) => {
                 w.hand(done, sample);

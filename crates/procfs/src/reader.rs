@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use crate::cpu::{self, CpuList, CpuPlace, Topology};
 use crate::error::{Error, ParseError, Result};
@@ -452,10 +452,7 @@ impl Reader {
     /// Sources not listed are marked [`SourceStatus::NotRead`].
     pub fn read_sample(&mut self, sources: &[Source], sample: &mut SystemSample) {
         sample.taken = Instant::now();
-        sample.unix_ns = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos().min(u64::MAX as u128) as u64)
-            .unwrap_or(0);
+        sample.unix_ns = sys::unix_ns();
         for s in &mut sample.status {
             *s = SourceStatus::NotRead;
         }

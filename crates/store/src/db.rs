@@ -290,11 +290,20 @@ pub fn meta_get(c: &Connection, key: &str) -> Option<i64> {
 }
 
 pub fn meta_set(c: &Connection, key: &str, v: i64) -> rusqlite::Result<()> {
-    c.prepare_cached(
+    exec(
+        c,
         "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-    )?
-    .execute(params![key, v])
+        params![key, v],
+    )
     .map(|_| ())
+}
+
+/// `sql` run once with `params`, through the connection's cache of
+/// prepared statements: the writer runs the same few statements for every
+/// process that starts or ends, and preparing one (parsing the SQL,
+/// planning it) costs more than running it.
+pub fn exec(c: &Connection, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    c.prepare_cached(sql)?.execute(params)
 }
 
 /// Moves a damaged file (and its WAL) aside; the new name.

@@ -17,6 +17,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::blocks::{SysEncoder, compress};
 use crate::codec::{put_delta, put_varint};
+use crate::db::exec;
 use crate::db::{self, KIND_CGROUPS, KIND_PROCS, KIND_SYSTEM, OpenError};
 use crate::journal::{Journal, Kind, Record, records};
 use crate::procs::{self, Encoder, Static};
@@ -1017,14 +1018,6 @@ fn insert_timed_block(
     Ok((body.len() as u64, z.len() as u64))
 }
 
-/// `sql` run once with `params`, through the connection's cache of
-/// prepared statements: the writer runs the same few statements for every
-/// process that starts or ends, and preparing one (parsing the SQL,
-/// planning it) costs more than running it.
-fn exec(tx: &Connection, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
-    tx.prepare_cached(sql)?.execute(params)
-}
-
 /// The rows of `cgroup` a walk at `ts` makes and closes: one for each
 /// cgroup the day file has no open row of (made since the walk before
 /// when `prev` holds that walk and not it: this run's last walk, else the
@@ -1063,10 +1056,11 @@ fn cgroup_rows(
         .map(|(id, p)| (*id, p.clone()))
         .collect();
     for (id, path) in gone {
-        tx.prepare_cached(
+        exec(
+            tx,
             "UPDATE cgroup SET gone_ms = ?3 WHERE cgroup_id = ?1 AND path = ?2 AND gone_ms IS NULL",
-        )?
-        .execute(params![id as i64, &*path, ts as i64])?;
+            params![id as i64, &*path, ts as i64],
+        )?;
         open.remove(&id);
     }
     let mut made = 0;
@@ -1075,11 +1069,11 @@ fn cgroup_rows(
             continue;
         }
         let new = prev.as_ref().is_some_and(|p| !p.contains(&c.id));
-        made += tx
-            .prepare_cached(
-                "INSERT OR IGNORE INTO cgroup(cgroup_id, path, first_ms, made) VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![c.id as i64, &*c.path, ts as i64, new])? as u64;
+        made += exec(
+            tx,
+            "INSERT OR IGNORE INTO cgroup(cgroup_id, path, first_ms, made) VALUES (?1, ?2, ?3, ?4)",
+            params![c.id as i64, &*c.path, ts as i64, new],
+        )? as u64;
         open.insert(c.id, c.path.clone());
     }
     *prev = Some(now.into_keys().collect());
