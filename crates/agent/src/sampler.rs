@@ -517,13 +517,13 @@ impl Agent {
             journal,
             journal_bytes: store::JOURNAL_BYTES,
             retention: config.store.retention,
-            max_bytes: config.store.max_bytes,
+            max_bytes: config.store.max_size,
             flush: config.store.flush_interval,
             proc_root: config.proc_root.clone(),
             access,
         };
         let (tap, writer, stats) = store::start(opts, log)?;
-        let b = config.store.max_bytes;
+        let b = config.store.max_size;
         let cap = match b {
             _ if b.is_multiple_of(1 << 30) => format!("{} GiB", b >> 30),
             _ if b.is_multiple_of(1 << 20) => format!("{} MiB", b >> 20),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agent::Agent;
-use agent::config::{Config, FileConfig, FileSources};
+use agent::config::{Config, FileConfig, FileSources, Shape};
 use agent::logging::{Format, Level, info, warn};
 use anyhow::bail;
 use exporter::http::Options;
@@ -16,11 +16,10 @@ pub struct Args {
     /// TOML configuration file (every key optional; flags override it).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Address for /metrics and /api/v1/snapshot: IP:PORT, :PORT for
-    /// every address, "" for none; repeat it to serve several alike (also
-    /// written `--web.listen-address`) [default: 127.0.0.1:9479].
-    #[arg(long, value_name = "IP:PORT", alias = "web.listen-address")]
-    listen: Vec<String>,
+    /// The flags that set configuration keys (`--listen`, the collectors'
+    /// filters, ...), one per row of the key table.
+    #[command(flatten)]
+    keys: KeyFlags,
     /// Serve on the listening sockets the service manager hands over
     /// (systemd's socket activation: LISTEN_FDS) instead of --listen.
     #[arg(long = "web.systemd-socket", conflicts_with = "listen")]
@@ -29,11 +28,6 @@ pub struct Args {
     /// [default: /metrics].
     #[arg(long = "web.telemetry-path", value_name = "PATH")]
     telemetry_path: Option<String>,
-    /// Scrapes of the exposition answered at once at most; beyond, 503
-    /// (node_exporter's flag; 0: no limit but the connection cap)
-    /// [default: 0].
-    #[arg(long = "web.max-requests", value_name = "N")]
-    max_requests: Option<usize>,
     /// Serve no figures about the agent itself (process_*, quietstat_*;
     /// node_scrape_collector_* stay), as node_exporter's flag.
     #[arg(long = "web.disable-exporter-metrics")]
@@ -46,28 +40,6 @@ pub struct Args {
     /// json (node_exporter's flag) [default: plain].
     #[arg(long = "log.format", value_name = "FORMAT")]
     log_format: Option<String>,
-    /// CPUs the agent's threads may run on (default: every online CPU that
-    /// is neither isolated nor nohz_full).
-    #[arg(long, value_name = "LIST")]
-    housekeeping_cpus: Option<String>,
-    /// Process-table backend: auto, bpf or procfs.
-    #[arg(long, value_name = "NAME")]
-    backend: Option<String>,
-    /// Shared-memory snapshot file ("" for none).
-    #[arg(long, value_name = "PATH")]
-    shm_path: Option<String>,
-    /// Percent of one CPU the agent may spend reading (0: no budget).
-    #[arg(long, value_name = "PCT")]
-    overhead_budget_pct: Option<f64>,
-    /// node_exporter's web configuration file (YAML): TLS certificate and
-    /// key, basic-auth users with bcrypt hashes.
-    #[arg(
-        long = "web.config.file",
-        alias = "web-config-file",
-        value_name = "FILE",
-        value_parser = path_or_empty
-    )]
-    web_config_file: Option<PathBuf>,
     /// Read the sources of node_exporter collector NAME, or of the agent's
     /// source NAME (also written `--collector.NAME`; `all` for every one).
     #[arg(long = "enable-collector", value_name = "NAME")]
@@ -77,90 +49,6 @@ pub struct Args {
     /// `--collector.disable-defaults`).
     #[arg(long = "disable-collector", value_name = "NAME")]
     disable_collector: Vec<String>,
-    /// Mount points the filesystem source skips (a regular expression;
-    /// node_exporter's default).
-    #[arg(
-        long = "collector.filesystem.mount-points-exclude",
-        alias = "collector.filesystem.ignored-mount-points",
-        value_name = "REGEX"
-    )]
-    mount_points_exclude: Option<String>,
-    /// Filesystem types the filesystem source skips (a regular expression;
-    /// node_exporter's default).
-    #[arg(
-        long = "collector.filesystem.fs-types-exclude",
-        alias = "collector.filesystem.ignored-fs-types",
-        value_name = "REGEX"
-    )]
-    fs_types_exclude: Option<String>,
-    /// Block devices /metrics leaves out (a regular expression on the name;
-    /// node_exporter's default: partitions and pseudo-devices).
-    #[arg(
-        long = "collector.diskstats.device-exclude",
-        alias = "collector.diskstats.ignored-devices",
-        value_name = "REGEX"
-    )]
-    diskstats_device_exclude: Option<String>,
-    /// The only block devices /metrics serves (instead of an exclusion).
-    #[arg(long = "collector.diskstats.device-include", value_name = "REGEX")]
-    diskstats_device_include: Option<String>,
-    /// Network devices /metrics leaves out (a regular expression).
-    #[arg(
-        long = "collector.netdev.device-exclude",
-        alias = "collector.netdev.device-blacklist",
-        value_name = "REGEX"
-    )]
-    netdev_device_exclude: Option<String>,
-    /// The only network devices /metrics serves (instead of an exclusion).
-    #[arg(
-        long = "collector.netdev.device-include",
-        alias = "collector.netdev.device-whitelist",
-        value_name = "REGEX"
-    )]
-    netdev_device_include: Option<String>,
-    /// ARP devices /metrics leaves out (a regular expression).
-    #[arg(long = "collector.arp.device-exclude", value_name = "REGEX")]
-    arp_device_exclude: Option<String>,
-    /// The only ARP devices /metrics serves (instead of an exclusion).
-    #[arg(long = "collector.arp.device-include", value_name = "REGEX")]
-    arp_device_include: Option<String>,
-    /// hwmon chips /metrics leaves out (a regular expression on the chip's
-    /// label, e.g. platform_coretemp_0).
-    #[arg(long = "collector.hwmon.chip-exclude", value_name = "REGEX")]
-    hwmon_chip_exclude: Option<String>,
-    /// The only hwmon chips /metrics serves (instead of an exclusion).
-    #[arg(long = "collector.hwmon.chip-include", value_name = "REGEX")]
-    hwmon_chip_include: Option<String>,
-    /// Network devices the netclass families leave out (a regular
-    /// expression).
-    #[arg(long = "collector.netclass.ignored-devices", value_name = "REGEX")]
-    netclass_ignored_devices: Option<String>,
-    /// Leave out node_network_speed_bytes where the kernel does not know the
-    /// speed (-1).
-    #[arg(long = "collector.netclass.ignore-invalid-speed")]
-    netclass_ignore_invalid_speed: bool,
-    /// The first CPU's flags node_cpu_flag_info serves (a regular
-    /// expression; none by default).
-    #[arg(long = "collector.cpu.info.flags-include", value_name = "REGEX")]
-    cpu_info_flags_include: Option<String>,
-    /// The first CPU's bugs node_cpu_bug_info serves (a regular
-    /// expression; none by default).
-    #[arg(long = "collector.cpu.info.bugs-include", value_name = "REGEX")]
-    cpu_info_bugs_include: Option<String>,
-    /// How long the sampler waits for one statfs before it reports the
-    /// mount failed and moves on (the call finishes in the background).
-    #[arg(long = "collector.filesystem.mount-timeout", value_name = "D")]
-    statfs_wait: Option<String>,
-    /// Directory of `*.prom` files (Prometheus text format) to re-export.
-    #[arg(
-        long = "collector.textfile.directory",
-        value_name = "DIR",
-        value_parser = path_or_empty
-    )]
-    textfile_directory: Option<PathBuf>,
-    /// udev's database, for node_disk_info's labels [default: /run/udev/data].
-    #[arg(long = "path.udev.data", value_name = "DIR", value_parser = path_or_empty)]
-    udev_data_path: Option<PathBuf>,
     /// Record the history here [default: /var/lib/quietstat as root,
     /// else $XDG_STATE_HOME/quietstat].
     #[arg(long, value_name = "DIR", conflicts_with = "no_store")]
@@ -173,10 +61,62 @@ pub struct Args {
     print_config: bool,
 }
 
-/// A path flag that takes node_exporter's empty default ("": none, or the
-/// agent's default), which clap's own path parser refuses.
-fn path_or_empty(s: &str) -> Result<PathBuf, std::convert::Infallible> {
-    Ok(PathBuf::from(s))
+/// The configuration keys set on the command line: a flag for each row of
+/// the key table that names one ([`FileConfig::flags`]).
+#[derive(Default)]
+pub struct KeyFlags(FileConfig);
+
+impl clap::FromArgMatches for KeyFlags {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut k = KeyFlags::default();
+        k.update_from_arg_matches(m)?;
+        Ok(k)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for f in FileConfig::flags() {
+            let given: Vec<String> = match f.shape {
+                Shape::Switch if m.get_flag(f.key) => Vec::new(),
+                Shape::Switch => continue,
+                Shape::One | Shape::Many => match m.get_many::<String>(f.key) {
+                    Some(v) => v.cloned().collect(),
+                    None => continue,
+                },
+            };
+            (f.set)(&mut self.0, &given).map_err(|e| {
+                clap::Error::raw(
+                    clap::error::ErrorKind::ValueValidation,
+                    format!("--{}: {}\n", f.names[0], e.message),
+                )
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl clap::Args for KeyFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        use clap::{Arg, ArgAction};
+        FileConfig::flags().into_iter().fold(cmd, |cmd, f| {
+            let help = match &f.default {
+                Some(d) if f.shape != Shape::Switch => format!("{} [default: {d}]", f.doc),
+                _ => f.doc.to_string(),
+            };
+            let arg = Arg::new(f.key)
+                .long(f.names[0])
+                .visible_aliases(&f.names[1..])
+                .help(help);
+            cmd.arg(match f.shape {
+                Shape::Switch => arg.action(ArgAction::SetTrue),
+                Shape::One => arg.action(ArgAction::Set).value_name(f.value_name),
+                Shape::Many => arg.action(ArgAction::Append).value_name(f.value_name),
+            })
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 /// node_exporter flags the agent does not take, each with why: refused by
@@ -415,43 +355,19 @@ pub fn run(
         .map_err(|e| anyhow::anyhow!("--log.format: {e}"))?;
     agent::logging::set(level, format);
     let (sources, collectors) = collector_switches(args)?;
-    let overrides = FileConfig {
-        rootfs,
-        sources,
-        collectors,
-        filesystem_mount_points_exclude: args.mount_points_exclude.clone(),
-        filesystem_fs_types_exclude: args.fs_types_exclude.clone(),
-        diskstats_device_exclude: args.diskstats_device_exclude.clone(),
-        diskstats_device_include: args.diskstats_device_include.clone(),
-        netdev_device_exclude: args.netdev_device_exclude.clone(),
-        netdev_device_include: args.netdev_device_include.clone(),
-        arp_device_exclude: args.arp_device_exclude.clone(),
-        arp_device_include: args.arp_device_include.clone(),
-        hwmon_chip_exclude: args.hwmon_chip_exclude.clone(),
-        hwmon_chip_include: args.hwmon_chip_include.clone(),
-        netclass_ignored_devices: args.netclass_ignored_devices.clone(),
-        netclass_ignore_invalid_speed: args.netclass_ignore_invalid_speed.then_some(true),
-        cpu_info_flags_include: args.cpu_info_flags_include.clone(),
-        cpu_info_bugs_include: args.cpu_info_bugs_include.clone(),
-        filesystem_statfs_wait: args.statfs_wait.clone(),
-        textfile_directory: args.textfile_directory.clone(),
-        udev_data_path: args.udev_data_path.clone(),
-        listen: (!args.listen.is_empty()).then(|| agent::config::Listen::Many(args.listen.clone())),
-        proc_root,
-        sys_root,
-        housekeeping_cpus: args.housekeeping_cpus.clone(),
-        shm_path: args.shm_path.clone(),
-        overhead_budget_pct: args.overhead_budget_pct,
-        process_backend: args.backend.clone(),
-        http_max_requests: args.max_requests,
-        web_config_file: args.web_config_file.clone(),
-        store: (args.store.is_some() || args.no_store).then(|| agent::config::FileStore {
+    let mut overrides = args.keys.0.clone();
+    overrides.rootfs = rootfs;
+    overrides.proc_root = proc_root;
+    overrides.sys_root = sys_root;
+    overrides.sources = sources;
+    overrides.collectors = collectors;
+    if args.store.is_some() || args.no_store {
+        overrides.store = Some(agent::config::FileStore {
             enabled: Some(!args.no_store),
             path: args.store.clone(),
             ..Default::default()
-        }),
-        ..FileConfig::default()
-    };
+        });
+    }
     if args.print_config {
         let c = Config::load(args.config.as_deref(), &overrides)?;
         print!("{}", c.to_toml());

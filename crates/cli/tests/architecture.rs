@@ -1,7 +1,9 @@
-//! docs/architecture.md's crate table against the crates' manifests: a row
+//! The docs that are made from the code, checked against it:
+//! docs/architecture.md's crate table against the crates' manifests (a row
 //! for every crate, and its "depends on" naming exactly the workspace
-//! crates its manifest's `[dependencies]` list (other crates, build and
-//! dev dependencies are free text).
+//! crates its manifest's `[dependencies]` list; other crates, build and
+//! dev dependencies are free text), and docs/agent.md's configuration
+//! sample against the key table.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -60,5 +62,23 @@ fn the_crate_table_names_each_crates_workspace_dependencies() {
         wrong.is_empty(),
         "docs/architecture.md:\n{}",
         wrong.join("\n")
+    );
+}
+
+/// docs/agent.md's sample is the key table's: every key with its default
+/// and its line ([`agent::config::sample`]).
+#[test]
+fn the_configuration_sample_is_the_key_tables() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/agent.md")).unwrap();
+    let start = doc
+        .find("\n```toml\n")
+        .expect("docs/agent.md has a ```toml sample")
+        + "\n```toml\n".len();
+    let len = doc[start..].find("```\n").unwrap();
+    let want = agent::config::sample();
+    assert!(
+        doc[start..start + len] == want,
+        "docs/agent.md's configuration sample is not the key table's; it is now:\n{want}"
     );
 }
