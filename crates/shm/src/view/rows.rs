@@ -1,0 +1,164 @@
+//! A process, an exit and a cgroup as the view files lay them out, and
+//! back.
+
+use super::*;
+
+pub(super) fn comm_words(c: &Comm) -> [u64; 3] {
+    let b = c.as_bytes();
+    let mut raw = [0u8; 16];
+    raw[..b.len().min(16)].copy_from_slice(&b[..b.len().min(16)]);
+    [
+        b.len() as u64,
+        u64::from_le_bytes(raw[..8].try_into().unwrap_or_default()),
+        u64::from_le_bytes(raw[8..].try_into().unwrap_or_default()),
+    ]
+}
+
+pub(super) fn comm_from(w: &[u64]) -> Comm {
+    let mut raw = [0u8; 16];
+    raw[..8].copy_from_slice(&w[1].to_le_bytes());
+    raw[8..].copy_from_slice(&w[2].to_le_bytes());
+    let len = (w[0] as usize).min(16);
+    Comm::new(&raw[..len])
+}
+
+/// One process row: [`PROC_WORDS`] words, laid out by
+/// [`proctable::layout`].
+pub fn put_proc(out: &mut Vec<u8>, p: &Proc) {
+    for w in proctable::layout::put_view(p) {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// The process row [`put_proc`] wrote, from its words.
+pub fn get_proc(w: &[u64]) -> Proc {
+    proctable::layout::get_view(w)
+}
+
+/// One exit row: [`EXIT_WORDS`] words.
+pub fn put_exit(out: &mut Vec<u8>, e: &Exit) {
+    let [clen, c0, c1] = comm_words(&e.comm);
+    let words: [u64; EXIT_WORDS] = [
+        u64::from(e.pid),
+        u64::from(e.ppid),
+        e.start_ns,
+        e.start_ticks,
+        e.exit_ns,
+        e.utime_ns,
+        e.stime_ns,
+        e.minflt,
+        e.majflt,
+        e.maxrss_bytes,
+        i64::from(e.exit_status) as u64,
+        clen,
+        c0,
+        c1,
+    ];
+    for w in words {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+pub fn get_exit(w: &[u64]) -> Exit {
+    Exit {
+        pid: w[0] as u32,
+        ppid: w[1] as u32,
+        comm: comm_from(&w[11..14]),
+        start_ns: w[2],
+        start_ticks: w[3],
+        exit_ns: w[4],
+        utime_ns: w[5],
+        stime_ns: w[6],
+        minflt: w[7],
+        majflt: w[8],
+        maxrss_bytes: w[9],
+        exit_status: w[10] as i64 as i32,
+    }
+}
+
+/// The bytes [`put_cgroup`] writes for `c`.
+pub(super) fn cgroup_bytes(c: &cgroups::Cgroup) -> usize {
+    16 + 8 * CGROUP_FIGURES + c.path.len().next_multiple_of(8)
+}
+
+/// One cgroup (see the module's notes).
+pub(super) fn put_cgroup(out: &mut Vec<u8>, c: &cgroups::Cgroup) {
+    out.extend_from_slice(&c.id.to_le_bytes());
+    out.extend_from_slice(&c.depth.to_le_bytes());
+    // Paths are at most 32 names of at most 255 bytes.
+    out.extend_from_slice(&(c.path.len().min(u16::MAX as usize) as u16).to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    for w in c.figures.words() {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    let path = &c.path.as_bytes()[..c.path.len().min(u16::MAX as usize)];
+    out.extend_from_slice(path);
+    out.resize(out.len() + (path.len().next_multiple_of(8) - path.len()), 0);
+}
+
+/// The cgroups of a cgroup view's body; what is wrong with it otherwise.
+pub(super) fn get_cgroups(
+    mut b: &[u8],
+    count: u32,
+    out: &mut Vec<cgroups::Cgroup>,
+) -> Result<(), String> {
+    use std::sync::Arc;
+    let fixed = 16 + 8 * CGROUP_FIGURES;
+    for i in 0..count {
+        let short = || format!("cgroup {i} cut short");
+        let head = b.get(..fixed).ok_or_else(short)?;
+        let id = u64::from_le_bytes(head[..8].try_into().unwrap_or_default());
+        let depth = u16::from_le_bytes([head[8], head[9]]);
+        let len = u16::from_le_bytes([head[10], head[11]]) as usize;
+        let mut words = [0u64; CGROUP_FIGURES];
+        for (d, s) in words.iter_mut().zip(self::words(&head[16..])) {
+            *d = s;
+        }
+        let padded = len.next_multiple_of(8);
+        let path = b.get(fixed..fixed + len).ok_or_else(short)?;
+        let path = std::str::from_utf8(path).map_err(|_| format!("cgroup {i}: path not UTF-8"))?;
+        out.push(cgroups::Cgroup {
+            path: Arc::from(path),
+            id,
+            depth,
+            figures: cgroups::Figures::from_words(words),
+        });
+        b = b.get(fixed + padded..).ok_or_else(short)?;
+    }
+    if !b.is_empty() {
+        return Err(format!("{} bytes after the last cgroup", b.len()));
+    }
+    Ok(())
+}
+
+pub(super) fn words(b: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+}
+
+/// Decodes `rows` process rows from `b`, then exit rows from the rest.
+pub(super) fn decode_rows(b: &[u8], rows: usize, view: &mut ProcView) {
+    let (procs, exits) = b.split_at((rows * PROC_WORDS * 8).min(b.len()));
+    view.procs
+        .extend(procs.chunks_exact(PROC_WORDS * 8).map(proc_of));
+    view.exits
+        .extend(exits.chunks_exact(EXIT_WORDS * 8).map(exit_of));
+}
+
+/// A process row's bytes decoded.
+pub(super) fn proc_of(b: &[u8]) -> Proc {
+    let mut w = [0u64; PROC_WORDS];
+    for (d, s) in w.iter_mut().zip(words(b)) {
+        *d = s;
+    }
+    get_proc(&w)
+}
+
+/// An exit row's bytes decoded.
+pub(super) fn exit_of(b: &[u8]) -> Exit {
+    let mut w = [0u64; EXIT_WORDS];
+    for (d, s) in w.iter_mut().zip(words(b)) {
+        *d = s;
+    }
+    get_exit(&w)
+}
