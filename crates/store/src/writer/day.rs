@@ -1,0 +1,478 @@
+//! The writer's work on a day file: the journal's records written in
+//! blocks, the processes' and cgroups' identities kept, old data let go.
+
+use super::*;
+
+impl Inner {
+    pub(super) fn open_day(&mut self, day: &str) -> Result<(), String> {
+        if self.day.as_ref().is_some_and(|(d, _)| d == day) {
+            return Ok(());
+        }
+        self.day = None;
+        crate::access::prepare_dir(&self.opts.dir, &self.opts.access).map_err(|e| {
+            format!("store: {e}; recording waits until it can (or give --store DIR, or --no-store)")
+        })?;
+        let path = db::path_for(&self.opts.dir, day);
+        let c = match db::open_write(&path, &self.opts.access) {
+            Ok(c) => c,
+            Err(OpenError::Damaged { path, why }) => {
+                let aside = db::set_aside(&path, now_ms() / 1000).map_err(|e| {
+                    format!(
+                        "store: {} is damaged ({why}) and cannot be moved aside: {e}",
+                        path.display()
+                    )
+                })?;
+                (self.log)(format!(
+                    "store: {} is damaged ({why}); moved aside to {} and recording goes on in a new file; other days are intact (sqlite3 .recover may save what the damaged one holds)",
+                    path.display(),
+                    aside.display()
+                ));
+                db::open_write(&path, &self.opts.access).map_err(|e| format!("store: {e}"))?
+            }
+            Err(e @ OpenError::Newer { .. }) => {
+                let msg = format!("store: {e}; not recording");
+                self.disabled = Some(msg.clone());
+                (self.log)(msg.clone());
+                return Err(msg);
+            }
+            Err(e) => {
+                let e = e.to_string();
+                return Err(format!(
+                    "store: {e}; sampling and serving go on, {}",
+                    remedy(&e)
+                ));
+            }
+        };
+        self.need_key = true;
+        self.procs.reset();
+        self.cg_rows = None;
+        self.day = Some((day.to_string(), c));
+        Ok(())
+    }
+
+    pub(super) fn write_day(
+        &mut self,
+        day: &str,
+        recs: &[Record],
+        gaps: &[(u64, u64, &str)],
+    ) -> Result<(), String> {
+        self.open_day(day)?;
+        let window = recs[0].ts_ms / KEY_EVERY_MS;
+        let key = self.need_key || window != self.last_window;
+        if key {
+            self.sys.reset();
+            self.cg_key_due = true;
+        }
+        let Some((_, c)) = self.day.as_mut() else {
+            return Err("store: no file open".into());
+        };
+        let path = db::path_for(&self.opts.dir, day);
+        let err = |e: rusqlite::Error| {
+            let e = e.to_string();
+            format!(
+                "store: writing {}: {e}; sampling and serving go on, {}",
+                path.display(),
+                remedy(&e)
+            )
+        };
+        let tx = c.transaction().map_err(err)?;
+        let mut rows = 0u64;
+        for (a, b, why) in gaps {
+            exec(
+                &tx,
+                "INSERT INTO gap(start_ms, end_ms, why) VALUES (?1, ?2, ?3)",
+                params![*a as i64, *b as i64, why],
+            )
+            .map_err(err)?;
+            rows += 1;
+        }
+        // System sources.
+        let sys: Vec<(u64, &[u8])> = recs
+            .iter()
+            .filter(|r| r.kind == Kind::System)
+            .map(|r| (r.ts_ms, r.payload))
+            .collect();
+        let mut written: Vec<(String, u64, u64, u64)> = Vec::new();
+        if !sys.is_empty() {
+            let mut body = Vec::new();
+            let sizes = self.sys.encode(&sys, &mut body);
+            exec(&tx,
+                "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![KIND_SYSTEM, key, sys[0].0 as i64, sys[sys.len() - 1].0 as i64, sys.len() as i64, body],
+            )
+            .map_err(err)?;
+            rows += 1;
+            for (src, raw, z) in sizes {
+                written.push((
+                    src.name().to_string(),
+                    sys.len() as u64,
+                    raw as u64,
+                    z as u64,
+                ));
+            }
+        }
+        // Process tables and exits.
+        let boot_ms = self.boot_ms;
+        let proc_root = self.opts.proc_root.clone();
+        let mut snaps = Vec::new();
+        let mut dbuf = Vec::new();
+        let mut times = Vec::new();
+        let mut prev_ts = self.last_ms;
+        let mut first = true;
+        let cg_key = self.cg_key_due;
+        let mut cg_body = Vec::new();
+        let mut cg_times = Vec::new();
+        let mut cg_cpu_ns = 0;
+        for r in recs {
+            match r.kind {
+                Kind::Procs | Kind::ProcsDelta => {
+                    if !self.chain.accepts(r.kind, r.seq, r.payload) {
+                        continue;
+                    }
+                    let mut identify = |s: &Static| -> u32 {
+                        identity_id(&tx, s, r.ts_ms, boot_ms, &proc_root).unwrap_or(0)
+                    };
+                    // A keyframe from the table after; else the delta,
+                    // from the table before.
+                    let ch = if (key && first) || self.procs.is_empty() {
+                        self.chain.commit(r.kind, r.seq, r.payload);
+                        self.procs
+                            .encode_key(self.chain.rows(), &mut snaps, &mut identify)
+                    } else {
+                        let delta = self.chain.delta_of(r.kind, r.payload, &mut dbuf);
+                        let ch = self.procs.encode_delta(
+                            self.chain.rows(),
+                            delta,
+                            &mut snaps,
+                            &mut identify,
+                        );
+                        self.chain.commit(r.kind, r.seq, r.payload);
+                        ch
+                    };
+                    first = false;
+                    rows += ch.born as u64;
+                    for id in ch.gone {
+                        exec(
+                            &tx,
+                            "UPDATE identity SET last_ms = ?1 WHERE id = ?2 AND last_ms IS NULL",
+                            params![prev_ts as i64, id],
+                        )
+                        .map_err(err)?;
+                    }
+                    times.push(r.ts_ms);
+                    prev_ts = r.ts_ms;
+                }
+                Kind::Exits => {
+                    for e in procs::exits(r.payload) {
+                        let s = Static {
+                            pid: e.pid,
+                            start_ticks: e.start_ticks,
+                            start_ns: e.start_ns,
+                            comm: e.comm,
+                            ..Default::default()
+                        };
+                        let near = || exit_identity(&tx, e.pid, e.start_ticks);
+                        let id = match self.procs.id_of(e.pid, e.start_ticks) {
+                            Some(id) => id,
+                            None => match near().map_err(err)? {
+                                Some(id) => id,
+                                None => {
+                                    rows += 1;
+                                    identity_id(&tx, &s, 0, boot_ms, Path::new("")).map_err(err)?
+                                }
+                            },
+                        };
+                        exec(&tx,
+                            "UPDATE identity SET ppid = coalesce(ppid, ?2), exit_ms = ?3, exit_status = ?4,
+                                exit_utime_ns = ?5, exit_stime_ns = ?6, exit_maxrss_bytes = ?7 WHERE id = ?1",
+                            params![
+                                id,
+                                e.ppid,
+                                (boot_ms + e.exit_ns / 1_000_000) as i64,
+                                e.exit_status,
+                                e.utime_ns as i64,
+                                e.stime_ns as i64,
+                                e.maxrss_bytes as i64
+                            ],
+                        )
+                        .map_err(err)?;
+                    }
+                }
+                Kind::Cgroups => {
+                    let cpu = sys::thread_cpu_ns();
+                    let Some(walk) = crate::cgroups::whole(r.payload, r.ts_ms) else {
+                        continue;
+                    };
+                    self.cg.encode(&walk, self.cg_key_due, &mut cg_body);
+                    self.cg_key_due = false;
+                    rows += cgroup_rows(&tx, &mut self.cg_rows, &mut self.cg_prev, &walk, r.ts_ms)
+                        .map_err(err)?;
+                    cg_times.push(r.ts_ms);
+                    cg_cpu_ns += sys::thread_cpu_ns().saturating_sub(cpu);
+                }
+                Kind::System => {}
+            }
+        }
+        if !cg_times.is_empty() {
+            let cpu = sys::thread_cpu_ns();
+            let (raw, z) =
+                insert_timed_block(&tx, KIND_CGROUPS, cg_key, &cg_times, &cg_body).map_err(err)?;
+            rows += 1;
+            written.push(("cgroups".into(), cg_times.len() as u64, raw, z));
+            cg_cpu_ns += sys::thread_cpu_ns().saturating_sub(cpu);
+        }
+        if !times.is_empty() {
+            let (raw, z) = insert_timed_block(&tx, KIND_PROCS, key, &times, &snaps).map_err(err)?;
+            rows += 1;
+            written.push(("processes".into(), times.len() as u64, raw, z));
+        }
+        for (src, samples, raw, z) in &written {
+            exec(&tx,
+                "INSERT INTO usage(source, samples, raw_bytes, stored_bytes) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(source) DO UPDATE SET samples = samples + excluded.samples,
+                   raw_bytes = raw_bytes + excluded.raw_bytes, stored_bytes = stored_bytes + excluded.stored_bytes",
+                params![src, *samples as i64, *raw as i64, *z as i64],
+            )
+            .map_err(err)?;
+        }
+        let last = recs[recs.len() - 1];
+        db::meta_set(&tx, "journal_seq", last.seq as i64).map_err(err)?;
+        db::meta_set(&tx, "last_ms", last.ts_ms as i64).map_err(err)?;
+        db::meta_set(&tx, "boot_ms", boot_ms as i64).map_err(err)?;
+        tx.commit().map_err(err)?;
+        for (src, _, _, z) in written {
+            self.stats.add_written(&src, z);
+        }
+        self.stats.rows.fetch_add(rows, Relaxed);
+        self.stats.cgroups_cpu_ns.fetch_add(cg_cpu_ns, Relaxed);
+        self.committed = last.seq;
+        self.last_ms = last.ts_ms;
+        self.need_key = false;
+        self.last_window = window;
+        Ok(())
+    }
+
+    /// Age and size limits: whole old days go first, then the oldest blocks
+    /// of the only day left. Day files dated after today (a wall clock
+    /// that was ahead) are never aged out; over the size cap they go
+    /// first, before any real day.
+    pub(super) fn retain(&mut self) {
+        let now = settled_now(self.clock_start);
+        let today = db::day_of(now);
+        let files = db::day_files(&self.opts.dir);
+        let open = self.day.as_ref().map(|(d, _)| d.clone());
+        let cutoff = now.saturating_sub(self.opts.retention.as_millis() as u64);
+        let mut kept = Vec::new();
+        for (day, path) in files {
+            let end = db::day_start_ms(&day).unwrap_or(0) + 86_400_000;
+            if end <= cutoff && Some(&day) != open.as_ref() {
+                if let Err(e) = db::remove_day(&path) {
+                    (self.log)(format!(
+                        "store: removing {} (past retention): {e}",
+                        path.display()
+                    ));
+                }
+            } else {
+                kept.push((day, path));
+            }
+        }
+        // Removal order under the cap: future days, then the oldest.
+        kept.sort_by_key(|(d, _)| (*d <= today, d.clone()));
+        let total = |k: &[(String, PathBuf)]| k.iter().map(|(_, p)| db::file_bytes(p)).sum::<u64>();
+        let mut bytes = total(&kept);
+        let mut rounds = 0;
+        while bytes > self.opts.max_bytes && rounds < 64 {
+            rounds += 1;
+            // A future day, or one older than the day being written.
+            let first = kept.iter().position(|(d, _)| {
+                Some(d) != open.as_ref() && (*d > today || open.as_ref().is_none_or(|o| d < o))
+            });
+            if let Some(i) = first.filter(|_| kept.len() > 1) {
+                let _ = db::remove_day(&kept[i].1);
+                kept.remove(i);
+            } else if let Some((_, c)) = self.day.as_ref() {
+                let r = c.execute_batch(
+                    "DELETE FROM block WHERE id IN (SELECT id FROM block ORDER BY start_ms LIMIT (SELECT count(*) / 8 + 1 FROM block));
+                     PRAGMA incremental_vacuum;
+                     PRAGMA wal_checkpoint(TRUNCATE);",
+                );
+                if r.is_err() {
+                    break;
+                }
+            } else {
+                break;
+            }
+            bytes = total(&kept);
+        }
+        self.stats.bytes_on_disk.store(bytes, Relaxed);
+    }
+}
+
+/// What to do about a failed write, for the log line: `why` as SQLite or
+/// the system said it.
+pub(super) fn remedy(why: &str) -> &'static str {
+    let w = why.to_ascii_lowercase();
+    if w.contains("full") || w.contains("no space") || w.contains("quota") {
+        "recording resumes when there is room (free space on that filesystem, or lower max_size, or give --store DIR)"
+    } else if w.contains("read-only") || w.contains("readonly") || w.contains("permission") {
+        "recording resumes when the directory is writable (or give --store DIR, or --no-store)"
+    } else {
+        "recording resumes when it can (or give --store DIR, or --no-store)"
+    }
+}
+
+/// Inserts a block of `kind` holding the samples taken at `times`: their
+/// times as deltas, then `payload` (the samples), compressed. Returns its
+/// raw and stored sizes.
+pub(super) fn insert_timed_block(
+    tx: &Connection,
+    kind: i64,
+    key: bool,
+    times: &[u64],
+    payload: &[u8],
+) -> rusqlite::Result<(u64, u64)> {
+    let mut body = Vec::with_capacity(payload.len() + 4 * times.len() + 8);
+    put_varint(&mut body, times.len() as u64);
+    let mut last = 0;
+    for t in times {
+        put_delta(&mut body, last, *t);
+        last = *t;
+    }
+    body.extend_from_slice(payload);
+    let z = compress(&body);
+    let (first, end) = (times[0], times[times.len() - 1]);
+    exec(
+        tx,
+        "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![kind, key, first as i64, end as i64, times.len() as i64, z],
+    )?;
+    Ok((body.len() as u64, z.len() as u64))
+}
+
+/// The rows of `cgroup` a walk at `ts` makes and closes: one for each
+/// cgroup the day file has no open row of (made since the walk before
+/// when `prev` holds that walk and not it: this run's last walk, else the
+/// day file's open rows), `gone_ms` on the open rows of cgroups the walk
+/// did not find. Returns the rows made.
+pub(super) fn cgroup_rows(
+    tx: &Connection,
+    open: &mut Option<HashMap<u64, Arc<str>, Fast>>,
+    prev: &mut Option<HashSet<u64, Fast>>,
+    walk: &cgroups::Sample,
+    ts: u64,
+) -> rusqlite::Result<u64> {
+    let open = match open {
+        Some(o) => o,
+        None => {
+            let mut st = tx.prepare("SELECT cgroup_id, path FROM cgroup WHERE gone_ms IS NULL")?;
+            let rows = st.query_map([], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?))
+            })?;
+            let mut m = HashMap::default();
+            for row in rows {
+                let (id, path) = row?;
+                m.insert(id, Arc::from(path));
+            }
+            // The file's last walk (this run's, or one before a restart).
+            if prev.is_none() && !m.is_empty() {
+                *prev = Some(m.keys().copied().collect());
+            }
+            open.insert(m)
+        }
+    };
+    let now: HashMap<u64, &Arc<str>, Fast> = walk.cgroups.iter().map(|c| (c.id, &c.path)).collect();
+    let gone: Vec<(u64, Arc<str>)> = open
+        .iter()
+        .filter(|(id, path)| now.get(*id).is_none_or(|p| *p != *path))
+        .map(|(id, p)| (*id, p.clone()))
+        .collect();
+    for (id, path) in gone {
+        exec(
+            tx,
+            "UPDATE cgroup SET gone_ms = ?3 WHERE cgroup_id = ?1 AND path = ?2 AND gone_ms IS NULL",
+            params![id as i64, &*path, ts as i64],
+        )?;
+        open.remove(&id);
+    }
+    let mut made = 0;
+    for c in &walk.cgroups {
+        if open.contains_key(&c.id) {
+            continue;
+        }
+        let new = prev.as_ref().is_some_and(|p| !p.contains(&c.id));
+        made += exec(
+            tx,
+            "INSERT OR IGNORE INTO cgroup(cgroup_id, path, first_ms, made) VALUES (?1, ?2, ?3, ?4)",
+            params![c.id as i64, &*c.path, ts as i64, new],
+        )? as u64;
+        open.insert(c.id, c.path.clone());
+    }
+    *prev = Some(now.into_keys().collect());
+    Ok(made)
+}
+
+/// [`exit_identity`]'s query.
+pub(super) const EXIT_IDENTITY: &str = "SELECT id FROM identity WHERE pid = ?1
+    AND start_ticks BETWEEN ?2 - ?3 AND ?2 + ?3
+    ORDER BY exit_ms IS NOT NULL, abs(start_ticks - ?2) LIMIT 1";
+
+/// The identity row an exit belongs to when its start time is not exact:
+/// taskstats (the exit capture without BPF) gives it to within a second
+/// either way ([`proctable::taskstats::START_WITHIN_TICKS`]; the agent
+/// gives an exit the exact start of the table it was last seen in, but a
+/// process that ended while the table that first showed it was being read
+/// is not settled). The nearest row of that pid within that window, one
+/// not yet ended first.
+pub(super) fn exit_identity(
+    tx: &Connection,
+    pid: u32,
+    start_ticks: u64,
+) -> rusqlite::Result<Option<u32>> {
+    let within = proctable::taskstats::START_WITHIN_TICKS as i64;
+    tx.prepare_cached(EXIT_IDENTITY)?
+        .query_row(params![pid, start_ticks as i64, within], |r| {
+            r.get::<_, u32>(0)
+        })
+        .optional()
+}
+
+/// [`identity_id`]'s lookup.
+pub(super) const IDENTITY_OF: &str = "SELECT id FROM identity WHERE pid = ?1 AND start_ticks = ?2";
+
+/// The id of the identity row for `s` in this day's file, added (with its
+/// command line, read now) when missing.
+pub(super) fn identity_id(
+    tx: &Connection,
+    s: &Static,
+    seen_ms: u64,
+    boot_ms: u64,
+    proc_root: &Path,
+) -> rusqlite::Result<u32> {
+    if let Some(id) = tx
+        .prepare_cached(IDENTITY_OF)?
+        .query_row(params![s.pid, s.start_ticks as i64], |r| r.get::<_, u32>(0))
+        .optional()?
+    {
+        return Ok(id);
+    }
+    let cmdline = (!proc_root.as_os_str().is_empty())
+        .then(|| proctable::read_cmdline_of(proc_root, s.pid, s.start_ticks))
+        .flatten();
+    let start_ms = boot_ms + s.start_ticks * 10;
+    exec(
+        tx,
+        "INSERT INTO identity(pid, start_ticks, start_ms, uid, cgroup_id, comm, cmdline, first_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            s.pid,
+            s.start_ticks as i64,
+            start_ms as i64,
+            s.uid,
+            s.cgroup_id.map(|g| g as i64),
+            String::from_utf8_lossy(s.comm.as_bytes()),
+            cmdline,
+            (seen_ms > 0).then_some(seen_ms as i64)
+        ],
+    )?;
+    Ok(tx.last_insert_rowid() as u32)
+}
