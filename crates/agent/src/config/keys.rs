@@ -299,7 +299,7 @@ section! {
         process_interval: Dur = Dur { default: secs(5), lo: secs(1), hi: secs(3600) };
         /// How often the writer moves the journal into the database
         flush_interval: Dur = Dur { default: secs(15), lo: ms(100), hi: secs(300) };
-        /// The journal ("": beside shm_path if that is a tmpfs, else in /dev/shm/quietstat-<uid>/)
+        /// The journal ("": beside shm_path if that is a tmpfs, else in /dev/shm/quietstat-UID/)
         journal: MaybePath = MaybePath(None);
         /// The group that may read the history besides its owner (default adm; /proc's hidepid rule wins)
         group: MaybeText = MaybeText { print_unset: false };

@@ -1,6 +1,6 @@
 //! The kinds of value a configuration key holds: how each is written in
 //! the file and on the command line, what it resolves to, how it is
-//! checked and printed. A row of the key table ([`super::keys`]) names
+//! checked and printed. A row of the key table (`config/keys.rs`) names
 //! one kind and its default; everything else about the key follows.
 
 use std::fmt::Debug;
@@ -483,7 +483,7 @@ impl Kind for OneOf {
     }
 }
 
-/// A table of keys of its own (`[store]`): one [`super::keys`] section.
+/// A table of keys of its own (`[store]`): one `section!` of `config/keys.rs`.
 pub struct Table<S>(PhantomData<S>);
 
 impl<S> Table<S> {

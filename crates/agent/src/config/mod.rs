@@ -407,7 +407,7 @@ impl FileConfig {
         Section::apply(self, over);
     }
 
-    /// Every key of the file, with its line ([`keys`]).
+    /// Every key of the file, with its line.
     pub fn keys() -> Vec<KeyDoc> {
         <FileConfig as Section>::keys("")
     }
