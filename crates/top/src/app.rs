@@ -442,6 +442,25 @@ impl App {
         self.cmdlines.insert(pid, c);
     }
 
+    /// Looks up the user names and cgroup paths of the rows a screen
+    /// `height` rows tall can show around the selection, so that drawing
+    /// only reads them.
+    pub fn learn_names(&mut self, height: u16) {
+        let h = height as usize;
+        let from = self.selected.saturating_sub(h);
+        let to = (self.selected + h).min(self.items.len());
+        for i in from..to {
+            let p = self.at(self.items[i].row);
+            let (uid, cgroup) = (p.uid, p.cgroup_id);
+            if let Some(u) = uid {
+                self.users.name(u);
+            }
+            if let Some(id) = cgroup {
+                self.cgroups.path(id);
+            }
+        }
+    }
+
     /// The process `it` shows.
     pub fn proc_of(&self, it: &Item) -> &Proc {
         self.at(it.row)

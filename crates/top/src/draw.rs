@@ -348,14 +348,18 @@ pub fn visible_columns(app: &App, width: u16) -> Vec<Col> {
 
 /// A cell: the column's process field as `model` gives it, or a figure
 /// computed here (`ColSpec::field` says which).
-fn cell(app: &mut App, it: &crate::app::Item, c: Col) -> String {
-    let p = &app.proc_of(it).clone();
+fn cell(app: &App, it: &crate::app::Item, c: Col) -> String {
+    let p = app.proc_of(it);
     let absent = || "-".to_string();
     if c.spec().live_only && matches!(it.mark, Mark::Exited(_)) {
         return absent();
     }
     match c {
-        Col::User => p.uid.map_or_else(absent, |u| app.users.name(u).to_string()),
+        Col::User => p.uid.map_or_else(absent, |u| {
+            app.users
+                .known(u)
+                .map_or_else(|| u.to_string(), str::to_string)
+        }),
         Col::Pri if p.priority < 0 && p.policy != 0 => "RT".into(),
         Col::Cpu => it.cpu.map_or_else(absent, |v| format!("{v:.1}")),
         Col::Mem => app
@@ -374,9 +378,12 @@ fn cell(app: &mut App, it: &crate::app::Item, c: Col) -> String {
                 format!("{m}:{:02}.{:02}", rest / 100, rest % 100)
             }
         }
-        Col::Cgroup => p.cgroup_id.map_or_else(absent, |id| {
-            model::text::printable(&app.cgroups.path(id)).into_owned()
-        }),
+        Col::Cgroup => p
+            .cgroup_id
+            .map_or_else(absent, |id| match app.cgroups.known(id) {
+                Some(path) => model::text::printable(path).into_owned(),
+                None => id.to_string(),
+            }),
         Col::Command => {
             // How it ended comes first, where a narrow screen keeps it.
             let ended = match it.mark {
@@ -436,7 +443,7 @@ fn fit(s: &str, w: usize, right: bool) -> String {
 }
 
 /// Draws the whole view.
-pub fn draw(f: &mut Frame, app: &mut App) {
+pub fn draw(f: &mut Frame, app: &App) {
     let area = f.area();
     let s = Styles::new(app.color);
     let small = area.width < MIN_W || area.height < MIN_H;
@@ -611,7 +618,7 @@ fn draw_cgroups(f: &mut Frame, app: &App, hh: u16, rows: usize, s: &Styles) {
 }
 
 /// The process list from row `hh` on, `rows` of it.
-fn draw_procs(f: &mut Frame, app: &mut App, hh: u16, rows: usize, s: &Styles) {
+fn draw_procs(f: &mut Frame, app: &App, hh: u16, rows: usize, s: &Styles) {
     let area = f.area();
     let list_top = hh + 1;
     let bar_y = area.height.saturating_sub(1);
@@ -643,7 +650,7 @@ fn draw_procs(f: &mut Frame, app: &mut App, hh: u16, rows: usize, s: &Styles) {
     );
     let mut lines = Vec::with_capacity(rows);
     for i in offset..(offset + rows).min(n) {
-        let it = app.items[i].clone();
+        let it = &app.items[i];
         let mut text = String::with_capacity(area.width as usize);
         text.push(match it.mark {
             Mark::New => '+',
@@ -651,7 +658,7 @@ fn draw_procs(f: &mut Frame, app: &mut App, hh: u16, rows: usize, s: &Styles) {
             Mark::None => ' ',
         });
         for &c in &cols {
-            let v = cell(app, &it, c);
+            let v = cell(app, it, c);
             if c == Col::Command {
                 text.push_str(&fit(&v, cmd_w, false));
             } else {

@@ -315,6 +315,7 @@ fn live_loop(
     let draw = |term: &mut ratatui::DefaultTerminal, app: &mut App| -> Result<(), String> {
         let h = term.size().map(|s| s.height).unwrap_or(24);
         fill_cmdlines(app, &opts.proc_root, h);
+        app.learn_names(h);
         term.draw(|f| draw::draw(f, app))
             .map_err(|e| e.to_string())?;
         Ok(())
@@ -405,6 +406,7 @@ fn replay_loop(
     feed: &ReplayFeed,
 ) -> Result<(), String> {
     loop {
+        app.learn_names(term.size().map(|s| s.height).unwrap_or(24));
         term.draw(|f| draw::draw(f, app))
             .map_err(|e| e.to_string())?;
         let k = loop {

@@ -17,6 +17,11 @@ impl Users {
         self.names.entry(uid).or_insert_with(|| lookup_user(uid))
     }
 
+    /// The name of `uid` when it was looked up ([`Users::name`]).
+    pub fn known(&self, uid: u32) -> Option<&str> {
+        self.names.get(&uid).map(String::as_str)
+    }
+
     /// The uid for a name, or a number given as is.
     pub fn uid_of(&mut self, name: &str) -> Option<u32> {
         if let Ok(n) = name.parse() {
@@ -73,6 +78,11 @@ impl Cgroups {
             paths: HashMap::new(),
             walked: None,
         }
+    }
+
+    /// The path of `id` when a walk found it ([`Cgroups::path`]).
+    pub fn known(&self, id: u64) -> Option<&str> {
+        self.paths.get(&id).map(String::as_str)
     }
 
     pub fn path(&mut self, id: u64) -> String {
