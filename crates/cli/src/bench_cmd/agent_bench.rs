@@ -1,447 +1,34 @@
-//! `quietstat bench procfs`.
+//! `quietstat bench` on the agent and its consumers: its cost alone and
+//! beside node_exporter, idle, exits, the history, viewers, scale and
+//! quiet.
 
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-
-use anyhow::{Context, bail};
-use bench::procfs_cost::{self, Comparison, Options, Report};
-use report::table::Align;
-
-use crate::{Format, print_rows};
-
-#[derive(clap::Args)]
-pub struct ProcfsArgs {
-    /// Sources to measure, comma-separated names below the proc root
-    /// (default: every one present).
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    files: Vec<String>,
-    /// Reads per file and method (default: a day of 10-second samples).
-    #[arg(long, default_value_t = procfs_cost::DEFAULT_READS, value_name = "N")]
-    reads: usize,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
-    /// Write the result as JSON to FILE (for a later --baseline).
-    #[arg(long, value_name = "FILE")]
-    save: Option<PathBuf>,
-    /// Compare with a saved result; exit 3 if any file's read cost grew more than 2x.
-    #[arg(long, value_name = "FILE")]
-    baseline: Option<PathBuf>,
-}
-
-pub fn run_procfs(
-    proc_root: &Path,
-    sys_root: &Path,
-    args: &ProcfsArgs,
-) -> anyhow::Result<ExitCode> {
-    let files = args
-        .files
-        .iter()
-        .map(|name| {
-            procfs::Source::from_name(name.trim()).with_context(|| {
-                format!(
-                    "--files: unknown source `{name}`; accepted: {}",
-                    procfs::Source::names()
-                )
-            })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    if args.reads == 0 {
-        bail!("--reads must be at least 1");
-    }
-    let baseline: Option<Report> = match &args.baseline {
-        Some(p) => {
-            // A saved report is a few kilobytes; 16 MiB is far beyond any.
-            let text = sys::file::read_text_capped(p, 16 << 20)
-                .with_context(|| format!("reading baseline {}", p.display()))?;
-            Some(serde_json::from_str(&text).with_context(|| {
-                format!(
-                    "{}: not a result saved by `quietstat bench procfs --save`",
-                    p.display()
-                )
-            })?)
-        }
-        None => None,
-    };
-    let opts = Options {
-        proc_root: proc_root.to_path_buf(),
-        sys_root: sys_root.to_path_buf(),
-        files,
-        reads: args.reads,
-    };
-    let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(1);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} reading {pos}/{len} [{bar:40}] {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        Some(b)
-    } else {
-        None
-    };
-    let report = procfs_cost::run(&opts, &mut |done, total| {
-        if let Some(b) = &bar {
-            b.set_length(total);
-            b.set_position(done);
-        }
-    })?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    if let Some(path) = &args.save {
-        let json = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
-    }
-    let comparisons = baseline.as_ref().map(|b| procfs_cost::compare(&report, b));
-    match args.format {
-        Format::Json => {
-            let v = serde_json::json!({ "report": report, "comparison": comparisons });
-            println!("{}", serde_json::to_string_pretty(&v)?);
-        }
-        Format::Table => print_table(&report, comparisons.as_deref()),
-    }
-    let regressed = comparisons.iter().flatten().any(|c| c.regressed);
-    Ok(if regressed {
-        ExitCode::from(3)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-fn print_table(r: &Report, cmp: Option<&[Comparison]>) {
-    println!(
-        "{} reads per file and method; kernel {}, {} online CPUs, root {}",
-        r.context.reads, r.context.kernel, r.context.online_cpus, r.context.proc_root
-    );
-    let mut columns = vec![
-        "file",
-        "bytes",
-        "o/r/c med",
-        "p99",
-        "pread med",
-        "p99",
-        "parse med",
-        "p99",
-    ];
-    if cmp.is_some() {
-        columns.extend(["x base", ""]);
-    }
-    let us = |v: f64| format!("{v:.2}us");
-    let rows = r
-        .files
-        .iter()
-        .map(|f| {
-            let mut row = vec![
-                f.file.to_string(),
-                f.bytes_per_read.to_string(),
-                us(f.open_read_close.median_us),
-                us(f.open_read_close.p99_us),
-                us(f.pread.median_us),
-                us(f.pread.p99_us),
-                us(f.parse.median_us),
-                us(f.parse.p99_us),
-            ];
-            if let Some(c) = cmp.and_then(|c| c.iter().find(|c| c.file == f.file)) {
-                row.push(format!("{:.2}x", c.ratio));
-                row.push(if c.regressed { "REGRESSED" } else { "" }.into());
-            }
-            row
-        })
-        .collect();
-    print_rows(columns, Align::Left, rows);
-}
-
-#[derive(clap::Args)]
-pub struct ProctableArgs {
-    /// Idle processes to spawn, one measurement per count (capped by
-    /// kernel.pid_max, kernel.threads-max and available memory).
-    #[arg(long, value_delimiter = ',', value_name = "N,...", default_values_t = bench::proctable_cost::DEFAULT_PROCS.to_vec())]
-    procs: Vec<usize>,
-    /// Snapshots per backend and count (after one warm-up).
-    #[arg(long, default_value_t = bench::proctable_cost::DEFAULT_RUNS, value_name = "R")]
-    runs: usize,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
-}
-
-pub fn run_proctable(args: &ProctableArgs) -> anyhow::Result<ExitCode> {
-    if args.runs == 0 {
-        bail!("--runs must be at least 1");
-    }
-    if args.procs.is_empty() || args.procs.contains(&0) {
-        bail!("--procs takes positive counts, e.g. 1000,8000,30000");
-    }
-    crate::raise_nofile_limit();
-    let opts = bench::proctable_cost::Options {
-        procs: args.procs.clone(),
-        runs: args.runs,
-    };
-    let rows = bench::proctable_cost::run(&opts, &mut |msg| eprintln!("quietstat: {msg}"))
-        .map_err(anyhow::Error::msg)?;
-    match args.format {
-        Format::Json => print_json_lines(&rows)?,
-        Format::Table => {
-            print_rows(
-                vec![
-                    "backend",
-                    "procs",
-                    "rows",
-                    "runs",
-                    "median_ms",
-                    "p99_ms",
-                    "cpu_ms",
-                    "ms/1000",
-                    "vs_naive",
-                ],
-                Align::Left,
-                rows.iter()
-                    .map(|r| {
-                        vec![
-                            r.backend.to_string(),
-                            r.procs.to_string(),
-                            r.table_rows.to_string(),
-                            r.runs.to_string(),
-                            f3(r.median_ms),
-                            f3(r.p99_ms),
-                            f3(r.cpu_ms),
-                            f3(r.ms_per_1000),
-                            format!("{:.1}x", r.speedup_vs_naive),
-                        ]
-                    })
-                    .collect(),
-            );
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-#[derive(clap::Args)]
-pub struct FieldsArgs {
-    /// Idle processes to spawn (capped by kernel.pid_max,
-    /// kernel.threads-max and available memory).
-    #[arg(long, default_value_t = bench::fields_cost::DEFAULT_PROCS, value_name = "N")]
-    procs: usize,
-    /// Snapshots per row (after one warm-up).
-    #[arg(long, default_value_t = bench::fields_cost::DEFAULT_RUNS, value_name = "R")]
-    runs: usize,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
-}
-
-pub fn run_fields(args: &FieldsArgs) -> anyhow::Result<ExitCode> {
-    if args.runs == 0 {
-        bail!("--runs must be at least 1");
-    }
-    if args.procs == 0 {
-        bail!("--procs takes a positive count, e.g. 8000");
-    }
-    let opts = bench::fields_cost::Options {
-        procs: args.procs,
-        runs: args.runs,
-    };
-    let rows = bench::fields_cost::run(&opts, &mut |msg| eprintln!("quietstat: {msg}"))
-        .map_err(anyhow::Error::msg)?;
-    match args.format {
-        Format::Json => print_json_lines(&rows)?,
-        Format::Table => print_rows(
-            vec![
-                "asked",
-                "rows",
-                "median_ms",
-                "ns/proc",
-                "+ns/proc",
-                "+lines",
-                "lines beyond the identity's",
-            ],
-            Align::Left,
-            rows.iter()
-                .map(|r| {
-                    vec![
-                        r.asked.clone(),
-                        r.rows.to_string(),
-                        f3(r.median_ms),
-                        format!("{:.0}", r.ns_per_proc),
-                        format!("{:+.0}", r.extra_ns_per_proc),
-                        r.extra_line_count.to_string(),
-                        r.extra_lines.clone(),
-                    ]
-                })
-                .collect(),
-        ),
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-#[derive(clap::Args)]
-pub struct CgroupsArgs {
-    /// Cgroups to make in each hierarchy (a hundred per slice).
-    #[arg(long, default_value_t = bench::cgroups_cost::DEFAULT_COUNT, value_name = "N")]
-    count: usize,
-    /// Walks per way (after one warm-up).
-    #[arg(long, default_value_t = bench::cgroups_cost::DEFAULT_RUNS, value_name = "R")]
-    runs: usize,
-    /// A row for each file alone, too.
-    #[arg(long)]
-    per_file: bool,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
-}
-
-pub fn run_cgroups(args: &CgroupsArgs) -> anyhow::Result<ExitCode> {
-    if args.runs == 0 {
-        bail!("--runs must be at least 1");
-    }
-    if args.count == 0 || args.count > 1_000_000 {
-        bail!("--count takes 1 to 1,000,000 cgroups, e.g. 10000");
-    }
-    let opts = bench::cgroups_cost::Options {
-        count: args.count,
-        runs: args.runs,
-        per_file: args.per_file,
-    };
-    let rows = bench::cgroups_cost::run(&opts, &mut |msg| eprintln!("quietstat: {msg}"))
-        .map_err(anyhow::Error::msg)?;
-    match args.format {
-        Format::Json => print_json_lines(&rows)?,
-        Format::Table => print_rows(
-            vec![
-                "way",
-                "cgroups",
-                "figures",
-                "median_ms",
-                "us/cgroup",
-                "naive/this",
-                "kept fds",
-            ],
-            Align::Left,
-            rows.iter()
-                .map(|r| {
-                    vec![
-                        r.method.clone(),
-                        r.cgroups.to_string(),
-                        r.figures.to_string(),
-                        f3(r.median_ms),
-                        format!("{:.2}", r.us_per_cgroup),
-                        format!("{:.2}", r.naive_over_this),
-                        r.kept_fds.to_string(),
-                    ]
-                })
-                .collect(),
-        ),
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-#[derive(clap::Args)]
-pub struct ConsumersArgs {
-    /// Consumer processes per variant.
-    #[arg(long, default_value_t = 10, value_name = "C")]
-    consumers: usize,
-    /// Reads per consumer.
-    #[arg(long, default_value_t = 10_000, value_name = "N")]
-    reads: u64,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
-}
-
-pub fn run_consumers(args: &ConsumersArgs) -> anyhow::Result<ExitCode> {
-    if args.consumers == 0 || args.reads == 0 {
-        bail!("--consumers and --reads must be at least 1");
-    }
-    let exe = std::env::current_exe().context("finding the quietstat binary")?;
-    let opts = bench::consumers::Options {
-        consumers: args.consumers,
-        reads: args.reads,
-        exe,
-    };
-    let rows = bench::consumers::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
-        .map_err(anyhow::Error::msg)?;
-    match args.format {
-        Format::Json => print_json_lines(&rows)?,
-        Format::Table => {
-            print_rows(
-                vec![
-                    "variant",
-                    "reads",
-                    "elapsed_s",
-                    "user_s",
-                    "system_s",
-                    "cpu_us/read",
-                    "agent_s",
-                    "stat_reads",
-                    "stat_reads/s",
-                ],
-                Align::Left,
-                rows.iter()
-                    .map(|r| {
-                        vec![
-                            r.variant.to_string(),
-                            r.reads_per_consumer.to_string(),
-                            f3(r.elapsed_s),
-                            f3(r.consumers_user_s),
-                            f3(r.consumers_system_s),
-                            f3(r.cpu_us_per_read),
-                            f3(r.agent_cpu_s),
-                            r.proc_stat_reads.to_string(),
-                            format!("{:.1}", r.proc_stat_reads_per_s),
-                        ]
-                    })
-                    .collect(),
-            );
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-#[derive(clap::Args)]
-pub struct WorkerArgs {
-    #[arg(long)]
-    variant: String,
-    #[arg(long)]
-    reads: u64,
-    #[arg(long)]
-    shm_path: std::path::PathBuf,
-    #[arg(long)]
-    addr: std::net::SocketAddr,
-}
-
-pub fn run_worker(args: &WorkerArgs) -> anyhow::Result<ExitCode> {
-    let v = bench::consumers::Variant::parse(&args.variant)
-        .with_context(|| format!("unknown variant {:?}", args.variant))?;
-    let r = bench::consumers::worker(v, args.reads, &args.shm_path, args.addr)
-        .map_err(anyhow::Error::msg)?;
-    println!("{}", serde_json::to_string(&r)?);
-    Ok(ExitCode::SUCCESS)
-}
+use super::*;
 
 #[derive(clap::Args)]
 pub struct AgentArgs {
     /// Idle processes present during the measurement.
     #[arg(long, default_value_t = 8000, value_name = "N")]
-    procs: usize,
+    pub(super) procs: usize,
     /// How long each collector is measured (after 20 s to settle).
     #[arg(long, value_parser = crate::parse_duration, default_value = "5m", value_name = "D")]
-    duration: std::time::Duration,
+    pub(super) duration: std::time::Duration,
     /// Collectors to measure, in order.
     #[arg(long, value_delimiter = ',', default_values_t = bench::agent_cost::COLLECTORS.map(String::from).to_vec())]
-    collectors: Vec<String>,
+    pub(super) collectors: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
+    pub(super) format: Format,
     /// Instead: the agent beside node_exporter on this fixture tree
     /// (proc/, sys/, rootfs/), as scheduled and at equal work, each
     /// scraped --scrapes times back to back.
     #[arg(long, value_name = "DIR")]
-    fixture: Option<PathBuf>,
+    pub(super) fixture: Option<PathBuf>,
     /// Scrapes of each collector with --fixture.
     #[arg(long, default_value_t = 20, value_name = "N", requires = "fixture")]
-    scrapes: usize,
+    pub(super) scrapes: usize,
     /// More agent flags with --fixture, after `--` (e.g. `--
     /// --disable-collector interrupts`).
     #[arg(last = true, value_name = "AGENT FLAGS", requires = "fixture")]
-    agent_args: Vec<String>,
+    pub(super) agent_args: Vec<String>,
 }
 
 pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
@@ -503,7 +90,7 @@ pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_equal_work(args: &AgentArgs, fixture: &Path) -> anyhow::Result<ExitCode> {
+pub(super) fn run_equal_work(args: &AgentArgs, fixture: &Path) -> anyhow::Result<ExitCode> {
     if args.scrapes == 0 {
         bail!("--scrapes must be at least 1");
     }
@@ -553,25 +140,12 @@ fn run_equal_work(args: &AgentArgs, fixture: &Path) -> anyhow::Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// A figure with three decimals, as the tables print most.
-fn f3(v: f64) -> String {
-    format!("{v:.3}")
-}
-
-/// One JSON object per row, a line each.
-fn print_json_lines<T: serde::Serialize>(rows: &[T]) -> anyhow::Result<()> {
-    for r in rows {
-        println!("{}", serde_json::to_string(r)?);
-    }
-    Ok(())
-}
-
 #[derive(clap::Args)]
 pub struct IdleArgs {
     #[arg(long, default_value_t = 8000, value_name = "N")]
-    procs: usize,
+    pub(super) procs: usize,
     #[arg(long, value_parser = crate::parse_duration, default_value = "10m", value_name = "D")]
-    duration: std::time::Duration,
+    pub(super) duration: std::time::Duration,
 }
 
 pub fn run_idle(args: &IdleArgs) -> anyhow::Result<ExitCode> {
@@ -590,20 +164,20 @@ pub fn run_idle(args: &IdleArgs) -> anyhow::Result<ExitCode> {
 pub struct ExitsArgs {
     /// Children forked (and exiting at once) per second.
     #[arg(long, default_value_t = 5000, value_name = "N")]
-    rate: u32,
+    pub(super) rate: u32,
     /// How long the load runs.
     #[arg(long, value_parser = crate::parse_duration, default_value = "20s", value_name = "D")]
-    duration: std::time::Duration,
+    pub(super) duration: std::time::Duration,
     /// How often the exit ring is drained (the agent's process-table
     /// interval: 5 s by default).
     #[arg(long, value_parser = crate::parse_duration, default_value = "5s", value_name = "D")]
-    drain_every: std::time::Duration,
+    pub(super) drain_every: std::time::Duration,
     /// Capture through taskstats (the agent's way without BPF) instead of
     /// the BPF ring buffer.
     #[arg(long)]
-    taskstats: bool,
+    pub(super) taskstats: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
+    pub(super) format: Format,
 }
 
 pub fn run_exits(args: &ExitsArgs) -> anyhow::Result<ExitCode> {
@@ -652,9 +226,9 @@ pub fn run_exits(args: &ExitsArgs) -> anyhow::Result<ExitCode> {
 #[derive(clap::Args)]
 pub struct ForkerArgs {
     #[arg(long)]
-    rate: u32,
+    pub(super) rate: u32,
     #[arg(long)]
-    duration_ms: u64,
+    pub(super) duration_ms: u64,
 }
 
 pub fn run_forker(args: &ForkerArgs) -> anyhow::Result<ExitCode> {
@@ -671,16 +245,16 @@ pub fn run_forker(args: &ForkerArgs) -> anyhow::Result<ExitCode> {
 pub struct StoreArgs {
     /// Processes in each recorded table.
     #[arg(long, default_value_t = 8000, value_name = "N")]
-    procs: usize,
+    pub(super) procs: usize,
     /// Hours of history written (1 s system samples, a table every 5 s).
     #[arg(long, default_value_t = 24)]
-    hours: u64,
+    pub(super) hours: u64,
     /// 5% of processes change every interval; 10 start and 10 end a second.
     #[arg(long)]
-    churn: bool,
+    pub(super) churn: bool,
     /// Keep the store in this directory.
     #[arg(long, value_name = "DIR")]
-    keep: Option<PathBuf>,
+    pub(super) keep: Option<PathBuf>,
 }
 
 pub fn run_store(args: &StoreArgs) -> anyhow::Result<ExitCode> {
@@ -704,18 +278,18 @@ pub fn run_store(args: &StoreArgs) -> anyhow::Result<ExitCode> {
 pub struct ViewersArgs {
     /// Idle processes present during the measurement.
     #[arg(long, default_value_t = 8000, value_name = "N")]
-    procs: usize,
+    pub(super) procs: usize,
     /// Rounds of the ps commands and of top's first screen, taking turns.
     #[arg(long, default_value_t = 21, value_name = "N")]
-    runs: usize,
+    pub(super) runs: usize,
     /// How long the agent alone, then the tops, then the htops are watched.
     #[arg(long, value_parser = crate::parse_duration, default_value = "60s", value_name = "D")]
-    window: std::time::Duration,
+    pub(super) window: std::time::Duration,
     /// How many tops (and htops) run at once.
     #[arg(long, default_value_t = 10, value_name = "N")]
-    viewers: usize,
+    pub(super) viewers: usize,
     #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
+    pub(super) format: Format,
 }
 
 pub fn run_viewers(args: &ViewersArgs) -> anyhow::Result<ExitCode> {
@@ -791,15 +365,15 @@ pub struct ScaleArgs {
         default_value = "1000,8000,30000,64000",
         value_name = "N,..."
     )]
-    procs: Vec<usize>,
+    pub(super) procs: Vec<usize>,
     /// The window with no viewer, and the one with top.
     #[arg(long, value_parser = crate::parse_duration, default_value = "60s", value_name = "D")]
-    window: std::time::Duration,
+    pub(super) window: std::time::Duration,
     /// Runs of each ps and of top's first screen.
     #[arg(long, default_value_t = 5, value_name = "N")]
-    runs: usize,
+    pub(super) runs: usize,
     #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
+    pub(super) format: Format,
 }
 
 pub fn run_scale(args: &ScaleArgs) -> anyhow::Result<ExitCode> {
@@ -883,16 +457,16 @@ pub fn run_scale(args: &ScaleArgs) -> anyhow::Result<ExitCode> {
 pub struct QuietArgs {
     /// How long both run side by side, scraped every --interval.
     #[arg(long, value_parser = crate::parse_duration, default_value = "5m", value_name = "D")]
-    duration: std::time::Duration,
+    pub(super) duration: std::time::Duration,
     /// Every source's interval in the agent, and how often both are
     /// scraped.
     #[arg(long, value_parser = crate::parse_duration, default_value = "15s", value_name = "D")]
-    interval: std::time::Duration,
+    pub(super) interval: std::time::Duration,
     /// Scrapes of each, back to back, counted one by one.
     #[arg(long, default_value_t = 20, value_name = "N")]
-    scrapes: usize,
+    pub(super) scrapes: usize,
     #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
+    pub(super) format: Format,
 }
 
 pub fn run_quiet(args: &QuietArgs) -> anyhow::Result<ExitCode> {
