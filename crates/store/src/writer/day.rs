@@ -86,31 +86,8 @@ impl Inner {
             .map_err(err)?;
             rows += 1;
         }
-        // System sources.
-        let sys: Vec<(u64, &[u8])> = recs
-            .iter()
-            .filter(|r| r.kind == Kind::System)
-            .map(|r| (r.ts_ms, r.payload))
-            .collect();
         let mut written: Vec<(String, u64, u64, u64)> = Vec::new();
-        if !sys.is_empty() {
-            let mut body = Vec::new();
-            let sizes = self.sys.encode(&sys, &mut body);
-            exec(&tx,
-                "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![KIND_SYSTEM, key, sys[0].0 as i64, sys[sys.len() - 1].0 as i64, sys.len() as i64, body],
-            )
-            .map_err(err)?;
-            rows += 1;
-            for (src, raw, z) in sizes {
-                written.push((
-                    src.name().to_string(),
-                    sys.len() as u64,
-                    raw as u64,
-                    z as u64,
-                ));
-            }
-        }
+        rows += write_system(&tx, &mut self.sys, recs, key, &mut written).map_err(err)?;
         // Process tables and exits.
         let boot_ms = self.boot_ms;
         let proc_root = self.opts.proc_root.clone();
@@ -163,40 +140,7 @@ impl Inner {
                     prev_ts = r.ts_ms;
                 }
                 Kind::Exits => {
-                    for e in procs::exits(r.payload) {
-                        let s = Static {
-                            pid: e.pid,
-                            start_ticks: e.start_ticks,
-                            start_ns: e.start_ns,
-                            comm: e.comm,
-                            ..Default::default()
-                        };
-                        let near = || exit_identity(&tx, e.pid, e.start_ticks);
-                        let id = match self.procs.id_of(e.pid, e.start_ticks) {
-                            Some(id) => id,
-                            None => match near().map_err(err)? {
-                                Some(id) => id,
-                                None => {
-                                    rows += 1;
-                                    identity_id(&tx, &s, 0, boot_ms, Path::new("")).map_err(err)?
-                                }
-                            },
-                        };
-                        exec(&tx,
-                            "UPDATE identity SET ppid = coalesce(ppid, ?2), exit_ms = ?3, exit_status = ?4,
-                                exit_utime_ns = ?5, exit_stime_ns = ?6, exit_maxrss_bytes = ?7 WHERE id = ?1",
-                            params![
-                                id,
-                                e.ppid,
-                                (boot_ms + e.exit_ns / 1_000_000) as i64,
-                                e.exit_status,
-                                e.utime_ns as i64,
-                                e.stime_ns as i64,
-                                e.maxrss_bytes as i64
-                            ],
-                        )
-                        .map_err(err)?;
-                    }
+                    rows += write_exits(&tx, &self.procs, r.payload, boot_ms).map_err(err)?;
                 }
                 Kind::Cgroups => {
                     let cpu = sys::thread_cpu_ns();
@@ -226,15 +170,7 @@ impl Inner {
             rows += 1;
             written.push(("processes".into(), times.len() as u64, raw, z));
         }
-        for (src, samples, raw, z) in &written {
-            exec(&tx,
-                "INSERT INTO usage(source, samples, raw_bytes, stored_bytes) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT(source) DO UPDATE SET samples = samples + excluded.samples,
-                   raw_bytes = raw_bytes + excluded.raw_bytes, stored_bytes = stored_bytes + excluded.stored_bytes",
-                params![src, *samples as i64, *raw as i64, *z as i64],
-            )
-            .map_err(err)?;
-        }
+        write_usage(&tx, &written).map_err(err)?;
         let last = recs[recs.len() - 1];
         db::meta_set(&tx, "journal_seq", last.seq as i64).map_err(err)?;
         db::meta_set(&tx, "last_ms", last.ts_ms as i64).map_err(err)?;
@@ -306,6 +242,106 @@ impl Inner {
         }
         self.stats.bytes_on_disk.store(bytes, Relaxed);
     }
+}
+
+/// The system sources' records of `recs` as one block; their sizes per
+/// source go to `written`. The rows inserted.
+fn write_system(
+    tx: &Connection,
+    enc: &mut SysEncoder,
+    recs: &[Record],
+    key: bool,
+    written: &mut Vec<(String, u64, u64, u64)>,
+) -> rusqlite::Result<u64> {
+    let sys: Vec<(u64, &[u8])> = recs
+        .iter()
+        .filter(|r| r.kind == Kind::System)
+        .map(|r| (r.ts_ms, r.payload))
+        .collect();
+    if sys.is_empty() {
+        return Ok(0);
+    }
+    let mut body = Vec::new();
+    let sizes = enc.encode(&sys, &mut body);
+    exec(
+        tx,
+        "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            KIND_SYSTEM,
+            key,
+            sys[0].0 as i64,
+            sys[sys.len() - 1].0 as i64,
+            sys.len() as i64,
+            body
+        ],
+    )?;
+    for (src, raw, z) in sizes {
+        written.push((
+            src.name().to_string(),
+            sys.len() as u64,
+            raw as u64,
+            z as u64,
+        ));
+    }
+    Ok(1)
+}
+
+/// An exits record: each exit's figures on its identity row (made when
+/// the process was never seen in a table). The rows inserted.
+fn write_exits(
+    tx: &Connection,
+    procs: &Encoder,
+    payload: &[u8],
+    boot_ms: u64,
+) -> rusqlite::Result<u64> {
+    let mut rows = 0;
+    for e in procs::exits(payload) {
+        let s = Static {
+            pid: e.pid,
+            start_ticks: e.start_ticks,
+            start_ns: e.start_ns,
+            comm: e.comm,
+            ..Default::default()
+        };
+        let id = match procs.id_of(e.pid, e.start_ticks) {
+            Some(id) => id,
+            None => match exit_identity(tx, e.pid, e.start_ticks)? {
+                Some(id) => id,
+                None => {
+                    rows += 1;
+                    identity_id(tx, &s, 0, boot_ms, Path::new(""))?
+                }
+            },
+        };
+        exec(
+            tx,
+            "UPDATE identity SET ppid = coalesce(ppid, ?2), exit_ms = ?3, exit_status = ?4,
+                exit_utime_ns = ?5, exit_stime_ns = ?6, exit_maxrss_bytes = ?7 WHERE id = ?1",
+            params![
+                id,
+                e.ppid,
+                (boot_ms + e.exit_ns / 1_000_000) as i64,
+                e.exit_status,
+                e.utime_ns as i64,
+                e.stime_ns as i64,
+                e.maxrss_bytes as i64
+            ],
+        )?;
+    }
+    Ok(rows)
+}
+
+/// What this write added to each source's totals.
+fn write_usage(tx: &Connection, written: &[(String, u64, u64, u64)]) -> rusqlite::Result<()> {
+    for (src, samples, raw, z) in written {
+        exec(tx,
+            "INSERT INTO usage(source, samples, raw_bytes, stored_bytes) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(source) DO UPDATE SET samples = samples + excluded.samples,
+               raw_bytes = raw_bytes + excluded.raw_bytes, stored_bytes = stored_bytes + excluded.stored_bytes",
+            params![src, *samples as i64, *raw as i64, *z as i64],
+        )?;
+    }
+    Ok(())
 }
 
 /// What to do about a failed write, for the log line: `why` as SQLite or
