@@ -5,6 +5,8 @@ use agent::State;
 use agent::config::AgentSource;
 use model::units::ns_to_secs;
 
+use crate::http_stats::HttpStats;
+
 use super::Context;
 use super::compat::collectors as node_collectors;
 use super::families::*;
@@ -14,6 +16,38 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
     if !ctx.exporter_metrics {
         return collectors(out, st, ctx);
     }
+    source_figures(out, st, ctx)?;
+    usage_figures(out, st, ctx)?;
+    let backend = st.backend.map_or("none", |b| b.name());
+    info(
+        out,
+        &QUIETSTAT_AGENT_INFO,
+        &[("version", env!("CARGO_PKG_VERSION")), ("backend", backend)],
+    )?;
+    collectors(out, st, ctx)?;
+    info(
+        out,
+        &QUIETSTAT_BUILD_INFO,
+        &[
+            ("version", env!("CARGO_PKG_VERSION")),
+            ("revision", env!("QUIETSTAT_REVISION")),
+            ("rustc", env!("QUIETSTAT_RUSTC")),
+            ("arch", std::env::consts::ARCH),
+            ("os", std::env::consts::OS),
+        ],
+    )?;
+    if let Some(s) = &ctx.store {
+        store_figures(out, s)?;
+    }
+    if let Some(h) = &ctx.http {
+        http_figures(out, h)?;
+    }
+    Ok(())
+}
+
+/// Each scheduled source's reads, cost, interval, age and whether its last
+/// read succeeded.
+fn source_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
     let now = sys::mono_ns();
     let srcs: Vec<AgentSource> = AgentSource::ALL
         .into_iter()
@@ -79,6 +113,12 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
             }
         }
     }
+    Ok(())
+}
+
+/// The agent's own CPU, wakeups, memory and threads, under its names and
+/// under every exporter's `process_*`.
+fn usage_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
     let u = &ctx.usage;
     let mut m = out.family(&QUIETSTAT_AGENT_CPU_SECONDS_TOTAL)?;
     counter_l(&mut m, &[("mode", "user")], ns_to_secs(u.user_ns))?;
@@ -130,78 +170,66 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
         &PROCESS_START_TIME_SECONDS,
         ns_to_secs(ctx.started_unix_ns),
     )?;
-    let backend = st.backend.map_or("none", |b| b.name());
-    info(
+    Ok(())
+}
+
+/// The history's size, writes and flushes.
+fn store_figures(out: &mut Out<'_>, s: &store::Stats) -> Fmt {
+    use std::sync::atomic::Ordering::Relaxed;
+    one(
         out,
-        &QUIETSTAT_AGENT_INFO,
-        &[("version", env!("CARGO_PKG_VERSION")), ("backend", backend)],
+        &QUIETSTAT_STORE_BYTES,
+        s.bytes_on_disk.load(Relaxed) as f64,
     )?;
-    collectors(out, st, ctx)?;
-    info(
+    one(
         out,
-        &QUIETSTAT_BUILD_INFO,
-        &[
-            ("version", env!("CARGO_PKG_VERSION")),
-            ("revision", env!("QUIETSTAT_REVISION")),
-            ("rustc", env!("QUIETSTAT_RUSTC")),
-            ("arch", std::env::consts::ARCH),
-            ("os", std::env::consts::OS),
-        ],
+        &QUIETSTAT_STORE_RECORDING,
+        f64::from(u8::from(s.recording.load(Relaxed))),
     )?;
-    if let Some(s) = &ctx.store {
-        use std::sync::atomic::Ordering::Relaxed;
-        one(
-            out,
-            &QUIETSTAT_STORE_BYTES,
-            s.bytes_on_disk.load(Relaxed) as f64,
-        )?;
-        one(
-            out,
-            &QUIETSTAT_STORE_RECORDING,
-            f64::from(u8::from(s.recording.load(Relaxed))),
-        )?;
-        let mut m = out.family(&QUIETSTAT_STORE_WRITTEN_BYTES_TOTAL)?;
-        for (src, n) in s.written() {
-            sample_l(&mut m, &[("source", src)], n as f64)?;
-        }
-        for (f, v) in [
-            (&QUIETSTAT_STORE_ROWS_TOTAL, &s.rows),
-            (&QUIETSTAT_STORE_DROPPED_SAMPLES_TOTAL, &s.dropped),
-            (&QUIETSTAT_STORE_FLUSHES_TOTAL, &s.flushes),
-            (&QUIETSTAT_STORE_FAILED_FLUSHES_TOTAL, &s.failed_flushes),
-        ] {
-            one(out, f, v.load(Relaxed) as f64)?;
-        }
-        one(
-            out,
-            &QUIETSTAT_STORE_WRITE_SECONDS_TOTAL,
-            ns_to_secs(s.write_ns.load(Relaxed)),
-        )?;
+    let mut m = out.family(&QUIETSTAT_STORE_WRITTEN_BYTES_TOTAL)?;
+    for (src, n) in s.written() {
+        sample_l(&mut m, &[("source", src)], n as f64)?;
     }
-    if let Some(h) = &ctx.http {
-        use std::sync::atomic::Ordering::Relaxed;
-        one(
-            out,
-            &QUIETSTAT_HTTP_CONNECTIONS,
-            h.open.load(Relaxed) as f64,
-        )?;
-        one(
-            out,
-            &QUIETSTAT_HTTP_CONNECTIONS_MAX,
-            h.max.load(Relaxed) as f64,
-        )?;
-        for (f, v) in [
-            (&QUIETSTAT_HTTP_CONNECTIONS_EVICTED_TOTAL, &h.evicted),
-            (&QUIETSTAT_HTTP_CONNECTIONS_REFUSED_TOTAL, &h.refused),
-            (&QUIETSTAT_HTTP_ACCEPT_ERRORS_TOTAL, &h.accept_errors),
-            (&QUIETSTAT_HTTP_REQUESTS_ABANDONED_TOTAL, &h.abandoned),
-        ] {
-            one(out, f, v.load(Relaxed) as f64)?;
-        }
-        let mut m = out.family(&QUIETSTAT_HTTP_REQUESTS_TOTAL)?;
-        for (code, n) in h.answered() {
-            sample_l(&mut m, &[("code", code.to_string())], n as f64)?;
-        }
+    for (f, v) in [
+        (&QUIETSTAT_STORE_ROWS_TOTAL, &s.rows),
+        (&QUIETSTAT_STORE_DROPPED_SAMPLES_TOTAL, &s.dropped),
+        (&QUIETSTAT_STORE_FLUSHES_TOTAL, &s.flushes),
+        (&QUIETSTAT_STORE_FAILED_FLUSHES_TOTAL, &s.failed_flushes),
+    ] {
+        one(out, f, v.load(Relaxed) as f64)?;
+    }
+    one(
+        out,
+        &QUIETSTAT_STORE_WRITE_SECONDS_TOTAL,
+        ns_to_secs(s.write_ns.load(Relaxed)),
+    )?;
+    Ok(())
+}
+
+/// The HTTP server's connections and answers.
+fn http_figures(out: &mut Out<'_>, h: &HttpStats) -> Fmt {
+    use std::sync::atomic::Ordering::Relaxed;
+    one(
+        out,
+        &QUIETSTAT_HTTP_CONNECTIONS,
+        h.open.load(Relaxed) as f64,
+    )?;
+    one(
+        out,
+        &QUIETSTAT_HTTP_CONNECTIONS_MAX,
+        h.max.load(Relaxed) as f64,
+    )?;
+    for (f, v) in [
+        (&QUIETSTAT_HTTP_CONNECTIONS_EVICTED_TOTAL, &h.evicted),
+        (&QUIETSTAT_HTTP_CONNECTIONS_REFUSED_TOTAL, &h.refused),
+        (&QUIETSTAT_HTTP_ACCEPT_ERRORS_TOTAL, &h.accept_errors),
+        (&QUIETSTAT_HTTP_REQUESTS_ABANDONED_TOTAL, &h.abandoned),
+    ] {
+        one(out, f, v.load(Relaxed) as f64)?;
+    }
+    let mut m = out.family(&QUIETSTAT_HTTP_REQUESTS_TOTAL)?;
+    for (code, n) in h.answered() {
+        sample_l(&mut m, &[("code", code.to_string())], n as f64)?;
     }
     Ok(())
 }
