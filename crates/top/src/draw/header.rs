@@ -1,5 +1,7 @@
 //! The header: the machine's figures above the list, as bars and lines.
 
+use model::system::SystemRates;
+
 use super::*;
 
 /// A bar `[|||||    23%]` of `width` characters for a percentage split
@@ -41,7 +43,16 @@ pub(super) fn bar<'a>(
 }
 
 pub(super) fn header_lines(app: &App, width: u16, s: &Styles) -> Vec<Line<'static>> {
-    let mut out = Vec::new();
+    let rates = app.rates.as_ref();
+    let mut out = vec![title_line(app, s)];
+    cpu_lines(app, width, s, &mut out);
+    out.push(memory_line(rates, s));
+    out.push(io_line(rates, app.counts, s));
+    out
+}
+
+/// Where the data comes from and when, the uptime, load and tasks.
+fn title_line(app: &App, s: &Styles) -> Line<'static> {
     let rates = app.rates.as_ref();
     let sys = app.system();
     // Line 1: where the data comes from and when.
@@ -91,10 +102,17 @@ pub(super) fn header_lines(app: &App, width: u16, s: &Styles) -> Vec<Line<'stati
         .unwrap_or_default();
     let c = app.counts;
     let paused = if app.paused { " PAUSED" } else { "" };
-    out.push(Line::from(vec![
+    Line::from(vec![
         Span::styled(format!("quietstat {}", app.host), s.label),
         Span::raw(format!("  {mode}{paused}{up}{load}  tasks {}", c.procs)),
-    ]));
+    ])
+}
+
+/// All CPUs with pressure and threads, then a bar per CPU, or a strip
+/// of them on a machine with many.
+fn cpu_lines(app: &App, width: u16, s: &Styles, out: &mut Vec<Line<'static>>) {
+    let rates = app.rates.as_ref();
+    let c = app.counts;
     // Line 2: all CPUs, pressure.
     let psi: String = rates
         .map(|r| {
@@ -164,6 +182,10 @@ pub(super) fn header_lines(app: &App, width: u16, s: &Styles) -> Vec<Line<'stati
             }
         }
     }
+}
+
+/// Memory, swap and dirty pages.
+fn memory_line(rates: Option<&SystemRates>, s: &Styles) -> Line<'static> {
     // Memory and swap.
     let mem = rates.map(|r| &r.memory);
     let used = mem.and_then(|m| Some(m.total_bytes?.saturating_sub(m.available_bytes?)));
@@ -195,14 +217,18 @@ pub(super) fn header_lines(app: &App, width: u16, s: &Styles) -> Vec<Line<'stati
         l.push(Span::styled(" dirty ", s.label));
         l.push(Span::raw(bytes(d as f64)));
     }
-    out.push(Line::from(l));
+    Line::from(l)
+}
+
+/// Disks, network, forks and exits.
+fn io_line(rates: Option<&SystemRates>, c: crate::app::Counts, s: &Styles) -> Line<'static> {
     // Disks, network, forks and exits.
     let (dr, dw, util) = rates.map_or((None, None, None), |r| r.disk_totals());
     let (rx, tx) = rates.map_or((None, None), |r| r.net_totals());
     let forks = rates
         .and_then(|r| r.forks_per_sec)
         .map_or_else(|| "-".into(), |f| format!("{f:.0}/s"));
-    out.push(Line::from(vec![
+    Line::from(vec![
         Span::styled("disk ", s.label),
         Span::raw(format!(
             "r {} w {} util {}",
@@ -218,8 +244,7 @@ pub(super) fn header_lines(app: &App, width: u16, s: &Styles) -> Vec<Line<'stati
         Span::raw(format!("{}", c.new)),
         Span::styled(" x", s.exited),
         Span::raw(format!("{}", c.exited)),
-    ]));
-    out
+    ])
 }
 
 pub(super) fn cpu_split(c: &model::system::CpuPercent) -> (f64, f64) {
