@@ -137,34 +137,7 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
     if order.is_empty() {
         bail!("--fields is empty; give a comma-separated list such as pid,comm,utime (or all)");
     }
-    let sort = match &args.sort {
-        Some(s) => {
-            let (desc, name) = match s.strip_prefix('-') {
-                Some(n) => (true, n),
-                None => (false, s.strip_prefix('+').unwrap_or(s)),
-            };
-            // A column's name (`rss_bytes`, `write_bytes`), or a field's
-            // (`rss`, `io`: its first column).
-            let col = match Column::find(name) {
-                Some(c) => c,
-                None => {
-                    let f = Fields::parse(name)?;
-                    let field = f
-                        .iter()
-                        .next()
-                        .filter(|_| f.iter().count() == 1)
-                        .with_context(|| {
-                            format!(
-                                "--sort takes one field or column name, optionally prefixed by - or +; got {s:?}"
-                            )
-                        })?;
-                    columns(&[field])[0]
-                }
-            };
-            Some((col, desc))
-        }
-        None => None,
-    };
+    let sort = args.sort.as_deref().map(sort_column).transpose()?;
     // Sorting on a field reads it even if it is not shown.
     let read = match sort {
         Some((c, _)) => fields.with(c.field),
@@ -236,13 +209,58 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
     let cols = columns(&order);
     // One write per buffer, not per row.
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    write_rows(&mut out, args, &rows, &cols, &taken)?;
+    out.flush()?;
+    // As `ps -p`: asking for processes and finding none is a failure.
+    if args.pids.is_some() && rows.is_empty() {
+        eprintln!("quietstat: no process with the pids asked for");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--sort`: a column's name (`rss_bytes`, `write_bytes`) or a field's
+/// (`rss`, `io`: its first column), `-` before it for descending.
+fn sort_column(s: &str) -> Result<(&'static Column, bool)> {
+    let (desc, name) = match s.strip_prefix('-') {
+        Some(n) => (true, n),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let col = match Column::find(name) {
+        Some(c) => c,
+        None => {
+            let f = Fields::parse(name)?;
+            let field = f
+                .iter()
+                .next()
+                .filter(|_| f.iter().count() == 1)
+                .with_context(|| {
+                    format!(
+                        "--sort takes one field or column name, optionally prefixed by - or +; got {s:?}"
+                    )
+                })?;
+            columns(&[field])[0]
+        }
+    };
+    Ok((col, desc))
+}
+
+/// The rows in `args.format`: JSON, CSV or an aligned table.
+fn write_rows(
+    out: &mut impl Write,
+    args: &Args,
+    rows: &[proctable::Proc],
+    cols: &[&'static Column],
+    taken: &Taken,
+) -> Result<()> {
+    let extra = taken.extra();
     match args.format {
         PsFormat::Json => {
             let json_rows: Vec<Row> = rows
                 .iter()
                 .map(|p| Row {
                     proc: p,
-                    columns: &cols,
+                    columns: cols,
                     extra,
                 })
                 .collect();
@@ -263,7 +281,7 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
             let (mut line, mut cell) = (String::new(), String::new());
             csv_row(cols.iter().map(|c| Some(c.name)), &mut line);
             out.write_all(line.as_bytes())?;
-            for p in &rows {
+            for p in rows {
                 line.clear();
                 for (i, c) in cols.iter().enumerate() {
                     let v = c.value(p, extra);
@@ -289,19 +307,13 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
                 .collect();
             // Cells formatted in place: tens of thousands of rows.
             let mut t = Aligned::new(&names, &align);
-            for p in &rows {
-                for c in &cols {
+            for p in rows {
+                for c in cols {
                     t.push_with(|s| shown(&c.value(p, extra), s));
                 }
             }
-            t.write(" ", &mut out)?;
+            t.write(" ", out)?;
         }
     }
-    out.flush()?;
-    // As `ps -p`: asking for processes and finding none is a failure.
-    if args.pids.is_some() && rows.is_empty() {
-        eprintln!("quietstat: no process with the pids asked for");
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
