@@ -82,6 +82,62 @@ pub struct Agent {
     unsaid: [Option<(Duration, budget::Change)>; SOURCE_COUNT],
 }
 
+/// The housekeeping CPUs, and this thread pinned to them: CPUs asked for
+/// by name must be honoured; the ones found are a preference (a machine
+/// whose /sys is unreadable names none).
+fn place(
+    config: &Config,
+    machine: &procfs::cpu::Topology,
+) -> Result<procfs::cpu::CpuList, StartError> {
+    let housekeeping = placement::housekeeping(config.housekeeping_cpus.as_ref(), machine)
+        .map_err(StartError::Setup)?;
+    let pinned = if housekeeping.is_empty() {
+        Err(std::io::Error::other("no CPU known"))
+    } else {
+        placement::pin_current_thread(&housekeeping)
+    };
+    match pinned {
+        Ok(()) => log(format!(
+            "running on housekeeping CPUs {housekeeping} (online {})",
+            machine.online
+        )),
+        Err(e) if config.housekeeping_cpus.is_some() => {
+            return Err(StartError::Setup(format!(
+                "pinning to housekeeping CPUs {housekeeping}: {e}"
+            )));
+        }
+        Err(e) => log(format!(
+            "not pinned to housekeeping CPUs \"{housekeeping}\" ({e}); running on any CPU"
+        )),
+    }
+    Ok(housekeeping)
+}
+
+/// The shared-memory snapshot at its path, or an anonymous one when the
+/// path cannot be used; refused when another agent holds the path.
+fn open_snapshot(config: &Config, ncpu: u32) -> Result<ShmWriter, StartError> {
+    let shm = match ShmWriter::create(config.shm_path.as_deref(), ncpu) {
+        Ok(w) => w,
+        // One agent per path: the running one keeps it, untouched.
+        Err(e @ shm::Error::InUse { .. }) => return Err(StartError::Setup(e.to_string())),
+        Err(e) => {
+            log(format!(
+                "running without the shared-memory snapshot: {e} (local readers fall back to HTTP or /proc)"
+            ));
+            ShmWriter::create(None, ncpu).map_err(|e| StartError::Setup(e.to_string()))?
+        }
+    };
+    if let Some(dir) = shm.path().and_then(Path::parent)
+        && let Ok(Err(kind)) = shm::memory_backed(dir)
+    {
+        log(format!(
+            "{} is on {kind}, not in memory: the snapshot's and view files' pages are written back to disk every 30 s or so (I/O, and wakeups when a write waits for it); mount a tmpfs there, or give --shm-path in a directory of /dev/shm only root can write",
+            dir.display()
+        ));
+    }
+    Ok(shm)
+}
+
 impl Agent {
     /// Pins this thread (and every thread started
     /// after) to the housekeeping CPUs, opens the readers and the process
@@ -117,29 +173,7 @@ impl Agent {
         for note in tree_notes.into_iter().flatten().chain(&machine.notes) {
             log(note);
         }
-        let housekeeping = placement::housekeeping(config.housekeeping_cpus.as_ref(), &machine)
-            .map_err(StartError::Setup)?;
-        // CPUs asked for by name must be honoured; the ones found are a
-        // preference: a machine whose /sys is unreadable names none.
-        let pinned = if housekeeping.is_empty() {
-            Err(std::io::Error::other("no CPU known"))
-        } else {
-            placement::pin_current_thread(&housekeeping)
-        };
-        match pinned {
-            Ok(()) => log(format!(
-                "running on housekeeping CPUs {housekeeping} (online {})",
-                machine.online
-            )),
-            Err(e) if config.housekeeping_cpus.is_some() => {
-                return Err(StartError::Setup(format!(
-                    "pinning to housekeeping CPUs {housekeeping}: {e}"
-                )));
-            }
-            Err(e) => log(format!(
-                "not pinned to housekeeping CPUs \"{housekeeping}\" ({e}); running on any CPU"
-            )),
-        }
+        let housekeeping = place(&config, &machine)?;
 
         let mut work = SystemSample::default();
         let mut missing = 0;
@@ -159,25 +193,7 @@ impl Agent {
             ));
         }
         let ncpu = (topo.possible.len() as u32).max(work.stat.cpus.len() as u32);
-        let shm = match ShmWriter::create(config.shm_path.as_deref(), ncpu) {
-            Ok(w) => w,
-            // One agent per path: the running one keeps it, untouched.
-            Err(e @ shm::Error::InUse { .. }) => return Err(StartError::Setup(e.to_string())),
-            Err(e) => {
-                log(format!(
-                    "running without the shared-memory snapshot: {e} (local readers fall back to HTTP or /proc)"
-                ));
-                ShmWriter::create(None, ncpu).map_err(|e| StartError::Setup(e.to_string()))?
-            }
-        };
-        if let Some(dir) = shm.path().and_then(Path::parent)
-            && let Ok(Err(kind)) = shm::memory_backed(dir)
-        {
-            log(format!(
-                "{} is on {kind}, not in memory: the snapshot's and view files' pages are written back to disk every 30 s or so (I/O, and wakeups when a write waits for it); mount a tmpfs there, or give --shm-path in a directory of /dev/shm only root can write",
-                dir.display()
-            ));
-        }
+        let shm = open_snapshot(&config, ncpu)?;
         let stat = config.source(AgentSource::System(Source::Stat));
         shm.set_intervals(
             stat.interval.as_nanos() as u64,
