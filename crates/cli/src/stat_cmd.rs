@@ -216,6 +216,37 @@ fn print_totals(s: &SystemSample) {
             );
         }
     }
+    print_devices(s);
+    if s.ok(Source::Interrupts) {
+        let mut rows: Vec<_> = s.interrupts.rows().collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r.total));
+        println!("\ninterrupts since boot, top 10 of {}", rows.len());
+        for r in rows.iter().take(10) {
+            println!("{:>6} {:>14}  {}", r.label, r.total, r.description);
+        }
+    }
+    if s.ok(Source::Softirqs) {
+        print!("\nsoftirqs since boot:");
+        for r in s.softirqs.rows() {
+            print!(" {}={}", r.label, r.total);
+        }
+        println!();
+    }
+    if s.ok(Source::Schedstat) {
+        let run: u64 = s.schedstat.cpus.iter().map(|c| c.running_ns).sum();
+        let wait: u64 = s.schedstat.cpus.iter().map(|c| c.waiting_ns).sum();
+        println!(
+            "schedstat v{}: running {:.1}s waiting {:.1}s (all CPUs)",
+            s.schedstat.version,
+            run as f64 / 1e9,
+            wait as f64 / 1e9
+        );
+    }
+    print_status(s);
+}
+
+/// Disks' and network interfaces' counters since boot, one table each.
+fn print_devices(s: &SystemSample) {
     if s.ok(Source::Diskstats) {
         println!();
         let rows = s
@@ -278,32 +309,6 @@ fn print_totals(s: &SystemSample) {
             rows,
         );
     }
-    if s.ok(Source::Interrupts) {
-        let mut rows: Vec<_> = s.interrupts.rows().collect();
-        rows.sort_by_key(|r| std::cmp::Reverse(r.total));
-        println!("\ninterrupts since boot, top 10 of {}", rows.len());
-        for r in rows.iter().take(10) {
-            println!("{:>6} {:>14}  {}", r.label, r.total, r.description);
-        }
-    }
-    if s.ok(Source::Softirqs) {
-        print!("\nsoftirqs since boot:");
-        for r in s.softirqs.rows() {
-            print!(" {}={}", r.label, r.total);
-        }
-        println!();
-    }
-    if s.ok(Source::Schedstat) {
-        let run: u64 = s.schedstat.cpus.iter().map(|c| c.running_ns).sum();
-        let wait: u64 = s.schedstat.cpus.iter().map(|c| c.waiting_ns).sum();
-        println!(
-            "schedstat v{}: running {:.1}s waiting {:.1}s (all CPUs)",
-            s.schedstat.version,
-            run as f64 / 1e9,
-            wait as f64 / 1e9
-        );
-    }
-    print_status(s);
 }
 
 fn print_status(s: &SystemSample) {
