@@ -232,6 +232,73 @@ fn unescape_help(t: &str) -> String {
     out
 }
 
+/// The family named `name`'s place in `fams`, made when new.
+fn family(
+    by_name: &mut std::collections::HashMap<String, usize>,
+    fams: &mut Vec<Building>,
+    seen: &mut Vec<SeriesIndex>,
+    name: &str,
+) -> usize {
+    *by_name.entry(name.to_string()).or_insert_with(|| {
+        fams.push(Building {
+            name: name.to_string(),
+            help: None,
+            kind: None,
+            series: Vec::new(),
+        });
+        seen.push(SeriesIndex::default());
+        fams.len() - 1
+    })
+}
+
+/// A `#` line (`c` after the `#`): a family's HELP or TYPE; any other
+/// comment is let be.
+fn meta_line(
+    c: &str,
+    by_name: &mut std::collections::HashMap<String, usize>,
+    fams: &mut Vec<Building>,
+    seen: &mut Vec<SeriesIndex>,
+) -> Result<(), String> {
+    let c = c.trim_start_matches([' ', '\t']);
+    let (word, rest) = c.split_once([' ', '\t']).unwrap_or((c, ""));
+    if word != "HELP" && word != "TYPE" {
+        return Ok(());
+    }
+    let rest = rest.trim_start_matches([' ', '\t']);
+    let (name, arg) = rest.split_once([' ', '\t']).unwrap_or((rest, ""));
+    if !is_name(name, true) {
+        return Err(format!("{word}: {name:?} is not a metric name"));
+    }
+    let i = family(by_name, fams, seen, name);
+    let f = &mut fams[i];
+    if word == "HELP" {
+        if f.help.is_some() {
+            return Err(format!("second HELP line for {name}"));
+        }
+        f.help = Some(unescape_help(arg.trim_start_matches([' ', '\t'])));
+    } else {
+        if f.kind.is_some() {
+            return Err(format!("second TYPE line for {name}"));
+        }
+        if !f.series.is_empty() {
+            return Err(format!("TYPE line for {name} after its samples"));
+        }
+        f.kind = Some(match arg.trim() {
+            "counter" => TextKind::Counter,
+            "gauge" => TextKind::Gauge,
+            "histogram" => TextKind::Histogram,
+            "summary" => TextKind::Summary,
+            "untyped" => TextKind::Untyped,
+            t => {
+                return Err(format!(
+                    "type {t:?} of {name}: counter, gauge, histogram, summary or untyped"
+                ));
+            }
+        });
+    }
+    Ok(())
+}
+
 /// The families of one file's text (Prometheus text format 0.0.4, as
 /// node_exporter's parser reads it), or why it is refused: in time linear
 /// in the file, whatever its number of series.
@@ -240,21 +307,6 @@ fn families_of(text: &str) -> Result<Vec<TextFamily>, String> {
     let mut fams: Vec<Building> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
     let mut seen: Vec<SeriesIndex> = Vec::new();
-    let family = |by_name: &mut HashMap<String, usize>,
-                  fams: &mut Vec<Building>,
-                  seen: &mut Vec<SeriesIndex>,
-                  name: &str| {
-        *by_name.entry(name.to_string()).or_insert_with(|| {
-            fams.push(Building {
-                name: name.to_string(),
-                help: None,
-                kind: None,
-                series: Vec::new(),
-            });
-            seen.push(SeriesIndex::default());
-            fams.len() - 1
-        })
-    };
     // The text format ends every line with a newline; node_exporter's
     // parser refuses a file whose last line has none (a write cut short).
     if !text.is_empty() && !text.ends_with('\n') {
@@ -270,43 +322,7 @@ fn families_of(text: &str) -> Result<Vec<TextFamily>, String> {
             continue;
         }
         if let Some(c) = line.strip_prefix('#') {
-            let c = c.trim_start_matches([' ', '\t']);
-            let (word, rest) = c.split_once([' ', '\t']).unwrap_or((c, ""));
-            if word != "HELP" && word != "TYPE" {
-                continue;
-            }
-            let rest = rest.trim_start_matches([' ', '\t']);
-            let (name, arg) = rest.split_once([' ', '\t']).unwrap_or((rest, ""));
-            if !is_name(name, true) {
-                return Err(at(format!("{word}: {name:?} is not a metric name")));
-            }
-            let i = family(&mut by_name, &mut fams, &mut seen, name);
-            let f = &mut fams[i];
-            if word == "HELP" {
-                if f.help.is_some() {
-                    return Err(at(format!("second HELP line for {name}")));
-                }
-                f.help = Some(unescape_help(arg.trim_start_matches([' ', '\t'])));
-            } else {
-                if f.kind.is_some() {
-                    return Err(at(format!("second TYPE line for {name}")));
-                }
-                if !f.series.is_empty() {
-                    return Err(at(format!("TYPE line for {name} after its samples")));
-                }
-                f.kind = Some(match arg.trim() {
-                    "counter" => TextKind::Counter,
-                    "gauge" => TextKind::Gauge,
-                    "histogram" => TextKind::Histogram,
-                    "summary" => TextKind::Summary,
-                    "untyped" => TextKind::Untyped,
-                    t => {
-                        return Err(at(format!(
-                            "type {t:?} of {name}: counter, gauge, histogram, summary or untyped"
-                        )));
-                    }
-                });
-            }
+            meta_line(c, &mut by_name, &mut fams, &mut seen).map_err(at)?;
             continue;
         }
         let (name, rest) = take_name(line, true);
