@@ -140,30 +140,9 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
     let hierarchies: Vec<cgroups::Hierarchy> = probe.hierarchies().cloned().collect();
     drop(probe);
     let name = format!("quietstat-bench-cgroups-{}", std::process::id());
-    let slices = opts.count.div_ceil(PER_SLICE);
     let mut made = Made(Vec::new());
     let t = Instant::now();
-    for h in &hierarchies {
-        let top = h.dir.join(&name);
-        std::fs::create_dir(&top).map_err(|e| format!("making {}: {e}", top.display()))?;
-        made.0.push(top.clone());
-        let mut n = 0;
-        for s in 0..slices {
-            let slice = top.join(format!("s{s}.slice"));
-            std::fs::create_dir(&slice).map_err(|e| format!("making {}: {e}", slice.display()))?;
-            made.0.push(slice.clone());
-            n += 1;
-            for c in 0..PER_SLICE - 1 {
-                if n >= opts.count {
-                    break;
-                }
-                let d = slice.join(format!("c{c}.scope"));
-                std::fs::create_dir(&d).map_err(|e| format!("making {}: {e}", d.display()))?;
-                made.0.push(d);
-                n += 1;
-            }
-        }
-    }
+    make(&hierarchies, &name, opts.count, &mut made)?;
     note(&format!(
         "{} cgroups made in each of {} hierarchies ({}) in {:.1} s",
         opts.count,
@@ -201,7 +180,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         Ok(Way::Reader(o))
     };
     let mut ways: Vec<(String, Way, Vec<f64>, usize, usize, usize)> = vec![
-        (
+        way(
             "naive: listed and read by path".into(),
             Way::Naive(
                 hierarchies
@@ -209,26 +188,11 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                     .map(|h| (h.dir.clone(), h.files(&every)))
                     .collect(),
             ),
-            Vec::new(),
-            0,
-            0,
-            0,
         ),
-        (
-            "reader, defaults".into(),
-            reader(&|_| {})?,
-            Vec::new(),
-            0,
-            0,
-            0,
-        ),
-        (
+        way("reader, defaults".into(), reader(&|_| {})?),
+        way(
             "reader, files only (no BPF walk)".into(),
             reader(&|o| o.bpf = false)?,
-            Vec::new(),
-            0,
-            0,
-            0,
         ),
         (
             "reader, settings and memory.stat at every read".into(),
@@ -241,13 +205,9 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             0,
             0,
         ),
-        (
+        way(
             "reader, every directory kept".into(),
             reader(&|o| o.max_fds = keepable.min(dirs + 64))?,
-            Vec::new(),
-            0,
-            0,
-            0,
         ),
         (
             "reader, every directory and file kept".into(),
@@ -260,41 +220,100 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             0,
             0,
         ),
-        (
+        way(
             "reader, memory.stat alone".into(),
             reader(&|o| o.files = mem_stat.clone())?,
-            Vec::new(),
-            0,
-            0,
-            0,
         ),
-        (
+        way(
             "reader, every file but memory.stat".into(),
             reader(&|o| o.files = others.clone())?,
-            Vec::new(),
-            0,
-            0,
-            0,
         ),
     ];
     if opts.per_file {
         // Each file the machine has, alone: what it costs beside the walk.
         for f in &every {
             if hierarchies.iter().any(|h| !h.files(&[*f]).is_empty()) {
-                ways.push((
+                ways.push(way(
                     format!("reader, {} alone", f.spelled()),
                     reader(&|o| o.files = vec![*f])?,
-                    Vec::new(),
-                    0,
-                    0,
-                    0,
                 ));
             }
         }
     }
+    measure(&mut ways, opts.runs)?;
+    let mut rows: Vec<Row> = ways
+        .iter_mut()
+        .map(|(method, _, samples, cgroups, figures, kept)| {
+            samples.sort_by(f64::total_cmp);
+            let med = percentile_ms(samples, 50.0);
+            Row {
+                method: method.clone(),
+                cgroups: *cgroups,
+                figures: *figures,
+                median_ms: med,
+                us_per_cgroup: med * 1e3 / (*cgroups).max(1) as f64,
+                naive_over_this: 0.0,
+                kept_fds: *kept,
+            }
+        })
+        .collect();
+    let naive_ms = rows[0].median_ms;
+    for r in &mut rows {
+        r.naive_over_this = naive_ms / r.median_ms.max(1e-9);
+    }
+    drop(ways);
+    drop(made);
+    Ok(rows)
+}
+
+/// One way to read the cgroups, with what its runs measured: its name, the
+/// way, each run's milliseconds, and the cgroups, figures and descriptors
+/// the last run had.
+type WayRuns = (String, Way, Vec<f64>, usize, usize, usize);
+
+fn way(method: String, way: Way) -> WayRuns {
+    (method, way, Vec::new(), 0, 0, 0)
+}
+
+/// `count` cgroups in each hierarchy below `name`, in slices of
+/// [`PER_SLICE`]; each one made is in `made` (removed when it drops).
+fn make(
+    hierarchies: &[cgroups::Hierarchy],
+    name: &str,
+    count: usize,
+    made: &mut Made,
+) -> Result<(), String> {
+    let slices = count.div_ceil(PER_SLICE);
+    for h in hierarchies {
+        let top = h.dir.join(name);
+        std::fs::create_dir(&top).map_err(|e| format!("making {}: {e}", top.display()))?;
+        made.0.push(top.clone());
+        let mut n = 0;
+        for s in 0..slices {
+            let slice = top.join(format!("s{s}.slice"));
+            std::fs::create_dir(&slice).map_err(|e| format!("making {}: {e}", slice.display()))?;
+            made.0.push(slice.clone());
+            n += 1;
+            for c in 0..PER_SLICE - 1 {
+                if n >= count {
+                    break;
+                }
+                let d = slice.join(format!("c{c}.scope"));
+                std::fs::create_dir(&d).map_err(|e| format!("making {}: {e}", d.display()))?;
+                made.0.push(d);
+                n += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `runs` rounds (and one to warm up) of every way, in an order that
+/// changes each round; each way's time is that of one whole read.
+fn measure(ways: &mut [WayRuns], runs: usize) -> Result<(), String> {
     let mut sample = Sample::default();
     let mut buf = Vec::new();
-    for run in 0..=opts.runs {
+    for run in 0..=runs {
         for k in run_order(ways.len(), run) {
             let (_, way, samples, cgroups, figures, kept) = &mut ways[k];
             let mut reader = match way {
@@ -335,27 +354,5 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
             *kept = reader.as_ref().map_or(0, Reader::kept_fds);
         }
     }
-    let mut rows: Vec<Row> = ways
-        .iter_mut()
-        .map(|(method, _, samples, cgroups, figures, kept)| {
-            samples.sort_by(f64::total_cmp);
-            let med = percentile_ms(samples, 50.0);
-            Row {
-                method: method.clone(),
-                cgroups: *cgroups,
-                figures: *figures,
-                median_ms: med,
-                us_per_cgroup: med * 1e3 / (*cgroups).max(1) as f64,
-                naive_over_this: 0.0,
-                kept_fds: *kept,
-            }
-        })
-        .collect();
-    let naive_ms = rows[0].median_ms;
-    for r in &mut rows {
-        r.naive_over_this = naive_ms / r.median_ms.max(1e-9);
-    }
-    drop(ways);
-    drop(made);
-    Ok(rows)
+    Ok(())
 }
