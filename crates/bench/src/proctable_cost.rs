@@ -164,31 +164,11 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
     // advance and waited for (the default cuts it in stretches the threads
     // take in turn), and the iter/task link.
     let walks = bpf.as_mut().and_then(|t| t.bpf_mut()).map(|b| b.method()) == Some(Method::Walk);
-    let mut beside: Vec<(&str, bool, Bpf)> = Vec::new();
-    if walks {
-        let rows: [BesideRow; 4] = [
-            ("bpf-all-but-io-1walker", Method::Walk, true, |b| {
-                b.set_walkers(Threads::Fixed(1))
-            }),
-            ("bpf-all-but-io-no-backups", Method::Walk, true, |b| {
-                b.set_backups(false)
-            }),
-            ("bpf-all-but-io-halves", Method::Walk, true, |b| {
-                b.set_stretch_procs(u64::MAX);
-                b.set_backups(false);
-            }),
-            ("bpf-iter", Method::Iter, false, |_| {}),
-        ];
-        for (name, method, all_fields, configure) in rows {
-            match Bpf::open_with(method) {
-                Ok(mut b) => {
-                    configure(&mut b);
-                    beside.push((name, all_fields, b));
-                }
-                Err(e) => note(&format!("{name} not measured: {e}")),
-            }
-        }
-    }
+    let mut beside = if walks {
+        beside_walks(note)
+    } else {
+        Vec::new()
+    };
     let mut procfs =
         ProcTable::open(BackendChoice::Procfs, "/proc", "/sys").map_err(|e| e.to_string())?;
     // On one thread, every file opened, read and closed. The one-thread
@@ -289,55 +269,105 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                 }
             }
         }
-        // The host's share of these CPUs: a split walk's walkers overlap
-        // only where the host runs both vCPUs at once.
-        if let Some(ticks) = steal_before
-            .zip(steal_ticks())
-            .map(|(a, b)| b.saturating_sub(a))
-        {
-            note(&format!(
-                "{n} processes: steal {} ms over all CPUs in {:.1} s of runs",
-                ticks * 1000 / procfs::stat::USER_HZ,
-                started.elapsed().as_secs_f64()
-            ));
-        }
-        if let Some(stats) = bpf
-            .as_mut()
-            .and_then(|t| t.bpf_mut())
-            .and_then(|b| b.walk_stats())
-        {
-            note(&format!(
-                "{n} processes: bpf walks so far: {} split (the last in {} stretches on {} threads), {} walked again by one walker, {} with a stalled stretch walked again",
-                stats.split, stats.last_walkers, stats.last_threads, stats.redone, stats.backups
-            ));
-        }
+        note_runs(n, steal_before, started, bpf.as_mut(), note);
         let count = idle.count();
         drop(idle);
-        let median = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            (percentile_ms(v, 50.0), percentile_ms(v, 99.0))
-        };
-        let mut naive_median = 0.0;
-        for ((name, source, _, samples), cpu) in times.iter_mut().zip(cpu.iter_mut()) {
-            let (med, p99) = median(samples);
-            let (cpu_ms, _) = median(cpu);
-            if matches!(source, Source::Naive) {
-                naive_median = med;
-            }
-            rows.push(Row {
-                backend: name.to_string(),
-                procs: count,
-                table_rows,
-                runs: opts.runs,
-                median_ms: med,
-                p99_ms: p99,
-                cpu_ms,
-                ms_per_1000: med * 1000.0 / table_rows.max(1) as f64,
-                speedup_vs_naive: if med > 0.0 { naive_median / med } else { 0.0 },
-            });
-        }
+        rows.extend(rows_of(&mut times, &mut cpu, count, table_rows, opts.runs));
     }
     Ok(rows)
+}
+
+/// The BPF ways measured beside the default where the walk is the default.
+fn beside_walks(note: &mut dyn FnMut(&str)) -> Vec<(&'static str, bool, Bpf)> {
+    let mut beside = Vec::new();
+    let rows: [BesideRow; 4] = [
+        ("bpf-all-but-io-1walker", Method::Walk, true, |b| {
+            b.set_walkers(Threads::Fixed(1))
+        }),
+        ("bpf-all-but-io-no-backups", Method::Walk, true, |b| {
+            b.set_backups(false)
+        }),
+        ("bpf-all-but-io-halves", Method::Walk, true, |b| {
+            b.set_stretch_procs(u64::MAX);
+            b.set_backups(false);
+        }),
+        ("bpf-iter", Method::Iter, false, |_| {}),
+    ];
+    for (name, method, all_fields, configure) in rows {
+        match Bpf::open_with(method) {
+            Ok(mut b) => {
+                configure(&mut b);
+                beside.push((name, all_fields, b));
+            }
+            Err(e) => note(&format!("{name} not measured: {e}")),
+        }
+    }
+    beside
+}
+
+/// What the host took of these CPUs during the runs, and how the BPF walks
+/// went.
+fn note_runs(
+    n: usize,
+    steal_before: Option<u64>,
+    started: Instant,
+    bpf: Option<&mut ProcTable>,
+    note: &mut dyn FnMut(&str),
+) {
+    // The host's share of these CPUs: a split walk's walkers overlap
+    // only where the host runs both vCPUs at once.
+    if let Some(ticks) = steal_before
+        .zip(steal_ticks())
+        .map(|(a, b)| b.saturating_sub(a))
+    {
+        note(&format!(
+            "{n} processes: steal {} ms over all CPUs in {:.1} s of runs",
+            ticks * 1000 / procfs::stat::USER_HZ,
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    if let Some(stats) = bpf.and_then(|t| t.bpf_mut()).and_then(|b| b.walk_stats()) {
+        note(&format!(
+            "{n} processes: bpf walks so far: {} split (the last in {} stretches on {} threads), {} walked again by one walker, {} with a stalled stretch walked again",
+            stats.split, stats.last_walkers, stats.last_threads, stats.redone, stats.backups
+        ));
+    }
+}
+
+/// Each way's row: median and 99th percentile time and CPU, and how
+/// much faster than the naive loop it was.
+fn rows_of(
+    times: &mut [(&str, Source, &Query, Vec<f64>)],
+    cpu: &mut [Vec<f64>],
+    count: usize,
+    table_rows: usize,
+    runs: usize,
+) -> Vec<Row> {
+    let mut out = Vec::new();
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (percentile_ms(v, 50.0), percentile_ms(v, 99.0))
+    };
+    let mut naive_median = 0.0;
+    for ((name, source, _, samples), cpu) in times.iter_mut().zip(cpu.iter_mut()) {
+        let (med, p99) = median(samples);
+        let (cpu_ms, _) = median(cpu);
+        if matches!(source, Source::Naive) {
+            naive_median = med;
+        }
+        out.push(Row {
+            backend: name.to_string(),
+            procs: count,
+            table_rows,
+            runs,
+            median_ms: med,
+            p99_ms: p99,
+            cpu_ms,
+            ms_per_1000: med * 1000.0 / table_rows.max(1) as f64,
+            speedup_vs_naive: if med > 0.0 { naive_median / med } else { 0.0 },
+        });
+    }
+    out
 }
 
 #[cfg(test)]
