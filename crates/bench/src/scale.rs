@@ -153,41 +153,7 @@ fn one(
         .map_err(|e| format!("starting the agent: {e}"))?;
     let pid = agent.0.id();
     let started = SystemTime::now();
-    // Settled: two process reads of the whole table, the first table
-    // written to the history (every process's identity row, a command
-    // line read for each: once per start, not the running cost), and one
-    // flush after that.
-    let t = Instant::now();
-    let mut flushes_after_first_table = None;
-    loop {
-        let m = metrics(port).unwrap_or_default();
-        let flushes = counter(&m, QUIETSTAT_STORE_FLUSHES_TOTAL.name, "");
-        let tables = counter(
-            &m,
-            QUIETSTAT_STORE_WRITTEN_BYTES_TOTAL.name,
-            "source=\"processes\"",
-        );
-        if counter(
-            &m,
-            QUIETSTAT_SOURCE_READS_TOTAL.name,
-            "source=\"processes\"",
-        ) >= 2.0
-            && tables > 0.0
-        {
-            match flushes_after_first_table {
-                None => flushes_after_first_table = Some(flushes),
-                Some(f) if flushes > f => break,
-                Some(_) => {}
-            }
-        }
-        if t.elapsed() > Duration::from_secs(180) {
-            return Err(format!(
-                "{n} processes: the agent did not settle (see {})",
-                log.display()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    wait_settled(port, n, &log)?;
     std::thread::sleep(Duration::from_secs(5));
     let view = shm::view::procs_path(&shm);
     let view_mtime = || std::fs::metadata(&view).and_then(|m| m.modified()).ok();
@@ -271,27 +237,10 @@ fn one(
         "{n} processes: one top -d 2s for {:?}",
         opts.window
     ));
-    let tmux = Tmux::new();
-    let exe = opts.exe.to_string_lossy().into_owned();
-    let top = tmux.run("top", &[&exe, "top", "-d", "2s", "--shm-path", &shm_s])?;
-    std::thread::sleep(Duration::from_secs(3));
-    let (c0, a0) = (runtime_ns(top), runtime_ns(pid));
-    let t0 = Instant::now();
-    std::thread::sleep(opts.window);
-    let secs = t0.elapsed().as_secs_f64();
-    let (c1, a1) = (runtime_ns(top), runtime_ns(pid));
-    let pct = |x: Option<u64>, y: Option<u64>| match (x, y) {
-        (Some(x), Some(y)) => Ok(y.saturating_sub(x) as f64 / (secs * 1e9) * 100.0),
-        _ => Err(format!(
-            "{n} processes: top or the agent ended during the window"
-        )),
-    };
-    row.top_cpu_pct = pct(c0, c1)?;
-    row.agent_cpu_pct_top = pct(a0, a1)?;
+    (row.top_cpu_pct, row.agent_cpu_pct_top) = top_beside(opts, pid, &shm_s, n)?;
     row.view_bytes = std::fs::metadata(&view).map_or(0, |m| m.len());
     row.view_mb_per_hour_watched =
         row.view_bytes as f64 * 3600.0 / row.procs_interval_s.max(1.0) / 1e6;
-    drop(tmux);
 
     progress(&format!("{n} processes: report over the run"));
     let from = humantime::format_rfc3339_seconds(started).to_string();
@@ -322,4 +271,66 @@ fn one(
         .filter(|l| l.contains(": slowed from every") || l.contains(": restored from every"))
         .count();
     Ok(row)
+}
+
+/// Waits until the agent at `port` has settled: two process reads of the
+/// whole table, the first table written to the history (every process's
+/// identity row, a command line read for each: once per start, not the
+/// running cost), and one flush after that.
+fn wait_settled(port: u16, n: usize, log: &Path) -> Result<(), String> {
+    let t = Instant::now();
+    let mut flushes_after_first_table = None;
+    loop {
+        let m = metrics(port).unwrap_or_default();
+        let flushes = counter(&m, QUIETSTAT_STORE_FLUSHES_TOTAL.name, "");
+        let tables = counter(
+            &m,
+            QUIETSTAT_STORE_WRITTEN_BYTES_TOTAL.name,
+            "source=\"processes\"",
+        );
+        if counter(
+            &m,
+            QUIETSTAT_SOURCE_READS_TOTAL.name,
+            "source=\"processes\"",
+        ) >= 2.0
+            && tables > 0.0
+        {
+            match flushes_after_first_table {
+                None => flushes_after_first_table = Some(flushes),
+                Some(f) if flushes > f => break,
+                Some(_) => {}
+            }
+        }
+        if t.elapsed() > Duration::from_secs(180) {
+            return Err(format!(
+                "{n} processes: the agent did not settle (see {})",
+                log.display()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    Ok(())
+}
+
+/// One `top -d 2s` in tmux for the window: its CPU and the agent's beside
+/// it, in percent of a CPU.
+fn top_beside(opts: &Options, pid: u32, shm_s: &str, n: usize) -> Result<(f64, f64), String> {
+    let tmux = Tmux::new();
+    let exe = opts.exe.to_string_lossy().into_owned();
+    let top = tmux.run("top", &[&exe, "top", "-d", "2s", "--shm-path", shm_s])?;
+    std::thread::sleep(Duration::from_secs(3));
+    let (c0, a0) = (runtime_ns(top), runtime_ns(pid));
+    let t0 = Instant::now();
+    std::thread::sleep(opts.window);
+    let secs = t0.elapsed().as_secs_f64();
+    let (c1, a1) = (runtime_ns(top), runtime_ns(pid));
+    let pct = |x: Option<u64>, y: Option<u64>| match (x, y) {
+        (Some(x), Some(y)) => Ok(y.saturating_sub(x) as f64 / (secs * 1e9) * 100.0),
+        _ => Err(format!(
+            "{n} processes: top or the agent ended during the window"
+        )),
+    };
+    let cpu = (pct(c0, c1)?, pct(a0, a1)?);
+    drop(tmux);
+    Ok(cpu)
 }
