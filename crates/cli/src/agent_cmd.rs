@@ -98,13 +98,19 @@ impl clap::Args for KeyFlags {
     fn augment_args(cmd: clap::Command) -> clap::Command {
         use clap::{Arg, ArgAction};
         FileConfig::flags().into_iter().fold(cmd, |cmd, f| {
-            let help = match &f.default {
-                Some(d) if f.shape != Shape::Switch => format!("{} [default: {d}]", f.doc),
-                _ => f.doc.to_string(),
-            };
+            // The other spellings in the text, where the man page shows
+            // them too.
+            let mut help = f.doc.to_string();
+            if f.names.len() > 1 {
+                let also: Vec<String> = f.names[1..].iter().map(|n| format!("`--{n}`")).collect();
+                help.push_str(&format!(" (also written {})", also.join(", ")));
+            }
+            if let Some(d) = f.default.as_ref().filter(|_| f.shape != Shape::Switch) {
+                help.push_str(&format!(" [default: {d}]"));
+            }
             let arg = Arg::new(f.key)
                 .long(f.names[0])
-                .visible_aliases(&f.names[1..])
+                .aliases(&f.names[1..])
                 .help(help);
             cmd.arg(match f.shape {
                 Shape::Switch => arg.action(ArgAction::SetTrue),
