@@ -19,6 +19,7 @@ pub struct HttpStats {
 }
 
 impl HttpStats {
+    #[cfg(feature = "http")]
     pub(crate) fn count_answer(&self, code: u16) {
         let mut a = self.answered.lock().unwrap_or_else(|e| e.into_inner());
         *a.entry(code).or_default() += 1;
