@@ -35,45 +35,47 @@ pub fn get_proc(w: &[u64]) -> Proc {
     proctable::layout::get_view(w)
 }
 
-/// One exit row: [`EXIT_WORDS`] words.
+/// An exit row's words before the command's three ([`EXIT_WORDS`] in
+/// all), in file order: each read from an exit, and written back.
+type ExitWord = (fn(&Exit) -> u64, fn(&mut Exit, u64));
+const EXIT_LAYOUT: [ExitWord; EXIT_WORDS - 3] = [
+    (|e| u64::from(e.pid), |e, w| e.pid = w as u32),
+    (|e| u64::from(e.ppid), |e, w| e.ppid = w as u32),
+    (|e| e.start_ns, |e, w| e.start_ns = w),
+    (|e| e.start_ticks, |e, w| e.start_ticks = w),
+    (|e| e.exit_ns, |e, w| e.exit_ns = w),
+    (|e| e.utime_ns, |e, w| e.utime_ns = w),
+    (|e| e.stime_ns, |e, w| e.stime_ns = w),
+    (|e| e.minflt, |e, w| e.minflt = w),
+    (|e| e.majflt, |e, w| e.majflt = w),
+    (|e| e.maxrss_bytes, |e, w| e.maxrss_bytes = w),
+    (
+        |e| i64::from(e.exit_status) as u64,
+        |e, w| e.exit_status = w as i64 as i32,
+    ),
+];
+
+/// An exit as the view file's row: its figures in `EXIT_LAYOUT`'s order,
+/// then the command.
 pub fn put_exit(out: &mut Vec<u8>, e: &Exit) {
-    let [clen, c0, c1] = comm_words(&e.comm);
-    let words: [u64; EXIT_WORDS] = [
-        u64::from(e.pid),
-        u64::from(e.ppid),
-        e.start_ns,
-        e.start_ticks,
-        e.exit_ns,
-        e.utime_ns,
-        e.stime_ns,
-        e.minflt,
-        e.majflt,
-        e.maxrss_bytes,
-        i64::from(e.exit_status) as u64,
-        clen,
-        c0,
-        c1,
-    ];
-    for w in words {
+    for (word, _) in EXIT_LAYOUT {
+        out.extend_from_slice(&word(e).to_le_bytes());
+    }
+    for w in comm_words(&e.comm) {
         out.extend_from_slice(&w.to_le_bytes());
     }
 }
 
+/// An exit from the view file's row `w` ([`put_exit`]).
 pub fn get_exit(w: &[u64]) -> Exit {
-    Exit {
-        pid: w[0] as u32,
-        ppid: w[1] as u32,
-        comm: comm_from(&w[11..14]),
-        start_ns: w[2],
-        start_ticks: w[3],
-        exit_ns: w[4],
-        utime_ns: w[5],
-        stime_ns: w[6],
-        minflt: w[7],
-        majflt: w[8],
-        maxrss_bytes: w[9],
-        exit_status: w[10] as i64 as i32,
+    let mut e = Exit {
+        comm: comm_from(&w[EXIT_LAYOUT.len()..EXIT_WORDS]),
+        ..Exit::default()
+    };
+    for ((_, set), &v) in EXIT_LAYOUT.iter().zip(w) {
+        set(&mut e, v);
     }
+    e
 }
 
 /// The bytes [`put_cgroup`] writes for `c`.
