@@ -4,9 +4,6 @@
 
 use agent::config::AgentSource;
 use procfs::Source;
-use procfs::stat::{CpuMode, CpuTimes};
-
-use super::families::{Family, NODE_MEMORY_BYTES, NODE_MEMORY_HUGEPAGES};
 
 /// A node_exporter collector this agent stands in for: the sources it
 /// needs (a missing one fails it, as node_exporter's does) and those it
@@ -110,232 +107,29 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("xfrm", "not yet: /proc/net/xfrm_stat"),
 ];
 
-/// node_exporter's zoneinfo names: `(key in /proc/zoneinfo, name after
-/// node_zoneinfo_, whether a counter, help)`. Keys not listed are not
-/// exported; `protection: (...)` gives `protection_<i>`.
-pub const ZONEINFO: &[(&str, &str, bool, &str)] = &[
-    ("min", "min_pages", false, "Zone watermark pages_min"),
-    ("low", "low_pages", false, "Zone watermark pages_low"),
-    ("high", "high_pages", false, "Zone watermark pages_high"),
-    (
-        "spanned",
-        "spanned_pages",
-        false,
-        "Total pages spanned by the zone, including holes",
-    ),
-    (
-        "present",
-        "present_pages",
-        false,
-        "Physical pages existing within the zone",
-    ),
-    (
-        "managed",
-        "managed_pages",
-        false,
-        "Present pages managed by the buddy system",
-    ),
-    (
-        "nr_free_pages",
-        "nr_free_pages",
-        false,
-        "Total number of free pages in the zone",
-    ),
-    (
-        "nr_active_anon",
-        "nr_active_anon_pages",
-        false,
-        "Number of anonymous pages recently more used",
-    ),
-    (
-        "nr_inactive_anon",
-        "nr_inactive_anon_pages",
-        false,
-        "Number of anonymous pages recently less used",
-    ),
-    (
-        "nr_isolated_anon",
-        "nr_isolated_anon_pages",
-        false,
-        "Temporary isolated pages from anon lru",
-    ),
-    (
-        "nr_anon_pages",
-        "nr_anon_pages",
-        false,
-        "Number of anonymous pages currently used by the system",
-    ),
-    (
-        "nr_anon_transparent_hugepages",
-        "nr_anon_transparent_hugepages",
-        false,
-        "Number of anonymous transparent huge pages currently used by the system",
-    ),
-    (
-        "nr_active_file",
-        "nr_active_file_pages",
-        false,
-        "Number of active pages with file-backing",
-    ),
-    (
-        "nr_inactive_file",
-        "nr_inactive_file_pages",
-        false,
-        "Number of inactive pages with file-backing",
-    ),
-    (
-        "nr_isolated_file",
-        "nr_isolated_file_pages",
-        false,
-        "Temporary isolated pages from file lru",
-    ),
-    (
-        "nr_file_pages",
-        "nr_file_pages",
-        false,
-        "Number of file pages",
-    ),
-    (
-        "nr_slab_reclaimable",
-        "nr_slab_reclaimable_pages",
-        false,
-        "Number of reclaimable slab pages",
-    ),
-    (
-        "nr_slab_unreclaimable",
-        "nr_slab_unreclaimable_pages",
-        false,
-        "Number of unreclaimable slab pages",
-    ),
-    (
-        "nr_kernel_stack",
-        "nr_kernel_stacks",
-        false,
-        "Number of kernel stacks",
-    ),
-    (
-        "nr_mapped",
-        "nr_mapped_pages",
-        false,
-        "Number of mapped pages",
-    ),
-    ("nr_dirty", "nr_dirty_pages", false, "Number of dirty pages"),
-    (
-        "nr_writeback",
-        "nr_writeback_pages",
-        false,
-        "Number of writeback pages",
-    ),
-    (
-        "nr_shmem",
-        "nr_shmem_pages",
-        false,
-        "Number of shmem pages (included tmpfs/GEM pages)",
-    ),
-    (
-        "nr_unevictable",
-        "nr_unevictable_pages",
-        false,
-        "Number of unevictable pages",
-    ),
-    (
-        "nr_dirtied",
-        "nr_dirtied",
-        true,
-        "Page dirtyings since bootup",
-    ),
-    (
-        "nr_written",
-        "nr_written",
-        true,
-        "Page writings since bootup",
-    ),
-    ("numa_hit", "numa_hit", true, "Allocated in intended node"),
-    (
-        "numa_miss",
-        "numa_miss",
-        true,
-        "Allocated in non intended node",
-    ),
-    (
-        "numa_foreign",
-        "numa_foreign",
-        true,
-        "Was intended here, hit elsewhere",
-    ),
-    (
-        "numa_interleave",
-        "numa_interleave",
-        true,
-        "Interleaver preferred this zone",
-    ),
-    (
-        "numa_local",
-        "numa_local",
-        true,
-        "Allocation from local node",
-    ),
-    (
-        "numa_other",
-        "numa_other",
-        true,
-        "Allocation from other node",
-    ),
-];
-
-/// node_exporter's default `--collector.netstat.fields`:
-/// `^(.*_(InErrors|InErrs)|Ip_Forwarding|Ip(6|Ext)_(InOctets|OutOctets)|Icmp6?_(InMsgs|OutMsgs)|TcpExt_(Listen.*|Syncookies.*|TCPSynRetrans|TCPTimeouts|TCPOFOQueue|TCPRcvQDrop)|Tcp_(ActiveOpens|InSegs|OutSegs|OutRsts|PassiveOpens|RetransSegs|CurrEstab)|Udp6?_(InDatagrams|OutDatagrams|NoPorts|RcvbufErrors|SndbufErrors))$`,
-/// matched by hand.
-pub fn netstat_exported(key: &str) -> bool {
-    let Some((proto, field)) = key.split_once('_') else {
-        return false;
-    };
-    if key.ends_with("_InErrors") || key.ends_with("_InErrs") {
-        return true;
-    }
-    match proto {
-        "Ip" => field == "Forwarding",
-        "Ip6" | "IpExt" => matches!(field, "InOctets" | "OutOctets"),
-        "Icmp" | "Icmp6" => matches!(field, "InMsgs" | "OutMsgs"),
-        "TcpExt" => {
-            field.starts_with("Listen")
-                || field.starts_with("Syncookies")
-                || matches!(
-                    field,
-                    "TCPSynRetrans" | "TCPTimeouts" | "TCPOFOQueue" | "TCPRcvQDrop"
-                )
-        }
-        "Tcp" => matches!(
-            field,
-            "ActiveOpens"
-                | "InSegs"
-                | "OutSegs"
-                | "OutRsts"
-                | "PassiveOpens"
-                | "RetransSegs"
-                | "CurrEstab"
-        ),
-        "Udp" | "Udp6" => matches!(
-            field,
-            "InDatagrams" | "OutDatagrams" | "NoPorts" | "RcvbufErrors" | "SndbufErrors"
-        ),
-        _ => false,
-    }
+/// A configured pattern compiled; `None` for "" (none) and for one that
+/// does not compile (the configuration checked it).
+pub fn pattern(p: &str) -> Option<regex::Regex> {
+    (!p.is_empty()).then(|| regex::Regex::new(p).ok()).flatten()
 }
 
-/// node_exporter's names for /proc/stat's softirq columns.
-pub(super) const SOFTIRQ_VECTORS: [&str; 10] = [
-    "hi",
-    "timer",
-    "net_tx",
-    "net_rx",
-    "block",
-    "block_iopoll",
-    "tasklet",
-    "sched",
-    "hrtimer",
-    "rcu",
-];
+/// Whether a device named `name` is served, by the configuration's
+/// include (when set, the only ones served) or exclude pattern ("" for
+/// none); node_exporter's default disk exclusion is matched by hand
+/// ([`disk_excluded`]). A pattern that does not compile (the
+/// configuration checked it) excludes nothing.
+pub fn device_filter(exclude: &str, include: &str) -> impl Fn(&str) -> bool + use<> {
+    let default = exclude == agent::config::DEFAULT_DISKSTATS_DEVICE_EXCLUDE;
+    let (exclude, include) = (
+        if default { None } else { pattern(exclude) },
+        pattern(include),
+    );
+    move |name: &str| match (&include, &exclude) {
+        (Some(i), _) => i.is_match(name),
+        (None, Some(e)) => !e.is_match(name),
+        (None, None) => !(default && disk_excluded(name)),
+    }
+}
 
 /// node_exporter's default `--collector.diskstats.device-exclude`:
 /// `^(ram|loop|fd|(h|s|v|xv)d[a-z]|nvme\d+n\d+p)\d+$` (partitions and
@@ -372,71 +166,10 @@ pub fn disk_excluded(name: &str) -> bool {
     false
 }
 
-/// A configured pattern compiled; `None` for "" (none) and for one that
-/// does not compile (the configuration checked it).
-pub fn pattern(p: &str) -> Option<regex::Regex> {
-    (!p.is_empty()).then(|| regex::Regex::new(p).ok()).flatten()
-}
-
-/// Whether a device named `name` is served, by the configuration's
-/// include (when set, the only ones served) or exclude pattern ("" for
-/// none); node_exporter's default disk exclusion is matched by hand
-/// ([`disk_excluded`]). A pattern that does not compile (the
-/// configuration checked it) excludes nothing.
-pub fn device_filter(exclude: &str, include: &str) -> impl Fn(&str) -> bool + use<> {
-    let default = exclude == agent::config::DEFAULT_DISKSTATS_DEVICE_EXCLUDE;
-    let (exclude, include) = (
-        if default { None } else { pattern(exclude) },
-        pattern(include),
-    );
-    move |name: &str| match (&include, &exclude) {
-        (Some(i), _) => i.is_match(name),
-        (None, Some(e)) => !e.is_match(name),
-        (None, None) => !(default && disk_excluded(name)),
-    }
-}
-
-/// node_exporter's default `--collector.vmstat.fields`:
-/// `^(oom_kill|pgpg|pswp|pg.*fault).*`.
-pub fn vmstat_exported(name: &str) -> bool {
-    name.starts_with("oom_kill")
-        || name.starts_with("pgpg")
-        || name.starts_with("pswp")
-        || (name.starts_with("pg") && name[2..].contains("fault"))
-}
-
-/// node_exporter's meminfo family for a key (`HugePages_*` are counts, the
-/// rest bytes) and the part of its name that stands for the key:
-/// `Active(anon)` -> `Active_anon`.
-pub(super) fn meminfo_family(key: &str, part: &mut String) -> &'static Family {
-    part.clear();
-    match key.strip_prefix("HugePages_") {
-        Some(rest) => {
-            part.push_str(rest);
-            &NODE_MEMORY_HUGEPAGES
-        }
-        None => {
-            part.extend(key.chars().filter(|&c| c != ')').map(|c| match c {
-                '(' => '_',
-                c => c,
-            }));
-            &NODE_MEMORY_BYTES
-        }
-    }
-}
-
-/// node_exporter's `mode`s: every column but the two guest ones, which
-/// user and nice already include (they go to node_cpu_guest_seconds_total).
-pub(super) fn cpu_modes(t: &CpuTimes) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-    CpuMode::ALL
-        .into_iter()
-        .filter(|m| !matches!(m, CpuMode::Guest | CpuMode::GuestNice))
-        .filter_map(|m| Some((m.name(), t.ticks(m)?)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::collector::{meminfo_family, netstat_exported, vmstat_exported};
 
     #[test]
     fn netstat_fields_follow_node_exporter_s_default_filter() {

@@ -14,8 +14,9 @@
 //! into chunks of 64 KiB as it goes, so its memory does not grow with the
 //! exposition.
 //!
-//! The files: `families.rs` (the catalog), `compat.rs` (node_exporter's
-//! rules and the collector table), the encoders (`collector/` one file per
+//! The files: `families.rs` (the catalog), `compat.rs` (the collector
+//! table and the node_exporter rules several collectors share), the
+//! encoders (`collector/` one file per
 //! node_exporter collector and their table; `process.rs` and `own.rs` the
 //! agent's own), `out.rs` (typed writing), `text.rs` (the 0.0.4 text
 //! format).
@@ -39,7 +40,8 @@ mod own;
 mod process;
 mod text;
 
-pub use compat::{NOT_HERE, collector_names, collector_sources, disk_excluded, vmstat_exported};
+pub use collector::vmstat_exported;
+pub use compat::{NOT_HERE, collector_names, collector_sources, disk_excluded};
 pub use families::{FAMILIES, Family, Kind, family};
 use out::{Fmt, Out};
 

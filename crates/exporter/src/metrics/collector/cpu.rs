@@ -4,9 +4,9 @@
 
 use super::*;
 use model::units::ticks_to_secs;
-use procfs::stat::CpuMode;
+use procfs::stat::{CpuMode, CpuTimes};
 
-use crate::metrics::compat::{cpu_modes, pattern};
+use crate::metrics::compat::pattern;
 
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let s = x.s;
@@ -96,4 +96,13 @@ fn cpu_info(out: &mut Out<'_>, s: &SystemSample) -> Fmt {
         gauge_l(&mut m, &labels, 1.0)?;
     }
     Ok(())
+}
+
+/// node_exporter's `mode`s: every column but the two guest ones, which
+/// user and nice already include (they go to node_cpu_guest_seconds_total).
+pub(crate) fn cpu_modes(t: &CpuTimes) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+    CpuMode::ALL
+        .into_iter()
+        .filter(|m| !matches!(m, CpuMode::Guest | CpuMode::GuestNice))
+        .filter_map(|m| Some((m.name(), t.ticks(m)?)))
 }

@@ -2,8 +2,6 @@
 
 use super::*;
 
-use crate::metrics::compat::meminfo_family;
-
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let s = x.s;
     if s.ok(Source::Meminfo) {
@@ -15,4 +13,24 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
         }
     }
     Ok(())
+}
+
+/// node_exporter's meminfo family for a key (`HugePages_*` are counts, the
+/// rest bytes) and the part of its name that stands for the key:
+/// `Active(anon)` -> `Active_anon`.
+pub(crate) fn meminfo_family(key: &str, part: &mut String) -> &'static Family {
+    part.clear();
+    match key.strip_prefix("HugePages_") {
+        Some(rest) => {
+            part.push_str(rest);
+            &NODE_MEMORY_HUGEPAGES
+        }
+        None => {
+            part.extend(key.chars().filter(|&c| c != ')').map(|c| match c {
+                '(' => '_',
+                c => c,
+            }));
+            &NODE_MEMORY_BYTES
+        }
+    }
 }

@@ -67,6 +67,10 @@ mod timex;
 mod udp_queues;
 mod uname;
 mod vmstat;
+
+pub use vmstat::vmstat_exported;
+#[cfg(test)]
+pub(crate) use {meminfo::meminfo_family, netstat::netstat_exported};
 mod watchdog;
 mod xfs;
 mod zfs;

@@ -3,8 +3,6 @@
 
 use super::*;
 
-use crate::metrics::compat::netstat_exported;
-
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let s = x.s;
     if s.ok(Source::Netstat) {
@@ -15,4 +13,44 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
         }
     }
     Ok(())
+}
+
+/// node_exporter's default `--collector.netstat.fields`:
+/// `^(.*_(InErrors|InErrs)|Ip_Forwarding|Ip(6|Ext)_(InOctets|OutOctets)|Icmp6?_(InMsgs|OutMsgs)|TcpExt_(Listen.*|Syncookies.*|TCPSynRetrans|TCPTimeouts|TCPOFOQueue|TCPRcvQDrop)|Tcp_(ActiveOpens|InSegs|OutSegs|OutRsts|PassiveOpens|RetransSegs|CurrEstab)|Udp6?_(InDatagrams|OutDatagrams|NoPorts|RcvbufErrors|SndbufErrors))$`,
+/// matched by hand.
+pub fn netstat_exported(key: &str) -> bool {
+    let Some((proto, field)) = key.split_once('_') else {
+        return false;
+    };
+    if key.ends_with("_InErrors") || key.ends_with("_InErrs") {
+        return true;
+    }
+    match proto {
+        "Ip" => field == "Forwarding",
+        "Ip6" | "IpExt" => matches!(field, "InOctets" | "OutOctets"),
+        "Icmp" | "Icmp6" => matches!(field, "InMsgs" | "OutMsgs"),
+        "TcpExt" => {
+            field.starts_with("Listen")
+                || field.starts_with("Syncookies")
+                || matches!(
+                    field,
+                    "TCPSynRetrans" | "TCPTimeouts" | "TCPOFOQueue" | "TCPRcvQDrop"
+                )
+        }
+        "Tcp" => matches!(
+            field,
+            "ActiveOpens"
+                | "InSegs"
+                | "OutSegs"
+                | "OutRsts"
+                | "PassiveOpens"
+                | "RetransSegs"
+                | "CurrEstab"
+        ),
+        "Udp" | "Udp6" => matches!(
+            field,
+            "InDatagrams" | "OutDatagrams" | "NoPorts" | "RcvbufErrors" | "SndbufErrors"
+        ),
+        _ => false,
+    }
 }

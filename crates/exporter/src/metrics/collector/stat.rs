@@ -3,8 +3,6 @@
 
 use super::*;
 
-use crate::metrics::compat::SOFTIRQ_VECTORS;
-
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let s = x.s;
     if s.ok(Source::Stat) {
@@ -28,3 +26,17 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     }
     Ok(())
 }
+
+/// node_exporter's names for /proc/stat's softirq columns.
+pub(crate) const SOFTIRQ_VECTORS: [&str; 10] = [
+    "hi",
+    "timer",
+    "net_tx",
+    "net_rx",
+    "block",
+    "block_iopoll",
+    "tasklet",
+    "sched",
+    "hrtimer",
+    "rcu",
+];

@@ -2,8 +2,6 @@
 
 use super::*;
 
-use crate::metrics::compat::vmstat_exported;
-
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let s = x.s;
     if s.ok(Source::Vmstat) {
@@ -14,4 +12,13 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
         }
     }
     Ok(())
+}
+
+/// node_exporter's default `--collector.vmstat.fields`:
+/// `^(oom_kill|pgpg|pswp|pg.*fault).*`.
+pub fn vmstat_exported(name: &str) -> bool {
+    name.starts_with("oom_kill")
+        || name.starts_with("pgpg")
+        || name.starts_with("pswp")
+        || (name.starts_with("pg") && name[2..].contains("fault"))
 }
