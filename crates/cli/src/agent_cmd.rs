@@ -86,7 +86,7 @@ impl clap::FromArgMatches for KeyFlags {
             (f.set)(&mut self.0, &given).map_err(|e| {
                 clap::Error::raw(
                     clap::error::ErrorKind::ValueValidation,
-                    format!("--{}: {}\n", f.names[0], e.message),
+                    format!("--{}: {}", f.names[0], e.message),
                 )
             })?;
         }
