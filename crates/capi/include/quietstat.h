@@ -28,6 +28,22 @@
 // A defect inside the library (a panic, caught).
 #define QS_ERR_INTERNAL -5
 
+// `qs_last_error_code`'s finer codes of a `QS_ERR_READ` (a call returns
+// `QS_ERR_READ` itself): a file or directory that is not there (a root
+// that does not exist).
+#define QS_ERR_ABSENT -6
+
+// Of a `QS_ERR_READ`: permission refused (another user's files, BPF
+// without CAP_BPF).
+#define QS_ERR_DENIED -7
+
+// Of a `QS_ERR_READ`: a file whose text could not be parsed, or a record
+// stream that does not decode.
+#define QS_ERR_MALFORMED -8
+
+// Of a `QS_ERR_READ`: the kernel refused a call (BPF, taskstats).
+#define QS_ERR_KERNEL -9
+
 // `qs_options.backend`: BPF where it loads, else /proc.
 #define QS_BACKEND_AUTO 0
 
@@ -237,6 +253,17 @@ const char *qs_agent_note(const struct qs_handle *h);
 // # Safety
 // `h` is NULL or an open handle.
 const char *qs_last_error(const struct qs_handle *h);
+
+// The code of the last failure on `h` (`QS_OK` when none yet): the code
+// the call returned, or for a `QS_ERR_READ` the finer one that says what
+// kind of failure it was (`QS_ERR_ABSENT`, `QS_ERR_DENIED`,
+// `QS_ERR_MALFORMED`, `QS_ERR_KERNEL`; `QS_ERR_READ` for any other).
+// With NULL, the calling thread's last `qs_open`'s (`QS_OK` when it
+// opened).
+//
+// # Safety
+// `h` is NULL or an open handle.
+int32_t qs_last_error_code(const struct qs_handle *h);
 
 // The vectored call: the start time of each of `n` PIDs, in clock ticks
 // since boot (/proc/PID/stat field 22), into `out[i]`; 0 for a PID that

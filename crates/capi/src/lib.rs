@@ -43,6 +43,18 @@ pub const QS_ERR_RANGE: i32 = -3;
 pub const QS_ERR_ABI: i32 = -4;
 /// A defect inside the library (a panic, caught).
 pub const QS_ERR_INTERNAL: i32 = -5;
+/// `qs_last_error_code`'s finer codes of a `QS_ERR_READ` (a call returns
+/// `QS_ERR_READ` itself): a file or directory that is not there (a root
+/// that does not exist).
+pub const QS_ERR_ABSENT: i32 = -6;
+/// Of a `QS_ERR_READ`: permission refused (another user's files, BPF
+/// without CAP_BPF).
+pub const QS_ERR_DENIED: i32 = -7;
+/// Of a `QS_ERR_READ`: a file whose text could not be parsed, or a record
+/// stream that does not decode.
+pub const QS_ERR_MALFORMED: i32 = -8;
+/// Of a `QS_ERR_READ`: the kernel refused a call (BPF, taskstats).
+pub const QS_ERR_KERNEL: i32 = -9;
 
 /// `qs_options.backend`: BPF where it loads, else /proc.
 pub const QS_BACKEND_AUTO: u32 = 0;
@@ -336,6 +348,9 @@ struct State {
     /// Why `auto` did not take BPF ("" when it did, or was not asked).
     note: CString,
     error: CString,
+    /// The last failure's code, finer than the call's for a read
+    /// ([`qs_last_error_code`]).
+    error_code: i32,
     /// The agent's snapshot and the age its table may have, when asked.
     agent: Option<shm::view::AgentTable>,
     /// Who served the last read, and why not the agent ("" when it did or
@@ -347,6 +362,17 @@ struct State {
 thread_local! {
     /// Why the calling thread's last `qs_open` returned NULL.
     static OPEN_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// Its code ([`qs_last_error_code`]).
+    static OPEN_CODE: std::cell::Cell<i32> = const { std::cell::Cell::new(QS_OK) };
+}
+
+/// What a call returns for a failure of code `code`: a finer code of a
+/// read is `QS_ERR_READ`.
+fn returned(code: i32) -> i32 {
+    match code {
+        QS_ERR_ABSENT | QS_ERR_DENIED | QS_ERR_MALFORMED | QS_ERR_KERNEL => QS_ERR_READ,
+        c => c,
+    }
 }
 
 fn c_string(s: &str) -> CString {
@@ -386,7 +412,8 @@ fn with_state(h: *mut qs_handle, f: impl FnOnce(&mut State) -> Result<i32, (i32,
         ),
     };
     st.error = c_string(&msg);
-    code
+    st.error_code = code;
+    returned(code)
 }
 
 /// `n` values from `p`, or an error naming `what` when `p` is NULL and
@@ -420,8 +447,19 @@ unsafe fn slice_mut<'a, T>(p: *mut T, n: usize, what: &str) -> Result<&'a mut [T
     Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
 }
 
-fn read_error(e: impl std::fmt::Display) -> (i32, String) {
-    (QS_ERR_READ, format!("reading the process table: {e}"))
+fn read_error(e: proctable::Error) -> (i32, String) {
+    (code_of(&e), format!("reading the process table: {e}"))
+}
+
+/// The finer code of a read's failure.
+fn code_of(e: &proctable::Error) -> i32 {
+    match e.kind() {
+        proctable::ErrorKind::Absent => QS_ERR_ABSENT,
+        proctable::ErrorKind::Denied => QS_ERR_DENIED,
+        proctable::ErrorKind::Malformed => QS_ERR_MALFORMED,
+        proctable::ErrorKind::Kernel => QS_ERR_KERNEL,
+        proctable::ErrorKind::Io => QS_ERR_READ,
+    }
 }
 
 /// The rows of `pids` (sorted, distinct) with the fields of `mask`.
@@ -486,11 +524,14 @@ pub extern "C" fn qs_version() -> u32 {
 /// NUL-terminated.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
+    // A refusal of the options unless said otherwise below.
+    OPEN_CODE.with(|c| c.set(QS_ERR_ARG));
     let opened = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: the caller's options, or NULL.
         let o = unsafe { opts.as_ref() };
         let abi = o.map_or(QS_ABI_VERSION, |o| o.abi);
         if abi != QS_ABI_VERSION {
+            OPEN_CODE.with(|c| c.set(QS_ERR_ABI));
             return Err(format!(
                 "qs_options.abi is {abi}; this library implements ABI {QS_ABI_VERSION} (rebuild against its quietstat.h)"
             ));
@@ -524,8 +565,11 @@ pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
         }
         let proc_root = root(o.map(|o| o.proc_root), "/proc")?;
         let sys_root = root(o.map(|o| o.sys_root), "/sys")?;
-        let mut table = ProcTable::open_with_lookup(choice, &proc_root, &sys_root)
-            .map_err(|e| format!("opening the process table: {e}"))?;
+        let mut table =
+            ProcTable::open_with_lookup(choice, &proc_root, &sys_root).map_err(|e| {
+                OPEN_CODE.with(|c| c.set(code_of(&e)));
+                format!("opening the process table: {e}")
+            })?;
         table.set_threads(proctable::Threads::Fixed(threads));
         let note = c_string(&table.note());
         let agent = match o.map(|o| o.agent).filter(|p| !p.is_null()) {
@@ -545,6 +589,7 @@ pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
                 rows: Vec::new(),
                 note,
                 error: CString::default(),
+                error_code: QS_OK,
                 agent,
                 served_by: QS_SERVED_SELF,
                 agent_note: CString::default(),
@@ -552,9 +597,15 @@ pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
         })))
     }));
     let why = match opened {
-        Ok(Ok(h)) => return h,
+        Ok(Ok(h)) => {
+            OPEN_CODE.with(|c| c.set(QS_OK));
+            return h;
+        }
         Ok(Err(why)) => why,
-        Err(_) => "internal error: a defect in libquietstat (a panic, caught)".into(),
+        Err(_) => {
+            OPEN_CODE.with(|c| c.set(QS_ERR_INTERNAL));
+            "internal error: a defect in libquietstat (a panic, caught)".into()
+        }
     };
     OPEN_ERROR.with(|e| *e.borrow_mut() = c_string(&why));
     std::ptr::null_mut()
@@ -635,6 +686,24 @@ pub unsafe extern "C" fn qs_last_error(h: *const qs_handle) -> *const c_char {
     // SAFETY: an open handle, or NULL.
     unsafe { state_str(h, |st| &st.error) }
         .unwrap_or_else(|| OPEN_ERROR.with(|e| e.borrow().as_ptr()))
+}
+
+/// The code of the last failure on `h` (`QS_OK` when none yet): the code
+/// the call returned, or for a `QS_ERR_READ` the finer one that says what
+/// kind of failure it was (`QS_ERR_ABSENT`, `QS_ERR_DENIED`,
+/// `QS_ERR_MALFORMED`, `QS_ERR_KERNEL`; `QS_ERR_READ` for any other).
+/// With NULL, the calling thread's last `qs_open`'s (`QS_OK` when it
+/// opened).
+///
+/// # Safety
+/// `h` is NULL or an open handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn qs_last_error_code(h: *const qs_handle) -> i32 {
+    // SAFETY: an open handle, or NULL.
+    match unsafe { h.as_ref() } {
+        Some(h) => h.state.lock().unwrap_or_else(|e| e.into_inner()).error_code,
+        None => OPEN_CODE.with(|c| c.get()),
+    }
 }
 
 /// The vectored call: the start time of each of `n` PIDs, in clock ticks

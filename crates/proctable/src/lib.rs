@@ -39,7 +39,7 @@ pub mod record {
 }
 
 pub use cmdline::{CMDLINE_MAX, read_cmdline, read_cmdline_of};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use fields::{Field, Fields, UnknownField};
 pub use pool::{MAX_THREADS, Threads};
 pub use proc::{Exit, Identity, NS_PER_TICK, Proc, state_letter};

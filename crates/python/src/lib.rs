@@ -22,6 +22,47 @@ pyo3::create_exception!(
     "A read of the process table failed."
 );
 
+/// The exceptions a failed read raises by its kind: each is a
+/// `quietstat.Error` and the built-in exception of that kind, so that
+/// `except FileNotFoundError` and `except quietstat.Error` both catch a
+/// root that is not there. Made when the module is: `(name, built-in, doc)`.
+const KINDS: [(&str, &str, &str); 3] = [
+    (
+        "NotFoundError",
+        "FileNotFoundError",
+        "A file or directory of the process table is not there.",
+    ),
+    (
+        "DeniedError",
+        "PermissionError",
+        "Reading the process table was refused.",
+    ),
+    (
+        "MalformedError",
+        "ValueError",
+        "A file of the process table could not be parsed.",
+    ),
+];
+
+/// The exception for `e`, with `what` before its message.
+fn table_error(py: Python<'_>, what: &str, e: proctable::Error) -> PyErr {
+    let msg = format!("{what}: {e}");
+    let name = match e.kind() {
+        proctable::ErrorKind::Absent => KINDS[0].0,
+        proctable::ErrorKind::Denied => KINDS[1].0,
+        proctable::ErrorKind::Malformed => KINDS[2].0,
+        proctable::ErrorKind::Kernel | proctable::ErrorKind::Io => return Error::new_err(msg),
+    };
+    match py
+        .import("quietstat._quietstat")
+        .and_then(|m| m.getattr(name))
+        .and_then(|t| Ok(t.downcast_into::<pyo3::types::PyType>()?))
+    {
+        Ok(t) => PyErr::from_type(t, msg),
+        Err(_) => Error::new_err(msg),
+    }
+}
+
 /// Every column's name (`model::columns`, where each process field is
 /// defined once).
 fn column_names() -> Vec<&'static str> {
@@ -76,7 +117,7 @@ impl Table {
             ))
         })?;
         let mut table = ProcTable::open_with_lookup(choice, proc_root, sys_root)
-            .map_err(|e| Error::new_err(format!("opening the process table: {e}")))?;
+            .map_err(|e| Python::with_gil(|py| table_error(py, "opening the process table", e)))?;
         // 0 or 1: the calling thread alone; more: helpers on other CPUs.
         table.set_threads(proctable::Threads::Fixed(threads.max(1)));
         let agent = agent.map(|path| shm::view::AgentTable::new(path, agent_max_age_ms));
@@ -133,7 +174,7 @@ impl Table {
         let ticks = self
             .table
             .start_ticks(&pid_list(&pids))
-            .map_err(|e| Error::new_err(format!("reading the process table: {e}")))?;
+            .map_err(|e| table_error(py, "reading the process table", e))?;
         Ok(packed(
             py,
             ticks.iter().map(|t| t.map_or(0, |t| t as i64)),
@@ -184,7 +225,7 @@ impl Table {
             };
             self.table
                 .snapshot(&query, &mut self.rows)
-                .map_err(|e| Error::new_err(format!("reading the process table: {e}")))?;
+                .map_err(|e| table_error(py, "reading the process table", e))?;
         }
         let out = PyDict::new(py);
         let n = self.rows.len();
@@ -222,6 +263,15 @@ impl Table {
 fn _quietstat(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Table>()?;
     m.add("Error", m.py().get_type::<Error>())?;
+    let builtins = m.py().import("builtins")?;
+    let error = m.py().get_type::<Error>();
+    for (name, base, doc) in KINDS {
+        let bases = (error.clone(), builtins.getattr(base)?);
+        let attrs = PyDict::new(m.py());
+        attrs.set_item("__doc__", doc)?;
+        attrs.set_item("__module__", "quietstat")?;
+        m.add(name, builtins.getattr("type")?.call1((name, bases, attrs))?)?;
+    }
     m.add("COLUMNS", column_names())?;
     Ok(())
 }

@@ -167,6 +167,19 @@ def test_errors_name_what_was_wrong():
         quietstat.Table(backend="procfs", proc_root="/nonexistent").snapshot(["pid"])
 
 
+def test_a_failed_read_is_raised_by_its_kind():
+    # A root that is not there: a FileNotFoundError and a quietstat.Error,
+    # naming the path.
+    with pytest.raises(FileNotFoundError, match="/nonexistent") as e:
+        quietstat.Table(backend="procfs", proc_root="/nonexistent").snapshot(["pid"])
+    assert isinstance(e.value, quietstat.NotFoundError)
+    assert isinstance(e.value, quietstat.Error)
+    assert issubclass(quietstat.DeniedError, PermissionError)
+    assert issubclass(quietstat.DeniedError, quietstat.Error)
+    assert issubclass(quietstat.MalformedError, ValueError)
+    assert issubclass(quietstat.MalformedError, quietstat.Error)
+
+
 def test_the_example_runs():
     out = subprocess.run([sys.executable, EXAMPLE, "2"], capture_output=True, text=True, check=True)
     assert "disagreements 0" in out.stdout, out.stdout + out.stderr

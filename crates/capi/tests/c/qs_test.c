@@ -108,6 +108,26 @@ int main(int argc, char **argv) {
     bad.threads = 99;
     CHECK(qs_open(&bad) == NULL, "99 threads opened");
     CHECK(strstr(qs_last_error(NULL), "threads") != NULL, "%s", qs_last_error(NULL));
+    CHECK(qs_last_error_code(NULL) == QS_ERR_ARG, "code %d", qs_last_error_code(NULL));
+
+    /* A read that fails: the call says QS_ERR_READ, qs_last_error_code
+     * what kind of failure it was (a root that is not there). */
+    struct qs_options gone = {
+        .abi = QS_ABI_VERSION, .backend = QS_BACKEND_PROCFS, .proc_root = "/nonexistent"};
+    qs_handle *g = qs_open(&gone);
+    if (g) {
+        struct qs_proc *t = NULL;
+        size_t tn = 0;
+        CHECK(qs_last_error_code(g) == QS_OK, "code %d", qs_last_error_code(g));
+        CHECK(qs_snapshot(g, 0, &t, &tn) == QS_ERR_READ, "%s", qs_last_error(g));
+        CHECK(qs_last_error_code(g) == QS_ERR_ABSENT, "code %d: %s", qs_last_error_code(g),
+              qs_last_error(g));
+        CHECK(strstr(qs_last_error(g), "/nonexistent") != NULL, "%s", qs_last_error(g));
+        qs_close(g);
+    } else {
+        CHECK(qs_last_error_code(NULL) == QS_ERR_ABSENT, "code %d: %s", qs_last_error_code(NULL),
+              qs_last_error(NULL));
+    }
 
     struct qs_options opts = {.abi = QS_ABI_VERSION, .backend = backend, .threads = threads};
     qs_handle *h = qs_open(&opts);

@@ -17,10 +17,19 @@ import collections
 import operator
 import os
 
-from ._quietstat import COLUMNS, Error
+from ._quietstat import COLUMNS, DeniedError, Error, MalformedError, NotFoundError
 from ._quietstat import Table as _Table
 
-__all__ = ["Table", "Error", "COLUMNS", "process_iter", "ATTRS"]
+__all__ = [
+    "Table",
+    "Error",
+    "NotFoundError",
+    "DeniedError",
+    "MalformedError",
+    "COLUMNS",
+    "process_iter",
+    "ATTRS",
+]
 
 def _numpy():
     try:
