@@ -130,10 +130,7 @@ macro_rules! section {
                         doc: _doc,
                         default: {
                             let k: $kind = $make;
-                            k.resolve(stringify!($name), None)
-                                .ok()
-                                .and_then(|d| k.print(&d))
-                                .and_then(|d| shown(&d))
+                            k.default_file().and_then(|d| shown(&d))
                         },
                         shape: <<$kind as Kind>::File as FlagValue>::SHAPE,
                         set: |f: &mut $file, args: &[String]| {

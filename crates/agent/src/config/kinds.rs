@@ -27,6 +27,12 @@ pub trait Kind {
     fn resolve(&self, key: &str, v: Option<&Self::File>) -> Result<Self::Out, ConfigError>;
     /// As `--print-config` writes it (`None`: left out).
     fn print(&self, v: &Self::Out) -> Option<Self::File>;
+    /// The default as `--print-config` writes it, for `--help`: built for
+    /// every run of the CLI, so a kind whose check is costly says it
+    /// without the check.
+    fn default_file(&self) -> Option<Self::File> {
+        self.resolve("", None).ok().and_then(|d| self.print(&d))
+    }
     /// A later layer (the command line over the file): replaces.
     fn merge(&self, into: &mut Option<Self::File>, over: &Option<Self::File>) {
         if over.is_some() {
@@ -284,6 +290,11 @@ impl Kind for Regex {
     }
     fn print(&self, v: &String) -> Option<String> {
         Some(v.clone())
+    }
+    /// As written, not compiled: the defaults are checked when a
+    /// configuration is resolved.
+    fn default_file(&self) -> Option<String> {
+        Some(self.0.to_string())
     }
 }
 
