@@ -216,7 +216,7 @@ section! {
         /// Scrapes of the exposition answered at once at most; beyond, 503 (0: no limit but the connection cap)
         http_max_requests: Number<usize> = Number::any(0), flag "web.max-requests" as "N";
         /// Whether /api/v1/snapshot lists processes (pid, command, user, ...)
-        http_process_rows: Switch = Switch(false);
+        http_process_rows: Plain<bool> = Plain(false);
         /// Prefix of the root filesystem: mount points for statfs, /etc/os-release, /etc/selinux (--rootfs, node_exporter's --path.rootfs)
         rootfs: Dir = Dir("/");
         /// Mount points the filesystem source skips (a regular expression; node_exporter's default)
@@ -247,15 +247,15 @@ section! {
         /// Network devices the netclass families leave out (a regular expression)
         netclass_ignored_devices: Regex = Regex(""), flag "collector.netclass.ignored-devices" as "REGEX";
         /// Leave out node_network_speed_bytes where the kernel does not know the speed (-1)
-        netclass_ignore_invalid_speed: Switch = Switch(false), flag "collector.netclass.ignore-invalid-speed";
+        netclass_ignore_invalid_speed: Plain<bool> = Plain(false), flag "collector.netclass.ignore-invalid-speed";
         /// The first CPU's flags node_cpu_flag_info serves (a regular expression; none by default)
         cpu_info_flags_include: Regex = Regex(""), flag "collector.cpu.info.flags-include" as "REGEX";
         /// The first CPU's bugs node_cpu_bug_info serves (a regular expression; none by default)
         cpu_info_bugs_include: Regex = Regex(""), flag "collector.cpu.info.bugs-include" as "REGEX";
         /// Read isolated and nohz_full CPUs' current frequency too (each read interrupts that CPU)
-        cpufreq_isolated_cur_freq: Switch = Switch(false);
+        cpufreq_isolated_cur_freq: Plain<bool> = Plain(false);
         /// Read coretemp and x86_pkg_temp sensors whose driver reads an isolated CPU's MSR too (each read interrupts that CPU)
-        sensors_on_isolated_cpus: Switch = Switch(false);
+        sensors_on_isolated_cpus: Plain<bool> = Plain(false);
         /// How long the sampler waits for one statfs before it reports the mount failed and moves on
         filesystem_statfs_wait: Dur = Dur { default: procfs::DEFAULT_STATFS_WAIT, lo: ms(1), hi: secs(60) },
             flag "collector.filesystem.mount-timeout" as "D";
@@ -279,7 +279,7 @@ section! {
     /// Where and how the history is recorded.
     StoreConfig {
         /// Record the history (--no-store turns it off)
-        enabled: Switch = Switch(true);
+        enabled: Plain<bool> = Plain(true);
         /// Its directory: /var/lib/quietstat as root, else ~/.local/state/quietstat (--store DIR)
         path: StoreDir = StoreDir;
         /// Data older than this is removed
@@ -309,7 +309,7 @@ section! {
     /// Which processes `/metrics` serves series of, and how.
     ProcessMetrics {
         /// off | top (the top_n by sort_by) | filter (by names or cgroup) | group (one set per command name)
-        mode: Choice<ProcessMetricsMode> = Choice(ProcessMetricsMode::Off);
+        mode: Plain<ProcessMetricsMode> = Plain(ProcessMetricsMode::Off);
         /// How many processes "top" serves
         top_n: Number<usize> = Number {
             default: 20,
@@ -317,7 +317,7 @@ section! {
             accepted: "1 to 10000".into(),
         };
         /// What "top" ranks by: cpu | rss | majflt | threads
-        sort_by: Choice<SortKey> = Choice(SortKey::Cpu);
+        sort_by: Plain<SortKey> = Plain(SortKey::Cpu);
         /// "filter": the command names (comm) served
         names: Words = Words;
         /// "filter": the cgroup v2 path whose processes are served, e.g. "/system.slice/x.service"

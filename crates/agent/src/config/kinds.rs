@@ -265,20 +265,6 @@ where
     }
 }
 
-/// On or off.
-pub struct Switch(pub bool);
-
-impl Kind for Switch {
-    type File = bool;
-    type Out = bool;
-    fn resolve(&self, _: &str, v: Option<&bool>) -> Result<bool, ConfigError> {
-        Ok(v.copied().unwrap_or(self.0))
-    }
-    fn print(&self, v: &bool) -> Option<bool> {
-        Some(*v)
-    }
-}
-
 /// A regular expression, kept as written ("": none).
 pub struct Regex(pub &'static str);
 
@@ -412,10 +398,11 @@ impl Kind for Words {
     }
 }
 
-/// One of the names of a serde enum.
-pub struct Choice<T>(pub T);
+/// A value taken as written, or its default: a switch, one of a serde
+/// enum's names.
+pub struct Plain<T>(pub T);
 
-impl<T> Kind for Choice<T>
+impl<T> Kind for Plain<T>
 where
     T: Copy + PartialEq + Debug + Serialize + DeserializeOwned,
 {

@@ -21,19 +21,19 @@ pub fn sample() -> String {
     let mut table = String::new();
     let mut skipping = false;
     let mut seen: Vec<String> = Vec::new();
-    let first_source = AgentSource::ALL[0].key();
+    let first_table = format!("sources.{}", AgentSource::ALL[0].key());
     for line in c.to_toml().lines() {
         if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
             out.truncate(out.trim_end().len());
             out.push('\n');
             close_table(&mut out, &table, &seen, &docs);
             seen.clear();
-            if table == format!("sources.{first_source}") {
+            if table == first_table {
                 out.push_str(&source_defaults(&c));
             }
             table = name.to_string();
             let key = normal(&table);
-            skipping = key.starts_with("sources.") && table != format!("sources.{first_source}");
+            skipping = key.starts_with("sources.") && table != first_table;
             if !skipping {
                 let doc = match table.strip_prefix("sources.") {
                     Some(_) => "one table per source, by its name; the defaults of each below",
