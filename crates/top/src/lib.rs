@@ -288,10 +288,7 @@ fn fill_cmdlines(app: &mut App, proc_root: &Path, height: u16) {
     if !matches!(app.origin, Origin::Agent { .. }) {
         return;
     }
-    let h = height as usize;
-    let from = app.selected.saturating_sub(h);
-    let to = (app.selected + h).min(app.items.len());
-    let want: Vec<u32> = app.items[from..to]
+    let want: Vec<u32> = app.items[app.around_selection(height)]
         .iter()
         .filter(|it| !matches!(it.mark, Mark::Exited(_)))
         .map(|it| app.proc_of(it).pid)

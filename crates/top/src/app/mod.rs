@@ -444,14 +444,18 @@ impl App {
         self.cmdlines.insert(pid, c);
     }
 
+    /// The items a screen `height` rows tall can show, wherever the
+    /// selection scrolls it: that many either side of the selection.
+    pub fn around_selection(&self, height: u16) -> std::ops::Range<usize> {
+        let h = height as usize;
+        self.selected.saturating_sub(h)..(self.selected + h).min(self.items.len())
+    }
+
     /// Looks up the user names and cgroup paths of the rows a screen
     /// `height` rows tall can show around the selection, so that drawing
     /// only reads them.
     pub fn learn_names(&mut self, height: u16) {
-        let h = height as usize;
-        let from = self.selected.saturating_sub(h);
-        let to = (self.selected + h).min(self.items.len());
-        for i in from..to {
+        for i in self.around_selection(height) {
             let p = self.at(self.items[i].row);
             let (uid, cgroup) = (p.uid, p.cgroup_id);
             if let Some(u) = uid {
