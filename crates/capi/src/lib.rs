@@ -524,16 +524,16 @@ pub extern "C" fn qs_version() -> u32 {
 /// NUL-terminated.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
-    // A refusal of the options unless said otherwise below.
-    OPEN_CODE.with(|c| c.set(QS_ERR_ARG));
     let opened = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: the caller's options, or NULL.
         let o = unsafe { opts.as_ref() };
         let abi = o.map_or(QS_ABI_VERSION, |o| o.abi);
         if abi != QS_ABI_VERSION {
-            OPEN_CODE.with(|c| c.set(QS_ERR_ABI));
-            return Err(format!(
-                "qs_options.abi is {abi}; this library implements ABI {QS_ABI_VERSION} (rebuild against its quietstat.h)"
+            return Err((
+                QS_ERR_ABI,
+                format!(
+                    "qs_options.abi is {abi}; this library implements ABI {QS_ABI_VERSION} (rebuild against its quietstat.h)"
+                ),
             ));
         }
         let choice = match o.map_or(QS_BACKEND_AUTO, |o| o.backend) {
@@ -541,35 +541,38 @@ pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
             QS_BACKEND_BPF => BackendChoice::Bpf,
             QS_BACKEND_PROCFS => BackendChoice::Procfs,
             b => {
-                return Err(format!(
-                    "qs_options.backend is {b}; accepted: QS_BACKEND_AUTO (0), QS_BACKEND_BPF (1), QS_BACKEND_PROCFS (2)"
+                return Err((
+                    QS_ERR_ARG,
+                    format!(
+                        "qs_options.backend is {b}; accepted: QS_BACKEND_AUTO (0), QS_BACKEND_BPF (1), QS_BACKEND_PROCFS (2)"
+                    ),
                 ));
             }
         };
-        let root = |p: Option<*const c_char>, default: &str| -> Result<String, String> {
+        let root = |p: Option<*const c_char>, default: &str| -> Result<String, (i32, String)> {
             match p.filter(|p| !p.is_null()) {
                 None => Ok(default.to_string()),
                 // SAFETY: a NUL-terminated string, as documented.
                 Some(p) => unsafe { CStr::from_ptr(p) }
                     .to_str()
                     .map(String::from)
-                    .map_err(|_| "a root path is not UTF-8".to_string()),
+                    .map_err(|_| (QS_ERR_ARG, "a root path is not UTF-8".to_string())),
             }
         };
         let threads = o.map_or(0, |o| o.threads).max(1) as usize;
         if threads > proctable::MAX_THREADS {
-            return Err(format!(
-                "qs_options.threads is {threads}; accepted: 0 to {}",
-                proctable::MAX_THREADS
+            return Err((
+                QS_ERR_ARG,
+                format!(
+                    "qs_options.threads is {threads}; accepted: 0 to {}",
+                    proctable::MAX_THREADS
+                ),
             ));
         }
         let proc_root = root(o.map(|o| o.proc_root), "/proc")?;
         let sys_root = root(o.map(|o| o.sys_root), "/sys")?;
-        let mut table =
-            ProcTable::open_with_lookup(choice, &proc_root, &sys_root).map_err(|e| {
-                OPEN_CODE.with(|c| c.set(code_of(&e)));
-                format!("opening the process table: {e}")
-            })?;
+        let mut table = ProcTable::open_with_lookup(choice, &proc_root, &sys_root)
+            .map_err(|e| (code_of(&e), format!("opening the process table: {e}")))?;
         table.set_threads(proctable::Threads::Fixed(threads));
         let note = c_string(&table.note());
         let agent = match o.map(|o| o.agent).filter(|p| !p.is_null()) {
@@ -578,7 +581,7 @@ pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
                 // SAFETY: a NUL-terminated string, as documented.
                 let path = unsafe { CStr::from_ptr(p) }
                     .to_str()
-                    .map_err(|_| "qs_options.agent is not UTF-8".to_string())?;
+                    .map_err(|_| (QS_ERR_ARG, "qs_options.agent is not UTF-8".to_string()))?;
                 let max_age_ms = o.map_or(0, |o| o.agent_max_age_ms);
                 Some(shm::view::AgentTable::new(path, max_age_ms.into()))
             }
@@ -596,17 +599,18 @@ pub unsafe extern "C" fn qs_open(opts: *const qs_options) -> *mut qs_handle {
             }),
         })))
     }));
-    let why = match opened {
+    let (code, why) = match opened {
         Ok(Ok(h)) => {
             OPEN_CODE.with(|c| c.set(QS_OK));
             return h;
         }
-        Ok(Err(why)) => why,
-        Err(_) => {
-            OPEN_CODE.with(|c| c.set(QS_ERR_INTERNAL));
-            "internal error: a defect in libquietstat (a panic, caught)".into()
-        }
+        Ok(Err(e)) => e,
+        Err(_) => (
+            QS_ERR_INTERNAL,
+            "internal error: a defect in libquietstat (a panic, caught)".into(),
+        ),
     };
+    OPEN_CODE.with(|c| c.set(code));
     OPEN_ERROR.with(|e| *e.borrow_mut() = c_string(&why));
     std::ptr::null_mut()
 }
