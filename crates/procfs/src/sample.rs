@@ -391,3 +391,83 @@ impl Serialize for SystemSample {
         m.end()
     }
 }
+
+/// Calls `f` with a slot: gives closures in the registry's rows their
+/// parameter types.
+fn parse_with<T>(
+    f: impl FnOnce(&[u8], &mut T) -> Result<(), ParseError>,
+    bytes: &[u8],
+    slot: &mut T,
+) -> Result<(), ParseError> {
+    f(bytes, slot)
+}
+
+/// Assigns a parser's value to the slot (in the registry's rows).
+macro_rules! value {
+    ($f:path) => {
+        |b: &[u8], x: &mut _| $f(b).map(|v| *x = v)
+    };
+}
+
+/// The per-source code of [`SystemSample`] and [`SourceData`], from each
+/// registry row's variant, slot and parser (`source.rs` hands them over).
+macro_rules! source_slots {
+    ($($variant:ident [$($slot:tt)+] $parse:expr;)*) => {
+
+        impl SystemSample {
+            /// Exchanges the data, status and cost of `source` with `other`:
+            /// moves a freshly read source into a published sample without
+            /// copying, and hands the old buffers back for the next read.
+            pub fn swap_source(&mut self, other: &mut SystemSample, source: Source) {
+                match source {
+                    $(Source::$variant => std::mem::swap(
+                        &mut self.$($slot)+,
+                        &mut other.$($slot)+,
+                    ),)*
+                }
+                let i = source as usize;
+                std::mem::swap(&mut self.status[i], &mut other.status[i]);
+                std::mem::swap(&mut self.cost[i], &mut other.cost[i]);
+                std::mem::swap(&mut self.skipped[i], &mut other.skipped[i]);
+            }
+
+            /// Copies the data, status and cost of `source` from `other`,
+            /// reusing this sample's buffers.
+            pub fn copy_source(&mut self, other: &SystemSample, source: Source) {
+                match source {
+                    $(Source::$variant => self.$($slot)+.clone_from(&other.$($slot)+),)*
+                }
+                let i = source as usize;
+                self.status[i].clone_from(&other.status[i]);
+                self.cost[i] = other.cost[i];
+                self.skipped[i] = other.skipped[i];
+            }
+
+            /// Parses `bytes` as `source` into this sample.
+            pub fn parse_source(&mut self, source: Source, bytes: &[u8]) -> Result<(), ParseError> {
+                match source {
+                    $(Source::$variant => parse_with($parse, bytes, &mut self.$($slot)+),)*
+                }
+            }
+        }
+
+        impl Serialize for SourceData<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let x = self.0;
+                match self.1 {
+                    $(Source::$variant => x.$($slot)+.serialize(s),)*
+                }
+            }
+        }
+    };
+}
+
+// The parsers the rows name, by module.
+use crate::{
+    cpu, cpuinfo, diskstats, entropy, filefd, filesystem, hardware, hwmon, interrupts, ipvs,
+    loadavg, mdstat, meminfo, mm, net_dev, netclass, netmisc, netstat, numa, os_release, pressure,
+    rpc, schedstat, selinux, sockstat, softirqs, softnet, stat, textfile, time, udev, uname,
+    vmstat, zfs,
+};
+
+crate::source::for_each_source!();

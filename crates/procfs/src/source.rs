@@ -16,15 +16,10 @@
 
 use serde::Serialize;
 
-use crate::error::ParseError;
 use crate::pressure::Resource;
-use crate::sample::{SourceData, SystemSample};
-use crate::{
-    class, cpu, cpuinfo, diskstats, entropy, filefd, filesystem, hardware, hwmon, interrupts, ipvs,
-    loadavg, mdstat, meminfo, mm, net_dev, netclass, netmisc, netstat, numa, os_release, pressure,
-    rpc, schedstat, selinux, sockstat, softirqs, softnet, stat, textfile, time, udev, uname,
-    vmstat, zfs,
-};
+// The modules whose files the rows name (their parsers are named in
+// sample.rs, where the rows' code is written).
+use crate::{entropy, ipvs, mm, netmisc, netstat, uname};
 
 /// What the registry says of one source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,16 +49,6 @@ pub struct SourceInfo {
     /// carries meaning (a CPU's number, a header's columns, a record's
     /// parts), and one bad line fails the read.
     pub rows_after: Option<u32>,
-}
-
-/// Calls `f` with a slot: gives closures in the table their parameter
-/// types.
-fn parse_with<T>(
-    f: impl FnOnce(&[u8], &mut T) -> Result<(), ParseError>,
-    bytes: &[u8],
-    slot: &mut T,
-) -> Result<(), ParseError> {
-    f(bytes, slot)
 }
 
 macro_rules! sources {
@@ -108,51 +93,15 @@ macro_rules! sources {
 
         static INFO_TABLE: [SourceInfo; LIST.len()] = INFO;
 
-        impl SystemSample {
-            /// Exchanges the data, status and cost of `source` with `other`:
-            /// moves a freshly read source into a published sample without
-            /// copying, and hands the old buffers back for the next read.
-            pub fn swap_source(&mut self, other: &mut SystemSample, source: Source) {
-                match source {
-                    $(Source::$variant => std::mem::swap(
-                        &mut self.$($slot)+,
-                        &mut other.$($slot)+,
-                    ),)*
-                }
-                let i = source as usize;
-                std::mem::swap(&mut self.status[i], &mut other.status[i]);
-                std::mem::swap(&mut self.cost[i], &mut other.cost[i]);
-                std::mem::swap(&mut self.skipped[i], &mut other.skipped[i]);
-            }
-
-            /// Copies the data, status and cost of `source` from `other`,
-            /// reusing this sample's buffers.
-            pub fn copy_source(&mut self, other: &SystemSample, source: Source) {
-                match source {
-                    $(Source::$variant => self.$($slot)+.clone_from(&other.$($slot)+),)*
-                }
-                let i = source as usize;
-                self.status[i].clone_from(&other.status[i]);
-                self.cost[i] = other.cost[i];
-                self.skipped[i] = other.skipped[i];
-            }
-
-            /// Parses `bytes` as `source` into this sample.
-            pub fn parse_source(&mut self, source: Source, bytes: &[u8]) -> Result<(), ParseError> {
-                match source {
-                    $(Source::$variant => parse_with($parse, bytes, &mut self.$($slot)+),)*
-                }
-            }
+        /// The rows' slots and parsers, handed to `sample.rs`'s
+        /// `source_slots!`, which writes the per-source code of
+        /// `SystemSample` there: the registry needs nothing of the sample.
+        macro_rules! for_each_source {
+            () => {
+                source_slots! { $($variant [$($slot)+] $parse;)* }
+            };
         }
-
-        impl Serialize for SourceData<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let x = self.0;
-                match self.1 {
-                    $(Source::$variant => x.$($slot)+.serialize(s),)*
-                }
-            }
-        }
+        pub(crate) use for_each_source;
     };
 }
 
@@ -163,13 +112,6 @@ macro_rules! rows_after {
     };
     ($rows:expr) => {
         Some($rows)
-    };
-}
-
-/// Assigns a parser's value to the slot.
-macro_rules! value {
-    ($f:path) => {
-        |b: &[u8], x: &mut _| $f(b).map(|v| *x = v)
     };
 }
 
@@ -511,6 +453,7 @@ impl Source {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SystemSample;
 
     #[test]
     fn names_and_aliases_name_one_source_each() {
