@@ -38,7 +38,7 @@ pub enum StartError {
     #[error("configuration: {0}")]
     Config(#[from] ConfigError),
     #[error("{0}")]
-    Setup(String),
+    Setup(#[from] sys::Error),
 }
 
 pub(crate) fn log(msg: impl AsRef<str>) {

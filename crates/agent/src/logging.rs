@@ -9,6 +9,7 @@
 //! - `json`: `{"ts":"...","level":"info","msg":"MESSAGE"}`, one object a line.
 
 use std::sync::atomic::{AtomicU8, Ordering};
+use sys::Error;
 
 /// How much is said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -33,13 +34,18 @@ static FORMAT: AtomicU8 = AtomicU8::new(Format::Plain as u8);
 impl Level {
     pub const NAMES: &'static str = "debug, info, warn or error";
 
-    pub fn parse(s: &str) -> Result<Level, String> {
+    pub fn parse(s: &str) -> Result<Level, Error> {
         Ok(match s {
             "debug" => Level::Debug,
             "info" => Level::Info,
             "warn" => Level::Warn,
             "error" => Level::Error,
-            _ => return Err(format!("log level {s:?}: use {}", Level::NAMES)),
+            _ => {
+                return Err(Error::invalid(format!(
+                    "log level {s:?}: use {}",
+                    Level::NAMES
+                )));
+            }
         })
     }
 
@@ -54,12 +60,16 @@ impl Level {
 }
 
 impl Format {
-    pub fn parse(s: &str) -> Result<Format, String> {
+    pub fn parse(s: &str) -> Result<Format, Error> {
         Ok(match s {
             "plain" => Format::Plain,
             "logfmt" => Format::Logfmt,
             "json" => Format::Json,
-            _ => return Err(format!("log format {s:?}: use plain, logfmt or json")),
+            _ => {
+                return Err(Error::invalid(format!(
+                    "log format {s:?}: use plain, logfmt or json"
+                )));
+            }
         })
     }
 }
@@ -133,8 +143,14 @@ mod tests {
         assert!(
             Level::parse("loud")
                 .unwrap_err()
+                .to_string()
                 .contains("debug, info, warn or error")
         );
-        assert!(Format::parse("xml").unwrap_err().contains("logfmt"));
+        assert!(
+            Format::parse("xml")
+                .unwrap_err()
+                .to_string()
+                .contains("logfmt")
+        );
     }
 }

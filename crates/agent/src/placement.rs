@@ -7,12 +7,13 @@
 //! the mask, so every thread the agent or its libraries create stays there.
 
 use std::io;
+use sys::Error;
 
 use procfs::cpu::{CpuList, Topology};
 
 /// The CPUs the agent runs on: `configured` if given (only its online
 /// CPUs), else the topology's housekeeping set; never empty.
-pub fn housekeeping(configured: Option<&CpuList>, topo: &Topology) -> Result<CpuList, String> {
+pub fn housekeeping(configured: Option<&CpuList>, topo: &Topology) -> Result<CpuList, Error> {
     let set = match configured {
         Some(c) => {
             let online: Vec<u32> = c
@@ -22,10 +23,10 @@ pub fn housekeeping(configured: Option<&CpuList>, topo: &Topology) -> Result<Cpu
                 .filter(|&cpu| topo.online.contains(cpu))
                 .collect();
             if online.is_empty() {
-                return Err(format!(
+                return Err(Error::invalid(format!(
                     "housekeeping CPUs {c} are not online (online: {})",
                     topo.online
-                ));
+                )));
             }
             CpuList::new(online)
         }
@@ -75,7 +76,9 @@ mod tests {
             online: CpuList::parse("0-1").unwrap(),
             ..Default::default()
         };
-        let e = housekeeping(Some(&CpuList::parse("4-5").unwrap()), &topo).unwrap_err();
+        let e = housekeeping(Some(&CpuList::parse("4-5").unwrap()), &topo)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("4-5") && e.contains("online: 0-1"), "{e}");
         let ok = housekeeping(Some(&CpuList::parse("1,7").unwrap()), &topo).unwrap();
         assert_eq!(ok.cpus(), &[1]);

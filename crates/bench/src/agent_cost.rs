@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use sys::Error;
 
 use serde::Serialize;
 
@@ -70,24 +71,24 @@ pub const SETTLE: Duration = Duration::from_secs(20);
 pub const SCRAPE_EVERY: Duration = Duration::from_secs(15);
 
 /// A loopback port free now.
-pub(crate) fn free_port() -> Result<u16, String> {
+pub(crate) fn free_port() -> Result<u16, Error> {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .map_err(|e| format!("finding a free port: {e}"))
+        .map_err(|e| Error::io("finding a free port", e))
 }
 
 /// GET `path` over HTTP/1.0 on a loopback port: the whole response,
 /// headers included.
-pub(crate) fn get(port: u16, path: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn get(port: u16, path: &str) -> Result<Vec<u8>, Error> {
     use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(Error::from)?;
     s.set_read_timeout(Some(Duration::from_secs(10)))
-        .map_err(|e| e.to_string())?;
+        .map_err(Error::from)?;
     s.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
-        .map_err(|e| e.to_string())?;
+        .map_err(Error::from)?;
     let mut body = Vec::new();
-    s.read_to_end(&mut body).map_err(|e| e.to_string())?;
+    s.read_to_end(&mut body).map_err(Error::from)?;
     Ok(body)
 }
 
@@ -99,7 +100,7 @@ pub(crate) fn http_body(resp: &[u8]) -> &[u8] {
 }
 
 /// GET /metrics, the whole body read; its size.
-fn scrape(port: u16) -> Result<usize, String> {
+fn scrape(port: u16) -> Result<usize, Error> {
     get(port, "/metrics").map(|b| b.len())
 }
 
@@ -114,7 +115,7 @@ pub(crate) struct Usage {
 
 /// CPU ticks from /proc/PID/stat; context switches summed over its live
 /// threads (an agent's threads live as long as it does).
-pub(crate) fn usage(pid: u32) -> Result<Usage, String> {
+pub(crate) fn usage(pid: u32) -> Result<Usage, Error> {
     let st = crate::child::pid_stat(pid)?;
     let mut u = Usage {
         cpu_ticks: st.utime_ticks + st.stime_ticks,
@@ -122,7 +123,7 @@ pub(crate) fn usage(pid: u32) -> Result<Usage, String> {
         ..Usage::default()
     };
     let threads = procfs::threads::thread_costs(Path::new("/proc"), pid)
-        .map_err(|e| format!("/proc/{pid}/task: {e}"))?;
+        .map_err(|e| Error::io(format!("/proc/{pid}/task"), e))?;
     for t in threads {
         u.voluntary += t.switches.voluntary;
         u.involuntary += t.switches.involuntary;
@@ -155,7 +156,7 @@ impl Drop for Dirs {
     }
 }
 
-fn start(opts: &Options, collector: &str, dirs: &Dirs, port: u16) -> Result<Guard, String> {
+fn start(opts: &Options, collector: &str, dirs: &Dirs, port: u16) -> Result<Guard, Error> {
     let mut cmd = Command::new(&opts.exe);
     match collector {
         "agent-scraped" => {
@@ -204,10 +205,10 @@ fn start(opts: &Options, collector: &str, dirs: &Dirs, port: u16) -> Result<Guar
             cmd.args(["bench", "naive-collector"]);
         }
         other => {
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "unknown collector {other:?}; accepted: {}",
                 COLLECTORS.join(", ")
-            ));
+            )));
         }
     }
     spawn_quiet(cmd, collector)
@@ -215,15 +216,15 @@ fn start(opts: &Options, collector: &str, dirs: &Dirs, port: u16) -> Result<Guar
 
 /// Starts `cmd` with its output discarded, killed if the bench dies and
 /// stopped when the guard drops.
-pub(crate) fn spawn_quiet(mut cmd: Command, what: &str) -> Result<Guard, String> {
+pub(crate) fn spawn_quiet(mut cmd: Command, what: &str) -> Result<Guard, Error> {
     cmd.stdout(Stdio::null()).stderr(Stdio::null());
     die_with_parent(&mut cmd)
         .spawn()
         .map(Guard)
-        .map_err(|e| format!("starting {what}: {e}"))
+        .map_err(|e| Error::io(format!("starting {what}"), e))
 }
 
-pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
+pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
     let existing = std::fs::read_dir("/proc")
         .map(|d| {
             d.filter(|e| {
@@ -244,7 +245,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             opts.procs
         ));
     }
-    let idle = crate::spawn::Idle::start(n).map_err(|e| format!("spawning idle processes: {e}"))?;
+    let idle = crate::spawn::Idle::start(n).map_err(|e| Error::io("spawning idle processes", e))?;
     // The snapshot (and the journal beside it) in memory, as /run is on
     // systemd hosts; the store on the disk of the temporary directory.
     let name = format!("quietstat-bench-agent-{}", std::process::id());
@@ -255,7 +256,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
         ],
     };
     for d in &dirs.made {
-        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        std::fs::create_dir_all(d).map_err(|e| Error::file(d, e))?;
     }
     let mut rows = Vec::new();
     for c in &opts.collectors {
@@ -279,7 +280,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             "agent-scraped" | "agent-defaults" | "node-exporter"
         );
         if scraped {
-            scrape(port).map_err(|e| format!("{c}: first scrape: {e}"))?;
+            scrape(port).map_err(|e| e.context(format!("{c}: first scrape")))?;
         }
         let u0 = usage(pid)?;
         let store_dir = dirs.store();
@@ -290,7 +291,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             let mut next = t0 + SCRAPE_EVERY;
             while next <= end {
                 std::thread::sleep(next.saturating_duration_since(Instant::now()));
-                scrape(port).map_err(|e| format!("{c}: scrape: {e}"))?;
+                scrape(port).map_err(|e| e.context(format!("{c}: scrape")))?;
                 next += SCRAPE_EVERY;
             }
         }

@@ -14,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use sys::Error;
 
 use cgroups::{Figures, File, Options as ReaderOptions, Reader, Sample};
 use serde::Serialize;
@@ -132,7 +133,7 @@ fn raise_fd_limit(n: u64) -> u64 {
     }
 }
 
-pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
+pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
     let proc_root = Path::new("/proc");
     let sys_root = Path::new("/sys");
     let base_opts = ReaderOptions::new(proc_root, sys_root);
@@ -174,7 +175,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         .copied()
         .filter(|f| f.name != "memory.stat")
         .collect();
-    let reader = |f: &dyn Fn(&mut ReaderOptions)| -> Result<Way, String> {
+    let reader = |f: &dyn Fn(&mut ReaderOptions)| -> Result<Way, Error> {
         let mut o = base_opts.clone();
         f(&mut o);
         Ok(Way::Reader(o))
@@ -282,16 +283,17 @@ fn make(
     name: &str,
     count: usize,
     made: &mut Made,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let slices = count.div_ceil(PER_SLICE);
     for h in hierarchies {
         let top = h.dir.join(name);
-        std::fs::create_dir(&top).map_err(|e| format!("making {}: {e}", top.display()))?;
+        std::fs::create_dir(&top).map_err(|e| Error::io(format!("making {}", top.display()), e))?;
         made.0.push(top.clone());
         let mut n = 0;
         for s in 0..slices {
             let slice = top.join(format!("s{s}.slice"));
-            std::fs::create_dir(&slice).map_err(|e| format!("making {}: {e}", slice.display()))?;
+            std::fs::create_dir(&slice)
+                .map_err(|e| Error::io(format!("making {}", slice.display()), e))?;
             made.0.push(slice.clone());
             n += 1;
             for c in 0..PER_SLICE - 1 {
@@ -299,7 +301,8 @@ fn make(
                     break;
                 }
                 let d = slice.join(format!("c{c}.scope"));
-                std::fs::create_dir(&d).map_err(|e| format!("making {}: {e}", d.display()))?;
+                std::fs::create_dir(&d)
+                    .map_err(|e| Error::io(format!("making {}", d.display()), e))?;
                 made.0.push(d);
                 n += 1;
             }
@@ -310,7 +313,7 @@ fn make(
 
 /// `runs` rounds (and one to warm up) of every way, in an order that
 /// changes each round; each way's time is that of one whole read.
-fn measure(ways: &mut [WayRuns], runs: usize) -> Result<(), String> {
+fn measure(ways: &mut [WayRuns], runs: usize) -> Result<(), Error> {
     let mut sample = Sample::default();
     let mut buf = Vec::new();
     for run in 0..=runs {
@@ -340,11 +343,11 @@ fn measure(ways: &mut [WayRuns], runs: usize) -> Result<(), String> {
             };
             let ms = t.elapsed().as_secs_f64() * 1e3;
             if sample.errors > 0 {
-                return Err(format!(
+                return Err(Error::other(format!(
                     "the reader met {} errors: {}",
                     sample.errors,
                     sample.first_error.clone().unwrap_or_default()
-                ));
+                )));
             }
             if run > 0 {
                 samples.push(ms);

@@ -17,6 +17,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use sys::Error;
 
 use serde::Serialize;
 
@@ -83,7 +84,7 @@ pub struct Options {
 }
 
 /// CPU time (user, system) of a process, from /proc/PID/stat.
-fn cpu_of(pid: u32) -> Result<f64, String> {
+fn cpu_of(pid: u32) -> Result<f64, Error> {
     let st = crate::child::pid_stat(pid)?;
     Ok((st.utime_ticks + st.stime_ticks) as f64 / procfs::stat::USER_HZ as f64)
 }
@@ -92,18 +93,18 @@ fn http_get(
     stream: &mut BufReader<TcpStream>,
     addr: SocketAddr,
     path: &str,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, Error> {
     let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n");
     stream
         .get_mut()
         .write_all(req.as_bytes())
-        .map_err(|e| e.to_string())?;
+        .map_err(Error::from)?;
     let mut len = 0usize;
     let mut line = String::new();
     loop {
         line.clear();
-        if stream.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
-            return Err("connection closed".into());
+        if stream.read_line(&mut line).map_err(Error::from)? == 0 {
+            return Err(Error::other("connection closed"));
         }
         let l = line.trim_end();
         if l.is_empty() {
@@ -112,22 +113,26 @@ fn http_get(
         if let Some((k, v)) = l.split_once(':')
             && k.eq_ignore_ascii_case("content-length")
         {
-            len = v.trim().parse().map_err(|_| format!("bad length {v}"))?;
+            len = v
+                .trim()
+                .parse()
+                .map_err(|_| Error::malformed("", None, format!("bad length {v}")))?;
         }
     }
     let mut body = vec![0; len];
-    stream.read_exact(&mut body).map_err(|e| e.to_string())?;
+    stream.read_exact(&mut body).map_err(Error::from)?;
     Ok(body)
 }
 
-fn stat_reads(addr: SocketAddr) -> Result<u64, String> {
-    let s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+fn stat_reads(addr: SocketAddr) -> Result<u64, Error> {
+    let s = TcpStream::connect(addr).map_err(Error::from)?;
     let mut r = BufReader::new(s);
     let body = http_get(&mut r, addr, "/api/v1/snapshot?sources=stat")?;
-    let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+    let v: serde_json::Value = serde_json::from_slice(&body)
+        .map_err(|e| Error::malformed("the agent's JSON", None, e.to_string()))?;
     v["agent"]["sources"]["stat"]["reads"]
         .as_u64()
-        .ok_or_else(|| "no stat reads in the agent's answer".into())
+        .ok_or_else(|| Error::malformed("", None, "no stat reads in the agent's answer"))
 }
 
 /// What one consumer measured of its own reading loop (set-up excluded).
@@ -158,7 +163,7 @@ pub fn worker(
     reads: u64,
     shm_path: &Path,
     addr: SocketAddr,
-) -> Result<WorkerResult, String> {
+) -> Result<WorkerResult, Error> {
     let mut sum = 0u64;
     let (mut u0, mut s0, mut t0) = (0.0, 0.0, Instant::now());
     let mut start = || {
@@ -176,14 +181,14 @@ pub fn worker(
             }
         }
         Variant::Shm(ms) | Variant::ShmPaced(ms) => {
-            let r = shm::ShmReader::open(shm_path).map_err(|e| e.to_string())?;
+            let r = shm::ShmReader::open(shm_path).map_err(Error::from)?;
             let mut s = shm::Snapshot::default();
             let age = Duration::from_millis(ms);
             let paced = matches!(variant, Variant::ShmPaced(_));
             start();
             for _ in 0..reads {
                 r.read_fresh(age, Duration::from_secs(10), &mut s)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(Error::from)?;
                 sum = sum.wrapping_add(s.intr_total + s.cpu_ticks[0]);
                 if paced {
                     std::thread::sleep(Duration::from_millis(1));
@@ -191,7 +196,7 @@ pub fn worker(
             }
         }
         Variant::Http => {
-            let s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+            let s = TcpStream::connect(addr).map_err(Error::from)?;
             let mut r = BufReader::new(s);
             start();
             for _ in 0..reads {
@@ -211,23 +216,23 @@ pub fn worker(
 }
 
 /// Runs every variant; `progress` gets one line per step.
-pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
+pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
     let dir =
         std::env::temp_dir().join(format!("quietstat-bench-consumers-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|e| Error::file(&dir, e))?;
     let result = run_in(opts, &dir, progress);
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
 
-fn run_in(opts: &Options, dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
+fn run_in(opts: &Options, dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
     let shm_path = dir.join("snapshot");
     let cfg = dir.join("agent.toml");
     std::fs::write(
         &cfg,
         "[sources.stat]\nmin_interval = \"0s\"\n[sources.processes]\nenabled = false\n",
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(Error::from)?;
     let mut cmd = Command::new(&opts.exe);
     cmd.args(["agent", "--no-store", "--listen", "127.0.0.1:0", "--config"])
         .arg(&cfg)
@@ -237,7 +242,7 @@ fn run_in(opts: &Options, dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<
         .stderr(Stdio::piped());
     let mut child = die_with_parent(&mut cmd)
         .spawn()
-        .map_err(|e| format!("starting the agent: {e}"))?;
+        .map_err(|e| Error::io("starting the agent", e))?;
     let stderr = child.stderr.take().expect("piped");
     let agent = Guard(child);
     let agent_pid = agent.0.id();
@@ -250,10 +255,12 @@ fn run_in(opts: &Options, dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<
                         .split('/')
                         .next()
                         .and_then(|a| a.parse().ok())
-                        .ok_or_else(|| format!("unexpected line: {l}"))?;
+                        .ok_or_else(|| {
+                            Error::malformed("", None, format!("unexpected line: {l}"))
+                        })?;
                 }
             }
-            _ => return Err("the agent exited before serving".into()),
+            _ => return Err(Error::other("the agent exited before serving")),
         }
     };
     // Drain the agent's log so it never blocks on a full pipe.
@@ -290,20 +297,21 @@ fn run_in(opts: &Options, dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<
             .arg(addr.to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-            kids.push(die_with_parent(&mut c).spawn().map_err(|e| e.to_string())?);
+            kids.push(die_with_parent(&mut c).spawn().map_err(Error::from)?);
         }
         let (mut user, mut sys) = (0.0, 0.0);
         for k in kids {
-            let out = k.wait_with_output().map_err(|e| e.to_string())?;
+            let out = k.wait_with_output().map_err(Error::from)?;
             if !out.status.success() {
-                return Err(format!(
+                return Err(Error::other(format!(
                     "a {} consumer failed: {}",
                     v.name(),
                     String::from_utf8_lossy(&out.stderr).trim()
-                ));
+                )));
             }
-            let r: WorkerResult = serde_json::from_slice(&out.stdout)
-                .map_err(|e| format!("a {} consumer's report: {e}", v.name()))?;
+            let r: WorkerResult = serde_json::from_slice(&out.stdout).map_err(|e| {
+                Error::malformed("", None, format!("a {} consumer's report: {e}", v.name()))
+            })?;
             user += r.user_s;
             sys += r.system_s;
         }

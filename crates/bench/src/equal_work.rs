@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+use sys::Error;
 
 use serde::Serialize;
 use sys::child::Guard;
@@ -59,20 +60,16 @@ fn status_kib(pid: u32, key: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-fn measure(
-    what: &str,
-    child: &Guard,
-    port: u16,
-    path: &str,
-    scrapes: usize,
-) -> Result<Row, String> {
+fn measure(what: &str, child: &Guard, port: u16, path: &str, scrapes: usize) -> Result<Row, Error> {
     let pid = child.0.id();
     let t = Instant::now();
     while get(port, "/metrics").map_or(true, |r| {
         !r.starts_with(b"HTTP/1.0 200") && !r.starts_with(b"HTTP/1.1 200")
     }) {
         if t.elapsed() > Duration::from_secs(60) {
-            return Err(format!("{what}: /metrics did not answer within 60 s"));
+            return Err(Error::other(format!(
+                "{what}: /metrics did not answer within 60 s"
+            )));
         }
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -102,14 +99,14 @@ fn measure(
     })
 }
 
-pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
+pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
     let f = &opts.fixture;
     for sub in ["proc", "sys"] {
         if !f.join(sub).is_dir() {
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "{}: not a fixture tree (no {sub}/ in it); accepted: a directory with proc/, sys/ and rootfs/, as fixtures/cpu4096",
                 f.display()
-            ));
+            )));
         }
     }
     let rootfs = f.join("rootfs");
@@ -121,7 +118,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             "[sources.{k}]\nmin_interval = \"0s\"\ndemand_min_interval = \"0s\"\n"
         ));
     }
-    std::fs::write(&config, toml).map_err(|e| format!("{}: {e}", config.display()))?;
+    std::fs::write(&config, toml).map_err(|e| Error::file(&config, e))?;
     let agent = |port: u16, config: Option<&Path>| {
         let mut c = Command::new(&opts.exe);
         c.arg("agent");
@@ -183,7 +180,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             .arg("--no-collector.netdev.netlink");
         let n = spawn_quiet(c, "node_exporter (Debian package prometheus-node-exporter)")?;
         rows.push(measure(&what, &n, port, "/metrics", opts.scrapes)?);
-        Ok::<(), String>(())
+        Ok::<(), Error>(())
     })();
     let _ = std::fs::remove_file(&config);
     result.map(|()| rows)

@@ -8,6 +8,7 @@
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use sys::Error;
 
 use proctable::{BackendChoice, Exit, ProcTable};
 use serde::Serialize;
@@ -54,7 +55,7 @@ pub struct Report {
 }
 
 /// Runs the load and the capture; `note` receives progress messages.
-pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String> {
+pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     // The procfs backend captures through taskstats, the bpf one through
     // its ring buffer.
     let backend = if opts.taskstats {
@@ -62,8 +63,8 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
     } else {
         BackendChoice::Bpf
     };
-    let mut capture = ProcTable::open(backend, "/proc", "/sys").map_err(|e| e.to_string())?;
-    let how = capture.enable_exits().map_err(|e| e.to_string())?;
+    let mut capture = ProcTable::open(backend, "/proc", "/sys").map_err(Error::from)?;
+    let how = capture.enable_exits().map_err(Error::from)?;
     let lost = |t: &ProcTable| t.exits_lost().unwrap_or(0);
     let before = lost(&capture);
     let mut exits: Vec<Exit> = Vec::new();
@@ -84,7 +85,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
     die_with_parent(&mut cmd);
     let mut forker = Guard(
         cmd.spawn()
-            .map_err(|e| format!("starting the forker: {e}"))?,
+            .map_err(|e| Error::io("starting the forker", e))?,
     );
     let forker_pid = forker.0.id();
     note(&format!(
@@ -114,7 +115,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
         max_per_drain = max_per_drain.max(n);
     };
     let status = loop {
-        if let Some(status) = forker.0.try_wait().map_err(|e| e.to_string())? {
+        if let Some(status) = forker.0.try_wait().map_err(Error::from)? {
             break status;
         }
         if Instant::now() >= next {
@@ -126,20 +127,19 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
     let seconds = start.elapsed().as_secs_f64();
     drain(&mut capture);
     if !status.success() {
-        return Err(format!("the forker failed: {status}"));
+        return Err(Error::other(format!("the forker failed: {status}")));
     }
     let mut out = String::new();
     forker
         .0
         .stdout
         .take()
-        .ok_or("the forker's stdout")?
+        .ok_or_else(|| Error::other("the forker's stdout"))?
         .read_to_string(&mut out)
-        .map_err(|e| e.to_string())?;
-    let forked: u64 = out
-        .trim()
-        .parse()
-        .map_err(|_| format!("the forker printed {out:?}, not a count"))?;
+        .map_err(Error::from)?;
+    let forked: u64 = out.trim().parse().map_err(|_| {
+        Error::malformed("", None, format!("the forker printed {out:?}, not a count"))
+    })?;
     let after = lost(&capture);
     Ok(Report {
         offered_per_s: opts.rate,
@@ -160,7 +160,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, String>
 /// The forker: forks `rate` children per second for `duration`, each
 /// exiting at once with code pid % 100, reaping them as it goes; prints how
 /// many it forked. Paced on a 1 ms grid of absolute deadlines.
-pub fn forker(rate: u32, duration: Duration) -> Result<u64, String> {
+pub fn forker(rate: u32, duration: Duration) -> Result<u64, Error> {
     let start = Instant::now();
     let mut forked = 0u64;
     let mut live = 0u64;
@@ -186,7 +186,7 @@ pub fn forker(rate: u32, duration: Duration) -> Result<u64, String> {
             match unsafe { libc::fork() } {
                 // SAFETY: in the child: getpid and _exit are async-signal-safe.
                 0 => unsafe { libc::_exit(libc::getpid() % 100) },
-                -1 => return Err(format!("fork: {}", std::io::Error::last_os_error())),
+                -1 => return Err(Error::kernel("fork", std::io::Error::last_os_error())),
                 _ => {
                     forked += 1;
                     live += 1;

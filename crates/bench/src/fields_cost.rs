@@ -8,6 +8,7 @@
 //! needs.
 
 use std::time::Instant;
+use sys::Error;
 
 use proctable::bpf::btf_types::KernelTypes;
 use proctable::bpf::reads::{self, GroupLines};
@@ -63,12 +64,15 @@ fn describe(g: &GroupLines) -> String {
 }
 
 /// Measures; `note` receives messages (caps, the layout's source).
-pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
+pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
     let types = KernelTypes::running()?;
     let groups = reads::group_lines(&types)?;
-    let mut bpf = Bpf::open_with(Method::Walk).map_err(|e| e.to_string())?;
+    let mut bpf = Bpf::open_with(Method::Walk).map_err(Error::from)?;
     if let Some(why) = bpf.walk_unavailable() {
-        return Err(format!("the walk is unavailable: {why}"));
+        return Err(Error::new(
+            sys::ErrorKind::Kernel,
+            format!("the walk is unavailable: {why}"),
+        ));
     }
     // One walker: the cost per process, not how well two vCPUs overlap.
     bpf.set_walkers(Threads::Fixed(1));
@@ -77,7 +81,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
     if let Some(why) = why {
         note(&format!("{} processes capped to {n}: {why}", opts.procs));
     }
-    let idle = Idle::start(n).map_err(|e| format!("spawning {n} idle processes: {e}"))?;
+    let idle = Idle::start(n).map_err(|e| Error::io(format!("spawning {n} idle processes"), e))?;
     // (row, its group, the query, samples)
     let mut kinds: Vec<(String, Option<&GroupLines>, Query, Vec<f64>)> = Vec::new();
     for g in &groups {
@@ -112,7 +116,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         for k in run_order(kinds.len(), run) {
             let (_, _, q, samples) = &mut kinds[k];
             let t = Instant::now();
-            bpf.snapshot(q, &mut table).map_err(|e| e.to_string())?;
+            bpf.snapshot(q, &mut table).map_err(Error::from)?;
             let ms = t.elapsed().as_secs_f64() * 1e3;
             if run > 0 {
                 samples.push(ms);

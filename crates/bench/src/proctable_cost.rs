@@ -5,6 +5,7 @@
 
 use std::io::Read;
 use std::time::Instant;
+use sys::Error;
 
 use proctable::Threads;
 use proctable::bpf::{Bpf, Method};
@@ -141,7 +142,7 @@ pub(crate) fn run_order(kinds: usize, run: usize) -> Vec<usize> {
 }
 
 /// Measures every N; `note` receives messages (caps, skipped backends).
-pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
+pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
     let mut rows = Vec::new();
     let mut bpf = match ProcTable::open(BackendChoice::Bpf, "/proc", "/sys") {
         Ok(t) => Some(t),
@@ -170,12 +171,12 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         Vec::new()
     };
     let mut procfs =
-        ProcTable::open(BackendChoice::Procfs, "/proc", "/sys").map_err(|e| e.to_string())?;
+        ProcTable::open(BackendChoice::Procfs, "/proc", "/sys").map_err(Error::from)?;
     // On one thread, every file opened, read and closed. The one-thread
     // row with kept fds is the default backend set to one thread for its
     // snapshot: the same kept fds (two readers each keeping one per
     // process would run out of them).
-    let mut cold = proctable::dir::ProcDir::open("/proc", "/sys").map_err(|e| e.to_string())?;
+    let mut cold = proctable::dir::ProcDir::open("/proc", "/sys").map_err(Error::from)?;
     cold.set_threads(Threads::Fixed(1));
     cold.set_max_kept(0);
     // What the naive loop reads too: every field of /proc/PID/stat.
@@ -207,7 +208,8 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
         if let Some(why) = why {
             note(&format!("{asked} processes capped to {n}: {why}"));
         }
-        let idle = Idle::start(n).map_err(|e| format!("spawning {n} idle processes: {e}"))?;
+        let idle =
+            Idle::start(n).map_err(|e| Error::io(format!("spawning {n} idle processes"), e))?;
         // (row name, what takes the snapshot, what it asks for, samples).
         let mut times: Vec<(&str, Source, &Query, Vec<f64>)> = vec![
             ("naive", Source::Naive, &query, Vec::new()),
@@ -257,7 +259,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Strin
                     }
                     Source::Beside(i) => beside[*i].2.snapshot(q, &mut table).map(|_| table.len()),
                 }
-                .map_err(|e| e.to_string())?;
+                .map_err(Error::from)?;
                 let ms = t.elapsed().as_secs_f64() * 1e3;
                 if run > 0 {
                     samples.push(ms);

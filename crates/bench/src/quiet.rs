@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+use sys::Error;
 
 use serde::Serialize;
 use sys::child::Guard;
@@ -48,10 +49,10 @@ pub struct Row {
 }
 
 /// Its threads' voluntary switches and CPU ns, summed by thread name.
-fn costs(pid: u32) -> Result<BTreeMap<String, (u64, u64)>, String> {
+fn costs(pid: u32) -> Result<BTreeMap<String, (u64, u64)>, Error> {
     let mut m: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let threads = procfs::threads::thread_costs(Path::new("/proc"), pid)
-        .map_err(|e| format!("/proc/{pid}/task: {e}"))?;
+        .map_err(|e| Error::io(format!("/proc/{pid}/task"), e))?;
     for t in threads {
         let e = m.entry(t.name).or_default();
         e.0 += t.switches.voluntary;
@@ -64,10 +65,10 @@ fn totals(m: &BTreeMap<String, (u64, u64)>) -> (u64, u64) {
     m.values().fold((0, 0), |(v, c), (a, b)| (v + a, c + b))
 }
 
-fn scrape(what: &str, port: u16) -> Result<usize, String> {
-    let r = get(port, "/metrics").map_err(|e| format!("{what}: scrape: {e}"))?;
+fn scrape(what: &str, port: u16) -> Result<usize, Error> {
+    let r = get(port, "/metrics").map_err(|e| e.context(format!("{what}: scrape")))?;
     if !r.starts_with(b"HTTP/1.0 200") && !r.starts_with(b"HTTP/1.1 200") {
-        return Err(format!("{what}: scrape: not 200"));
+        return Err(Error::other(format!("{what}: scrape: not 200")));
     }
     Ok(http_body(&r).len())
 }
@@ -96,11 +97,11 @@ fn equal_work_config(every: Duration) -> String {
     c
 }
 
-pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
-    let dir = tempfile::tempdir_in("/dev/shm").map_err(|e| format!("/dev/shm: {e}"))?;
+pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
+    let dir = tempfile::tempdir_in("/dev/shm").map_err(|e| Error::io("/dev/shm", e))?;
     let config = dir.path().join("agent.toml");
     std::fs::write(&config, equal_work_config(opts.interval))
-        .map_err(|e| format!("{}: {e}", config.display()))?;
+        .map_err(|e| Error::file(&config, e))?;
     let (ap, np) = (free_port()?, free_port()?);
     let mut a = Command::new(&opts.exe);
     a.arg("agent")
@@ -122,7 +123,9 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
     for (what, _, port) in collectors {
         while scrape(what, port).is_err() {
             if t.elapsed() > Duration::from_secs(60) {
-                return Err(format!("{what}: /metrics did not answer within 60 s"));
+                return Err(Error::other(format!(
+                    "{what}: /metrics did not answer within 60 s"
+                )));
             }
             std::thread::sleep(Duration::from_millis(200));
         }

@@ -20,6 +20,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
+use sys::Error;
 
 use exporter::metrics::families::{
     QUIETSTAT_PROCESSES, QUIETSTAT_SOURCE_CPU_SECONDS_TOTAL, QUIETSTAT_SOURCE_INTERVAL_SECONDS,
@@ -97,12 +98,12 @@ fn counter(body: &str, family: &str, labels: &str) -> f64 {
         .sum()
 }
 
-fn metrics(port: u16) -> Result<String, String> {
+fn metrics(port: u16) -> Result<String, Error> {
     let resp = get(port, "/metrics")?;
     Ok(String::from_utf8_lossy(http_body(&resp)).into_owned())
 }
 
-pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
+pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
     let mut rows = Vec::new();
     for &n in &opts.procs {
         let _pid_max = PidMax::room_for(n)?;
@@ -112,13 +113,13 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             progress(&format!("{n} processes: {why}"));
         }
         progress(&format!("starting {n} idle processes"));
-        let idle = Idle::start(n).map_err(|e| format!("starting {n} processes: {e}"))?;
+        let idle = Idle::start(n).map_err(|e| Error::io(format!("starting {n} processes"), e))?;
         // In memory: the snapshot, and so the journal beside it.
         let dir = PathBuf::from(format!(
             "/dev/shm/quietstat-bench-scale-{}",
             std::process::id()
         ));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(|e| Error::file(&dir, e))?;
         let r = one(opts, &idle, &dir, progress);
         let _ = std::fs::remove_dir_all(&dir);
         drop(idle);
@@ -132,7 +133,7 @@ fn one(
     idle: &Idle,
     dir: &Path,
     progress: &mut dyn FnMut(&str),
-) -> Result<Row, String> {
+) -> Result<Row, Error> {
     let n = idle.count();
     let shm = dir.join("snapshot");
     let store = dir.join("store");
@@ -146,11 +147,11 @@ fn one(
         .arg("--store")
         .arg(&store)
         .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).map_err(|e| e.to_string())?);
+        .stderr(std::fs::File::create(&log).map_err(Error::from)?);
     let agent = die_with_parent(&mut cmd)
         .spawn()
         .map(Guard)
-        .map_err(|e| format!("starting the agent: {e}"))?;
+        .map_err(|e| Error::io("starting the agent", e))?;
     let pid = agent.0.id();
     let started = SystemTime::now();
     wait_settled(port, n, &log)?;
@@ -277,7 +278,7 @@ fn one(
 /// whole table, the first table written to the history (every process's
 /// identity row, a command line read for each: once per start, not the
 /// running cost), and one flush after that.
-fn wait_settled(port: u16, n: usize, log: &Path) -> Result<(), String> {
+fn wait_settled(port: u16, n: usize, log: &Path) -> Result<(), Error> {
     let t = Instant::now();
     let mut flushes_after_first_table = None;
     loop {
@@ -302,10 +303,10 @@ fn wait_settled(port: u16, n: usize, log: &Path) -> Result<(), String> {
             }
         }
         if t.elapsed() > Duration::from_secs(180) {
-            return Err(format!(
+            return Err(Error::other(format!(
                 "{n} processes: the agent did not settle (see {})",
                 log.display()
-            ));
+            )));
         }
         std::thread::sleep(Duration::from_millis(500));
     }
@@ -314,7 +315,7 @@ fn wait_settled(port: u16, n: usize, log: &Path) -> Result<(), String> {
 
 /// One `top -d 2s` in tmux for the window: its CPU and the agent's beside
 /// it, in percent of a CPU.
-fn top_beside(opts: &Options, pid: u32, shm_s: &str, n: usize) -> Result<(f64, f64), String> {
+fn top_beside(opts: &Options, pid: u32, shm_s: &str, n: usize) -> Result<(f64, f64), Error> {
     let tmux = Tmux::new();
     let exe = opts.exe.to_string_lossy().into_owned();
     let top = tmux.run("top", &[&exe, "top", "-d", "2s", "--shm-path", shm_s])?;
@@ -326,9 +327,9 @@ fn top_beside(opts: &Options, pid: u32, shm_s: &str, n: usize) -> Result<(f64, f
     let (c1, a1) = (runtime_ns(top), runtime_ns(pid));
     let pct = |x: Option<u64>, y: Option<u64>| match (x, y) {
         (Some(x), Some(y)) => Ok(y.saturating_sub(x) as f64 / (secs * 1e9) * 100.0),
-        _ => Err(format!(
+        _ => Err(Error::other(format!(
             "{n} processes: top or the agent ended during the window"
-        )),
+        ))),
     };
     let cpu = (pct(c0, c1)?, pct(a0, a1)?);
     drop(tmux);

@@ -9,6 +9,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicI32, Ordering};
+use sys::Error;
 
 /// The process group to kill on a signal (0: none).
 static GROUP: AtomicI32 = AtomicI32::new(0);
@@ -75,12 +76,12 @@ pub struct PidMax {
 impl PidMax {
     /// Raises kernel.pid_max to twice `n` plus the processes present, when
     /// it is lower (pids are handed out upward, wrapping at the limit).
-    pub fn room_for(n: usize) -> Result<PidMax, String> {
+    pub fn room_for(n: usize) -> Result<PidMax, Error> {
         let old: i32 = std::fs::read_to_string(PID_MAX)
-            .map_err(|e| format!("{PID_MAX}: {e}"))?
+            .map_err(|e| Error::io(PID_MAX, e))?
             .trim()
             .parse()
-            .map_err(|e| format!("{PID_MAX}: {e}"))?;
+            .map_err(|e: std::num::ParseIntError| Error::malformed(PID_MAX, None, e.to_string()))?;
         let existing = std::fs::read_dir("/proc").map(|d| d.count()).unwrap_or(0);
         let want = (n * 2 + existing + 4096).min(4 << 20) as i32;
         if old >= want {
@@ -89,7 +90,7 @@ impl PidMax {
         OLD_PID_MAX.store(old, Ordering::SeqCst);
         catch_signals();
         std::fs::write(PID_MAX, want.to_string())
-            .map_err(|e| format!("raising {PID_MAX} to {want} (needs root): {e}"))?;
+            .map_err(|e| Error::io(format!("raising {PID_MAX} to {want} (needs root)"), e))?;
         Ok(PidMax { old: Some(old) })
     }
 }

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
+use sys::Error;
 
 use procfs::{Reader, SystemSample};
 use proctable::{Exit, Proc};
@@ -68,7 +69,7 @@ fn synthetic(pid: u32, i: usize) -> Proc {
     }
 }
 
-fn median_ms(exe: &Path, args: &[&str]) -> Result<f64, String> {
+fn median_ms(exe: &Path, args: &[&str]) -> Result<f64, Error> {
     let mut t = Vec::new();
     for _ in 0..3 {
         let t0 = Instant::now();
@@ -77,12 +78,12 @@ fn median_ms(exe: &Path, args: &[&str]) -> Result<f64, String> {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .output()
-            .map_err(|e| e.to_string())?;
+            .map_err(Error::from)?;
         if !out.status.success() {
-            return Err(format!(
+            return Err(Error::other(format!(
                 "report {args:?}: {}",
                 String::from_utf8_lossy(&out.stderr)
-            ));
+            )));
         }
         t.push(t0.elapsed().as_secs_f64() * 1000.0);
     }
@@ -90,10 +91,10 @@ fn median_ms(exe: &Path, args: &[&str]) -> Result<f64, String> {
     Ok(t[1])
 }
 
-pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
+pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let tmp = std::env::temp_dir().join(format!("quietstat-bench-store-{}", std::process::id()));
     let root = opts.keep.clone().unwrap_or_else(|| tmp.clone());
-    std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+    std::fs::create_dir_all(&root).map_err(|e| Error::file(&root, e))?;
     let dir = root.join("store");
     let (mut tap, mut flusher, stats) = store::writer::open(
         store::Options::private_in(&root, "a benchmark's own store", Path::new("")),
@@ -157,7 +158,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Str
             tap.procs(ts, &procs);
         }
         if sec % 15 == 14 && !flusher.flush() {
-            return Err("the writer failed (see above)".into());
+            return Err(Error::other("the writer failed (see above)"));
         }
         if sec % 3600 == 3599 {
             progress(&format!(
@@ -199,7 +200,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Str
     let with = |extra: &[&str]| -> Vec<String> {
         common.iter().chain(extra).map(|s| s.to_string()).collect()
     };
-    let time = |extra: &[&str]| -> Result<f64, String> {
+    let time = |extra: &[&str]| -> Result<f64, Error> {
         let a = with(extra);
         median_ms(&opts.exe, &a.iter().map(String::as_str).collect::<Vec<_>>())
     };

@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use sys::Error;
 
 use serde::Serialize;
 use sys::child::{Guard, die_with_parent};
@@ -74,13 +75,13 @@ pub(crate) fn runtime_ns(pid: u32) -> Option<u64> {
 }
 
 /// The agent's reads so far, summed over its sources, from its JSON API.
-fn agent_reads(port: u16) -> Result<u64, String> {
+fn agent_reads(port: u16) -> Result<u64, Error> {
     let resp = crate::agent_cost::get(port, "/api/v1/snapshot?sources=stat")?;
-    let v: serde_json::Value =
-        serde_json::from_slice(crate::agent_cost::http_body(&resp)).map_err(|e| e.to_string())?;
+    let v: serde_json::Value = serde_json::from_slice(crate::agent_cost::http_body(&resp))
+        .map_err(|e| Error::malformed("the agent's JSON", None, e.to_string()))?;
     let sources = v["agent"]["sources"]
         .as_object()
-        .ok_or("no agent.sources in the agent's JSON")?;
+        .ok_or_else(|| Error::malformed("", None, "no agent.sources in the agent's JSON"))?;
     Ok(sources.values().filter_map(|s| s["reads"].as_u64()).sum())
 }
 
@@ -101,17 +102,17 @@ pub(crate) fn procps_ps() -> Command {
 }
 
 /// Wall time of one run of `cmd` (stdout to /dev/null); fails if it fails.
-pub(crate) fn time_run(cmd: &mut Command) -> Result<u64, String> {
+pub(crate) fn time_run(cmd: &mut Command) -> Result<u64, Error> {
     cmd.stdout(Stdio::null()).stderr(Stdio::piped());
     let t = Instant::now();
-    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    let out = cmd.output().map_err(|e| Error::io(format!("{cmd:?}"), e))?;
     let ns = t.elapsed().as_nanos() as u64;
     if !out.status.success() {
-        return Err(format!(
+        return Err(Error::other(format!(
             "{cmd:?}: {}: {}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
-        ));
+        )));
     }
     Ok(ns)
 }
@@ -128,9 +129,9 @@ pub(crate) fn timing(what: &str, ns: &mut [u64]) -> Timing {
 }
 
 /// A pseudo-terminal of 80x24: (controller, path of the terminal).
-fn pty() -> Result<(std::fs::File, PathBuf), String> {
+fn pty() -> Result<(std::fs::File, PathBuf), Error> {
     use std::os::fd::FromRawFd;
-    let err = |w: &str| format!("{w}: {}", std::io::Error::last_os_error());
+    let err = |w: &str| Error::kernel(w, std::io::Error::last_os_error());
     // SAFETY: plain calls on a descriptor we own; ptsname_r writes into buf.
     unsafe {
         let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
@@ -158,7 +159,7 @@ fn pty() -> Result<(std::fs::File, PathBuf), String> {
 }
 
 /// Start of `quietstat top --first-screen` to its exit, on a terminal.
-pub(crate) fn first_screen(exe: &Path, shm: &Path) -> Result<u64, String> {
+pub(crate) fn first_screen(exe: &Path, shm: &Path) -> Result<u64, Error> {
     use std::io::Read;
     let (mut ctl, tty) = pty()?;
     let open = |w: bool| {
@@ -166,7 +167,7 @@ pub(crate) fn first_screen(exe: &Path, shm: &Path) -> Result<u64, String> {
             .read(true)
             .write(w)
             .open(&tty)
-            .map_err(|e| format!("{}: {e}", tty.display()))
+            .map_err(|e| Error::file(&tty, e))
     };
     let (i, o, e) = (open(false)?, open(true)?, open(true)?);
     // What top draws is read, so that it never waits on a full terminal.
@@ -183,10 +184,10 @@ pub(crate) fn first_screen(exe: &Path, shm: &Path) -> Result<u64, String> {
         .stdout(o)
         .stderr(e)
         .status()
-        .map_err(|e| format!("starting top: {e}"))?;
+        .map_err(|e| Error::io("starting top", e))?;
     let ns = t.elapsed().as_nanos() as u64;
     if !status.success() {
-        return Err(format!("top --first-screen: {status}"));
+        return Err(Error::other(format!("top --first-screen: {status}")));
     }
     drop(drain);
     Ok(ns)
@@ -201,24 +202,26 @@ impl Tmux {
     }
 
     /// Runs `args` in a new 80x24 session; the pid of its process.
-    pub(crate) fn run(&self, name: &str, args: &[&str]) -> Result<u32, String> {
+    pub(crate) fn run(&self, name: &str, args: &[&str]) -> Result<u32, Error> {
         let out = Command::new("tmux")
             .args(["-L", &self.0, "-f", "/dev/null", "new-session", "-d", "-P"])
             .args(["-F", "#{pane_pid}", "-x", "80", "-y", "24", "-s", name])
             .args(args)
             .env("TERM", "xterm-256color")
             .output()
-            .map_err(|e| format!("tmux (Debian package tmux): {e}"))?;
+            .map_err(|e| Error::io("tmux (Debian package tmux)", e))?;
         if !out.status.success() {
-            return Err(format!(
+            return Err(Error::other(format!(
                 "tmux new-session: {}",
                 String::from_utf8_lossy(&out.stderr)
-            ));
+            )));
         }
         String::from_utf8_lossy(&out.stdout)
             .trim()
             .parse()
-            .map_err(|e| format!("tmux pane pid: {e}"))
+            .map_err(|e: std::num::ParseIntError| {
+                Error::malformed("tmux pane pid", None, e.to_string())
+            })
     }
 
     /// Stops the server and everything in it, and removes its socket.
@@ -253,20 +256,24 @@ fn watch(
     agent: u32,
     port: u16,
     window: Duration,
-) -> Result<Watch, String> {
+) -> Result<Watch, Error> {
     std::thread::sleep(Duration::from_secs(3));
     let before: Vec<Option<u64>> = viewers.iter().map(|&p| runtime_ns(p)).collect();
-    let a0 = runtime_ns(agent).ok_or("the agent is gone")?;
+    let a0 =
+        runtime_ns(agent).ok_or_else(|| Error::new(sys::ErrorKind::Absent, "the agent is gone"))?;
     let r0 = agent_reads(port)?;
     let t = Instant::now();
     std::thread::sleep(window);
     let secs = t.elapsed().as_secs_f64();
     let r1 = agent_reads(port)?;
-    let a1 = runtime_ns(agent).ok_or("the agent is gone")?;
+    let a1 =
+        runtime_ns(agent).ok_or_else(|| Error::new(sys::ErrorKind::Absent, "the agent is gone"))?;
     let mut pcts: Vec<u64> = Vec::new();
     for (&p, b) in viewers.iter().zip(before) {
         let (Some(b), Some(a)) = (b, runtime_ns(p)) else {
-            return Err(format!("{what}: viewer {p} ended during the window"));
+            return Err(Error::other(format!(
+                "{what}: viewer {p} ended during the window"
+            )));
         };
         pcts.push(a.saturating_sub(b));
     }
@@ -286,15 +293,15 @@ fn watch(
     })
 }
 
-pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
+pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let existing = std::fs::read_dir("/proc").map(|d| d.count()).unwrap_or(0);
     let (n, why) = crate::spawn::cap(opts.procs, existing);
     if let Some(why) = why {
         progress(&format!("{n} processes, not {}: {why}", opts.procs));
     }
-    let idle = Idle::start(n).map_err(|e| format!("starting {n} processes: {e}"))?;
+    let idle = Idle::start(n).map_err(|e| Error::io(format!("starting {n} processes"), e))?;
     let dir = std::env::temp_dir().join(format!("quietstat-bench-viewers-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&dir).map_err(Error::from)?;
     let result = measure(opts, &idle, n, &dir, progress);
     let _ = std::fs::remove_dir_all(&dir);
     drop(idle);
@@ -307,7 +314,7 @@ fn measure(
     n: usize,
     dir: &Path,
     progress: &mut dyn FnMut(&str),
-) -> Result<Report, String> {
+) -> Result<Report, Error> {
     let shm = dir.join("snapshot");
     let port = crate::agent_cost::free_port()?;
     let mut cmd = Command::new(&opts.exe);
@@ -320,7 +327,7 @@ fn measure(
     let agent = die_with_parent(&mut cmd)
         .spawn()
         .map(Guard)
-        .map_err(|e| format!("starting the agent: {e}"))?;
+        .map_err(|e| Error::io("starting the agent", e))?;
     let agent_pid = agent.0.id();
     // Its table holds the idle processes.
     let procs = shm::view::procs_path(&shm);
@@ -332,7 +339,10 @@ fn measure(
             break;
         }
         if t.elapsed() > Duration::from_secs(60) {
-            return Err(format!("{}: no table of {n} processes", procs.display()));
+            return Err(Error::other(format!(
+                "{}: no table of {n} processes",
+                procs.display()
+            )));
         }
         std::thread::sleep(Duration::from_millis(100));
     }

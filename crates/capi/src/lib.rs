@@ -458,6 +458,8 @@ fn code_of(e: &proctable::Error) -> i32 {
         proctable::ErrorKind::Denied => QS_ERR_DENIED,
         proctable::ErrorKind::Malformed => QS_ERR_MALFORMED,
         proctable::ErrorKind::Kernel => QS_ERR_KERNEL,
+        proctable::ErrorKind::Invalid => QS_ERR_ARG,
+        proctable::ErrorKind::Busy => QS_ERR_READ,
         proctable::ErrorKind::Io => QS_ERR_READ,
     }
 }

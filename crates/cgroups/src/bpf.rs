@@ -20,6 +20,12 @@ use std::path::Path;
 use aya::programs::Iter;
 use aya::{Btf, Ebpf, EbpfLoader};
 use sys::bpf::{Mapped, chain, link_kfuncs_of, load_retrying, page_round};
+use sys::{Error, ErrorKind};
+
+/// The kernel refused `what`, for the reason `why`.
+fn kernel(what: &str, why: String) -> Error {
+    Error::new(ErrorKind::Kernel, why).context(what)
+}
 
 use crate::record::{
     QS_CG_MIN_ROWS, QS_CG_MODE_V2, QS_KFUNC_CSS_RSTAT_FLUSH, QS_KFUNC_RDONLY_CAST, QsCgOut,
@@ -33,7 +39,7 @@ pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/cgroups.bpf.o");
 /// `QS_KFUNC_*` numbers call `css_rstat_flush` and `bpf_rdonly_cast`, and
 /// how many calls were rewritten (in `u64`s: the ELF parser needs 8-byte
 /// alignment).
-pub fn link_kfuncs(object: &[u8], btf: &Btf) -> Result<(Vec<u64>, usize), String> {
+pub fn link_kfuncs(object: &[u8], btf: &Btf) -> Result<(Vec<u64>, usize), Error> {
     link_kfuncs_of(
         object,
         "cgroups.bpf.o",
@@ -44,7 +50,7 @@ pub fn link_kfuncs(object: &[u8], btf: &Btf) -> Result<(Vec<u64>, usize), String
         "flushing a hierarchy's statistics from BPF needs Linux 6.16 or later",
         btf,
     )
-    .map_err(|(what, e)| format!("{what}: {e}"))
+    .map_err(|(what, e)| Error::new(ErrorKind::Kernel, e).context(what))
 }
 
 /// `bpf(2)` commands and values of the kernel's uapi (`linux/bpf.h`).
@@ -92,12 +98,15 @@ impl Link {
 /// How the walk reads the hierarchy mounted at `root`: v2 or v1; an
 /// error when it is no cgroup mount (a tree of files: the fixtures), said
 /// before anything is loaded.
-pub fn mode_of(root: &Path) -> Result<u64, String> {
-    let fs = sys::statfs(root).map_err(|e| format!("{}: {e}", root.display()))?;
+pub fn mode_of(root: &Path) -> Result<u64, Error> {
+    let fs = sys::statfs(root).map_err(|e| Error::file(root, e))?;
     match fs.f_type {
         libc::CGROUP2_SUPER_MAGIC => Ok(QS_CG_MODE_V2),
         libc::CGROUP_SUPER_MAGIC => Ok(0),
-        _ => Err(format!("{} is not a cgroup mount", root.display())),
+        _ => Err(Error::invalid(format!(
+            "{} is not a cgroup mount",
+            root.display()
+        ))),
     }
 }
 
@@ -114,12 +123,13 @@ pub struct Rows<'a> {
 }
 
 /// The running kernel's possible CPUs.
-fn possible_cpus() -> Result<procfs::cpu::CpuList, String> {
+fn possible_cpus() -> Result<procfs::cpu::CpuList, Error> {
     const FILE: &str = "/sys/devices/system/cpu/possible";
-    let text = std::fs::read_to_string(FILE).map_err(|e| format!("{FILE}: {e}"))?;
-    let l = procfs::cpu::CpuList::parse(&text).map_err(|e| format!("{FILE}: {e}"))?;
+    let text = std::fs::read_to_string(FILE).map_err(|e| Error::file(Path::new(FILE), e))?;
+    let l = procfs::cpu::CpuList::parse(&text)
+        .map_err(|e| Error::malformed(FILE, None, e.to_string()))?;
     if l.is_empty() {
-        return Err(format!("{FILE}: no CPU"));
+        return Err(Error::malformed(FILE, None, "no CPU"));
     }
     Ok(l)
 }
@@ -149,14 +159,16 @@ pub fn capacity_for(cgroups: usize) -> u32 {
 /// read and shared by a load that follows (the walk loaded again, larger):
 /// a parse takes tens of megabytes for a moment.
 #[derive(Default)]
-pub struct KernelBtf(Option<Result<Btf, String>>);
+pub struct KernelBtf(Option<Result<Btf, Error>>);
 
 impl KernelBtf {
-    fn get(&mut self) -> Result<&Btf, String> {
+    fn get(&mut self) -> Result<&Btf, Error> {
         self.0
             .get_or_insert_with(|| {
-                Btf::from_sys_fs()
-                    .map_err(|e| format!("reading /sys/kernel/btf/vmlinux: {}", chain(&e)))
+                Btf::from_sys_fs().map_err(|e| {
+                    Error::new(ErrorKind::Kernel, chain(&e))
+                        .context("reading /sys/kernel/btf/vmlinux")
+                })
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -165,7 +177,7 @@ impl KernelBtf {
 
 impl BpfWalk {
     /// Loads the walk with room for `capacity` cgroups a hierarchy.
-    pub fn load(capacity: u32, btf: &mut KernelBtf) -> Result<BpfWalk, String> {
+    pub fn load(capacity: u32, btf: &mut KernelBtf) -> Result<BpfWalk, Error> {
         let possible = possible_cpus()?;
         let cpus = possible.cpus().last().map_or(1, |c| c + 1);
         let btf = btf.get()?;
@@ -178,19 +190,19 @@ impl BpfWalk {
             .map_max_entries("qs_cg_rows", capacity)
             .map_max_entries("qs_cpu_off", cpus)
             .load(object)
-            .map_err(|e| format!("loading cgroups.bpf.o: {}", chain(&e)))?;
+            .map_err(|e| kernel("loading cgroups.bpf.o", chain(&e)))?;
         let prog: &mut Iter = ebpf
             .program_mut("qs_cgroups")
-            .ok_or("cgroups.bpf.o: no qs_cgroups")?
+            .ok_or_else(|| Error::malformed("cgroups.bpf.o", None, "no qs_cgroups"))?
             .try_into()
-            .map_err(|e: aya::programs::ProgramError| chain(&e))?;
+            .map_err(|e: aya::programs::ProgramError| kernel("qs_cgroups", chain(&e)))?;
         load_retrying(|| prog.load("cgroup", btf))
-            .map_err(|e| format!("verifying the cgroup walk: {}", chain(&e)))?;
+            .map_err(|e| kernel("verifying the cgroup walk", chain(&e)))?;
         let map = |name: &'static str, entries: usize, size: usize, writable: bool| {
             let m = ebpf
                 .map(name)
-                .ok_or_else(|| format!("cgroups.bpf.o: no map {name}"))?;
-            Mapped::new(m, page_round(entries * size), writable).map_err(|e| format!("{name}: {e}"))
+                .ok_or_else(|| Error::malformed("cgroups.bpf.o", None, format!("no map {name}")))?;
+            Mapped::new(m, page_round(entries * size), writable).map_err(|e| e.context(name))
         };
         let rows = map(
             "qs_cg_rows",
@@ -228,15 +240,19 @@ impl BpfWalk {
 
     /// Links the walk to the root of the hierarchy mounted at `root`,
     /// read as `mode` says ([`mode_of`]).
-    pub fn link(&self, root: &Path, mode: u64) -> Result<Link, String> {
+    pub fn link(&self, root: &Path, mode: u64) -> Result<Link, Error> {
         let prog: &Iter = self
             .ebpf
             .program("qs_cgroups")
-            .ok_or("cgroups.bpf.o: no qs_cgroups")?
+            .ok_or_else(|| Error::malformed("cgroups.bpf.o", None, "no qs_cgroups"))?
             .try_into()
-            .map_err(|e: aya::programs::ProgramError| chain(&e))?;
-        let prog_fd = prog.fd().map_err(|e| chain(&e))?.as_fd().as_raw_fd();
-        let dir = sys::dir::open_dir(root).map_err(|e| format!("{}: {e}", root.display()))?;
+            .map_err(|e: aya::programs::ProgramError| kernel("qs_cgroups", chain(&e)))?;
+        let prog_fd = prog
+            .fd()
+            .map_err(|e| kernel("qs_cgroups", chain(&e)))?
+            .as_fd()
+            .as_raw_fd();
+        let dir = sys::dir::open_dir(root).map_err(|e| Error::file(root, e))?;
         // union bpf_iter_link_info's cgroup member: order, cgroup_fd.
         let info: [u64; 2] = [
             u64::from(BPF_CGROUP_ITER_DESCENDANTS_PRE) | (dir.as_raw_fd() as u64) << 32,
@@ -249,8 +265,9 @@ impl BpfWalk {
         attr[1] = u64::from(BPF_TRACE_ITER);
         attr[2] = info.as_ptr() as u64;
         attr[3] = size_of::<[u64; 2]>() as u64;
-        let fd = bpf(BPF_LINK_CREATE, &mut attr)
-            .map_err(|e| format!("linking the cgroup walk to {}: {e}", root.display()))?;
+        let fd = bpf(BPF_LINK_CREATE, &mut attr).map_err(|e| {
+            Error::kernel(format!("linking the cgroup walk to {}", root.display()), e)
+        })?;
         Ok(Link { fd, mode })
     }
 
@@ -267,7 +284,7 @@ impl BpfWalk {
 
     /// Walks the hierarchy of `link` once; its rows replace the last
     /// run's.
-    pub fn run(&mut self, link: &Link) -> Result<Rows<'_>, String> {
+    pub fn run(&mut self, link: &Link) -> Result<Rows<'_>, Error> {
         // SAFETY: qs_cg_out's one value is a QsCgOut, mapped writable; no
         // program runs until the iterator is read below.
         let out = unsafe { &mut self.out.slice_mut::<QsCgOut>(1)[0] };
@@ -278,7 +295,7 @@ impl BpfWalk {
         let mut attr = [0u64; 16];
         attr[0] = link.fd.as_raw_fd() as u32 as u64;
         let iter = bpf(BPF_ITER_CREATE, &mut attr)
-            .map_err(|e| format!("starting the cgroup walk: {e}"))?;
+            .map_err(|e| Error::kernel("starting the cgroup walk", e))?;
         let mut file = std::fs::File::from(iter);
         // The program writes nothing here: one read runs the whole walk.
         loop {
@@ -286,7 +303,7 @@ impl BpfWalk {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(format!("running the cgroup walk: {e}")),
+                Err(e) => return Err(Error::kernel("running the cgroup walk", e)),
             }
         }
         // SAFETY: as above; the walk is over.

@@ -333,7 +333,7 @@ pub static FILES: &[File] = &[
 /// The files of `FILES` named in `names` (`v2:cpu.stat`, `v1:memory.stat`,
 /// or a bare name for both versions), or an error naming the first name
 /// that is none of them and what is accepted.
-pub fn select(names: &[&str]) -> Result<Vec<&'static File>, String> {
+pub fn select(names: &[&str]) -> Result<Vec<&'static File>, sys::Error> {
     let mut out: Vec<&'static File> = Vec::new();
     for n in names {
         let (version, name) = match n.split_once(':') {
@@ -347,10 +347,10 @@ pub fn select(names: &[&str]) -> Result<Vec<&'static File>, String> {
             .collect();
         if found.is_empty() {
             let known: Vec<String> = FILES.iter().map(File::spelled).collect();
-            return Err(format!(
+            return Err(sys::Error::invalid(format!(
                 "cgroup file {n:?} is not one read; accepted: {}",
                 known.join(", ")
-            ));
+            )));
         }
         for f in found {
             if !out.iter().any(|o| std::ptr::eq(*o, f)) {
@@ -393,7 +393,7 @@ mod tests {
         let s = select(&["v1:memory.stat", "v1:memory.stat"]).unwrap();
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].version, V1("memory"));
-        let e = select(&["memory.bogus"]).unwrap_err();
+        let e = select(&["memory.bogus"]).unwrap_err().to_string();
         assert!(
             e.contains("memory.bogus") && e.contains("v2:cpu.stat"),
             "{e}"

@@ -2,6 +2,7 @@
 //! each source's age and status and the agent's own figures.
 
 use std::time::Duration;
+use sys::Error;
 
 use agent::config::{AgentSource, Mask};
 use agent::{SelfUsage, State};
@@ -10,17 +11,17 @@ use serde_json::{Map, Value, json};
 
 /// Parses `sources=` (comma-separated source names or their aliases, such
 /// as `pressure/cpu`; empty or absent: all) into a source mask.
-pub fn parse_sources(list: Option<&str>) -> Result<Mask, String> {
+pub fn parse_sources(list: Option<&str>) -> Result<Mask, Error> {
     let Some(list) = list.filter(|l| !l.trim().is_empty()) else {
         return Ok(AgentSource::ALL.into_iter().fold(0, |m, s| m | s.bit()));
     };
     let mut mask = 0;
     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let s = AgentSource::from_key(name).ok_or_else(|| {
-            format!(
+            Error::invalid(format!(
                 "sources: unknown source {name:?}; accepted: {}",
                 AgentSource::keys()
-            )
+            ))
         })?;
         mask |= s.bit();
     }
@@ -28,13 +29,13 @@ pub fn parse_sources(list: Option<&str>) -> Result<Mask, String> {
 }
 
 /// Parses `max_age_ms=`: whole milliseconds, 0 to one day.
-pub fn parse_max_age(v: Option<&str>) -> Result<Option<Duration>, String> {
+pub fn parse_max_age(v: Option<&str>) -> Result<Option<Duration>, Error> {
     let Some(v) = v else { return Ok(None) };
     match v.trim().parse::<u64>() {
         Ok(ms) if ms <= 86_400_000 => Ok(Some(Duration::from_millis(ms))),
-        _ => Err(format!(
+        _ => Err(Error::invalid(format!(
             "max_age_ms: {v:?} is not a whole number of milliseconds from 0 to 86400000"
-        )),
+        ))),
     }
 }
 
@@ -209,7 +210,9 @@ mod tests {
                 | AgentSource::System(Source::PressureCpu).bit()
                 | AgentSource::Processes.bit()
         );
-        let e = parse_sources(Some("stat,cpu_info")).unwrap_err();
+        let e = parse_sources(Some("stat,cpu_info"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"cpu_info\"") && e.contains("meminfo"), "{e}");
         assert_eq!(
             parse_sources(None).unwrap().count_ones() as usize,
@@ -225,7 +228,7 @@ mod tests {
         );
         assert_eq!(parse_max_age(None).unwrap(), None);
         for bad in ["-1", "1.5", "soon", "99999999999"] {
-            let e = parse_max_age(Some(bad)).unwrap_err();
+            let e = parse_max_age(Some(bad)).unwrap_err().to_string();
             assert!(e.contains("max_age_ms") && e.contains(bad), "{e}");
         }
     }

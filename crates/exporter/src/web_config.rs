@@ -24,6 +24,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use sys::Error;
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -36,6 +37,7 @@ const FILE_CAP: u64 = 1 << 20;
 #[error("web configuration {path}: {message}")]
 pub struct WebConfigError {
     pub path: String,
+    pub kind: sys::ErrorKind,
     pub message: String,
 }
 
@@ -88,15 +90,17 @@ pub struct WebConfig {
 impl WebConfig {
     /// Reads and checks `path`: the YAML, the certificate and key, the hashes.
     pub fn load(path: &Path) -> Result<WebConfig, WebConfigError> {
-        let err = |message: String| WebConfigError {
+        let err = |e: Error| WebConfigError {
             path: path.display().to_string(),
-            message,
+            kind: e.kind,
+            message: e.to_string(),
         };
-        let text = sys::file::read_text_capped(path, FILE_CAP).map_err(|e| err(e.to_string()))?;
+        let text = sys::file::read_text_capped(path, FILE_CAP).map_err(|e| err(e.into()))?;
         let file: File = if text.trim().is_empty() {
             File::default()
         } else {
-            yaml_serde::from_str(&text).map_err(|e| err(e.to_string()))?
+            yaml_serde::from_str(&text)
+                .map_err(|e| err(Error::malformed("", None, e.to_string())))?
         };
         let dir = path.parent().unwrap_or(Path::new("."));
         let mut warnings = Vec::new();
@@ -113,9 +117,9 @@ impl WebConfig {
                 if hyper::header::HeaderName::from_bytes(k.as_bytes()).is_err()
                     || hyper::header::HeaderValue::from_str(&v).is_err()
                 {
-                    return Err(err(format!(
+                    return Err(err(Error::invalid(format!(
                         "http_server_config.headers: {k:?}: {v:?} is not a valid header"
-                    )));
+                    ))));
                 }
                 headers.push((k, v));
             }
@@ -123,17 +127,17 @@ impl WebConfig {
         let users = file.basic_auth_users.unwrap_or_default();
         for (user, hash) in &users {
             if user.contains(':') {
-                return Err(err(format!(
+                return Err(err(Error::invalid(format!(
                     "basic_auth_users: user {user:?} contains ':', which basic authentication cannot carry"
-                )));
+                ))));
             }
             // The hash's form is checked now; a password is checked against
             // it only at first use (a cost-31 hash takes a day to check:
             // the agent must be listening long before).
             let cost = bcrypt_cost(hash).ok_or_else(|| {
-                err(format!(
+                err(Error::invalid(format!(
                     "basic_auth_users.{user}: not a bcrypt hash; write one with `htpasswd -nBC 10 \"\" | tr -d ':\\n'`"
-                ))
+                )))
             })?;
             if cost > 16 {
                 warnings.push(format!(
@@ -177,60 +181,60 @@ fn pem(
     inline: &Option<String>,
     file_key: &str,
     inline_key: &str,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, Error> {
     match (file, inline) {
-        (Some(_), Some(_)) => Err(format!(
+        (Some(_), Some(_)) => Err(Error::invalid(format!(
             "tls_server_config: {file_key} and {inline_key} both set; give one"
-        )),
+        ))),
         (Some(f), None) => sys::file::read_capped(&resolve(dir, f), FILE_CAP)
-            .map_err(|e| format!("tls_server_config.{file_key}: {e}")),
+            .map_err(|e| Error::from(e).context(format!("tls_server_config.{file_key}"))),
         (None, Some(pem)) => Ok(pem.as_bytes().to_vec()),
-        (None, None) => Err(format!(
+        (None, None) => Err(Error::invalid(format!(
             "tls_server_config: {file_key} (or {inline_key}) is required"
-        )),
+        ))),
     }
 }
 
-fn certs(bytes: &[u8], key: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+fn certs(bytes: &[u8], key: &str) -> Result<Vec<CertificateDer<'static>>, Error> {
     let certs = CertificateDer::pem_slice_iter(bytes)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("tls_server_config.{key}: {e}"))?;
+        .map_err(|e| Error::invalid(format!("tls_server_config.{key}: {e}")))?;
     if certs.is_empty() {
-        return Err(format!("tls_server_config.{key}: no PEM certificate found"));
+        return Err(Error::invalid(format!(
+            "tls_server_config.{key}: no PEM certificate found"
+        )));
     }
     Ok(certs)
 }
 
-fn version(key: &str, v: &Option<String>) -> Result<Option<u8>, String> {
+fn version(key: &str, v: &Option<String>) -> Result<Option<u8>, Error> {
     match v.as_deref() {
         None => Ok(None),
         Some("TLS12") => Ok(Some(12)),
         Some("TLS13") => Ok(Some(13)),
-        Some(o @ ("TLS10" | "TLS11")) => Err(format!(
+        Some(o @ ("TLS10" | "TLS11")) => Err(Error::invalid(format!(
             "tls_server_config.{key}: {o} is not offered (insecure); accepted: TLS12, TLS13"
-        )),
-        Some(o) => Err(format!(
+        ))),
+        Some(o) => Err(Error::invalid(format!(
             "tls_server_config.{key}: {o:?}; accepted: TLS12, TLS13"
-        )),
+        ))),
     }
 }
 
-fn tls(
-    t: &TlsFile,
-    dir: &Path,
-    warnings: &mut Vec<String>,
-) -> Result<rustls::ServerConfig, String> {
+fn tls(t: &TlsFile, dir: &Path, warnings: &mut Vec<String>) -> Result<rustls::ServerConfig, Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let chain = certs(
         &pem(dir, &t.cert_file, &t.cert, "cert_file", "cert")?,
         "cert_file",
     )?;
     let key = PrivateKeyDer::from_pem_slice(&pem(dir, &t.key_file, &t.key, "key_file", "key")?)
-        .map_err(|e| format!("tls_server_config.key_file: no private key ({e})"))?;
+        .map_err(|e| Error::invalid(format!("tls_server_config.key_file: no private key ({e})")))?;
     let min = version("min_version", &t.min_version)?.unwrap_or(12);
     let max = version("max_version", &t.max_version)?.unwrap_or(13);
     if min > max {
-        return Err("tls_server_config: min_version is above max_version".into());
+        return Err(Error::invalid(
+            "tls_server_config: min_version is above max_version",
+        ));
     }
     let versions: Vec<&'static rustls::SupportedProtocolVersion> =
         [(12, &rustls::version::TLS12), (13, &rustls::version::TLS13)]
@@ -239,9 +243,9 @@ fn tls(
             .map(|(_, p)| p)
             .collect();
     if t.client_allowed_sans.is_some() {
-        return Err(
-            "tls_server_config.client_allowed_sans is not supported; remove it or verify clients by CA only".into(),
-        );
+        return Err(Error::invalid(
+            "tls_server_config.client_allowed_sans is not supported; remove it or verify clients by CA only",
+        ));
     }
     for (set, key) in [
         (t.cipher_suites.is_some(), "cipher_suites"),
@@ -259,7 +263,7 @@ fn tls(
     }
     let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
-        .map_err(|e| format!("tls_server_config: {e}"))?;
+        .map_err(|e| Error::invalid(format!("tls_server_config: {e}")))?;
     let auth = t.client_auth_type.as_deref().unwrap_or("NoClientCert");
     let builder = match auth {
         "NoClientCert" => builder.with_no_client_auth(),
@@ -273,9 +277,9 @@ fn tls(
             )?;
             let mut roots = rustls::RootCertStore::empty();
             for c in certs(&ca, "client_ca_file")? {
-                roots
-                    .add(c)
-                    .map_err(|e| format!("tls_server_config.client_ca_file: {e}"))?;
+                roots.add(c).map_err(|e| {
+                    Error::invalid(format!("tls_server_config.client_ca_file: {e}"))
+                })?;
             }
             let mut v = rustls::server::WebPkiClientVerifier::builder_with_provider(
                 Arc::new(roots),
@@ -285,19 +289,22 @@ fn tls(
                 v = v.allow_unauthenticated();
             }
             builder.with_client_cert_verifier(
-                v.build()
-                    .map_err(|e| format!("tls_server_config.client_ca_file: {e}"))?,
+                v.build().map_err(|e| {
+                    Error::invalid(format!("tls_server_config.client_ca_file: {e}"))
+                })?,
             )
         }
         o => {
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "tls_server_config.client_auth_type: {o:?}; accepted: NoClientCert, VerifyClientCertIfGiven, RequireAndVerifyClientCert"
-            ));
+            )));
         }
     };
-    let mut config = builder
-        .with_single_cert(chain, key)
-        .map_err(|e| format!("tls_server_config: the key does not fit the certificate: {e}"))?;
+    let mut config = builder.with_single_cert(chain, key).map_err(|e| {
+        Error::invalid(format!(
+            "tls_server_config: the key does not fit the certificate: {e}"
+        ))
+    })?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
 }

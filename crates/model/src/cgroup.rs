@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use sys::Error;
 
 use cgroups::{Cgroup, Figure, Sample};
 use serde::Serialize;
@@ -132,12 +133,14 @@ impl Sort {
         }
     }
 
-    pub fn parse(s: &str) -> Result<Sort, String> {
+    pub fn parse(s: &str) -> Result<Sort, Error> {
         Sort::ALL
             .into_iter()
             .find(|x| x.name() == s)
             .ok_or_else(|| {
-                format!("cgroups are sorted by cpu, memory, io, pids or path, not {s:?}")
+                Error::invalid(format!(
+                    "cgroups are sorted by cpu, memory, io, pids or path, not {s:?}"
+                ))
             })
     }
 
@@ -293,6 +296,7 @@ mod tests {
         assert!(
             Sort::parse("rss")
                 .unwrap_err()
+                .to_string()
                 .contains("cpu, memory, io, pids or path")
         );
     }

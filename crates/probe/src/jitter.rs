@@ -5,6 +5,7 @@
 //! preallocated HDR histogram: no I/O and no allocation in the loop.
 
 use std::time::Duration;
+use sys::Error;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -95,57 +96,60 @@ fn sleep_until(ns: u64) {
 /// cyclictest does by default (`--latency`, 0 unless `--laptop`): with 0,
 /// idle CPUs stay out of deep sleep states, whose exit latency would
 /// otherwise be part of every measurement. Needs root.
-pub fn hold_dma_latency(us: i32) -> Result<std::fs::File, String> {
+pub fn hold_dma_latency(us: i32) -> Result<std::fs::File, Error> {
     use std::io::Write as _;
     let path = "/dev/cpu_dma_latency";
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .open(path)
-        .map_err(|e| format!("{path}: {e}"))?;
+        .map_err(|e| Error::io(path, e))?;
     f.write_all(&us.to_ne_bytes())
-        .map_err(|e| format!("{path}: {e}"))?;
+        .map_err(|e| Error::io(path, e))?;
     Ok(f)
 }
 
 /// Checks the options: the CPU exists and is online, the interval and
 /// priority are in range.
-pub fn validate(o: &Options) -> Result<(), String> {
+pub fn validate(o: &Options) -> Result<(), Error> {
     let online = crate::online_cpus().unwrap_or_default();
     if !online.contains(o.cpu) {
-        return Err(format!(
+        return Err(Error::invalid(format!(
             "--cpu {}: not an online CPU (online: {online})",
             o.cpu
-        ));
+        )));
     }
     if o.interval < Duration::from_micros(50) || o.interval > Duration::from_secs(1) {
-        return Err(format!("--interval {:?}: accepted 50us to 1s", o.interval));
+        return Err(Error::invalid(format!(
+            "--interval {:?}: accepted 50us to 1s",
+            o.interval
+        )));
     }
     if !(0..=99).contains(&o.priority) {
-        return Err(format!(
+        return Err(Error::invalid(format!(
             "--priority {}: accepted 0 (SCHED_OTHER) to 99",
             o.priority
-        ));
+        )));
     }
     if o.duration < o.interval {
-        return Err("--duration must be at least one interval".into());
+        return Err(Error::invalid("--duration must be at least one interval"));
     }
     Ok(())
 }
 
 /// Measures for `o.duration` on a new thread; `label` names the run.
-pub fn measure(o: &Options, label: &str) -> Result<Run, String> {
+pub fn measure(o: &Options, label: &str) -> Result<Run, Error> {
     validate(o)?;
     let o = *o;
     let label = label.to_string();
     std::thread::Builder::new()
         .name("jitter".into())
         .spawn(move || run_on_this_thread(&o, label))
-        .map_err(|e| format!("starting the probe thread: {e}"))?
+        .map_err(|e| Error::io("starting the probe thread", e))?
         .join()
-        .map_err(|_| "the probe thread panicked".to_string())?
+        .map_err(|_| Error::other("the probe thread panicked"))?
 }
 
-fn run_on_this_thread(o: &Options, label: String) -> Result<Run, String> {
+fn run_on_this_thread(o: &Options, label: String) -> Result<Run, Error> {
     crate::pin_to(o.cpu)?;
     let fifo = o.priority > 0 && {
         let p = libc::sched_param {
@@ -156,8 +160,8 @@ fn run_on_this_thread(o: &Options, label: String) -> Result<Run, String> {
     };
     // SAFETY: locks this process's pages; failure is reported, not fatal.
     let locked = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) == 0 };
-    let mut h =
-        Histogram::<u64>::new_with_bounds(1, MAX_NS, 3).map_err(|e| format!("histogram: {e}"))?;
+    let mut h = Histogram::<u64>::new_with_bounds(1, MAX_NS, 3)
+        .map_err(|e| Error::other(format!("histogram: {e}")))?;
     h.auto(false);
     let interval = o.interval.as_nanos() as u64;
     let mut overruns = 0;
@@ -261,12 +265,17 @@ mod tests {
             duration: Duration::from_secs(1),
             priority: 0,
         };
-        assert!(validate(&o).unwrap_err().contains("--cpu 4096"));
+        assert!(validate(&o).unwrap_err().to_string().contains("--cpu 4096"));
         o.cpu = 0;
         o.interval = Duration::from_micros(5);
-        assert!(validate(&o).unwrap_err().contains("50us to 1s"));
+        assert!(validate(&o).unwrap_err().to_string().contains("50us to 1s"));
         o.interval = Duration::from_millis(1);
         o.priority = 120;
-        assert!(validate(&o).unwrap_err().contains("0 (SCHED_OTHER) to 99"));
+        assert!(
+            validate(&o)
+                .unwrap_err()
+                .to_string()
+                .contains("0 (SCHED_OTHER) to 99")
+        );
     }
 }

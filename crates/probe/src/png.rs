@@ -4,6 +4,7 @@
 //! encoded by the `png` crate.
 
 use crate::svg::{Anchor, FILL_OPACITY, Plot, Series, Shape, layout};
+use sys::Error;
 
 struct Canvas {
     w: usize,
@@ -160,7 +161,7 @@ impl Canvas {
 }
 
 /// The histogram as PNG bytes.
-pub fn render(title: &str, series: &[Series<'_>]) -> Result<Vec<u8>, String> {
+pub fn render(title: &str, series: &[Series<'_>]) -> Result<Vec<u8>, Error> {
     let plot = layout(title, series);
     let (w, h) = (plot.width as usize, plot.height as usize);
     let mut canvas = Canvas::new(w, h);
@@ -169,11 +170,15 @@ pub fn render(title: &str, series: &[Series<'_>]) -> Result<Vec<u8>, String> {
     let mut enc = png::Encoder::new(&mut out, w as u32, h as u32);
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
-    let mut writer = enc.write_header().map_err(|e| format!("PNG header: {e}"))?;
+    let mut writer = enc
+        .write_header()
+        .map_err(|e| Error::other(format!("PNG header: {e}")))?;
     writer
         .write_image_data(&canvas.px)
-        .map_err(|e| format!("PNG data: {e}"))?;
-    writer.finish().map_err(|e| format!("PNG end: {e}"))?;
+        .map_err(|e| Error::other(format!("PNG data: {e}")))?;
+    writer
+        .finish()
+        .map_err(|e| Error::other(format!("PNG end: {e}")))?;
     Ok(out)
 }
 

@@ -110,9 +110,26 @@ impl Error {
         }
     }
 
+    /// What kind of failure this is, for a caller that acts on it.
+    pub fn kind(&self) -> sys::ErrorKind {
+        use sys::ErrorKind as K;
+        match self {
+            Error::NotFound { .. } => K::Absent,
+            Error::PermissionDenied { .. } => K::Denied,
+            Error::Parse { .. } | Error::TooLarge { .. } => K::Malformed,
+            Error::Io { source, .. } => K::of_io(source, K::Io),
+        }
+    }
+
     /// True when the source does not exist on this kernel or root.
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::NotFound { .. })
+    }
+}
+
+impl From<Error> for sys::Error {
+    fn from(e: Error) -> sys::Error {
+        sys::Error::new(e.kind(), e.to_string())
     }
 }
 

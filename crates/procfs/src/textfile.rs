@@ -23,6 +23,7 @@
 //! fails.
 
 use serde::Serialize;
+use sys::Error;
 
 use crate::error::{ParseError, ParseErrorKind};
 use crate::records::err;
@@ -161,11 +162,16 @@ fn value(v: &str) -> Option<f64> {
     }
 }
 
+/// What is wrong with a file's text, before the line is known.
+fn bad(detail: impl Into<String>) -> Error {
+    Error::malformed("", None, detail)
+}
+
 /// A series' labels, as written.
 type Labels = Vec<(String, String)>;
 
 /// The labels of `{...}` at the start of `s` (after the `{`), and the rest.
-fn labels(mut s: &str) -> Result<(Labels, &str), String> {
+fn labels(mut s: &str) -> Result<(Labels, &str), Error> {
     let mut out: Labels = Vec::new();
     loop {
         s = s.trim_start_matches([' ', '\t']);
@@ -174,40 +180,40 @@ fn labels(mut s: &str) -> Result<(Labels, &str), String> {
         }
         let (name, rest) = take_name(s, false);
         if !is_name(name, false) {
-            return Err("expected a label name or `}`".into());
+            return Err(bad("expected a label name or `}`"));
         }
         let rest = rest.trim_start_matches([' ', '\t']);
         let rest = rest
             .strip_prefix('=')
-            .ok_or_else(|| format!("label {name}: expected `=`"))?
+            .ok_or_else(|| bad(format!("label {name}: expected `=`")))?
             .trim_start_matches([' ', '\t']);
         let mut chars = rest
             .strip_prefix('"')
-            .ok_or_else(|| format!("label {name}: expected a quoted value"))?
+            .ok_or_else(|| bad(format!("label {name}: expected a quoted value")))?
             .char_indices();
         let mut v = String::new();
         let end = loop {
             match chars.next() {
-                None => return Err(format!("label {name}: unterminated value")),
+                None => return Err(bad(format!("label {name}: unterminated value"))),
                 Some((i, '"')) => break i,
                 Some((_, '\\')) => match chars.next() {
                     Some((_, '\\')) => v.push('\\'),
                     Some((_, '"')) => v.push('"'),
                     Some((_, 'n')) => v.push('\n'),
-                    _ => return Err(format!("label {name}: bad escape (\\\\, \\\" or \\n)")),
+                    _ => return Err(bad(format!("label {name}: bad escape (\\\\, \\\" or \\n)"))),
                 },
                 Some((_, c)) => v.push(c),
             }
         };
         if out.iter().any(|(n, _)| n == name) {
-            return Err(format!("label {name} given twice"));
+            return Err(bad(format!("label {name} given twice")));
         }
         out.push((name.to_string(), v));
         s = rest[1 + end + 1..].trim_start_matches([' ', '\t']);
         if let Some(r) = s.strip_prefix(',') {
             s = r;
         } else if !s.starts_with('}') {
-            return Err("expected `,` or `}` after a label".into());
+            return Err(bad("expected `,` or `}` after a label"));
         }
     }
 }
@@ -258,7 +264,7 @@ fn meta_line(
     by_name: &mut std::collections::HashMap<String, usize>,
     fams: &mut Vec<Building>,
     seen: &mut Vec<SeriesIndex>,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let c = c.trim_start_matches([' ', '\t']);
     let (word, rest) = c.split_once([' ', '\t']).unwrap_or((c, ""));
     if word != "HELP" && word != "TYPE" {
@@ -267,21 +273,21 @@ fn meta_line(
     let rest = rest.trim_start_matches([' ', '\t']);
     let (name, arg) = rest.split_once([' ', '\t']).unwrap_or((rest, ""));
     if !is_name(name, true) {
-        return Err(format!("{word}: {name:?} is not a metric name"));
+        return Err(bad(format!("{word}: {name:?} is not a metric name")));
     }
     let i = family(by_name, fams, seen, name);
     let f = &mut fams[i];
     if word == "HELP" {
         if f.help.is_some() {
-            return Err(format!("second HELP line for {name}"));
+            return Err(bad(format!("second HELP line for {name}")));
         }
         f.help = Some(unescape_help(arg.trim_start_matches([' ', '\t'])));
     } else {
         if f.kind.is_some() {
-            return Err(format!("second TYPE line for {name}"));
+            return Err(bad(format!("second TYPE line for {name}")));
         }
         if !f.series.is_empty() {
-            return Err(format!("TYPE line for {name} after its samples"));
+            return Err(bad(format!("TYPE line for {name} after its samples")));
         }
         f.kind = Some(match arg.trim() {
             "counter" => TextKind::Counter,
@@ -290,9 +296,9 @@ fn meta_line(
             "summary" => TextKind::Summary,
             "untyped" => TextKind::Untyped,
             t => {
-                return Err(format!(
+                return Err(bad(format!(
                     "type {t:?} of {name}: counter, gauge, histogram, summary or untyped"
-                ));
+                )));
             }
         });
     }
@@ -302,7 +308,7 @@ fn meta_line(
 /// The families of one file's text (Prometheus text format 0.0.4, as
 /// node_exporter's parser reads it), or why it is refused: in time linear
 /// in the file, whatever its number of series.
-fn families_of(text: &str) -> Result<Vec<TextFamily>, String> {
+fn families_of(text: &str) -> Result<Vec<TextFamily>, Error> {
     use std::collections::HashMap;
     let mut fams: Vec<Building> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
@@ -310,19 +316,25 @@ fn families_of(text: &str) -> Result<Vec<TextFamily>, String> {
     // The text format ends every line with a newline; node_exporter's
     // parser refuses a file whose last line has none (a write cut short).
     if !text.is_empty() && !text.ends_with('\n') {
-        return Err(format!(
-            "line {}: no newline at the end of the file (cut short?)",
-            text.lines().count()
+        return Err(Error::malformed(
+            "",
+            Some(text.len() as u64),
+            format!(
+                "line {}: no newline at the end of the file (cut short?)",
+                text.lines().count()
+            ),
         ));
     }
     for (n, raw) in text.lines().enumerate() {
-        let at = |e: String| format!("line {}: {e}", n + 1);
+        let start = raw.as_ptr() as usize - text.as_ptr() as usize;
+        let at =
+            |e: String| Error::malformed("", Some(start as u64), format!("line {}: {e}", n + 1));
         let line = raw.trim_matches([' ', '\t']);
         if line.is_empty() {
             continue;
         }
         if let Some(c) = line.strip_prefix('#') {
-            meta_line(c, &mut by_name, &mut fams, &mut seen).map_err(at)?;
+            meta_line(c, &mut by_name, &mut fams, &mut seen).map_err(|e| at(e.detail))?;
             continue;
         }
         let (name, rest) = take_name(line, true);
@@ -331,7 +343,7 @@ fn families_of(text: &str) -> Result<Vec<TextFamily>, String> {
         }
         let rest = rest.trim_start_matches([' ', '\t']);
         let (mut labels, rest) = match rest.strip_prefix('{') {
-            Some(r) => labels(r).map_err(|e| at(format!("{name}: {e}")))?,
+            Some(r) => labels(r).map_err(|e| at(format!("{name}: {}", e.detail)))?,
             None => (Vec::new(), rest),
         };
         let mut words = rest.split([' ', '\t']).filter(|w| !w.is_empty());
@@ -429,19 +441,15 @@ impl Merger {
     /// Adds one file's `families` to `out`, merging families already there
     /// (a series already served by an earlier file is kept from that
     /// file); on a conflict of type or help nothing of the file is kept.
-    fn merge(
-        &mut self,
-        out: &mut Vec<TextFamily>,
-        families: Vec<TextFamily>,
-    ) -> Result<(), String> {
+    fn merge(&mut self, out: &mut Vec<TextFamily>, families: Vec<TextFamily>) -> Result<(), Error> {
         for f in &families {
             if let Some((i, _)) = self.index.get(&f.name) {
                 let have = &out[*i];
                 if have.kind != f.kind || (have.help != f.help && !f.help.is_empty()) {
-                    return Err(format!(
+                    return Err(bad(format!(
                         "{}: already defined by another file with a different type or help",
                         f.name
-                    ));
+                    )));
                 }
             }
         }
@@ -539,13 +547,13 @@ pub fn parse_into(buf: &[u8], out: &mut Textfile) -> Result<(), ParseError> {
             line += body.iter().filter(|&&b| b == b'\n').count();
             at += len;
             let result = std::str::from_utf8(body)
-                .map_err(|_| "not UTF-8 text".to_string())
+                .map_err(|e| Error::malformed("", Some(e.valid_up_to() as u64), "not UTF-8 text"))
                 .and_then(families_of)
                 .and_then(|f| merger.merge(&mut out.families, f));
             out.files.push(TextFile {
                 path: path.to_string(),
                 mtime_secs: mtime_ns as f64 / 1e9,
-                error: result.err(),
+                error: result.err().map(|e| e.to_string()),
             });
         } else {
             return Err(err(
@@ -642,7 +650,7 @@ mod tests {
     }
 
     fn one(text: &str) -> Result<Vec<TextFamily>, String> {
-        families_of(text)
+        families_of(text).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -31,28 +31,17 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// What kind of failure an [`Error`] is, for a caller that acts on it
 /// rather than shows it: the C library's `QS_ERR_*` finer codes, the
 /// Python module's exceptions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// A file or directory that is not there (a root that does not exist).
-    Absent,
-    /// Permission refused: another user's files, or BPF without CAP_BPF.
-    Denied,
-    /// A file whose text could not be parsed, one over its size limit, or
-    /// a record stream that does not decode.
-    Malformed,
-    /// The kernel refused a call: loading or running BPF, taskstats.
-    Kernel,
-    /// Any other I/O failure.
-    Io,
+pub use sys::ErrorKind;
+
+impl From<Error> for sys::Error {
+    fn from(e: Error) -> sys::Error {
+        sys::Error::new(e.kind(), e.to_string())
+    }
 }
 
 impl Error {
     pub fn kind(&self) -> ErrorKind {
-        let io = |e: &std::io::Error, other: ErrorKind| match e.kind() {
-            std::io::ErrorKind::NotFound => ErrorKind::Absent,
-            std::io::ErrorKind::PermissionDenied => ErrorKind::Denied,
-            _ => other,
-        };
+        let io = ErrorKind::of_io;
         match self {
             Error::Io { source, .. } => io(source, ErrorKind::Io),
             Error::Parse { .. } | Error::TooLarge { .. } | Error::Decode(_) => ErrorKind::Malformed,

@@ -51,7 +51,10 @@ fn table_error(py: Python<'_>, what: &str, e: proctable::Error) -> PyErr {
         proctable::ErrorKind::Absent => KINDS[0].0,
         proctable::ErrorKind::Denied => KINDS[1].0,
         proctable::ErrorKind::Malformed => KINDS[2].0,
-        proctable::ErrorKind::Kernel | proctable::ErrorKind::Io => return Error::new_err(msg),
+        proctable::ErrorKind::Kernel
+        | proctable::ErrorKind::Invalid
+        | proctable::ErrorKind::Busy
+        | proctable::ErrorKind::Io => return Error::new_err(msg),
     };
     match py
         .import("quietstat._quietstat")

@@ -8,6 +8,7 @@
 use procfs::Source;
 use serde_json::json;
 use store::{History, when};
+use sys::Error;
 
 mod section;
 pub mod table;
@@ -32,7 +33,7 @@ pub trait Section: Sync {
     /// Its columns after the first.
     fn columns(&self) -> &'static [&'static str];
     /// Its rows over the window.
-    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, String>;
+    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error>;
 }
 
 /// A section's rows and the stretches without data inside the range.
@@ -55,13 +56,13 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// The process ranking for `sort`: `cpu` or a process field.
-pub fn rank(sort: &str) -> Result<model::process::Rank, String> {
+pub fn rank(sort: &str) -> Result<model::process::Rank, Error> {
     use model::columns::Column;
     use model::process::Rank;
     match sort {
         "cpu" => Ok(Rank::CpuPct),
         f => Column::find(f).map(Rank::Column).ok_or_else(|| {
-            format!("--sort {f}: not a process field; accepted: cpu, rss_bytes, vsize_bytes, minflt, majflt, threads, utime_ns, stime_ns, read_bytes, write_bytes, pid, ...")
+            Error::invalid(format!("--sort {f}: not a process field; accepted: cpu, rss_bytes, vsize_bytes, minflt, majflt, threads, utime_ns, stime_ns, read_bytes, write_bytes, pid, ..."))
         }),
     }
 }
@@ -73,14 +74,14 @@ pub fn rank(sort: &str) -> Result<model::process::Rank, String> {
 pub fn sorts(
     sort: &str,
     names: &[&str],
-) -> Result<(model::process::Rank, model::cgroup::Sort), String> {
+) -> Result<(model::process::Rank, model::cgroup::Sort), Error> {
     let rank = if names.contains(&"proc") {
         rank(sort)?
     } else {
         model::process::Rank::CpuPct
     };
     let cg = if names.contains(&"cgroup") {
-        model::cgroup::Sort::parse(sort).map_err(|e| format!("--sort {sort}: {e}"))?
+        model::cgroup::Sort::parse(sort).map_err(|e| e.context(format!("--sort {sort}")))?
     } else {
         model::cgroup::Sort::Cpu
     };
@@ -96,12 +97,14 @@ pub enum Format {
 }
 
 impl Format {
-    pub fn parse(s: &str) -> Result<Format, String> {
+    pub fn parse(s: &str) -> Result<Format, Error> {
         match s {
             "table" => Ok(Format::Table),
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
-            _ => Err(format!("--format {s}: accepted: table, csv, json")),
+            _ => Err(Error::invalid(format!(
+                "--format {s}: accepted: table, csv, json"
+            ))),
         }
     }
 }
@@ -199,17 +202,21 @@ fn text_section(out: &mut String, s: &Report, w: &Window) {
 }
 
 /// The sections named; an unknown name is refused, naming those accepted.
-pub fn sections(names: &[&str]) -> Result<Vec<&'static dyn Section>, String> {
+pub fn sections(names: &[&str]) -> Result<Vec<&'static dyn Section>, Error> {
     names
         .iter()
         .map(|n| {
-            section(n)
-                .ok_or_else(|| format!("--source {n}: accepted: {}", self::names().join(", ")))
+            section(n).ok_or_else(|| {
+                Error::invalid(format!(
+                    "--source {n}: accepted: {}",
+                    self::names().join(", ")
+                ))
+            })
         })
         .collect()
 }
 
 /// The sections named, over the window.
-pub fn run(h: &History, w: &Window, names: &[&str], o: &Options) -> Result<Vec<Report>, String> {
+pub fn run(h: &History, w: &Window, names: &[&str], o: &Options) -> Result<Vec<Report>, Error> {
     sections(names)?.iter().map(|s| s.report(h, w, o)).collect()
 }

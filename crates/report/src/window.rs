@@ -6,6 +6,7 @@
 use model::process::Rank;
 use procfs::SystemSample;
 use store::{History, when};
+use sys::Error;
 
 use crate::table::{Cell, Table, text};
 use crate::{Report, Section};
@@ -41,7 +42,7 @@ pub struct Window {
 }
 
 impl Window {
-    pub fn new(h: &History, from: u64, to: u64, every_ms: u64) -> Result<Window, String> {
+    pub fn new(h: &History, from: u64, to: u64, every_ms: u64) -> Result<Window, Error> {
         Ok(Window {
             from,
             to,
@@ -130,7 +131,7 @@ pub(crate) fn system_pass(
     w: &Window,
     section: &dyn Section,
     row: &mut RowFn<'_>,
-) -> Result<Report, String> {
+) -> Result<Report, Error> {
     let sources = section.sources();
     let primary = sources[0];
     let mut start: Option<(u64, SystemSample)> = None;

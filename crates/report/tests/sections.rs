@@ -493,6 +493,7 @@ fn cgroup_sections_show_the_walks_written() {
     assert!(
         report::sorts("rss_bytes", &["cgroup"])
             .unwrap_err()
+            .to_string()
             .contains("cpu, memory, io, pids or path")
     );
     assert!(report::sorts("memory", &["proc"]).is_err());

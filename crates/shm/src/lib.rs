@@ -131,6 +131,30 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// What kind of failure this is, for a caller that acts on it.
+    pub fn kind(&self) -> sys::ErrorKind {
+        use sys::ErrorKind as K;
+        match self {
+            Error::Io { source, .. } => K::of_io(source, K::Io),
+            Error::NotSnapshot { .. } | Error::Version { .. } | Error::ViewVersion { .. } => {
+                K::Malformed
+            }
+            Error::NotFromAgent { .. } | Error::InUse { .. } | Error::Torn => K::Busy,
+            Error::Stopped | Error::Gone { .. } => K::Absent,
+            Error::UnsafeDir { .. } => K::Invalid,
+            Error::ReadOnly => K::Denied,
+            Error::Timeout { .. } => K::Io,
+        }
+    }
+}
+
+impl From<Error> for sys::Error {
+    fn from(e: Error) -> sys::Error {
+        sys::Error::new(e.kind(), e.to_string())
+    }
+}
+
 /// One CPU's ticks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuSlot {

@@ -12,6 +12,7 @@
 //! - Files are opened without following links and without blocking, and
 //!   anything but a regular file is refused by name.
 
+use crate::Error;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -69,7 +70,7 @@ pub enum ProcView {
 
 /// The access rule: `/proc`'s own when it hides processes, else `group`
 /// (a name; `None`: `adm` where it exists, else the owner only).
-pub fn decide(group: Option<&str>, proc: ProcView) -> Result<Access, String> {
+pub fn decide(group: Option<&str>, proc: ProcView) -> Result<Access, Error> {
     match (proc, group) {
         (ProcView::Hidden { gid: Some(g) }, _) => Ok(Access {
             gid: Some(g),
@@ -83,9 +84,9 @@ pub fn decide(group: Option<&str>, proc: ProcView) -> Result<Access, String> {
                 gid: Some(g),
                 why: format!("[store] group = \"{name}\""),
             }),
-            None => Err(format!(
+            None => Err(Error::invalid(format!(
                 "[store] group = \"{name}\": no such group; give an existing group's name"
-            )),
+            ))),
         },
         (ProcView::Open, None) => Ok(match group_id("adm") {
             Some(g) => Access {
@@ -191,21 +192,21 @@ fn unsafe_because(m: &std::fs::Metadata) -> Option<String> {
 /// Checks `dir` and every directory above it: owned by this user or root,
 /// and not writable by others unless sticky. A store or journal anywhere
 /// else could be swapped or planted by whoever may write there.
-pub fn check_dir(dir: &Path) -> Result<(), String> {
-    let real = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn check_dir(dir: &Path) -> Result<(), Error> {
+    let real = std::fs::canonicalize(dir).map_err(|e| Error::file(dir, e))?;
     let mut at = Some(real.as_path());
     while let Some(d) = at {
-        let m = std::fs::metadata(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        let m = std::fs::metadata(d).map_err(|e| Error::file(d, e))?;
         if let Some(why) = unsafe_because(&m) {
             let which = if d == real {
                 String::new()
             } else {
                 format!(" (above {})", dir.display())
             };
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "{}{which} is {why}: another user could plant files where the agent opens them; give a directory only this user or root can write",
                 d.display()
-            ));
+            )));
         }
         // In a sticky directory, only the owner can rename what it holds:
         // everything below must be ours or root's, checked on the way up.
@@ -217,11 +218,11 @@ pub fn check_dir(dir: &Path) -> Result<(), String> {
 /// Makes `dir` (with its parents) if missing, brings its mode and the
 /// modes of the files it holds to `access` when this user owns them, and
 /// checks it ([`check_dir`]). Returns how many modes were tightened.
-pub fn prepare_dir(dir: &Path, access: &Access) -> Result<usize, String> {
+pub fn prepare_dir(dir: &Path, access: &Access) -> Result<usize, Error> {
     use std::os::unix::fs::DirBuilderExt;
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            .map_err(|e| Error::io(format!("cannot create {}", parent.display()), e))?;
     }
     match std::fs::DirBuilder::new()
         .mode(access.dir_mode())
@@ -229,20 +230,26 @@ pub fn prepare_dir(dir: &Path, access: &Access) -> Result<usize, String> {
     {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+        Err(e) => return Err(Error::io(format!("cannot create {}", dir.display()), e)),
     }
-    let m = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let m = std::fs::symlink_metadata(dir).map_err(|e| Error::file(dir, e))?;
     if m.file_type().is_symlink() {
         // Followed only when the link and its target pass the checks.
-        let t = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let t = std::fs::metadata(dir).map_err(|e| Error::file(dir, e))?;
         if !t.is_dir() {
-            return Err(format!("{}: not a directory", dir.display()));
+            return Err(Error::invalid(format!(
+                "{}: not a directory",
+                dir.display()
+            )));
         }
     } else if !m.is_dir() {
-        return Err(format!("{}: not a directory", dir.display()));
+        return Err(Error::invalid(format!(
+            "{}: not a directory",
+            dir.display()
+        )));
     }
     let mut tightened = 0;
-    let real = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let real = std::fs::canonicalize(dir).map_err(|e| Error::file(dir, e))?;
     if std::fs::metadata(&real).is_ok_and(|m| m.uid() == euid()) {
         tightened += tighten(&real, access.dir_mode(), access.gid);
         check_dir(dir)?;
@@ -485,11 +492,13 @@ mod tests {
         let open = d.path().join("open");
         std::fs::create_dir(&open).unwrap();
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let e = check_dir(&open.join("..").join("open")).unwrap_err();
+        let e = check_dir(&open.join("..").join("open"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("writable by every user"), "{e}");
         let inner = open.join("store");
         std::fs::create_dir(&inner).unwrap();
-        let e = check_dir(&inner).unwrap_err();
+        let e = check_dir(&inner).unwrap_err().to_string();
         assert!(e.contains("above"), "{e}");
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
         assert_eq!(check_dir(&inner), Ok(()));
@@ -497,7 +506,7 @@ mod tests {
             let c = std::ffi::CString::new(inner.to_str().unwrap()).unwrap();
             // SAFETY: a valid path.
             assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
-            let e = check_dir(&inner).unwrap_err();
+            let e = check_dir(&inner).unwrap_err().to_string();
             assert!(e.contains("owned by uid 65534"), "{e}");
             assert!(prepare_dir(&inner, &Access::private("test")).is_err());
         }
@@ -510,7 +519,9 @@ mod tests {
         let a = decide(None, ProcView::Hidden { gid: Some(4) }).unwrap();
         assert_eq!(a.gid, Some(4));
         assert_eq!(decide(Some("root"), ProcView::Open).unwrap().gid, Some(0));
-        let e = decide(Some("no-such-group-here"), ProcView::Open).unwrap_err();
+        let e = decide(Some("no-such-group-here"), ProcView::Open)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no such group"), "{e}");
     }
 }

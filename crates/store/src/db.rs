@@ -77,6 +77,18 @@ pub enum OpenError {
     Io { path: PathBuf, why: String },
 }
 
+impl OpenError {
+    /// The failure, with its kind: a newer format or a damaged file is
+    /// malformed for this reader.
+    pub fn error(&self) -> crate::Error {
+        let kind = match self {
+            OpenError::Newer { .. } | OpenError::Damaged { .. } => crate::ErrorKind::Malformed,
+            OpenError::Io { .. } => crate::ErrorKind::Io,
+        };
+        crate::Error::new(kind, self.to_string())
+    }
+}
+
 impl std::fmt::Display for OpenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -333,6 +345,26 @@ pub fn remove_day(path: &Path) -> std::io::Result<()> {
         let _ = std::fs::remove_file(format!("{}{e}", path.display()));
     }
     std::fs::remove_file(path)
+}
+
+/// A SQLite failure on the day file `path`, its kind from SQLite's code: a
+/// file that is not a database or is damaged is malformed, one that cannot
+/// be opened absent or denied.
+pub fn sql_error(path: &Path, e: rusqlite::Error) -> crate::Error {
+    crate::Error::new(sql_kind(&e), e.to_string()).context(path.display())
+}
+
+/// The kind of a SQLite failure.
+pub fn sql_kind(e: &rusqlite::Error) -> crate::ErrorKind {
+    use crate::ErrorKind as K;
+    use rusqlite::ErrorCode as C;
+    match e.sqlite_error_code() {
+        Some(C::DatabaseCorrupt | C::NotADatabase) => K::Malformed,
+        Some(C::CannotOpen) => K::Absent,
+        Some(C::PermissionDenied | C::ReadOnly | C::AuthorizationForStatementDenied) => K::Denied,
+        Some(C::DatabaseBusy | C::DatabaseLocked) => K::Busy,
+        _ => K::Io,
+    }
 }
 
 #[cfg(test)]

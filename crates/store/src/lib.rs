@@ -3,6 +3,9 @@
 //! an in-memory journal), and read back for `report` and replay.
 
 pub mod access;
+
+pub use sys::{Error, ErrorKind};
+
 pub mod blocks;
 pub mod cgroups;
 pub mod codec;

@@ -2,6 +2,7 @@
 //! them live (so `model` derives the same figures), process tables at any
 //! recorded instant, exits, gaps, and the store's own size per source.
 
+use crate::{Error, ErrorKind};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -102,28 +103,35 @@ fn sqlt(ms: u64) -> i64 {
     ms.min(i64::MAX as u64) as i64
 }
 
-fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> String + '_ {
-    move |e| format!("{}: {e}", path.display())
+fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
+    move |e| crate::db::sql_error(path, e)
 }
 
 impl History {
     /// Opens every day file in `dir`.
-    pub fn open(dir: &Path) -> Result<History, String> {
-        let md = std::fs::metadata(dir).map_err(|e| format!("store {}: {e}", dir.display()))?;
+    pub fn open(dir: &Path) -> Result<History, Error> {
+        let md =
+            std::fs::metadata(dir).map_err(|e| Error::io(format!("store {}", dir.display()), e))?;
         if !md.is_dir() {
-            return Err(format!("store {}: not a directory", dir.display()));
+            return Err(Error::invalid(format!(
+                "store {}: not a directory",
+                dir.display()
+            )));
         }
         if let Err(e) = std::fs::read_dir(dir) {
             return Err(if e.kind() == std::io::ErrorKind::PermissionDenied {
-                crate::access::unreadable(dir, &md)
+                Error::new(ErrorKind::Denied, crate::access::unreadable(dir, &md))
             } else {
-                format!("store {}: {e}", dir.display())
+                Error::io(format!("store {}", dir.display()), e)
             });
         }
         let days = db::day_files(dir);
         for (_, path) in &days {
             if let Some(md) = crate::access::denied(path) {
-                return Err(crate::access::unreadable(path, &md));
+                return Err(Error::new(
+                    ErrorKind::Denied,
+                    crate::access::unreadable(path, &md),
+                ));
             }
         }
         let mut h = History {
@@ -213,7 +221,7 @@ impl History {
         from: u64,
         to: u64,
         rev: bool,
-        f: &mut dyn FnMut(&str, &Path, &Connection) -> Result<bool, String>,
+        f: &mut dyn FnMut(&str, &Path, &Connection) -> Result<bool, Error>,
     ) {
         let mut days: Vec<&(String, PathBuf)> = self
             .days
@@ -276,7 +284,7 @@ impl History {
         kind: i64,
         from: u64,
         to: u64,
-    ) -> Result<Vec<(bool, Vec<u8>)>, String> {
+    ) -> Result<Vec<(bool, Vec<u8>)>, Error> {
         let start: i64 = c
             .query_row(
                 "SELECT coalesce(max(start_ms), 0) FROM block WHERE kind = ?1 AND key = 1 AND start_ms <= ?2",
@@ -307,7 +315,7 @@ impl History {
         to: u64,
         sources: &[Source],
         f: &mut dyn FnMut(u64, &SystemSample),
-    ) -> Result<usize, String> {
+    ) -> Result<usize, Error> {
         let want = sources
             .iter()
             .fold(0u128, |m, s| m | 1u128 << (*s as usize));
@@ -379,7 +387,7 @@ impl History {
         from: u64,
         to: u64,
         f: &mut dyn FnMut(u64, &Snapshot),
-    ) -> Result<usize, String> {
+    ) -> Result<usize, Error> {
         let mut bad = 0;
         self.each_day(from, to, false, &mut |_, path, c| {
             let ids = identities(c, path)?;
@@ -446,7 +454,7 @@ impl History {
         from: u64,
         to: u64,
         f: &mut dyn FnMut(u64, &crate::cgroups::Decoder),
-    ) -> Result<usize, String> {
+    ) -> Result<usize, Error> {
         let mut bad = 0;
         self.each_day(from, to, false, &mut |_, path, c| {
             let mut dec = crate::cgroups::Decoder::default();
@@ -486,7 +494,7 @@ impl History {
 
     /// The cgroups made or removed in [from, to] (made: not in the walk
     /// before; removed: not in the walk at `gone_ms`), in time order.
-    pub fn cgroup_changes(&self, from: u64, to: u64) -> Result<Vec<CgroupChange>, String> {
+    pub fn cgroup_changes(&self, from: u64, to: u64) -> Result<Vec<CgroupChange>, Error> {
         let mut out = Vec::new();
         self.each_day(from, to, false, &mut |_, path, c| {
             // A day file of a build that recorded no cgroups has no table.
@@ -527,7 +535,7 @@ impl History {
     }
 
     /// Processes that ended in [from, to], in order.
-    pub fn exits(&self, from: u64, to: u64) -> Result<Vec<ExitRow>, String> {
+    pub fn exits(&self, from: u64, to: u64) -> Result<Vec<ExitRow>, Error> {
         let mut out = Vec::new();
         self.each_day(from, to, false, &mut |_, path, c| {
             let mut st = c
@@ -587,7 +595,7 @@ impl History {
     }
 
     /// Recorded gaps overlapping [from, to].
-    pub fn gaps(&self, from: u64, to: u64) -> Result<Vec<Gap>, String> {
+    pub fn gaps(&self, from: u64, to: u64) -> Result<Vec<Gap>, Error> {
         let mut out = Vec::new();
         // A gap is recorded in the day file of its end.
         self.each_day(from, u64::MAX, false, &mut |_, path, c| {
@@ -612,7 +620,7 @@ impl History {
     }
 
     /// What each day's file takes, per source.
-    pub fn usage(&self) -> Result<Vec<DayUsage>, String> {
+    pub fn usage(&self) -> Result<Vec<DayUsage>, Error> {
         let mut out = Vec::new();
         self.each_day(0, u64::MAX, false, &mut |day, path, c| {
             let mut st = c
@@ -646,7 +654,7 @@ impl History {
     }
 }
 
-fn identities(c: &Connection, path: &Path) -> Result<IdMap<Static>, String> {
+fn identities(c: &Connection, path: &Path) -> Result<IdMap<Static>, Error> {
     let mut st = c
         .prepare("SELECT id, pid, start_ticks, start_ms, uid, cgroup_id, comm FROM identity")
         .map_err(sql(path))?;

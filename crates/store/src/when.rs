@@ -1,15 +1,17 @@
 //! Times as `report` and replay take them, and local-time formatting.
 
+use crate::Error;
+
 /// Parses `s` as an instant (ms since the epoch), `now` being the present:
 /// RFC 3339 (`2026-11-24T03:10:00Z`, `...+01:00`), `YYYY-MM-DD HH:MM[:SS]`
 /// or `HH:MM[:SS]` (local time; the latter today), `now`, or relative to
 /// now (`-1h`, `-30m`, `-90s`, `-2d`).
-pub fn parse(s: &str, now_ms: u64) -> Result<u64, String> {
+pub fn parse(s: &str, now_ms: u64) -> Result<u64, Error> {
     let s = s.trim();
     let bad = || {
-        format!(
+        Error::invalid(format!(
             "{s:?} is not a time; write RFC 3339 (2026-11-24T03:10:00Z), HH:MM[:SS] (today, local time), \"YYYY-MM-DD HH:MM\", now, or relative (-1h, -30m, -90s, -2d)"
-        )
+        ))
     };
     if s == "now" {
         return Ok(now_ms);
@@ -206,7 +208,7 @@ mod tests {
             "2026-11-30T10:00:00+24:00",
             "2026-11-30T10:00:00+1:00",
         ] {
-            let e = parse(bad, NOW).unwrap_err();
+            let e = parse(bad, NOW).unwrap_err().to_string();
             assert!(e.contains("RFC 3339"), "{bad}: {e}");
         }
     }

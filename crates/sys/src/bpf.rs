@@ -170,10 +170,10 @@ pub struct Mapped {
 impl Mapped {
     /// Maps the first `len` bytes of an array map's values, read-only or
     /// also `writable`.
-    pub fn new(map: &Map, len: usize, writable: bool) -> Result<Mapped, String> {
+    pub fn new(map: &Map, len: usize, writable: bool) -> Result<Mapped, crate::Error> {
         let data = match map {
             Map::Array(d) => d,
-            _ => return Err("not an array map".into()),
+            _ => return Err(crate::Error::invalid("not an array map")),
         };
         let prot = if writable {
             libc::PROT_READ | libc::PROT_WRITE
@@ -181,7 +181,7 @@ impl Mapped {
             libc::PROT_READ
         };
         let ptr = map_shared(data.fd().as_fd().as_raw_fd(), len, prot, 0)
-            .map_err(|e| format!("mapping it: {e}"))?;
+            .map_err(|e| crate::Error::kernel("mapping it", e))?;
         Ok(Mapped { ptr, len })
     }
 

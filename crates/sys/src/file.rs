@@ -19,6 +19,18 @@ pub enum ReadError {
     TooLarge { path: String, cap: u64 },
 }
 
+impl From<ReadError> for crate::Error {
+    fn from(e: ReadError) -> crate::Error {
+        use crate::ErrorKind as K;
+        let kind = match &e {
+            ReadError::Io { source, .. } => K::of_io(source, K::Io),
+            ReadError::NotRegular { .. } => K::Invalid,
+            ReadError::TooLarge { .. } => K::Malformed,
+        };
+        crate::Error::new(kind, e.to_string())
+    }
+}
+
 /// What a file that is not a regular one is, in a word or two
 /// ("directory", "FIFO", "symbolic link" ...), for a message refusing it.
 pub fn kind(t: std::fs::FileType) -> &'static str {

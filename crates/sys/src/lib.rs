@@ -13,6 +13,8 @@
 //! - [`child`]: child processes that die with their starter and are reaped.
 //! - [`dir`]: kernel directories and files read by descriptor (`openat`,
 //!   `getdents64`, one `pread` at offset 0).
+//! - [`Error`], [`ErrorKind`]: a failure's kind and what failed, for the
+//!   library crates without an error enum of their own.
 //! - `bpf` (feature `bpf`): loading BPF programs with signals blocked, and
 //!   errors with their causes on one line.
 
@@ -21,7 +23,10 @@ pub mod bpf;
 pub mod child;
 pub mod cputime;
 pub mod dir;
+pub mod error;
 pub mod file;
+
+pub use error::{Error, ErrorKind};
 
 use std::sync::OnceLock;
 

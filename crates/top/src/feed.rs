@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use sys::{Error, ErrorKind};
 
 use procfs::{Reader, SystemSample};
 use proctable::{BackendChoice, Exit, Field, Fields, Proc, ProcTable, Query};
@@ -52,7 +53,7 @@ fn taken_at(base: Instant, mono_ns: u64) -> Instant {
 struct OwnCgroups {
     proc_root: PathBuf,
     sys_root: PathBuf,
-    reader: Option<Result<cgroups::Reader, String>>,
+    reader: Option<Result<cgroups::Reader, Error>>,
     on: bool,
 }
 
@@ -107,9 +108,9 @@ pub struct AgentFeed {
 impl AgentFeed {
     /// The agent's feed; why not, when it has stopped or died or its
     /// files are missing or not its own.
-    pub fn open(snapshot: &Path, proc_root: &Path, sys_root: &Path) -> Result<AgentFeed, String> {
-        let first = view::read_live_procs(snapshot).map_err(|e| e.to_string())?;
-        let reader = ShmReader::open(snapshot).map_err(|e| e.to_string())?;
+    pub fn open(snapshot: &Path, proc_root: &Path, sys_root: &Path) -> Result<AgentFeed, Error> {
+        let first = view::read_live_procs(snapshot).map_err(Error::from)?;
+        let reader = ShmReader::open(snapshot).map_err(Error::from)?;
         // Woken once, the agent writes its last walk of the cgroups (it
         // writes none while no viewer reads): the first screen of the
         // cgroup view needs no wait for its next walk.
@@ -142,8 +143,8 @@ impl AgentFeed {
     }
 
     /// Whether the agent still runs; why not when it does not.
-    pub fn alive(&self) -> Result<(), String> {
-        self.reader.check_live().map_err(|e| e.to_string())
+    pub fn alive(&self) -> Result<(), Error> {
+        self.reader.check_live().map_err(Error::from)
     }
 
     /// Waits until the agent publishes again, or `timeout`.
@@ -155,12 +156,12 @@ impl AgentFeed {
     /// The latest sample, when the agent published one since the last call:
     /// `Ok(None)` when nothing changed. A table not new since the last
     /// call is left out (its instant is the one already shown).
-    pub fn poll(&mut self) -> Result<Option<Tick>, String> {
+    pub fn poll(&mut self) -> Result<Option<Tick>, Error> {
         self.alive()?;
         let sys_path = view::system_path(&self.snapshot);
         let mut system = std::mem::take(&mut self.tick.system);
         let meta = view::read_system(&sys_path, &mut system);
-        let meta = meta.map_err(|e| e.to_string());
+        let meta = meta.map_err(Error::from);
         let mut changed = false;
         if let Ok(meta) = &meta
             && meta.mono_ns != self.last_system_mono
@@ -180,11 +181,11 @@ impl AgentFeed {
         };
         // The table (megabytes with thousands of processes) is read only
         // when its header says it is new.
-        let mono = view::procs_mono_ns(&p).map_err(|e| e.to_string())?;
+        let mono = view::procs_mono_ns(&p).map_err(Error::from)?;
         if mono != self.last_procs_mono {
             let pv = match self.first.take() {
                 Some(v) if v.meta.mono_ns == mono => v,
-                _ => view::read_procs(&p).map_err(|e| e.to_string())?,
+                _ => view::read_procs(&p).map_err(Error::from)?,
             };
             self.last_procs_mono = pv.meta.mono_ns;
             self.procs_every = Duration::from_nanos(pv.meta.interval_ns);
@@ -246,9 +247,9 @@ pub struct OwnFeed {
 }
 
 impl OwnFeed {
-    pub fn open(proc_root: &Path, sys_root: &Path, threads: bool) -> Result<OwnFeed, String> {
+    pub fn open(proc_root: &Path, sys_root: &Path, threads: bool) -> Result<OwnFeed, Error> {
         let mut table =
-            ProcTable::open(BackendChoice::Auto, proc_root, sys_root).map_err(|e| e.to_string())?;
+            ProcTable::open(BackendChoice::Auto, proc_root, sys_root).map_err(Error::from)?;
         let note = table
             .fallback_reason()
             .map(|why| format!("BPF unavailable: {why}"));
@@ -303,7 +304,7 @@ impl OwnFeed {
     }
 
     /// Reads everything now.
-    pub fn sample(&mut self) -> Result<Tick, String> {
+    pub fn sample(&mut self) -> Result<Tick, Error> {
         let mut s = std::mem::take(&mut self.tick.system);
         for src in view::VIEW_SOURCES {
             self.reader.read_source(src, &mut s);
@@ -322,7 +323,7 @@ impl OwnFeed {
         }
         self.table
             .snapshot(&self.query, &mut self.tick.procs)
-            .map_err(|e| e.to_string())?;
+            .map_err(Error::from)?;
         self.tick.procs_taken = Some(self.tick.system.taken);
         self.tick.procs_unix_ns = self.tick.system.unix_ns;
         let table = &self.table;
@@ -355,11 +356,14 @@ const WALKS_BACK_MS: u64 = 120_000;
 const NEAR_MS: u64 = 15_000;
 
 impl ReplayFeed {
-    pub fn open(dir: &Path) -> Result<ReplayFeed, String> {
+    pub fn open(dir: &Path) -> Result<ReplayFeed, Error> {
         let history = store::History::open(dir)?;
-        let range = history
-            .range()
-            .ok_or_else(|| format!("{}: nothing recorded yet", dir.display()))?;
+        let range = history.range().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Absent,
+                format!("{}: nothing recorded yet", dir.display()),
+            )
+        })?;
         Ok(ReplayFeed {
             history,
             dir: dir.to_path_buf(),
@@ -369,16 +373,16 @@ impl ReplayFeed {
     }
 
     /// `at` if it is inside the recorded range; else an error naming it.
-    pub fn check(&self, at: u64) -> Result<u64, String> {
+    pub fn check(&self, at: u64) -> Result<u64, Error> {
         let (lo, hi) = self.range;
         if at < lo.saturating_sub(1000) || at > hi + 1000 {
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "{} is outside the history in {}: it holds {} to {}",
                 store::when::format(at, true),
                 self.dir.display(),
                 store::when::format(lo, true),
                 store::when::format(hi, true)
-            ));
+            )));
         }
         Ok(at.clamp(lo, hi))
     }
@@ -414,7 +418,7 @@ impl ReplayFeed {
 
     /// The sample at or before `at` (or the first one after, when none is
     /// before), with rates over the interval before it.
-    pub fn load(&self, at: u64) -> Result<(u64, Tick, Option<Tick>), String> {
+    pub fn load(&self, at: u64) -> Result<(u64, Tick, Option<Tick>), Error> {
         let sources = view::VIEW_SOURCES;
         let mut samples: Vec<(u64, SystemSample)> = Vec::new();
         let mut from = at.saturating_sub(NEAR_MS);
@@ -432,9 +436,12 @@ impl ReplayFeed {
             from = from.saturating_sub(600_000).max(self.range.0);
         }
         if samples.is_empty() {
-            let next = self
-                .step(at, true)
-                .ok_or_else(|| format!("no sample recorded at or after {at}"))?;
+            let next = self.step(at, true).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Absent,
+                    format!("no sample recorded at or after {at}"),
+                )
+            })?;
             return self.load(next);
         }
         let at = samples.last().map_or(at, |s| s.0);
@@ -517,7 +524,7 @@ impl ReplayFeed {
     /// The last two walks of the cgroups recorded at or before `at`, at
     /// most [`WALKS_BACK_MS`] before it, oldest first: their times found
     /// first, so that only those two are rebuilt whole.
-    fn walks(&self, at: u64) -> Result<Vec<cgroups::Sample>, String> {
+    fn walks(&self, at: u64) -> Result<Vec<cgroups::Sample>, Error> {
         let mut times = Vec::new();
         self.history
             .cgroups(at.saturating_sub(WALKS_BACK_MS), at, &mut |ts, _| {

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use sys::Error;
 
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 
@@ -62,7 +63,7 @@ enum Msg {
 
 /// Runs the view until `q`. Errors that stop it before the first screen
 /// (a replay time outside the store) are returned, the terminal untouched.
-pub fn run(opts: Options) -> Result<(), String> {
+pub fn run(opts: Options) -> Result<(), Error> {
     if let Some((dir, at)) = &opts.replay {
         let feed = ReplayFeed::open(dir)?;
         let now = sys::unix_ns() / 1_000_000;
@@ -89,7 +90,7 @@ pub fn run(opts: Options) -> Result<(), String> {
     std::thread::Builder::new()
         .name("top-input".into())
         .spawn(move || input_loop(input))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Error::io("starting top's input thread", e))?;
     with_terminal(|term| live_loop(term, &mut app, &rx, &shared, &opts))
 }
 
@@ -102,20 +103,20 @@ struct Flags {
 }
 
 fn with_terminal(
-    f: impl FnOnce(&mut ratatui::DefaultTerminal) -> Result<(), String>,
-) -> Result<(), String> {
+    f: impl FnOnce(&mut ratatui::DefaultTerminal) -> Result<(), Error>,
+) -> Result<(), Error> {
     use std::io::IsTerminal;
     for (name, is) in [
         ("input", std::io::stdin().is_terminal()),
         ("output", std::io::stdout().is_terminal()),
     ] {
         if !is {
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "top needs a terminal, and its standard {name} is not one; for a pipe or a file use `quietstat ps` or `quietstat stat`"
-            ));
+            )));
         }
     }
-    let mut term = ratatui::try_init().map_err(|e| format!("terminal: {e}"))?;
+    let mut term = ratatui::try_init().map_err(|e| Error::io("terminal", e))?;
     let r = f(&mut term);
     ratatui::restore();
     r
@@ -127,7 +128,7 @@ fn start_live(
     opts: &Options,
     flags: &Arc<Flags>,
     tx: mpsc::Sender<Msg>,
-) -> Result<(App, Option<Tick>), String> {
+) -> Result<(App, Option<Tick>), Error> {
     let host_proc = opts.proc_root == Path::new("/proc");
     let why_not = if opts.no_agent {
         Some("--no-agent".to_string())
@@ -140,7 +141,7 @@ fn start_live(
         None
     };
     let agent = match why_not {
-        Some(w) => Err(w),
+        Some(w) => Err(Error::invalid(w)),
         None => AgentFeed::open(&opts.snapshot, &opts.proc_root, &opts.sys_root),
     };
     match agent {
@@ -156,7 +157,7 @@ fn start_live(
             std::thread::Builder::new()
                 .name("top-agent".into())
                 .spawn(move || agent_loop(feed, &tx, &f2, delay, &proc_root, &sys_root))
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| Error::io("starting top's sampling thread", e))?;
             Ok((app, first))
         }
         Err(why) => {
@@ -175,7 +176,7 @@ fn start_live(
             std::thread::Builder::new()
                 .name("top-sample".into())
                 .spawn(move || own_loop(feed, &tx, &f2, delay))
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| Error::io("starting top's sampling thread", e))?;
             Ok((app, Some(first)))
         }
     }
@@ -308,13 +309,13 @@ fn live_loop(
     rx: &mpsc::Receiver<Msg>,
     flags: &Flags,
     opts: &Options,
-) -> Result<(), String> {
-    let draw = |term: &mut ratatui::DefaultTerminal, app: &mut App| -> Result<(), String> {
+) -> Result<(), Error> {
+    let draw = |term: &mut ratatui::DefaultTerminal, app: &mut App| -> Result<(), Error> {
         let h = term.size().map(|s| s.height).unwrap_or(24);
         fill_cmdlines(app, &opts.proc_root, h);
         app.learn_names(h);
         term.draw(|f| draw::draw(f, app))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Error::io("drawing", e))?;
         Ok(())
     };
     // The first full screen: the process list, or the cgroups.
@@ -386,7 +387,7 @@ fn live_loop(
 }
 
 /// Shows the recorded sample at or before `at`.
-fn seek_to(app: &mut App, feed: &ReplayFeed, at: u64) -> Result<(), String> {
+fn seek_to(app: &mut App, feed: &ReplayFeed, at: u64) -> Result<(), Error> {
     let (at, cur, prev) = feed.load(at)?;
     app.reset();
     if let Some(p) = prev {
@@ -401,13 +402,13 @@ fn replay_loop(
     term: &mut ratatui::DefaultTerminal,
     app: &mut App,
     feed: &ReplayFeed,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     loop {
         app.learn_names(term.size().map(|s| s.height).unwrap_or(24));
         term.draw(|f| draw::draw(f, app))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Error::io("drawing", e))?;
         let k = loop {
-            match event::read().map_err(|e| e.to_string())? {
+            match event::read().map_err(|e| Error::io("reading a key", e))? {
                 Event::Key(k) if k.kind != KeyEventKind::Release => break Some(k),
                 Event::Resize(..) => break None,
                 _ => {}
@@ -439,7 +440,7 @@ fn replay_loop(
             Action::Seek(Seek::To(t)) => match feed.check(t) {
                 Ok(t) => Some(t),
                 Err(e) => {
-                    app.notice = Some(e);
+                    app.notice = Some(e.to_string());
                     None
                 }
             },
@@ -448,7 +449,7 @@ fn replay_loop(
         if let Some(t) = target
             && let Err(e) = seek_to(app, feed, t)
         {
-            app.notice = Some(e);
+            app.notice = Some(e.to_string());
         }
     }
 }

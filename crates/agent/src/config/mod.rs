@@ -181,7 +181,7 @@ pub const DEFAULT_DISKSTATS_DEVICE_EXCLUDE: &str =
 /// `$XDG_STATE_HOME/quietstat`, else `~/.local/state/quietstat` with the
 /// home from `$HOME` or, without it, from the user's passwd entry. `Err`
 /// (why) when there is no usable home: never a path under `/tmp`.
-pub fn default_store_path() -> Result<PathBuf, String> {
+pub fn default_store_path() -> Result<PathBuf, sys::Error> {
     let uid = store::access::euid();
     if uid == 0 {
         return Ok("/var/lib/quietstat".into());
@@ -197,12 +197,18 @@ pub fn default_store_path() -> Result<PathBuf, String> {
         Some((_, home)) if home.is_absolute() && home != Path::new("/") && home.is_dir() => {
             Ok(home.join(".local/state/quietstat"))
         }
-        Some((name, home)) => Err(format!(
-            "no HOME or XDG_STATE_HOME, and user {name}'s home {} is not a directory of its own; give --store DIR or [store] path",
-            home.display()
+        Some((name, home)) => Err(sys::Error::new(
+            sys::ErrorKind::Absent,
+            format!(
+                "no HOME or XDG_STATE_HOME, and user {name}'s home {} is not a directory of its own; give --store DIR or [store] path",
+                home.display()
+            ),
         )),
-        None => Err(format!(
-            "no HOME or XDG_STATE_HOME, and no passwd entry for uid {uid}; give --store DIR or [store] path"
+        None => Err(sys::Error::new(
+            sys::ErrorKind::Absent,
+            format!(
+                "no HOME or XDG_STATE_HOME, and no passwd entry for uid {uid}; give --store DIR or [store] path"
+            ),
         )),
     }
 }

@@ -102,8 +102,9 @@ fn place(
             machine.online
         )),
         Err(e) if config.housekeeping_cpus.is_some() => {
-            return Err(StartError::Setup(format!(
-                "pinning to housekeeping CPUs {housekeeping}: {e}"
+            return Err(StartError::Setup(sys::Error::io(
+                format!("pinning to housekeeping CPUs {housekeeping}"),
+                e,
             )));
         }
         Err(e) => log(format!(
@@ -119,12 +120,12 @@ fn open_snapshot(config: &Config, ncpu: u32) -> Result<ShmWriter, StartError> {
     let shm = match ShmWriter::create(config.shm_path.as_deref(), ncpu) {
         Ok(w) => w,
         // One agent per path: the running one keeps it, untouched.
-        Err(e @ shm::Error::InUse { .. }) => return Err(StartError::Setup(e.to_string())),
+        Err(e @ shm::Error::InUse { .. }) => return Err(StartError::Setup(e.into())),
         Err(e) => {
             log(format!(
                 "running without the shared-memory snapshot: {e} (local readers fall back to HTTP or /proc)"
             ));
-            ShmWriter::create(None, ncpu).map_err(|e| StartError::Setup(e.to_string()))?
+            ShmWriter::create(None, ncpu).map_err(|e| StartError::Setup(e.into()))?
         }
     };
     if let Some(dir) = shm.path().and_then(Path::parent)

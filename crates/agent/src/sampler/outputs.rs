@@ -17,11 +17,15 @@ impl Agent {
         }
     }
 
-    pub(super) fn open_store(&mut self, config: &Config) -> Result<(), String> {
+    pub(super) fn open_store(&mut self, config: &Config) -> Result<(), sys::Error> {
         if config.store.path.as_os_str().is_empty() {
-            return Err(crate::config::default_store_path()
-                .err()
-                .unwrap_or_default());
+            return Err(match crate::config::default_store_path() {
+                Err(e) => e,
+                Ok(p) => sys::Error::invalid(format!(
+                    "no store directory given (the default is {})",
+                    p.display()
+                )),
+            });
         }
         let hidden = procfs::hidden_pids(&config.proc_root);
         let proc_view = match hidden {

@@ -389,10 +389,11 @@ const MAX_WATCHES: usize = 65_536;
 impl Reader {
     /// Finds the hierarchies; an error when the mount table cannot be read
     /// or holds none that gives a figure of the files asked for.
-    pub fn new(opts: Options) -> Result<Reader, String> {
+    pub fn new(opts: Options) -> Result<Reader, sys::Error> {
         let mountinfo = opts.proc_root.join("self/mountinfo");
-        let found = hierarchies(&opts.proc_root, &opts.sys_root, &opts.files)
-            .map_err(|e| format!("cgroups: cannot read {}: {e}", mountinfo.display()))?;
+        let found = hierarchies(&opts.proc_root, &opts.sys_root, &opts.files).map_err(|e| {
+            sys::Error::io(format!("cgroups: cannot read {}", mountinfo.display()), e)
+        })?;
         let hiers: Vec<Hier> = found
             .into_iter()
             .map(|info| {
@@ -402,9 +403,12 @@ impl Reader {
             .filter(|h: &Hier| !h.files.is_empty())
             .collect();
         if hiers.is_empty() {
-            return Err(format!(
-                "cgroups: no cgroup hierarchy in {} holds a file asked for (v2, or v1 with cpu, cpuacct, memory, blkio or pids)",
-                mountinfo.display()
+            return Err(sys::Error::new(
+                sys::ErrorKind::Absent,
+                format!(
+                    "cgroups: no cgroup hierarchy in {} holds a file asked for (v2, or v1 with cpu, cpuacct, memory, blkio or pids)",
+                    mountinfo.display()
+                ),
             ));
         }
         Ok(Reader {
@@ -488,7 +492,7 @@ impl Reader {
             None => match mode_of(&h.info.dir) {
                 Ok(m) => m,
                 Err(e) => {
-                    h.bpf_off = Some(e);
+                    h.bpf_off = Some(e.to_string());
                     return;
                 }
             },
@@ -517,7 +521,7 @@ impl Reader {
                 match w.link(&h.info.dir, mode) {
                     Ok(l) => h.link = Some((l, self.walk_era)),
                     Err(e) => {
-                        h.bpf_off = Some(e);
+                        h.bpf_off = Some(e.to_string());
                         return;
                     }
                 }

@@ -32,6 +32,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use sys::Error;
 
 use agent::Shared;
 use hyper::server::conn::http1;
@@ -86,11 +87,11 @@ pub struct Options {
 pub const TELEMETRY_PATH: &str = "/metrics";
 
 /// Checks a telemetry path: absolute, one of no other route, no query.
-pub fn check_telemetry_path(p: &str) -> Result<(), String> {
+pub fn check_telemetry_path(p: &str) -> Result<(), Error> {
     if !p.starts_with('/') || p.contains(['?', '#', ' ']) || p == "/" || p == "/api/v1/snapshot" {
-        return Err(format!(
+        return Err(Error::invalid(format!(
             "telemetry path {p:?}: give an absolute path such as /metrics, not / or /api/v1/snapshot, with no query"
-        ));
+        )));
     }
     Ok(())
 }
@@ -154,29 +155,29 @@ impl HttpServer {
 
 /// Binds `addr`: done before anything else is published, so a second
 /// agent on a port in use stops before touching the first one's files.
-pub fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, String> {
-    let listener =
-        std::net::TcpListener::bind(addr).map_err(|e| format!("listening on {addr}: {e}"))?;
+pub fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, Error> {
+    let listener = std::net::TcpListener::bind(addr)
+        .map_err(|e| Error::io(format!("listening on {addr}"), e))?;
     ready(listener, &format!("listening on {addr}"))
 }
 
 /// A listening socket made ready to serve, bound here or handed over.
-fn ready(listener: std::net::TcpListener, what: &str) -> Result<std::net::TcpListener, String> {
+fn ready(listener: std::net::TcpListener, what: &str) -> Result<std::net::TcpListener, Error> {
     // Accepted sockets inherit TCP_NODELAY from the listener (Linux). Without
     // it a keep-alive client (Prometheus) waits out its delayed ACK, 40 ms,
     // on every response written in two segments.
-    set_nodelay(&listener).map_err(|e| format!("{what}: TCP_NODELAY: {e}"))?;
+    set_nodelay(&listener).map_err(|e| Error::io(format!("{what}: TCP_NODELAY"), e))?;
     // A deeper accept queue than the library's 128: a burst of scrapers
     // arriving while the agent is busy waits instead of having its SYNs
     // dropped (and retried a second later). The kernel clamps it to
     // net.core.somaxconn, as it does node_exporter's.
     // SAFETY: listen() again on a listening socket only sets its backlog.
     if unsafe { libc::listen(std::os::fd::AsRawFd::as_raw_fd(&listener), libc::c_int::MAX) } != 0 {
-        return Err(format!("{what}: {}", std::io::Error::last_os_error()));
+        return Err(Error::io(what, std::io::Error::last_os_error()));
     }
     listener
         .set_nonblocking(true)
-        .map_err(|e| format!("{what}: {e}"))?;
+        .map_err(|e| Error::io(what, e))?;
     Ok(listener)
 }
 
@@ -185,7 +186,7 @@ fn ready(listener: std::net::TcpListener, what: &str) -> Result<std::net::TcpLis
 /// 3 to 3 + `LISTEN_FDS` - 1, when `LISTEN_PID` is this process. Each must
 /// be a listening TCP socket, or the start is refused naming it. The
 /// variables are removed, so no child takes the sockets for its own.
-pub fn handed_over() -> Result<Vec<std::net::TcpListener>, String> {
+pub fn handed_over() -> Result<Vec<std::net::TcpListener>, Error> {
     use std::os::fd::FromRawFd;
     const FIRST: libc::c_int = 3;
     let var = |k: &str| std::env::var(k).ok();
@@ -199,14 +200,20 @@ pub fn handed_over() -> Result<Vec<std::net::TcpListener>, String> {
     }
     let why = "--web.systemd-socket: no sockets were handed over (LISTEN_PID and LISTEN_FDS, set by systemd's socket activation)";
     let (Some(pid), Some(fds)) = (pid, fds) else {
-        return Err(why.into());
+        return Err(Error::invalid(why));
     };
     if pid.trim().parse::<u32>().ok() != Some(std::process::id()) {
-        return Err(format!("{why}: LISTEN_PID={pid} is not this process"));
+        return Err(Error::invalid(format!(
+            "{why}: LISTEN_PID={pid} is not this process"
+        )));
     }
     let n = match fds.trim().parse::<libc::c_int>() {
         Ok(n) if (1..=64).contains(&n) => n,
-        _ => return Err(format!("{why}: LISTEN_FDS={fds} is not 1 to 64")),
+        _ => {
+            return Err(Error::invalid(format!(
+                "{why}: LISTEN_FDS={fds} is not 1 to 64"
+            )));
+        }
     };
     (FIRST..FIRST + n)
         .map(|fd| {
@@ -227,9 +234,9 @@ pub fn handed_over() -> Result<Vec<std::net::TcpListener>, String> {
                 Some(libc::AF_INET | libc::AF_INET6)
             );
             if !(listening && stream && inet) {
-                return Err(format!(
+                return Err(Error::invalid(format!(
                     "{what} is not a listening TCP socket; hand over ListenStream= sockets of IP addresses"
-                ));
+                )));
             }
             // SAFETY: FD_CLOEXEC on a descriptor that is open (checked above).
             unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
@@ -283,27 +290,28 @@ pub fn serve(
     shared: Arc<Shared>,
     listeners: Vec<std::net::TcpListener>,
     options: Options,
-) -> Result<HttpServer, String> {
+) -> Result<HttpServer, Error> {
     let addrs = listeners
         .iter()
         .map(|l| l.local_addr())
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("serving: {e}"))?;
+        .map_err(|e| Error::io("serving", e))?;
     let Some(&addr) = addrs.first() else {
-        return Err("serving: no address to listen on".into());
+        return Err(Error::invalid("serving: no address to listen on"));
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
         .build()
-        .map_err(|e| format!("serving on {addr}: {e}"))?;
+        .map_err(|e| Error::io(format!("serving on {addr}"), e))?;
     let listeners = {
         let _in = runtime.enter();
         listeners
             .into_iter()
             .zip(&addrs)
             .map(|(l, a)| {
-                tokio::net::TcpListener::from_std(l).map_err(|e| format!("serving on {a}: {e}"))
+                tokio::net::TcpListener::from_std(l)
+                    .map_err(|e| Error::io(format!("serving on {a}"), e))
             })
             .collect::<Result<Vec<_>, _>>()?
     };
@@ -369,7 +377,7 @@ pub fn serve(
                     "the HTTP server on {addr} stopped ({why}); exiting"
                 ));
             })
-            .map_err(|e| format!("serving on {addr}: starting the HTTP thread: {e}"))?
+            .map_err(|e| Error::io(format!("serving on {addr}: starting the HTTP thread"), e))?
     };
     Ok(HttpServer {
         addrs,

@@ -28,6 +28,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use super::Ctx;
 use super::auth::Verdict;
 use super::conns::Slot;
+use crate::metrics::Offered;
 use crate::{json, metrics};
 
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -296,8 +297,8 @@ struct Freshness {
 }
 
 async fn fresh(ctx: &Ctx, mask: Mask, max_age: Option<&str>) -> Result<Freshness, Reply> {
-    let max_age =
-        json::parse_max_age(max_age).map_err(|e| text(StatusCode::BAD_REQUEST, e + "\n"))?;
+    let max_age = json::parse_max_age(max_age)
+        .map_err(|e| text(StatusCode::BAD_REQUEST, e.to_string() + "\n"))?;
     let Some(age) = max_age else {
         return Ok(Freshness::default());
     };
@@ -350,12 +351,12 @@ pub(crate) const WHOLE_BELOW: usize = 256 << 10;
 struct Channel(tokio::sync::mpsc::Sender<String>);
 
 impl metrics::Sink for Channel {
-    fn offer(&mut self, chunk: String) -> Result<(), String> {
+    fn offer(&mut self, chunk: String) -> Offered {
         use tokio::sync::mpsc::error::TrySendError;
         match self.0.try_send(chunk) {
             // Gone: the next wait says so.
-            Ok(()) | Err(TrySendError::Closed(_)) => Ok(()),
-            Err(TrySendError::Full(c)) => Err(c),
+            Ok(()) | Err(TrySendError::Closed(_)) => Offered::Taken,
+            Err(TrySendError::Full(c)) => Offered::Back(c),
         }
     }
 
@@ -372,9 +373,9 @@ struct Whole {
 }
 
 impl metrics::Sink for Whole {
-    fn offer(&mut self, chunk: String) -> Result<(), String> {
+    fn offer(&mut self, chunk: String) -> Offered {
         self.text.push_str(&chunk);
-        Ok(())
+        Offered::Taken
     }
 
     fn wait(&mut self, chunk: String) -> bool {
@@ -484,11 +485,13 @@ struct Counted {
 }
 
 impl metrics::Sink for Counted {
-    fn offer(&mut self, chunk: String) -> Result<(), String> {
+    fn offer(&mut self, chunk: String) -> Offered {
         let n = chunk.len();
-        self.channel.offer(chunk)?;
-        self.bytes += n;
-        Ok(())
+        let offered = self.channel.offer(chunk);
+        if offered == Offered::Taken {
+            self.bytes += n;
+        }
+        offered
     }
 
     fn wait(&mut self, chunk: String) -> bool {
@@ -500,7 +503,7 @@ impl metrics::Sink for Counted {
 async fn snapshot_response(ctx: &Ctx, sources: Option<&str>, max_age: Option<&str>) -> Reply {
     let mask = match json::parse_sources(sources) {
         Ok(m) => m,
-        Err(e) => return text(StatusCode::BAD_REQUEST, echo(&e) + "\n"),
+        Err(e) => return text(StatusCode::BAD_REQUEST, echo(&e.to_string()) + "\n"),
     };
     let f = match fresh(ctx, mask, max_age).await {
         Ok(f) => f,
@@ -559,6 +562,22 @@ fn declined_json(d: &agent::Declined) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chunk_the_channel_has_no_room_for_is_given_back_and_not_counted() {
+        use metrics::Sink;
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<String>(1);
+        let mut c = Counted {
+            channel: Channel(tx),
+            bytes: 0,
+        };
+        assert_eq!(c.offer("abc".into()), Offered::Taken);
+        assert_eq!(c.offer("defg".into()), Offered::Back("defg".into()));
+        assert_eq!(c.bytes, 3);
+        assert_eq!(rx.try_recv().as_deref(), Ok("abc"));
+        assert_eq!(c.offer("hi".into()), Offered::Taken);
+        assert_eq!(c.bytes, 5);
+    }
 
     #[test]
     fn query_strings_are_decoded() {

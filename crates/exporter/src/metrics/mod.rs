@@ -153,10 +153,18 @@ impl Collector for PartCollector {
     }
 }
 
+/// What a [`Sink`] did with a chunk offered to it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Offered {
+    Taken,
+    /// No room at once: the chunk, given back.
+    Back(String),
+}
+
 /// Where an exposition's chunks go.
 pub trait Sink {
     /// Takes `chunk` if it can at once, else gives it back.
-    fn offer(&mut self, chunk: String) -> Result<(), String>;
+    fn offer(&mut self, chunk: String) -> Offered;
     /// Takes `chunk`, waiting for room; false when the reader is gone.
     fn wait(&mut self, chunk: String) -> bool;
 }
@@ -214,8 +222,8 @@ impl Chunker<'_> {
         }
         let chunk = if self.held.is_empty() {
             match self.sink.offer(chunk) {
-                Ok(()) => return,
-                Err(c) => c,
+                Offered::Taken => return,
+                Offered::Back(c) => c,
             }
         } else {
             chunk
@@ -398,8 +406,8 @@ mod tests {
     }
 
     impl Sink for Slow {
-        fn offer(&mut self, chunk: String) -> Result<(), String> {
-            Err(chunk)
+        fn offer(&mut self, chunk: String) -> Offered {
+            Offered::Back(chunk)
         }
         fn wait(&mut self, chunk: String) -> bool {
             self.waited.push(chunk);

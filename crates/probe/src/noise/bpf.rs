@@ -49,29 +49,30 @@ const SCHED_PROGRAMS: [(&str, &str); 3] = [
 /// attach them is [`Error::BpfUnavailable`] (the caller may count with
 /// tracefs instead); a failure once they run is [`Error::Failed`].
 pub(super) fn count(o: &Options) -> Result<Counted, Error> {
-    let (ebpf, unavailable) = load(o).map_err(Error::BpfUnavailable)?;
-    run(ebpf, unavailable, o).map_err(Error::Failed)
+    let (ebpf, unavailable) = load(o)?;
+    run(ebpf, unavailable, o)
 }
 
 /// Loads and attaches every program this kernel has; the tracepoints it
 /// lacks are listed.
-fn load(o: &Options) -> Result<(Ebpf, Vec<String>), String> {
-    let btf = Btf::from_sys_fs()
-        .map_err(|e| format!("reading /sys/kernel/btf/vmlinux: {}", chain(&e)))?;
+fn load(o: &Options) -> Result<(Ebpf, Vec<String>), Error> {
+    let btf = Btf::from_sys_fs().map_err(|e| {
+        Error::BpfUnavailable(format!("reading /sys/kernel/btf/vmlinux: {}", chain(&e)))
+    })?;
     let list_len = o.cpus.len() as u32;
     let mut ebpf = EbpfLoader::new()
         .btf(Some(&btf))
         .override_global("qn_list_len", &list_len, true)
         .override_global("qn_pid", &o.pid.unwrap_or(0), true)
         .load(OBJECT)
-        .map_err(|e| format!("loading noise.bpf.o: {}", chain(&e)))?;
+        .map_err(|e| Error::BpfUnavailable(format!("loading noise.bpf.o: {}", chain(&e))))?;
     let mut unavailable = Vec::new();
     for (prog, tp) in PROGRAMS.iter().chain(SCHED_PROGRAMS.iter()) {
         let p: &mut BtfTracePoint = ebpf
             .program_mut(prog)
-            .ok_or_else(|| format!("{prog}: not in noise.bpf.o"))?
+            .ok_or_else(|| Error::BpfUnavailable(format!("{prog}: not in noise.bpf.o")))?
             .try_into()
-            .map_err(|e| format!("{prog}: {}", chain(&e)))?;
+            .map_err(|e| Error::BpfUnavailable(format!("{prog}: {}", chain(&e))))?;
         if let Err(e) = load_retrying(|| p.load(tp, &btf)) {
             // The verifier's log can be long; its last line says why.
             let why = chain(&e);
@@ -80,35 +81,35 @@ fn load(o: &Options) -> Result<(Ebpf, Vec<String>), String> {
             continue;
         }
         p.attach()
-            .map_err(|e| format!("attaching {tp}: {}", chain(&e)))?;
+            .map_err(|e| Error::BpfUnavailable(format!("attaching {tp}: {}", chain(&e))))?;
     }
     Ok((ebpf, unavailable))
 }
 
 /// Fills the measured-CPU maps for the window, empties them, and reads the
 /// counts.
-fn run(mut ebpf: Ebpf, unavailable: Vec<String>, o: &Options) -> Result<Counted, String> {
-    let set = |ebpf: &mut aya::Ebpf, on: u8| -> Result<(), String> {
+fn run(mut ebpf: Ebpf, unavailable: Vec<String>, o: &Options) -> Result<Counted, Error> {
+    let set = |ebpf: &mut aya::Ebpf, on: u8| -> Result<(), Error> {
         let mut cpus: Array<_, u8> = Array::try_from(
             ebpf.map_mut("qn_cpus")
-                .ok_or("qn_cpus: not in noise.bpf.o")?,
+                .ok_or_else(|| Error::Failed("qn_cpus: not in noise.bpf.o".into()))?,
         )
-        .map_err(|e| chain(&e))?;
+        .map_err(|e| Error::Failed(chain(&e)))?;
         for &c in o.cpus.cpus() {
             cpus.set(c, on, 0)
-                .map_err(|e| format!("qn_cpus[{c}]: {}", chain(&e)))?;
+                .map_err(|e| Error::Failed(format!("qn_cpus[{c}]: {}", chain(&e))))?;
         }
         Ok(())
     };
     {
         let mut list: Array<_, u32> = Array::try_from(
             ebpf.map_mut("qn_list")
-                .ok_or("qn_list: not in noise.bpf.o")?,
+                .ok_or_else(|| Error::Failed("qn_list: not in noise.bpf.o".into()))?,
         )
-        .map_err(|e| chain(&e))?;
+        .map_err(|e| Error::Failed(chain(&e)))?;
         for (i, &c) in o.cpus.cpus().iter().enumerate() {
             list.set(i as u32, c, 0)
-                .map_err(|e| format!("qn_list[{i}]: {}", chain(&e)))?;
+                .map_err(|e| Error::Failed(format!("qn_list[{i}]: {}", chain(&e))))?;
         }
     }
     set(&mut ebpf, 1)?;
@@ -118,12 +119,12 @@ fn run(mut ebpf: Ebpf, unavailable: Vec<String>, o: &Options) -> Result<Counted,
     let secs = t0.elapsed().as_secs_f64();
     let counts: BpfHashMap<_, QnKey, QnValue> = BpfHashMap::try_from(
         ebpf.map("qn_counts")
-            .ok_or("qn_counts: not in noise.bpf.o")?,
+            .ok_or_else(|| Error::Failed("qn_counts: not in noise.bpf.o".into()))?,
     )
-    .map_err(|e| chain(&e))?;
+    .map_err(|e| Error::Failed(chain(&e)))?;
     let mut raw = Vec::new();
     for kv in counts.iter() {
-        let (k, v) = kv.map_err(|e| format!("reading qn_counts: {}", chain(&e)))?;
+        let (k, v) = kv.map_err(|e| Error::Failed(format!("reading qn_counts: {}", chain(&e))))?;
         raw.push((k, v));
     }
     drop(ebpf);

@@ -78,6 +78,15 @@ pub enum Error {
     Failed(String),
 }
 
+impl From<sys::Error> for Error {
+    fn from(e: sys::Error) -> Error {
+        match e.kind {
+            sys::ErrorKind::Invalid => Error::Invalid(e.to_string()),
+            _ => Error::Failed(e.to_string()),
+        }
+    }
+}
+
 /// One cause on one CPU.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Cause {
@@ -171,7 +180,7 @@ pub fn mount_tracefs() -> std::io::Result<()> {
 /// Pins this thread off the measured CPUs, so reading and sleeping here
 /// lands nowhere near them.
 fn pin_away(measured: &CpuList) -> Result<(), Error> {
-    let online = crate::online_cpus().map_err(Error::Failed)?;
+    let online = crate::online_cpus()?;
     let rest = online.minus(measured);
     if rest.is_empty() {
         return Err(Error::Invalid(format!(

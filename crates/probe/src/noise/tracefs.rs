@@ -56,20 +56,22 @@ struct Instance {
 }
 
 impl Instance {
-    fn create(root: &Path) -> Result<Instance, String> {
+    fn create(root: &Path) -> Result<Instance, Error> {
         let dir = root
             .join("instances")
             .join(format!("quietstat-noise-{}", std::process::id()));
-        std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        std::fs::create_dir(&dir)
+            .map_err(|e| Error::Tracefs(format!("creating {}: {e}", dir.display())))?;
         Ok(Instance {
             dir,
             enabled: Vec::new(),
         })
     }
 
-    fn write(&self, rel: &str, value: &str) -> Result<(), String> {
+    fn write(&self, rel: &str, value: &str) -> Result<(), Error> {
         let p = self.dir.join(rel);
-        std::fs::write(&p, value).map_err(|e| format!("writing {value:?} to {}: {e}", p.display()))
+        std::fs::write(&p, value)
+            .map_err(|e| Error::Tracefs(format!("writing {value:?} to {}: {e}", p.display())))
     }
 }
 
@@ -94,10 +96,10 @@ fn any_of(field: &str, cpus: &CpuList) -> String {
 /// Records for `duration` and counts (the calling thread is already off the
 /// measured CPUs).
 pub fn count(cpus: &CpuList, duration: Duration, pid: Option<u32>) -> Result<Counted, Error> {
-    record(cpus, duration, pid).map_err(Error::Tracefs)
+    record(cpus, duration, pid)
 }
 
-fn record(cpus: &CpuList, duration: Duration, pid: Option<u32>) -> Result<Counted, String> {
+fn record(cpus: &CpuList, duration: Duration, pid: Option<u32>) -> Result<Counted, Error> {
     let root = Path::new("/sys/kernel/tracing");
     let mut inst = Instance::create(root)?;
     inst.write("tracing_on", "0")?;
@@ -149,7 +151,7 @@ fn record(cpus: &CpuList, duration: Duration, pid: Option<u32>) -> Result<Counte
         }
     }
     let trace = std::fs::read_to_string(inst.dir.join("trace"))
-        .map_err(|e| format!("reading {}/trace: {e}", inst.dir.display()))?;
+        .map_err(|e| Error::Tracefs(format!("reading {}/trace: {e}", inst.dir.display())))?;
     drop(inst);
     let mut counter = Counter::new(cpus, pid);
     for line in trace.lines() {

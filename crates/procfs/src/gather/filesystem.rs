@@ -85,7 +85,7 @@ impl Gatherer {
             let r = if *here {
                 statfs(target)
             } else {
-                away.next().unwrap_or_else(|| Err("not tried".into()))
+                away.next().unwrap_or(Err(Unanswered::NotTried))
             };
             self.scratch.extend_from_slice(head);
             match r {
@@ -98,7 +98,7 @@ impl Gatherer {
                 }
                 Err(reason) => {
                     self.scratch.extend_from_slice(b"error ");
-                    self.scratch.extend_from_slice(reason.as_bytes());
+                    self.scratch.extend_from_slice(reason.word().as_bytes());
                 }
             }
             self.scratch.push(b'\n');
@@ -183,8 +183,8 @@ pub(crate) struct StatfsOut {
     pub(super) ffree: u64,
 }
 
-pub(super) fn statfs(path: &Path) -> Result<StatfsOut, String> {
-    let s = sys::statfs(path).map_err(|e| errno_name(e.raw_os_error().unwrap_or(0)))?;
+pub(super) fn statfs(path: &Path) -> Result<StatfsOut, Unanswered> {
+    let s = sys::statfs(path).map_err(|e| Unanswered::Errno(e.raw_os_error().unwrap_or(0)))?;
     Ok(StatfsOut {
         bsize: s.f_bsize as u64,
         blocks: s.f_blocks,
@@ -195,26 +195,57 @@ pub(super) fn statfs(path: &Path) -> Result<StatfsOut, String> {
     })
 }
 
-pub(super) fn errno_name(e: i32) -> String {
-    match e {
-        libc::EACCES => "EACCES".into(),
-        libc::EINVAL => "EINVAL".into(),
-        libc::ENOENT => "ENOENT".into(),
-        libc::ENOTCONN => "ENOTCONN".into(),
-        libc::EIO => "EIO".into(),
-        libc::ESTALE => "ESTALE".into(),
-        libc::ENOTDIR => "ENOTDIR".into(),
-        libc::ELOOP => "ELOOP".into(),
-        libc::ENOSYS => "ENOSYS".into(),
-        libc::EINTR => "EINTR".into(),
-        n => format!("errno{n}"),
+/// Why a mount's statfs(2) gave no figures; the sample records its word
+/// after `error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unanswered {
+    /// The call failed with this errno.
+    Errno(i32),
+    /// A call on the mount is still in flight (or too many are).
+    Stuck,
+    /// The call did not return within the wait.
+    Timeout,
+    /// No worker thread could be started.
+    NoWorker,
+    /// The worker did not get to it.
+    NotTried,
+}
+
+impl Unanswered {
+    pub(super) fn word(self) -> std::borrow::Cow<'static, str> {
+        let errno = match self {
+            Unanswered::Errno(e) => e,
+            Unanswered::Stuck => return "stuck".into(),
+            Unanswered::Timeout => return "timeout".into(),
+            Unanswered::NoWorker => return "no worker thread".into(),
+            Unanswered::NotTried => return "not tried".into(),
+        };
+        match errno {
+            libc::EACCES => "EACCES".into(),
+            libc::EINVAL => "EINVAL".into(),
+            libc::ENOENT => "ENOENT".into(),
+            libc::ENOTCONN => "ENOTCONN".into(),
+            libc::EIO => "EIO".into(),
+            libc::ESTALE => "ESTALE".into(),
+            libc::ENOTDIR => "ENOTDIR".into(),
+            libc::ELOOP => "ELOOP".into(),
+            libc::ENOSYS => "ENOSYS".into(),
+            libc::EINTR => "EINTR".into(),
+            n => format!("errno{n}").into(),
+        }
+    }
+}
+
+impl PartialEq<&str> for Unanswered {
+    fn eq(&self, word: &&str) -> bool {
+        self.word() == *word
     }
 }
 
 /// A batch of statfs calls for the worker, and what it has done so far.
 pub(super) struct Batch {
     pub(super) paths: Vec<PathBuf>,
-    pub(super) results: Mutex<Vec<Option<Result<StatfsOut, String>>>>,
+    pub(super) results: Mutex<Vec<Option<Result<StatfsOut, Unanswered>>>>,
     /// The index of the call in progress (`paths.len()` when all are done).
     pub(super) current: AtomicUsize,
     /// Set by the caller when it stopped waiting: calls not started are
@@ -238,7 +269,7 @@ pub(super) struct Statfs {
 
 impl Statfs {
     #[cfg(test)]
-    pub(super) fn stat(&mut self, path: &Path, wait: Duration) -> Result<StatfsOut, String> {
+    pub(super) fn stat(&mut self, path: &Path, wait: Duration) -> Result<StatfsOut, Unanswered> {
         self.stat_all(&[path], wait)
             .pop()
             .expect("one result per path")
@@ -251,14 +282,14 @@ impl Statfs {
         &mut self,
         paths: &[&Path],
         wait: Duration,
-    ) -> Vec<Result<StatfsOut, String>> {
-        let mut out: Vec<Option<Result<StatfsOut, String>>> = vec![None; paths.len()];
+    ) -> Vec<Result<StatfsOut, Unanswered>> {
+        let mut out: Vec<Option<Result<StatfsOut, Unanswered>>> = vec![None; paths.len()];
         let mut todo: Vec<usize> = Vec::new();
         {
             let mut f = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
             for (i, p) in paths.iter().enumerate() {
                 if f.contains(*p) || f.len() >= MAX_IN_FLIGHT {
-                    out[i] = Some(Err("stuck".into()));
+                    out[i] = Some(Err(Unanswered::Stuck));
                 } else {
                     f.insert(p.to_path_buf());
                     todo.push(i);
@@ -285,7 +316,7 @@ impl Statfs {
                         let mut f = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
                         for &i in &todo {
                             f.remove(paths[i]);
-                            out[i] = Some(Err("no worker thread".into()));
+                            out[i] = Some(Err(Unanswered::NoWorker));
                         }
                         break;
                     }
@@ -302,7 +333,7 @@ impl Statfs {
                 match results[k].take() {
                     Some(r) => out[i] = Some(r),
                     // The call in progress: it holds the worker.
-                    None if k == current => out[i] = Some(Err("timeout".into())),
+                    None if k == current => out[i] = Some(Err(Unanswered::Timeout)),
                     // Not started: retried on a new worker. (A call the
                     // worker began just now leaves its path in flight;
                     // removing it here lets it be tried again at worst.)
@@ -324,7 +355,7 @@ impl Statfs {
             todo = rest;
         }
         out.into_iter()
-            .map(|r| r.unwrap_or_else(|| Err("not tried".into())))
+            .map(|r| r.unwrap_or(Err(Unanswered::NotTried)))
             .collect()
     }
 

@@ -10,6 +10,7 @@
 //! bounds-checked: a truncated or odd file gives an error, not a panic.
 
 use std::collections::HashMap;
+use sys::{Error, ErrorKind};
 
 const MAGIC: u16 = 0xeb9f;
 const KIND_INT: u32 = 1;
@@ -63,38 +64,54 @@ pub struct Place {
     pub size: u64,
 }
 
-fn u32_at(b: &[u8], at: usize) -> Result<u32, String> {
+fn u32_at(b: &[u8], at: usize) -> Result<u32, Error> {
     b.get(at..at + 4)
         .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-        .ok_or_else(|| format!("BTF ends at byte {} inside a record at {at}", b.len()))
+        .ok_or_else(|| {
+            Error::malformed(
+                "BTF",
+                Some(at as u64),
+                format!("ends at byte {} inside a record at {at}", b.len()),
+            )
+        })
 }
 
 impl KernelTypes {
     /// The running kernel's types.
-    pub fn running() -> Result<KernelTypes, String> {
+    pub fn running() -> Result<KernelTypes, Error> {
         let path = "/sys/kernel/btf/vmlinux";
-        let data = std::fs::read(path).map_err(|e| format!("reading {path}: {e}"))?;
-        KernelTypes::parse(&data).map_err(|e| format!("{path}: {e}"))
+        let data = std::fs::read(path).map_err(|e| Error::io(format!("reading {path}"), e))?;
+        KernelTypes::parse(&data).map_err(|e| Error {
+            what: path.into(),
+            ..e
+        })
     }
 
     /// Parses raw (little-endian) BTF.
-    pub fn parse(data: &[u8]) -> Result<KernelTypes, String> {
+    pub fn parse(data: &[u8]) -> Result<KernelTypes, Error> {
         let magic = data
             .get(..2)
             .map(|m| u16::from_le_bytes([m[0], m[1]]))
-            .ok_or("shorter than a BTF header")?;
+            .ok_or_else(|| Error::malformed("BTF", Some(0), "shorter than a BTF header"))?;
         if magic != MAGIC {
-            return Err(format!(
-                "magic 0x{magic:04x}, not BTF's 0x{MAGIC:04x} (little-endian only)"
+            return Err(Error::malformed(
+                "BTF",
+                Some(0),
+                format!("magic 0x{magic:04x}, not BTF's 0x{MAGIC:04x} (little-endian only)"),
             ));
         }
         let hdr_len = u32_at(data, 4)? as usize;
-        let section = |off_at: usize| -> Result<&[u8], String> {
+        let section = |off_at: usize| -> Result<&[u8], Error> {
             let off = u32_at(data, off_at)? as usize;
             let len = u32_at(data, off_at + 4)? as usize;
             let start = hdr_len.saturating_add(off);
-            data.get(start..start.saturating_add(len))
-                .ok_or_else(|| format!("section at {start} of {len} bytes past the file's end"))
+            data.get(start..start.saturating_add(len)).ok_or_else(|| {
+                Error::malformed(
+                    "BTF",
+                    Some(off_at as u64),
+                    format!("section at {start} of {len} bytes past the file's end"),
+                )
+            })
         };
         let type_bytes = section(8)?;
         let strings = section(16)?.to_vec();
@@ -145,7 +162,13 @@ impl KernelTypes {
                 }
                 KIND_ENUM | KIND_FUNC_PROTO => at += 8 * vlen,
                 KIND_DATASEC | KIND_ENUM64 => at += 12 * vlen,
-                0 | 20.. => return Err(format!("type {} has unknown kind {kind}", types.len())),
+                0 | 20.. => {
+                    return Err(Error::malformed(
+                        "BTF",
+                        Some((hdr_len + at) as u64),
+                        format!("type {} has unknown kind {kind}", types.len()),
+                    ));
+                }
                 _ => {}
             }
             if kind == KIND_STRUCT && name != 0 {
@@ -165,14 +188,14 @@ impl KernelTypes {
         })
     }
 
-    fn ty(&self, id: u32) -> Result<&Type, String> {
+    fn ty(&self, id: u32) -> Result<&Type, Error> {
         self.types
             .get(id as usize)
-            .ok_or_else(|| format!("type id {id} out of range"))
+            .ok_or_else(|| Error::malformed("BTF", None, format!("type id {id} out of range")))
     }
 
     /// Through typedefs and qualifiers to the type itself.
-    fn resolve(&self, mut id: u32) -> Result<u32, String> {
+    fn resolve(&self, mut id: u32) -> Result<u32, Error> {
         for _ in 0..32 {
             let t = self.ty(id)?;
             match t.kind {
@@ -182,23 +205,33 @@ impl KernelTypes {
                 _ => return Ok(id),
             }
         }
-        Err(format!("type id {id}: typedef chain too long"))
+        Err(Error::malformed(
+            "BTF",
+            None,
+            format!("type id {id}: typedef chain too long"),
+        ))
     }
 
-    fn size(&self, id: u32) -> Result<u64, String> {
+    fn size(&self, id: u32) -> Result<u64, Error> {
         let id = self.resolve(id)?;
         let t = self.ty(id)?;
         Ok(match t.kind {
             KIND_INT | KIND_ENUM | KIND_STRUCT | KIND_UNION | KIND_ENUM64 => t.size_or_type.into(),
             KIND_PTR => 8,
             KIND_ARRAY => self.size(t.array.0)? * u64::from(t.array.1),
-            k => return Err(format!("type id {id} of kind {k} has no size")),
+            k => {
+                return Err(Error::malformed(
+                    "BTF",
+                    None,
+                    format!("type id {id} of kind {k} has no size"),
+                ));
+            }
         })
     }
 
     /// The member `name` of struct or union `id`, looking into anonymous
     /// members: (its type, its byte offset in `id`).
-    fn member(&self, id: u32, name: &str) -> Result<Option<(u32, u64)>, String> {
+    fn member(&self, id: u32, name: &str) -> Result<Option<(u32, u64)>, Error> {
         let t = self.ty(self.resolve(id)?)?;
         if t.kind != KIND_STRUCT && t.kind != KIND_UNION {
             return Ok(None);
@@ -218,11 +251,13 @@ impl KernelTypes {
 
     /// Where `path` (members joined by `.`, each optionally indexed `[N]`)
     /// lies in `struct strukt`.
-    pub fn place(&self, strukt: &str, path: &str) -> Result<Place, String> {
-        let mut ty = *self
-            .structs
-            .get(strukt)
-            .ok_or_else(|| format!("no struct {strukt} in the kernel's BTF"))?;
+    pub fn place(&self, strukt: &str, path: &str) -> Result<Place, Error> {
+        let mut ty = *self.structs.get(strukt).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Absent,
+                format!("no struct {strukt} in the kernel's BTF"),
+            )
+        })?;
         let mut offset = 0;
         for step in path.split('.') {
             let (name, index) = match step.split_once('[') {
@@ -230,20 +265,29 @@ impl KernelTypes {
                     let i = rest
                         .strip_suffix(']')
                         .and_then(|i| i.parse::<u64>().ok())
-                        .ok_or_else(|| format!("{strukt}.{path}: bad index in {step:?}"))?;
+                        .ok_or_else(|| {
+                            Error::invalid(format!("{strukt}.{path}: bad index in {step:?}"))
+                        })?;
                     (n, Some(i))
                 }
                 None => (step, None),
             };
-            let (mty, moff) = self
-                .member(ty, name)?
-                .ok_or_else(|| format!("struct {strukt} has no member {path:?} here"))?;
+            let (mty, moff) = self.member(ty, name)?.ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Absent,
+                    format!("struct {strukt} has no member {path:?} here"),
+                )
+            })?;
             offset += moff;
             ty = mty;
             if let Some(i) = index {
                 let arr = self.ty(self.resolve(ty)?)?;
                 if arr.kind != KIND_ARRAY || i >= u64::from(arr.array.1) {
-                    return Err(format!("{strukt}.{path}: {name} has no element {i}"));
+                    return Err(Error::malformed(
+                        "BTF",
+                        None,
+                        format!("{strukt}.{path}: {name} has no element {i}"),
+                    ));
                 }
                 ty = arr.array.0;
                 offset += i * self.size(ty)?;
@@ -335,7 +379,7 @@ mod tests {
                 size: 4
             }
         );
-        let e = |s: &str, path| k.place(s, path).unwrap_err();
+        let e = |s: &str, path| k.place(s, path).unwrap_err().to_string();
         assert!(e("outer", "y").contains("no member"));
         assert!(e("outer", "arr[4]").contains("no element 4"));
         assert!(e("outer", "arr[x]").contains("bad index"));
@@ -351,7 +395,12 @@ mod tests {
         assert!(KernelTypes::parse(&b[..10]).is_err());
         let mut wrong = b.clone();
         wrong[0] = 0;
-        let e = KernelTypes::parse(&wrong).err().unwrap();
+        let e = KernelTypes::parse(&wrong).err().unwrap().to_string();
         assert!(e.contains("magic"), "{e}");
+        let e = KernelTypes::parse(&wrong).err().unwrap();
+        assert_eq!((e.kind, e.offset), (sys::ErrorKind::Malformed, Some(0)));
+        let e = KernelTypes::parse(&b[..10]).err().unwrap();
+        assert_eq!(e.kind, sys::ErrorKind::Malformed);
+        assert!(e.offset.is_some(), "{e}");
     }
 }

@@ -87,7 +87,8 @@ impl Lookup {
                 .iter()
                 .find(|(n, _)| n == name)
                 .ok_or_else(|| bpf_err(name)("not in the object".into()))?;
-            Mapped::new(&m.1, page_round(capacity as usize * size), writable).map_err(bpf_err(name))
+            Mapped::new(&m.1, page_round(capacity as usize * size), writable)
+                .map_err(|e| bpf_err(name)(e.to_string()))
         };
         let pids = map("qs_lookup_pids", size_of::<u64>(), true)?;
         let starts = map("qs_lookup_starts", size_of::<u64>(), false)?;

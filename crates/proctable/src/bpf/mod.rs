@@ -139,13 +139,29 @@ pub struct Bpf {
     io: Vec<PidIo>,
     page_size: u64,
     exits: Option<ring::Ring>,
-    /// The PID lookup once tried: loaded, or why not.
-    lookup: Option<std::result::Result<Lookup, String>>,
+    /// The PID lookup once tried.
+    lookup: Option<LookupState>,
     /// As set by [`Bpf::set_walkers`].
     threads: Threads,
     /// What the last [`Bpf::read`] left to build rows from (the iterator's
     /// bytes; 0 for the walk), until [`Bpf::build`] takes it.
     read_len: Option<usize>,
+}
+
+/// The PID lookup, once tried: loaded, or why not (for a person: logs and
+/// `bench`).
+enum LookupState {
+    Loaded(Lookup),
+    Off(String),
+}
+
+impl LookupState {
+    fn of(loaded: Result<Lookup>) -> LookupState {
+        match loaded {
+            Ok(l) => LookupState::Loaded(l),
+            Err(e) => LookupState::Off(e.to_string()),
+        }
+    }
 }
 
 /// The PID lookup with room for `capacity` PIDs a run.
@@ -214,8 +230,7 @@ impl Bpf {
                 Err(e) => (None, Some(e.to_string())),
             },
         };
-        let lookup = with_lookup
-            .then(|| load_lookup(&btf, lookup_capacity_now()).map_err(|e| e.to_string()));
+        let lookup = with_lookup.then(|| LookupState::of(load_lookup(&btf, lookup_capacity_now())));
         drop(btf);
         let mut bpf = Bpf {
             ebpf,
@@ -418,7 +433,7 @@ impl Bpf {
     pub fn open_lookup(&mut self) -> Option<&str> {
         if self.lookup.is_none() {
             let loaded = kernel_btf().and_then(|btf| load_lookup(&btf, lookup_capacity_now()));
-            self.lookup = Some(loaded.map_err(|e| e.to_string()));
+            self.lookup = Some(LookupState::of(loaded));
         }
         self.lookup_unavailable()
     }
@@ -427,14 +442,14 @@ impl Bpf {
     /// lookup, `why` being the reason given.
     #[doc(hidden)]
     pub fn drop_lookup(&mut self, why: &str) {
-        self.lookup = Some(Err(why.to_string()));
+        self.lookup = Some(LookupState::Off(why.to_string()));
     }
 
     /// Why [`Bpf::start_ticks`] walks the table, once the lookup was tried
     /// and did not load.
     pub fn lookup_unavailable(&self) -> Option<&str> {
         match &self.lookup {
-            Some(Err(why)) => Some(why),
+            Some(LookupState::Off(why)) => Some(why),
             _ => None,
         }
     }
@@ -445,7 +460,7 @@ impl Bpf {
     /// call, or by [`Bpf::open_lookup`]); otherwise the table is walked.
     pub fn start_ticks(&mut self, pids: &[u32]) -> Result<Vec<Option<u64>>> {
         self.open_lookup();
-        if let Some(Ok(lookup)) = self.lookup.as_mut() {
+        if let Some(LookupState::Loaded(lookup)) = self.lookup.as_mut() {
             if pids.len() > lookup.capacity() as usize
                 && lookup.capacity() < lookup::MAX_PIDS_PER_RUN
             {

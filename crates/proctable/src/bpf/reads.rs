@@ -223,7 +223,7 @@ impl GroupLines {
 pub fn lines_of(
     types: &KernelTypes,
     reads: &[(Struct, &str)],
-) -> Result<BTreeSet<(Struct, u64)>, String> {
+) -> Result<BTreeSet<(Struct, u64)>, sys::Error> {
     let mut out = BTreeSet::new();
     for &(s, path) in reads {
         let p = types.place(s.c_name(), path)?;
@@ -239,7 +239,7 @@ pub fn lines_of(
 /// fields that read it (those that read it alone; for a group no field
 /// reads alone, those that read it among others), and the lines of
 /// everything those fields read, beyond the always-read ones.
-pub fn group_lines(types: &KernelTypes) -> Result<Vec<GroupLines>, String> {
+pub fn group_lines(types: &KernelTypes) -> Result<Vec<GroupLines>, sys::Error> {
     let always = lines_of(types, GROUPS[0].reads)?;
     let alone = |f: Field| super::read_flags(crate::Fields::NONE.with(f));
     GROUPS

@@ -245,7 +245,8 @@ impl Walk {
             let m = ebpf
                 .map(name)
                 .ok_or_else(|| bpf_err(name)("not in the object".into()))?;
-            Mapped::new(m, page_round(entries * size), false).map_err(bpf_err(name))
+            Mapped::new(m, page_round(entries * size), false)
+                .map_err(|e| bpf_err(name)(e.to_string()))
         };
         let rows = map("qs_rows", capacity as usize, size_of::<QsTask>())?;
         let io = map("qs_rows_io", capacity as usize, size_of::<QsIo>())?;

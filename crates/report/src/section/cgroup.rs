@@ -3,6 +3,7 @@
 //! recorded walks; `cgroup-events`: the cgroups made and removed.
 
 use model::cgroup::between;
+use sys::Error;
 
 use super::*;
 
@@ -44,7 +45,7 @@ impl Section for Cgroup {
             "%io_some",
         ]
     }
-    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
         let top = o.cgroup.as_deref();
         let mut start: Option<(u64, cgroups::Sample)> = None;
         // Walks come every 10 s, slowed by the budget up to 50 s.
@@ -104,7 +105,7 @@ impl Section for CgroupEvents {
     fn columns(&self) -> &'static [&'static str] {
         &["event", "cgroup", "id"]
     }
-    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
         let mut r = empty(self);
         for c in h.cgroup_changes(w.from, w.to)? {
             if !within(o.cgroup.as_deref(), &c.path) {

@@ -1,6 +1,7 @@
 //! `cpu`: where the CPUs' time went, as `sar -u` (/proc/stat).
 
 use model::system::SystemRates;
+use sys::Error;
 
 use super::*;
 
@@ -18,7 +19,7 @@ impl Section for Cpu {
             "%user", "%nice", "%system", "%iowait", "%irq", "%softirq", "%steal", "%idle",
         ]
     }
-    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, Error> {
         system_pass(h, w, self, &mut |ts, a, b, rows| {
             if let Some(p) = SystemRates::between(a, b).cpu_all {
                 rows.push(vec![

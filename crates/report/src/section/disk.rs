@@ -1,6 +1,7 @@
 //! `disk`: per-device transfers, as `sar -d` (/proc/diskstats).
 
 use model::system::SystemRates;
+use sys::Error;
 
 use super::*;
 
@@ -16,7 +17,7 @@ impl Section for Disk {
     fn columns(&self) -> &'static [&'static str] {
         &["device", "tps", "rkB/s", "wkB/s", "await_ms", "%util"]
     }
-    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, Error> {
         system_pass(h, w, self, &mut |ts, a, b, rows| {
             for d in SystemRates::between(a, b).disks {
                 let tps = d.reads_per_sec.zip(d.writes_per_sec).map(|(r, w)| r + w);

@@ -2,6 +2,7 @@
 //! peak memory and command line, from the recorded exits.
 
 use store::when;
+use sys::Error;
 
 use super::*;
 
@@ -51,7 +52,7 @@ impl Section for Exits {
             "cmdline",
         ]
     }
-    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
         let mut r = empty(self);
         for e in h.exits(w.from, w.to)? {
             if o.pid.is_some_and(|p| p != e.pid) || o.comm.as_deref().is_some_and(|c| c != e.comm) {

@@ -2,6 +2,7 @@
 //! file-nr (/proc/sys/fs/file-nr).
 
 use model::system::SystemRates;
+use sys::Error;
 
 use super::*;
 
@@ -17,7 +18,7 @@ impl Section for Filefd {
     fn columns(&self) -> &'static [&'static str] {
         &["file-nr", "file-max", "%used"]
     }
-    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, Error> {
         system_pass(h, w, self, &mut |ts, a, b, rows| {
             if let Some(f) = SystemRates::between(a, b).files {
                 rows.push(vec![

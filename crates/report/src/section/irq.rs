@@ -2,6 +2,7 @@
 //! (/proc/interrupts).
 
 use model::system::{RowRate, SystemRates};
+use sys::Error;
 
 use super::*;
 
@@ -31,7 +32,7 @@ impl Section for Irq {
     fn columns(&self) -> &'static [&'static str] {
         COLUMNS
     }
-    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
         system_pass(h, w, self, &mut |ts, a, b, rows| {
             let mut irqs = SystemRates::between(a, b).irqs;
             irqs.truncate(o.top);

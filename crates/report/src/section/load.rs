@@ -2,6 +2,7 @@
 //! `sar -q` and `sar -w` (/proc/loadavg, /proc/stat).
 
 use model::system::SystemRates;
+use sys::Error;
 
 use super::*;
 
@@ -19,7 +20,7 @@ impl Section for Load {
             "runq", "blocked", "ldavg-1", "ldavg-5", "ldavg-15", "cswch/s", "forks/s",
         ]
     }
-    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, Error> {
         system_pass(h, w, self, &mut |ts, a, b, rows| {
             let r = SystemRates::between(a, b);
             rows.push(vec![

@@ -2,6 +2,7 @@
 //! /proc/vmstat).
 
 use model::system::SystemRates;
+use sys::Error;
 
 use super::*;
 
@@ -27,7 +28,7 @@ impl Section for Mem {
             "pgmajfault/s",
         ]
     }
-    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, Error> {
         system_pass(h, w, self, &mut |ts, a, b, rows| {
             let r = SystemRates::between(a, b);
             let m = &r.memory;

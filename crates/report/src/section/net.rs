@@ -1,6 +1,7 @@
 //! `net`: per-interface traffic, as `sar -n DEV` (/proc/net/dev).
 
 use model::system::SystemRates;
+use sys::Error;
 
 use super::*;
 
@@ -18,7 +19,7 @@ impl Section for Net {
             "iface", "rxpck/s", "txpck/s", "rxkB/s", "txkB/s", "rxdrop/s", "txdrop/s",
         ]
     }
-    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, Error> {
         system_pass(h, w, self, &mut |ts, a, b, rows| {
             for n in SystemRates::between(a, b).nets {
                 rows.push(vec![

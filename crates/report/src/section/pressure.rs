@@ -2,6 +2,7 @@
 //! (/proc/pressure/*).
 
 use model::system::SystemRates;
+use sys::Error;
 
 use super::*;
 
@@ -22,7 +23,7 @@ impl Section for Pressure {
     fn columns(&self) -> &'static [&'static str] {
         &["resource", "%some", "%full"]
     }
-    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, Error> {
         system_pass(h, w, self, &mut |ts, a, b, rows| {
             for p in SystemRates::between(a, b).pressure {
                 rows.push(vec![

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use sys::Error;
 
 use model::process::{Rank, rates, top};
 use store::procs::{IdHasher, Static, Values, rebuild};
@@ -25,7 +26,7 @@ impl Section for Proc {
             "state",
         ]
     }
-    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
         let keep = |pid: u32, comm: &procfs::pid::Comm| {
             o.pid.is_none_or(|p| pid == p)
                 && o.comm

@@ -1,6 +1,7 @@
 //! `softirq`: every softirq vector's rate (/proc/softirqs).
 
 use model::system::SystemRates;
+use sys::Error;
 
 use super::*;
 
@@ -16,7 +17,7 @@ impl Section for Softirq {
     fn columns(&self) -> &'static [&'static str] {
         irq::COLUMNS
     }
-    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, w: &Window, _: &Options) -> Result<Report, Error> {
         system_pass(h, w, self, &mut |ts, a, b, rows| {
             irq::push(w, ts, SystemRates::between(a, b).softirq_vectors, rows);
         })

@@ -2,6 +2,7 @@
 //! bytes), and the samples only a journal holds.
 
 use super::*;
+use sys::Error;
 
 pub(super) struct StoreUsage;
 
@@ -18,7 +19,7 @@ impl Section for StoreUsage {
     fn columns(&self) -> &'static [&'static str] {
         &["source", "samples", "raw_bytes", "stored_bytes", "ratio"]
     }
-    fn report(&self, h: &History, _: &Window, _: &Options) -> Result<Report, String> {
+    fn report(&self, h: &History, _: &Window, _: &Options) -> Result<Report, Error> {
         let mut r = empty(self);
         let rows = &mut r.table.rows;
         for d in h.usage()? {

@@ -18,7 +18,7 @@ pub fn read_cgroups(path: &Path) -> Result<CgroupView, Error> {
         meta: p.meta,
         cgroups: Vec::with_capacity((p.exits as usize).min(p.body.len() / 16)),
     };
-    get_cgroups(p.body, p.exits, &mut view.cgroups).map_err(|what| not_view(path, what))?;
+    get_cgroups(path, p.body, p.exits, &mut view.cgroups)?;
     Ok(view)
 }
 

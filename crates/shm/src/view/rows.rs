@@ -98,16 +98,18 @@ pub(super) fn put_cgroup(out: &mut Vec<u8>, c: &cgroups::Cgroup) {
     out.resize(out.len() + (path.len().next_multiple_of(8) - path.len()), 0);
 }
 
-/// The cgroups of a cgroup view's body; what is wrong with it otherwise.
+/// The cgroups of the body of the cgroup view at `path`; what is wrong
+/// with it otherwise.
 pub(super) fn get_cgroups(
+    file: &Path,
     mut b: &[u8],
     count: u32,
     out: &mut Vec<cgroups::Cgroup>,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     use std::sync::Arc;
     let fixed = 16 + 8 * CGROUP_FIGURES;
     for i in 0..count {
-        let short = || format!("cgroup {i} cut short");
+        let short = || not_view(file, format!("cgroup {i} cut short"));
         let head = b.get(..fixed).ok_or_else(short)?;
         let id = u64::from_le_bytes(head[..8].try_into().unwrap_or_default());
         let depth = u16::from_le_bytes([head[8], head[9]]);
@@ -118,7 +120,8 @@ pub(super) fn get_cgroups(
         }
         let padded = len.next_multiple_of(8);
         let path = b.get(fixed..fixed + len).ok_or_else(short)?;
-        let path = std::str::from_utf8(path).map_err(|_| format!("cgroup {i}: path not UTF-8"))?;
+        let path = std::str::from_utf8(path)
+            .map_err(|_| not_view(file, format!("cgroup {i}: path not UTF-8")))?;
         out.push(cgroups::Cgroup {
             path: Arc::from(path),
             id,
@@ -128,7 +131,10 @@ pub(super) fn get_cgroups(
         b = b.get(fixed + padded..).ok_or_else(short)?;
     }
     if !b.is_empty() {
-        return Err(format!("{} bytes after the last cgroup", b.len()));
+        return Err(not_view(
+            file,
+            format!("{} bytes after the last cgroup", b.len()),
+        ));
     }
     Ok(())
 }

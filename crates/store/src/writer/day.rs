@@ -4,22 +4,29 @@
 use super::*;
 
 impl Inner {
-    pub(super) fn open_day(&mut self, day: &str) -> Result<(), String> {
+    pub(super) fn open_day(&mut self, day: &str) -> Result<(), Error> {
         if self.day.as_ref().is_some_and(|(d, _)| d == day) {
             return Ok(());
         }
         self.day = None;
-        crate::access::prepare_dir(&self.opts.dir, &self.opts.access).map_err(|e| {
-            format!("store: {e}; recording waits until it can (or give --store DIR, or --no-store)")
+        crate::access::prepare_dir(&self.opts.dir, &self.opts.access).map_err(|e| Error {
+            detail: format!(
+                "{}; recording waits until it can (or give --store DIR, or --no-store)",
+                e.detail
+            ),
+            ..e.context("store")
         })?;
         let path = db::path_for(&self.opts.dir, day);
         let c = match db::open_write(&path, &self.opts.access) {
             Ok(c) => c,
             Err(OpenError::Damaged { path, why }) => {
                 let aside = db::set_aside(&path, now_ms() / 1000).map_err(|e| {
-                    format!(
-                        "store: {} is damaged ({why}) and cannot be moved aside: {e}",
-                        path.display()
+                    Error::io(
+                        format!(
+                            "store: {} is damaged ({why}) and cannot be moved aside",
+                            path.display()
+                        ),
+                        e,
                     )
                 })?;
                 (self.log)(format!(
@@ -27,19 +34,20 @@ impl Inner {
                     path.display(),
                     aside.display()
                 ));
-                db::open_write(&path, &self.opts.access).map_err(|e| format!("store: {e}"))?
+                db::open_write(&path, &self.opts.access).map_err(|e| e.error().context("store"))?
             }
             Err(e @ OpenError::Newer { .. }) => {
                 let msg = format!("store: {e}; not recording");
                 self.disabled = Some(msg.clone());
                 (self.log)(msg.clone());
-                return Err(msg);
+                return Err(Error::new(ErrorKind::Malformed, msg));
             }
             Err(e) => {
+                let kind = e.error().kind;
                 let e = e.to_string();
-                return Err(format!(
-                    "store: {e}; sampling and serving go on, {}",
-                    remedy(&e)
+                return Err(Error::new(
+                    kind,
+                    format!("store: {e}; sampling and serving go on, {}", remedy(&e)),
                 ));
             }
         };
@@ -55,7 +63,7 @@ impl Inner {
         day: &str,
         recs: &[Record],
         gaps: &[(u64, u64, &str)],
-    ) -> Result<(), String> {
+    ) -> Result<(), Error> {
         self.open_day(day)?;
         let window = recs[0].ts_ms / KEY_EVERY_MS;
         let key = self.need_key || window != self.last_window;
@@ -64,15 +72,19 @@ impl Inner {
             self.cg_key_due = true;
         }
         let Some((_, c)) = self.day.as_mut() else {
-            return Err("store: no file open".into());
+            return Err(Error::other("store: no file open"));
         };
         let path = db::path_for(&self.opts.dir, day);
         let err = |e: rusqlite::Error| {
+            let kind = db::sql_kind(&e);
             let e = e.to_string();
-            format!(
-                "store: writing {}: {e}; sampling and serving go on, {}",
-                path.display(),
-                remedy(&e)
+            Error::new(
+                kind,
+                format!(
+                    "store: writing {}: {e}; sampling and serving go on, {}",
+                    path.display(),
+                    remedy(&e)
+                ),
             )
         };
         let tx = c.transaction().map_err(err)?;

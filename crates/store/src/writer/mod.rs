@@ -5,6 +5,7 @@
 //! for), and it moves what the journal holds into the day's file in one
 //! transaction, and keeps the store within its age and size limits.
 
+use crate::{Error, ErrorKind};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -253,7 +254,7 @@ impl Flusher {
 /// Refused: a store directory others may write to or own, and a store or
 /// journal another agent uses. A directory not there yet, or a lock that
 /// cannot be opened, is logged and retried at every flush.
-pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>), String> {
+pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>), Error> {
     let dir = &opts.dir;
     match crate::access::prepare_dir(dir, &opts.access) {
         Ok(0) => {}
@@ -263,14 +264,14 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
             opts.access.readers(),
             opts.access.why
         )),
-        Err(e) if dir.is_dir() => return Err(format!("store: {e}")),
+        Err(e) if dir.is_dir() => return Err(e.context("store")),
         Err(e) => log(format!(
             "store: {e}; recording waits until it can (or give --store DIR, or --no-store)"
         )),
     }
     let lock = match lock(dir) {
         Ok(f) => Some(f),
-        Err(LockError::InUse(e)) => return Err(e),
+        Err(LockError::InUse(e)) => return Err(Error::new(ErrorKind::Busy, e)),
         // The writer says why at its first flush, and retries at each.
         Err(LockError::Cannot(_)) => None,
     };
@@ -294,7 +295,10 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
     let journal = match Journal::open(&opts.journal, opts.journal_bytes, seq, &owner) {
         Ok(j) => j,
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-            return Err(format!("store journal {}: {e}", opts.journal.display()));
+            return Err(Error::new(
+                ErrorKind::Busy,
+                format!("store journal {}: {e}", opts.journal.display()),
+            ));
         }
         Err(e) => {
             log(format!(
@@ -302,7 +306,7 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
                 opts.journal.display()
             ));
             Journal::anonymous(opts.journal_bytes, &owner)
-                .map_err(|e| format!("store: a journal in memory: {e}"))?
+                .map_err(|e| Error::io("store: a journal in memory", e))?
         }
     };
     let journal = Arc::new(Mutex::new(journal));
@@ -336,7 +340,7 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
 }
 
 /// Opens the journal and starts the writer. `log` takes one line.
-pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>), String> {
+pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>), Error> {
     let (tap, Flusher { mut inner }, stats) = open(opts, log)?;
     let flush_ms = inner.opts.flush.as_millis().max(1) as u64;
     let asked = Arc::new((Mutex::new(Asked::default()), Condvar::new()));
@@ -363,7 +367,7 @@ pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>)
                 }
             }
         })
-        .map_err(|e| format!("starting the store writer: {e}"))?;
+        .map_err(|e| Error::io("starting the store writer", e))?;
     Ok((
         tap,
         Writer {
@@ -527,7 +531,7 @@ impl Inner {
                 .take_while(|r| db::day_of(r.ts_ms) == day)
                 .count();
             if let Err(e) = self.write_day(&day, &recs[i..i + n], &gaps) {
-                self.fail(e);
+                self.fail(e.to_string());
                 return false;
             }
             gaps.clear();

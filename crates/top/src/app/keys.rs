@@ -174,7 +174,7 @@ impl App {
                 let now = sys::unix_ns() / 1_000_000;
                 match store::when::parse(text, now) {
                     Ok(ms) => return Action::Seek(Seek::To(ms)),
-                    Err(e) => self.notice = Some(e),
+                    Err(e) => self.notice = Some(e.to_string()),
                 }
             }
         }
