@@ -503,12 +503,7 @@ mod tests {
 
     #[test]
     fn exact_values() {
-        let mut v = Vec::new();
-        parse_into(
-            b"@host0\nspeed 16 Gbit\nstatistics/rx_frames 0x1f\n@mlx5_0\nports/1/state 4: ACTIVE\nports/1/counters/port_rcv_data 100\nports/2/state 1: DOWN\nempty\n",
-            &mut v,
-        )
-        .unwrap();
+        let mut v = crate::parsed(parse_into, b"@host0\nspeed 16 Gbit\nstatistics/rx_frames 0x1f\n@mlx5_0\nports/1/state 4: ACTIVE\nports/1/counters/port_rcv_data 100\nports/2/state 1: DOWN\nempty\n");
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].get("speed"), Some("16 Gbit"));
         assert_eq!(v[0].uint("statistics/rx_frames"), Some(31));

@@ -134,12 +134,7 @@ mod tests {
 
     #[test]
     fn exact_values() {
-        let mut v = Vec::new();
-        parse_into(
-            b"processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\nmicrocode\t: 0x1000065\ncpu MHz\t\t: 2596.150\ncache size\t: 1024 KB\nphysical id\t: 0\ncore id\t\t: 0\nflags\t\t: fpu vme\nbugs\t\t: sysret_ss_attrs\npower management:\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\nflags\t\t: fpu vme\n\n",
-            &mut v,
-        )
-        .unwrap();
+        let mut v = crate::parsed(parse_into, b"processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\nmicrocode\t: 0x1000065\ncpu MHz\t\t: 2596.150\ncache size\t: 1024 KB\nphysical id\t: 0\ncore id\t\t: 0\nflags\t\t: fpu vme\nbugs\t\t: sysret_ss_attrs\npower management:\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\nflags\t\t: fpu vme\n\n");
         assert_eq!(v.len(), 2);
         assert_eq!(
             v[0],

@@ -240,34 +240,31 @@ impl<'a> Cursor<'a> {
     /// A word that must be `NAME=value` with value a fixed-point decimal (as in
     /// /proc/pressure's `avg10=1.50`); returns the value.
     pub(crate) fn keyed_decimal(&mut self, key: &'static str) -> Result<f64, ParseError> {
-        self.skip_blanks();
-        let start = self.pos;
-        if !self.eat(key.as_bytes()) || !self.eat(b"=") {
-            self.pos = start;
-            let kind = if self.at_eol() {
-                ParseErrorKind::Missing
-            } else {
-                ParseErrorKind::Invalid
-            };
-            return Err(self.err(key, kind, "KEY=DECIMAL"));
-        }
+        self.key(key, "KEY=DECIMAL")?;
         self.decimal(key)
     }
 
     /// A word that must be `NAME=integer`.
     pub(crate) fn keyed_u64(&mut self, key: &'static str) -> Result<u64, ParseError> {
+        self.key(key, "KEY=INTEGER")?;
+        self.u64(key)
+    }
+
+    /// `key=` at the next word, eaten; else the error (missing at the end
+    /// of the line, invalid otherwise), the cursor where it was.
+    fn key(&mut self, key: &'static str, expected: &'static str) -> Result<(), ParseError> {
         self.skip_blanks();
         let start = self.pos;
-        if !self.eat(key.as_bytes()) || !self.eat(b"=") {
-            self.pos = start;
-            let kind = if self.at_eol() {
-                ParseErrorKind::Missing
-            } else {
-                ParseErrorKind::Invalid
-            };
-            return Err(self.err(key, kind, "KEY=INTEGER"));
+        if self.eat(key.as_bytes()) && self.eat(b"=") {
+            return Ok(());
         }
-        self.u64(key)
+        self.pos = start;
+        let kind = if self.at_eol() {
+            ParseErrorKind::Missing
+        } else {
+            ParseErrorKind::Invalid
+        };
+        Err(self.err(key, kind, expected))
     }
 
     /// A non-negative fixed-point decimal such as `0.44` or `12`.

@@ -145,8 +145,7 @@ mod tests {
         let text = b"/dev/vda / ext4 rw,relatime ok 4096 10 4 3 100 90\n\
 /dev/sdb1 /mnt/my\\040disk vfat ro,noatime ok 512 8 0 0 0 0\n\
 srv:/x /net nfs rw error timeout\n";
-        let mut v = Vec::new();
-        parse_into(text, &mut v).unwrap();
+        let v = crate::parsed(parse_into, text);
         assert_eq!(v.len(), 3);
         assert_eq!(v[0].size_bytes, 40960);
         assert_eq!(v[0].free_bytes, 16384);

@@ -202,12 +202,7 @@ mod tests {
 
     #[test]
     fn chips_and_sensors() {
-        let mut v = Vec::new();
-        parse_into(
-            b"@platform_coretemp_0\nname coretemp\ntemp1_input 45000\ntemp1_label Package id 0\ntemp1_crit 100000\n@hwmon1\nfan1_input 1200\n",
-            &mut v,
-        )
-        .unwrap();
+        let mut v = crate::parsed(parse_into, b"@platform_coretemp_0\nname coretemp\ntemp1_input 45000\ntemp1_label Package id 0\ntemp1_crit 100000\n@hwmon1\nfan1_input 1200\n");
         assert_eq!(
             (v[0].chip.as_str(), v[0].chip_name.as_str()),
             ("platform_coretemp_0", "coretemp")

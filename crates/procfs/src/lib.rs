@@ -112,6 +112,18 @@ fn hidepid_in(mounts: &str, proc_root: &std::path::Path) -> Option<Option<u32>> 
     })
 }
 
+/// Tests' helper: what `parse_into` makes of `text` in a fresh value; a
+/// parse error fails the test, naming the line and field.
+#[cfg(test)]
+pub(crate) fn parsed<T: Default>(
+    parse_into: impl FnOnce(&[u8], &mut T) -> std::result::Result<(), ParseError>,
+    text: &[u8],
+) -> T {
+    let mut v = T::default();
+    parse_into(text, &mut v).unwrap_or_else(|e| panic!("{e}"));
+    v
+}
+
 #[cfg(test)]
 mod hidepid_tests {
     #[test]

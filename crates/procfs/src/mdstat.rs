@@ -198,8 +198,7 @@ unused devices: <none>
 
     #[test]
     fn exact_values() {
-        let mut v = Vec::new();
-        parse_into(MDSTAT.as_bytes(), &mut v).unwrap();
+        let v = crate::parsed(parse_into, MDSTAT.as_bytes());
         let names: Vec<_> = v.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["md3", "md127", "md0", "md4", "md6"]);
         assert_eq!(

@@ -159,8 +159,7 @@ mod tests {
     fn exact_values() {
         let text = b"@eth0\naddress 02:fc:00:00:00:01\nflags 0x1003\nspeed -1\nmtu 1400\n\
 operstate up\nifalias \ntype 1\nstatistics/rx_nohandler 7\n@lo\noperstate unknown\ncarrier 1\n";
-        let mut v = Vec::new();
-        parse_into(text, &mut v).unwrap();
+        let v = crate::parsed(parse_into, text);
         assert_eq!(v.len(), 2);
         let e = &v[0];
         assert_eq!(e.device, "eth0");

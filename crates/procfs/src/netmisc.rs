@@ -260,27 +260,17 @@ pub fn parse_conntrack(buf: &[u8]) -> Result<Conntrack, ParseError> {
             }
         }
     }
-    let [
-        found,
-        invalid,
-        ignore,
-        insert,
-        insert_failed,
-        drop,
-        early_drop,
-        search_restart,
-    ] = sums;
-    let s = ConntrackStats {
-        found,
-        invalid,
-        ignore,
-        insert,
-        insert_failed,
-        drop,
-        early_drop,
-        search_restart,
-    };
-    c.stats = Some(s);
+    // In FIELDS' order.
+    c.stats = Some(ConntrackStats {
+        found: sums[0],
+        invalid: sums[1],
+        ignore: sums[2],
+        insert: sums[3],
+        insert_failed: sums[4],
+        drop: sums[5],
+        early_drop: sums[6],
+        search_restart: sums[7],
+    });
     Ok(c)
 }
 

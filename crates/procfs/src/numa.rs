@@ -94,12 +94,7 @@ mod tests {
 
     #[test]
     fn exact_values() {
-        let mut v = Vec::new();
-        parse_into(
-            b"@0\nNode 0 MemTotal:       11102412 kB\nNode 0 Active(anon):     1024 kB\nNode 0 HugePages_Total:     0\n=numa_hit 684014454\n=other_node 0\n@1\nNode 1 MemFree: 4 kB\n",
-            &mut v,
-        )
-        .unwrap();
+        let mut v = crate::parsed(parse_into, b"@0\nNode 0 MemTotal:       11102412 kB\nNode 0 Active(anon):     1024 kB\nNode 0 HugePages_Total:     0\n=numa_hit 684014454\n=other_node 0\n@1\nNode 1 MemFree: 4 kB\n");
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].meminfo[0], ("MemTotal".to_string(), 11102412 * 1024));
         assert_eq!(v[0].meminfo[1], ("Active_anon".to_string(), 1024 * 1024));

@@ -80,12 +80,7 @@ mod tests {
 
     #[test]
     fn exact_values() {
-        let mut v = Vec::new();
-        parse_into(
-            b"@8:0\nID_PATH=pci-0000:00:1f.2-ata-1\nID_MODEL=Samsung_SSD\nSCSI_IDENT_SERIAL=S3Z\nID_REVISION=EXM04B6Q\n@259:0\nID_SERIAL_SHORT=ABC\nID_WWN=eui.0025\n",
-            &mut v,
-        )
-        .unwrap();
+        let mut v = crate::parsed(parse_into, b"@8:0\nID_PATH=pci-0000:00:1f.2-ata-1\nID_MODEL=Samsung_SSD\nSCSI_IDENT_SERIAL=S3Z\nID_REVISION=EXM04B6Q\n@259:0\nID_SERIAL_SHORT=ABC\nID_WWN=eui.0025\n");
         assert_eq!((v[0].major, v[0].minor), (8, 0));
         assert_eq!(v[0].get("ID_MODEL"), "Samsung_SSD");
         assert_eq!(v[0].serial(), "S3Z");

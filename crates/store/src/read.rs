@@ -98,9 +98,62 @@ fn timed_block(z: &[u8]) -> Option<(Vec<u8>, usize, Vec<u64>)> {
     Some((body, pos, times))
 }
 
+/// Replays a block of a decoder's records: `step` applies the next record
+/// (the body, where it begins) and is told its time when that is in
+/// [from, to]. `None` when the block or a record does not decode.
+fn replay_block(
+    z: &[u8],
+    from: u64,
+    to: u64,
+    mut step: impl FnMut(&[u8], &mut usize, Option<u64>) -> Option<()>,
+) -> Option<()> {
+    let (body, mut pos, times) = timed_block(z)?;
+    for ts in times {
+        step(&body, &mut pos, (ts >= from && ts <= to).then_some(ts))?;
+    }
+    Some(())
+}
+
 /// A time as SQLite's signed integers hold it.
 fn sqlt(ms: u64) -> i64 {
     ms.min(i64::MAX as u64) as i64
+}
+
+/// The cgroups made (first seen, not in the walk before) and removed in
+/// [?1, ?2].
+const CGROUP_CHANGES: &str =
+    "SELECT first_ms, 1, cgroup_id, path FROM cgroup WHERE made = 1 AND first_ms BETWEEN ?1 AND ?2
+     UNION ALL
+     SELECT gone_ms, 0, cgroup_id, path FROM cgroup WHERE gone_ms BETWEEN ?1 AND ?2";
+
+/// The processes that ended in [?1, ?2], in order.
+const EXITS: &str = "SELECT pid, ppid, comm, cmdline, start_ms, first_ms, exit_ms, exit_status,
+     exit_utime_ns, exit_stime_ns, exit_maxrss_bytes
+     FROM identity WHERE exit_ms BETWEEN ?1 AND ?2 ORDER BY exit_ms, id";
+
+/// The gaps that overlap [?1, ?2], in order.
+const GAPS: &str =
+    "SELECT start_ms, end_ms, why FROM gap WHERE end_ms >= ?1 AND start_ms <= ?2 ORDER BY start_ms";
+
+/// The rows `query` finds in [from, to] (its `?1` and `?2`) in the day
+/// file `c` at `path`, each made by `row`, added to `out`.
+fn query_into<T>(
+    c: &Connection,
+    path: &Path,
+    query: &str,
+    from: u64,
+    to: u64,
+    out: &mut Vec<T>,
+    row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<(), Error> {
+    let mut st = c.prepare(query).map_err(sql(path))?;
+    let rows = st
+        .query_map(params![sqlt(from), sqlt(to)], row)
+        .map_err(sql(path))?;
+    for r in rows {
+        out.push(r.map_err(sql(path))?);
+    }
+    Ok(())
 }
 
 fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
@@ -401,22 +454,14 @@ impl History {
                 if !chained {
                     continue;
                 }
-                let ok = (|| {
-                    let (body, mut pos, times) = timed_block(&z)?;
-                    for ts in times {
-                        dec.apply(&body, &mut pos)?;
-                        if ts >= from && ts <= to {
-                            f(
-                                ts,
-                                &Snapshot {
-                                    live: &dec,
-                                    ids: &ids,
-                                },
-                            );
-                        }
+                let ok = replay_block(&z, from, to, |body, pos, at| {
+                    dec.apply(body, pos)?;
+                    if let Some(ts) = at {
+                        let live = &dec;
+                        f(ts, &Snapshot { live, ids: &ids });
                     }
                     Some(())
-                })();
+                });
                 if ok.is_none() {
                     bad += 1;
                     chained = false;
@@ -462,16 +507,13 @@ impl History {
                 if !key && dec.is_empty() {
                     continue;
                 }
-                let ok = (|| {
-                    let (body, mut pos, times) = timed_block(&z)?;
-                    for ts in times {
-                        dec.apply(&body, &mut pos)?;
-                        if ts >= from && ts <= to {
-                            f(ts, &dec);
-                        }
+                let ok = replay_block(&z, from, to, |body, pos, at| {
+                    dec.apply(body, pos)?;
+                    if let Some(ts) = at {
+                        f(ts, &dec);
                     }
                     Some(())
-                })();
+                });
                 if ok.is_none() {
                     bad += 1;
                     dec = crate::cgroups::Decoder::default();
@@ -508,26 +550,14 @@ impl History {
             if !has {
                 return Ok(true);
             }
-            let mut st = c
-                .prepare(
-                    "SELECT first_ms, 1, cgroup_id, path FROM cgroup WHERE made = 1 AND first_ms BETWEEN ?1 AND ?2
-                     UNION ALL
-                     SELECT gone_ms, 0, cgroup_id, path FROM cgroup WHERE gone_ms BETWEEN ?1 AND ?2",
-                )
-                .map_err(sql(path))?;
-            let rows = st
-                .query_map(params![sqlt(from), sqlt(to)], |r| {
-                    Ok(CgroupChange {
-                        ts_ms: r.get::<_, i64>(0)? as u64,
-                        made: r.get(1)?,
-                        id: r.get::<_, i64>(2)? as u64,
-                        path: r.get(3)?,
-                    })
+            query_into(c, path, CGROUP_CHANGES, from, to, &mut out, |r| {
+                Ok(CgroupChange {
+                    ts_ms: r.get::<_, i64>(0)? as u64,
+                    made: r.get(1)?,
+                    id: r.get::<_, i64>(2)? as u64,
+                    path: r.get(3)?,
                 })
-                .map_err(sql(path))?;
-            for r in rows {
-                out.push(r.map_err(sql(path))?);
-            }
+            })?;
             Ok(true)
         });
         out.sort_by(|a, b| (a.ts_ms, &a.path).cmp(&(b.ts_ms, &b.path)));
@@ -538,33 +568,21 @@ impl History {
     pub fn exits(&self, from: u64, to: u64) -> Result<Vec<ExitRow>, Error> {
         let mut out = Vec::new();
         self.each_day(from, to, false, &mut |_, path, c| {
-            let mut st = c
-                .prepare(
-                    "SELECT pid, ppid, comm, cmdline, start_ms, first_ms, exit_ms, exit_status,
-                            exit_utime_ns, exit_stime_ns, exit_maxrss_bytes
-                     FROM identity WHERE exit_ms BETWEEN ?1 AND ?2 ORDER BY exit_ms, id",
-                )
-                .map_err(sql(path))?;
-            let rows = st
-                .query_map(params![sqlt(from), sqlt(to)], |r| {
-                    Ok(ExitRow {
-                        pid: r.get(0)?,
-                        ppid: r.get(1)?,
-                        comm: r.get(2)?,
-                        cmdline: r.get(3)?,
-                        start_ms: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
-                        first_ms: r.get::<_, Option<i64>>(5)?.map(|v| v as u64),
-                        exit_ms: r.get::<_, i64>(6)? as u64,
-                        status: r.get(7)?,
-                        utime_ns: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64,
-                        stime_ns: r.get::<_, Option<i64>>(9)?.unwrap_or(0) as u64,
-                        maxrss_bytes: r.get::<_, Option<i64>>(10)?.unwrap_or(0) as u64,
-                    })
+            query_into(c, path, EXITS, from, to, &mut out, |r| {
+                Ok(ExitRow {
+                    pid: r.get(0)?,
+                    ppid: r.get(1)?,
+                    comm: r.get(2)?,
+                    cmdline: r.get(3)?,
+                    start_ms: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
+                    first_ms: r.get::<_, Option<i64>>(5)?.map(|v| v as u64),
+                    exit_ms: r.get::<_, i64>(6)? as u64,
+                    status: r.get(7)?,
+                    utime_ns: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64,
+                    stime_ns: r.get::<_, Option<i64>>(9)?.unwrap_or(0) as u64,
+                    maxrss_bytes: r.get::<_, Option<i64>>(10)?.unwrap_or(0) as u64,
                 })
-                .map_err(sql(path))?;
-            for r in rows {
-                out.push(r.map_err(sql(path))?);
-            }
+            })?;
             Ok(true)
         });
         // A killed agent's journal: exits not yet written (in this boot:
@@ -599,21 +617,13 @@ impl History {
         let mut out = Vec::new();
         // A gap is recorded in the day file of its end.
         self.each_day(from, u64::MAX, false, &mut |_, path, c| {
-            let mut st = c
-                .prepare("SELECT start_ms, end_ms, why FROM gap WHERE end_ms >= ?1 AND start_ms <= ?2 ORDER BY start_ms")
-                .map_err(sql(path))?;
-            let rows = st
-                .query_map(params![sqlt(from), sqlt(to)], |r| {
-                    Ok(Gap {
-                        start_ms: r.get::<_, i64>(0)? as u64,
-                        end_ms: r.get::<_, i64>(1)? as u64,
-                        why: r.get(2)?,
-                    })
+            query_into(c, path, GAPS, from, to, &mut out, |r| {
+                Ok(Gap {
+                    start_ms: r.get::<_, i64>(0)? as u64,
+                    end_ms: r.get::<_, i64>(1)? as u64,
+                    why: r.get(2)?,
                 })
-                .map_err(sql(path))?;
-            for r in rows {
-                out.push(r.map_err(sql(path))?);
-            }
+            })?;
             Ok(true)
         });
         Ok(out)
