@@ -2,8 +2,9 @@
 //! docs/architecture.md's crate table against the crates' manifests (a row
 //! for every crate, and its "depends on" naming exactly the workspace
 //! crates its manifest's `[dependencies]` list; other crates, build and
-//! dev dependencies are free text), and docs/agent.md's configuration
-//! sample against the key table.
+//! dev dependencies are free text), docs/agent.md's configuration
+//! sample against the key table, and the sections `report` has against
+//! the places that name them for its users.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -81,4 +82,41 @@ fn the_configuration_sample_is_the_key_tables() {
         doc[start..start + len] == want,
         "docs/agent.md's configuration sample is not the key table's; it is now:\n{want}"
     );
+}
+
+/// The words of `text`: runs of letters, digits and `-`.
+fn words(text: &str) -> BTreeSet<&str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Every section of `report` is named where its users look for it:
+/// `report --help`'s `--source` line and docs/store.md's list of sections.
+#[test]
+fn every_report_section_is_named_in_the_help_and_the_store_doc() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quietstat"))
+        .args(["report", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let source = &help[help.find("--source").expect("report --help has --source")..];
+    let source = &source[..source.find("\n  -").unwrap_or(source.len())];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/store.md")).unwrap();
+    let list = &doc[doc
+        .find("\nSections: ")
+        .expect("docs/store.md lists the Sections:")..];
+    let list = &list[..list.find("`--format").unwrap_or(list.len())];
+    let (in_help, in_doc) = (words(source), words(list));
+    for name in report::names() {
+        assert!(
+            in_help.contains(name),
+            "report --help's --source does not name the section {name}:\n{source}"
+        );
+        assert!(
+            in_doc.contains(name),
+            "docs/store.md's list of sections does not name {name}:\n{list}"
+        );
+    }
 }
