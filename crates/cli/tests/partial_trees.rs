@@ -2,6 +2,7 @@
 //! copies of another machine): every file of a captured tree removed in
 //! turn, and an empty tree. Nothing may stop them; what is missing is said.
 
+use std::io::{Read, Write};
 use std::time::Duration;
 
 mod common;
@@ -531,6 +532,52 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         })
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// The series of an exposition's text: each sample line without its value.
+fn series(body: &str) -> Vec<&str> {
+    body.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.rsplit_once(' ').map_or(l, |(k, _)| k))
+        .collect()
+}
+
+/// cpu4096's answer is megabytes, so it streams. A client that waits
+/// before it reads leaves the encoder no room: the chunks it offered then
+/// are held and sent later, none dropped and none twice, so the late
+/// reader gets every series the prompt one got, in the same order.
+#[test]
+fn a_streamed_answer_read_late_has_every_series() {
+    let base = fixtures::dir().join("cpu4096");
+    let a = agent(
+        "",
+        &[
+            "--proc-root",
+            base.join("proc").to_str().unwrap(),
+            "--sys-root",
+            base.join("sys").to_str().unwrap(),
+        ],
+    );
+    // The first answer may come before every source was read once.
+    get(a.addr, "/metrics", None);
+    let prompt = get(a.addr, "/metrics", None).body;
+    assert!(prompt.len() > 1 << 20, "streams: {} bytes", prompt.len());
+    let mut s = std::net::TcpStream::connect(a.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    s.write_all(format!("GET /metrics HTTP/1.0\r\nHost: {}\r\n\r\n", a.addr).as_bytes())
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let late = raw.split_once("\r\n\r\n").unwrap().1;
+    let (p, l) = (series(&prompt), series(late));
+    if let Some(i) = (0..p.len().min(l.len())).find(|&i| p[i] != l[i]) {
+        panic!(
+            "series {i} differs: {:?} read promptly, {:?} read late",
+            p[i], l[i]
+        );
+    }
+    assert_eq!(p.len(), l.len(), "series read promptly and late");
 }
 
 /// A tree of 4,096 CPUs read on this machine: the agent reports the tree,
