@@ -52,41 +52,35 @@ pub fn run_agent(args: &AgentArgs) -> anyhow::Result<ExitCode> {
     };
     let rows = bench::agent_cost::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
         .map_err(anyhow::Error::msg)?;
-    match args.format {
-        Format::Json => print_json_lines(&rows)?,
-        Format::Table => {
-            print_rows(
-                vec![
-                    "collector",
-                    "procs",
-                    "seconds",
-                    "cpu_%",
-                    "wakeups/s",
-                    "preempted/s",
-                    "rss_MiB",
-                    "threads",
-                    "store_MB/day",
-                ],
-                Align::Left,
-                rows.iter()
-                    .map(|r| {
-                        vec![
-                            r.collector.to_string(),
-                            r.procs.to_string(),
-                            format!("{:.0}", r.seconds),
-                            f3(r.cpu_pct),
-                            format!("{:.2}", r.wakeups_per_s),
-                            format!("{:.2}", r.preempted_per_s),
-                            format!("{:.1}", r.rss_mib),
-                            r.threads.to_string(),
-                            r.store_mb_per_day
-                                .map_or_else(|| "-".to_string(), |m| format!("{m:.1}")),
-                        ]
-                    })
-                    .collect(),
-            );
-        }
-    }
+    print_bench(
+        args.format,
+        &rows,
+        vec![
+            "collector",
+            "procs",
+            "seconds",
+            "cpu_%",
+            "wakeups/s",
+            "preempted/s",
+            "rss_MiB",
+            "threads",
+            "store_MB/day",
+        ],
+        |r| {
+            vec![
+                r.collector.to_string(),
+                r.procs.to_string(),
+                format!("{:.0}", r.seconds),
+                f3(r.cpu_pct),
+                format!("{:.2}", r.wakeups_per_s),
+                format!("{:.2}", r.preempted_per_s),
+                format!("{:.1}", r.rss_mib),
+                r.threads.to_string(),
+                r.store_mb_per_day
+                    .map_or_else(|| "-".to_string(), |m| format!("{m:.1}")),
+            ]
+        },
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

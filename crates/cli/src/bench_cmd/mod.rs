@@ -185,40 +185,34 @@ pub fn run_proctable(args: &ProctableArgs) -> anyhow::Result<ExitCode> {
     };
     let rows = bench::proctable_cost::run(&opts, &mut |msg| eprintln!("quietstat: {msg}"))
         .map_err(anyhow::Error::msg)?;
-    match args.format {
-        Format::Json => print_json_lines(&rows)?,
-        Format::Table => {
-            print_rows(
-                vec![
-                    "backend",
-                    "procs",
-                    "rows",
-                    "runs",
-                    "median_ms",
-                    "p99_ms",
-                    "cpu_ms",
-                    "ms/1000",
-                    "vs_naive",
-                ],
-                Align::Left,
-                rows.iter()
-                    .map(|r| {
-                        vec![
-                            r.backend.to_string(),
-                            r.procs.to_string(),
-                            r.table_rows.to_string(),
-                            r.runs.to_string(),
-                            f3(r.median_ms),
-                            f3(r.p99_ms),
-                            f3(r.cpu_ms),
-                            f3(r.ms_per_1000),
-                            format!("{:.1}x", r.speedup_vs_naive),
-                        ]
-                    })
-                    .collect(),
-            );
-        }
-    }
+    print_bench(
+        args.format,
+        &rows,
+        vec![
+            "backend",
+            "procs",
+            "rows",
+            "runs",
+            "median_ms",
+            "p99_ms",
+            "cpu_ms",
+            "ms/1000",
+            "vs_naive",
+        ],
+        |r| {
+            vec![
+                r.backend.to_string(),
+                r.procs.to_string(),
+                r.table_rows.to_string(),
+                r.runs.to_string(),
+                f3(r.median_ms),
+                f3(r.p99_ms),
+                f3(r.cpu_ms),
+                f3(r.ms_per_1000),
+                format!("{:.1}x", r.speedup_vs_naive),
+            ]
+        },
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -248,34 +242,30 @@ pub fn run_fields(args: &FieldsArgs) -> anyhow::Result<ExitCode> {
     };
     let rows = bench::fields_cost::run(&opts, &mut |msg| eprintln!("quietstat: {msg}"))
         .map_err(anyhow::Error::msg)?;
-    match args.format {
-        Format::Json => print_json_lines(&rows)?,
-        Format::Table => print_rows(
+    print_bench(
+        args.format,
+        &rows,
+        vec![
+            "asked",
+            "rows",
+            "median_ms",
+            "ns/proc",
+            "+ns/proc",
+            "+lines",
+            "lines beyond the identity's",
+        ],
+        |r| {
             vec![
-                "asked",
-                "rows",
-                "median_ms",
-                "ns/proc",
-                "+ns/proc",
-                "+lines",
-                "lines beyond the identity's",
-            ],
-            Align::Left,
-            rows.iter()
-                .map(|r| {
-                    vec![
-                        r.asked.clone(),
-                        r.rows.to_string(),
-                        f3(r.median_ms),
-                        format!("{:.0}", r.ns_per_proc),
-                        format!("{:+.0}", r.extra_ns_per_proc),
-                        r.extra_line_count.to_string(),
-                        r.extra_lines.clone(),
-                    ]
-                })
-                .collect(),
-        ),
-    }
+                r.asked.clone(),
+                r.rows.to_string(),
+                f3(r.median_ms),
+                format!("{:.0}", r.ns_per_proc),
+                format!("{:+.0}", r.extra_ns_per_proc),
+                r.extra_line_count.to_string(),
+                r.extra_lines.clone(),
+            ]
+        },
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -308,34 +298,30 @@ pub fn run_cgroups(args: &CgroupsArgs) -> anyhow::Result<ExitCode> {
     };
     let rows = bench::cgroups_cost::run(&opts, &mut |msg| eprintln!("quietstat: {msg}"))
         .map_err(anyhow::Error::msg)?;
-    match args.format {
-        Format::Json => print_json_lines(&rows)?,
-        Format::Table => print_rows(
+    print_bench(
+        args.format,
+        &rows,
+        vec![
+            "way",
+            "cgroups",
+            "figures",
+            "median_ms",
+            "us/cgroup",
+            "naive/this",
+            "kept fds",
+        ],
+        |r| {
             vec![
-                "way",
-                "cgroups",
-                "figures",
-                "median_ms",
-                "us/cgroup",
-                "naive/this",
-                "kept fds",
-            ],
-            Align::Left,
-            rows.iter()
-                .map(|r| {
-                    vec![
-                        r.method.clone(),
-                        r.cgroups.to_string(),
-                        r.figures.to_string(),
-                        f3(r.median_ms),
-                        format!("{:.2}", r.us_per_cgroup),
-                        format!("{:.2}", r.naive_over_this),
-                        r.kept_fds.to_string(),
-                    ]
-                })
-                .collect(),
-        ),
-    }
+                r.method.clone(),
+                r.cgroups.to_string(),
+                r.figures.to_string(),
+                f3(r.median_ms),
+                format!("{:.2}", r.us_per_cgroup),
+                format!("{:.2}", r.naive_over_this),
+                r.kept_fds.to_string(),
+            ]
+        },
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -363,40 +349,34 @@ pub fn run_consumers(args: &ConsumersArgs) -> anyhow::Result<ExitCode> {
     };
     let rows = bench::consumers::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
         .map_err(anyhow::Error::msg)?;
-    match args.format {
-        Format::Json => print_json_lines(&rows)?,
-        Format::Table => {
-            print_rows(
-                vec![
-                    "variant",
-                    "reads",
-                    "elapsed_s",
-                    "user_s",
-                    "system_s",
-                    "cpu_us/read",
-                    "agent_s",
-                    "stat_reads",
-                    "stat_reads/s",
-                ],
-                Align::Left,
-                rows.iter()
-                    .map(|r| {
-                        vec![
-                            r.variant.to_string(),
-                            r.reads_per_consumer.to_string(),
-                            f3(r.elapsed_s),
-                            f3(r.consumers_user_s),
-                            f3(r.consumers_system_s),
-                            f3(r.cpu_us_per_read),
-                            f3(r.agent_cpu_s),
-                            r.proc_stat_reads.to_string(),
-                            format!("{:.1}", r.proc_stat_reads_per_s),
-                        ]
-                    })
-                    .collect(),
-            );
-        }
-    }
+    print_bench(
+        args.format,
+        &rows,
+        vec![
+            "variant",
+            "reads",
+            "elapsed_s",
+            "user_s",
+            "system_s",
+            "cpu_us/read",
+            "agent_s",
+            "stat_reads",
+            "stat_reads/s",
+        ],
+        |r| {
+            vec![
+                r.variant.to_string(),
+                r.reads_per_consumer.to_string(),
+                f3(r.elapsed_s),
+                f3(r.consumers_user_s),
+                f3(r.consumers_system_s),
+                f3(r.cpu_us_per_read),
+                f3(r.agent_cpu_s),
+                r.proc_stat_reads.to_string(),
+                format!("{:.1}", r.proc_stat_reads_per_s),
+            ]
+        },
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -424,6 +404,23 @@ pub fn run_worker(args: &WorkerArgs) -> anyhow::Result<ExitCode> {
 /// A figure with three decimals, as the tables print most.
 fn f3(v: f64) -> String {
     format!("{v:.3}")
+}
+
+/// The rows as `format` asks: a JSON object a line, or a table of
+/// `columns` with each row's `cells`.
+fn print_bench<T: serde::Serialize>(
+    format: Format,
+    rows: &[T],
+    columns: Vec<&'static str>,
+    cells: impl Fn(&T) -> Vec<String>,
+) -> anyhow::Result<()> {
+    match format {
+        Format::Json => print_json_lines(rows),
+        Format::Table => {
+            print_rows(columns, Align::Left, rows.iter().map(cells).collect());
+            Ok(())
+        }
+    }
 }
 
 /// One JSON object per row, a line each.
