@@ -534,6 +534,20 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
+/// An agent reading the tree of 4,096 CPUs.
+fn cpu4096_agent() -> Agent {
+    let base = fixtures::dir().join("cpu4096");
+    agent(
+        "",
+        &[
+            "--proc-root",
+            base.join("proc").to_str().unwrap(),
+            "--sys-root",
+            base.join("sys").to_str().unwrap(),
+        ],
+    )
+}
+
 /// The series of an exposition's text: each sample line without its value.
 fn series(body: &str) -> Vec<&str> {
     body.lines()
@@ -548,16 +562,7 @@ fn series(body: &str) -> Vec<&str> {
 /// reader gets every series the prompt one got, in the same order.
 #[test]
 fn a_streamed_answer_read_late_has_every_series() {
-    let base = fixtures::dir().join("cpu4096");
-    let a = agent(
-        "",
-        &[
-            "--proc-root",
-            base.join("proc").to_str().unwrap(),
-            "--sys-root",
-            base.join("sys").to_str().unwrap(),
-        ],
-    );
+    let a = cpu4096_agent();
     // The first answer may come before every source was read once.
     get(a.addr, "/metrics", None);
     let prompt = get(a.addr, "/metrics", None).body;
@@ -585,20 +590,11 @@ fn a_streamed_answer_read_late_has_every_series() {
 /// read, never what the agent acts on).
 #[test]
 fn placement_follows_the_running_machine_not_the_tree() {
-    let base = fixtures::dir().join("cpu4096");
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
         .unwrap()
         .trim()
         .to_string();
-    let a = agent(
-        "",
-        &[
-            "--proc-root",
-            base.join("proc").to_str().unwrap(),
-            "--sys-root",
-            base.join("sys").to_str().unwrap(),
-        ],
-    );
+    let a = cpu4096_agent();
     let said = a
         .early
         .iter()
