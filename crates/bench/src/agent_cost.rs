@@ -82,13 +82,11 @@ pub(crate) fn free_port() -> Result<u16, Error> {
 /// headers included.
 pub(crate) fn get(port: u16, path: &str) -> Result<Vec<u8>, Error> {
     use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(Error::from)?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))
-        .map_err(Error::from)?;
-    s.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
-        .map_err(Error::from)?;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    s.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())?;
     let mut body = Vec::new();
-    s.read_to_end(&mut body).map_err(Error::from)?;
+    s.read_to_end(&mut body)?;
     Ok(body)
 }
 

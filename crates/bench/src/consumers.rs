@@ -95,15 +95,12 @@ fn http_get(
     path: &str,
 ) -> Result<Vec<u8>, Error> {
     let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n");
-    stream
-        .get_mut()
-        .write_all(req.as_bytes())
-        .map_err(Error::from)?;
+    stream.get_mut().write_all(req.as_bytes())?;
     let mut len = 0usize;
     let mut line = String::new();
     loop {
         line.clear();
-        if stream.read_line(&mut line).map_err(Error::from)? == 0 {
+        if stream.read_line(&mut line)? == 0 {
             return Err(Error::other("connection closed"));
         }
         let l = line.trim_end();
@@ -120,12 +117,12 @@ fn http_get(
         }
     }
     let mut body = vec![0; len];
-    stream.read_exact(&mut body).map_err(Error::from)?;
+    stream.read_exact(&mut body)?;
     Ok(body)
 }
 
 fn stat_reads(addr: SocketAddr) -> Result<u64, Error> {
-    let s = TcpStream::connect(addr).map_err(Error::from)?;
+    let s = TcpStream::connect(addr)?;
     let mut r = BufReader::new(s);
     let body = http_get(&mut r, addr, "/api/v1/snapshot?sources=stat")?;
     let v: serde_json::Value = serde_json::from_slice(&body)
@@ -181,14 +178,13 @@ pub fn worker(
             }
         }
         Variant::Shm(ms) | Variant::ShmPaced(ms) => {
-            let r = shm::ShmReader::open(shm_path).map_err(Error::from)?;
+            let r = shm::ShmReader::open(shm_path)?;
             let mut s = shm::Snapshot::default();
             let age = Duration::from_millis(ms);
             let paced = matches!(variant, Variant::ShmPaced(_));
             start();
             for _ in 0..reads {
-                r.read_fresh(age, Duration::from_secs(10), &mut s)
-                    .map_err(Error::from)?;
+                r.read_fresh(age, Duration::from_secs(10), &mut s)?;
                 sum = sum.wrapping_add(s.intr_total + s.cpu_ticks[0]);
                 if paced {
                     std::thread::sleep(Duration::from_millis(1));
@@ -196,7 +192,7 @@ pub fn worker(
             }
         }
         Variant::Http => {
-            let s = TcpStream::connect(addr).map_err(Error::from)?;
+            let s = TcpStream::connect(addr)?;
             let mut r = BufReader::new(s);
             start();
             for _ in 0..reads {
@@ -231,8 +227,7 @@ fn run_in(opts: &Options, dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<
     std::fs::write(
         &cfg,
         "[sources.stat]\nmin_interval = \"0s\"\n[sources.processes]\nenabled = false\n",
-    )
-    .map_err(Error::from)?;
+    )?;
     let mut cmd = Command::new(&opts.exe);
     cmd.args(["agent", "--no-store", "--listen", "127.0.0.1:0", "--config"])
         .arg(&cfg)
@@ -297,11 +292,11 @@ fn run_in(opts: &Options, dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<
             .arg(addr.to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-            kids.push(die_with_parent(&mut c).spawn().map_err(Error::from)?);
+            kids.push(die_with_parent(&mut c).spawn()?);
         }
         let (mut user, mut sys) = (0.0, 0.0);
         for k in kids {
-            let out = k.wait_with_output().map_err(Error::from)?;
+            let out = k.wait_with_output()?;
             if !out.status.success() {
                 return Err(Error::other(format!(
                     "a {} consumer failed: {}",

@@ -63,8 +63,8 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, Error> 
     } else {
         BackendChoice::Bpf
     };
-    let mut capture = ProcTable::open(backend, "/proc", "/sys").map_err(Error::from)?;
-    let how = capture.enable_exits().map_err(Error::from)?;
+    let mut capture = ProcTable::open(backend, "/proc", "/sys")?;
+    let how = capture.enable_exits()?;
     let lost = |t: &ProcTable| t.exits_lost().unwrap_or(0);
     let before = lost(&capture);
     let mut exits: Vec<Exit> = Vec::new();
@@ -115,7 +115,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, Error> 
         max_per_drain = max_per_drain.max(n);
     };
     let status = loop {
-        if let Some(status) = forker.0.try_wait().map_err(Error::from)? {
+        if let Some(status) = forker.0.try_wait()? {
             break status;
         }
         if Instant::now() >= next {
@@ -135,8 +135,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Report, Error> 
         .stdout
         .take()
         .ok_or_else(|| Error::other("the forker's stdout"))?
-        .read_to_string(&mut out)
-        .map_err(Error::from)?;
+        .read_to_string(&mut out)?;
     let forked: u64 = out.trim().parse().map_err(|_| {
         Error::malformed("", None, format!("the forker printed {out:?}, not a count"))
     })?;

@@ -67,7 +67,7 @@ fn describe(g: &GroupLines) -> String {
 pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
     let types = KernelTypes::running()?;
     let groups = reads::group_lines(&types)?;
-    let mut bpf = Bpf::open_with(Method::Walk).map_err(Error::from)?;
+    let mut bpf = Bpf::open_with(Method::Walk)?;
     if let Some(why) = bpf.walk_unavailable() {
         return Err(Error::new(
             sys::ErrorKind::Kernel,
@@ -116,7 +116,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error
         for k in run_order(kinds.len(), run) {
             let (_, _, q, samples) = &mut kinds[k];
             let t = Instant::now();
-            bpf.snapshot(q, &mut table).map_err(Error::from)?;
+            bpf.snapshot(q, &mut table)?;
             let ms = t.elapsed().as_secs_f64() * 1e3;
             if run > 0 {
                 samples.push(ms);

@@ -170,13 +170,12 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error
     } else {
         Vec::new()
     };
-    let mut procfs =
-        ProcTable::open(BackendChoice::Procfs, "/proc", "/sys").map_err(Error::from)?;
+    let mut procfs = ProcTable::open(BackendChoice::Procfs, "/proc", "/sys")?;
     // On one thread, every file opened, read and closed. The one-thread
     // row with kept fds is the default backend set to one thread for its
     // snapshot: the same kept fds (two readers each keeping one per
     // process would run out of them).
-    let mut cold = proctable::dir::ProcDir::open("/proc", "/sys").map_err(Error::from)?;
+    let mut cold = proctable::dir::ProcDir::open("/proc", "/sys")?;
     cold.set_threads(Threads::Fixed(1));
     cold.set_max_kept(0);
     // What the naive loop reads too: every field of /proc/PID/stat.
@@ -258,8 +257,7 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error
                         b.snapshot(q, &mut table).map(|_| table.len())
                     }
                     Source::Beside(i) => beside[*i].2.snapshot(q, &mut table).map(|_| table.len()),
-                }
-                .map_err(Error::from)?;
+                }?;
                 let ms = t.elapsed().as_secs_f64() * 1e3;
                 if run > 0 {
                     samples.push(ms);

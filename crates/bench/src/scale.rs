@@ -147,7 +147,7 @@ fn one(
         .arg("--store")
         .arg(&store)
         .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).map_err(Error::from)?);
+        .stderr(std::fs::File::create(&log)?);
     let agent = die_with_parent(&mut cmd)
         .spawn()
         .map(Guard)

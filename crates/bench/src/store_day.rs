@@ -77,8 +77,7 @@ fn median_ms(exe: &Path, args: &[&str]) -> Result<f64, Error> {
             .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .output()
-            .map_err(Error::from)?;
+            .output()?;
         if !out.status.success() {
             return Err(Error::other(format!(
                 "report {args:?}: {}",

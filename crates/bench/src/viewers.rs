@@ -301,7 +301,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Err
     }
     let idle = Idle::start(n).map_err(|e| Error::io(format!("starting {n} processes"), e))?;
     let dir = std::env::temp_dir().join(format!("quietstat-bench-viewers-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(Error::from)?;
+    std::fs::create_dir_all(&dir)?;
     let result = measure(opts, &idle, n, &dir, progress);
     let _ = std::fs::remove_dir_all(&dir);
     drop(idle);

@@ -22,11 +22,6 @@ use aya::{Btf, Ebpf, EbpfLoader};
 use sys::bpf::{Mapped, chain, link_kfuncs_of, load_retrying, page_round};
 use sys::{Error, ErrorKind};
 
-/// The kernel refused `what`, for the reason `why`.
-fn kernel(what: &str, why: String) -> Error {
-    Error::new(ErrorKind::Kernel, why).context(what)
-}
-
 use crate::record::{
     QS_CG_MIN_ROWS, QS_CG_MODE_V2, QS_KFUNC_CSS_RSTAT_FLUSH, QS_KFUNC_RDONLY_CAST, QsCgOut,
     QsCgroup,
@@ -50,7 +45,12 @@ pub fn link_kfuncs(object: &[u8], btf: &Btf) -> Result<(Vec<u64>, usize), Error>
         "flushing a hierarchy's statistics from BPF needs Linux 6.16 or later",
         btf,
     )
-    .map_err(|(what, e)| Error::new(ErrorKind::Kernel, e).context(what))
+    .map_err(|(what, e)| kernel(what, e))
+}
+
+/// The kernel refused `what`, for the reason `why`.
+fn kernel(what: &str, why: String) -> Error {
+    Error::new(ErrorKind::Kernel, why).context(what)
 }
 
 /// `bpf(2)` commands and values of the kernel's uapi (`linux/bpf.h`).
@@ -165,10 +165,7 @@ impl KernelBtf {
     fn get(&mut self) -> Result<&Btf, Error> {
         self.0
             .get_or_insert_with(|| {
-                Btf::from_sys_fs().map_err(|e| {
-                    Error::new(ErrorKind::Kernel, chain(&e))
-                        .context("reading /sys/kernel/btf/vmlinux")
-                })
+                Btf::from_sys_fs().map_err(|e| kernel("reading /sys/kernel/btf/vmlinux", chain(&e)))
             })
             .as_ref()
             .map_err(Clone::clone)

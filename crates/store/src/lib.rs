@@ -3,9 +3,6 @@
 //! an in-memory journal), and read back for `report` and replay.
 
 pub mod access;
-
-pub use sys::{Error, ErrorKind};
-
 pub mod blocks;
 pub mod cgroups;
 pub mod codec;
@@ -15,6 +12,8 @@ pub mod procs;
 pub mod read;
 pub mod when;
 pub mod writer;
+
+pub use sys::{Error, ErrorKind};
 
 pub use read::{CgroupChange, DayUsage, ExitRow, Gap, History, Snapshot};
 pub use writer::{Options, Stats, Tap, Writer, start};

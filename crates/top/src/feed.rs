@@ -109,8 +109,8 @@ impl AgentFeed {
     /// The agent's feed; why not, when it has stopped or died or its
     /// files are missing or not its own.
     pub fn open(snapshot: &Path, proc_root: &Path, sys_root: &Path) -> Result<AgentFeed, Error> {
-        let first = view::read_live_procs(snapshot).map_err(Error::from)?;
-        let reader = ShmReader::open(snapshot).map_err(Error::from)?;
+        let first = view::read_live_procs(snapshot)?;
+        let reader = ShmReader::open(snapshot)?;
         // Woken once, the agent writes its last walk of the cgroups (it
         // writes none while no viewer reads): the first screen of the
         // cgroup view needs no wait for its next walk.
@@ -181,11 +181,11 @@ impl AgentFeed {
         };
         // The table (megabytes with thousands of processes) is read only
         // when its header says it is new.
-        let mono = view::procs_mono_ns(&p).map_err(Error::from)?;
+        let mono = view::procs_mono_ns(&p)?;
         if mono != self.last_procs_mono {
             let pv = match self.first.take() {
                 Some(v) if v.meta.mono_ns == mono => v,
-                _ => view::read_procs(&p).map_err(Error::from)?,
+                _ => view::read_procs(&p)?,
             };
             self.last_procs_mono = pv.meta.mono_ns;
             self.procs_every = Duration::from_nanos(pv.meta.interval_ns);
@@ -248,8 +248,7 @@ pub struct OwnFeed {
 
 impl OwnFeed {
     pub fn open(proc_root: &Path, sys_root: &Path, threads: bool) -> Result<OwnFeed, Error> {
-        let mut table =
-            ProcTable::open(BackendChoice::Auto, proc_root, sys_root).map_err(Error::from)?;
+        let mut table = ProcTable::open(BackendChoice::Auto, proc_root, sys_root)?;
         let note = table
             .fallback_reason()
             .map(|why| format!("BPF unavailable: {why}"));
@@ -321,9 +320,7 @@ impl OwnFeed {
             self.table
                 .settle_exits(&mut self.tick.exits, &self.tick.procs);
         }
-        self.table
-            .snapshot(&self.query, &mut self.tick.procs)
-            .map_err(Error::from)?;
+        self.table.snapshot(&self.query, &mut self.tick.procs)?;
         self.tick.procs_taken = Some(self.tick.system.taken);
         self.tick.procs_unix_ns = self.tick.system.unix_ns;
         let table = &self.table;

@@ -138,7 +138,8 @@ fn record(cpus: &CpuList, duration: Duration, pid: Option<u32>) -> Result<Counte
     inst.write("tracing_on", "0")?;
     let seconds = t0.elapsed().as_secs_f64();
     let mut lost = 0;
-    for c in crate::online_cpus()?.cpus() {
+    let online = crate::online_cpus().map_err(|e| Error::Tracefs(e.to_string()))?;
+    for c in online.cpus() {
         let stats = std::fs::read_to_string(inst.dir.join(format!("per_cpu/cpu{c}/stats")))
             .unwrap_or_default();
         for l in stats.lines() {

@@ -213,29 +213,29 @@ pub(super) enum Unanswered {
 
 impl Unanswered {
     pub(super) fn word(self) -> std::borrow::Cow<'static, str> {
-        let errno = match self {
-            Unanswered::Errno(e) => e,
-            Unanswered::Stuck => return "stuck".into(),
-            Unanswered::Timeout => return "timeout".into(),
-            Unanswered::NoWorker => return "no worker thread".into(),
-            Unanswered::NotTried => return "not tried".into(),
-        };
-        match errno {
-            libc::EACCES => "EACCES".into(),
-            libc::EINVAL => "EINVAL".into(),
-            libc::ENOENT => "ENOENT".into(),
-            libc::ENOTCONN => "ENOTCONN".into(),
-            libc::EIO => "EIO".into(),
-            libc::ESTALE => "ESTALE".into(),
-            libc::ENOTDIR => "ENOTDIR".into(),
-            libc::ELOOP => "ELOOP".into(),
-            libc::ENOSYS => "ENOSYS".into(),
-            libc::EINTR => "EINTR".into(),
-            n => format!("errno{n}").into(),
+        use Unanswered::*;
+        match self {
+            Stuck => "stuck".into(),
+            Timeout => "timeout".into(),
+            NoWorker => "no worker thread".into(),
+            NotTried => "not tried".into(),
+            Errno(libc::EACCES) => "EACCES".into(),
+            Errno(libc::EINVAL) => "EINVAL".into(),
+            Errno(libc::ENOENT) => "ENOENT".into(),
+            Errno(libc::ENOTCONN) => "ENOTCONN".into(),
+            Errno(libc::EIO) => "EIO".into(),
+            Errno(libc::ESTALE) => "ESTALE".into(),
+            Errno(libc::ENOTDIR) => "ENOTDIR".into(),
+            Errno(libc::ELOOP) => "ELOOP".into(),
+            Errno(libc::ENOSYS) => "ENOSYS".into(),
+            Errno(libc::EINTR) => "EINTR".into(),
+            Errno(n) => format!("errno{n}").into(),
         }
     }
 }
 
+/// Tests compare a reason with its word.
+#[cfg(test)]
 impl PartialEq<&str> for Unanswered {
     fn eq(&self, word: &&str) -> bool {
         self.word() == *word
