@@ -108,6 +108,8 @@ pub struct Shared {
     pub(crate) failure: Mutex<Option<String>>,
     /// The history store's figures, when recording.
     pub store: std::sync::OnceLock<Arc<store::Stats>>,
+    /// Each remote-write receiver's figures, when pushing.
+    pub remote_write: std::sync::OnceLock<Vec<Arc<store::sent::Stats>>>,
 }
 
 /// The sources [`Shared::fresh`] did not read again, and why: each was read

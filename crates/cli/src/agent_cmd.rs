@@ -450,7 +450,10 @@ pub fn run(
     if let Some(p) = shared.shm.path() {
         info(&format!("shared-memory snapshot at {}", p.display()));
     }
+    let pushers = exporter::remote::start(shared.clone(), |line| info(&line))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     agent.run();
+    drop(pushers);
     if let Some(s) = server {
         s.shutdown();
     }

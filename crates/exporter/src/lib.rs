@@ -9,4 +9,6 @@ pub mod http_stats;
 pub mod json;
 pub mod metrics;
 #[cfg(feature = "http")]
+pub mod remote;
+#[cfg(feature = "http")]
 pub mod web_config;

@@ -37,6 +37,19 @@ impl Access {
         }
     }
 
+    /// The access a store directory was given ([`prepare_dir`]): its
+    /// group, when the group may read it.
+    pub fn of_dir(dir: &Path) -> Access {
+        let gid = std::fs::metadata(dir)
+            .ok()
+            .filter(|m| m.mode() & 0o050 == 0o050)
+            .map(|m| m.gid());
+        Access {
+            gid,
+            why: "as the store's directory".into(),
+        }
+    }
+
     pub fn dir_mode(&self) -> u32 {
         if self.gid.is_some() { 0o750 } else { 0o700 }
     }

@@ -10,13 +10,14 @@ pub mod db;
 pub mod journal;
 pub mod procs;
 pub mod read;
+pub mod sent;
 pub mod when;
 pub mod writer;
 
 pub use sys::{Error, ErrorKind};
 
 pub use read::{CgroupChange, DayUsage, ExitRow, Gap, History, Snapshot};
-pub use writer::{Options, Stats, Tap, Writer, start};
+pub use writer::{Flushed, Options, Stats, Tap, Writer, start};
 
 /// The system sources recorded: those `report` derives its figures from
 /// (the registry's `recorded` column).

@@ -161,8 +161,17 @@ fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
 }
 
 impl History {
-    /// Opens every day file in `dir`.
+    /// Opens every day file in `dir`, and the samples a killed agent's
+    /// journal holds that no day file does.
     pub fn open(dir: &Path) -> Result<History, Error> {
+        let mut h = History::open_days(dir)?;
+        h.read_journals();
+        Ok(h)
+    }
+
+    /// Opens every day file in `dir`, without the journals: what the
+    /// writer has committed (for a reader in the recording agent itself).
+    pub fn open_days(dir: &Path) -> Result<History, Error> {
         let md =
             std::fs::metadata(dir).map_err(|e| Error::io(format!("store {}", dir.display()), e))?;
         if !md.is_dir() {
@@ -187,15 +196,30 @@ impl History {
                 ));
             }
         }
-        let mut h = History {
+        Ok(History {
             dir: dir.to_path_buf(),
             days,
             tail: Vec::new(),
             journals: Vec::new(),
             skipped: Default::default(),
-        };
-        h.read_journals();
-        Ok(h)
+        })
+    }
+
+    /// The system samples recorded after `ms` (Unix ms), by whole blocks:
+    /// a block holding `ms` counts whole.
+    pub fn system_samples_after(&self, ms: u64) -> u64 {
+        let mut n = 0u64;
+        self.each_day(ms, u64::MAX, false, &mut |_, path, c| {
+            n += c
+                .query_row(
+                    "SELECT coalesce(sum(samples), 0) FROM block WHERE kind = ?1 AND end_ms > ?2",
+                    params![KIND_SYSTEM, sqlt(ms)],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(sql(path))? as u64;
+            Ok(true)
+        });
+        n
     }
 
     /// Finds this store's journals (the one its agent named in the store,

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::kinds::*;
 use super::sources::SourceTable;
-use super::{ConfigError, ProcessMetricsMode, SortKey};
+use super::{ConfigError, ProcessMetricsMode, SendOrder, SortKey};
 
 /// A flag that sets a key: made into a command-line option by the CLI.
 pub struct Flag<F> {
@@ -265,6 +265,8 @@ section! {
         udev_data_path: Dir = Dir("/run/udev/data"), flag "path.udev.data" as "DIR";
         /// The history (docs/store.md)
         store: Table<FileStore> = Table::new();
+        /// Receivers the history is pushed to (Prometheus remote write; docs/remote_write.md); a --remote-write.url adds one with its defaults
+        remote_write: Tables<FileRemoteWrite> = Tables::new(), flag "remote-write.url" as "URL";
         /// Collectors off by default whose per-CPU families to serve ("interrupts", "softirqs"); the command line adds to the file's
         collectors: OneOf = OneOf(
             &super::COLLECTORS_OFF_BY_DEFAULT,
@@ -346,5 +348,86 @@ section! {
             ok: |v| (1..=100_000).contains(&v),
             accepted: "1 to 100000".into(),
         };
+    }
+}
+
+section! {
+    /// `[[remote_write]]` in the configuration file.
+    FileRemoteWrite =>
+    /// One receiver the history is pushed to.
+    RemoteWrite {
+        /// The receiver's URL (Prometheus: http://HOST:9090/api/v1/write; VictoriaMetrics: http://HOST:8428/api/v1/write)
+        url: Url = Url;
+        /// How logs, labels and the send position name it (default: the URL)
+        name: MaybeText = MaybeText { print_unset: false };
+        /// HTTP basic authentication (username, and password or password_file)
+        basic_auth: Table<FileBasicAuth> = Table::new();
+        /// A file holding a bearer token, sent as "Authorization: Bearer"
+        bearer_token_file: MaybePath = MaybePath(None);
+        /// TLS towards the receiver (ca_file, cert_file, key_file, insecure_skip_verify); the receiver's certificate must name the URL's host
+        tls_config: Table<FileTlsClient> = Table::new();
+        /// Headers sent with every request
+        headers: Map = Map { check: header_name };
+        /// Labels added to every series (default job="node" and instance="HOST:PORT", as a scrape of the first listen address would add)
+        external_labels: Map = Map { check: label_name };
+        /// Samples (one value of one series) in one request at most
+        max_samples_per_send: Number<usize> = Number {
+            default: 10_000,
+            ok: |v| (100..=1_000_000).contains(&v),
+            accepted: "100 to 1000000".into(),
+        };
+        /// Samples a second sent at most while catching up on a backlog
+        catch_up_rate: Number<usize> = Number {
+            default: 20_000,
+            ok: |v| (100..=10_000_000).contains(&v),
+            accepted: "100 to 10000000 (samples a second)".into(),
+        };
+        /// After an outage: "oldest-first" (in order, for receivers without an out-of-order window) or "newest-first" (today's data first, then the gap back to front)
+        send_order: Plain<SendOrder> = Plain(SendOrder::OldestFirst);
+        /// How long one request may take before it is abandoned and retried
+        timeout: Dur = Dur { default: secs(30), lo: secs(1), hi: secs(300) };
+    }
+}
+
+section! {
+    /// `basic_auth` of a `[[remote_write]]` table.
+    FileBasicAuth =>
+    /// HTTP basic authentication towards a receiver.
+    BasicAuth {
+        /// The user name
+        username: MaybeText = MaybeText { print_unset: false };
+        /// The password (or password_file)
+        password: MaybeText = MaybeText { print_unset: false };
+        /// A file holding the password
+        password_file: MaybePath = MaybePath(None);
+    }
+}
+
+section! {
+    /// `tls_config` of a `[[remote_write]]` table.
+    FileTlsClient =>
+    /// TLS towards a receiver: whom to trust, and the certificate to show.
+    TlsClient {
+        /// The CA certificates (PEM) that may sign the receiver's (default: the system's, /etc/ssl/certs/ca-certificates.crt)
+        ca_file: MaybePath = MaybePath(None);
+        /// A client certificate (PEM) to show the receiver
+        cert_file: MaybePath = MaybePath(None);
+        /// The client certificate's key (PEM)
+        key_file: MaybePath = MaybePath(None);
+        /// Accept any certificate the receiver shows (only for tests)
+        insecure_skip_verify: Plain<bool> = Plain(false);
+    }
+}
+
+impl FlagValue for Vec<FileRemoteWrite> {
+    const SHAPE: Shape = Shape::Many;
+    fn from_args(_: &str, args: &[String]) -> Result<Self, ConfigError> {
+        Ok(args
+            .iter()
+            .map(|u| FileRemoteWrite {
+                url: Some(u.clone()),
+                ..FileRemoteWrite::default()
+            })
+            .collect())
     }
 }

@@ -554,3 +554,140 @@ impl Kind for StoreDir {
         Some(v.clone())
     }
 }
+
+/// An array of tables (`[[remote_write]]`): each one a `section!` of
+/// `config/keys.rs`; the command line's are added after the file's.
+pub struct Tables<S>(PhantomData<S>);
+
+impl<S> Tables<S> {
+    pub const fn new() -> Tables<S> {
+        Tables(PhantomData)
+    }
+}
+
+impl<S> Default for Tables<S> {
+    fn default() -> Self {
+        Tables::new()
+    }
+}
+
+impl<S: Section> Kind for Tables<S> {
+    type File = Vec<S>;
+    type Out = Vec<S::Out>;
+    fn resolve(&self, key: &str, v: Option<&Vec<S>>) -> Result<Vec<S::Out>, ConfigError> {
+        v.map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
+            .map(|(i, t)| t.resolve_in(&format!("{key}[{i}]")))
+            .collect()
+    }
+    fn print(&self, v: &Vec<S::Out>) -> Option<Vec<S>> {
+        (!v.is_empty()).then(|| v.iter().map(S::print).collect())
+    }
+    fn default_file(&self) -> Option<Vec<S>> {
+        None
+    }
+    fn merge(&self, into: &mut Option<Vec<S>>, over: &Option<Vec<S>>) {
+        if let Some(o) = over {
+            into.get_or_insert_with(Vec::new).extend(o.iter().cloned());
+        }
+    }
+    fn keys(&self, path: &str) -> Vec<KeyDoc> {
+        S::keys(path)
+    }
+}
+
+/// An http:// or https:// URL, which a table of [`Tables`] must have.
+pub struct Url;
+
+impl Kind for Url {
+    type File = String;
+    type Out = String;
+    fn resolve(&self, key: &str, v: Option<&String>) -> Result<String, ConfigError> {
+        let v = v.map_or("", String::as_str);
+        let rest = v
+            .strip_prefix("http://")
+            .or_else(|| v.strip_prefix("https://"));
+        match rest {
+            Some(r) if !r.is_empty() && !r.starts_with('/') && !v.contains(char::is_whitespace) => {
+                Ok(v.to_string())
+            }
+            _ if v.is_empty() => Err(bad(
+                key,
+                "is required: the receiver's URL, e.g. \"http://127.0.0.1:9090/api/v1/write\"",
+            )),
+            _ => Err(bad(
+                key,
+                format!(
+                    "{v:?} is not a URL; accepted: http://HOST[:PORT]/PATH or https://HOST[:PORT]/PATH"
+                ),
+            )),
+        }
+    }
+    fn print(&self, v: &String) -> Option<String> {
+        Some(v.clone())
+    }
+    fn default_file(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A table of names to texts (`external_labels`, `headers`), each name
+/// checked by `check` (an error says what is accepted).
+pub struct Map {
+    pub check: fn(&str) -> Result<(), String>,
+}
+
+impl Kind for Map {
+    type File = std::collections::BTreeMap<String, String>;
+    type Out = Vec<(String, String)>;
+    fn resolve(&self, key: &str, v: Option<&Self::File>) -> Result<Self::Out, ConfigError> {
+        let mut out = Vec::new();
+        for (k, val) in v.into_iter().flatten() {
+            (self.check)(k).map_err(|why| bad(key, format!("{k:?}: {why}")))?;
+            out.push((k.clone(), val.clone()));
+        }
+        Ok(out)
+    }
+    fn print(&self, v: &Self::Out) -> Option<Self::File> {
+        Some(v.iter().cloned().collect())
+    }
+}
+
+/// A Prometheus label name: `[a-zA-Z_][a-zA-Z0-9_]*`, not starting with
+/// `__` (reserved).
+pub fn label_name(n: &str) -> Result<(), String> {
+    let ok = n
+        .chars()
+        .enumerate()
+        .all(|(i, c)| c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit()));
+    if n.is_empty() || !ok {
+        return Err("not a label name; accepted: [a-zA-Z_][a-zA-Z0-9_]*".into());
+    }
+    if n.starts_with("__") {
+        return Err("names starting with __ are reserved".into());
+    }
+    Ok(())
+}
+
+/// An HTTP header a receiver may be sent: a token, and not one of those
+/// the protocol sets.
+pub fn header_name(n: &str) -> Result<(), String> {
+    const OWN: [&str; 5] = [
+        "content-encoding",
+        "content-type",
+        "content-length",
+        "x-prometheus-remote-write-version",
+        "user-agent",
+    ];
+    let token = !n.is_empty()
+        && n.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if !token {
+        return Err("not a header name; accepted: letters, digits and !#$%&'*+-.^_`|~".into());
+    }
+    if OWN.contains(&n.to_ascii_lowercase().as_str()) {
+        return Err("set by the remote-write protocol itself".into());
+    }
+    Ok(())
+}

@@ -16,8 +16,9 @@ mod sample;
 mod sources;
 
 pub use keys::{
-    CgroupMetrics, Config, FileCgroupMetrics, FileConfig, FileProcessMetrics, FileStore, Flag,
-    ProcessMetrics, StoreConfig,
+    BasicAuth, CgroupMetrics, Config, FileBasicAuth, FileCgroupMetrics, FileConfig,
+    FileProcessMetrics, FileRemoteWrite, FileStore, FileTlsClient, Flag, ProcessMetrics,
+    RemoteWrite, StoreConfig, TlsClient,
 };
 pub use kinds::{KeyDoc, Section, Shape};
 pub use sample::sample;
@@ -153,6 +154,17 @@ pub enum ProcessMetricsMode {
     Filter,
     /// One series set per comm (as process-exporter groups by name).
     Group,
+}
+
+/// The order a receiver is sent a backlog in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SendOrder {
+    /// Oldest first, in time order: what a receiver without an
+    /// out-of-order window accepts.
+    OldestFirst,
+    /// The newest samples first, then the gap from its end backwards.
+    NewestFirst,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -70,6 +70,44 @@ pub fn sample() -> String {
         }
     }
     close_table(&mut out, &table, &seen, &docs);
+    out.push_str(&remote_write_example(&docs));
+    out
+}
+
+/// A `[[remote_write]]` table with its defaults, commented out: there is
+/// none by default.
+fn remote_write_example(docs: &BTreeMap<String, &str>) -> String {
+    use super::Section;
+    let mut c = Config::default();
+    let file = super::FileRemoteWrite {
+        url: Some("http://127.0.0.1:9090/api/v1/write".into()),
+        ..Default::default()
+    };
+    c.remote_write = vec![
+        file.resolve_in("remote_write")
+            .expect("the example is valid"),
+    ];
+    let toml = c.to_toml();
+    let Some(at) = toml.find("[[remote_write]]") else {
+        return String::new();
+    };
+    let mut out =
+        String::from("\n# Receivers the history is pushed to: none by default, one table each\n");
+    let mut table = String::new();
+    for line in toml[at..].lines().filter(|l| !l.is_empty()) {
+        let name = line.trim_start_matches('[').trim_end_matches(']');
+        if name.len() < line.len() {
+            table = name.to_string();
+            out.push_str(&format!("# {line}\n"));
+            continue;
+        }
+        let doc = line
+            .split_once(" = ")
+            .and_then(|(k, _)| docs.get(&format!("{table}.{k}")))
+            .copied()
+            .unwrap_or_default();
+        out.push_str(&annotated(&format!("# {line}"), doc));
+    }
     out
 }
 

@@ -214,6 +214,7 @@ impl Agent {
             demand_blocked_until: AtomicU64::new(0),
             failure: std::sync::Mutex::new(None),
             store: std::sync::OnceLock::new(),
+            remote_write: std::sync::OnceLock::new(),
         });
         let mut agent = Agent {
             shared,

@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod exposition;
+pub mod remote;
 pub mod store;
 
 use std::process::{Command, Output};

@@ -404,6 +404,13 @@ families! {
     QUIETSTAT_STORE_FLUSHES_TOTAL "quietstat_store_flushes_total" Counter [] "agent" "Times the writer moved the journal into the history.";
     QUIETSTAT_STORE_FAILED_FLUSHES_TOTAL "quietstat_store_failed_flushes_total" Counter [] "agent" "Flushes that could not write (disk full, read-only, damaged file); their samples wait in the journal.";
     QUIETSTAT_STORE_WRITE_SECONDS_TOTAL "quietstat_store_write_seconds_total" Counter [] "agent" "Time the writer spent encoding and writing the history.";
+    QUIETSTAT_REMOTE_WRITE_SENT_SAMPLES_TOTAL "quietstat_remote_write_sent_samples_total" Counter ["receiver"] "agent" "Samples a remote-write receiver acknowledged (2xx).";
+    QUIETSTAT_REMOTE_WRITE_SENT_BYTES_TOTAL "quietstat_remote_write_sent_bytes_total" Counter ["receiver"] "agent" "Bytes of the requests a remote-write receiver acknowledged, compressed, as on the wire.";
+    QUIETSTAT_REMOTE_WRITE_FAILED_REQUESTS_TOTAL "quietstat_remote_write_failed_requests_total" Counter ["receiver", "why"] "agent" "Requests to a remote-write receiver that failed and are sent again later: http_5xx, http_429, timeout, connect, dns, tls, io.";
+    QUIETSTAT_REMOTE_WRITE_DROPPED_SAMPLES_TOTAL "quietstat_remote_write_dropped_samples_total" Counter ["receiver", "reason"] "agent" "Samples never to be sent to a remote-write receiver: refused by it (out_of_bounds, too_old, out_of_order, duplicate, rejected), removed by the store's retention before they were sent (retention), or not recorded and the receiver down (not_recorded).";
+    QUIETSTAT_REMOTE_WRITE_PENDING_SAMPLES "quietstat_remote_write_pending_samples" Gauge ["receiver"] "agent" "Samples recorded and not yet acknowledged by a remote-write receiver (estimated by whole blocks of the history).";
+    QUIETSTAT_REMOTE_WRITE_POSITION_AGE_SECONDS "quietstat_remote_write_position_age_seconds" Gauge ["receiver"] "agent" "Age of a remote-write receiver's send position: everything recorded before it is the receiver's.";
+    QUIETSTAT_REMOTE_WRITE_UP "quietstat_remote_write_up" Gauge ["receiver"] "agent" "1 while a remote-write receiver answers, 0 while its requests fail.";
     QUIETSTAT_HTTP_REQUESTS_TOTAL "quietstat_http_requests_total" Counter ["code"] "agent" "HTTP requests answered, by status code (a scrape counts those answered before it).";
     QUIETSTAT_HTTP_REQUESTS_ABANDONED_TOTAL "quietstat_http_requests_abandoned_total" Counter [] "agent" "HTTP requests not answered because their client had reset or closed the connection before the answer was made.";
 }

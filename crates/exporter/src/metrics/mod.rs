@@ -54,6 +54,8 @@ pub struct Context {
     pub http: Option<Arc<HttpStats>>,
     /// The history store's figures, when recording.
     pub store: Option<Arc<store::Stats>>,
+    /// Each remote-write receiver's figures.
+    pub remote_write: Vec<Arc<store::sent::Stats>>,
     /// Whether the figures about the agent itself are served (off with
     /// node_exporter's `--web.disable-exporter-metrics`).
     pub exporter_metrics: bool,
@@ -79,6 +81,8 @@ struct PartCollector {
     part: Part,
     /// [`Part::unlocked`], as the encoding decided it.
     unlocked: bool,
+    /// Sources whose families are left out (sent from the history).
+    leave_out: Arc<[procfs::Source]>,
 }
 
 impl std::fmt::Debug for PartCollector {
@@ -108,13 +112,21 @@ impl Collector for PartCollector {
     fn encode(&self, enc: DescriptorEncoder) -> Fmt {
         let mut out = Out { enc };
         let st = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
+        let sources = |i: usize| compat::collector_sources(collector::ENCODERS[i].0);
+        let part_left_out = |i: usize| {
+            sources(i).unwrap_or_default().iter().any(|s| {
+                matches!(s, agent::config::AgentSource::System(s) if self.leave_out.contains(s))
+            })
+        };
         if let Part::Collector(i) = self.part
-            && self.unlocked
+            && (self.unlocked || part_left_out(i))
         {
-            let (name, encode) = collector::ENCODERS[i];
+            let encode = collector::ENCODERS[i].1;
             let mut copy = agent::State::default();
-            for s in compat::collector_sources(name).unwrap_or_default() {
-                if let agent::config::AgentSource::System(s) = s {
+            for s in sources(i).unwrap_or_default() {
+                if let agent::config::AgentSource::System(s) = s
+                    && !self.leave_out.contains(&s)
+                {
                     copy.sample.copy_source(&st.sample, s);
                 }
             }
@@ -267,6 +279,106 @@ pub struct Encoding {
     next: usize,
     openmetrics: bool,
     text: Option<text::TextFormat>,
+    /// Sources whose families are left out.
+    leave_out: Arc<[procfs::Source]>,
+}
+
+/// The collectors with a source the history records (indices of the
+/// encoder table): a remote-write receiver is sent their families of the
+/// recorded sources from the history, at the resolution recorded, and the
+/// rest live.
+pub fn recorded_collectors() -> Vec<usize> {
+    (0..collector::ENCODERS.len())
+        .filter(|&i| {
+            compat::collector_sources(collector::ENCODERS[i].0).is_some_and(|s| {
+                s.iter().any(|s| {
+                    matches!(s, agent::config::AgentSource::System(s) if store::RECORDED.contains(s))
+                })
+            })
+        })
+        .collect()
+}
+
+/// The encoding of a state that is not the agent's live one (a sample read
+/// back from the history): the collectors given, as OpenMetrics text.
+pub struct Replay {
+    state: Arc<std::sync::RwLock<agent::State>>,
+    registry: Registry,
+}
+
+/// [`Replay`]'s collector: the collectors given, from its state.
+struct ReplayCollector {
+    state: Arc<std::sync::RwLock<agent::State>>,
+    ctx: Arc<Context>,
+    which: Vec<usize>,
+}
+
+impl std::fmt::Debug for ReplayCollector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ReplayCollector({:?})", self.which)
+    }
+}
+
+impl Collector for ReplayCollector {
+    fn encode(&self, enc: DescriptorEncoder) -> Fmt {
+        let mut out = Out { enc };
+        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let x = collector::Input {
+            st: &st,
+            s: &st.sample,
+            ctx: &self.ctx,
+        };
+        for &i in &self.which {
+            (collector::ENCODERS[i].1)(&mut out, &x)?;
+        }
+        Ok(())
+    }
+}
+
+impl Replay {
+    /// Encodes the collectors `which` (indices of the encoder table) as
+    /// `config` has them.
+    pub fn new(config: Arc<Config>, which: Vec<usize>) -> Replay {
+        let state = Arc::new(std::sync::RwLock::new(agent::State::default()));
+        let ctx = Arc::new(Context {
+            config,
+            usage: SelfUsage::default(),
+            started_unix_ns: 0,
+            http: None,
+            store: None,
+            remote_write: Vec::new(),
+            exporter_metrics: false,
+        });
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(ReplayCollector {
+            state: state.clone(),
+            ctx,
+            which,
+        }));
+        Replay { state, registry }
+    }
+
+    /// The sample encoded next: every source not read until set.
+    pub fn sample(&self) -> std::sync::RwLockWriteGuard<'_, agent::State> {
+        self.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Appends the exposition of the sample to `out` (without `# EOF`).
+    pub fn encode(&self, out: &mut String) -> Fmt {
+        prometheus_client::encoding::text::encode_registry(out, &self.registry)
+    }
+}
+
+/// A sink keeping every chunk, in order.
+impl Sink for String {
+    fn offer(&mut self, chunk: String) -> Offered {
+        self.push_str(&chunk);
+        Offered::Taken
+    }
+    fn wait(&mut self, chunk: String) -> bool {
+        self.push_str(&chunk);
+        true
+    }
 }
 
 impl Exposition {
@@ -303,16 +415,35 @@ impl Exposition {
                 started_unix_ns: self.shared.started_unix_ns,
                 http: self.http.clone(),
                 store: self.shared.store.get().cloned(),
+                remote_write: self.shared.remote_write.get().cloned().unwrap_or_default(),
                 exporter_metrics: self.exporter_metrics,
             }),
             next: 0,
             openmetrics,
             text: (!openmetrics).then(text::TextFormat::default),
+            leave_out: Arc::new([]),
         }
     }
 }
 
 impl Encoding {
+    /// Leaves out the families of the sources `sources`.
+    pub fn without(mut self, sources: &[procfs::Source]) -> Encoding {
+        self.leave_out = sources.into();
+        self
+    }
+
+    /// The whole of what is left, as one text (for a push, not a scrape).
+    pub fn whole(mut self) -> Result<String, std::fmt::Error> {
+        let mut out = String::new();
+        while let Some(r) = self.next_part(&mut out) {
+            for c in r? {
+                out.push_str(&c);
+            }
+        }
+        Ok(out)
+    }
+
     /// Whether the next part may be of any size: one made without the
     /// state's lock (the textfile directory's, when it holds files; a
     /// per-CPU collector that is off by default, when on). An answer
@@ -372,6 +503,7 @@ impl Encoding {
                     ctx: self.ctx.clone(),
                     part,
                     unlocked,
+                    leave_out: self.leave_out.clone(),
                 }));
                 prometheus_client::encoding::text::encode_registry(&mut w, &r)
             }

@@ -1,6 +1,8 @@
 //! The agent's own families: per-source reads, cost, interval and age, and
 //! its CPU, wakeups, memory and threads.
 
+use std::sync::Arc;
+
 use agent::State;
 use agent::config::AgentSource;
 use model::units::ns_to_secs;
@@ -39,8 +41,66 @@ pub(super) fn agent_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt
     if let Some(s) = &ctx.store {
         store_figures(out, s)?;
     }
+    if !ctx.remote_write.is_empty() {
+        remote_write_figures(out, &ctx.remote_write)?;
+    }
     if let Some(h) = &ctx.http {
         http_figures(out, h)?;
+    }
+    Ok(())
+}
+
+/// Each remote-write receiver's sends, failures, drops and position.
+fn remote_write_figures(out: &mut Out<'_>, rs: &[Arc<store::sent::Stats>]) -> Fmt {
+    use std::sync::atomic::Ordering::Relaxed;
+    let now = store::writer::now_ms();
+    type Get = fn(&store::sent::Stats, u64) -> f64;
+    let plain: [(&Family, Get); 5] = [
+        (&QUIETSTAT_REMOTE_WRITE_SENT_SAMPLES_TOTAL, |r, _| {
+            r.sent.load(Relaxed) as f64
+        }),
+        (&QUIETSTAT_REMOTE_WRITE_SENT_BYTES_TOTAL, |r, _| {
+            r.bytes.load(Relaxed) as f64
+        }),
+        (&QUIETSTAT_REMOTE_WRITE_PENDING_SAMPLES, |r, _| {
+            r.pending.load(Relaxed) as f64
+        }),
+        (&QUIETSTAT_REMOTE_WRITE_POSITION_AGE_SECONDS, |r, now| {
+            now.saturating_sub(r.position_ms.load(Relaxed)) as f64 / 1000.0
+        }),
+        (&QUIETSTAT_REMOTE_WRITE_UP, |r, _| {
+            f64::from(u8::from(r.up.load(Relaxed)))
+        }),
+    ];
+    for (f, get) in plain {
+        let mut m = out.family(f)?;
+        for r in rs {
+            sample_l(&mut m, &[("receiver", r.name.as_str())], get(r, now))?;
+        }
+    }
+    type Map =
+        fn(&store::sent::Stats) -> &std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>;
+    let split: [(&Family, &str, Map); 2] = [
+        (&QUIETSTAT_REMOTE_WRITE_FAILED_REQUESTS_TOTAL, "why", |r| {
+            &r.failed
+        }),
+        (
+            &QUIETSTAT_REMOTE_WRITE_DROPPED_SAMPLES_TOTAL,
+            "reason",
+            |r| &r.dropped,
+        ),
+    ];
+    for (f, label, map) in split {
+        let mut m = out.family(f)?;
+        for r in rs {
+            for (k, n) in store::sent::Stats::counts(map(r)) {
+                sample_l(
+                    &mut m,
+                    &[("receiver", r.name.as_str()), (label, k)],
+                    n as f64,
+                )?;
+            }
+        }
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `store`: what each day file holds, per source (samples, raw and stored
-//! bytes), and the samples only a journal holds.
+//! bytes), the samples only a journal holds, and the reads each
+//! remote-write receiver still lacks.
 
 use super::*;
 use sys::Error;
@@ -64,6 +65,32 @@ impl Section for StoreUsage {
                 num(Some(*n as f64)),
                 num(None),
                 num(Some(std::fs::metadata(path).map_or(0, |m| m.len()) as f64)),
+                num(None),
+            ]);
+        }
+        // Each remote-write receiver: the reads recorded after its send
+        // position, which it still lacks.
+        for rw in store::sent::receivers(&h.dir)? {
+            let p = rw.position;
+            let lacks = h.system_samples_after(p.through);
+            let ahead = match p.ahead {
+                Some((a, b)) => format!(
+                    "; also sent {} to {}",
+                    store::when::format(a, true),
+                    store::when::format(b, true)
+                ),
+                None => String::new(),
+            };
+            r.table.rows.push(vec![
+                text("remote write"),
+                text(format!(
+                    "({}: sent through {}{ahead}; lacks the reads counted here)",
+                    rw.name,
+                    store::when::format(p.through, true)
+                )),
+                num(Some(lacks as f64)),
+                num(None),
+                num(None),
                 num(None),
             ]);
         }

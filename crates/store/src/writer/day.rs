@@ -195,6 +195,7 @@ impl Inner {
         self.stats.cgroups_cpu_ns.fetch_add(cg_cpu_ns, Relaxed);
         self.committed = last.seq;
         self.last_ms = last.ts_ms;
+        self.stats.committed_ms.fetch_max(last.ts_ms, Relaxed);
         self.need_key = false;
         self.last_window = window;
         Ok(())
@@ -214,6 +215,7 @@ impl Inner {
         for (day, path) in files {
             let end = db::day_start_ms(&day).unwrap_or(0) + 86_400_000;
             if end <= cutoff && Some(&day) != open.as_ref() {
+                self.ledger_day(&path);
                 if let Err(e) = db::remove_day(&path) {
                     (self.log)(format!(
                         "store: removing {} (past retention): {e}",
@@ -236,14 +238,16 @@ impl Inner {
                 Some(d) != open.as_ref() && (*d > today || open.as_ref().is_none_or(|o| d < o))
             });
             if let Some(i) = first.filter(|_| kept.len() > 1) {
+                self.ledger_day(&kept[i].1);
                 let _ = db::remove_day(&kept[i].1);
                 kept.remove(i);
             } else if let Some((_, c)) = self.day.as_ref() {
-                let r = c.execute_batch(
-                    "DELETE FROM block WHERE id IN (SELECT id FROM block ORDER BY start_ms LIMIT (SELECT count(*) / 8 + 1 FROM block));
+                self.ledger(c, OLDEST_EIGHTH);
+                let r = c.execute_batch(&format!(
+                    "DELETE FROM block WHERE true {OLDEST_EIGHTH};
                      PRAGMA incremental_vacuum;
-                     PRAGMA wal_checkpoint(TRUNCATE);",
-                );
+                     PRAGMA wal_checkpoint(TRUNCATE);"
+                ));
                 if r.is_err() {
                     break;
                 }
@@ -254,7 +258,45 @@ impl Inner {
         }
         self.stats.bytes_on_disk.store(bytes, Relaxed);
     }
+
+    /// Notes in the remote-write ledger ([`crate::sent`]) the system
+    /// samples of the day file at `path`, about to be removed.
+    fn ledger_day(&self, path: &Path) {
+        if let Ok(c) = db::open_read(path) {
+            self.ledger(&c, "");
+        }
+    }
+
+    /// Notes in the remote-write ledger the system samples of the blocks
+    /// of `c` that `and` selects (all: ""), about to be removed; only when
+    /// a receiver was ever configured (its file exists).
+    fn ledger(&self, c: &Connection, and: &str) {
+        if !self.opts.dir.join(crate::sent::FILE).exists() {
+            return;
+        }
+        let q = format!(
+            "SELECT min(start_ms), max(end_ms), coalesce(sum(samples), 0) FROM block WHERE kind = {KIND_SYSTEM} {and}"
+        );
+        let Ok((Some(from), Some(to), n)) = c.query_row(&q, [], |r| {
+            Ok((
+                r.get::<_, Option<i64>>(0)?,
+                r.get::<_, Option<i64>>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        }) else {
+            return;
+        };
+        let r = crate::sent::Sent::open(&self.opts.dir, &self.opts.access)
+            .and_then(|s| s.removed(from as u64, to as u64, n as u64));
+        if let Err(e) = r {
+            (self.log)(format!("store: remote-write ledger: {e}"));
+        }
+    }
 }
+
+/// The blocks the size cap removes from the only day left at once.
+const OLDEST_EIGHTH: &str =
+    "AND id IN (SELECT id FROM block ORDER BY start_ms LIMIT (SELECT count(*) / 8 + 1 FROM block))";
 
 /// The system sources' records of `recs` as one block; their sizes per
 /// source go to `written`. The rows inserted.

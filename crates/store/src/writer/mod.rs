@@ -85,6 +85,49 @@ pub struct Stats {
     pub cgroups_cpu_ns: AtomicU64,
     /// Whether the last flush succeeded.
     pub recording: AtomicBool,
+    /// The time of the last record the day files hold (Unix ms): what
+    /// readers in the agent may read up to.
+    pub committed_ms: AtomicU64,
+    /// Flushes done, for whoever reads what they wrote (the remote-write
+    /// senders): they wake when the writer does, never on a clock.
+    pub flushed: Flushed,
+}
+
+/// A count of the writer's flushes that readers of the store wait on.
+#[derive(Debug, Default)]
+pub struct Flushed {
+    state: Mutex<(u64, bool)>,
+    cv: Condvar,
+}
+
+impl Flushed {
+    /// The flushes done so far.
+    pub fn count(&self) -> u64 {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    /// Counts a flush and wakes the waiters.
+    pub fn done(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).0 += 1;
+        self.cv.notify_all();
+    }
+
+    /// Wakes the waiters for good: [`Flushed::wait_past`] returns `None`
+    /// from now on.
+    pub fn close(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.cv.notify_all();
+    }
+
+    /// Waits, without a timeout, until more than `seen` flushes are done;
+    /// their count, or `None` once closed.
+    pub fn wait_past(&self, seen: u64) -> Option<u64> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while s.0 <= seen && !s.1 {
+            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        (!s.1).then_some(s.0)
+    }
 }
 
 impl Stats {
@@ -465,6 +508,7 @@ impl Inner {
             self.stats.failed_flushes.fetch_add(1, Relaxed);
         }
         self.retain();
+        self.stats.flushed.done();
     }
 
     fn fail(&mut self, what: String) {

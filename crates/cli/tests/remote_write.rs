@@ -1,0 +1,433 @@
+//! Remote write from the history, against real receivers started here
+//! (Debian's Prometheus and VictoriaMetrics) and a receiver of our own
+//! that answers as told: what is pushed is what `/metrics` served, an
+//! outage or a kill -9 loses no recorded read, and a receiver that fails
+//! is counted and logged while sampling and scraping go on.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use common::agent::{Agent, get};
+use common::remote::{Fake, Mode, Receiver};
+use common::store::{dirs, metric, now_ms, recorder, stat_times, stop};
+use common::wait_for;
+
+/// A series every agent records (the stat source, read every second).
+const CPU0_USER: &str = r#"node_cpu_seconds_total{cpu="0",mode="user"}"#;
+
+/// `[[remote_write]]` tables: (name, url, extra lines).
+fn tables(receivers: &[(&str, &str, &str)]) -> String {
+    receivers
+        .iter()
+        .map(|(name, url, extra)| {
+            format!(
+                "[[remote_write]]\nname = \"{name}\"\nurl = \"{url}\"\n{extra}\n[remote_write.external_labels]\ninstance = \"test\"\n"
+            )
+        })
+        .collect()
+}
+
+fn receiver_metric(a: &Agent, family: &str, receiver: &str, more: &str) -> f64 {
+    metric(a, &format!("{family}{{receiver=\"{receiver}\"{more}}}")).unwrap_or(0.0)
+}
+
+/// True once the receiver's position is within `secs` of now.
+fn caught_up(a: &Agent, receiver: &str, secs: f64) -> bool {
+    metric(
+        a,
+        &format!("quietstat_remote_write_position_age_seconds{{receiver=\"{receiver}\"}}"),
+    )
+    .is_some_and(|age| age < secs)
+        && receiver_metric(a, "quietstat_remote_write_up", receiver, "") == 1.0
+}
+
+/// The value `/metrics` serves for `series`.
+fn scraped(body: &str, series: &str) -> f64 {
+    body.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("/metrics has no {series}"))
+}
+
+/// The recorded reads of the stat source in [from, to] (Unix ms).
+fn recorded(store: &std::path::Path, from: u64, to: u64) -> Vec<i64> {
+    stat_times(store)
+        .into_iter()
+        .filter(|t| (from..=to).contains(t))
+        .map(|t| t as i64)
+        .collect()
+}
+
+#[test]
+fn prometheus_and_victoria_metrics_get_what_was_scraped_and_every_read_across_a_two_minute_outage()
+{
+    let (_d, store, shm) = dirs();
+    let rd = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(rd.path().join("p")).unwrap();
+    std::fs::create_dir_all(rd.path().join("v")).unwrap();
+    let mut prom = Receiver::prometheus(&rd.path().join("p"));
+    let mut vm = Receiver::victoria(&rd.path().join("v"));
+    let fake = Fake::start(Mode::Take);
+    let cfg = tables(&[
+        ("prom", &prom.url(), ""),
+        ("vm", &vm.url(), ""),
+        ("fake", &fake.url(), ""),
+    ]);
+    let a = recorder(&store, &shm, "1s", &cfg);
+    let started = now_ms();
+    assert!(
+        wait_for(Duration::from_secs(60), || caught_up(&a, "prom", 5.0)
+            && caught_up(&a, "vm", 5.0)
+            && receiver_metric(
+                &a,
+                "quietstat_remote_write_sent_samples_total",
+                "vm",
+                ""
+            ) > 0.0),
+        "nothing acknowledged within a minute"
+    );
+
+    // What a scrape serves reaches both, with the same value: families of
+    // recorded sources from the history, the others live.
+    let body = get(a.addr, "/metrics", None).body;
+    let series = [
+        CPU0_USER,
+        "node_load1",
+        "node_memory_MemFree_bytes",
+        "node_context_switches_total",
+        r#"node_network_receive_bytes_total{device="lo"}"#,
+        "node_filefd_allocated",
+        "node_vmstat_pgfault",
+    ];
+    for s in series {
+        let want = scraped(&body, s);
+        let sel = match s.split_once('{') {
+            Some((name, rest)) => format!("{name}{{instance=\"test\",{rest}"),
+            None => format!("{s}{{instance=\"test\"}}"),
+        };
+        for r in [&prom, &vm] {
+            assert!(
+                wait_for(Duration::from_secs(60), || r
+                    .samples(&sel, 120, now_ms() / 1000 + 1)
+                    .iter()
+                    .any(|(_, v)| *v == want)),
+                "{sel} = {want} did not reach port {}: it has {:?}",
+                r.port,
+                r.samples(&sel, 120, now_ms() / 1000 + 1)
+            );
+        }
+    }
+    // A family of a source the history does not record: sent live.
+    for r in [&prom, &vm] {
+        assert!(
+            wait_for(Duration::from_secs(60), || !r
+                .samples(
+                    "node_uname_info{instance=\"test\",job=\"node\"}",
+                    120,
+                    now_ms() / 1000 + 1
+                )
+                .is_empty()),
+            "node_uname_info did not reach port {}",
+            r.port
+        );
+    }
+
+    // Both down for two minutes, then back on the same data.
+    let down = now_ms();
+    prom.stop();
+    vm.stop();
+    assert!(wait_for(Duration::from_secs(60), || receiver_metric(
+        &a,
+        "quietstat_remote_write_up",
+        "prom",
+        ""
+    ) == 0.0
+        && receiver_metric(&a, "quietstat_remote_write_up", "vm", "")
+            == 0.0));
+    std::thread::sleep(
+        Duration::from_secs(120).saturating_sub(Duration::from_millis(now_ms() - down)),
+    );
+    prom.start();
+    vm.start();
+    assert!(
+        wait_for(Duration::from_secs(120), || caught_up(&a, "prom", 3.0)
+            && caught_up(&a, "vm", 3.0)),
+        "not caught up within two minutes of the receivers' return"
+    );
+    let end = now_ms() - 4_000;
+    let figures: Vec<String> = get(a.addr, "/metrics", None)
+        .body
+        .lines()
+        .filter(|l| l.starts_with("quietstat_remote_write"))
+        .map(String::from)
+        .collect();
+    let lines = stop(a);
+    for l in lines
+        .iter()
+        .filter(|l| l.contains("DBG prom") || l.contains("prom:"))
+    {
+        eprintln!("{l}");
+    }
+    // Every read recorded from before the outage to its end is in each
+    // receiver, once.
+    let want = recorded(&store, started + 5_000, end);
+    assert!(want.len() > 120, "{} reads recorded", want.len());
+    let sel = r#"node_cpu_seconds_total{cpu="0",mode="user",instance="test"}"#;
+    let mut report = Vec::new();
+    for r in [&prom, &vm] {
+        let span = (end - started) / 1000 + 10;
+        let got: Vec<i64> = r
+            .samples(sel, span, end / 1000 + 1)
+            .into_iter()
+            .map(|p| p.0)
+            .filter(|t| (started as i64 + 5_000..=end as i64).contains(t))
+            .collect();
+        let missing: Vec<&i64> = want.iter().filter(|t| !got.contains(t)).collect();
+        report.push(format!("port {} missing {missing:?}", r.port));
+    }
+    let ft =
+        fake.times(r#"node_cpu_seconds_total{cpu="0",instance="test",job="node",mode="user"}"#);
+    report.push(format!(
+        "fake missing {:?}",
+        want.iter().filter(|t| !ft.contains(t)).collect::<Vec<_>>()
+    ));
+    eprintln!("REPORT {report:#?}");
+    for r in [&prom, &vm] {
+        let span = (end - started) / 1000 + 10;
+        let got: Vec<i64> = r
+            .samples(sel, span, end / 1000 + 1)
+            .into_iter()
+            .map(|p| p.0)
+            .filter(|t| (started as i64 + 5_000..=end as i64).contains(t))
+            .collect();
+        let missing: Vec<&i64> = want.iter().filter(|t| !got.contains(t)).collect();
+        assert!(
+            missing.is_empty(),
+            "port {}: {} of {} recorded reads missing: {missing:?} (outage from {down}); {figures:#?}",
+            r.port,
+            missing.len(),
+            want.len(),
+        );
+        assert_eq!(got.len(), want.len(), "port {}: reads not recorded", r.port);
+    }
+    for name in ["prom", "vm"] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(&format!("remote write {name}: down ("))),
+            "no line said {name} was down: {lines:#?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(&format!("remote write {name}: up again"))),
+            "no line said {name} was back: {lines:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_kill_during_an_outage_loses_no_recorded_read_and_resends_at_most_one_request() {
+    let (_d, store, shm) = dirs();
+    let fake = Fake::start(Mode::Take);
+    let cfg = tables(&[("fake", &fake.url(), "max_samples_per_send = 1000\n")]);
+    let a = recorder(&store, &shm, "1s", &cfg);
+    let started = now_ms();
+    assert!(wait_for(Duration::from_secs(60), || receiver_metric(
+        &a,
+        "quietstat_remote_write_sent_samples_total",
+        "fake",
+        ""
+    ) > 0.0));
+    std::thread::sleep(Duration::from_secs(5));
+    fake.set(Mode::Status(503, Vec::new(), "down".into()));
+    assert!(wait_for(Duration::from_secs(60), || receiver_metric(
+        &a,
+        "quietstat_remote_write_up",
+        "fake",
+        ""
+    ) == 0.0));
+    std::thread::sleep(Duration::from_secs(10));
+    let mut a = a;
+    a.proc.signal(libc::SIGKILL);
+    assert!(a.proc.wait(Duration::from_secs(10)).is_some());
+    drop(a);
+    let b = recorder(&store, &shm, "1s", &cfg);
+    std::thread::sleep(Duration::from_secs(5));
+    fake.set(Mode::Take);
+    assert!(
+        wait_for(Duration::from_secs(120), || caught_up(&b, "fake", 3.0)),
+        "not caught up within two minutes"
+    );
+    let end = now_ms() - 4_000;
+    stop(b);
+    let got =
+        fake.times(r#"node_cpu_seconds_total{cpu="0",instance="test",job="node",mode="user"}"#);
+    let want = recorded(&store, started + 3_000, end);
+    let have: BTreeSet<i64> = got.iter().copied().collect();
+    let missing: Vec<&i64> = want.iter().filter(|t| !have.contains(t)).collect();
+    assert!(
+        missing.is_empty(),
+        "{} of {} recorded reads never sent, first {:?}",
+        missing.len(),
+        want.len(),
+        &missing[..missing.len().min(5)]
+    );
+    // Sent twice: at most what one request held.
+    let kept = fake.kept.lock().unwrap();
+    let twice: usize = kept.values().map(|v| v.len().saturating_sub(1)).sum();
+    assert!(twice <= 1000, "{twice} samples sent more than once");
+}
+
+#[test]
+fn receivers_that_fail_are_counted_and_logged_and_sampling_and_scraping_go_on() {
+    let (_d, store, shm) = dirs();
+    let f500 = Fake::start(Mode::Status(500, Vec::new(), "boom".into()));
+    let f429 = Fake::start(Mode::Status(
+        429,
+        vec![("Retry-After".into(), "1".into())],
+        "slow down".into(),
+    ));
+    let f400 = Fake::start(Mode::Status(400, Vec::new(), "bad labels".into()));
+    let hang = Fake::start(Mode::Hang);
+    // A receiver whose certificate no CA of this machine signed: an agent
+    // of ours serving TLS with the tests' certificate.
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let web = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        web.path(),
+        format!(
+            "tls_server_config:\n  cert_file: {}\n  key_file: {}\n",
+            data.join("server.crt").display(),
+            data.join("server.key").display()
+        ),
+    )
+    .unwrap();
+    let tls = common::agent::agent("", &["--web.config.file", web.path().to_str().unwrap()]);
+    let cfg = tables(&[
+        ("f500", &f500.url(), ""),
+        ("f429", &f429.url(), ""),
+        ("f400", &f400.url(), ""),
+        ("hang", &hang.url(), "timeout = \"2s\"\n"),
+        ("dns", "http://no-such-host.invalid:9201/api/v1/write", ""),
+        (
+            "tls",
+            &format!("https://127.0.0.1:{}/api/v1/write", tls.addr.port()),
+            "",
+        ),
+    ]);
+    let a = recorder(&store, &shm, "1s", &cfg);
+    let failed = |r: &str, why: &str| {
+        receiver_metric(
+            &a,
+            "quietstat_remote_write_failed_requests_total",
+            r,
+            &format!(",why=\"{why}\""),
+        )
+    };
+    for (r, why) in [
+        ("f500", "http_5xx"),
+        ("f429", "http_429"),
+        ("hang", "timeout"),
+        ("dns", "dns"),
+        ("tls", "tls"),
+    ] {
+        assert!(
+            wait_for(Duration::from_secs(60), || failed(r, why) > 0.0),
+            "{r}: no failed request counted as {why}"
+        );
+    }
+    assert!(
+        wait_for(Duration::from_secs(60), || receiver_metric(
+            &a,
+            "quietstat_remote_write_dropped_samples_total",
+            "f400",
+            ",reason=\"rejected\""
+        ) > 0.0),
+        "f400: no samples counted as rejected"
+    );
+    // 429 with Retry-After: 1 is tried again at the next flush after it.
+    assert!(wait_for(Duration::from_secs(30), || failed(
+        "f429", "http_429"
+    ) >= 3.0));
+    // Sampling and scraping go on: the stat source keeps its schedule and
+    // a scrape is answered at once while a receiver hangs.
+    let reads = |a: &Agent| metric(a, r#"quietstat_source_reads_total{source="stat"}"#).unwrap();
+    let before = reads(&a);
+    std::thread::sleep(Duration::from_secs(5));
+    let t = std::time::Instant::now();
+    let after = reads(&a);
+    assert!(
+        t.elapsed() < Duration::from_secs(2),
+        "a scrape took {:?}",
+        t.elapsed()
+    );
+    assert!(
+        after >= before + 3.0,
+        "stat read {before} then {after} times in 5 s"
+    );
+    let lines = stop(a);
+    for (r, what) in [
+        ("f500", "down (http_5xx"),
+        ("f429", "down (http_429"),
+        ("hang", "down (timeout"),
+        ("dns", "down (dns"),
+        ("tls", "down (tls"),
+        ("f400", "refused"),
+    ] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(&format!("remote write {r}: {what}"))),
+            "no line says {r}: {what}; the log: {lines:#?}"
+        );
+    }
+    // The hanging receiver held no request past its timeout.
+    assert!(*hang.requests.lock().unwrap() >= 2);
+}
+
+#[test]
+fn newest_first_sends_the_present_before_the_gap_and_fills_the_gap_whole() {
+    let (_d, store, shm) = dirs();
+    let fake = Fake::start(Mode::Take);
+    let cfg = tables(&[("fake", &fake.url(), "send_order = \"newest-first\"\n")]);
+    let a = recorder(&store, &shm, "1s", &cfg);
+    let started = now_ms();
+    assert!(wait_for(Duration::from_secs(60), || caught_up(
+        &a, "fake", 5.0
+    )));
+    fake.set(Mode::Status(503, Vec::new(), "down".into()));
+    let down = now_ms();
+    std::thread::sleep(Duration::from_secs(30));
+    let up = now_ms();
+    let before = fake.spans.lock().unwrap().len();
+    fake.set(Mode::Take);
+    assert!(
+        wait_for(Duration::from_secs(120), || caught_up(&a, "fake", 3.0)),
+        "not caught up within two minutes"
+    );
+    let end = now_ms() - 4_000;
+    stop(a);
+    // The first request after the outage holding reads recorded during it
+    // comes after one holding reads recorded after it.
+    let spans = fake.spans.lock().unwrap()[before..].to_vec();
+    let first_gap = spans
+        .iter()
+        .position(|s| s.0 < up as i64 - 2_000)
+        .expect("the gap was sent");
+    assert!(
+        spans[..first_gap].iter().any(|s| s.0 >= up as i64 - 2_000),
+        "the gap went first: {spans:?} (down {down}, up {up})"
+    );
+    let got =
+        fake.times(r#"node_cpu_seconds_total{cpu="0",instance="test",job="node",mode="user"}"#);
+    let want = recorded(&store, started + 3_000, end);
+    let missing: Vec<&i64> = want.iter().filter(|t| !got.contains(t)).collect();
+    assert!(
+        missing.is_empty(),
+        "{} of {} reads never sent: {missing:?}",
+        missing.len(),
+        want.len()
+    );
+}
