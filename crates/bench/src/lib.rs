@@ -9,6 +9,7 @@ pub mod exits;
 pub mod fields_cost;
 pub mod procfs_cost;
 pub mod proctable_cost;
+pub mod push;
 pub mod quiet;
 pub mod scale;
 pub mod spawn;

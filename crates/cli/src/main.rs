@@ -123,6 +123,10 @@ enum BenchCommand {
     /// time: CPU, wakeups per thread, RSS, and the switches and CPU one
     /// scrape costs each.
     Quiet(bench_cmd::QuietArgs),
+    /// Pushing to a remote-write receiver (a Prometheus): node_exporter
+    /// scraped by Prometheus in agent mode beside the agent pushing from
+    /// its history, in one run: CPU, wake-ups, RSS, samples and bytes.
+    Push(bench_cmd::PushArgs),
     /// The forker of `bench exits` (started by it).
     #[command(hide = true)]
     Forker(bench_cmd::ForkerArgs),
@@ -285,6 +289,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Consumers(args)) => bench_cmd::run_consumers(&args),
         Command::Bench(BenchCommand::Agent(args)) => bench_cmd::run_agent(&args),
         Command::Bench(BenchCommand::Idle(args)) => bench_cmd::run_idle(&args),
+        Command::Bench(BenchCommand::Push(args)) => bench_cmd::run_push(&args),
         Command::Bench(BenchCommand::Exits(args)) => bench_cmd::run_exits(&args),
         Command::Bench(BenchCommand::Store(args)) => bench_cmd::run_store(&args),
         Command::Bench(BenchCommand::Viewers(args)) => bench_cmd::run_viewers(&args),

@@ -524,3 +524,44 @@ pub fn run_quiet(args: &QuietArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(clap::Args)]
+pub struct PushArgs {
+    /// How long both push while measured (after a 30 s warm-up).
+    #[arg(long, value_parser = crate::parse_duration, default_value = "3m", value_name = "D")]
+    pub(super) duration: std::time::Duration,
+    /// Prometheus agent mode's scrape interval.
+    #[arg(long, value_parser = crate::parse_duration, default_value = "15s", value_name = "D")]
+    pub(super) scrape_interval: std::time::Duration,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub(super) format: Format,
+}
+
+pub fn run_push(args: &PushArgs) -> anyhow::Result<ExitCode> {
+    let opts = bench::push::Options {
+        exe: std::env::current_exe().context("finding the quietstat binary")?,
+        duration: args.duration,
+        scrape_interval: args.scrape_interval,
+    };
+    let rows = bench::push::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
+        .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => print_json_lines(&rows)?,
+        Format::Table => {
+            for r in &rows {
+                println!(
+                    "{}: {:.0} samples, {:.0} bytes in {:.0} s; CPU {:.0} ms ({:.2} ms per 1000 samples); {:.2} wake-ups/s; RSS {:.1} MiB",
+                    r.pusher,
+                    r.samples,
+                    r.bytes,
+                    r.seconds,
+                    r.cpu_ms,
+                    r.cpu_ms_per_1k_samples,
+                    r.wakeups_per_s,
+                    r.rss_mib
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -219,6 +219,11 @@ impl Receiver {
         format!("http://127.0.0.1:{}/api/v1/write", self.port)
     }
 
+    /// Whether it keeps fewer digits of a value than a float holds.
+    pub fn lossy(&self) -> bool {
+        matches!(self.kind, Kind::Victoria)
+    }
+
     /// Starts it (again, on the same port and data).
     pub fn start(&mut self) {
         let addr = format!("127.0.0.1:{}", self.port);

@@ -107,7 +107,9 @@ pub struct Batch {
     pub req: WriteRequest,
     /// Samples in it.
     pub samples: usize,
-    /// The time of its last sample (Unix ms).
+    /// Of them, samples not recorded (sent live: lost if it fails).
+    pub live: usize,
+    /// The time of its last recorded sample (Unix ms).
     pub last_ms: u64,
 }
 
@@ -151,6 +153,16 @@ impl Batch {
             self.samples += 1;
         }
         self.last_ms = self.last_ms.max(ms);
+        bad
+    }
+
+    /// As [`Batch::add`], for samples not recorded: they do not move
+    /// [`Batch::last_ms`].
+    pub fn add_live(&mut self, exposition: &str, ms: u64, extra: &[(String, String)]) -> usize {
+        let (n0, last) = (self.samples, self.last_ms);
+        let bad = self.add(exposition, ms, extra);
+        self.live += self.samples - n0;
+        self.last_ms = last;
         bad
     }
 

@@ -140,9 +140,19 @@ impl Client {
                 .to_string();
             headers.push(("Authorization".into(), format!("Bearer {t}")));
         }
+        // Each phase of a request bounded, but not the name's resolution:
+        // a bounded resolution runs on a thread made for it each time.
+        // The connection is kept between wakes (one flush interval apart,
+        // at most five minutes).
+        let t = Some(c.timeout);
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(c.timeout))
+            .timeout_connect(t)
+            .timeout_send_request(t)
+            .timeout_send_body(t)
+            .timeout_recv_response(t)
+            .timeout_recv_body(t)
+            .max_idle_age(std::time::Duration::from_secs(600))
             .max_redirects(0)
             .proxy(None)
             .user_agent(concat!("quietstat/", env!("CARGO_PKG_VERSION")))

@@ -204,6 +204,9 @@ struct Sender {
 }
 
 /// What is left of a wake's share of the catch-up rate and of the CPU.
+/// A wake always keeps pace: it sends at least as much recorded time as
+/// passed since the last wake, so a receiver that is behind never falls
+/// further behind; the share bounds what it sends beyond that.
 struct Budget {
     /// Samples it may send.
     samples: u64,
@@ -213,17 +216,21 @@ struct Budget {
     given: u64,
     /// Whether the CPU is capped (an overhead budget is set).
     capped: bool,
+    /// The recorded time sent so far, and the time it must reach.
+    reached: u64,
+    pace_to: u64,
 }
 
 impl Budget {
     fn spent(&self) -> bool {
-        self.given >= self.samples
-            || (self.capped && sys::thread_cpu_ns().saturating_sub(self.cpu0) >= self.cpu_ns)
+        self.reached >= self.pace_to
+            && (self.given >= self.samples
+                || (self.capped && sys::thread_cpu_ns().saturating_sub(self.cpu0) >= self.cpu_ns))
     }
 }
 
 /// How a request went, for the caller's loop.
-enum Sent_ {
+enum Went {
     /// Acknowledged or refused for good: go on.
     On,
     /// Failed: try again at a later wake.
@@ -282,36 +289,24 @@ impl Sender {
         if now < self.state.retry_at {
             return;
         }
-        if matches!(self.live(now), Sent_::Stop) {
-            return;
-        }
-        self.backlog(sent, since, stop);
+        let live = self.live(now);
+        self.backlog(sent, since, live, stop);
     }
 
-    /// The families the history does not record, as they are now.
-    fn live(&mut self, now: u64) -> Sent_ {
-        let Ok(text) = self.live.encoding(true).without(&store::RECORDED).whole() else {
-            return Sent_::On;
-        };
+    /// The families the history does not record, as they are now: sent
+    /// with the first request of the wake.
+    fn live(&mut self, now: u64) -> Batch {
         let mut b = Batch::default();
-        b.add(&text, now, &self.labels);
-        if b.is_empty() {
-            return Sent_::On;
+        if let Ok(text) = self.live.encoding(true).without(&store::RECORDED).whole() {
+            b.add_live(&text, now, &self.labels);
         }
-        match self.send(&b) {
-            Answer::Taken => Sent_::On,
-            Answer::Refused { .. } => Sent_::On,
-            Answer::Again { .. } => {
-                Stats::count(&self.stats.dropped, "not_recorded", b.samples as u64);
-                Sent_::Stop
-            }
-        }
+        b
     }
 
     /// What the history holds after the position (oldest first, or the
     /// newest first), within this wake's share of the catch-up rate and
     /// of the CPU.
-    fn backlog(&mut self, sent: &Sent, since_ms: u64, stop: &AtomicBool) {
+    fn backlog(&mut self, sent: &Sent, since_ms: u64, live: Batch, stop: &AtomicBool) {
         // What the day files hold: the journal's tail is read at a later wake.
         let upto = self.store.committed_ms.load(Relaxed);
         let hist = match store::History::open_days(&self.dir) {
@@ -331,12 +326,21 @@ impl Sender {
             cpu0: sys::thread_cpu_ns(),
             given: 0,
             capped: self.cpu_share > 0.0,
+            reached: self.state.pos.through,
+            pace_to: self.state.pos.through.saturating_add(since_ms),
         };
         let p = self.state.pos;
         let behind = upto.saturating_sub(p.through) > 2 * since_ms;
         if self.c.send_order == SendOrder::NewestFirst && (p.ahead.is_some() || behind) {
-            self.newest_first(sent, &hist, upto, since_ms, &mut budget, stop);
-        } else if self.span(sent, &hist, (p.through + 1, upto), &mut budget, true, stop) {
+            self.newest_first(sent, &hist, (upto, since_ms), live, &mut budget, stop);
+        } else if self.span(
+            (sent, &hist),
+            (p.through + 1, upto),
+            live,
+            &mut budget,
+            true,
+            stop,
+        ) {
             // Everything recorded up to `upto` is the receiver's.
             self.state.pos.through = self.state.pos.through.max(upto);
             self.save(sent);
@@ -354,8 +358,8 @@ impl Sender {
         &mut self,
         sent: &Sent,
         hist: &store::History,
-        upto: u64,
-        since_ms: u64,
+        (upto, since_ms): (u64, u64),
+        live: Batch,
         budget: &mut Budget,
         stop: &AtomicBool,
     ) {
@@ -365,7 +369,7 @@ impl Sender {
             .map_or(upto.saturating_sub(since_ms), |(_, b)| b + 1)
             .max(p.through + 1);
         if edge <= upto {
-            if !self.span(sent, hist, (edge, upto), budget, false, stop) {
+            if !self.span((sent, hist), (edge, upto), live, budget, false, stop) {
                 return;
             }
             self.state.pos.ahead = Some((p.ahead.map_or(edge, |a| a.0), upto));
@@ -385,7 +389,14 @@ impl Sender {
                 break;
             }
             let start = ((a - 1) / 60_000 * 60_000).max(through + 1);
-            if !self.span(sent, hist, (start, a - 1), budget, false, stop) {
+            if !self.span(
+                (sent, hist),
+                (start, a - 1),
+                Batch::default(),
+                budget,
+                false,
+                stop,
+            ) {
                 break;
             }
             self.state.pos.ahead = Some((start, b));
@@ -403,15 +414,15 @@ impl Sender {
     /// the receiver's.
     fn span(
         &mut self,
-        sent: &Sent,
-        hist: &store::History,
+        (sent, hist): (&Sent, &store::History),
         (from, to): (u64, u64),
+        first: Batch,
         budget: &mut Budget,
         track: bool,
         stop: &AtomicBool,
     ) -> bool {
         let mut text = String::new();
-        let mut b = Batch::default();
+        let mut b = first;
         let mut halt = false;
         let key = store::writer::KEY_EVERY_MS;
         let mut cursor = from.saturating_sub(1);
@@ -437,8 +448,9 @@ impl Sender {
                 b.add(&text, ts, &self.labels);
                 self.state.series_per_read = (b.samples - n0) as u64;
                 if b.samples >= self.c.max_samples_per_send {
-                    budget.given += b.samples as u64;
-                    halt = matches!(self.deliver(sent, &mut b, track), Sent_::Stop)
+                    budget.given += (b.samples - b.live) as u64;
+                    budget.reached = budget.reached.max(b.last_ms);
+                    halt = matches!(self.deliver(sent, &mut b, track), Went::Stop)
                         || (track && budget.spent());
                 }
             });
@@ -452,8 +464,9 @@ impl Sender {
             cursor = end;
         }
         if !halt && !b.is_empty() {
-            budget.given += b.samples as u64;
-            halt = matches!(self.deliver(sent, &mut b, track), Sent_::Stop);
+            budget.given += (b.samples - b.live) as u64;
+            budget.reached = budget.reached.max(b.last_ms);
+            halt = matches!(self.deliver(sent, &mut b, track), Went::Stop);
         }
         !halt && cursor >= to
     }
@@ -470,15 +483,19 @@ impl Sender {
     }
 
     /// Sends `b`; on an answer (with `track`) the position moves past it.
-    fn deliver(&mut self, sent: &Sent, b: &mut Batch, track: bool) -> Sent_ {
+    fn deliver(&mut self, sent: &Sent, b: &mut Batch, track: bool) -> Went {
         let r = match self.send(b) {
-            Answer::Again { .. } => Sent_::Stop,
+            Answer::Again { .. } => {
+                // Not recorded: not sent again.
+                Stats::count(&self.stats.dropped, "not_recorded", b.live as u64);
+                Went::Stop
+            }
             _ => {
-                if track {
+                if track && b.last_ms > 0 {
                     self.state.pos.through = b.last_ms;
                     self.save(sent);
                 }
-                Sent_::On
+                Went::On
             }
         };
         *b = Batch::default();

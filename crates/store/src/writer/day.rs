@@ -242,15 +242,19 @@ impl Inner {
                 let _ = db::remove_day(&kept[i].1);
                 kept.remove(i);
             } else if let Some((_, c)) = self.day.as_ref() {
-                self.ledger(c, OLDEST_EIGHTH);
+                self.ledger(c, OLDEST_CHAINS);
                 let r = c.execute_batch(&format!(
-                    "DELETE FROM block WHERE true {OLDEST_EIGHTH};
+                    "DELETE FROM block WHERE true {OLDEST_CHAINS};
                      PRAGMA incremental_vacuum;
                      PRAGMA wal_checkpoint(TRUNCATE);"
                 ));
                 if r.is_err() {
                     break;
                 }
+                // A chain whose keyframe went is gone whole; the next
+                // blocks written start new chains.
+                self.need_key = true;
+                self.cg_key_due = true;
             } else {
                 break;
             }
@@ -294,9 +298,14 @@ impl Inner {
     }
 }
 
-/// The blocks the size cap removes from the only day left at once.
-const OLDEST_EIGHTH: &str =
-    "AND id IN (SELECT id FROM block ORDER BY start_ms LIMIT (SELECT count(*) / 8 + 1 FROM block))";
+/// The blocks the size cap removes from the only day left at once: the
+/// oldest eighth, and of each kind the rest of the chain it cuts (up to
+/// that kind's next keyframe; all of that kind when there is none), which
+/// could no longer be read without its keyframe.
+const OLDEST_CHAINS: &str = "AND id IN (SELECT b.id FROM block b WHERE b.start_ms < coalesce(
+    (SELECT min(k.start_ms) FROM block k WHERE k.kind = b.kind AND k.key = 1 AND k.start_ms >
+        (SELECT start_ms FROM block ORDER BY start_ms LIMIT 1 OFFSET (SELECT count(*) / 8 FROM block))),
+    9223372036854775807))";
 
 /// The system sources' records of `recs` as one block; their sizes per
 /// source go to `written`. The rows inserted.
