@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::agent::{Agent, get};
 use common::remote::{Fake, Mode, Receiver};
-use common::store::{dirs, metric, now_ms, recorder, stat_times, stop};
+use common::store::{dirs, metric, now_ms, recording_agent, stat_times, stop};
 use common::wait_for;
 
 /// A series every agent records (the stat source, read every second).
@@ -27,6 +27,18 @@ fn tables(receivers: &[(&str, &str, &str)]) -> String {
             )
         })
         .collect()
+}
+
+/// An agent recording to `store` (flushing each second, a process table
+/// each second) and pushing to the `[[remote_write]]` tables `tables`,
+/// `store_keys` more keys of `[store]`. Its overhead budget is 20% of a
+/// core: a receiver's share of it, half, lets a debug build catch up a
+/// minute of reads in seconds (the release build's costs are a tenth).
+fn pusher(store: &std::path::Path, shm: &std::path::Path, store_keys: &str, tables: &str) -> Agent {
+    let cfg = format!(
+        "overhead_budget_pct = 20.0\n[store]\nflush_interval = \"1s\"\nprocess_interval = \"1s\"\n{store_keys}\n{tables}\n[sources.processes]\ninterval = \"1s\"\n"
+    );
+    recording_agent(store, shm, &cfg, "procfs", |_| {})
 }
 
 fn receiver_metric(a: &Agent, family: &str, receiver: &str, more: &str) -> f64 {
@@ -74,7 +86,7 @@ fn prometheus_and_victoria_metrics_get_what_was_scraped_and_every_read_across_a_
         ("vm", &vm.url(), ""),
         ("fake", &fake.url(), ""),
     ]);
-    let a = recorder(&store, &shm, "1s", &cfg);
+    let a = pusher(&store, &shm, "", &cfg);
     let started = now_ms();
     assert!(
         wait_for(Duration::from_secs(60), || caught_up(&a, "prom", 5.0)
@@ -234,7 +246,7 @@ fn a_kill_during_an_outage_loses_no_recorded_read_and_resends_at_most_one_reques
     let (_d, store, shm) = dirs();
     let fake = Fake::start(Mode::Take);
     let cfg = tables(&[("fake", &fake.url(), "max_samples_per_send = 1000\n")]);
-    let a = recorder(&store, &shm, "1s", &cfg);
+    let a = pusher(&store, &shm, "", &cfg);
     let started = now_ms();
     assert!(wait_for(Duration::from_secs(60), || receiver_metric(
         &a,
@@ -255,7 +267,7 @@ fn a_kill_during_an_outage_loses_no_recorded_read_and_resends_at_most_one_reques
     a.proc.signal(libc::SIGKILL);
     assert!(a.proc.wait(Duration::from_secs(10)).is_some());
     drop(a);
-    let b = recorder(&store, &shm, "1s", &cfg);
+    let b = pusher(&store, &shm, "", &cfg);
     std::thread::sleep(Duration::from_secs(5));
     fake.set(Mode::Take);
     assert!(
@@ -324,7 +336,7 @@ fn receivers_that_fail_are_counted_and_logged_and_sampling_and_scraping_go_on() 
             "",
         ),
     ]);
-    let a = recorder(&store, &shm, "1s", &cfg);
+    let a = pusher(&store, &shm, "", &cfg);
     let failed = |r: &str, why: &str| {
         receiver_metric(
             &a,
@@ -399,7 +411,7 @@ fn newest_first_sends_the_present_before_the_gap_and_fills_the_gap_whole() {
     let (_d, store, shm) = dirs();
     let fake = Fake::start(Mode::Take);
     let cfg = tables(&[("fake", &fake.url(), "send_order = \"newest-first\"\n")]);
-    let a = recorder(&store, &shm, "1s", &cfg);
+    let a = pusher(&store, &shm, "", &cfg);
     let started = now_ms();
     assert!(wait_for(Duration::from_secs(60), || caught_up(
         &a, "fake", 5.0
@@ -444,7 +456,7 @@ fn reads_the_retention_removes_before_they_are_sent_are_counted_as_dropped() {
     let (_d, store, shm) = dirs();
     let fake = Fake::start(Mode::Status(503, Vec::new(), "down".into()));
     let cfg = tables(&[("fake", &fake.url(), "")]);
-    let a = recorder(&store, &shm, "1s", &format!("max_size = \"256KiB\"\n{cfg}"));
+    let a = pusher(&store, &shm, "max_size = \"256KiB\"", &cfg);
     let started = now_ms();
     // Down until the size cap has removed the first reads recorded.
     assert!(

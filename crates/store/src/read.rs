@@ -385,13 +385,14 @@ impl History {
     /// Calls `f` with every system sample in [from, to] holding any of
     /// `sources`, rebuilt as read live (only those sources); `taken` is
     /// `base` plus the sample's time, so intervals between samples are
-    /// exact. Returns the blocks that could not be decoded (skipped).
-    pub fn system(
+    /// exact; `f` returns false to stop. Returns the blocks that could not
+    /// be decoded (skipped).
+    pub fn system_while(
         &self,
         from: u64,
         to: u64,
         sources: &[Source],
-        f: &mut dyn FnMut(u64, &SystemSample),
+        f: &mut dyn FnMut(u64, &SystemSample) -> bool,
     ) -> Result<usize, Error> {
         let want = sources
             .iter()
@@ -399,6 +400,7 @@ impl History {
         let base = Instant::now();
         let mut sample = SystemSample::default();
         let mut bad = 0;
+        let mut go = true;
         self.each_day(from, to, false, &mut |_, path, c| {
             let mut dec = SysDecoder::default();
             let mut chained = false;
@@ -427,13 +429,19 @@ impl History {
                     }
                     sample.taken = base + Duration::from_millis(ts.saturating_sub(from));
                     sample.unix_ns = ts * 1_000_000;
-                    f(*ts, &sample);
+                    if !f(*ts, &sample) {
+                        go = false;
+                        return Ok(false);
+                    }
                 }
             }
             Ok(true)
         });
         // What a killed agent left in its journal, after every day file.
         for (_, ts, payload) in self.tail.iter().filter(|r| r.0 == Kind::System) {
+            if !go {
+                break;
+            }
             if *ts < from || *ts > to {
                 continue;
             }
@@ -451,10 +459,24 @@ impl History {
             if any {
                 sample.taken = base + Duration::from_millis(ts.saturating_sub(from));
                 sample.unix_ns = ts * 1_000_000;
-                f(*ts, &sample);
+                go = f(*ts, &sample);
             }
         }
         Ok(bad)
+    }
+
+    /// As [`History::system_while`], to the end of [from, to].
+    pub fn system(
+        &self,
+        from: u64,
+        to: u64,
+        sources: &[Source],
+        f: &mut dyn FnMut(u64, &SystemSample),
+    ) -> Result<usize, Error> {
+        self.system_while(from, to, sources, &mut |ts, s| {
+            f(ts, s);
+            true
+        })
     }
 
     /// Calls `f` with every recorded process table in [from, to]: its time,

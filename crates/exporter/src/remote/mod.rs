@@ -223,8 +223,14 @@ struct Budget {
 
 impl Budget {
     fn spent(&self) -> bool {
-        self.reached >= self.pace_to
-            && (self.given >= self.samples
+        self.spent_with(&Batch::default())
+    }
+
+    /// Whether it is spent once `b`, not yet sent, is: checked after each
+    /// read, so that a wake overruns its share by one read at most.
+    fn spent_with(&self, b: &Batch) -> bool {
+        self.reached.max(b.last_ms) >= self.pace_to
+            && (self.given + (b.samples - b.live) as u64 >= self.samples
                 || (self.capped && sys::thread_cpu_ns().saturating_sub(self.cpu0) >= self.cpu_ns))
     }
 }
@@ -430,10 +436,7 @@ impl Sender {
             let from = cursor + 1;
             // One keyframe's chain at a time: its blocks are decoded once.
             let end = ((from / key + 1) * key - 1).min(to);
-            let r = hist.system(from, end, &store::RECORDED, &mut |ts, sample| {
-                if halt {
-                    return;
-                }
+            let r = hist.system_while(from, end, &store::RECORDED, &mut |ts, sample| {
                 {
                     let mut st = self.replay.sample();
                     for s in store::RECORDED {
@@ -442,17 +445,18 @@ impl Sender {
                 }
                 text.clear();
                 if self.replay.encode(&mut text).is_err() {
-                    return;
+                    return true;
                 }
                 let n0 = b.samples;
                 b.add(&text, ts, &self.labels);
                 self.state.series_per_read = (b.samples - n0) as u64;
-                if b.samples >= self.c.max_samples_per_send {
+                let over = track && budget.spent_with(&b);
+                if b.samples >= self.c.max_samples_per_send || over {
                     budget.given += (b.samples - b.live) as u64;
                     budget.reached = budget.reached.max(b.last_ms);
-                    halt = matches!(self.deliver(sent, &mut b, track), Went::Stop)
-                        || (track && budget.spent());
+                    halt = matches!(self.deliver(sent, &mut b, track), Went::Stop) || over;
                 }
+                !halt
             });
             if let Err(e) = r {
                 (self.log)(format!(
