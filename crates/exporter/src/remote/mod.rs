@@ -72,10 +72,11 @@ pub fn receiver_name(c: &RemoteWrite) -> String {
 }
 
 /// The labels a scrape of this agent would add: `job="node"` and
-/// `instance` the host name and the first listen port; the receiver's
+/// `instance` the host name (from the configured proc root, as the uname
+/// source reads it) and the first listen port; the receiver's
 /// `external_labels` replace them and add others.
 pub fn scrape_labels(config: &Config, external: &[(String, String)]) -> Vec<(String, String)> {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+    let host = std::fs::read_to_string(config.proc_root.join("sys/kernel/hostname"))
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "localhost".into());
     let instance = match config.listen.first() {
@@ -273,10 +274,7 @@ impl Sender {
                 written: store::writer::now_ms(),
             },
         };
-        let _ = sent.set(&self.name, &self.state.pos);
-        self.stats
-            .position_ms
-            .store(self.state.pos.through, Relaxed);
+        self.save(&sent);
         self.stats.up.store(true, Relaxed);
         self.state.last_wake = store::writer::now_ms();
         while let Some(n) = self.store.flushed.wait_past(seen) {
