@@ -11,14 +11,14 @@ use std::time::Duration;
 
 use common::agent::{Agent, get};
 use common::remote::{Fake, Mode, Receiver};
-use common::store::{dirs, metric, now_ms, recording_agent, stat_times, stop};
+use common::store::{dirs, metric, now_ms, recording_agent, stat_times, stop, tables, walks};
 use common::wait_for;
 
 /// A series every agent records (the stat source, read every second).
 const CPU0_USER: &str = r#"node_cpu_seconds_total{cpu="0",mode="user"}"#;
 
 /// `[[remote_write]]` tables: (name, url, extra lines).
-fn tables(receivers: &[(&str, &str, &str)]) -> String {
+fn receivers(receivers: &[(&str, &str, &str)]) -> String {
     receivers
         .iter()
         .map(|(name, url, extra)| {
@@ -30,13 +30,14 @@ fn tables(receivers: &[(&str, &str, &str)]) -> String {
 }
 
 /// An agent recording to `store` (flushing each second, a process table
-/// each second) and pushing to the `[[remote_write]]` tables `tables`,
+/// each second, a walk of the cgroups every 2 seconds) and pushing to the
+/// `[[remote_write]]` tables `tables`,
 /// `store_keys` more keys of `[store]`. Its overhead budget is 20% of a
 /// core: a receiver's share of it, half, lets a debug build catch up a
 /// minute of reads in seconds (the release build's costs are a tenth).
 fn pusher(store: &std::path::Path, shm: &std::path::Path, store_keys: &str, tables: &str) -> Agent {
     let cfg = format!(
-        "overhead_budget_pct = 20.0\n[store]\nflush_interval = \"1s\"\nprocess_interval = \"1s\"\n{store_keys}\n{tables}\n[sources.processes]\ninterval = \"1s\"\n"
+        "overhead_budget_pct = 20.0\n[store]\nflush_interval = \"1s\"\nprocess_interval = \"1s\"\n{store_keys}\n{tables}\n[sources.processes]\ninterval = \"1s\"\n[sources.cgroups]\ninterval = \"2s\"\n"
     );
     recording_agent(store, shm, &cfg, "procfs", |_| {})
 }
@@ -62,6 +63,38 @@ fn scraped(body: &str, series: &str) -> f64 {
         .unwrap_or_else(|| panic!("/metrics has no {series}"))
 }
 
+/// `(time, value)` of what `r` holds of `series` in [from, to] (Unix ms).
+fn held(r: &Receiver, series: &str, (from, to): (u64, u64)) -> Vec<(i64, f64)> {
+    let span = (to - from) / 1000 + 10;
+    r.samples(series, span, to / 1000 + 1)
+        .into_iter()
+        .filter(|p| (from as i64..=to as i64).contains(&p.0))
+        .collect()
+}
+
+/// The recorded walks of the cgroups and process tables in [from, to]
+/// (Unix ms), each a time and a count, against what `r` holds of their
+/// count families: those it lacks, or holds with another count.
+fn lacking(
+    store: &std::path::Path,
+    r: &Receiver,
+    (from, to): (u64, u64),
+) -> Vec<(&'static str, u64, usize)> {
+    let mut out = Vec::new();
+    for (family, records) in [
+        ("quietstat_cgroups", walks(store)),
+        ("quietstat_processes", tables(store)),
+    ] {
+        let got = held(r, &format!("{family}{{instance=\"test\"}}"), (from, to));
+        for (t, n) in records.into_iter().filter(|x| (from..=to).contains(&x.0)) {
+            if !got.contains(&(t as i64, n as f64)) {
+                out.push((family, t, n));
+            }
+        }
+    }
+    out
+}
+
 /// The recorded reads of the stat source in [from, to] (Unix ms).
 fn recorded(store: &std::path::Path, from: u64, to: u64) -> Vec<i64> {
     stat_times(store)
@@ -81,7 +114,7 @@ fn prometheus_and_victoria_metrics_get_what_was_scraped_and_every_read_across_a_
     let mut prom = Receiver::prometheus(&rd.path().join("p"));
     let mut vm = Receiver::victoria(&rd.path().join("v"));
     let fake = Fake::start(Mode::Take);
-    let cfg = tables(&[
+    let cfg = receivers(&[
         ("prom", &prom.url(), ""),
         ("vm", &vm.url(), ""),
         ("fake", &fake.url(), ""),
@@ -111,6 +144,8 @@ fn prometheus_and_victoria_metrics_get_what_was_scraped_and_every_read_across_a_
         r#"node_network_receive_bytes_total{device="lo"}"#,
         "node_filefd_allocated",
         "node_vmstat_pgfault",
+        // From the walks of the cgroups.
+        r#"container_cpu_usage_seconds_total{id="/"}"#,
     ];
     for s in series {
         let want = scraped(&body, s);
@@ -174,7 +209,12 @@ fn prometheus_and_victoria_metrics_get_what_was_scraped_and_every_read_across_a_
     assert!(
         wait_for(Duration::from_secs(120), || caught_up(&a, "prom", 3.0)
             && caught_up(&a, "vm", 3.0)),
-        "not caught up within two minutes of the receivers' return"
+        "not caught up within two minutes of the receivers' return: {:?}",
+        get(a.addr, "/metrics", None)
+            .body
+            .lines()
+            .filter(|l| l.starts_with("quietstat_remote_write"))
+            .collect::<Vec<_>>()
     );
     let end = now_ms() - 4_000;
     let figures: Vec<String> = get(a.addr, "/metrics", None)
@@ -216,7 +256,32 @@ fn prometheus_and_victoria_metrics_get_what_was_scraped_and_every_read_across_a_
             .filter(|p| (started as i64 + 5_000..=end as i64).contains(&p.0))
             .count();
         assert_eq!(inside, want.len(), "port {}: reads not recorded", r.port);
+        // Every walk of the cgroups and every process table, with the
+        // count recorded.
+        let window = (started + 5_000, end);
+        wait_for(Duration::from_secs(30), || {
+            lacking(&store, r, window).is_empty()
+        });
+        let l = lacking(&store, r, window);
+        assert!(
+            l.is_empty(),
+            "port {}: {} walks and tables missing or wrong: {l:?}",
+            r.port,
+            l.len()
+        );
     }
+    let (w, t) = (walks(&store), tables(&store));
+    let inside = |x: &&(u64, usize)| (started + 5_000..=end).contains(&x.0);
+    assert!(
+        w.iter().filter(inside).count() > 60,
+        "{} walks recorded",
+        w.len()
+    );
+    assert!(
+        t.iter().filter(inside).count() > 120,
+        "{} tables recorded",
+        t.len()
+    );
     // Our own receiver saw each read once, nothing twice.
     let ours =
         fake.times(r#"node_cpu_seconds_total{cpu="0",instance="test",job="node",mode="user"}"#);
@@ -244,24 +309,31 @@ fn prometheus_and_victoria_metrics_get_what_was_scraped_and_every_read_across_a_
 #[test]
 fn a_kill_during_an_outage_loses_no_recorded_read_and_resends_at_most_one_request() {
     let (_d, store, shm) = dirs();
+    let rd = tempfile::tempdir().unwrap();
+    let mut prom = Receiver::prometheus(rd.path());
     let fake = Fake::start(Mode::Take);
-    let cfg = tables(&[("fake", &fake.url(), "max_samples_per_send = 1000\n")]);
+    let cfg = receivers(&[
+        ("fake", &fake.url(), "max_samples_per_send = 1000\n"),
+        ("prom", &prom.url(), "max_samples_per_send = 1000\n"),
+    ]);
     let a = pusher(&store, &shm, "", &cfg);
     let started = now_ms();
-    assert!(wait_for(Duration::from_secs(60), || receiver_metric(
-        &a,
-        "quietstat_remote_write_sent_samples_total",
-        "fake",
-        ""
-    ) > 0.0));
+    assert!(wait_for(Duration::from_secs(60), || caught_up(
+        &a, "fake", 5.0
+    ) && caught_up(
+        &a, "prom", 5.0
+    )));
     std::thread::sleep(Duration::from_secs(5));
     fake.set(Mode::Status(503, Vec::new(), "down".into()));
+    prom.stop();
     assert!(wait_for(Duration::from_secs(60), || receiver_metric(
         &a,
         "quietstat_remote_write_up",
         "fake",
         ""
-    ) == 0.0));
+    ) == 0.0
+        && receiver_metric(&a, "quietstat_remote_write_up", "prom", "")
+            == 0.0));
     std::thread::sleep(Duration::from_secs(10));
     let mut a = a;
     a.proc.signal(libc::SIGKILL);
@@ -270,8 +342,10 @@ fn a_kill_during_an_outage_loses_no_recorded_read_and_resends_at_most_one_reques
     let b = pusher(&store, &shm, "", &cfg);
     std::thread::sleep(Duration::from_secs(5));
     fake.set(Mode::Take);
+    prom.start();
     assert!(
-        wait_for(Duration::from_secs(120), || caught_up(&b, "fake", 3.0)),
+        wait_for(Duration::from_secs(120), || caught_up(&b, "fake", 3.0)
+            && caught_up(&b, "prom", 3.0)),
         "not caught up within two minutes: {:?}",
         get(b.addr, "/metrics", None)
             .body
@@ -281,9 +355,9 @@ fn a_kill_during_an_outage_loses_no_recorded_read_and_resends_at_most_one_reques
     );
     let end = now_ms() - 4_000;
     stop(b);
+    let want = recorded(&store, started + 3_000, end);
     let got =
         fake.times(r#"node_cpu_seconds_total{cpu="0",instance="test",job="node",mode="user"}"#);
-    let want = recorded(&store, started + 3_000, end);
     let have: BTreeSet<i64> = got.iter().copied().collect();
     let missing: Vec<&i64> = want.iter().filter(|t| !have.contains(t)).collect();
     assert!(
@@ -292,6 +366,29 @@ fn a_kill_during_an_outage_loses_no_recorded_read_and_resends_at_most_one_reques
         missing.len(),
         want.len(),
         &missing[..missing.len().min(5)]
+    );
+    // The real receiver, stopped and started again around the kill, holds
+    // every read, walk and table.
+    let sel = r#"node_cpu_seconds_total{cpu="0",mode="user",instance="test"}"#;
+    let window = (started + 3_000, end);
+    let gaps = || -> (Vec<i64>, Vec<(&'static str, u64, usize)>) {
+        let got: BTreeSet<i64> = held(&prom, sel, window).iter().map(|p| p.0).collect();
+        let reads = want.iter().filter(|t| !got.contains(t)).copied().collect();
+        (reads, lacking(&store, &prom, window))
+    };
+    wait_for(Duration::from_secs(30), || {
+        let g = gaps();
+        g.0.is_empty() && g.1.is_empty()
+    });
+    let (reads, others) = gaps();
+    assert!(
+        reads.is_empty() && others.is_empty(),
+        "prometheus lacks {} of {} reads ({:?}) and {} walks and tables ({:?})",
+        reads.len(),
+        want.len(),
+        &reads[..reads.len().min(5)],
+        others.len(),
+        &others[..others.len().min(5)]
     );
     // Sent twice: at most what one request held.
     let kept = fake.kept.lock().unwrap();
@@ -324,7 +421,7 @@ fn receivers_that_fail_are_counted_and_logged_and_sampling_and_scraping_go_on() 
     )
     .unwrap();
     let tls = common::agent::agent("", &["--web.config.file", web.path().to_str().unwrap()]);
-    let cfg = tables(&[
+    let cfg = receivers(&[
         ("f500", &f500.url(), ""),
         ("f429", &f429.url(), ""),
         ("f400", &f400.url(), ""),
@@ -410,7 +507,7 @@ fn receivers_that_fail_are_counted_and_logged_and_sampling_and_scraping_go_on() 
 fn newest_first_sends_the_present_before_the_gap_and_fills_the_gap_whole() {
     let (_d, store, shm) = dirs();
     let fake = Fake::start(Mode::Take);
-    let cfg = tables(&[("fake", &fake.url(), "send_order = \"newest-first\"\n")]);
+    let cfg = receivers(&[("fake", &fake.url(), "send_order = \"newest-first\"\n")]);
     let a = pusher(&store, &shm, "", &cfg);
     let started = now_ms();
     assert!(wait_for(Duration::from_secs(60), || caught_up(
@@ -455,7 +552,7 @@ fn newest_first_sends_the_present_before_the_gap_and_fills_the_gap_whole() {
 fn reads_the_retention_removes_before_they_are_sent_are_counted_as_dropped() {
     let (_d, store, shm) = dirs();
     let fake = Fake::start(Mode::Status(503, Vec::new(), "down".into()));
-    let cfg = tables(&[("fake", &fake.url(), "")]);
+    let cfg = receivers(&[("fake", &fake.url(), "")]);
     let a = pusher(&store, &shm, "max_size = \"256KiB\"", &cfg);
     let started = now_ms();
     // Down until the size cap has removed the first reads recorded.

@@ -205,15 +205,15 @@ impl History {
         })
     }
 
-    /// The system samples recorded after `ms` (Unix ms), by whole blocks:
-    /// a block holding `ms` counts whole.
-    pub fn system_samples_after(&self, ms: u64) -> u64 {
+    /// The records of `lane` (system reads, walks, tables) recorded after
+    /// `ms` (Unix ms), by whole blocks: a block holding `ms` counts whole.
+    pub fn records_after(&self, lane: crate::sent::Lane, ms: u64) -> u64 {
         let mut n = 0u64;
         self.each_day(ms, u64::MAX, false, &mut |_, path, c| {
             n += c
                 .query_row(
                     "SELECT coalesce(sum(samples), 0) FROM block WHERE kind = ?1 AND end_ms > ?2",
-                    params![KIND_SYSTEM, sqlt(ms)],
+                    params![lane.kind(), sqlt(ms)],
                     |r| r.get::<_, i64>(0),
                 )
                 .map_err(sql(path))? as u64;
@@ -361,7 +361,27 @@ impl History {
         kind: i64,
         from: u64,
         to: u64,
-    ) -> Result<Vec<(bool, Vec<u8>)>, Error> {
+        after: Option<i64>,
+    ) -> Result<Vec<Block>, Error> {
+        let row = |r: &rusqlite::Row<'_>| {
+            Ok(Block {
+                id: r.get(0)?,
+                key: r.get(1)?,
+                end_ms: r.get::<_, i64>(2)? as u64,
+                body: r.get(3)?,
+            })
+        };
+        if let Some(after) = after {
+            let mut st = c
+                .prepare_cached(
+                    "SELECT id, key, end_ms, body FROM block WHERE kind = ?1 AND id > ?2 AND start_ms <= ?3 ORDER BY start_ms, id",
+                )
+                .map_err(sql(path))?;
+            let rows = st
+                .query_map(params![kind, after, sqlt(to)], row)
+                .map_err(sql(path))?;
+            return rows.collect::<Result<Vec<_>, _>>().map_err(sql(path));
+        }
         let start: i64 = c
             .query_row(
                 "SELECT coalesce(max(start_ms), 0) FROM block WHERE kind = ?1 AND key = 1 AND start_ms <= ?2",
@@ -371,13 +391,11 @@ impl History {
             .map_err(sql(path))?;
         let mut st = c
             .prepare_cached(
-                "SELECT key, body FROM block WHERE kind = ?1 AND start_ms >= ?2 AND start_ms <= ?3 ORDER BY start_ms, id",
+                "SELECT id, key, end_ms, body FROM block WHERE kind = ?1 AND start_ms >= ?2 AND start_ms <= ?3 ORDER BY start_ms, id",
             )
             .map_err(sql(path))?;
         let rows = st
-            .query_map(params![kind, start, sqlt(to)], |r| {
-                Ok((r.get::<_, bool>(0)?, r.get::<_, Vec<u8>>(1)?))
-            })
+            .query_map(params![kind, start, sqlt(to)], row)
             .map_err(sql(path))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(sql(path))
     }
@@ -394,27 +412,57 @@ impl History {
         sources: &[Source],
         f: &mut dyn FnMut(u64, &SystemSample) -> bool,
     ) -> Result<usize, Error> {
+        self.system_from(&mut Cursor::default(), from, to, sources, f)
+    }
+
+    /// As [`History::system_while`], going on from where `cur` left off
+    /// when `from` is past it (and leaving `cur` where this read ended).
+    pub fn system_from(
+        &self,
+        cur: &mut Cursor,
+        from: u64,
+        to: u64,
+        sources: &[Source],
+        f: &mut dyn FnMut(u64, &SystemSample) -> bool,
+    ) -> Result<usize, Error> {
         let want = sources
             .iter()
             .fold(0u128, |m, s| m | 1u128 << (*s as usize));
+        if cur.want != want {
+            cur.system = None;
+            cur.want = want;
+        }
         let base = Instant::now();
         let mut sample = SystemSample::default();
         let mut bad = 0;
         let mut go = true;
-        self.each_day(from, to, false, &mut |_, path, c| {
-            let mut dec = SysDecoder::default();
-            let mut chained = false;
-            for (key, body) in Self::blocks(c, path, KIND_SYSTEM, from, to)? {
-                if key {
+        self.each_day(from, to, false, &mut |day, path, c| {
+            let (done0, mut dec) =
+                match resume(&mut cur.system, &mut cur.resumed, day, from, c, KIND_SYSTEM) {
+                    Some((id, end, d)) => (Some((id, end)), d),
+                    None => (None, SysDecoder::default()),
+                };
+            let after = done0.map(|d| d.0);
+            let mut chained = after.is_some();
+            let mut done = done0;
+            for blk in Self::blocks(c, path, KIND_SYSTEM, from, to, after)? {
+                if blk.key {
                     dec.reset();
                     chained = true;
                 }
                 if !chained {
                     continue;
                 }
-                let Some(block) = dec.decode(&body, want) else {
+                // The state before a block with records to give: where the
+                // next read goes on if this one stops inside it.
+                let before = (blk.end_ms >= from)
+                    .then_some(done)
+                    .flatten()
+                    .map(|(id, end)| (id, end, dec.clone()));
+                let Some(block) = dec.decode(&blk.body, want) else {
                     bad += 1;
                     chained = false;
+                    done = None;
                     continue;
                 };
                 for (ts, files) in block.times.iter().zip(block.files) {
@@ -431,10 +479,23 @@ impl History {
                     sample.unix_ns = ts * 1_000_000;
                     if !f(*ts, &sample) {
                         go = false;
+                        cur.system = before.map(|(block, end_ms, dec)| Left {
+                            day: day.to_string(),
+                            block,
+                            end_ms,
+                            dec,
+                        });
                         return Ok(false);
                     }
                 }
+                done = Some((blk.id, blk.end_ms));
             }
+            cur.system = done.filter(|_| chained).map(|(block, end_ms)| Left {
+                day: day.to_string(),
+                block,
+                end_ms,
+                dec,
+            });
             Ok(true)
         });
         // What a killed agent left in its journal, after every day file.
@@ -487,36 +548,100 @@ impl History {
         to: u64,
         f: &mut dyn FnMut(u64, &Snapshot),
     ) -> Result<usize, Error> {
+        self.procs_while(from, to, &mut |ts, s| {
+            f(ts, s);
+            true
+        })
+    }
+
+    /// As [`History::procs`]; `f` returns false to stop.
+    pub fn procs_while(
+        &self,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &Snapshot) -> bool,
+    ) -> Result<usize, Error> {
+        self.procs_from(&mut Cursor::default(), from, to, f)
+    }
+
+    /// As [`History::procs_while`], going on from where `cur` left off
+    /// when `from` is past it (and leaving `cur` where this read ended).
+    pub fn procs_from(
+        &self,
+        cur: &mut Cursor,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &Snapshot) -> bool,
+    ) -> Result<usize, Error> {
         let mut bad = 0;
-        self.each_day(from, to, false, &mut |_, path, c| {
-            let ids = identities(c, path)?;
-            let mut dec = Decoder::default();
-            let mut chained = false;
-            for (key, z) in Self::blocks(c, path, KIND_PROCS, from, to)? {
-                if key {
+        let mut go = true;
+        self.each_day(from, to, false, &mut |day, path, c| {
+            let (done0, mut dec) =
+                match resume(&mut cur.procs, &mut cur.resumed, day, from, c, KIND_PROCS) {
+                    Some((id, end, d)) => (Some((id, end)), d),
+                    None => (None, Decoder::default()),
+                };
+            let after = done0.map(|d| d.0);
+            // The identities: those of the day not yet known.
+            if cur.ids_day != day {
+                cur.ids.clear();
+                cur.ids_day = day.to_string();
+            }
+            let known = cur.ids.keys().max().copied();
+            cur.ids.extend(identities(c, path, known)?);
+            let ids = &cur.ids;
+            let mut chained = after.is_some();
+            let mut done = done0;
+            for blk in Self::blocks(c, path, KIND_PROCS, from, to, after)? {
+                if blk.key {
                     dec.live.clear();
                     chained = true;
                 }
                 if !chained {
                     continue;
                 }
-                let ok = replay_block(&z, from, to, |body, pos, at| {
+                let before = (blk.end_ms >= from)
+                    .then_some(done)
+                    .flatten()
+                    .map(|(id, end)| (id, end, dec.clone()));
+                let ok = replay_block(&blk.body, from, to, |body, pos, at| {
                     dec.apply(body, pos)?;
                     if let Some(ts) = at {
                         let live = &dec;
-                        f(ts, &Snapshot { live, ids: &ids });
+                        go = f(ts, &Snapshot { live, ids });
                     }
-                    Some(())
+                    go.then_some(())
                 });
+                if !go {
+                    cur.procs = before.map(|(block, end_ms, dec)| Left {
+                        day: day.to_string(),
+                        block,
+                        end_ms,
+                        dec,
+                    });
+                    return Ok(false);
+                }
                 if ok.is_none() {
                     bad += 1;
                     chained = false;
+                    done = None;
+                    continue;
                 }
+                done = Some((blk.id, blk.end_ms));
             }
+            cur.procs = done.filter(|_| chained).map(|(block, end_ms)| Left {
+                day: day.to_string(),
+                block,
+                end_ms,
+                dec,
+            });
             Ok(true)
         });
         // A killed agent's journal: each table it holds, whole.
         for (_, ts, payload) in self.tail.iter().filter(|r| r.0 == Kind::Procs) {
+            if !go {
+                break;
+            }
             if *ts < from || *ts > to {
                 continue;
             }
@@ -526,7 +651,7 @@ impl History {
                 dec.live.insert(i as u32, vals);
                 ids.insert(i as u32, st);
             }
-            f(
+            go = f(
                 *ts,
                 &Snapshot {
                     live: &dec,
@@ -546,35 +671,100 @@ impl History {
         to: u64,
         f: &mut dyn FnMut(u64, &crate::cgroups::Decoder),
     ) -> Result<usize, Error> {
+        self.cgroups_while(from, to, &mut |ts, d| {
+            f(ts, d);
+            true
+        })
+    }
+
+    /// As [`History::cgroups`]; `f` returns false to stop.
+    pub fn cgroups_while(
+        &self,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &crate::cgroups::Decoder) -> bool,
+    ) -> Result<usize, Error> {
+        self.cgroups_from(&mut Cursor::default(), from, to, f)
+    }
+
+    /// As [`History::cgroups_while`], going on from where `cur` left off
+    /// when `from` is past it (and leaving `cur` where this read ended).
+    pub fn cgroups_from(
+        &self,
+        cur: &mut Cursor,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(u64, &crate::cgroups::Decoder) -> bool,
+    ) -> Result<usize, Error> {
         let mut bad = 0;
-        self.each_day(from, to, false, &mut |_, path, c| {
-            let mut dec = crate::cgroups::Decoder::default();
-            for (key, z) in Self::blocks(c, path, KIND_CGROUPS, from, to)? {
-                if !key && dec.is_empty() {
+        let mut go = true;
+        self.each_day(from, to, false, &mut |day, path, c| {
+            let (done0, mut dec) = match resume(
+                &mut cur.cgroups,
+                &mut cur.resumed,
+                day,
+                from,
+                c,
+                KIND_CGROUPS,
+            ) {
+                Some((id, end, d)) => (Some((id, end)), d),
+                None => (None, crate::cgroups::Decoder::default()),
+            };
+            let after = done0.map(|d| d.0);
+            let mut done = done0;
+            for blk in Self::blocks(c, path, KIND_CGROUPS, from, to, after)? {
+                if !blk.key && dec.is_empty() {
                     continue;
                 }
-                let ok = replay_block(&z, from, to, |body, pos, at| {
+                let before = (blk.end_ms >= from)
+                    .then_some(done)
+                    .flatten()
+                    .map(|(id, end)| (id, end, dec.clone()));
+                let ok = replay_block(&blk.body, from, to, |body, pos, at| {
                     dec.apply(body, pos)?;
                     if let Some(ts) = at {
-                        f(ts, &dec);
+                        go = f(ts, &dec);
                     }
-                    Some(())
+                    go.then_some(())
                 });
+                if !go {
+                    cur.cgroups = before.map(|(block, end_ms, dec)| Left {
+                        day: day.to_string(),
+                        block,
+                        end_ms,
+                        dec,
+                    });
+                    return Ok(false);
+                }
                 if ok.is_none() {
                     bad += 1;
                     dec = crate::cgroups::Decoder::default();
+                    done = None;
+                    continue;
                 }
+                done = Some((blk.id, blk.end_ms));
             }
+            cur.cgroups = done
+                .filter(|_| !dec.is_empty())
+                .map(|(block, end_ms)| Left {
+                    day: day.to_string(),
+                    block,
+                    end_ms,
+                    dec,
+                });
             Ok(true)
         });
         // A killed agent's journal: each walk whole.
         for (_, ts, payload) in self.tail.iter().filter(|r| r.0 == Kind::Cgroups) {
+            if !go {
+                break;
+            }
             if *ts < from || *ts > to {
                 continue;
             }
             let mut dec = crate::cgroups::Decoder::default();
             if dec.apply(payload, &mut 0).is_some() {
-                f(*ts, &dec);
+                go = f(*ts, &dec);
             }
         }
         Ok(bad)
@@ -710,12 +900,16 @@ impl History {
     }
 }
 
-fn identities(c: &Connection, path: &Path) -> Result<IdMap<Static>, Error> {
+/// The identities of a day file (those after id `after`, when given).
+fn identities(c: &Connection, path: &Path, after: Option<u32>) -> Result<IdMap<Static>, Error> {
     let mut st = c
-        .prepare("SELECT id, pid, start_ticks, start_ms, uid, cgroup_id, comm FROM identity")
+        .prepare_cached(
+            "SELECT id, pid, start_ticks, start_ms, uid, cgroup_id, comm FROM identity WHERE id > ?1",
+        )
         .map_err(sql(path))?;
+    let after = after.map_or(-1, i64::from);
     let rows = st
-        .query_map([], |r| {
+        .query_map([after], |r| {
             Ok((
                 r.get::<_, u32>(0)?,
                 Static {
@@ -730,6 +924,77 @@ fn identities(c: &Connection, path: &Path) -> Result<IdMap<Static>, Error> {
         })
         .map_err(sql(path))?;
     rows.collect::<Result<IdMap<_>, _>>().map_err(sql(path))
+}
+
+/// A block of the day files, as a reader takes it.
+struct Block {
+    id: i64,
+    key: bool,
+    end_ms: u64,
+    body: Vec<u8>,
+}
+
+/// What a reader of one kind of record holds after block `block` of the
+/// day file `day` (its last record at `end_ms`).
+struct Left<D> {
+    day: String,
+    block: i64,
+    end_ms: u64,
+    dec: D,
+}
+
+/// Where reads of the history left off, for a reader that comes back for
+/// what was added since (a remote-write sender, after every flush): the
+/// next read from past that point goes on from the decoders' states
+/// instead of decoding each chain again from its keyframe, so each block
+/// is decoded once. A read from anywhere else starts from the keyframe,
+/// as without one.
+#[derive(Default)]
+pub struct Cursor {
+    system: Option<Left<SysDecoder>>,
+    /// The sources the system reader decodes.
+    want: u128,
+    procs: Option<Left<Decoder>>,
+    /// The identities of the day file `ids_day` read so far.
+    ids: IdMap<Static>,
+    ids_day: String,
+    cgroups: Option<Left<crate::cgroups::Decoder>>,
+    /// The reads that went on from where one left off.
+    resumed: u64,
+}
+
+impl Cursor {
+    /// The reads that went on from where one left off (instead of from a
+    /// keyframe).
+    pub fn resumed(&self) -> u64 {
+        self.resumed
+    }
+}
+
+/// The block after which `left` goes on (id, end), and its decoder: when
+/// it is of `day`, `from` is past its end, and its block is still there
+/// (the size cap removes the oldest blocks).
+fn resume<D>(
+    left: &mut Option<Left<D>>,
+    resumed: &mut u64,
+    day: &str,
+    from: u64,
+    c: &Connection,
+    kind: i64,
+) -> Option<(i64, u64, D)> {
+    let l = left.take()?;
+    if l.day != day || l.end_ms >= from {
+        return None;
+    }
+    let there: bool = c
+        .query_row(
+            "SELECT count(*) > 0 FROM block WHERE id = ?1 AND kind = ?2",
+            params![l.block, kind],
+            |r| r.get(0),
+        )
+        .ok()?;
+    *resumed += u64::from(there);
+    there.then_some((l.block, l.end_ms, l.dec))
 }
 
 /// A recorded process table, rebuilt on demand.

@@ -136,3 +136,40 @@ fn walks_and_their_made_and_removed_cgroups_come_back_after_flushes_and_a_kill()
         "{usage:?}"
     );
 }
+
+/// A reader with a cursor gets every walk as one from the start does,
+/// going on where it stopped (inside a block, or at the end).
+#[test]
+fn a_cursor_goes_on_where_a_read_stopped_and_gives_every_walk_as_it_was() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    // Noon yesterday (UTC): one day file, one chain, whenever it runs.
+    let t0 = (store::writer::now_ms() - 86_400_000) / 86_400_000 * 86_400_000 + 43_200_000;
+    let ts = |i: u64| t0 + i * 10_000;
+    let (mut tap, mut flusher, _) = store::writer::open(opts(d.path()), log).unwrap();
+    for i in 0..12 {
+        tap.cgroups(ts(i), &walk(i));
+        if i % 3 == 2 {
+            assert!(flusher.flush());
+        }
+    }
+    drop((tap, flusher));
+    let h = History::open(&store).unwrap();
+    let mut cur = store::read::Cursor::default();
+    let mut got = Vec::new();
+    for (from, stop_after) in [(0, 4), (4, 2), (6, usize::MAX)] {
+        let mut n = 0;
+        h.cgroups_from(&mut cur, ts(from), u64::MAX, &mut |t, dec| {
+            let i = (t - t0) / 10_000;
+            let mut want = walk(i);
+            want.unix_ns = t * 1_000_000;
+            assert_eq!(dec.sample(t).cgroups, want.cgroups, "walk {i}");
+            got.push(t);
+            n += 1;
+            n < stop_after
+        })
+        .unwrap();
+    }
+    assert_eq!(got, (0..12).map(ts).collect::<Vec<_>>());
+    assert_eq!(cur.resumed(), 2);
+}

@@ -165,3 +165,58 @@ fn the_journal_keeps_one_whole_table_and_starts_a_new_chain_when_it_grows() {
     tap.procs(t0 + 20_000, &table(4));
     assert_eq!(kinds(), [Kind::Procs, Kind::ProcsDelta]);
 }
+
+/// A reader that comes back for what was added since (with a cursor)
+/// gets every table as a reader from the start does: after a read that
+/// stopped inside a block, after one that went to the end, and when it
+/// goes back before where it left off.
+#[test]
+fn a_cursor_goes_on_where_a_read_stopped_and_gives_every_table_as_it_was() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    // Noon yesterday (UTC): one day file, one chain, whenever it runs.
+    let t0 = (store::writer::now_ms() - 86_400_000) / 86_400_000 * 86_400_000 + 43_200_000;
+    let ts = |i: u64| t0 + i * 5000;
+    let (mut tap, mut flusher, _) = store::writer::open(opts(d.path()), log).unwrap();
+    // Three tables a block.
+    for i in 0..30 {
+        tap.procs(ts(i), &table(i));
+        if i % 3 == 2 {
+            assert!(flusher.flush());
+        }
+    }
+    drop((tap, flusher));
+    let h = History::open(&store).unwrap();
+    let mut cur = store::read::Cursor::default();
+    let mut got: Vec<u64> = Vec::new();
+    let read = |cur: &mut store::read::Cursor, from: u64, stop_after: usize| {
+        let mut seen = Vec::new();
+        h.procs_from(cur, from, u64::MAX, &mut |t, s| {
+            let mut rows: Vec<(u32, u64)> = s.procs().iter().map(|p| (p.pid, p.utime_ns)).collect();
+            rows.sort_unstable();
+            let i = (t - t0) / 5000;
+            assert_eq!(rows, expected(i), "table {i}");
+            seen.push(t);
+            seen.len() < stop_after
+        })
+        .unwrap();
+        seen
+    };
+    // Stops inside the second block, then goes on from the next table.
+    let first = read(&mut cur, ts(0), 4);
+    assert_eq!(first, (0..4).map(ts).collect::<Vec<_>>());
+    got.extend(&first);
+    let next = read(&mut cur, ts(4), 5);
+    got.extend(&next);
+    // To the end, then nothing new, then back before where it was.
+    got.extend(read(&mut cur, ts(9), usize::MAX));
+    assert_eq!(got, (0..30).map(ts).collect::<Vec<_>>());
+    // The second and third reads went on from the decoder's state.
+    assert_eq!(cur.resumed(), 2);
+    assert!(read(&mut cur, ts(30), usize::MAX).is_empty());
+    assert_eq!(read(&mut cur, ts(7), 3), vec![ts(7), ts(8), ts(9)]);
+    assert_eq!(
+        read(&mut cur, ts(10), usize::MAX),
+        (10..30).map(ts).collect::<Vec<_>>()
+    );
+}

@@ -94,6 +94,28 @@ pub fn stat_times(store: &Path) -> Vec<u64> {
     t
 }
 
+/// The recorded walks of the cgroups: each one's time and cgroups.
+pub fn walks(store: &Path) -> Vec<(u64, usize)> {
+    let mut t = Vec::new();
+    History::open(store)
+        .unwrap()
+        .cgroups(0, u64::MAX, &mut |ts, d| {
+            t.push((ts, d.sample(ts).cgroups.len()))
+        })
+        .unwrap();
+    t
+}
+
+/// The recorded process tables: each one's time and processes.
+pub fn tables(store: &Path) -> Vec<(u64, usize)> {
+    let mut t = Vec::new();
+    History::open(store)
+        .unwrap()
+        .procs(0, u64::MAX, &mut |ts, s| t.push((ts, s.len())))
+        .unwrap();
+    t
+}
+
 pub fn metric(a: &Agent, name: &str) -> Option<f64> {
     get(a.addr, "/metrics", None)
         .body

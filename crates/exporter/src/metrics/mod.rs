@@ -83,6 +83,9 @@ struct PartCollector {
     unlocked: bool,
     /// Sources whose families are left out (sent from the history).
     leave_out: Arc<[procfs::Source]>,
+    /// Whether the families of the process tables and of the cgroups'
+    /// walks are left out (sent from the history).
+    leave_out_tables: bool,
 }
 
 impl std::fmt::Debug for PartCollector {
@@ -145,7 +148,14 @@ impl Collector for PartCollector {
         };
         match self.part {
             Part::Collector(i) => (collector::ENCODERS[i].1)(&mut out, &x),
-            Part::Processes => process::processes(&mut out, &st, &self.ctx.config.process_metrics),
+            Part::Processes => {
+                let parts = match self.leave_out_tables {
+                    true => process::Parts::Reading,
+                    false => process::Parts::All,
+                };
+                process::processes(&mut out, &st, &self.ctx.config.process_metrics, parts)
+            }
+            Part::Cgroups if self.leave_out_tables => Ok(()),
             Part::Cgroups => cgroup::cgroups(&mut out, &st, &self.ctx.config.cgroup_metrics),
             Part::Own => own::agent_figures(&mut out, &st, &self.ctx),
             // Any number of series other programs wrote: encoded after the
@@ -281,6 +291,7 @@ pub struct Encoding {
     text: Option<text::TextFormat>,
     /// Sources whose families are left out.
     leave_out: Arc<[procfs::Source]>,
+    leave_out_tables: bool,
 }
 
 /// The collectors with a source the history records (indices of the
@@ -299,23 +310,35 @@ pub fn recorded_collectors() -> Vec<usize> {
         .collect()
 }
 
-/// The encoding of a state that is not the agent's live one (a sample read
-/// back from the history): the collectors given, as OpenMetrics text.
+/// What a [`Replay`] encodes.
+#[derive(Debug, Clone)]
+pub enum Replayed {
+    /// The collectors given (indices of the encoder table).
+    Collectors(Vec<usize>),
+    /// The per-process families of a process table.
+    Processes,
+    /// The per-cgroup families of a walk.
+    Cgroups,
+}
+
+/// The encoding of a state that is not the agent's live one (a sample, a
+/// process table or a walk of the cgroups read back from the history), as
+/// OpenMetrics text.
 pub struct Replay {
     state: Arc<std::sync::RwLock<agent::State>>,
     registry: Registry,
 }
 
-/// [`Replay`]'s collector: the collectors given, from its state.
+/// [`Replay`]'s collector: what it encodes, from its state.
 struct ReplayCollector {
     state: Arc<std::sync::RwLock<agent::State>>,
     ctx: Arc<Context>,
-    which: Vec<usize>,
+    what: Replayed,
 }
 
 impl std::fmt::Debug for ReplayCollector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ReplayCollector({:?})", self.which)
+        write!(f, "ReplayCollector({:?})", self.what)
     }
 }
 
@@ -323,23 +346,44 @@ impl Collector for ReplayCollector {
     fn encode(&self, enc: DescriptorEncoder) -> Fmt {
         let mut out = Out { enc };
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        let x = collector::Input {
-            st: &st,
-            s: &st.sample,
-            ctx: &self.ctx,
-        };
-        for &i in &self.which {
-            (collector::ENCODERS[i].1)(&mut out, &x)?;
+        let config = &self.ctx.config;
+        match &self.what {
+            Replayed::Collectors(which) => {
+                let x = collector::Input {
+                    st: &st,
+                    s: &st.sample,
+                    ctx: &self.ctx,
+                };
+                for &i in which {
+                    (collector::ENCODERS[i].1)(&mut out, &x)?;
+                }
+                Ok(())
+            }
+            Replayed::Processes => process::processes(
+                &mut out,
+                &st,
+                &config.process_metrics,
+                process::Parts::Table,
+            ),
+            Replayed::Cgroups => cgroup::cgroups(&mut out, &st, &config.cgroup_metrics),
         }
-        Ok(())
     }
 }
 
 impl Replay {
-    /// Encodes the collectors `which` (indices of the encoder table) as
-    /// `config` has them.
-    pub fn new(config: Arc<Config>, which: Vec<usize>) -> Replay {
-        let state = Arc::new(std::sync::RwLock::new(agent::State::default()));
+    /// Encodes `what` as `config` has it.
+    pub fn new(config: Arc<Config>, what: Replayed) -> Replay {
+        let mut st = agent::State::default();
+        let source = match what {
+            Replayed::Collectors(_) => None,
+            Replayed::Processes => Some(agent::config::AgentSource::Processes),
+            Replayed::Cgroups => Some(agent::config::AgentSource::Cgroups),
+        };
+        if let Some(s) = source {
+            // What was recorded was read: its families are served.
+            st.stats[s.index()].scheduled = true;
+        }
+        let state = Arc::new(std::sync::RwLock::new(st));
         let ctx = Arc::new(Context {
             config,
             usage: SelfUsage::default(),
@@ -353,17 +397,17 @@ impl Replay {
         registry.register_collector(Box::new(ReplayCollector {
             state: state.clone(),
             ctx,
-            which,
+            what,
         }));
         Replay { state, registry }
     }
 
-    /// The sample encoded next: every source not read until set.
+    /// The state encoded next: every source not read until set.
     pub fn sample(&self) -> std::sync::RwLockWriteGuard<'_, agent::State> {
         self.state.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Appends the exposition of the sample to `out` (without `# EOF`).
+    /// Appends the exposition of the state to `out` (without `# EOF`).
     pub fn encode(&self, out: &mut String) -> Fmt {
         prometheus_client::encoding::text::encode_registry(out, &self.registry)
     }
@@ -422,6 +466,7 @@ impl Exposition {
             openmetrics,
             text: (!openmetrics).then(text::TextFormat::default),
             leave_out: Arc::new([]),
+            leave_out_tables: false,
         }
     }
 }
@@ -430,6 +475,14 @@ impl Encoding {
     /// Leaves out the families of the sources `sources`.
     pub fn without(mut self, sources: &[procfs::Source]) -> Encoding {
         self.leave_out = sources.into();
+        self
+    }
+
+    /// Leaves out the families of the process tables and of the cgroups'
+    /// walks (the history records them); the agent's counts of its reading
+    /// of the processes stay.
+    pub fn without_tables(mut self) -> Encoding {
+        self.leave_out_tables = true;
         self
     }
 
@@ -504,6 +557,7 @@ impl Encoding {
                     part,
                     unlocked,
                     leave_out: self.leave_out.clone(),
+                    leave_out_tables: self.leave_out_tables,
                 }));
                 prometheus_client::encoding::text::encode_registry(&mut w, &r)
             }

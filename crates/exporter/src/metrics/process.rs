@@ -36,13 +36,36 @@ fn selected<'a>(st: &'a State, pm: &ProcessMetrics) -> Vec<&'a Proc> {
     }
 }
 
-pub(super) fn processes(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> Fmt {
+/// Which of the per-process families: those of the table (what the
+/// history records of it), those of the reading of it (what the agent
+/// counts as it reads), or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Parts {
+    All,
+    Table,
+    Reading,
+}
+
+pub(super) fn processes(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics, parts: Parts) -> Fmt {
     if !st.stats[AgentSource::Processes.index()].scheduled {
         return Ok(());
     }
-    one(out, &QUIETSTAT_PROCESSES, st.procs.len() as f64)?;
-    let threads = process::threads(&st.procs);
-    one(out, &QUIETSTAT_PROCESS_THREADS_ALL, threads as f64)?;
+    if parts != Parts::Reading {
+        one(out, &QUIETSTAT_PROCESSES, st.procs.len() as f64)?;
+        let threads = process::threads(&st.procs);
+        one(out, &QUIETSTAT_PROCESS_THREADS_ALL, threads as f64)?;
+    }
+    if parts != Parts::Table {
+        reading(out, st)?;
+    }
+    if parts == Parts::Reading {
+        return Ok(());
+    }
+    table(out, st, pm)
+}
+
+/// What the agent counts as it reads the table.
+fn reading(out: &mut Out<'_>, st: &State) -> Fmt {
     if st.backend.is_some() {
         one(
             out,
@@ -62,6 +85,11 @@ pub(super) fn processes(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> F
             st.exits.lost as f64,
         )?;
     }
+    Ok(())
+}
+
+/// The selected processes' families, and the groups'.
+fn table(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> Fmt {
     let btime = st.sample.stat.btime_secs;
     let sel = selected(st, pm);
     if !sel.is_empty() {

@@ -68,11 +68,12 @@ impl Section for StoreUsage {
                 num(None),
             ]);
         }
-        // Each remote-write receiver: the reads recorded after its send
-        // position, which it still lacks.
+        // Each remote-write receiver, each lane: the records (reads,
+        // walks, tables) recorded after its send position, which it still
+        // lacks.
         for rw in store::sent::receivers(&h.dir)? {
             let p = rw.position;
-            let lacks = h.system_samples_after(p.through);
+            let lacks = h.records_after(rw.lane, p.through);
             let ahead = match p.ahead {
                 Some((a, b)) => format!(
                     "; also sent {} to {}",
@@ -84,8 +85,9 @@ impl Section for StoreUsage {
             r.table.rows.push(vec![
                 text("remote write"),
                 text(format!(
-                    "({}: sent through {}{ahead}; lacks the reads counted here)",
+                    "({} {}: sent through {}{ahead}; lacks the records counted here)",
                     rw.name,
+                    rw.lane.name(),
                     store::when::format(p.through, true)
                 )),
                 num(Some(lacks as f64)),

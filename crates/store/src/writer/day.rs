@@ -271,29 +271,34 @@ impl Inner {
         }
     }
 
-    /// Notes in the remote-write ledger the system samples of the blocks
-    /// of `c` that `and` selects (all: ""), about to be removed; only when
-    /// a receiver was ever configured (its file exists).
+    /// Notes in the remote-write ledger the records of each lane in the
+    /// blocks of `c` that `and` selects (all: ""), about to be removed;
+    /// only when a receiver was ever configured (its file exists).
     fn ledger(&self, c: &Connection, and: &str) {
         if !self.opts.dir.join(crate::sent::FILE).exists() {
             return;
         }
-        let q = format!(
-            "SELECT min(start_ms), max(end_ms), coalesce(sum(samples), 0) FROM block WHERE kind = {KIND_SYSTEM} {and}"
-        );
-        let Ok((Some(from), Some(to), n)) = c.query_row(&q, [], |r| {
-            Ok((
-                r.get::<_, Option<i64>>(0)?,
-                r.get::<_, Option<i64>>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
-        }) else {
-            return;
+        let sent = match crate::sent::Sent::open(&self.opts.dir, &self.opts.access) {
+            Ok(s) => s,
+            Err(e) => return (self.log)(format!("store: remote-write ledger: {e}")),
         };
-        let r = crate::sent::Sent::open(&self.opts.dir, &self.opts.access)
-            .and_then(|s| s.removed(from as u64, to as u64, n as u64));
-        if let Err(e) = r {
-            (self.log)(format!("store: remote-write ledger: {e}"));
+        for lane in crate::sent::Lane::ALL {
+            let q = format!(
+                "SELECT min(start_ms), max(end_ms), coalesce(sum(samples), 0) FROM block WHERE kind = {} {and}",
+                lane.kind()
+            );
+            let Ok((Some(from), Some(to), n)) = c.query_row(&q, [], |r| {
+                Ok((
+                    r.get::<_, Option<i64>>(0)?,
+                    r.get::<_, Option<i64>>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            }) else {
+                continue;
+            };
+            if let Err(e) = sent.removed(lane, from as u64, to as u64, n as u64) {
+                (self.log)(format!("store: remote-write ledger: {e}"));
+            }
         }
     }
 }
