@@ -137,14 +137,6 @@ pub const NOT_TAKEN: &[(&str, &str)] = &[
         "priority_stats makes the kernel walk every bucket of the cache at each read; the bcache source reads the cheap statistics only",
     ),
     (
-        "--collector.netstat.fields",
-        "the agent serves node_exporter's default netstat fields; choose series with Prometheus relabelling",
-    ),
-    (
-        "--collector.vmstat.fields",
-        "the agent serves node_exporter's default vmstat fields; choose series with Prometheus relabelling",
-    ),
-    (
         "--collector.ipvs.backend-labels",
         "the agent serves every backend label",
     ),

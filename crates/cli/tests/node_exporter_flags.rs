@@ -628,3 +628,42 @@ fn systemd_socket_activation_serves_the_handed_over_sockets() {
         "{err}"
     );
 }
+
+/// `--collector.vmstat.fields` and `--collector.netstat.fields` choose
+/// the keys served, as node_exporter's do: the same series with the same
+/// values as Debian's node_exporter given the same patterns, on a fixture
+/// tree.
+#[test]
+fn vmstat_and_netstat_fields_serve_what_node_exporter_serves() {
+    let tree = format!("{FIXTURES}/this-machine");
+    let (proc_root, sys_root) = (format!("{tree}/proc"), format!("{tree}/sys"));
+    for (vm, net) in [
+        (r"^(nr_|pg).*", r"^(Tcp|Udp)_.*"),
+        (r"^workingset_.*", r"^(TcpExt_TCP.*|Ip6_.*)"),
+    ] {
+        let patterns = [
+            format!("--collector.vmstat.fields={vm}"),
+            format!("--collector.netstat.fields={net}"),
+        ];
+        let ours: BTreeMap<String, f64> =
+            served_from("this-machine", &[&patterns[0], &patterns[1]])
+                .into_iter()
+                .filter(|(k, _)| k.starts_with("node_vmstat_") || k.starts_with("node_netstat_"))
+                .collect();
+        let (_ne, addr) = common::exposition::node_exporter(&[
+            format!("--path.procfs={proc_root}"),
+            format!("--path.sysfs={sys_root}"),
+            "--collector.disable-defaults".into(),
+            "--collector.vmstat".into(),
+            "--collector.netstat".into(),
+            patterns[0].clone(),
+            patterns[1].clone(),
+        ]);
+        let theirs: BTreeMap<String, f64> = flat(&get(addr, "/metrics", None).body)
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("node_vmstat_") || k.starts_with("node_netstat_"))
+            .collect();
+        assert!(theirs.len() > 20, "{vm} {net}: {theirs:?}");
+        assert_eq!(ours, theirs, "{vm} {net}");
+    }
+}

@@ -225,6 +225,10 @@ section! {
         /// Filesystem types the filesystem source skips (a regular expression; node_exporter's default)
         filesystem_fs_types_exclude: Regex = Regex(procfs::DEFAULT_FS_TYPES_EXCLUDE),
             flag "collector.filesystem.fs-types-exclude" | "collector.filesystem.ignored-fs-types" as "REGEX";
+        /// The /proc/net/{netstat,snmp,snmp6} keys (Proto_Field) /metrics serves as node_netstat_* (a regular expression; node_exporter's default; "" serves every key)
+        netstat_fields: Regex = Regex(super::DEFAULT_NETSTAT_FIELDS), flag "collector.netstat.fields" as "REGEX";
+        /// The /proc/vmstat keys /metrics serves as node_vmstat_* (a regular expression; node_exporter's default; "" serves every key)
+        vmstat_fields: Regex = Regex(super::DEFAULT_VMSTAT_FIELDS), flag "collector.vmstat.fields" as "REGEX";
         /// Block devices /metrics leaves out (a regular expression on the name; node_exporter's default: partitions and pseudo-devices)
         diskstats_device_exclude: Regex = Regex(super::DEFAULT_DISKSTATS_DEVICE_EXCLUDE),
             flag "collector.diskstats.device-exclude" | "collector.diskstats.ignored-devices" as "REGEX";

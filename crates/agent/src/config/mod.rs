@@ -184,6 +184,14 @@ pub enum SortKey {
 /// memory), and a small aggregate of each is always served.
 pub const COLLECTORS_OFF_BY_DEFAULT: [&str; 2] = ["interrupts", "softirqs"];
 
+/// node_exporter's default `--collector.netstat.fields`: the keys of
+/// /proc/net/{netstat,snmp,snmp6} (`Proto_Field`) served.
+pub const DEFAULT_NETSTAT_FIELDS: &str = r"^(.*_(InErrors|InErrs)|Ip_Forwarding|Ip(6|Ext)_(InOctets|OutOctets)|Icmp6?_(InMsgs|OutMsgs)|TcpExt_(Listen.*|Syncookies.*|TCPSynRetrans|TCPTimeouts|TCPOFOQueue|TCPRcvQDrop)|Tcp_(ActiveOpens|InSegs|OutSegs|OutRsts|PassiveOpens|RetransSegs|CurrEstab)|Udp6?_(InDatagrams|OutDatagrams|NoPorts|RcvbufErrors|SndbufErrors))$";
+
+/// node_exporter's default `--collector.vmstat.fields`: the keys of
+/// /proc/vmstat served.
+pub const DEFAULT_VMSTAT_FIELDS: &str = r"^(oom_kill|pgpg|pswp|pg.*fault).*";
+
 /// node_exporter's default `--collector.diskstats.device-exclude`:
 /// partitions and pseudo-devices.
 pub const DEFAULT_DISKSTATS_DEVICE_EXCLUDE: &str =

@@ -113,6 +113,29 @@ pub fn pattern(p: &str) -> Option<regex::Regex> {
     (!p.is_empty()).then(|| regex::Regex::new(p).ok()).flatten()
 }
 
+/// Whether a key of a source is served as a family, by the configured
+/// `fields` pattern (node_exporter's `--collector.*.fields`): its default
+/// is matched by hand (`by_hand`), any other by the regular expression
+/// ("" serves every key, as node_exporter's empty pattern does). A
+/// pattern that does not compile (the configuration checked it) serves
+/// what the default does.
+pub fn fields_filter(
+    fields: &str,
+    default: &str,
+    by_hand: fn(&str) -> bool,
+) -> impl Fn(&str) -> bool + use<> {
+    let re = match fields {
+        f if f == default => None,
+        "" => Some(None),
+        f => regex::Regex::new(f).ok().map(Some),
+    };
+    move |key: &str| match &re {
+        None => by_hand(key),
+        Some(None) => true,
+        Some(Some(r)) => r.is_match(key),
+    }
+}
+
 /// Whether a device named `name` is served, by the configuration's
 /// include (when set, the only ones served) or exclude pattern ("" for
 /// none); node_exporter's default disk exclusion is matched by hand
@@ -220,6 +243,55 @@ mod tests {
         for d in ["sda", "vda", "nvme0n1", "zram0", "dm-0", "md127", "mmcblk0"] {
             assert!(!disk_excluded(d), "{d}");
         }
+    }
+
+    #[test]
+    fn the_hand_matchers_agree_with_node_exporter_s_default_patterns() {
+        let net = regex::Regex::new(agent::config::DEFAULT_NETSTAT_FIELDS).unwrap();
+        let vm = regex::Regex::new(agent::config::DEFAULT_VMSTAT_FIELDS).unwrap();
+        let tree = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");
+        let mut keys = 0;
+        for dir in std::fs::read_dir(tree).unwrap().flatten() {
+            for f in ["net/netstat", "net/snmp", "net/snmp6", "vmstat"] {
+                let Ok(text) = std::fs::read_to_string(dir.path().join("proc").join(f)) else {
+                    continue;
+                };
+                let names: Vec<String> = if f == "vmstat" {
+                    match procfs::vmstat::parse(text.as_bytes()) {
+                        Ok(v) => v.all().iter().map(|(k, _)| k.to_string()).collect(),
+                        Err(_) => continue,
+                    }
+                } else {
+                    let mut n = procfs::netstat::Netstat::default();
+                    if procfs::netstat::parse_into(text.as_bytes(), &mut n).is_err() {
+                        continue;
+                    }
+                    n.values.into_iter().map(|(k, _)| k).collect()
+                };
+                for k in names {
+                    keys += 1;
+                    let hand = if f == "vmstat" {
+                        vmstat_exported(&k)
+                    } else {
+                        netstat_exported(&k)
+                    };
+                    let re = if f == "vmstat" { &vm } else { &net };
+                    assert_eq!(hand, re.is_match(&k), "{k} in {}", dir.path().display());
+                }
+            }
+        }
+        assert!(keys > 500, "{keys} keys read");
+    }
+
+    #[test]
+    fn a_configured_fields_pattern_replaces_the_default() {
+        let d = agent::config::DEFAULT_VMSTAT_FIELDS;
+        let default = fields_filter(d, d, vmstat_exported);
+        assert!(default("pgfault") && !default("nr_free_pages"));
+        let mine = fields_filter("^nr_free", d, vmstat_exported);
+        assert!(mine("nr_free_pages") && !mine("pgfault"));
+        let all = fields_filter("", d, vmstat_exported);
+        assert!(all("nr_free_pages") && all("pgfault"));
     }
 
     #[test]

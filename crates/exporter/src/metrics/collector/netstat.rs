@@ -7,7 +7,12 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let s = x.s;
     if s.ok(Source::Netstat) {
         let mut name = String::new();
-        for (k, v) in s.netstat.values.iter().filter(|(k, _)| netstat_exported(k)) {
+        let served = crate::metrics::compat::fields_filter(
+            &x.ctx.config.netstat_fields,
+            agent::config::DEFAULT_NETSTAT_FIELDS,
+            netstat_exported,
+        );
+        for (k, v) in s.netstat.values.iter().filter(|(k, _)| served(k)) {
             let mut m = out.family_of(&NODE_NETSTAT, k, &mut name)?;
             gauge(&mut m, *v as f64)?;
         }

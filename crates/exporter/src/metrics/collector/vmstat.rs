@@ -6,7 +6,12 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let s = x.s;
     if s.ok(Source::Vmstat) {
         let mut name = String::new();
-        for (k, v) in s.vmstat.all().iter().filter(|(k, _)| vmstat_exported(k)) {
+        let served = crate::metrics::compat::fields_filter(
+            &x.ctx.config.vmstat_fields,
+            agent::config::DEFAULT_VMSTAT_FIELDS,
+            vmstat_exported,
+        );
+        for (k, v) in s.vmstat.all().iter().filter(|(k, _)| served(k)) {
             let mut m = out.family_of(&NODE_VMSTAT, k, &mut name)?;
             gauge(&mut m, v as f64)?;
         }
