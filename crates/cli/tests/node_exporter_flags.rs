@@ -667,3 +667,29 @@ fn vmstat_and_netstat_fields_serve_what_node_exporter_serves() {
         assert_eq!(ours, theirs, "{vm} {net}");
     }
 }
+
+/// softnet's families of node_exporter's current release: the columns
+/// after the third, each CPU named by the number its row gives.
+#[test]
+fn softnet_serves_every_column_by_the_row_s_cpu_number() {
+    let series = served_from("this-machine", &[]);
+    for family in [
+        "node_softnet_processed_total",
+        "node_softnet_dropped_total",
+        "node_softnet_times_squeezed_total",
+        "node_softnet_cpu_collision_total",
+        "node_softnet_received_rps_total",
+        "node_softnet_flow_limit_count_total",
+        "node_softnet_backlog_len",
+    ] {
+        for cpu in ["0", "1"] {
+            let key = format!("{family}{{cpu=\"{cpu}\"}}");
+            assert!(series.contains_key(&key), "{key} not served");
+        }
+    }
+    assert_eq!(
+        series["node_softnet_processed_total{cpu=\"1\"}"],
+        3_019_695.0
+    );
+    assert_eq!(series["node_softnet_times_squeezed_total{cpu=\"0\"}"], 3.0);
+}

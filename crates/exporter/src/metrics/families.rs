@@ -96,6 +96,10 @@ families! {
     NODE_SOFTNET_PROCESSED_TOTAL "node_softnet_processed_total" Counter ["cpu"] "softnet" "Number of processed packets";
     NODE_SOFTNET_DROPPED_TOTAL "node_softnet_dropped_total" Counter ["cpu"] "softnet" "Number of dropped packets";
     NODE_SOFTNET_TIMES_SQUEEZED_TOTAL "node_softnet_times_squeezed_total" Counter ["cpu"] "softnet" "Number of times processing packets ran out of quota";
+    NODE_SOFTNET_CPU_COLLISION_TOTAL "node_softnet_cpu_collision_total" Counter ["cpu"] "softnet" "Number of collision occur while obtaining device lock while transmitting";
+    NODE_SOFTNET_RECEIVED_RPS_TOTAL "node_softnet_received_rps_total" Counter ["cpu"] "softnet" "Number of times cpu woken up received_rps";
+    NODE_SOFTNET_FLOW_LIMIT_COUNT_TOTAL "node_softnet_flow_limit_count_total" Counter ["cpu"] "softnet" "Number of times flow limit has been reached";
+    NODE_SOFTNET_BACKLOG_LEN "node_softnet_backlog_len" Gauge ["cpu"] "softnet" "Softnet backlog status";
     NODE_NETWORK_UP "node_network_up" Gauge ["device"] "netclass" "Value is 1 if operstate is 'up', 0 otherwise.";
     NODE_NETWORK_INFO "node_network_info" Gauge ["device", "address", "broadcast", "duplex", "operstate", "ifalias"] "netclass" "Non-numeric data from /sys/class/net/<iface>, value is always 1.";
     NODE_NETWORK_ADDRESS_ASSIGN_TYPE "node_network_address_assign_type" Gauge ["device"] "netclass" "Network device property: address_assign_type";
