@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod agent;
+pub mod e2e;
 pub mod exposition;
 pub mod remote;
 pub mod store;
