@@ -848,7 +848,7 @@ fn a_real_prometheus_scrapes_the_agent() {
         "node_zoneinfo_numa_hit_total",
         "node_slabinfo_objects",
         "node_ksmd_pages_shared",
-        "node_kernel_hung_task_detect_count",
+        "node_kernel_hung_tasks_total",
         "node_processes_pids",
         "node_processes_state",
         "node_processes_max_processes",

@@ -330,7 +330,7 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         (r#"node_slabinfo_active_objects{slab="task_struct"}"#, 911.0),
         ("node_ksmd_full_scans_total", 7.0),
         ("node_ksmd_sleep_seconds", 0.2),
-        ("node_kernel_hung_task_detect_count", 2.0),
+        ("node_kernel_hung_tasks_total", 2.0),
         ("node_processes_max_processes", 4194304.0),
         ("node_processes_max_threads", 1545243.0),
         (

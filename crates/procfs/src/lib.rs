@@ -41,6 +41,7 @@ pub mod hardware;
 pub mod hwmon;
 pub mod interrupts;
 pub mod ipvs;
+pub mod ktables;
 pub mod limits;
 pub mod loadavg;
 pub mod mdstat;

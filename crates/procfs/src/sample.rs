@@ -136,6 +136,10 @@ pub struct SystemSample {
     pub ksm: Ksm,
     /// Tasks the hung-task detector has reported since boot.
     pub hung_tasks: u64,
+    /// /proc/cgroups: the cgroup controllers.
+    pub cgroup_controllers: Vec<crate::ktables::Controller>,
+    /// /proc/net/xfrm_stat: IPsec transform errors, by the kernel's name.
+    pub xfrm: Vec<(String, u64)>,
     pub task_limits: TaskLimits,
     /// /proc/cpuinfo: what each CPU is.
     pub cpuinfo: Vec<CpuInfo>,
@@ -217,6 +221,8 @@ impl Default for SystemSample {
             slabinfo: Vec::new(),
             ksm: Ksm::default(),
             hung_tasks: 0,
+            cgroup_controllers: Vec::new(),
+            xfrm: Vec::new(),
             task_limits: TaskLimits::default(),
             cpuinfo: Vec::new(),
             class: Default::default(),
@@ -465,9 +471,9 @@ macro_rules! source_slots {
 // The parsers the rows name, by module.
 use crate::{
     cpu, cpuinfo, diskstats, entropy, filefd, filesystem, hardware, hwmon, interrupts, ipvs,
-    loadavg, mdstat, meminfo, mm, net_dev, netclass, netmisc, netstat, numa, os_release, pressure,
-    rpc, schedstat, selinux, sockstat, softirqs, softnet, stat, textfile, time, udev, uname,
-    vmstat, zfs,
+    ktables, loadavg, mdstat, meminfo, mm, net_dev, netclass, netmisc, netstat, numa, os_release,
+    pressure, rpc, schedstat, selinux, sockstat, softirqs, softnet, stat, textfile, time, udev,
+    uname, vmstat, zfs,
 };
 
 crate::source::for_each_source!();

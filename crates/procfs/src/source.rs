@@ -335,6 +335,16 @@ sources! {
     CpuIsolated { name: "cpu_isolated", files: &[], slot: [cpu_isolated],
         parse: cpu::parse_list_into, optional: true, every: NAMES, opt_in: false, serves: [],
         helps: ["cpu"], recorded: false },
+    /// The cgroup controllers (opt-in, as node_exporter's `cgroups`):
+    /// CONFIG_PROC_CGROUPS on kernels that made it optional.
+    CgroupControllers { name: "cgroup_controllers", files: &["cgroups"],
+        slot: [cgroup_controllers], parse: ktables::parse_cgroups, optional: true,
+        every: PER_SCRAPE, opt_in: true, serves: ["cgroups"], helps: [], recorded: false },
+    /// IPsec transform errors: CONFIG_XFRM_STATISTICS (opt-in, as
+    /// node_exporter's `xfrm`).
+    Xfrm { name: "xfrm", files: &["net/xfrm_stat"], slot: [xfrm], parse: ktables::parse_xfrm,
+        optional: true, every: PER_SCRAPE, opt_in: true, serves: ["xfrm"], helps: [],
+        recorded: false },
 }
 
 const fn recorded_count() -> usize {

@@ -566,6 +566,8 @@ fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
                 | Source::Nfsd
                 | Source::Ipvs
                 | Source::Zfs
+                | Source::CgroupControllers
+                | Source::Xfrm
         ) || source.class_spec().is_some())
             && s.status[source as usize] == SourceStatus::Missing;
         assert!(

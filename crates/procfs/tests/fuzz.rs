@@ -68,6 +68,12 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::mm::parse_hung_tasks(b).map(drop)
         }),
         ("@ksm", |b| procfs::mm::parse_ksm(b).map(drop)),
+        ("cgroups", |b| {
+            procfs::ktables::parse_cgroups(b, &mut Vec::new())
+        }),
+        ("net/xfrm_stat", |b| {
+            procfs::ktables::parse_xfrm(b, &mut Vec::new())
+        }),
         ("@infiniband", |b| {
             procfs::class::parse_into(b, &mut Vec::new())
         }),

@@ -92,7 +92,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("runit", "reads a service supervisor's directory"),
     ("network_route", "needs netlink"),
     ("lnstat", "not yet: /proc/net/stat/*"),
-    ("cgroups", "not yet: /proc/cgroups"),
     ("drbd", "not yet: /proc/drbd"),
     ("drm", "not yet: /sys/class/drm"),
     ("mountstats", "not yet: /proc/self/mountstats"),
@@ -104,7 +103,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("pcidevice", "not yet: /sys/bus/pci/devices"),
     ("bcachefs", "not yet: /sys/fs/bcachefs"),
     ("tls", "not yet: /proc/net/tls_stat"),
-    ("xfrm", "not yet: /proc/net/xfrm_stat"),
 ];
 
 /// A configured pattern compiled; `None` for "" (none) and for one that

@@ -21,6 +21,7 @@ mod bcache;
 mod bonding;
 mod btrfs;
 mod buddyinfo;
+mod cgroups;
 mod conntrack;
 mod cpu;
 mod cpufreq;
@@ -72,6 +73,7 @@ pub use vmstat::vmstat_exported;
 #[cfg(test)]
 pub(crate) use {meminfo::meminfo_family, netstat::netstat_exported};
 mod watchdog;
+mod xfrm;
 mod xfs;
 mod zfs;
 mod zoneinfo;
@@ -141,6 +143,8 @@ pub(super) const ENCODERS: &[(&str, Encode)] = &[
     ("ipvs", ipvs::encode),
     ("zfs", zfs::encode),
     ("bcache", bcache::encode),
+    ("cgroups", cgroups::encode),
+    ("xfrm", xfrm::encode),
 ];
 
 /// The devices of hardware class `source`, when it was read.
