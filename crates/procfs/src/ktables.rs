@@ -1,6 +1,7 @@
 //! Small kernel tables node_exporter's opt-in collectors read: the cgroup
-//! controllers (/proc/cgroups) and the IPsec transform errors
-//! (/proc/net/xfrm_stat).
+//! controllers (/proc/cgroups), the IPsec transform errors
+//! (/proc/net/xfrm_stat) and the network caches' per-CPU statistics
+//! (/proc/net/stat/*, lnstat's).
 
 use serde::Serialize;
 
@@ -86,6 +87,74 @@ pub fn parse_xfrm(buf: &[u8], out: &mut Vec<(String, u64)>) -> Result<(), ParseE
     Ok(())
 }
 
+/// One file of /proc/net/stat: a network cache's counters per CPU.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CacheStats {
+    /// The file's name (`arp_cache`, `ndisc_cache`, `nf_conntrack`...).
+    pub name: String,
+    /// The columns, as its header names them.
+    pub columns: Vec<String>,
+    /// A row per CPU (in file order), a value per column.
+    pub rows: Vec<Vec<u64>>,
+}
+
+/// Values kept at most, over all files: CPUs times columns.
+const MAX_VALUES: usize = 1 << 22;
+
+/// Parses the gathered files of /proc/net/stat: `@<file>`, its header of
+/// column names, then a row of hexadecimal values per CPU.
+pub fn parse_lnstat(buf: &[u8], out: &mut Vec<CacheStats>) -> Result<(), ParseError> {
+    out.clear();
+    let mut values = 0;
+    for l in records::lines(buf) {
+        let (n, text) = l?;
+        if let Some(name) = text.strip_prefix('@') {
+            records::open(n, name, out.len(), "file")?;
+            row_limit(n, out.len())?;
+            out.push(CacheStats {
+                name: name.to_string(),
+                ..CacheStats::default()
+            });
+            continue;
+        }
+        let f = records::current(out, n, "file")?;
+        if f.columns.is_empty() {
+            for c in text.split_whitespace() {
+                if c.len() > 64 || !c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                    return Err(err(n, "column", ParseErrorKind::Invalid, "a column's name"));
+                }
+                f.columns.push(c.to_string());
+            }
+            row_limit(n, f.columns.len())?;
+            continue;
+        }
+        let row: Vec<u64> = text
+            .split_whitespace()
+            .map(|w| u64::from_str_radix(w, 16))
+            .collect::<Result<_, _>>()
+            .map_err(|_| err(n, "value", ParseErrorKind::Invalid, "hexadecimal values"))?;
+        if row.len() != f.columns.len() {
+            return Err(err(
+                n,
+                "value",
+                ParseErrorKind::Invalid,
+                "a value for each column of the header",
+            ));
+        }
+        values += row.len();
+        if values > MAX_VALUES {
+            return Err(err(
+                n,
+                "value",
+                ParseErrorKind::TooMany,
+                "at most 2^22 values",
+            ));
+        }
+        f.rows.push(row);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +188,27 @@ mod tests {
         assert_eq!((e.field, e.kind), ("num_cgroups", ParseErrorKind::Invalid));
         let e = parse_cgroups(b"cpu 3 1\n", &mut v).unwrap_err();
         assert_eq!((e.field, e.kind), ("enabled", ParseErrorKind::Missing));
+    }
+
+    #[test]
+    fn network_cache_statistics() {
+        let mut v = Vec::new();
+        parse_lnstat(
+            b"@arp_cache\nentries  allocs destroys\n00000014  00000001 0000000a\n00000014 0000000d 0000000e\n@ndisc_cache\nentries allocs\n1 f0\n",
+            &mut v,
+        )
+        .unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].name, "arp_cache");
+        assert_eq!(v[0].columns, ["entries", "allocs", "destroys"]);
+        assert_eq!(v[0].rows, [vec![20, 1, 10], vec![20, 13, 14]]);
+        assert_eq!(v[1].rows, [vec![1, 240]]);
+        let e = parse_lnstat(b"@a\nx y\n1\n", &mut v).unwrap_err();
+        assert_eq!((e.field, e.kind), ("value", ParseErrorKind::Invalid));
+        let e = parse_lnstat(b"x y\n", &mut v).unwrap_err();
+        assert_eq!((e.field, e.kind), ("file", ParseErrorKind::Missing));
+        let e = parse_lnstat(b"@a\nx\nzz\n", &mut v).unwrap_err();
+        assert_eq!((e.field, e.kind), ("value", ParseErrorKind::Invalid));
     }
 
     #[test]

@@ -140,6 +140,8 @@ pub struct SystemSample {
     pub cgroup_controllers: Vec<crate::ktables::Controller>,
     /// /proc/net/xfrm_stat: IPsec transform errors, by the kernel's name.
     pub xfrm: Vec<(String, u64)>,
+    /// /proc/net/stat/*: the network caches' counters per CPU.
+    pub lnstat: Vec<crate::ktables::CacheStats>,
     pub task_limits: TaskLimits,
     /// /proc/cpuinfo: what each CPU is.
     pub cpuinfo: Vec<CpuInfo>,
@@ -223,6 +225,7 @@ impl Default for SystemSample {
             hung_tasks: 0,
             cgroup_controllers: Vec::new(),
             xfrm: Vec::new(),
+            lnstat: Vec::new(),
             task_limits: TaskLimits::default(),
             cpuinfo: Vec::new(),
             class: Default::default(),

@@ -345,6 +345,11 @@ sources! {
     Xfrm { name: "xfrm", files: &["net/xfrm_stat"], slot: [xfrm], parse: ktables::parse_xfrm,
         optional: true, every: PER_SCRAPE, opt_in: true, serves: ["xfrm"], helps: [],
         recorded: false },
+    /// The network caches' per-CPU counters, /proc/net/stat/* (gathered;
+    /// opt-in, as node_exporter's `lnstat`).
+    Lnstat { name: "lnstat", files: &[], slot: [lnstat], parse: ktables::parse_lnstat,
+        optional: true, every: PER_SCRAPE, opt_in: true, serves: ["lnstat"], helps: [],
+        recorded: false },
 }
 
 const fn recorded_count() -> usize {

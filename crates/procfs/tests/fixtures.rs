@@ -568,6 +568,7 @@ fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
                 | Source::Zfs
                 | Source::CgroupControllers
                 | Source::Xfrm
+                | Source::Lnstat
         ) || source.class_spec().is_some())
             && s.status[source as usize] == SourceStatus::Missing;
         assert!(

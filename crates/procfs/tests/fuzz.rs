@@ -74,6 +74,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("net/xfrm_stat", |b| {
             procfs::ktables::parse_xfrm(b, &mut Vec::new())
         }),
+        ("@lnstat", |b| {
+            procfs::ktables::parse_lnstat(b, &mut Vec::new())
+        }),
         ("@infiniband", |b| {
             procfs::class::parse_into(b, &mut Vec::new())
         }),

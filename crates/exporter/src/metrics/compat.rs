@@ -91,7 +91,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("supervisord", "needs a daemon's XML-RPC"),
     ("runit", "reads a service supervisor's directory"),
     ("network_route", "needs netlink"),
-    ("lnstat", "not yet: /proc/net/stat/*"),
     ("drbd", "not yet: /proc/drbd"),
     ("drm", "not yet: /sys/class/drm"),
     ("mountstats", "not yet: /proc/self/mountstats"),

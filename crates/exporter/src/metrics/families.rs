@@ -315,6 +315,7 @@ families! {
     NODE_PROCESSES_MAX_PROCESSES "node_processes_max_processes" Gauge [] "task_limits" "Number of max PIDs limit";
     NODE_PROCESSES_MAX_THREADS "node_processes_max_threads" Gauge [] "task_limits" "Limit of threads in the system";
     NODE_KERNEL_HUNG_TASKS_TOTAL "node_kernel_hung_tasks_total" Counter [] "kernel_hung" "Total number of tasks that have been detected as hung since the system booted.";
+    NODE_LNSTAT_TOTAL "node_lnstat_*_total" Counter ["cpu", "subsystem"] "lnstat" "linux network cache stats (a family per column of /proc/net/stat/*: node_lnstat_allocs_total, node_lnstat_entries_total, ...).";
     NODE_CGROUPS_CGROUPS "node_cgroups_cgroups" Gauge ["subsys_name"] "cgroups" "Current cgroup number of the subsystem.";
     NODE_CGROUPS_ENABLED "node_cgroups_enabled" Gauge ["subsys_name"] "cgroups" "Current cgroup number of the subsystem.";
     NODE_XFRM_IN_ERROR_PACKETS_TOTAL "node_xfrm_in_error_packets_total" Counter [] "xfrm" "All errors not matched by other";

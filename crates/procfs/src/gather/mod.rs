@@ -102,6 +102,7 @@ pub(crate) fn main_path(
         Source::Numa => sys_root.join("devices/system/node"),
         Source::Ksm => sys_root.join("kernel/mm/ksm"),
         Source::Zfs => proc_root.join("spl/kstat/zfs"),
+        Source::Lnstat => proc_root.join("net/stat"),
         Source::CpuIsolated => sys_root.join(crate::cpu::ISOLATED_FILE),
         s if s.class_spec().is_some() => sys_root.join(s.class_spec().expect("a class source").dir),
         _ => proc_root.join(source.files()[0]),
@@ -153,6 +154,7 @@ impl Gatherer {
                 self.dir_attrs(&sys_root.join("kernel/mm/ksm"), &crate::mm::KSM_FILES)?
             }
             Source::Zfs => self.zfs(proc_root)?,
+            Source::Lnstat => self.lnstat(proc_root)?,
             Source::CpuIsolated => {
                 open(&sys_root.join(crate::cpu::ISOLATED_FILE))?
                     .take(64 << 10)

@@ -133,14 +133,29 @@ impl Gatherer {
             files.push(format!("{pool}/state"));
         }
         for f in files {
-            let Ok(text) = read_capped(&base.join(&f), 16 << 20) else {
-                continue;
-            };
-            let _ = writeln!(self.scratch, "@{f}");
-            self.scratch.extend_from_slice(&text);
-            if !text.ends_with(b"\n") {
-                self.scratch.push(b'\n');
-            }
+            self.record_file(&f, &base.join(&f));
+        }
+        Ok(())
+    }
+
+    /// Appends `@<name>` and the file at `path` (at most 16 MiB) as a
+    /// record; nothing when it cannot be read.
+    fn record_file(&mut self, name: &str, path: &Path) {
+        let Ok(text) = read_capped(path, 16 << 20) else {
+            return;
+        };
+        let _ = writeln!(self.scratch, "@{name}");
+        self.scratch.extend_from_slice(&text);
+        if !text.ends_with(b"\n") {
+            self.scratch.push(b'\n');
+        }
+    }
+
+    /// Every file of /proc/net/stat, as `@<file>` and its text.
+    pub(super) fn lnstat(&mut self, proc_root: &Path) -> std::io::Result<()> {
+        let base = proc_root.join("net/stat");
+        for f in entry_names(&base, 256, |e, _| e.file_type().is_ok_and(|t| t.is_file()))? {
+            self.record_file(&f, &base.join(&f));
         }
         Ok(())
     }

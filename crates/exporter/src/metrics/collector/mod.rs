@@ -38,6 +38,7 @@ mod interrupts;
 mod ipvs;
 mod kernel_hung;
 mod ksmd;
+mod lnstat;
 mod loadavg;
 mod mdadm;
 mod meminfo;
@@ -145,6 +146,7 @@ pub(super) const ENCODERS: &[(&str, Encode)] = &[
     ("bcache", bcache::encode),
     ("cgroups", cgroups::encode),
     ("xfrm", xfrm::encode),
+    ("lnstat", lnstat::encode),
 ];
 
 /// The devices of hardware class `source`, when it was read.
