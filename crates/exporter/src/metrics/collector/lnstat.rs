@@ -19,12 +19,13 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let cpus: Vec<String> = (0..s.lnstat.iter().map(|f| f.rows.len()).max().unwrap_or(0))
         .map(|i| i.to_string())
         .collect();
+    let (pre, post) = NODE_LNSTAT_TOTAL.name.split_once('*').unwrap_or_default();
     let mut name = String::new();
     for col in columns {
         name.clear();
-        name.push_str("node_lnstat_");
+        name.push_str(pre);
         name.push_str(col);
-        name.push_str("_total");
+        name.push_str(post);
         let mut m = out.family_named(&NODE_LNSTAT_TOTAL, &name, "linux network cache stats")?;
         for f in &s.lnstat {
             let Some(at) = f.columns.iter().position(|c| c == col) else {
