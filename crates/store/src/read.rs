@@ -403,20 +403,9 @@ impl History {
     /// Calls `f` with every system sample in [from, to] holding any of
     /// `sources`, rebuilt as read live (only those sources); `taken` is
     /// `base` plus the sample's time, so intervals between samples are
-    /// exact; `f` returns false to stop. Returns the blocks that could not
-    /// be decoded (skipped).
-    pub fn system_while(
-        &self,
-        from: u64,
-        to: u64,
-        sources: &[Source],
-        f: &mut dyn FnMut(u64, &SystemSample) -> bool,
-    ) -> Result<usize, Error> {
-        self.system_from(&mut Cursor::default(), from, to, sources, f)
-    }
-
-    /// As [`History::system_while`], going on from where `cur` left off
-    /// when `from` is past it (and leaving `cur` where this read ended).
+    /// exact; `f` returns false to stop. It goes on from where `cur` left
+    /// off when `from` is past it, and leaves `cur` where this read ended.
+    /// Returns the blocks that could not be decoded (skipped).
     pub fn system_from(
         &self,
         cur: &mut Cursor,
@@ -526,7 +515,8 @@ impl History {
         Ok(bad)
     }
 
-    /// As [`History::system_while`], to the end of [from, to].
+    /// As [`History::system_from`], from the keyframe, to the end of
+    /// [from, to].
     pub fn system(
         &self,
         from: u64,
@@ -534,7 +524,7 @@ impl History {
         sources: &[Source],
         f: &mut dyn FnMut(u64, &SystemSample),
     ) -> Result<usize, Error> {
-        self.system_while(from, to, sources, &mut |ts, s| {
+        self.system_from(&mut Cursor::default(), from, to, sources, &mut |ts, s| {
             f(ts, s);
             true
         })
@@ -548,24 +538,15 @@ impl History {
         to: u64,
         f: &mut dyn FnMut(u64, &Snapshot),
     ) -> Result<usize, Error> {
-        self.procs_while(from, to, &mut |ts, s| {
+        self.procs_from(&mut Cursor::default(), from, to, &mut |ts, s| {
             f(ts, s);
             true
         })
     }
 
-    /// As [`History::procs`]; `f` returns false to stop.
-    pub fn procs_while(
-        &self,
-        from: u64,
-        to: u64,
-        f: &mut dyn FnMut(u64, &Snapshot) -> bool,
-    ) -> Result<usize, Error> {
-        self.procs_from(&mut Cursor::default(), from, to, f)
-    }
-
-    /// As [`History::procs_while`], going on from where `cur` left off
-    /// when `from` is past it (and leaving `cur` where this read ended).
+    /// As [`History::procs`]; `f` returns false to stop. It goes on from
+    /// where `cur` left off when `from` is past it, and leaves `cur` where
+    /// this read ended.
     pub fn procs_from(
         &self,
         cur: &mut Cursor,
@@ -671,24 +652,15 @@ impl History {
         to: u64,
         f: &mut dyn FnMut(u64, &crate::cgroups::Decoder),
     ) -> Result<usize, Error> {
-        self.cgroups_while(from, to, &mut |ts, d| {
+        self.cgroups_from(&mut Cursor::default(), from, to, &mut |ts, d| {
             f(ts, d);
             true
         })
     }
 
-    /// As [`History::cgroups`]; `f` returns false to stop.
-    pub fn cgroups_while(
-        &self,
-        from: u64,
-        to: u64,
-        f: &mut dyn FnMut(u64, &crate::cgroups::Decoder) -> bool,
-    ) -> Result<usize, Error> {
-        self.cgroups_from(&mut Cursor::default(), from, to, f)
-    }
-
-    /// As [`History::cgroups_while`], going on from where `cur` left off
-    /// when `from` is past it (and leaving `cur` where this read ended).
+    /// As [`History::cgroups`]; `f` returns false to stop. It goes on
+    /// from where `cur` left off when `from` is past it, and leaves `cur`
+    /// where this read ended.
     pub fn cgroups_from(
         &self,
         cur: &mut Cursor,
