@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use common::agent::{agent, get};
 use common::e2e::{E2E_DISABLED, E2E_ENABLED, E2E_REFUSED, extract_ttar};
+use common::exposition::{Series, parse_exposition};
 
 const TREE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -38,63 +39,6 @@ fn skipped(name: &str) -> bool {
                 .iter()
                 .any(|k| name.starts_with(&format!("node_network_{d}_{k}_total")))
         })
-}
-
-/// `name{labels}` (labels sorted) to value, of an exposition's samples.
-fn series(text: &str) -> BTreeMap<String, f64> {
-    let mut out = BTreeMap::new();
-    for line in text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-    {
-        let (key, value) = match line.rfind(' ') {
-            Some(i) => (&line[..i], &line[i + 1..]),
-            None => continue,
-        };
-        let value: f64 = match value {
-            "NaN" => f64::NAN,
-            "+Inf" => f64::INFINITY,
-            "-Inf" => f64::NEG_INFINITY,
-            v => match v.parse() {
-                Ok(v) => v,
-                Err(_) => continue,
-            },
-        };
-        let (name, labels) = match key.split_once('{') {
-            Some((n, l)) => (n, l.trim_end_matches('}')),
-            None => (key, ""),
-        };
-        let mut pairs: Vec<&str> = split_labels(labels);
-        pairs.sort_unstable();
-        out.insert(format!("{name}{{{}}}", pairs.join(",")), value);
-    }
-    out
-}
-
-/// The `k="v"` pairs of a label set, commas inside quoted values kept.
-fn split_labels(s: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let (mut start, mut quoted, mut escaped) = (0, false, false);
-    for (i, c) in s.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            '"' => quoted = !quoted,
-            ',' if !quoted => {
-                out.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if start < s.len() {
-        out.push(&s[start..]);
-    }
-    out
-}
-
-fn family(key: &str) -> &str {
-    &key[..key.find('{').unwrap_or(key.len())]
 }
 
 /// The share of node_exporter's end-to-end series served with the same
@@ -147,18 +91,19 @@ fn node_exporters_end_to_end_fixture_series_by_series() {
     ));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let a = agent("", &refs);
-    let ours = series(&get(a.addr, "/metrics", None).body);
-    let theirs: BTreeMap<String, f64> =
-        series(&std::fs::read_to_string(format!("{TREE}/e2e-output.txt")).unwrap())
+    let ours = parse_exposition(&get(a.addr, "/metrics", None).body).0;
+    let theirs: Series =
+        parse_exposition(&std::fs::read_to_string(format!("{TREE}/e2e-output.txt")).unwrap())
+            .0
             .into_iter()
-            .filter(|(k, _)| !skipped(k))
+            .filter(|((name, _), _)| !skipped(name))
             .collect();
     let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
     // Per family: series missing here, and series with another value.
     let mut off: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
     let mut exact = 0;
     for (k, v) in &theirs {
-        let e = off.entry(family(k)).or_default();
+        let e = off.entry(k.0.as_str()).or_default();
         e.2 += 1;
         match ours.get(k) {
             Some(o) if same(*o, *v) => exact += 1,
