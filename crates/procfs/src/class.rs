@@ -315,6 +315,50 @@ pub const BCACHE: ClassSpec = ClassSpec {
     missing_is_empty: true,
 };
 
+/// `/sys/fs/bcachefs/<uuid>/`: one mounted bcachefs filesystem each, its
+/// counters (`counters/<name>`: since mount and since the filesystem's
+/// creation) and its devices (`dev-N`). Sizes are printed humanized
+/// (`2.05G`, read as decimal fractions: [`human_bytes`]); its tables
+/// (`errors`, `compression_stats`, `btree_write_stats`, `io_done`,
+/// `io_errors`) gather as one attribute a line. Without the directory
+/// the source is missing, and node_exporter's collector fails likewise.
+pub const BCACHEFS: ClassSpec = ClassSpec {
+    dir: "fs/bcachefs",
+    prefix: "",
+    numbered: false,
+    skip: &[],
+    attrs: &[
+        "btree_cache_size",
+        "btree_write_stats",
+        "compression_stats",
+        "errors",
+        "counters/*",
+        "dev-*/bucket_size",
+        "dev-*/durability",
+        "dev-*/io_done",
+        "dev-*/io_errors",
+        "dev-*/label",
+        "dev-*/nbuckets",
+        "dev-*/state",
+    ],
+    missing_is_empty: false,
+};
+
+/// A size as bcachefs prints it (`prt_human_readable_u64`): a number,
+/// perhaps with a decimal fraction, and a binary multiplier (`k`, `M`,
+/// `G`, `T`, `P`, `E`, either case), truncated to whole bytes as
+/// node_exporter reads it (`2.05G` is 2,201,170,739).
+pub fn human_bytes(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let last = v.chars().last()?;
+    let (num, power) = match "kmgtpe".find(last.to_ascii_lowercase()) {
+        Some(p) => (&v[..v.len() - 1], p as i32 + 1),
+        None => (v, 0),
+    };
+    let x: f64 = num.trim().parse().ok()?;
+    (x.is_finite() && x >= 0.0).then(|| (x * 1024f64.powi(power)) as u64)
+}
+
 /// A size as bcache prints it (`bch_hprint`): a whole number, or a number
 /// and a binary multiplier (`k`, `M`, `G`, ...), whose one or two digits
 /// after the point are 1024ths scaled to 100 (`1.1M` is 1 + 1/10.24 MiB);
@@ -356,12 +400,13 @@ macro_rules! class_sources {
             | $crate::Source::Xfs
             | $crate::Source::Btrfs
             | $crate::Source::Bcache
+            | $crate::Source::Bcachefs
     };
 }
 
 /// The class sources and their specs; a source's index here is its slot
 /// in [`crate::SystemSample::class`].
-pub static CLASSES: [(crate::Source, ClassSpec); 11] = [
+pub static CLASSES: [(crate::Source, ClassSpec); 12] = [
     (crate::Source::PowerSupply, POWER_SUPPLY),
     (crate::Source::Nvme, NVME),
     (crate::Source::Watchdog, WATCHDOG),
@@ -373,6 +418,7 @@ pub static CLASSES: [(crate::Source, ClassSpec); 11] = [
     (crate::Source::Xfs, XFS),
     (crate::Source::Btrfs, BTRFS),
     (crate::Source::Bcache, BCACHE),
+    (crate::Source::Bcachefs, BCACHEFS),
 ];
 
 /// One device: its directory's name and the attributes read, in order.
@@ -546,6 +592,19 @@ mod tests {
         assert_eq!(dehumanize("3k"), Some(3072));
         assert_eq!(dehumanize("1.5Q"), None);
         assert_eq!(dehumanize(""), None);
+    }
+
+    #[test]
+    fn sizes_read_as_bcachefs_prints_them() {
+        assert_eq!(human_bytes("2.05G"), Some(2_201_170_739));
+        assert_eq!(human_bytes("28.2k"), Some(28_876));
+        assert_eq!(human_bytes("10.8T"), Some(11_874_725_579_980));
+        assert_eq!(human_bytes("720"), Some(720));
+        assert_eq!(human_bytes("512k"), Some(524_288));
+        assert_eq!(human_bytes("1.5Q"), None);
+        assert_eq!(human_bytes("-1k"), None);
+        assert_eq!(human_bytes(""), None);
+        assert_eq!(human_bytes("k"), None);
     }
 
     #[test]

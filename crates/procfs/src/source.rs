@@ -350,6 +350,11 @@ sources! {
     Lnstat { name: "lnstat", files: &[], slot: [lnstat], parse: ktables::parse_lnstat,
         optional: true, every: PER_SCRAPE, opt_in: true, serves: ["lnstat"], helps: [],
         recorded: false },
+    /// bcachefs: a module few kernels have (a class: one entry a mounted
+    /// filesystem).
+    Bcachefs { name: "bcachefs", files: &[], slot: [class[11]], parse: class::parse_into,
+        optional: true, every: PER_SCRAPE, opt_in: false, serves: ["bcachefs"], helps: [],
+        recorded: false },
 }
 
 const fn recorded_count() -> usize {

@@ -50,6 +50,7 @@ fn this_machine_exact_values() {
                 | Source::Nfsd
                 | Source::Ipvs
                 | Source::Zfs
+                | Source::Bcachefs
         ) {
             SourceStatus::Missing
         } else {
@@ -544,6 +545,31 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
     let b = &class(Source::Bcache)[0];
     assert_eq!(b.get("bdev0/writeback_rate_debug:integral:"), Some("-2.0k"));
     assert_eq!(b.get("bdev0/writeback_rate_debug:next"), Some("io:\t-1ms"));
+    // bcachefs: a one-line table as the attribute itself, a table of
+    // several lines as one attribute a line (a section's one-word heading
+    // without a value), a counter's two lines under one name.
+    let fs = &class(Source::Bcachefs)[0];
+    assert_eq!(fs.name, "3f2b9c1e-8a4d-4e6f-b1c2-5d6e7f8a9b0c");
+    assert_eq!(
+        fs.get("errors"),
+        Some("bset_bad_csum                                   2       1767112063")
+    );
+    assert_eq!(
+        fs.get("btree_write_stats:interior:"),
+        Some("3035363   1.26k")
+    );
+    assert_eq!(fs.get("dev-0/io_done:write:"), Some(""));
+    assert_eq!(fs.get("dev-0/io_errors:checksum:5"), Some(""));
+    assert_eq!(fs.get("dev-0/state"), Some("rw [ro] evacuating spare"));
+    let counter: Vec<&str> = fs.below("counters").into_iter().map(|(_, v)| v).collect();
+    assert_eq!(
+        counter[..2],
+        [
+            "mount:                   3070115",
+            "filesystem creation:     62061408"
+        ]
+    );
+    assert_eq!(procfs::class::human_bytes("2.25M"), Some(2_359_296));
     // NFS client and server.
     assert_eq!(s.nfs.at("rpc", 0), 4329785);
     assert_eq!(s.nfs.procedures("proc3")[1], 4084749);

@@ -100,7 +100,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
         "not yet: /sys/devices/system/cpu/vulnerabilities",
     ),
     ("pcidevice", "not yet: /sys/bus/pci/devices"),
-    ("bcachefs", "not yet: /sys/fs/bcachefs"),
     ("tls", "not yet: /proc/net/tls_stat"),
 ];
 

@@ -336,12 +336,17 @@ impl Gatherer {
                         continue;
                     }
                     // `<name> <values>` lines (spaces or tabs between):
-                    // one attribute each.
+                    // one attribute each; a line of one word (a section's
+                    // heading, `read:`) one without a value.
                     for line in self.attr.split(|&b| b == b'\n') {
                         let line = line.trim_ascii();
-                        let Some(gap) = line.iter().position(u8::is_ascii_whitespace) else {
+                        if line.is_empty() {
                             continue;
-                        };
+                        }
+                        let gap = line
+                            .iter()
+                            .position(u8::is_ascii_whitespace)
+                            .unwrap_or(line.len());
                         self.scratch.extend_from_slice(key.as_bytes());
                         self.scratch.push(b':');
                         self.scratch.extend_from_slice(&line[..gap]);

@@ -18,6 +18,7 @@ use super::out::{Fmt, Out, counter, counter_l, gauge, gauge_l, info, info_l, one
 
 mod arp;
 mod bcache;
+mod bcachefs;
 mod bonding;
 mod btrfs;
 mod buddyinfo;
@@ -147,6 +148,7 @@ pub(super) const ENCODERS: &[(&str, Encode)] = &[
     ("cgroups", cgroups::encode),
     ("xfrm", xfrm::encode),
     ("lnstat", lnstat::encode),
+    ("bcachefs", bcachefs::encode),
 ];
 
 /// The devices of hardware class `source`, when it was read.
