@@ -47,6 +47,7 @@ pub mod loadavg;
 pub mod mdstat;
 pub mod meminfo;
 pub mod mm;
+pub mod mountstats;
 pub mod net_dev;
 pub mod netclass;
 pub mod netmisc;

@@ -142,6 +142,8 @@ pub struct SystemSample {
     pub xfrm: Vec<(String, u64)>,
     /// /proc/net/stat/*: the network caches' counters per CPU.
     pub lnstat: Vec<crate::ktables::CacheStats>,
+    /// /proc/self/mountstats (and mountinfo): NFS client mounts.
+    pub mountstats: Vec<crate::mountstats::NfsMount>,
     pub task_limits: TaskLimits,
     /// /proc/cpuinfo: what each CPU is.
     pub cpuinfo: Vec<CpuInfo>,
@@ -226,6 +228,7 @@ impl Default for SystemSample {
             cgroup_controllers: Vec::new(),
             xfrm: Vec::new(),
             lnstat: Vec::new(),
+            mountstats: Vec::new(),
             task_limits: TaskLimits::default(),
             cpuinfo: Vec::new(),
             class: Default::default(),
@@ -474,9 +477,9 @@ macro_rules! source_slots {
 // The parsers the rows name, by module.
 use crate::{
     cpu, cpuinfo, diskstats, entropy, filefd, filesystem, hardware, hwmon, interrupts, ipvs,
-    ktables, loadavg, mdstat, meminfo, mm, net_dev, netclass, netmisc, netstat, numa, os_release,
-    pressure, rpc, schedstat, selinux, sockstat, softirqs, softnet, stat, textfile, time, udev,
-    uname, vmstat, zfs,
+    ktables, loadavg, mdstat, meminfo, mm, mountstats, net_dev, netclass, netmisc, netstat, numa,
+    os_release, pressure, rpc, schedstat, selinux, sockstat, softirqs, softnet, stat, textfile,
+    time, udev, uname, vmstat, zfs,
 };
 
 crate::source::for_each_source!();

@@ -355,6 +355,12 @@ sources! {
     Bcachefs { name: "bcachefs", files: &[], slot: [class[11]], parse: class::parse_into,
         optional: true, every: PER_SCRAPE, opt_in: false, serves: ["bcachefs"], helps: [],
         recorded: false },
+    /// NFS client statistics per mount (opt-in, as node_exporter's
+    /// `mountstats`): the agent's own mount namespace's, as node_exporter
+    /// reads its own.
+    Mountstats { name: "mountstats", files: &["self/mountstats", "self/mountinfo"],
+        slot: [mountstats], parse: mountstats::parse_into, optional: true, every: PER_SCRAPE,
+        opt_in: true, serves: ["mountstats"], helps: [], recorded: false },
 }
 
 const fn recorded_count() -> usize {

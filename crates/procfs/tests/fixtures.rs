@@ -51,6 +51,7 @@ fn this_machine_exact_values() {
                 | Source::Ipvs
                 | Source::Zfs
                 | Source::Bcachefs
+                | Source::Mountstats
         ) {
             SourceStatus::Missing
         } else {
@@ -570,6 +571,18 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         ]
     );
     assert_eq!(procfs::class::human_bytes("2.25M"), Some(2_359_296));
+    // An NFS mount's statistics (a transport line with more columns
+    // than this parser knows), its server's address from mountinfo.
+    let m = &s.mountstats[0];
+    assert_eq!(s.mountstats.len(), 1);
+    assert_eq!(
+        (m.device.as_str(), m.addr.as_str()),
+        ("10.1.2.3:/export/home", "10.1.2.3")
+    );
+    assert_eq!(
+        (m.transports[0].counters[12], m.operations[2].counters[7]),
+        (3000, 410)
+    );
     // NFS client and server.
     assert_eq!(s.nfs.at("rpc", 0), 4329785);
     assert_eq!(s.nfs.procedures("proc3")[1], 4084749);
@@ -595,6 +608,7 @@ fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
                 | Source::CgroupControllers
                 | Source::Xfrm
                 | Source::Lnstat
+                | Source::Mountstats
         ) || source.class_spec().is_some())
             && s.status[source as usize] == SourceStatus::Missing;
         assert!(

@@ -77,6 +77,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("@lnstat", |b| {
             procfs::ktables::parse_lnstat(b, &mut Vec::new())
         }),
+        ("@mountstats", |b| {
+            procfs::mountstats::parse_into(b, &mut Vec::new())
+        }),
         ("@infiniband", |b| {
             procfs::class::parse_into(b, &mut Vec::new())
         }),

@@ -93,7 +93,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("network_route", "needs netlink"),
     ("drbd", "not yet: /proc/drbd"),
     ("drm", "not yet: /sys/class/drm"),
-    ("mountstats", "not yet: /proc/self/mountstats"),
     ("sysctl", "not yet: /proc/sys"),
     (
         "cpu_vulnerabilities",

@@ -44,6 +44,7 @@ mod loadavg;
 mod mdadm;
 mod meminfo;
 mod meminfo_numa;
+mod mountstats;
 mod netclass;
 mod netdev;
 mod netstat;
@@ -149,6 +150,7 @@ pub(super) const ENCODERS: &[(&str, Encode)] = &[
     ("xfrm", xfrm::encode),
     ("lnstat", lnstat::encode),
     ("bcachefs", bcachefs::encode),
+    ("mountstats", mountstats::encode),
 ];
 
 /// The devices of hardware class `source`, when it was read.
