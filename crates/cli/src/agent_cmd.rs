@@ -154,6 +154,14 @@ pub const NOT_TAKEN: &[(&str, &str)] = &[
     ),
     ("--collector.tapestats.ignored-devices", "not supported yet"),
     ("--collector.rapl.enable-zone-label", "not supported yet"),
+    (
+        "--collector.pcidevice.names",
+        "not supported yet: names come from the pci.ids database; node_pcidevice_info carries the numeric ids",
+    ),
+    (
+        "--collector.pcidevice.idsfile",
+        "not supported yet: names come from the pci.ids database; node_pcidevice_info carries the numeric ids",
+    ),
 ];
 
 /// node_exporter's flag namespaces: a flag in one of them that the agent

@@ -344,6 +344,37 @@ pub const BCACHEFS: ClassSpec = ClassSpec {
     missing_is_empty: false,
 };
 
+/// `/sys/bus/pci/devices/<segment:bus:device.function>/`: each PCI
+/// function, its identity, link, SR-IOV and power attributes; the
+/// gatherer adds `parent <location>`, the upstream bridge's location from
+/// the device's link into /sys/devices, where it has one.
+pub const PCIDEVICE: ClassSpec = ClassSpec {
+    dir: "bus/pci/devices",
+    prefix: "",
+    numbered: false,
+    skip: &[],
+    attrs: &[
+        "class",
+        "vendor",
+        "device",
+        "subsystem_vendor",
+        "subsystem_device",
+        "revision",
+        "max_link_speed",
+        "max_link_width",
+        "current_link_speed",
+        "current_link_width",
+        "numa_node",
+        "sriov_drivers_autoprobe",
+        "sriov_numvfs",
+        "sriov_totalvfs",
+        "sriov_vf_total_msix",
+        "d3cold_allowed",
+        "power_state",
+    ],
+    missing_is_empty: false,
+};
+
 /// A size as bcachefs prints it (`prt_human_readable_u64`): a number,
 /// perhaps with a decimal fraction, and a binary multiplier (`k`, `M`,
 /// `G`, `T`, `P`, `E`, either case), truncated to whole bytes as
@@ -401,12 +432,13 @@ macro_rules! class_sources {
             | $crate::Source::Btrfs
             | $crate::Source::Bcache
             | $crate::Source::Bcachefs
+            | $crate::Source::Pcidevice
     };
 }
 
 /// The class sources and their specs; a source's index here is its slot
 /// in [`crate::SystemSample::class`].
-pub static CLASSES: [(crate::Source, ClassSpec); 12] = [
+pub static CLASSES: [(crate::Source, ClassSpec); 13] = [
     (crate::Source::PowerSupply, POWER_SUPPLY),
     (crate::Source::Nvme, NVME),
     (crate::Source::Watchdog, WATCHDOG),
@@ -419,6 +451,7 @@ pub static CLASSES: [(crate::Source, ClassSpec); 12] = [
     (crate::Source::Btrfs, BTRFS),
     (crate::Source::Bcache, BCACHE),
     (crate::Source::Bcachefs, BCACHEFS),
+    (crate::Source::Pcidevice, PCIDEVICE),
 ];
 
 /// One device: its directory's name and the attributes read, in order.

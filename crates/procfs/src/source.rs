@@ -361,6 +361,11 @@ sources! {
     Mountstats { name: "mountstats", files: &["self/mountstats", "self/mountinfo"],
         slot: [mountstats], parse: mountstats::parse_into, optional: true, every: PER_SCRAPE,
         opt_in: true, serves: ["mountstats"], helps: [], recorded: false },
+    /// PCI functions (a class; opt-in, as node_exporter's `pcidevice`: a
+    /// big server has hundreds, some twenty files each).
+    Pcidevice { name: "pcidevice", files: &[], slot: [class[12]], parse: class::parse_into,
+        optional: true, every: PER_SCRAPE, opt_in: true, serves: ["pcidevice"], helps: [],
+        recorded: false },
 }
 
 const fn recorded_count() -> usize {

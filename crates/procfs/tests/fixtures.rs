@@ -52,6 +52,7 @@ fn this_machine_exact_values() {
                 | Source::Zfs
                 | Source::Bcachefs
                 | Source::Mountstats
+                | Source::Pcidevice
         ) {
             SourceStatus::Missing
         } else {
@@ -583,6 +584,15 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         (m.transports[0].counters[12], m.operations[2].counters[7]),
         (3000, 410)
     );
+    // PCI functions: a bridge on a root bus has no parent; the function
+    // behind it names it.
+    assert_eq!(names(Source::Pcidevice), ["0000:00:02.1", "0000:01:00.0"]);
+    let (bridge, nvme) = (&class(Source::Pcidevice)[0], &class(Source::Pcidevice)[1]);
+    assert_eq!(
+        (bridge.get("parent"), nvme.get("parent")),
+        (None, Some("0000:00:02.1"))
+    );
+    assert_eq!(nvme.get("max_link_speed"), Some("16.0 GT/s PCIe"));
     // NFS client and server.
     assert_eq!(s.nfs.at("rpc", 0), 4329785);
     assert_eq!(s.nfs.procedures("proc3")[1], 4084749);

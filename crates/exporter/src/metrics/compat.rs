@@ -98,7 +98,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
         "cpu_vulnerabilities",
         "not yet: /sys/devices/system/cpu/vulnerabilities",
     ),
-    ("pcidevice", "not yet: /sys/bus/pci/devices"),
     ("tls", "not yet: /proc/net/tls_stat"),
 ];
 

@@ -384,6 +384,18 @@ families! {
     NODE_MOUNTSTATS_NFS_EVENT_JUKEBOX_DELAY_TOTAL "node_mountstats_nfs_event_jukebox_delay_total" Counter ["export", "protocol", "mountaddr"] "mountstats" "Number of times the NFS server indicated EJUKEBOX; retrieving data from offline storage.";
     NODE_MOUNTSTATS_NFS_EVENT_PNFS_READ_TOTAL "node_mountstats_nfs_event_pnfs_read_total" Counter ["export", "protocol", "mountaddr"] "mountstats" "Number of NFS v4.1+ pNFS reads.";
     NODE_MOUNTSTATS_NFS_EVENT_PNFS_WRITE_TOTAL "node_mountstats_nfs_event_pnfs_write_total" Counter ["export", "protocol", "mountaddr"] "mountstats" "Number of NFS v4.1+ pNFS writes.";
+    NODE_PCIDEVICE_INFO "node_pcidevice_info" Gauge ["segment", "bus", "device", "function", "parent_segment", "parent_bus", "parent_device", "parent_function", "class_id", "vendor_id", "device_id", "subsystem_vendor_id", "subsystem_device_id", "revision"] "pcidevice" "Non-numeric data from /sys/bus/pci/devices/<location>, value is always 1.";
+    NODE_PCIDEVICE_MAX_LINK_TRANSFERS_PER_SECOND "node_pcidevice_max_link_transfers_per_second" Gauge ["segment", "bus", "device", "function"] "pcidevice" "Value of maximum link's transfers per second (T/s)";
+    NODE_PCIDEVICE_MAX_LINK_WIDTH "node_pcidevice_max_link_width" Gauge ["segment", "bus", "device", "function"] "pcidevice" "Value of maximum link's width (number of lanes)";
+    NODE_PCIDEVICE_CURRENT_LINK_TRANSFERS_PER_SECOND "node_pcidevice_current_link_transfers_per_second" Gauge ["segment", "bus", "device", "function"] "pcidevice" "Value of current link's transfers per second (T/s)";
+    NODE_PCIDEVICE_CURRENT_LINK_WIDTH "node_pcidevice_current_link_width" Gauge ["segment", "bus", "device", "function"] "pcidevice" "Value of current link's width (number of lanes)";
+    NODE_PCIDEVICE_D3COLD_ALLOWED "node_pcidevice_d3cold_allowed" Gauge ["segment", "bus", "device", "function"] "pcidevice" "Whether the PCIe device supports D3cold power state (0/1).";
+    NODE_PCIDEVICE_SRIOV_DRIVERS_AUTOPROBE "node_pcidevice_sriov_drivers_autoprobe" Gauge ["segment", "bus", "device", "function"] "pcidevice" "Whether SR-IOV drivers autoprobe is enabled for the device (0/1).";
+    NODE_PCIDEVICE_SRIOV_NUMVFS "node_pcidevice_sriov_numvfs" Gauge ["segment", "bus", "device", "function"] "pcidevice" "Number of Virtual Functions (VFs) currently enabled for SR-IOV.";
+    NODE_PCIDEVICE_SRIOV_TOTALVFS "node_pcidevice_sriov_totalvfs" Gauge ["segment", "bus", "device", "function"] "pcidevice" "Total number of Virtual Functions (VFs) supported by the device.";
+    NODE_PCIDEVICE_SRIOV_VF_TOTAL_MSIX "node_pcidevice_sriov_vf_total_msix" Gauge ["segment", "bus", "device", "function"] "pcidevice" "Total number of MSI-X vectors for Virtual Functions.";
+    NODE_PCIDEVICE_POWER_STATE "node_pcidevice_power_state" Gauge ["segment", "bus", "device", "function", "state"] "pcidevice" "PCIe device power state, one of: D0, D1, D2, D3hot, D3cold, unknown or error.";
+    NODE_PCIDEVICE_NUMA_NODE "node_pcidevice_numa_node" Gauge ["segment", "bus", "device", "function"] "pcidevice" "NUMA node number for the PCI device. -1 indicates unknown or not available.";
     NODE_CGROUPS_CGROUPS "node_cgroups_cgroups" Gauge ["subsys_name"] "cgroups" "Current cgroup number of the subsystem.";
     NODE_CGROUPS_ENABLED "node_cgroups_enabled" Gauge ["subsys_name"] "cgroups" "Current cgroup number of the subsystem.";
     NODE_XFRM_IN_ERROR_PACKETS_TOTAL "node_xfrm_in_error_packets_total" Counter [] "xfrm" "All errors not matched by other";

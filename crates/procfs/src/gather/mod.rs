@@ -164,6 +164,10 @@ impl Gatherer {
                 let extra = self.btrfs_ioctls(proc_root);
                 self.class(sys_root, &crate::class::BTRFS, &extra)?
             }
+            Source::Pcidevice => {
+                let extra = Self::pci_parents(sys_root);
+                self.class(sys_root, &crate::class::PCIDEVICE, &extra)?
+            }
             s if s.class_spec().is_some() => {
                 let spec = s.class_spec().expect("a class source");
                 self.class(sys_root, spec, &Default::default())?

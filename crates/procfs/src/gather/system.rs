@@ -184,6 +184,31 @@ impl Gatherer {
         out
     }
 
+    /// Each PCI function's upstream bridge, as a `parent <location>` line
+    /// by function: the directory its link in /sys/bus/pci/devices points
+    /// into, unless that is a root bus (`pci0000:00`).
+    pub(super) fn pci_parents(sys_root: &Path) -> std::collections::HashMap<String, Vec<String>> {
+        let mut out = std::collections::HashMap::new();
+        let Ok(entries) = std::fs::read_dir(sys_root.join(crate::class::PCIDEVICE.dir)) else {
+            return out;
+        };
+        for e in entries.flatten().take(crate::limits::MAX_ROWS) {
+            let (Ok(name), Ok(target)) =
+                (e.file_name().into_string(), std::fs::read_link(e.path()))
+            else {
+                continue;
+            };
+            let parent = target
+                .parent()
+                .and_then(Path::file_name)
+                .and_then(|p| p.to_str());
+            if let Some(p) = parent.filter(|p| !p.starts_with("pci")) {
+                out.insert(name, vec![format!("parent {p}")]);
+            }
+        }
+        out
+    }
+
     pub(super) fn numa(&mut self, sys_root: &Path) -> std::io::Result<()> {
         let dir = sys_root.join("devices/system/node");
         for node in Self::numbered(&dir, "node")? {

@@ -52,6 +52,7 @@ mod nfs;
 mod nfsd;
 mod nvme;
 mod os;
+mod pcidevice;
 mod powersupplyclass;
 mod pressure;
 mod processes;
@@ -151,6 +152,7 @@ pub(super) const ENCODERS: &[(&str, Encode)] = &[
     ("lnstat", lnstat::encode),
     ("bcachefs", bcachefs::encode),
     ("mountstats", mountstats::encode),
+    ("pcidevice", pcidevice::encode),
 ];
 
 /// The devices of hardware class `source`, when it was read.
