@@ -255,7 +255,9 @@ fn node_exporters_end_to_end_command_line() {
     // or bcachefs; the end-to-end fixture's test checks their series).
     for c in ["mountstats", "pcidevice", "bcachefs"] {
         assert!(
-            !a.early.iter().any(|l| l.contains(&format!("collector \"{c}\""))),
+            !a.early
+                .iter()
+                .any(|l| l.contains(&format!("collector \"{c}\""))),
             "{c} warned of: {:#?}",
             a.early
         );
