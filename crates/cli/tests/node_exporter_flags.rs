@@ -218,7 +218,7 @@ fn node_exporters_end_to_end_command_line() {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let a = agent("", &refs);
     // The collectors the agent lacks are warnings, each named once.
-    for missing in ["qdisc", "sysctl", "wifi", "tls", "drbd"] {
+    for missing in ["qdisc", "wifi", "tls"] {
         assert!(
             a.early
                 .iter()
@@ -252,8 +252,16 @@ fn node_exporters_end_to_end_command_line() {
     assert_eq!(series.get("node_arp_entries{device=\"eth0\"}"), Some(&1.0));
     // Collectors of node_exporter's later releases, enabled: taken
     // without a warning and reported (this tree has no NFS mount, PCI bus
-    // or bcachefs; the end-to-end fixture's test checks their series).
-    for c in ["mountstats", "pcidevice", "bcachefs"] {
+    // or bcachefs, no DRBD and no vulnerabilities directory; the
+    // end-to-end fixture's test checks their series).
+    for c in [
+        "mountstats",
+        "pcidevice",
+        "bcachefs",
+        "sysctl",
+        "drbd",
+        "cpu_vulnerabilities",
+    ] {
         assert!(
             !a.early
                 .iter()

@@ -168,7 +168,8 @@ pub const RAPL: ClassSpec = ClassSpec {
     missing_is_empty: false,
 };
 
-/// `/sys/devices/system/edac/mc/mcN/` and its chip-select rows.
+/// `/sys/devices/system/edac/mc/mcN/`, its chip-select rows and their
+/// channels.
 pub const EDAC: ClassSpec = ClassSpec {
     dir: "devices/system/edac/mc",
     prefix: "mc",
@@ -181,6 +182,9 @@ pub const EDAC: ClassSpec = ClassSpec {
         "ue_noinfo_count",
         "csrow*/ce_count",
         "csrow*/ue_count",
+        "csrow*/ch*_ce_count",
+        "csrow*/ch*_ue_count",
+        "csrow*/ch*_dimm_label",
     ],
     missing_is_empty: true,
 };
@@ -375,6 +379,30 @@ pub const PCIDEVICE: ClassSpec = ClassSpec {
     missing_is_empty: false,
 };
 
+/// `/sys/devices/system/cpu/vulnerabilities/*`: the kernel's word on each
+/// CPU vulnerability, one file each (`Not affected`, `Vulnerable...`,
+/// `Mitigation: ...`); the directory is the one "device".
+pub const CPU_VULNERABILITIES: ClassSpec = ClassSpec {
+    dir: "devices/system/cpu",
+    prefix: "vulnerabilities",
+    numbered: false,
+    skip: &[],
+    attrs: &["*"],
+    missing_is_empty: false,
+};
+
+/// `/sys/block/mdN/md/`: each software RAID array's level, its member
+/// count and how many members it lacks (node_exporter's mdadm reads these
+/// beside /proc/mdstat).
+pub const MDRAID: ClassSpec = ClassSpec {
+    dir: "block",
+    prefix: "md",
+    numbered: true,
+    skip: &[],
+    attrs: &["md/level", "md/raid_disks", "md/degraded"],
+    missing_is_empty: true,
+};
+
 /// A size as bcachefs prints it (`prt_human_readable_u64`): a number,
 /// perhaps with a decimal fraction, and a binary multiplier (`k`, `M`,
 /// `G`, `T`, `P`, `E`, either case), truncated to whole bytes as
@@ -433,12 +461,14 @@ macro_rules! class_sources {
             | $crate::Source::Bcache
             | $crate::Source::Bcachefs
             | $crate::Source::Pcidevice
+            | $crate::Source::CpuVulnerabilities
+            | $crate::Source::Mdraid
     };
 }
 
 /// The class sources and their specs; a source's index here is its slot
 /// in [`crate::SystemSample::class`].
-pub static CLASSES: [(crate::Source, ClassSpec); 13] = [
+pub static CLASSES: [(crate::Source, ClassSpec); 15] = [
     (crate::Source::PowerSupply, POWER_SUPPLY),
     (crate::Source::Nvme, NVME),
     (crate::Source::Watchdog, WATCHDOG),
@@ -452,6 +482,8 @@ pub static CLASSES: [(crate::Source, ClassSpec); 13] = [
     (crate::Source::Bcache, BCACHE),
     (crate::Source::Bcachefs, BCACHEFS),
     (crate::Source::Pcidevice, PCIDEVICE),
+    (crate::Source::CpuVulnerabilities, CPU_VULNERABILITIES),
+    (crate::Source::Mdraid, MDRAID),
 ];
 
 /// One device: its directory's name and the attributes read, in order.

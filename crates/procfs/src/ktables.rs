@@ -1,7 +1,8 @@
 //! Small kernel tables node_exporter's opt-in collectors read: the cgroup
 //! controllers (/proc/cgroups), the IPsec transform errors
-//! (/proc/net/xfrm_stat) and the network caches' per-CPU statistics
-//! (/proc/net/stat/*, lnstat's).
+//! (/proc/net/xfrm_stat), the network caches' per-CPU statistics
+//! (/proc/net/stat/*, lnstat's), the configured sysctls (/proc/sys) and
+//! DRBD's replicated devices (/proc/drbd).
 
 use serde::Serialize;
 
@@ -155,6 +156,125 @@ pub fn parse_lnstat(buf: &[u8], out: &mut Vec<CacheStats>) -> Result<(), ParseEr
     Ok(())
 }
 
+/// One DRBD device of /proc/drbd: its `key:value` fields as printed
+/// (`cs:Connected`, `ro:Primary/Secondary`, `ns:17324442`...).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DrbdDevice {
+    /// `drbd<minor>`.
+    pub name: String,
+    pub fields: Vec<(String, String)>,
+}
+
+impl DrbdDevice {
+    /// The value of field `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Parses /proc/drbd (DRBD 8): after the version lines, each device's
+/// minor (`1:`) and then its `key:value` words, on its line and the
+/// indented ones after it. Words of any other shape are passed over.
+pub fn parse_drbd(buf: &[u8], out: &mut Vec<DrbdDevice>) -> Result<(), ParseError> {
+    let mut rows = 0;
+    let mut fields = 0;
+    for l in records::lines(buf) {
+        let (n, text) = l?;
+        for word in text.split_whitespace() {
+            let Some((k, v)) = word.split_once(':') else {
+                continue;
+            };
+            let minor = k
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| k.parse::<u64>().ok());
+            if let (true, Some(Some(minor))) = (v.is_empty(), minor) {
+                row_limit(n, rows)?;
+                if let Some(d) = rows.checked_sub(1).map(|i| &mut out[i]) {
+                    d.fields.truncate(fields);
+                }
+                let d = slot(out, rows);
+                d.name.clear();
+                let _ = std::fmt::Write::write_fmt(&mut d.name, format_args!("drbd{minor}"));
+                rows += 1;
+                fields = 0;
+                continue;
+            }
+            let Some(d) = rows.checked_sub(1).map(|i| &mut out[i]) else {
+                // `version:` and `srcversion:` before the first device.
+                continue;
+            };
+            if fields >= 64 {
+                return Err(err(
+                    n,
+                    "field",
+                    ParseErrorKind::TooMany,
+                    "at most 64 fields a device",
+                ));
+            }
+            let f = slot(&mut d.fields, fields);
+            set(&mut f.0, k);
+            set(&mut f.1, v);
+            fields += 1;
+        }
+    }
+    if let Some(d) = rows.checked_sub(1).map(|i| &mut out[i]) {
+        d.fields.truncate(fields);
+    }
+    out.truncate(rows);
+    Ok(())
+}
+
+#[cfg(test)]
+mod drbd_tests {
+    use super::*;
+
+    #[test]
+    fn devices_with_their_fields() {
+        let text = b"version: 8.4.3 (api:1/proto:86-101)\nsrcversion: 1A9F77B1CA5FF92235C2213\n\n 1: cs:Connected ro:Primary/Secondary ds:UpToDate/UpToDate C r-----\n    ns:17324442 nr:10961011 oos:12349\n 0: cs:StandAlone\n";
+        let mut v = crate::parsed(parse_drbd, text);
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].name, "drbd1");
+        assert_eq!(v[0].get("ro"), Some("Primary/Secondary"));
+        assert_eq!(v[0].get("oos"), Some("12349"));
+        assert_eq!(v[0].get("api"), None);
+        assert_eq!((v[1].name.as_str(), v[1].fields.len()), ("drbd0", 1));
+        parse_drbd(b" 7: cs:WFConnection\n", &mut v).unwrap();
+        assert_eq!(
+            (v.len(), v[0].name.as_str(), v[0].fields.len()),
+            (1, "drbd7", 1)
+        );
+    }
+}
+
+#[cfg(test)]
+mod sysctl_tests {
+    use super::*;
+
+    #[test]
+    fn sysctls_by_name_with_their_text() {
+        let mut v = crate::parsed(
+            parse_sysctl,
+            b"@fs.file-nr\n1024\t0\t1631329\n@kernel.x\na\nb\n",
+        );
+        assert_eq!(
+            v[0],
+            ("fs.file-nr".to_string(), "1024\t0\t1631329".to_string())
+        );
+        assert_eq!(v[1].1, "a b");
+        parse_sysctl(b"@kernel.threads-max\n7801\n", &mut v).unwrap();
+        assert_eq!(v, [("kernel.threads-max".to_string(), "7801".to_string())]);
+        assert_eq!(parse_sysctl(b"7801\n", &mut v).unwrap_err().field, "sysctl");
+        assert_eq!(
+            parse_sysctl(b"@a/b\n1\n", &mut v).unwrap_err().field,
+            "sysctl"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,4 +352,38 @@ mod tests {
         let e = parse_xfrm(many.as_bytes(), &mut v).unwrap_err();
         assert_eq!(e.kind, ParseErrorKind::TooMany);
     }
+}
+
+/// Parses the gathered sysctls: `@<dotted name>`, then its file's text
+/// (a file of several lines as one, its lines joined by spaces). A sysctl
+/// the configuration named but the kernel lacks has no record.
+pub fn parse_sysctl(buf: &[u8], out: &mut Vec<(String, String)>) -> Result<(), ParseError> {
+    let mut rows = 0;
+    for l in records::lines(buf) {
+        let (n, text) = l?;
+        if let Some(name) = text.strip_prefix('@') {
+            records::open(n, name, rows, "sysctl")?;
+            row_limit(n, rows)?;
+            let row = slot(out, rows);
+            set(&mut row.0, name);
+            row.1.clear();
+            rows += 1;
+            continue;
+        }
+        let row = records::current(&mut out[..rows], n, "sysctl")?;
+        if row.1.len() + text.len() > 1 << 16 {
+            return Err(err(
+                n,
+                "value",
+                ParseErrorKind::TooMany,
+                "at most 64 KiB a sysctl",
+            ));
+        }
+        if !row.1.is_empty() {
+            row.1.push(' ');
+        }
+        row.1.push_str(text);
+    }
+    out.truncate(rows);
+    Ok(())
 }

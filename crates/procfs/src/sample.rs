@@ -144,6 +144,10 @@ pub struct SystemSample {
     pub lnstat: Vec<crate::ktables::CacheStats>,
     /// /proc/self/mountstats (and mountinfo): NFS client mounts.
     pub mountstats: Vec<crate::mountstats::NfsMount>,
+    /// The configured sysctls, by dotted name, with their text.
+    pub sysctl: Vec<(String, String)>,
+    /// /proc/drbd: DRBD's replicated devices.
+    pub drbd: Vec<crate::ktables::DrbdDevice>,
     pub task_limits: TaskLimits,
     /// /proc/cpuinfo: what each CPU is.
     pub cpuinfo: Vec<CpuInfo>,
@@ -229,6 +233,8 @@ impl Default for SystemSample {
             xfrm: Vec::new(),
             lnstat: Vec::new(),
             mountstats: Vec::new(),
+            sysctl: Vec::new(),
+            drbd: Vec::new(),
             task_limits: TaskLimits::default(),
             cpuinfo: Vec::new(),
             class: Default::default(),

@@ -366,6 +366,26 @@ sources! {
     Pcidevice { name: "pcidevice", files: &[], slot: [class[12]], parse: class::parse_into,
         optional: true, every: PER_SCRAPE, opt_in: true, serves: ["pcidevice"], helps: [],
         recorded: false },
+    /// The kernel's word on CPU vulnerabilities (a class; opt-in, as
+    /// node_exporter's `cpu_vulnerabilities`; it changes with a boot
+    /// option or a microcode update).
+    CpuVulnerabilities { name: "cpu_vulnerabilities", files: &[], slot: [class[13]],
+        parse: class::parse_into, optional: true, every: NAMES, opt_in: true,
+        serves: ["cpu_vulnerabilities"], helps: [], recorded: false },
+    /// Software RAID arrays in sysfs (a class): mdadm's member counts.
+    Mdraid { name: "mdraid", files: &[], slot: [class[14]], parse: class::parse_into,
+        optional: true, every: PER_SCRAPE, opt_in: false, serves: [], helps: ["mdadm"],
+        recorded: false },
+    /// The sysctls the configuration names (gathered; opt-in, as
+    /// node_exporter's `sysctl`).
+    Sysctl { name: "sysctl", files: &[], slot: [sysctl], parse: ktables::parse_sysctl,
+        optional: true, every: PER_SCRAPE, opt_in: true, serves: ["sysctl"], helps: [],
+        recorded: false },
+    /// DRBD's replicated devices: a module (opt-in, as node_exporter's
+    /// `drbd`).
+    Drbd { name: "drbd", files: &["drbd"], slot: [drbd], parse: ktables::parse_drbd,
+        optional: true, every: PER_SCRAPE, opt_in: true, serves: ["drbd"], helps: [],
+        recorded: false },
 }
 
 const fn recorded_count() -> usize {

@@ -53,6 +53,7 @@ fn this_machine_exact_values() {
                 | Source::Bcachefs
                 | Source::Mountstats
                 | Source::Pcidevice
+                | Source::Drbd
         ) {
             SourceStatus::Missing
         } else {
@@ -593,6 +594,19 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         (None, Some("0000:00:02.1"))
     );
     assert_eq!(nvme.get("max_link_speed"), Some("16.0 GT/s PCIe"));
+    // The vulnerabilities directory, one file an attribute.
+    let v = &class(Source::CpuVulnerabilities)[0];
+    assert_eq!(v.name, "vulnerabilities");
+    assert_eq!(v.get("itlb_multihit"), Some("Not affected"));
+    // Software RAID arrays in sysfs.
+    assert_eq!(names(Source::Mdraid), ["md0", "md1"]);
+    assert_eq!(class(Source::Mdraid)[0].get("md/raid_disks"), Some("4 (3)"));
+    // DRBD: a device waiting for its peer.
+    assert_eq!(s.drbd.len(), 2);
+    assert_eq!(
+        (s.drbd[1].get("cs"), s.drbd[1].get("oos")),
+        (Some("WFConnection"), Some("4096"))
+    );
     // NFS client and server.
     assert_eq!(s.nfs.at("rpc", 0), 4329785);
     assert_eq!(s.nfs.procedures("proc3")[1], 4084749);
@@ -619,6 +633,7 @@ fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
                 | Source::Xfrm
                 | Source::Lnstat
                 | Source::Mountstats
+                | Source::Drbd
         ) || source.class_spec().is_some())
             && s.status[source as usize] == SourceStatus::Missing;
         assert!(

@@ -77,6 +77,10 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("@lnstat", |b| {
             procfs::ktables::parse_lnstat(b, &mut Vec::new())
         }),
+        ("drbd", |b| procfs::ktables::parse_drbd(b, &mut Vec::new())),
+        ("@sysctl", |b| {
+            procfs::ktables::parse_sysctl(b, &mut Vec::new())
+        }),
         ("@mountstats", |b| {
             procfs::mountstats::parse_into(b, &mut Vec::new())
         }),

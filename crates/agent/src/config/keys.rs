@@ -263,6 +263,10 @@ section! {
         /// How long the sampler waits for one statfs before it reports the mount failed and moves on
         filesystem_statfs_wait: Dur = Dur { default: procfs::DEFAULT_STATFS_WAIT, lo: ms(1), hi: secs(60) },
             flag "collector.filesystem.mount-timeout" as "D";
+        /// Sysctls node_sysctl_* serves as numbers (the sysctl source, off until enabled): dotted names, each perhaps with its fields' names (fs.file-nr:total,current,max)
+        sysctl_include: Sysctls = Sysctls, flag "collector.sysctl.include" as "NAME";
+        /// Sysctls node_sysctl_info serves as text, a series a word (kernel.seccomp.actions_avail)
+        sysctl_include_info: Sysctls = Sysctls, flag "collector.sysctl.include-info" as "NAME";
         /// Directory of *.prom files (Prometheus text format) to re-export ("" for none)
         textfile_directory: MaybePath = MaybePath(None), flag "collector.textfile.directory" as "DIR";
         /// udev's database, for node_disk_info's labels

@@ -398,6 +398,59 @@ impl Kind for Words {
     }
 }
 
+impl FlagValue for Vec<String> {
+    const SHAPE: Shape = Shape::Many;
+    fn from_args(_: &str, args: &[String]) -> Result<Self, ConfigError> {
+        Ok(args.to_vec())
+    }
+}
+
+/// Sysctls by their dotted names (`fs.file-nr`), each perhaps with names
+/// for its fields (`fs.file-nr:total,current,max`); a later layer adds to
+/// the earlier one's.
+pub struct Sysctls;
+
+impl Kind for Sysctls {
+    type File = Vec<String>;
+    type Out = Vec<String>;
+    fn resolve(&self, key: &str, v: Option<&Vec<String>>) -> Result<Vec<String>, ConfigError> {
+        let mut out: Vec<String> = Vec::new();
+        for s in v.into_iter().flatten() {
+            let (name, fields) = s.split_once(':').unwrap_or((s, ""));
+            let word = |w: &str| {
+                !w.is_empty()
+                    && w.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            };
+            if !name.split('.').all(word) || !(fields.is_empty() || fields.split(',').all(word)) {
+                return Err(bad(
+                    key,
+                    format!(
+                        "{s:?}; accepted: a sysctl's dotted name (fs.file-nr: letters, digits, _ and - between dots), perhaps with names for its fields after a colon (fs.file-nr:total,current,max)"
+                    ),
+                ));
+            }
+            if !out.contains(s) {
+                out.push(s.clone());
+            }
+        }
+        Ok(out)
+    }
+    fn print(&self, v: &Vec<String>) -> Option<Vec<String>> {
+        Some(v.clone())
+    }
+    fn merge(&self, into: &mut Option<Vec<String>>, over: &Option<Vec<String>>) {
+        if let Some(o) = over {
+            let mine = into.get_or_insert_with(Vec::new);
+            for c in o {
+                if !mine.contains(c) {
+                    mine.push(c.clone());
+                }
+            }
+        }
+    }
+}
+
 /// A value taken as written, or its default: a switch, one of a serde
 /// enum's names.
 pub struct Plain<T>(pub T);

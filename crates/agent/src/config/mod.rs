@@ -271,7 +271,21 @@ impl Config {
             udev_data: self.udev_data_path.clone(),
             cur_freq_on_quiet_cpus: self.cpufreq_isolated_cur_freq,
             sensors_on_quiet_cpus: self.sensors_on_isolated_cpus,
+            sysctls: self.sysctl_names(),
         }
+    }
+
+    /// The sysctls the configuration names, numbers and text, each once
+    /// (without their fields' names).
+    pub fn sysctl_names(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in self.sysctl_include.iter().chain(&self.sysctl_include_info) {
+            let name = s.split(':').next().unwrap_or(s);
+            if !out.iter().any(|n| n == name) {
+                out.push(name.to_string());
+            }
+        }
+        out
     }
 
     /// Whether collector `name` of [`COLLECTORS_OFF_BY_DEFAULT`] is on.
@@ -577,6 +591,21 @@ mod tests {
         );
         let e = err("listen = \"localhost\"\n");
         assert!(e.contains("listen") && e.contains("IP:PORT"), "{e}");
+        // A sysctl's name never leaves /proc/sys.
+        let e = err("sysctl_include = [\"fs..x\"]\n");
+        assert!(
+            e.contains("sysctl_include") && e.contains("dotted name"),
+            "{e}"
+        );
+        let e = err("sysctl_include_info = [\"../etc/shadow\"]\n");
+        assert!(
+            e.contains("sysctl_include_info") && e.contains("\"../etc/shadow\""),
+            "{e}"
+        );
+        let c = FileConfig::from_toml("sysctl_include = [\"fs.file-nr:total,current,max\", \"fs.file-nr\"]\nsysctl_include_info = [\"fs.file-nr\"]\n")
+            .and_then(|f| f.resolve())
+            .unwrap();
+        assert_eq!(c.sysctl_names(), ["fs.file-nr"]);
         let c = FileConfig::from_toml("listen = \":9100\"\n")
             .and_then(|f| f.resolve())
             .unwrap();

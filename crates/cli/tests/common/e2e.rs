@@ -13,8 +13,6 @@ pub const E2E_REFUSED: &[&str] = &[
     "--collector.bcache.priorityStats",
     "--collector.qdisc.device-include=(wlan0|eth0)",
     "--collector.qdisc.fixtures=collector/fixtures/qdisc/",
-    "--collector.sysctl.include-info=kernel.seccomp.actions_avail",
-    "--collector.sysctl.include=fs.file-nr",
     "--collector.wifi.fixtures=collector/fixtures/wifi",
 ];
 

@@ -58,6 +58,9 @@ pub struct GatherOptions {
     /// CPU is one of them) too. Off by default: the driver answers each
     /// read with `rdmsr_on_cpu`, an IPI to that CPU.
     pub sensors_on_quiet_cpus: bool,
+    /// The sysctls the sysctl source reads, by dotted name (`fs.file-nr`,
+    /// below /proc/sys as `fs/file-nr`).
+    pub sysctls: Vec<String>,
 }
 
 impl Default for GatherOptions {
@@ -73,6 +76,7 @@ impl Default for GatherOptions {
             udev_data: PathBuf::from("/run/udev/data"),
             cur_freq_on_quiet_cpus: false,
             sensors_on_quiet_cpus: false,
+            sysctls: Vec::new(),
         }
     }
 }
@@ -103,6 +107,7 @@ pub(crate) fn main_path(
         Source::Ksm => sys_root.join("kernel/mm/ksm"),
         Source::Zfs => proc_root.join("spl/kstat/zfs"),
         Source::Lnstat => proc_root.join("net/stat"),
+        Source::Sysctl => proc_root.join("sys"),
         Source::CpuIsolated => sys_root.join(crate::cpu::ISOLATED_FILE),
         s if s.class_spec().is_some() => sys_root.join(s.class_spec().expect("a class source").dir),
         _ => proc_root.join(source.files()[0]),
@@ -155,6 +160,7 @@ impl Gatherer {
             }
             Source::Zfs => self.zfs(proc_root)?,
             Source::Lnstat => self.lnstat(proc_root)?,
+            Source::Sysctl => self.sysctl(proc_root),
             Source::CpuIsolated => {
                 open(&sys_root.join(crate::cpu::ISOLATED_FILE))?
                     .take(64 << 10)
@@ -302,15 +308,21 @@ impl Gatherer {
 
     /// Reads the attributes `pattern` names below `dir` (a `*` component
     /// matches every entry of its directory, `csrow*` those starting with
-    /// `csrow`), each as `<key><path> <value>`.
+    /// `csrow`, `ch*_ce_count` those between the two), each as
+    /// `<key><path> <value>`.
     fn glob_attr(&mut self, dir: &Path, key: &mut String, pattern: &str, depth: usize) {
         let (head, rest) = match pattern.split_once('/') {
             Some((h, r)) => (h, Some(r)),
             None => (pattern, None),
         };
-        let names: Vec<String> = match head.strip_suffix('*') {
-            Some(prefix) if depth < 4 => {
-                let Ok(v) = entry_names(dir, 4096, |_, n| n.starts_with(prefix)) else {
+        let names: Vec<String> = match head.split_once('*') {
+            Some((prefix, suffix)) if depth < 4 => {
+                let keep = |n: &str| {
+                    n.len() >= prefix.len() + suffix.len()
+                        && n.starts_with(prefix)
+                        && n.ends_with(suffix)
+                };
+                let Ok(v) = entry_names(dir, 4096, |_, n| keep(n)) else {
                     return;
                 };
                 v

@@ -209,6 +209,23 @@ impl Gatherer {
         out
     }
 
+    /// The configured sysctls: `@<name>` and the file's text, for each the
+    /// kernel has (a name's dots are directories below /proc/sys).
+    pub(super) fn sysctl(&mut self, proc_root: &Path) {
+        let dir = proc_root.join("sys");
+        for i in 0..self.options.sysctls.len() {
+            let name = &self.options.sysctls[i];
+            let path = dir.join(name.replace('.', "/"));
+            if !self.attr(&path) {
+                continue;
+            }
+            let name = &self.options.sysctls[i];
+            let _ = writeln!(self.scratch, "@{name}");
+            self.scratch.extend_from_slice(&self.attr);
+            self.scratch.push(b'\n');
+        }
+    }
+
     pub(super) fn numa(&mut self, sys_root: &Path) -> std::io::Result<()> {
         let dir = sys_root.join("devices/system/node");
         for node in Self::numbered(&dir, "node")? {

@@ -34,6 +34,19 @@ fn btrfs(out: &mut Out<'_>, filesystems: &[ClassDevice]) -> Fmt {
             gauge_l(&mut m, &[("uuid", u.as_str()), ("label", label)], 1.0)?;
         }
     }
+    // commit_stats (kernels since 6.0; 0 without it, as node_exporter).
+    for (fam, key, per) in [
+        (&NODE_BTRFS_COMMITS_TOTAL, "commits", 1.0),
+        (&NODE_BTRFS_LAST_COMMIT_SECONDS, "last_commit_ms", 1e3),
+        (&NODE_BTRFS_MAX_COMMIT_SECONDS, "max_commit_ms", 1e3),
+        (&NODE_BTRFS_COMMIT_SECONDS_TOTAL, "total_commit_ms", 1e3),
+    ] {
+        let mut m = out.family(fam)?;
+        for f in filesystems {
+            let v = f.uint(&format!("commit_stats:{key}")).unwrap_or(0);
+            sample_l(&mut m, &[("uuid", uuid(f).as_str())], v as f64 / per)?;
+        }
+    }
     {
         let mut m = out.family(&NODE_BTRFS_GLOBAL_RSV_SIZE_BYTES)?;
         for f in filesystems {

@@ -63,5 +63,53 @@ fn edac(out: &mut Out<'_>, mcs: &[ClassDevice]) -> Fmt {
             }
         }
     }
+    // Per channel of a row (`csrowN/chM_ce_count`), with its DIMM's label
+    // as node_exporter writes it (`#` dropped, `_` before `csrow` and
+    // `channel`; `unknown` without one); uncorrectable where the channel
+    // has a count.
+    for (f, file) in [
+        (&NODE_EDAC_CHANNEL_CORRECTABLE_ERRORS_TOTAL, "ce_count"),
+        (&NODE_EDAC_CHANNEL_UNCORRECTABLE_ERRORS_TOTAL, "ue_count"),
+    ] {
+        let mut m = out.family(f)?;
+        for mc in mcs {
+            let c = id(mc);
+            for (path, _) in &mc.attrs {
+                let Some((csrow, name)) = path.split_once('/') else {
+                    continue;
+                };
+                let channel = name
+                    .strip_prefix("ch")
+                    .and_then(|r| r.strip_suffix("_ce_count"));
+                let (Some(row), Some(channel)) = (csrow.strip_prefix("csrow"), channel) else {
+                    continue;
+                };
+                if channel.is_empty() || !channel.bytes().all(|b| b.is_ascii_digit()) {
+                    continue;
+                }
+                let Some(v) = mc.uint(&format!("{csrow}/ch{channel}_{file}")) else {
+                    continue;
+                };
+                let label = mc
+                    .get(&format!("{csrow}/ch{channel}_dimm_label"))
+                    .map_or_else(
+                        || "unknown".to_string(),
+                        |l| {
+                            l.trim()
+                                .replace('#', "")
+                                .replace("csrow", "_csrow")
+                                .replace("channel", "_channel")
+                        },
+                    );
+                let labels = [
+                    ("controller", c.as_str()),
+                    ("csrow", row),
+                    ("channel", channel),
+                    ("dimm_label", label.as_str()),
+                ];
+                counter_l(&mut m, &labels, v as f64)?;
+            }
+        }
+    }
     Ok(())
 }

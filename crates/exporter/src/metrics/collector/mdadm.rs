@@ -7,6 +7,38 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     if s.ok(Source::Mdstat) {
         md(out, &s.mdstat)?;
     }
+    if let Some(arrays) = class(x, Source::Mdraid) {
+        raid(out, arrays)?;
+    }
+    Ok(())
+}
+
+/// From sysfs, as node_exporter: each array's member count (not for a
+/// container's level, or none), and the members it lacks (read for the
+/// levels with redundancy, 0 for the others).
+fn raid(out: &mut Out<'_>, arrays: &[ClassDevice]) -> Fmt {
+    let level = |a: &ClassDevice| a.get("md/level").unwrap_or("").trim().to_string();
+    let mut m = out.family(&NODE_MD_RAID_DISKS)?;
+    for a in arrays {
+        if matches!(level(a).as_str(), "container" | "imsm" | "ddf" | "") {
+            continue;
+        }
+        // `4 (3)` while the count is being changed: the first.
+        let disks = a
+            .get("md/raid_disks")
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok());
+        if let Some(n) = disks {
+            gauge_l(&mut m, &[("device", a.name.as_str())], n as f64)?;
+        }
+    }
+    let mut m = out.family(&NODE_MD_DEGRADED)?;
+    for a in arrays {
+        let degraded = match level(a).as_str() {
+            "raid1" | "raid4" | "raid5" | "raid6" | "raid10" => a.uint("md/degraded").unwrap_or(0),
+            _ => 0,
+        };
+        gauge_l(&mut m, &[("device", a.name.as_str())], degraded as f64)?;
+    }
     Ok(())
 }
 

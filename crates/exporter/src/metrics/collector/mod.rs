@@ -25,9 +25,11 @@ mod buddyinfo;
 mod cgroups;
 mod conntrack;
 mod cpu;
+mod cpu_vulnerabilities;
 mod cpufreq;
 mod diskstats;
 mod dmi;
+mod drbd;
 mod edac;
 mod entropy;
 mod fibrechannel;
@@ -64,6 +66,7 @@ mod sockstat;
 mod softirqs;
 mod softnet;
 mod stat;
+mod sysctl;
 mod tapestats;
 pub(super) mod textfile;
 mod thermal_zone;
@@ -153,6 +156,9 @@ pub(super) const ENCODERS: &[(&str, Encode)] = &[
     ("bcachefs", bcachefs::encode),
     ("mountstats", mountstats::encode),
     ("pcidevice", pcidevice::encode),
+    ("cpu_vulnerabilities", cpu_vulnerabilities::encode),
+    ("sysctl", sysctl::encode),
+    ("drbd", drbd::encode),
 ];
 
 /// The devices of hardware class `source`, when it was read.
