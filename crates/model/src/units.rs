@@ -11,10 +11,12 @@ pub fn ticks_to_secs(ticks: u64) -> f64 {
     ticks as f64 / USER_HZ as f64
 }
 
-/// Seconds in `ms` milliseconds (diskstats' time counters).
+/// Seconds in `ms` milliseconds (diskstats' time counters), multiplied by
+/// 0.001 as node_exporter does (its `secondsPerTick`): the same counter
+/// gives the same float (6536 ms is 6.5360000000000005 s, not 6.536).
 #[inline]
 pub fn ms_to_secs(ms: u64) -> f64 {
-    ms as f64 / 1e3
+    ms as f64 * 0.001
 }
 
 /// Seconds in `us` microseconds (pressure's totals).
@@ -83,6 +85,7 @@ mod tests {
         assert_eq!(sectors_to_bytes(u64::MAX), u64::MAX);
         assert_eq!(boot_ticks_to_unix_secs(1000, 150), 1001.5);
         assert_eq!(ms_to_secs(1500), 1.5);
+        assert_eq!(ms_to_secs(6536), 6.5360000000000005);
         assert_eq!(us_to_secs(2_000_000), 2.0);
     }
 }

@@ -403,6 +403,31 @@ pub const MDRAID: ClassSpec = ClassSpec {
     missing_is_empty: true,
 };
 
+/// `/sys/block/<disk>/queue/rotational`: whether each disk spins
+/// (node_exporter's `rotational` label of `node_disk_info`; partitions
+/// have no queue of their own).
+pub const BLOCK_QUEUE: ClassSpec = ClassSpec {
+    dir: "block",
+    prefix: "",
+    numbered: false,
+    skip: &[],
+    attrs: &["queue/rotational"],
+    missing_is_empty: true,
+};
+
+/// `/sys/block/dm-N/`: device-mapper devices, their name, UUID (a
+/// multipath device's starts with `mpath-`), whether suspended, and size;
+/// the gatherer adds `path <device> <state>` for each path of a multipath
+/// device (its `slaves/`, each one's `device/state`).
+pub const DM_MULTIPATH: ClassSpec = ClassSpec {
+    dir: "block",
+    prefix: "dm-",
+    numbered: true,
+    skip: &[],
+    attrs: &["dm/uuid", "dm/name", "dm/suspended", "size"],
+    missing_is_empty: true,
+};
+
 /// A size as bcachefs prints it (`prt_human_readable_u64`): a number,
 /// perhaps with a decimal fraction, and a binary multiplier (`k`, `M`,
 /// `G`, `T`, `P`, `E`, either case), truncated to whole bytes as
@@ -463,12 +488,14 @@ macro_rules! class_sources {
             | $crate::Source::Pcidevice
             | $crate::Source::CpuVulnerabilities
             | $crate::Source::Mdraid
+            | $crate::Source::BlockQueue
+            | $crate::Source::DmMultipath
     };
 }
 
 /// The class sources and their specs; a source's index here is its slot
 /// in [`crate::SystemSample::class`].
-pub static CLASSES: [(crate::Source, ClassSpec); 15] = [
+pub static CLASSES: [(crate::Source, ClassSpec); 17] = [
     (crate::Source::PowerSupply, POWER_SUPPLY),
     (crate::Source::Nvme, NVME),
     (crate::Source::Watchdog, WATCHDOG),
@@ -484,6 +511,8 @@ pub static CLASSES: [(crate::Source, ClassSpec); 15] = [
     (crate::Source::Pcidevice, PCIDEVICE),
     (crate::Source::CpuVulnerabilities, CPU_VULNERABILITIES),
     (crate::Source::Mdraid, MDRAID),
+    (crate::Source::BlockQueue, BLOCK_QUEUE),
+    (crate::Source::DmMultipath, DM_MULTIPATH),
 ];
 
 /// One device: its directory's name and the attributes read, in order.

@@ -386,6 +386,14 @@ sources! {
     Drbd { name: "drbd", files: &["drbd"], slot: [drbd], parse: ktables::parse_drbd,
         optional: true, every: PER_SCRAPE, opt_in: true, serves: ["drbd"], helps: [],
         recorded: false },
+    /// Disks' queue attributes in sysfs (a class): whether each spins.
+    BlockQueue { name: "block_queue", files: &[], slot: [class[15]], parse: class::parse_into,
+        optional: true, every: PER_SCRAPE, opt_in: false, serves: [], helps: ["diskstats"],
+        recorded: false },
+    /// Device-mapper devices in sysfs (a class), for the multipath ones.
+    DmMultipath { name: "dmmultipath", files: &[], slot: [class[16]], parse: class::parse_into,
+        optional: true, every: PER_SCRAPE, opt_in: false, serves: ["dmmultipath"], helps: [],
+        recorded: false },
 }
 
 const fn recorded_count() -> usize {

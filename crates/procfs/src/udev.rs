@@ -1,5 +1,7 @@
 //! Block devices' identity from udev's database (`/run/udev/data/b<major>:<minor>`),
-//! for node_exporter's `node_disk_info`: path, WWN, model, serial, revision.
+//! for node_exporter's `node_disk_info` (path, WWN, model, serial,
+//! revision), `node_disk_filesystem_info`, `node_disk_device_mapper_info`
+//! and `node_disk_ata_*`.
 //!
 //! The reader gathers one record per block device file: `@<major>:<minor>`
 //! then the `KEY=value` properties kept ([`KEYS`]), from the file's
@@ -11,13 +13,28 @@ use crate::error::{ParseError, ParseErrorKind};
 use crate::records::{self, err};
 
 /// The properties kept.
-pub const KEYS: [&str; 6] = [
+pub const KEYS: [&str; 21] = [
     "ID_PATH",
     "ID_WWN",
     "ID_MODEL",
     "ID_SERIAL_SHORT",
     "SCSI_IDENT_SERIAL",
+    "ID_SERIAL",
     "ID_REVISION",
+    "ID_FS_TYPE",
+    "ID_FS_USAGE",
+    "ID_FS_UUID",
+    "ID_FS_VERSION",
+    "DM_NAME",
+    "DM_UUID",
+    "DM_VG_NAME",
+    "DM_LV_NAME",
+    "DM_LV_LAYER",
+    "ID_ATA",
+    "ID_ATA_WRITE_CACHE",
+    "ID_ATA_WRITE_CACHE_ENABLED",
+    "ID_ATA_ROTATION_RATE_RPM",
+    "ID_ATA_SATA",
 ];
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -36,12 +53,14 @@ impl UdevDevice {
             .map_or("", |(_, v)| v.as_str())
     }
 
-    /// node_exporter's serial: `ID_SERIAL_SHORT`, else `SCSI_IDENT_SERIAL`.
+    /// node_exporter's serial: `SCSI_IDENT_SERIAL` (the one on the disk's
+    /// label), else `ID_SERIAL_SHORT`, else `ID_SERIAL` (virtio's).
     pub fn serial(&self) -> &str {
-        match self.get("ID_SERIAL_SHORT") {
-            "" => self.get("SCSI_IDENT_SERIAL"),
-            s => s,
-        }
+        ["SCSI_IDENT_SERIAL", "ID_SERIAL_SHORT", "ID_SERIAL"]
+            .into_iter()
+            .map(|k| self.get(k))
+            .find(|v| !v.is_empty())
+            .unwrap_or("")
     }
 }
 
@@ -86,6 +105,12 @@ mod tests {
         assert_eq!(v[0].serial(), "S3Z");
         assert_eq!(v[1].serial(), "ABC");
         assert_eq!(v[1].get("ID_PATH"), "");
+        // The disk label's serial first; virtio's ID_SERIAL last.
+        let w = crate::parsed(
+            parse_into,
+            b"@8:16\nID_SERIAL_SHORT=B\nSCSI_IDENT_SERIAL=A\n@254:0\nID_SERIAL=virt-1\n",
+        );
+        assert_eq!((w[0].serial(), w[1].serial()), ("A", "virt-1"));
         let e = parse_into(b"ID_PATH=x\n", &mut v).unwrap_err();
         assert_eq!(e.field, "device");
         let e = parse_into(b"@8\n", &mut v).unwrap_err();

@@ -421,7 +421,8 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         .iter()
         .map(|d| (d.major, d.minor, d.properties.len()))
         .collect();
-    assert_eq!(u, [(254, 0, 5), (254, 1, 0)]);
+    assert_eq!(u, [(254, 0, 5), (254, 1, 1)]);
+    assert_eq!(s.udev[1].get("ID_FS_TYPE"), "ext4");
     assert_eq!(
         (s.udev[0].get("ID_MODEL"), s.udev[0].serial()),
         ("QEMU_HARDDISK", "QM00001")
@@ -607,6 +608,19 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         (s.drbd[1].get("cs"), s.drbd[1].get("oos")),
         (Some("WFConnection"), Some("4096"))
     );
+    // A multipath device and its paths' states.
+    let dm = &class(Source::DmMultipath)[0];
+    assert_eq!(
+        (dm.name.as_str(), dm.get("dm/name")),
+        ("dm-0", Some("mpatha"))
+    );
+    let paths: Vec<&str> = dm
+        .attrs
+        .iter()
+        .filter(|(k, _)| k == "path")
+        .map(|(_, v)| v.as_str())
+        .collect();
+    assert_eq!(paths, ["sdb running", "sdc offline"]);
     // NFS client and server.
     assert_eq!(s.nfs.at("rpc", 0), 4329785);
     assert_eq!(s.nfs.procedures("proc3")[1], 4084749);

@@ -77,7 +77,12 @@ families! {
     NODE_DISK_DISCARD_TIME_SECONDS_TOTAL "node_disk_discard_time_seconds_total" Counter ["device"] "diskstats" "This is the total number of seconds spent by all discards.";
     NODE_DISK_FLUSH_REQUESTS_TOTAL "node_disk_flush_requests_total" Counter ["device"] "diskstats" "The total number of flush requests completed successfully";
     NODE_DISK_FLUSH_REQUESTS_TIME_SECONDS_TOTAL "node_disk_flush_requests_time_seconds_total" Counter ["device"] "diskstats" "This is the total number of seconds spent by all flush requests.";
-    NODE_DISK_INFO "node_disk_info" Gauge ["device", "major", "minor", "path", "wwn", "model", "serial", "revision"] "diskstats" "Info of /sys/block/<block_device>.";
+    NODE_DISK_INFO "node_disk_info" Gauge ["device", "major", "minor", "path", "wwn", "model", "serial", "revision", "rotational"] "diskstats" "Info of /sys/block/<block_device>.";
+    NODE_DISK_FILESYSTEM_INFO "node_disk_filesystem_info" Gauge ["device", "type", "usage", "uuid", "version"] "udev" "Info about disk filesystem.";
+    NODE_DISK_DEVICE_MAPPER_INFO "node_disk_device_mapper_info" Gauge ["device", "name", "uuid", "vg_name", "lv_name", "lv_layer"] "udev" "Info about disk device mapper.";
+    NODE_DISK_ATA_WRITE_CACHE "node_disk_ata_write_cache" Gauge ["device"] "udev" "ATA disk has a write cache.";
+    NODE_DISK_ATA_WRITE_CACHE_ENABLED "node_disk_ata_write_cache_enabled" Gauge ["device"] "udev" "ATA disk has its write cache enabled.";
+    NODE_DISK_ATA_ROTATION_RATE_RPM "node_disk_ata_rotation_rate_rpm" Gauge ["device"] "udev" "ATA disk rotation rate in RPMs (0 for SSDs).";
     NODE_NETWORK_RECEIVE_TOTAL "node_network_receive_*_total" Counter ["device"] "net_dev" "Network device statistic receive_* (bytes, packets, errs, drop, fifo, frame, compressed, multicast).";
     NODE_NETWORK_TRANSMIT_TOTAL "node_network_transmit_*_total" Counter ["device"] "net_dev" "Network device statistic transmit_* (bytes, packets, errs, drop, fifo, colls, carrier, compressed).";
     NODE_INTERRUPTS_TOTAL "node_interrupts_total" Counter ["cpu", "devices", "info", "type"] "interrupts" "Interrupt details.";
@@ -422,6 +427,13 @@ families! {
     NODE_DRBD_NODE_ROLE_IS_PRIMARY "node_drbd_node_role_is_primary" Gauge ["device", "node"] "drbd" "Whether the role of the node is in the primary state.";
     NODE_DRBD_DISK_STATE_IS_UP_TO_DATE "node_drbd_disk_state_is_up_to_date" Gauge ["device", "node"] "drbd" "Whether the disk of the node is up to date.";
     NODE_DRBD_CONNECTED "node_drbd_connected" Gauge ["device"] "drbd" "Whether DRBD is connected to the peer.";
+    NODE_DMMULTIPATH_DEVICE_INFO "node_dmmultipath_device_info" Gauge ["device", "sysfs_name", "uuid"] "dmmultipath" "Non-numeric information about a DM-multipath device.";
+    NODE_DMMULTIPATH_DEVICE_ACTIVE "node_dmmultipath_device_active" Gauge ["device", "sysfs_name"] "dmmultipath" "Whether the multipath device-mapper device is active (1) or suspended (0).";
+    NODE_DMMULTIPATH_DEVICE_SIZE_BYTES "node_dmmultipath_device_size_bytes" Gauge ["device", "sysfs_name"] "dmmultipath" "Size of the multipath device in bytes, read from /sys/block/<dm>/size.";
+    NODE_DMMULTIPATH_DEVICE_PATHS "node_dmmultipath_device_paths" Gauge ["device", "sysfs_name"] "dmmultipath" "Number of paths for a multipath device.";
+    NODE_DMMULTIPATH_DEVICE_PATHS_ACTIVE "node_dmmultipath_device_paths_active" Gauge ["device", "sysfs_name"] "dmmultipath" "Number of paths in active state (SCSI running or NVMe live) for a multipath device.";
+    NODE_DMMULTIPATH_DEVICE_PATHS_FAILED "node_dmmultipath_device_paths_failed" Gauge ["device", "sysfs_name"] "dmmultipath" "Number of paths not in active state for a multipath device.";
+    NODE_DMMULTIPATH_PATH_STATE "node_dmmultipath_path_state" Gauge ["device", "path", "state"] "dmmultipath" "Reports the underlying device state for a multipath path, as read from /sys/block/<dev>/device/state.";
     NODE_CGROUPS_CGROUPS "node_cgroups_cgroups" Gauge ["subsys_name"] "cgroups" "Current cgroup number of the subsystem.";
     NODE_CGROUPS_ENABLED "node_cgroups_enabled" Gauge ["subsys_name"] "cgroups" "Current cgroup number of the subsystem.";
     NODE_XFRM_IN_ERROR_PACKETS_TOTAL "node_xfrm_in_error_packets_total" Counter [] "xfrm" "All errors not matched by other";

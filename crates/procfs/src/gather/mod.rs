@@ -170,6 +170,10 @@ impl Gatherer {
                 let extra = self.btrfs_ioctls(proc_root);
                 self.class(sys_root, &crate::class::BTRFS, &extra)?
             }
+            Source::DmMultipath => {
+                let extra = self.multipath_paths(sys_root);
+                self.class(sys_root, &crate::class::DM_MULTIPATH, &extra)?
+            }
             Source::Pcidevice => {
                 let extra = Self::pci_parents(sys_root);
                 self.class(sys_root, &crate::class::PCIDEVICE, &extra)?

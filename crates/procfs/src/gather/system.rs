@@ -226,6 +226,43 @@ impl Gatherer {
         }
     }
 
+    /// Each multipath device's paths (the devices in its `slaves/`), as
+    /// `path <device> <state>` lines by device: the state from
+    /// /sys/block/<path>/device/state (`running` for SCSI, `live` for
+    /// NVMe; `unknown` where it cannot be read).
+    pub(super) fn multipath_paths(
+        &mut self,
+        sys_root: &Path,
+    ) -> std::collections::HashMap<String, Vec<String>> {
+        let mut out = std::collections::HashMap::new();
+        let block = sys_root.join("block");
+        let Ok(dms) = entry_names(&block, crate::limits::MAX_ROWS, |_, n| {
+            crate::class::DM_MULTIPATH.is_device(n)
+        }) else {
+            return out;
+        };
+        for dm in dms {
+            let dir = block.join(&dm);
+            if !self.attr(&dir.join("dm/uuid")) || !self.attr.starts_with(b"mpath-") {
+                continue;
+            }
+            let Ok(paths) = entry_names(&dir.join("slaves"), 4096, |_, _| true) else {
+                continue;
+            };
+            let mut lines = Vec::with_capacity(paths.len());
+            for p in paths {
+                let state = if self.attr(&block.join(&p).join("device/state")) {
+                    String::from_utf8_lossy(self.attr.trim_ascii()).into_owned()
+                } else {
+                    "unknown".to_string()
+                };
+                lines.push(format!("path {p} {state}"));
+            }
+            out.insert(dm, lines);
+        }
+        out
+    }
+
     pub(super) fn numa(&mut self, sys_root: &Path) -> std::io::Result<()> {
         let dir = sys_root.join("devices/system/node");
         for node in Self::numbered(&dir, "node")? {

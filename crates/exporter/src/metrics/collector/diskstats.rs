@@ -80,11 +80,26 @@ fn disks(out: &mut Out<'_>, s: &SystemSample, served: &dyn Fn(&str) -> bool) -> 
         // udev's labels where its database has the device, empty otherwise
         // (as node_exporter).
         let udev = if s.ok(Source::Udev) { &s.udev[..] } else { &[] };
+        let udev_of = |d: &DiskStat| {
+            udev.iter()
+                .find(|u| u.major == d.major && u.minor == d.minor)
+        };
+        // `rotational` from the disk's queue: "0" where there is none to
+        // read (a partition), as node_exporter.
+        let queues = match Source::BlockQueue.class_index() {
+            Some(i) if s.ok(Source::BlockQueue) => &s.class[i][..],
+            _ => &[],
+        };
+        let rotational = |dev: &str| {
+            let q = queues.iter().find(|q| q.name == dev);
+            match q.and_then(|q| q.uint("queue/rotational")) {
+                Some(1) => "1",
+                _ => "0",
+            }
+        };
         let mut m = out.family(&NODE_DISK_INFO)?;
         for (dev, d) in &disks {
-            let u = udev
-                .iter()
-                .find(|u| u.major == d.major && u.minor == d.minor);
+            let u = udev_of(d);
             let get = |k: &str| u.map_or("", |u| u.get(k));
             let (major, minor) = (d.major.to_string(), d.minor.to_string());
             gauge_l(
@@ -98,9 +113,60 @@ fn disks(out: &mut Out<'_>, s: &SystemSample, served: &dyn Fn(&str) -> bool) -> 
                     ("model", get("ID_MODEL")),
                     ("serial", u.map_or("", |u| u.serial())),
                     ("revision", get("ID_REVISION")),
+                    ("rotational", rotational(dev)),
                 ],
                 1.0,
             )?;
+        }
+        // What udev found on the device: a filesystem's (or volume
+        // member's) signature, device-mapper's names, an ATA disk's cache
+        // and rotation rate.
+        let mut m = out.family(&NODE_DISK_FILESYSTEM_INFO)?;
+        for (dev, d) in &disks {
+            let Some(u) = udev_of(d).filter(|u| !u.get("ID_FS_TYPE").is_empty()) else {
+                continue;
+            };
+            let labels = [
+                ("device", dev.as_str()),
+                ("type", u.get("ID_FS_TYPE")),
+                ("usage", u.get("ID_FS_USAGE")),
+                ("uuid", u.get("ID_FS_UUID")),
+                ("version", u.get("ID_FS_VERSION")),
+            ];
+            gauge_l(&mut m, &labels, 1.0)?;
+        }
+        let mut m = out.family(&NODE_DISK_DEVICE_MAPPER_INFO)?;
+        for (dev, d) in &disks {
+            let Some(u) = udev_of(d).filter(|u| !u.get("DM_NAME").is_empty()) else {
+                continue;
+            };
+            let labels = [
+                ("device", dev.as_str()),
+                ("name", u.get("DM_NAME")),
+                ("uuid", u.get("DM_UUID")),
+                ("vg_name", u.get("DM_VG_NAME")),
+                ("lv_name", u.get("DM_LV_NAME")),
+                ("lv_layer", u.get("DM_LV_LAYER")),
+            ];
+            gauge_l(&mut m, &labels, 1.0)?;
+        }
+        for (f, key) in [
+            (&NODE_DISK_ATA_WRITE_CACHE, "ID_ATA_WRITE_CACHE"),
+            (
+                &NODE_DISK_ATA_WRITE_CACHE_ENABLED,
+                "ID_ATA_WRITE_CACHE_ENABLED",
+            ),
+            (&NODE_DISK_ATA_ROTATION_RATE_RPM, "ID_ATA_ROTATION_RATE_RPM"),
+        ] {
+            let mut m = out.family(f)?;
+            for (dev, d) in &disks {
+                let Some(u) = udev_of(d).filter(|u| !u.get("ID_ATA").is_empty()) else {
+                    continue;
+                };
+                if let Ok(v) = u.get(key).parse::<f64>() {
+                    gauge_l(&mut m, &[("device", dev.as_str())], v)?;
+                }
+            }
         }
     }
     for (name, get) in fields {

@@ -29,6 +29,7 @@ mod cpu_vulnerabilities;
 mod cpufreq;
 mod diskstats;
 mod dmi;
+mod dmmultipath;
 mod drbd;
 mod edac;
 mod entropy;
@@ -159,6 +160,7 @@ pub(super) const ENCODERS: &[(&str, Encode)] = &[
     ("cpu_vulnerabilities", cpu_vulnerabilities::encode),
     ("sysctl", sysctl::encode),
     ("drbd", drbd::encode),
+    ("dmmultipath", dmmultipath::encode),
 ];
 
 /// The devices of hardware class `source`, when it was read.
