@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod e2e;
 pub mod exposition;
+pub mod prom;
 pub mod remote;
 pub mod store;
 
