@@ -405,7 +405,8 @@ pub const MDRAID: ClassSpec = ClassSpec {
 
 /// `/sys/block/<disk>/queue/rotational`: whether each disk spins
 /// (node_exporter's `rotational` label of `node_disk_info`; partitions
-/// have no queue of their own).
+/// have no queue of their own). Only the disks diskstats serves are read
+/// ([`crate::GatherOptions::disks`]).
 pub const BLOCK_QUEUE: ClassSpec = ClassSpec {
     dir: "block",
     prefix: "",

@@ -158,3 +158,66 @@ mod tests {
         assert_eq!((e.field, e.kind), ("name", ParseErrorKind::TooLong));
     }
 }
+
+/// node_exporter's default `--collector.diskstats.device-exclude`:
+/// `^(ram|loop|fd|(h|s|v|xv)d[a-z]|nvme\d+n\d+p)\d+$` (partitions and
+/// pseudo-devices), matched by hand.
+pub fn disk_excluded(name: &str) -> bool {
+    let Some(digits_at) = name.rfind(|c: char| !c.is_ascii_digit()).map(|i| i + 1) else {
+        return false;
+    };
+    if digits_at == name.len() {
+        return false;
+    }
+    let stem = &name[..digits_at];
+    if matches!(stem, "ram" | "loop" | "fd") {
+        return true;
+    }
+    let b = stem.as_bytes();
+    let letter_disk = |prefix: &str| {
+        stem.len() == prefix.len() + 1
+            && stem.starts_with(prefix)
+            && b[b.len() - 1].is_ascii_lowercase()
+    };
+    if ["hd", "sd", "vd", "xvd"].into_iter().any(letter_disk) {
+        return true;
+    }
+    // nvme<digits>n<digits>p
+    if let Some(rest) = stem.strip_prefix("nvme").and_then(|r| r.strip_suffix('p'))
+        && let Some((a, b)) = rest.split_once('n')
+    {
+        return !a.is_empty()
+            && !b.is_empty()
+            && a.bytes().all(|c| c.is_ascii_digit())
+            && b.bytes().all(|c| c.is_ascii_digit());
+    }
+    false
+}
+
+/// Which block devices node_exporter's diskstats serves, by its
+/// `--collector.diskstats.device-exclude` or `device-include`: the disks
+/// whose queue attributes the block_queue source reads.
+#[derive(Debug, Clone, Default)]
+pub enum DiskFilter {
+    /// node_exporter's default exclusion ([`disk_excluded`]).
+    #[default]
+    Default,
+    /// Every device but those matching.
+    Exclude(regex::Regex),
+    /// Only the devices matching.
+    Include(regex::Regex),
+    /// Every device.
+    All,
+}
+
+impl DiskFilter {
+    /// Whether device `name` is served.
+    pub fn keeps(&self, name: &str) -> bool {
+        match self {
+            DiskFilter::Default => !disk_excluded(name),
+            DiskFilter::Exclude(e) => !e.is_match(name),
+            DiskFilter::Include(i) => i.is_match(name),
+            DiskFilter::All => true,
+        }
+    }
+}

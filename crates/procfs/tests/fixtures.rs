@@ -629,6 +629,35 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
     assert_eq!(s.nfsd.procedures("proc4ops")[9], 8179);
 }
 
+/// The disks' queues read are those diskstats serves: by default not a
+/// loop device or a partition; an include pattern alone.
+#[test]
+fn block_queue_reads_the_disks_diskstats_serves() {
+    use procfs::diskstats::DiskFilter;
+    let (mut r, mut s) = sample_of("linux-future");
+    let names = |s: &SystemSample| -> Vec<String> {
+        s.class[Source::BlockQueue.class_index().unwrap()]
+            .iter()
+            .map(|d| d.name.clone())
+            .collect()
+    };
+    assert_eq!(names(&s), ["dm-0", "md0", "md1", "sda", "sdb", "sdc"]);
+    assert_eq!(
+        s.class[Source::BlockQueue.class_index().unwrap()][3].get("queue/rotational"),
+        Some("1")
+    );
+    let dir = fixtures::dir().join("linux-future");
+    r.set_gather_options(GatherOptions {
+        rootfs: dir.join("rootfs"),
+        disks: DiskFilter::Include(regex::Regex::new("^sd[ab]$").unwrap()),
+        ..GatherOptions::default()
+    });
+    r.read_sample(&[Source::BlockQueue], &mut s);
+    assert_eq!(names(&s), ["sda", "sdb"]);
+    assert!(DiskFilter::Default.keeps("sda") && !DiskFilter::Default.keeps("loop0"));
+    assert!(!DiskFilter::Default.keeps("sda1") && DiskFilter::All.keeps("loop0"));
+}
+
 fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
     let (mut r, s) = sample_of(tree);
     // Every source, but the platform's optional ones (no DMI, no bond).

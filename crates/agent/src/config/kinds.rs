@@ -405,6 +405,18 @@ impl FlagValue for Vec<String> {
     }
 }
 
+/// A later layer's list added to an earlier one's, each entry once.
+fn add_new(into: &mut Option<Vec<String>>, over: &Option<Vec<String>>) {
+    if let Some(o) = over {
+        let mine = into.get_or_insert_with(Vec::new);
+        for c in o {
+            if !mine.contains(c) {
+                mine.push(c.clone());
+            }
+        }
+    }
+}
+
 /// Sysctls by their dotted names (`fs.file-nr`), each perhaps with names
 /// for its fields (`fs.file-nr:total,current,max`); a later layer adds to
 /// the earlier one's.
@@ -440,14 +452,7 @@ impl Kind for Sysctls {
         Some(v.clone())
     }
     fn merge(&self, into: &mut Option<Vec<String>>, over: &Option<Vec<String>>) {
-        if let Some(o) = over {
-            let mine = into.get_or_insert_with(Vec::new);
-            for c in o {
-                if !mine.contains(c) {
-                    mine.push(c.clone());
-                }
-            }
-        }
+        add_new(into, over);
     }
 }
 
@@ -523,14 +528,7 @@ impl Kind for OneOf {
         Some(v.iter().map(|c| c.to_string()).collect())
     }
     fn merge(&self, into: &mut Option<Vec<String>>, over: &Option<Vec<String>>) {
-        if let Some(o) = over {
-            let mine = into.get_or_insert_with(Vec::new);
-            for c in o {
-                if !mine.contains(c) {
-                    mine.push(c.clone());
-                }
-            }
-        }
+        add_new(into, over);
     }
 }
 

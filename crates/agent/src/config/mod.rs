@@ -272,6 +272,23 @@ impl Config {
             cur_freq_on_quiet_cpus: self.cpufreq_isolated_cur_freq,
             sensors_on_quiet_cpus: self.sensors_on_isolated_cpus,
             sysctls: self.sysctl_names(),
+            disks: self.disk_filter(),
+        }
+    }
+
+    /// The disks diskstats serves, as the gatherer filters them.
+    pub fn disk_filter(&self) -> procfs::diskstats::DiskFilter {
+        use procfs::diskstats::DiskFilter;
+        let re =
+            |v: &str| regex::Regex::new(v).expect("checked when the configuration was resolved");
+        match (
+            self.diskstats_device_include.as_str(),
+            self.diskstats_device_exclude.as_str(),
+        ) {
+            ("", DEFAULT_DISKSTATS_DEVICE_EXCLUDE) => DiskFilter::Default,
+            ("", "") => DiskFilter::All,
+            ("", exclude) => DiskFilter::Exclude(re(exclude)),
+            (include, _) => DiskFilter::Include(re(include)),
         }
     }
 

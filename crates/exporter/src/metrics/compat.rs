@@ -4,6 +4,7 @@
 
 use agent::config::AgentSource;
 use procfs::Source;
+pub use procfs::diskstats::disk_excluded;
 
 /// A node_exporter collector this agent stands in for: the sources it
 /// needs (a missing one fails it, as node_exporter's does) and those it
@@ -140,41 +141,6 @@ pub fn device_filter(exclude: &str, include: &str) -> impl Fn(&str) -> bool + us
         (None, Some(e)) => !e.is_match(name),
         (None, None) => !(default && disk_excluded(name)),
     }
-}
-
-/// node_exporter's default `--collector.diskstats.device-exclude`:
-/// `^(ram|loop|fd|(h|s|v|xv)d[a-z]|nvme\d+n\d+p)\d+$` (partitions and
-/// pseudo-devices), matched by hand.
-pub fn disk_excluded(name: &str) -> bool {
-    let Some(digits_at) = name.rfind(|c: char| !c.is_ascii_digit()).map(|i| i + 1) else {
-        return false;
-    };
-    if digits_at == name.len() {
-        return false;
-    }
-    let stem = &name[..digits_at];
-    if matches!(stem, "ram" | "loop" | "fd") {
-        return true;
-    }
-    let b = stem.as_bytes();
-    let letter_disk = |prefix: &str| {
-        stem.len() == prefix.len() + 1
-            && stem.starts_with(prefix)
-            && b[b.len() - 1].is_ascii_lowercase()
-    };
-    if ["hd", "sd", "vd", "xvd"].into_iter().any(letter_disk) {
-        return true;
-    }
-    // nvme<digits>n<digits>p
-    if let Some(rest) = stem.strip_prefix("nvme").and_then(|r| r.strip_suffix('p'))
-        && let Some((a, b)) = rest.split_once('n')
-    {
-        return !a.is_empty()
-            && !b.is_empty()
-            && a.bytes().all(|c| c.is_ascii_digit())
-            && b.bytes().all(|c| c.is_ascii_digit());
-    }
-    false
 }
 
 #[cfg(test)]

@@ -61,6 +61,10 @@ pub struct GatherOptions {
     /// The sysctls the sysctl source reads, by dotted name (`fs.file-nr`,
     /// below /proc/sys as `fs/file-nr`).
     pub sysctls: Vec<String>,
+    /// The disks whose queue attributes the block_queue source reads:
+    /// those diskstats serves (not loop devices, partitions and the like
+    /// by default).
+    pub disks: crate::diskstats::DiskFilter,
 }
 
 impl Default for GatherOptions {
@@ -77,6 +81,7 @@ impl Default for GatherOptions {
             cur_freq_on_quiet_cpus: false,
             sensors_on_quiet_cpus: false,
             sysctls: Vec::new(),
+            disks: Default::default(),
         }
     }
 }
@@ -168,19 +173,29 @@ impl Gatherer {
             }
             Source::Btrfs => {
                 let extra = self.btrfs_ioctls(proc_root);
-                self.class(sys_root, &crate::class::BTRFS, &extra)?
+                self.class(sys_root, &crate::class::BTRFS, &extra, &|_| true)?
             }
             Source::DmMultipath => {
                 let extra = self.multipath_paths(sys_root);
-                self.class(sys_root, &crate::class::DM_MULTIPATH, &extra)?
+                self.class(sys_root, &crate::class::DM_MULTIPATH, &extra, &|_| true)?
+            }
+            Source::BlockQueue => {
+                let disks = self.options.disks.clone();
+                let keep = |n: &str| disks.keeps(n);
+                self.class(
+                    sys_root,
+                    &crate::class::BLOCK_QUEUE,
+                    &Default::default(),
+                    &keep,
+                )?
             }
             Source::Pcidevice => {
                 let extra = Self::pci_parents(sys_root);
-                self.class(sys_root, &crate::class::PCIDEVICE, &extra)?
+                self.class(sys_root, &crate::class::PCIDEVICE, &extra, &|_| true)?
             }
             s if s.class_spec().is_some() => {
                 let spec = s.class_spec().expect("a class source");
-                self.class(sys_root, spec, &Default::default())?
+                self.class(sys_root, spec, &Default::default(), &|_| true)?
             }
             Source::Bonding => self.bonding(sys_root)?,
             Source::Hwmon => self.hwmon(sys_root)?,
@@ -285,9 +300,12 @@ impl Gatherer {
         sys_root: &Path,
         spec: &crate::class::ClassSpec,
         extra: &std::collections::HashMap<String, Vec<String>>,
+        keep: &dyn Fn(&str) -> bool,
     ) -> std::io::Result<()> {
         let dir = sys_root.join(spec.dir);
-        let names = match entry_names(&dir, crate::limits::MAX_ROWS, |_, n| spec.is_device(n)) {
+        let names = match entry_names(&dir, crate::limits::MAX_ROWS, |_, n| {
+            spec.is_device(n) && keep(n)
+        }) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && spec.missing_is_empty => {
                 return Ok(());
