@@ -416,16 +416,17 @@ pub const BLOCK_QUEUE: ClassSpec = ClassSpec {
     missing_is_empty: true,
 };
 
-/// `/sys/block/dm-N/`: device-mapper devices, their name, UUID (a
-/// multipath device's starts with `mpath-`), whether suspended, and size;
-/// the gatherer adds `path <device> <state>` for each path of a multipath
-/// device (its `slaves/`, each one's `device/state`).
+/// `/sys/block/dm-N/`: device-mapper devices, their name, whether
+/// suspended, and size; the gatherer adds each one's `dm/uuid` (which it
+/// reads to find the multipath ones: their UUIDs start with `mpath-`) and
+/// `path <device> <state>` for each path of a multipath device (its
+/// `slaves/`, each one's `device/state`).
 pub const DM_MULTIPATH: ClassSpec = ClassSpec {
     dir: "block",
     prefix: "dm-",
     numbered: true,
     skip: &[],
-    attrs: &["dm/uuid", "dm/name", "dm/suspended", "size"],
+    attrs: &["dm/name", "dm/suspended", "size"],
     missing_is_empty: true,
 };
 

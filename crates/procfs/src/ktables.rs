@@ -188,10 +188,10 @@ pub fn parse_drbd(buf: &[u8], out: &mut Vec<DrbdDevice>) -> Result<(), ParseErro
                 continue;
             };
             let minor = k
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-                .then(|| k.parse::<u64>().ok());
-            if let (true, Some(Some(minor))) = (v.is_empty(), minor) {
+                .parse::<u64>()
+                .ok()
+                .filter(|_| k.bytes().all(|b| b.is_ascii_digit()));
+            if let (true, Some(minor)) = (v.is_empty(), minor) {
                 row_limit(n, rows)?;
                 if let Some(d) = rows.checked_sub(1).map(|i| &mut out[i]) {
                     d.fields.truncate(fields);
@@ -228,8 +228,42 @@ pub fn parse_drbd(buf: &[u8], out: &mut Vec<DrbdDevice>) -> Result<(), ParseErro
     Ok(())
 }
 
+/// Parses the gathered sysctls: `@<dotted name>`, then its file's text
+/// (a file of several lines as one, its lines joined by spaces). A sysctl
+/// the configuration named but the kernel lacks has no record.
+pub fn parse_sysctl(buf: &[u8], out: &mut Vec<(String, String)>) -> Result<(), ParseError> {
+    let mut rows = 0;
+    for l in records::lines(buf) {
+        let (n, text) = l?;
+        if let Some(name) = text.strip_prefix('@') {
+            records::open(n, name, rows, "sysctl")?;
+            row_limit(n, rows)?;
+            let row = slot(out, rows);
+            set(&mut row.0, name);
+            row.1.clear();
+            rows += 1;
+            continue;
+        }
+        let row = records::current(&mut out[..rows], n, "sysctl")?;
+        if row.1.len() + text.len() > 1 << 16 {
+            return Err(err(
+                n,
+                "value",
+                ParseErrorKind::TooMany,
+                "at most 64 KiB a sysctl",
+            ));
+        }
+        if !row.1.is_empty() {
+            row.1.push(' ');
+        }
+        row.1.push_str(text);
+    }
+    out.truncate(rows);
+    Ok(())
+}
+
 #[cfg(test)]
-mod drbd_tests {
+mod tests {
     use super::*;
 
     #[test]
@@ -248,11 +282,6 @@ mod drbd_tests {
             (1, "drbd7", 1)
         );
     }
-}
-
-#[cfg(test)]
-mod sysctl_tests {
-    use super::*;
 
     #[test]
     fn sysctls_by_name_with_their_text() {
@@ -273,11 +302,6 @@ mod sysctl_tests {
             "sysctl"
         );
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     fn cgroup_controllers() {
@@ -352,38 +376,4 @@ mod tests {
         let e = parse_xfrm(many.as_bytes(), &mut v).unwrap_err();
         assert_eq!(e.kind, ParseErrorKind::TooMany);
     }
-}
-
-/// Parses the gathered sysctls: `@<dotted name>`, then its file's text
-/// (a file of several lines as one, its lines joined by spaces). A sysctl
-/// the configuration named but the kernel lacks has no record.
-pub fn parse_sysctl(buf: &[u8], out: &mut Vec<(String, String)>) -> Result<(), ParseError> {
-    let mut rows = 0;
-    for l in records::lines(buf) {
-        let (n, text) = l?;
-        if let Some(name) = text.strip_prefix('@') {
-            records::open(n, name, rows, "sysctl")?;
-            row_limit(n, rows)?;
-            let row = slot(out, rows);
-            set(&mut row.0, name);
-            row.1.clear();
-            rows += 1;
-            continue;
-        }
-        let row = records::current(&mut out[..rows], n, "sysctl")?;
-        if row.1.len() + text.len() > 1 << 16 {
-            return Err(err(
-                n,
-                "value",
-                ParseErrorKind::TooMany,
-                "at most 64 KiB a sysctl",
-            ));
-        }
-        if !row.1.is_empty() {
-            row.1.push(' ');
-        }
-        row.1.push_str(text);
-    }
-    out.truncate(rows);
-    Ok(())
 }

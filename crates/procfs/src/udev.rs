@@ -13,7 +13,7 @@ use crate::error::{ParseError, ParseErrorKind};
 use crate::records::{self, err};
 
 /// The properties kept.
-pub const KEYS: [&str; 21] = [
+pub const KEYS: [&str; 20] = [
     "ID_PATH",
     "ID_WWN",
     "ID_MODEL",
@@ -34,7 +34,6 @@ pub const KEYS: [&str; 21] = [
     "ID_ATA_WRITE_CACHE",
     "ID_ATA_WRITE_CACHE_ENABLED",
     "ID_ATA_ROTATION_RATE_RPM",
-    "ID_ATA_SATA",
 ];
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -252,16 +252,19 @@ pub fn parse_bytes(v: &str) -> Option<u64> {
     n.checked_mul(mult)
 }
 
+/// A pattern of the configuration, compiled (each was checked when the
+/// configuration was resolved).
+fn re(v: &str) -> regex::Regex {
+    regex::Regex::new(v).expect("checked when the configuration was resolved")
+}
+
 impl Config {
     pub fn source(&self, s: AgentSource) -> &SourceConfig {
         &self.sources[s.index()]
     }
 
-    /// The slack window of `s`: sources due within it are read together.
     /// The gathered sources' options, for [`procfs::Reader::set_gather_options`].
     pub fn gather_options(&self) -> procfs::GatherOptions {
-        let re =
-            |v: &str| regex::Regex::new(v).expect("checked when the configuration was resolved");
         procfs::GatherOptions {
             rootfs: self.rootfs.clone(),
             mount_points_exclude: re(&self.filesystem_mount_points_exclude),
@@ -279,8 +282,6 @@ impl Config {
     /// The disks diskstats serves, as the gatherer filters them.
     pub fn disk_filter(&self) -> procfs::diskstats::DiskFilter {
         use procfs::diskstats::DiskFilter;
-        let re =
-            |v: &str| regex::Regex::new(v).expect("checked when the configuration was resolved");
         match (
             self.diskstats_device_include.as_str(),
             self.diskstats_device_exclude.as_str(),
@@ -310,6 +311,7 @@ impl Config {
         self.collectors.contains(&name)
     }
 
+    /// The slack window of `s`: sources due within it are read together.
     pub fn slack_for(&self, s: AgentSource) -> Duration {
         self.slack
             .unwrap_or_else(|| (self.source(s).interval / 100).max(Duration::from_millis(5)))

@@ -127,19 +127,16 @@ pub fn fields_filter(
 
 /// Whether a device named `name` is served, by the configuration's
 /// include (when set, the only ones served) or exclude pattern ("" for
-/// none); node_exporter's default disk exclusion is matched by hand
-/// ([`disk_excluded`]). A pattern that does not compile (the
-/// configuration checked it) excludes nothing.
+/// none): network devices, ARP devices, hwmon chips (the disks have their
+/// own, [`procfs::diskstats::DiskFilter`], which the gatherer shares). A
+/// pattern that does not compile (the configuration checked it) excludes
+/// nothing.
 pub fn device_filter(exclude: &str, include: &str) -> impl Fn(&str) -> bool + use<> {
-    let default = exclude == agent::config::DEFAULT_DISKSTATS_DEVICE_EXCLUDE;
-    let (exclude, include) = (
-        if default { None } else { pattern(exclude) },
-        pattern(include),
-    );
+    let (exclude, include) = (pattern(exclude), pattern(include));
     move |name: &str| match (&include, &exclude) {
         (Some(i), _) => i.is_match(name),
         (None, Some(e)) => !e.is_match(name),
-        (None, None) => !(default && disk_excluded(name)),
+        (None, None) => true,
     }
 }
 

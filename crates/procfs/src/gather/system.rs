@@ -226,8 +226,9 @@ impl Gatherer {
         }
     }
 
-    /// Each multipath device's paths (the devices in its `slaves/`), as
-    /// `path <device> <state>` lines by device: the state from
+    /// Each device-mapper device's `dm/uuid <uuid>` line, and a multipath
+    /// device's paths (the devices in its `slaves/`) as `path <device>
+    /// <state>` lines, by device: the state from
     /// /sys/block/<path>/device/state (`running` for SCSI, `live` for
     /// NVMe; `unknown` where it cannot be read).
     pub(super) fn multipath_paths(
@@ -243,13 +244,15 @@ impl Gatherer {
         };
         for dm in dms {
             let dir = block.join(&dm);
-            if !self.attr(&dir.join("dm/uuid")) || !self.attr.starts_with(b"mpath-") {
+            if !self.attr(&dir.join("dm/uuid")) {
                 continue;
             }
-            let Ok(paths) = entry_names(&dir.join("slaves"), 4096, |_, _| true) else {
-                continue;
+            let uuid = String::from_utf8_lossy(self.attr.trim_ascii()).into_owned();
+            let paths = match uuid.starts_with("mpath-") {
+                true => entry_names(&dir.join("slaves"), 4096, |_, _| true).unwrap_or_default(),
+                false => Vec::new(),
             };
-            let mut lines = Vec::with_capacity(paths.len());
+            let mut lines = vec![format!("dm/uuid {uuid}")];
             for p in paths {
                 let state = if self.attr(&block.join(&p).join("device/state")) {
                     String::from_utf8_lossy(self.attr.trim_ascii()).into_owned()

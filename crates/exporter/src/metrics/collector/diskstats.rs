@@ -4,19 +4,17 @@
 use super::*;
 use model::units::{ms_to_secs, sectors_to_bytes};
 
-use crate::metrics::compat::device_filter;
-
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
-    let s = x.s;
-    if s.ok(Source::Diskstats) {
-        let c = &x.ctx.config;
-        let served = device_filter(&c.diskstats_device_exclude, &c.diskstats_device_include);
-        disks(out, s, &served)?;
+    if x.s.ok(Source::Diskstats) {
+        // The disks served: the same filter the block_queue source reads by.
+        let filter = x.ctx.config.disk_filter();
+        disks(out, x, &|n| filter.keeps(n))?;
     }
     Ok(())
 }
 
-fn disks(out: &mut Out<'_>, s: &SystemSample, served: &dyn Fn(&str) -> bool) -> Fmt {
+fn disks(out: &mut Out<'_>, x: &Input<'_>, served: &dyn Fn(&str) -> bool) -> Fmt {
+    let s = x.s;
     use procfs::diskstats::DiskStat;
     type Get = fn(&DiskStat) -> Option<f64>;
     let fields: [(&Family, Get); 17] = [
@@ -86,10 +84,7 @@ fn disks(out: &mut Out<'_>, s: &SystemSample, served: &dyn Fn(&str) -> bool) -> 
         };
         // `rotational` from the disk's queue: "0" where there is none to
         // read (a partition), as node_exporter.
-        let queues = match Source::BlockQueue.class_index() {
-            Some(i) if s.ok(Source::BlockQueue) => &s.class[i][..],
-            _ => &[],
-        };
+        let queues = class(x, Source::BlockQueue).unwrap_or_default();
         let rotational = |dev: &str| {
             let q = queues.iter().find(|q| q.name == dev);
             match q.and_then(|q| q.uint("queue/rotational")) {
@@ -121,34 +116,41 @@ fn disks(out: &mut Out<'_>, s: &SystemSample, served: &dyn Fn(&str) -> bool) -> 
         // What udev found on the device: a filesystem's (or volume
         // member's) signature, device-mapper's names, an ATA disk's cache
         // and rotation rate.
-        let mut m = out.family(&NODE_DISK_FILESYSTEM_INFO)?;
-        for (dev, d) in &disks {
-            let Some(u) = udev_of(d).filter(|u| !u.get("ID_FS_TYPE").is_empty()) else {
-                continue;
-            };
-            let labels = [
-                ("device", dev.as_str()),
-                ("type", u.get("ID_FS_TYPE")),
-                ("usage", u.get("ID_FS_USAGE")),
-                ("uuid", u.get("ID_FS_UUID")),
-                ("version", u.get("ID_FS_VERSION")),
-            ];
-            gauge_l(&mut m, &labels, 1.0)?;
-        }
-        let mut m = out.family(&NODE_DISK_DEVICE_MAPPER_INFO)?;
-        for (dev, d) in &disks {
-            let Some(u) = udev_of(d).filter(|u| !u.get("DM_NAME").is_empty()) else {
-                continue;
-            };
-            let labels = [
-                ("device", dev.as_str()),
-                ("name", u.get("DM_NAME")),
-                ("uuid", u.get("DM_UUID")),
-                ("vg_name", u.get("DM_VG_NAME")),
-                ("lv_name", u.get("DM_LV_NAME")),
-                ("lv_layer", u.get("DM_LV_LAYER")),
-            ];
-            gauge_l(&mut m, &labels, 1.0)?;
+        // An info family each, for the devices udev gave its first key,
+        // labelled by udev's keys.
+        type UdevInfo = (&'static Family, &'static [(&'static str, &'static str)]);
+        let infos: [UdevInfo; 2] = [
+            (
+                &NODE_DISK_FILESYSTEM_INFO,
+                &[
+                    ("type", "ID_FS_TYPE"),
+                    ("usage", "ID_FS_USAGE"),
+                    ("uuid", "ID_FS_UUID"),
+                    ("version", "ID_FS_VERSION"),
+                ],
+            ),
+            (
+                &NODE_DISK_DEVICE_MAPPER_INFO,
+                &[
+                    ("name", "DM_NAME"),
+                    ("uuid", "DM_UUID"),
+                    ("vg_name", "DM_VG_NAME"),
+                    ("lv_name", "DM_LV_NAME"),
+                    ("lv_layer", "DM_LV_LAYER"),
+                ],
+            ),
+        ];
+        for (f, keys) in infos {
+            let mut m = out.family(f)?;
+            for (dev, d) in &disks {
+                let Some(u) = udev_of(d).filter(|u| !u.get(keys[0].1).is_empty()) else {
+                    continue;
+                };
+                let labels: Vec<(&str, &str)> = std::iter::once(("device", dev.as_str()))
+                    .chain(keys.iter().map(|(l, k)| (*l, u.get(k))))
+                    .collect();
+                gauge_l(&mut m, &labels, 1.0)?;
+            }
         }
         for (f, key) in [
             (&NODE_DISK_ATA_WRITE_CACHE, "ID_ATA_WRITE_CACHE"),

@@ -20,6 +20,16 @@ fn location(name: &str) -> Option<[String; 4]> {
     ])
 }
 
+/// node_exporter's location labels of a function.
+fn loc(l: &[String; 4]) -> [(&'static str, &str); 4] {
+    [
+        ("segment", l[0].as_str()),
+        ("bus", l[1].as_str()),
+        ("device", l[2].as_str()),
+        ("function", l[3].as_str()),
+    ]
+}
+
 /// A link speed as the kernel prints it (`8.0 GT/s PCIe`), in transfers a
 /// second; -1 when unknown, as node_exporter gives it.
 fn speed(d: &ClassDevice, attr: &str) -> f64 {
@@ -61,14 +71,7 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
         .iter()
         .filter_map(|d| Some((d, location(&d.name)?)))
         .collect();
-    let loc = |l: &[String; 4]| -> [(&'static str, String); 4] {
-        [
-            ("segment", l[0].clone()),
-            ("bus", l[1].clone()),
-            ("device", l[2].clone()),
-            ("function", l[3].clone()),
-        ]
-    };
+
     let mut m = out.family(&NODE_PCIDEVICE_INFO)?;
     for (d, l) in &devs {
         let parent = d.get("parent").and_then(location);
@@ -77,22 +80,30 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
             let v = d.get(attr).and_then(parse_uint).unwrap_or(0);
             format!("0x{v:0width$x}")
         };
+        let ids = [
+            id("class", 6),
+            id("vendor", 4),
+            id("device", 4),
+            id("subsystem_vendor", 4),
+            id("subsystem_device", 4),
+            id("revision", 2),
+        ];
         let [a, b, c, e] = loc(l);
         let labels = [
             a,
             b,
             c,
             e,
-            ("parent_segment", parent[0].clone()),
-            ("parent_bus", parent[1].clone()),
-            ("parent_device", parent[2].clone()),
-            ("parent_function", parent[3].clone()),
-            ("class_id", id("class", 6)),
-            ("vendor_id", id("vendor", 4)),
-            ("device_id", id("device", 4)),
-            ("subsystem_vendor_id", id("subsystem_vendor", 4)),
-            ("subsystem_device_id", id("subsystem_device", 4)),
-            ("revision", id("revision", 2)),
+            ("parent_segment", parent[0].as_str()),
+            ("parent_bus", parent[1].as_str()),
+            ("parent_device", parent[2].as_str()),
+            ("parent_function", parent[3].as_str()),
+            ("class_id", ids[0].as_str()),
+            ("vendor_id", ids[1].as_str()),
+            ("device_id", ids[2].as_str()),
+            ("subsystem_vendor_id", ids[3].as_str()),
+            ("subsystem_device_id", ids[4].as_str()),
+            ("revision", ids[5].as_str()),
         ];
         gauge_l(&mut m, &labels, 1.0)?;
     }
@@ -145,7 +156,7 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
         };
         for s in POWER_STATES {
             let [a, b, c, e] = loc(l);
-            let labels = [a, b, c, e, ("state", s.to_string())];
+            let labels = [a, b, c, e, ("state", s)];
             gauge_l(&mut m, &labels, f64::from(u8::from(s == state)))?;
         }
     }
