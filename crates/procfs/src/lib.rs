@@ -63,6 +63,7 @@ pub mod sockstat;
 pub mod softirqs;
 pub mod softnet;
 pub mod stat;
+pub mod systemd;
 pub mod textfile;
 pub mod threads;
 pub mod time;
@@ -74,7 +75,9 @@ pub mod zfs;
 pub use cpu_table::{CpuTable, Row};
 pub use error::{Error, ParseError, ParseErrorKind, Result};
 pub use gather::{
-    DEFAULT_FS_TYPES_EXCLUDE, DEFAULT_MOUNT_POINTS_EXCLUDE, DEFAULT_STATFS_WAIT, GatherOptions,
+    DEFAULT_FS_TYPES_EXCLUDE, DEFAULT_MOUNT_POINTS_EXCLUDE, DEFAULT_STATFS_WAIT,
+    DEFAULT_SYSTEMD_DEADLINE, DEFAULT_UNIT_EXCLUDE, GatherOptions, SystemdOptions,
+    anchored_unit_pattern,
 };
 pub use key_values::KeyValues;
 pub use name::Name;

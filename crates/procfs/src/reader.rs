@@ -528,7 +528,12 @@ impl Reader {
                         )
                         .to_string(),
                     ),
-                    SourceCost::default(),
+                    // A read that failed still took its time (a deadline
+                    // that passed: the whole of it).
+                    SourceCost {
+                        read_ns: elapsed_ns(t0),
+                        ..SourceCost::default()
+                    },
                 ),
             };
             sample.status[i] = status;

@@ -148,6 +148,8 @@ pub struct SystemSample {
     pub sysctl: Vec<(String, String)>,
     /// /proc/drbd: DRBD's replicated devices.
     pub drbd: Vec<crate::ktables::DrbdDevice>,
+    /// systemd's units and their properties (over D-Bus).
+    pub systemd: crate::systemd::Systemd,
     pub task_limits: TaskLimits,
     /// /proc/cpuinfo: what each CPU is.
     pub cpuinfo: Vec<CpuInfo>,
@@ -235,6 +237,7 @@ impl Default for SystemSample {
             mountstats: Vec::new(),
             sysctl: Vec::new(),
             drbd: Vec::new(),
+            systemd: Default::default(),
             task_limits: TaskLimits::default(),
             cpuinfo: Vec::new(),
             class: Default::default(),
@@ -449,6 +452,16 @@ macro_rules! source_slots {
                 std::mem::swap(&mut self.skipped[i], &mut other.skipped[i]);
             }
 
+            /// Swaps the status, cost and skipped lines of `source` with
+            /// `other`'s, and not its data: a failed read of a source that
+            /// keeps its last data ([`Source::keeps_last`]).
+            pub fn swap_status(&mut self, other: &mut SystemSample, source: Source) {
+                let i = source as usize;
+                std::mem::swap(&mut self.status[i], &mut other.status[i]);
+                std::mem::swap(&mut self.cost[i], &mut other.cost[i]);
+                std::mem::swap(&mut self.skipped[i], &mut other.skipped[i]);
+            }
+
             /// Copies the data, status and cost of `source` from `other`,
             /// reusing this sample's buffers.
             pub fn copy_source(&mut self, other: &SystemSample, source: Source) {
@@ -484,8 +497,8 @@ macro_rules! source_slots {
 use crate::{
     cpu, cpuinfo, diskstats, entropy, filefd, filesystem, hardware, hwmon, interrupts, ipvs,
     ktables, loadavg, mdstat, meminfo, mm, mountstats, net_dev, netclass, netmisc, netstat, numa,
-    os_release, pressure, rpc, schedstat, selinux, sockstat, softirqs, softnet, stat, textfile,
-    time, udev, uname, vmstat, zfs,
+    os_release, pressure, rpc, schedstat, selinux, sockstat, softirqs, softnet, stat, systemd,
+    textfile, time, udev, uname, vmstat, zfs,
 };
 
 crate::source::for_each_source!();

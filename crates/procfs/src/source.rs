@@ -394,6 +394,11 @@ sources! {
     DmMultipath { name: "dmmultipath", files: &[], slot: [class[16]], parse: class::parse_into,
         optional: true, every: PER_SCRAPE, opt_in: false, serves: ["dmmultipath"], helps: [],
         recorded: false },
+    /// systemd's units over D-Bus (gathered; opt-in, as node_exporter's
+    /// `systemd`): a machine without a system bus has none.
+    Systemd { name: "systemd", files: &[], slot: [systemd], parse: systemd::parse_into,
+        optional: true, every: PER_SCRAPE, opt_in: true, serves: ["systemd"], helps: [],
+        recorded: false },
 }
 
 const fn recorded_count() -> usize {
@@ -506,6 +511,14 @@ impl Source {
     /// row's note says why).
     pub fn optional(self) -> bool {
         self.info().optional
+    }
+
+    /// Sources whose last data is kept, and served with its age, when a
+    /// read fails: systemd's units, whose read fails when the bus does not
+    /// answer in time (a unit's state going missing would end an alert
+    /// that is still true).
+    pub fn keeps_last(self) -> bool {
+        matches!(self, Source::Systemd)
     }
 }
 

@@ -143,6 +143,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("@conntrack", |b| {
             procfs::netmisc::parse_conntrack(b).map(drop)
         }),
+        ("@systemd", |b| {
+            procfs::systemd::parse_into(b, &mut Default::default())
+        }),
         ("@cpu_isolated", |b| {
             procfs::cpu::parse_list_into(b, &mut Default::default())
         }),
@@ -159,6 +162,32 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::cpu::parse_cmdline(&String::from_utf8_lossy(b)).map(drop)
         }),
     ]
+}
+
+const SYSTEMD_TEXT: &[u8] = b"at 1795970945735703000\nversion 252.38-1~deb12u1\nvirtualization kvm\n\
+system_state degraded\nunit dev-sda.device loaded active plugged\n\
+unit+ cron.service loaded active running type=simple restarts=0 start_us=1795970945735703 tasks=1 tasks_max=4915\n\
+unit+ echo.socket loaded active listening accepted=2 connections=0 refused=0\n\
+unit+ tick.timer loaded active waiting last_trigger_us=1795970946735703\n";
+
+/// A D-Bus reply as a bus sends one: header (reply serial, signature)
+/// then `body`.
+fn dbus_reply(sig: &[u8], body: &[u8]) -> Vec<u8> {
+    let mut m = vec![b'l', 2, 1, 1];
+    m.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    m.extend_from_slice(&9u32.to_le_bytes());
+    let mut fields = vec![5, 1, b'u', 0];
+    fields.extend_from_slice(&1u32.to_le_bytes());
+    fields.extend_from_slice(&[8, 1, b'g', 0, sig.len() as u8]);
+    fields.extend_from_slice(sig);
+    fields.push(0);
+    m.extend_from_slice(&(fields.len() as u32).to_le_bytes());
+    m.extend_from_slice(&fields);
+    while !m.len().is_multiple_of(8) {
+        m.push(0);
+    }
+    m.extend_from_slice(body);
+    m
 }
 
 fn seeds() -> Vec<(usize, Vec<u8>)> {
@@ -182,6 +211,11 @@ fn seeds() -> Vec<(usize, Vec<u8>)> {
             } else if let Ok(b) = std::fs::read(proc_root.join(name)) {
                 out.push((i, b));
             }
+        }
+        // systemd's units come from a bus, not a tree: a text as the
+        // gatherer writes it.
+        if *name == "@systemd" {
+            out.push((i, SYSTEMD_TEXT.to_vec()));
         }
         // Per-process files: seeded from the live /proc.
         if name.starts_with("self/")
@@ -343,6 +377,21 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(parser in any::<prop::sample::Index>(), bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         check(parser.index(parsers().len()), &bytes);
+    }
+
+    /// D-Bus messages of any signature and body (the systemd source's
+    /// replies): an error or values, never a panic.
+    #[test]
+    fn dbus_replies_never_panic(
+        sig in prop::collection::vec(prop::sample::select(b"ybnqiuxtdsogvah(){}".to_vec()), 0..12),
+        body in prop::collection::vec(any::<u8>(), 0..256),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let m = dbus_reply(&sig, &body);
+        let _ = sys::dbus::decode_whole(&m);
+        let _ = sys::dbus::decode_whole(&m[..cut.index(m.len() + 1)]);
+        let _ = sys::dbus::decode(&sig, &body, false);
+        let _ = sys::dbus::decode(&sig, &body, true);
     }
 
     /// The word-at-a-time name decoder agrees with the byte loop, for any

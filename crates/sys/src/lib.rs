@@ -22,6 +22,7 @@
 pub mod bpf;
 pub mod child;
 pub mod cputime;
+pub mod dbus;
 pub mod dir;
 pub mod error;
 pub mod file;

@@ -267,6 +267,22 @@ section! {
         sysctl_include: Sysctls = Sysctls, flag "collector.sysctl.include" as "NAME";
         /// Sysctls node_sysctl_info serves as text, a series a word (kernel.seccomp.actions_avail)
         sysctl_include_info: Sysctls = Sysctls, flag "collector.sysctl.include-info" as "NAME";
+        /// systemd units whose states and properties /metrics serves (a regular expression on the whole unit name; the systemd source, off until enabled)
+        systemd_unit_include: Regex = Regex(".+"),
+            flag "collector.systemd.unit-include" | "collector.systemd.unit-whitelist" as "REGEX";
+        /// systemd units left out (a regular expression on the whole unit name; node_exporter's default)
+        systemd_unit_exclude: Regex = Regex(procfs::DEFAULT_UNIT_EXCLUDE),
+            flag "collector.systemd.unit-exclude" | "collector.systemd.unit-blacklist" as "REGEX";
+        /// Serve services' node_systemd_unit_tasks_current and _max (two more calls a service)
+        systemd_task_metrics: Plain<bool> = Plain(false), flag "collector.systemd.enable-task-metrics";
+        /// Serve services' node_systemd_service_restart_total (one more call a service)
+        systemd_restarts_metrics: Plain<bool> = Plain(false), flag "collector.systemd.enable-restarts-metrics";
+        /// Serve node_systemd_unit_start_time_seconds (one more call an active unit)
+        systemd_start_time_metrics: Plain<bool> = Plain(false), flag "collector.systemd.enable-start-time-metrics";
+        /// Talk to systemd on its own socket (/run/systemd/private, root only) instead of the system bus
+        systemd_private: Plain<bool> = Plain(false), flag "collector.systemd.private";
+        /// A read of systemd's units that takes longer fails, and the last one read is served with its age
+        systemd_read_deadline: Dur = Dur { default: procfs::DEFAULT_SYSTEMD_DEADLINE, lo: ms(10), hi: secs(60) };
         /// Directory of *.prom files (Prometheus text format) to re-export ("" for none)
         textfile_directory: MaybePath = MaybePath(None), flag "collector.textfile.directory" as "DIR";
         /// udev's database, for node_disk_info's labels

@@ -276,7 +276,27 @@ impl Config {
             sensors_on_quiet_cpus: self.sensors_on_isolated_cpus,
             sysctls: self.sysctl_names(),
             disks: self.disk_filter(),
+            systemd: self.systemd_options(),
         }
+    }
+
+    /// Where and what the systemd source reads.
+    pub fn systemd_options(&self) -> procfs::SystemdOptions {
+        let anchored = |p: &str| procfs::anchored_unit_pattern(p).unwrap_or_else(|_| re(p));
+        let mut o = procfs::SystemdOptions {
+            include: anchored(&self.systemd_unit_include),
+            exclude: anchored(&self.systemd_unit_exclude),
+            tasks: self.systemd_task_metrics,
+            restarts: self.systemd_restarts_metrics,
+            start_time: self.systemd_start_time_metrics,
+            deadline: self.systemd_read_deadline,
+            ..Default::default()
+        };
+        if self.systemd_private {
+            o.address = "unix:path=/run/systemd/private".into();
+            o.bus = false;
+        }
+        o
     }
 
     /// The disks diskstats serves, as the gatherer filters them.

@@ -93,7 +93,11 @@ impl Agent {
                 AgentSource::System(src) => {
                     st.sample.taken = self.work.taken;
                     st.sample.unix_ns = self.work.unix_ns;
-                    st.sample.swap_source(&mut self.work, src);
+                    if src.keeps_last() && !self.work.ok(src) {
+                        st.sample.swap_status(&mut self.work, src);
+                    } else {
+                        st.sample.swap_source(&mut self.work, src);
+                    }
                     if st.sample.ok(src) {
                         let now = st.sample.warnings(src);
                         for w in now.iter().filter(|w| !self.warned[i].contains(w)) {

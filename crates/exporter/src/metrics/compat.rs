@@ -78,7 +78,6 @@ pub fn collector_names() -> String {
 /// with the reason (docs/metrics.md names each; a test checks it).
 pub const NOT_HERE: &[(&str, &str)] = &[
     ("tcpstat", "needs netlink (inet_diag)"),
-    ("systemd", "needs D-Bus"),
     ("logind", "needs D-Bus"),
     ("wifi", "needs netlink (nl80211)"),
     ("netclass_rtnl", "needs netlink"),

@@ -20,6 +20,12 @@ use crate::source::Source;
 mod filesystem;
 mod sensors;
 mod system;
+mod systemd;
+
+pub use systemd::{
+    DEFAULT_SYSTEMD_DEADLINE, DEFAULT_UNIT_EXCLUDE, SystemdOptions,
+    anchored as anchored_unit_pattern,
+};
 
 use filesystem::*;
 use sensors::*;
@@ -65,6 +71,8 @@ pub struct GatherOptions {
     /// those diskstats serves (not loop devices, partitions and the like
     /// by default).
     pub disks: crate::diskstats::DiskFilter,
+    /// Where and what the systemd source reads.
+    pub systemd: SystemdOptions,
 }
 
 impl Default for GatherOptions {
@@ -82,6 +90,7 @@ impl Default for GatherOptions {
             sensors_on_quiet_cpus: false,
             sysctls: Vec::new(),
             disks: Default::default(),
+            systemd: SystemdOptions::default(),
         }
     }
 }
@@ -114,6 +123,7 @@ pub(crate) fn main_path(
         Source::Lnstat => proc_root.join("net/stat"),
         Source::Sysctl => proc_root.join("sys"),
         Source::CpuIsolated => sys_root.join(crate::cpu::ISOLATED_FILE),
+        Source::Systemd => PathBuf::from(format!("systemd over D-Bus ({})", o.systemd.address)),
         s if s.class_spec().is_some() => sys_root.join(s.class_spec().expect("a class source").dir),
         _ => proc_root.join(source.files()[0]),
     }
@@ -133,6 +143,8 @@ pub(crate) struct Gatherer {
     pub opened: Option<Vec<PathBuf>>,
     /// coretemp's zones, and the online list they were read under.
     zones: Option<(Vec<u8>, SensorZones)>,
+    /// The connection to systemd, kept between reads.
+    systemd_conn: Option<sys::dbus::Connection>,
 }
 
 impl Gatherer {
@@ -166,6 +178,7 @@ impl Gatherer {
             Source::Zfs => self.zfs(proc_root)?,
             Source::Lnstat => self.lnstat(proc_root)?,
             Source::Sysctl => self.sysctl(proc_root),
+            Source::Systemd => self.systemd()?,
             Source::CpuIsolated => {
                 open(&sys_root.join(crate::cpu::ISOLATED_FILE))?
                     .take(64 << 10)

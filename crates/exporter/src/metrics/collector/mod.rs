@@ -68,6 +68,7 @@ mod softirqs;
 mod softnet;
 mod stat;
 mod sysctl;
+mod systemd;
 mod tapestats;
 pub(super) mod textfile;
 mod thermal_zone;
@@ -161,6 +162,7 @@ pub(super) const ENCODERS: &[(&str, Encode)] = &[
     ("sysctl", sysctl::encode),
     ("drbd", drbd::encode),
     ("dmmultipath", dmmultipath::encode),
+    ("systemd", systemd::encode),
 ];
 
 /// The devices of hardware class `source`, when it was read.
