@@ -15,4 +15,5 @@ pub mod scale;
 pub mod spawn;
 pub mod stats;
 pub mod store_day;
+pub mod systemd;
 pub mod viewers;

@@ -159,6 +159,26 @@ pub const NOT_TAKEN: &[(&str, &str)] = &[
         "not supported yet: names come from the pci.ids database; node_pcidevice_info carries the numeric ids",
     ),
     (
+        "--collector.filesystem.stat-workers",
+        "the agent's statfs calls run on one worker thread, one at a time, each with its own deadline (filesystem_statfs_wait): a hung mount costs one wait, not a worker",
+    ),
+    (
+        "--no-collector.interrupts.include-zeros",
+        "node_interrupts_total serves every count, zeros too (leaving zeros out would make series come and go); --collector.interrupts.name-include and name-exclude choose interrupts",
+    ),
+    (
+        "--collector.netdev.label-ifalias",
+        "not supported yet: node_network_info carries each device's ifalias",
+    ),
+    (
+        "--collector.qdisk.device-include",
+        "the old spelling of --collector.qdisc.device-include; the qdisc collector is not available (needs netlink)",
+    ),
+    (
+        "--collector.qdisk.device-exclude",
+        "the old spelling of --collector.qdisc.device-exclude; the qdisc collector is not available (needs netlink)",
+    ),
+    (
         "--collector.pcidevice.idsfile",
         "not supported yet: names come from the pci.ids database; node_pcidevice_info carries the numeric ids",
     ),
@@ -190,8 +210,13 @@ pub fn refuse_not_taken(args: &[std::ffi::OsString]) -> Result<(), String> {
         .filter_map(|a| a.to_str())
         .take_while(|a| *a != "--")
     {
-        let (_, flag) = flag_name(a);
-        if let Some((_, why)) = NOT_TAKEN.iter().find(|(f, _)| *f == flag) {
+        let (given, flag) = flag_name(a);
+        if let Some((_, why)) = NOT_TAKEN.iter().find(|(f, _)| *f == flag || *f == given) {
+            let flag = if given.starts_with("--no-") {
+                given
+            } else {
+                &flag
+            };
             return Err(format!("node_exporter's {flag} is not taken here: {why}"));
         }
     }
@@ -232,12 +257,14 @@ pub fn unknown_node_exporter_flag(arg: &str) -> Option<String> {
 /// `--collector.cpu.guest`, on in node_exporter by default and always here,
 /// as nothing.
 /// node_exporter's switches for what the agent always does: guest time in
-/// node_cpu_guest_seconds_total, softirqs by vector from /proc/stat, and
+/// node_cpu_guest_seconds_total, softirqs by vector from /proc/stat, every
+/// interrupt count, zeros too, in node_interrupts_total, and
 /// the ARP, netclass and netdev figures from their files (the same figures
 /// netlink would give).
 const ALWAYS: &[&str] = &[
     "--collector.cpu.guest",
     "--collector.stat.softirq",
+    "--collector.interrupts.include-zeros",
     "--collector.arp.netlink",
     "--no-collector.arp.netlink",
     "--collector.netclass.netlink",

@@ -104,6 +104,10 @@ enum BenchCommand {
     /// Exit capture under a fork/exit load (default 5,000 children/s):
     /// every child must be found in the exit ring, none lost.
     Exits(bench_cmd::ExitsArgs),
+    /// A read of 1,000 systemd units (a real user manager's) by the
+    /// systemd source and by node_exporter's collector: wall time and the
+    /// CPU of reader, manager and bus.
+    Systemd(bench_cmd::SystemdArgs),
     /// Hours of history for N processes written through the real writer
     /// faster than real time; its size per day and source, and the time
     /// `report` takes over it.
@@ -291,6 +295,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Idle(args)) => bench_cmd::run_idle(&args),
         Command::Bench(BenchCommand::Push(args)) => bench_cmd::run_push(&args),
         Command::Bench(BenchCommand::Exits(args)) => bench_cmd::run_exits(&args),
+        Command::Bench(BenchCommand::Systemd(args)) => bench_cmd::run_systemd(&args),
         Command::Bench(BenchCommand::Store(args)) => bench_cmd::run_store(&args),
         Command::Bench(BenchCommand::Viewers(args)) => bench_cmd::run_viewers(&args),
         Command::Bench(BenchCommand::Scale(args)) => bench_cmd::run_scale(&args),

@@ -86,6 +86,52 @@ fn print_config(args: &[String]) -> Output {
     run(&refs)
 }
 
+/// The newest node_exporter release's flags (a list read from its source,
+/// fixtures/node-exporter-flags): each is taken, or refused naming itself
+/// with its own reason (a collector that is not here and why, or why the
+/// option is not taken); none falls to the answer for a flag the agent
+/// has never heard of.
+#[test]
+fn every_flag_of_the_newest_release_is_taken_or_refused_with_its_reason() {
+    let list =
+        std::fs::read_to_string(format!("{FIXTURES}/node-exporter-flags/1.12.1.txt")).unwrap();
+    let args: Vec<&str> = list.lines().filter(|l| l.starts_with("--")).collect();
+    assert!(args.len() > 200, "{} flags listed", args.len());
+    let (mut taken, mut refused, mut unheard) = (0, Vec::new(), Vec::new());
+    for arg in args {
+        let out = print_config(&[arg.to_string()]);
+        if out.status.success() {
+            taken += 1;
+            continue;
+        }
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        let flag = arg.split('=').next().unwrap();
+        let bare = flag.replacen("--no-", "--", 1);
+        let why = [flag, bare.as_str()]
+            .iter()
+            .find_map(|f| {
+                err.split(&format!("node_exporter's {f} is not taken here: "))
+                    .nth(1)
+            })
+            .map(str::trim)
+            .unwrap_or_default();
+        if out.status.code() != Some(2) || why.len() <= 10 || why.contains("has no such option") {
+            unheard.push(format!("{arg}: {}", err.trim()));
+        } else {
+            refused.push(format!("{flag}: {why}"));
+        }
+    }
+    assert!(
+        unheard.is_empty(),
+        "flags neither taken nor refused with a reason: {unheard:#?}"
+    );
+    eprintln!(
+        "{taken} taken; {} refused:\n{}",
+        refused.len(),
+        refused.join("\n")
+    );
+}
+
 /// The flags this issue names must be taken; any other flag node_exporter
 /// has is taken or refused with a message that names it and says why,
 /// never reported as an unknown argument.
@@ -353,6 +399,59 @@ fn netclass_arp_and_hwmon_filters_leave_out_what_they_name() {
     assert!(core.iter().all(|k| k.contains("coretemp")), "{core:?}");
     let rest = chips("--collector.hwmon.chip-exclude=coretemp");
     assert_eq!(rest.len() + core.len(), all.len(), "{rest:?}");
+}
+
+/// The filters of node_exporter's later releases: hwmon sensors by
+/// `chip;sensor`, interrupts by `name;info;devices`, slab caches, and
+/// the filesystem's includes; each leaves out what it names, no more.
+#[test]
+fn later_releases_filters_leave_out_what_they_name() {
+    let keys = |extra: &[&str], prefix: &str| -> Vec<String> {
+        let mut all = vec!["--collector.slabinfo", "--collector.interrupts"];
+        all.extend_from_slice(extra);
+        served_from("linux-future", &all)
+            .into_keys()
+            .filter(|k| k.starts_with(prefix))
+            .collect()
+    };
+    let sensors = |f: &str| keys(&[f], "node_hwmon_temp_celsius{");
+    let all = sensors("--log.level=info");
+    let no_temp1 = sensors("--collector.hwmon.sensor-exclude=.*;temp1");
+    assert!(
+        !no_temp1.is_empty() && no_temp1.len() < all.len(),
+        "{all:?}"
+    );
+    assert!(no_temp1.iter().all(|k| !k.contains("sensor=\"temp1\"")));
+    assert!(all.iter().any(|k| k.contains("sensor=\"temp1\"")));
+
+    let irqs = |f: &str| keys(&[f], "node_interrupts_total{");
+    let all = irqs("--log.level=info");
+    let loc = irqs("--collector.interrupts.name-include=^LOC;");
+    assert!(!loc.is_empty() && loc.len() < all.len());
+    assert!(loc.iter().all(|k| k.contains("type=\"LOC\"")), "{loc:?}");
+    let rest = irqs("--collector.interrupts.name-exclude=^LOC;");
+    assert_eq!(rest.len() + loc.len(), all.len());
+
+    let slabs = |f: &[&str]| keys(f, "node_slabinfo_objects{");
+    let all = slabs(&[]);
+    let some = slabs(&["--collector.slabinfo.slabs-include=^(dentry|task_struct)$"]);
+    assert_eq!(some.len(), 2, "{all:?}");
+    assert!(all.len() > 2);
+    // Both apply, as node_exporter's: those included less those excluded.
+    let both = slabs(&[
+        "--collector.slabinfo.slabs-include=^(dentry|task_struct)$",
+        "--collector.slabinfo.slabs-exclude=^dentry$",
+    ]);
+    assert_eq!(both.len(), 1, "{both:?}");
+    assert!(both[0].contains("task_struct"));
+
+    let points = |f: &str| keys(&[f], "node_filesystem_size_bytes{");
+    let root = points("--collector.filesystem.mount-points-include=^/$");
+    assert!(!root.is_empty());
+    assert!(
+        root.iter().all(|k| k.contains("mountpoint=\"/\"")),
+        "{root:?}"
+    );
 }
 
 /// One scrape of an agent started on the fixture tree `name` with `extra`.

@@ -223,6 +223,54 @@ fn a_real_managers_units_are_served_as_node_exporter_serves_them() {
         );
     }
 
+    // systemd's own socket (--collector.systemd.private's way, here the
+    // user manager's): the same units and states, without the bus.
+    let mut r = procfs::Reader::new("/proc", "/sys");
+    r.set_gather_options(procfs::GatherOptions {
+        systemd: procfs::SystemdOptions {
+            address: format!("unix:path={}", m.private_socket().display()),
+            bus: false,
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let mut s = procfs::SystemSample::default();
+    r.read_sample(&[procfs::Source::Systemd], &mut s);
+    assert!(
+        s.ok(procfs::Source::Systemd),
+        "{:?}",
+        s.status[procfs::Source::Systemd as usize]
+    );
+    let broken = s
+        .systemd
+        .units
+        .iter()
+        .find(|u| u.name == "broken.service")
+        .unwrap();
+    assert_eq!(
+        (broken.active.as_str(), broken.kind.as_str()),
+        ("failed", "oneshot")
+    );
+
+    // A unit's type changes only when the manager loads its units again:
+    // the type the agent keeps is read anew then.
+    let unit = m.dir.path().join("config/systemd/user/broken.service");
+    std::fs::write(&unit, "[Service]\nType=exec\nExecStart=/bin/false\n").unwrap();
+    assert!(m.systemctl(&["daemon-reload"]).status.success());
+    let retyped = wait_for(Duration::from_secs(30), || {
+        let mine = systemd_series(&scrape(&a));
+        value(
+            &mine,
+            "node_systemd_unit_state",
+            &[
+                ("name", "broken.service"),
+                ("state", "failed"),
+                ("type", "exec"),
+            ],
+        ) == Some(1.0)
+    });
+    assert!(retyped, "the new type is not served after daemon-reload");
+
     // The bus stops answering: each read ends at its deadline, the units
     // read last are still served, and their age grows.
     let bus_pid = m.bus_pid().expect("the bus's pid");
@@ -255,11 +303,12 @@ fn a_real_managers_units_are_served_as_node_exporter_serves_them() {
             &[
                 ("name", "broken.service"),
                 ("state", "failed"),
-                ("type", "oneshot")
+                ("type", "exec")
             ]
         ),
         Some(1.0),
-        "the last units read are no longer served"
+        "the last units read are no longer served: {:#?}",
+        systemd_series(&body)
     );
     // One deadline (a second by default) and the rest of the scrape; a
     // read that waited on the stopped bus would take as long as it stays

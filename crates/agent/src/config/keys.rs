@@ -225,6 +225,10 @@ section! {
         /// Filesystem types the filesystem source skips (a regular expression; node_exporter's default)
         filesystem_fs_types_exclude: Regex = Regex(procfs::DEFAULT_FS_TYPES_EXCLUDE),
             flag "collector.filesystem.fs-types-exclude" | "collector.filesystem.ignored-fs-types" as "REGEX";
+        /// The only mount points the filesystem source reads, instead of the exclusion (a regular expression; not both)
+        filesystem_mount_points_include: Regex = Regex(""), flag "collector.filesystem.mount-points-include" as "REGEX";
+        /// The only filesystem types the filesystem source reads, instead of the exclusion (a regular expression; not both)
+        filesystem_fs_types_include: Regex = Regex(""), flag "collector.filesystem.fs-types-include" as "REGEX";
         /// The /proc/net/{netstat,snmp,snmp6} keys (Proto_Field) /metrics serves as node_netstat_* (a regular expression; node_exporter's default; "" serves every key)
         netstat_fields: Regex = Regex(super::DEFAULT_NETSTAT_FIELDS), flag "collector.netstat.fields" as "REGEX";
         /// The /proc/vmstat keys /metrics serves as node_vmstat_* (a regular expression; node_exporter's default; "" serves every key)
@@ -248,6 +252,22 @@ section! {
         hwmon_chip_exclude: Regex = Regex(""), flag "collector.hwmon.chip-exclude" as "REGEX";
         /// The only hwmon chips /metrics serves, instead of an exclusion (not both)
         hwmon_chip_include: Regex = Regex(""), flag "collector.hwmon.chip-include" as "REGEX";
+        /// hwmon sensors /metrics leaves out (a regular expression on chip;sensor, e.g. platform_coretemp_0;temp3)
+        hwmon_sensor_exclude: Regex = Regex(""), flag "collector.hwmon.sensor-exclude" as "REGEX";
+        /// The only hwmon sensors /metrics serves, instead of an exclusion (not both)
+        hwmon_sensor_include: Regex = Regex(""), flag "collector.hwmon.sensor-include" as "REGEX";
+        /// Interrupts node_interrupts_total leaves out (a regular expression on name;info;devices)
+        interrupts_name_exclude: Regex = Regex(""), flag "collector.interrupts.name-exclude" as "REGEX";
+        /// The only interrupts node_interrupts_total serves, instead of an exclusion (not both)
+        interrupts_name_include: Regex = Regex(""), flag "collector.interrupts.name-include" as "REGEX";
+        /// InfiniBand devices /metrics leaves out (a regular expression)
+        infiniband_device_exclude: Regex = Regex(""), flag "collector.infiniband.device-exclude" as "REGEX";
+        /// The only InfiniBand devices /metrics serves, instead of an exclusion (not both)
+        infiniband_device_include: Regex = Regex(""), flag "collector.infiniband.device-include" as "REGEX";
+        /// Slab caches node_slabinfo_* leaves out (a regular expression)
+        slabinfo_slabs_exclude: Regex = Regex(""), flag "collector.slabinfo.slabs-exclude" as "REGEX";
+        /// The slab caches node_slabinfo_* serves (a regular expression; those it matches less those slabs_exclude matches)
+        slabinfo_slabs_include: Regex = Regex(".*"), flag "collector.slabinfo.slabs-include" as "REGEX";
         /// Network devices the netclass families leave out (a regular expression)
         netclass_ignored_devices: Regex = Regex(""), flag "collector.netclass.ignored-devices" as "REGEX";
         /// Leave out node_network_speed_bytes where the kernel does not know the speed (-1)

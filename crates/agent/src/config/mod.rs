@@ -269,6 +269,10 @@ impl Config {
             rootfs: self.rootfs.clone(),
             mount_points_exclude: re(&self.filesystem_mount_points_exclude),
             fs_types_exclude: re(&self.filesystem_fs_types_exclude),
+            mount_points_include: (!self.filesystem_mount_points_include.is_empty())
+                .then(|| re(&self.filesystem_mount_points_include)),
+            fs_types_include: (!self.filesystem_fs_types_include.is_empty())
+                .then(|| re(&self.filesystem_fs_types_include)),
             statfs_wait: self.filesystem_statfs_wait,
             textfile_directory: self.textfile_directory.clone(),
             udev_data: self.udev_data_path.clone(),

@@ -565,3 +565,52 @@ pub fn run_push(args: &PushArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(clap::Args)]
+pub struct SystemdArgs {
+    /// Units the manager is given and starts (services, a tenth sockets,
+    /// a tenth timers).
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub(super) units: usize,
+    /// Reads by each side.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub(super) reads: usize,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub(super) format: Format,
+}
+
+pub fn run_systemd(args: &SystemdArgs) -> anyhow::Result<ExitCode> {
+    let opts = bench::systemd::Options {
+        units: args.units,
+        reads: args.reads,
+    };
+    let rows = bench::systemd::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
+        .map_err(anyhow::Error::msg)?;
+    match args.format {
+        Format::Json => print_json_lines(&rows)?,
+        Format::Table => {
+            for r in &rows {
+                println!(
+                    "{}: {} units, {} served; a read: {:.1} ms median ({:.1} ms p99), CPU {:.2} ms (reader {:.2}, manager {:.2}, bus {:.2})",
+                    r.reader,
+                    r.units,
+                    r.units_served,
+                    r.wall.median_us / 1000.0,
+                    r.wall.p99_us / 1000.0,
+                    r.total_cpu_ms,
+                    r.reader_cpu_ms,
+                    r.manager_cpu_ms,
+                    r.bus_cpu_ms
+                );
+            }
+            if let [q, n] = &rows[..] {
+                println!(
+                    "quietstat / node_exporter: wall {:.3}x, CPU {:.3}x",
+                    q.wall.median_us / n.wall.median_us,
+                    q.total_cpu_ms / n.total_cpu_ms
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -92,6 +92,8 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("runit", "reads a service supervisor's directory"),
     ("network_route", "needs netlink"),
     ("drm", "not yet: /sys/class/drm"),
+    ("swap", "not yet: /proc/swaps"),
+    ("nvmesubsystem", "not yet: /sys/class/nvme-subsystem"),
     ("tls", "not yet: /proc/net/tls_stat"),
 ];
 
@@ -125,17 +127,19 @@ pub fn fields_filter(
 }
 
 /// Whether a device named `name` is served, by the configuration's
-/// include (when set, the only ones served) or exclude pattern ("" for
-/// none): network devices, ARP devices, hwmon chips (the disks have their
+/// include (when set, only those it matches) and exclude pattern ("" for
+/// none): network devices, ARP devices, hwmon chips and sensors,
+/// interrupts, InfiniBand devices, slab caches (the disks have their
 /// own, [`procfs::diskstats::DiskFilter`], which the gatherer shares). A
 /// pattern that does not compile (the configuration checked it) excludes
 /// nothing.
 pub fn device_filter(exclude: &str, include: &str) -> impl Fn(&str) -> bool + use<> {
     let (exclude, include) = (pattern(exclude), pattern(include));
-    move |name: &str| match (&include, &exclude) {
-        (Some(i), _) => i.is_match(name),
-        (None, Some(e)) => !e.is_match(name),
-        (None, None) => true,
+    // node_exporter's deviceFilter: kept when the include (if any) matches
+    // and the exclude (if any) does not.
+    move |name: &str| {
+        include.as_ref().is_none_or(|i| i.is_match(name))
+            && exclude.as_ref().is_none_or(|e| !e.is_match(name))
     }
 }
 

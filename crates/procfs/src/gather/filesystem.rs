@@ -60,10 +60,16 @@ impl Gatherer {
         for m in &table {
             let [device, point, fstype, _] = &m.fields;
             let fstype_text = String::from_utf8_lossy(fstype);
-            if self.options.mount_points_exclude.is_match(&m.shown)
-                || self.options.fs_types_exclude.is_match(&fstype_text)
-                || !seen.insert((device, point, fstype))
-            {
+            let o = &self.options;
+            let point_out = match &o.mount_points_include {
+                Some(i) => !i.is_match(&m.shown),
+                None => o.mount_points_exclude.is_match(&m.shown),
+            };
+            let type_out = match &o.fs_types_include {
+                Some(i) => !i.is_match(&fstype_text),
+                None => o.fs_types_exclude.is_match(&fstype_text),
+            };
+            if point_out || type_out || !seen.insert((device, point, fstype)) {
                 continue;
             }
             let mut head = Vec::new();

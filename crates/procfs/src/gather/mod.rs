@@ -48,6 +48,10 @@ pub struct GatherOptions {
     pub rootfs: PathBuf,
     pub mount_points_exclude: Regex,
     pub fs_types_exclude: Regex,
+    /// The only mount points and filesystem types read, instead of the
+    /// exclusions (node_exporter's `--collector.filesystem.*-include`).
+    pub mount_points_include: Option<Regex>,
+    pub fs_types_include: Option<Regex>,
     pub statfs_wait: Duration,
     /// The textfile source's directory of `*.prom` files (none: the source
     /// reports no files and no error, as node_exporter without one).
@@ -83,6 +87,8 @@ impl Default for GatherOptions {
                 .expect("the default is a valid expression"),
             fs_types_exclude: Regex::new(DEFAULT_FS_TYPES_EXCLUDE)
                 .expect("the default is a valid expression"),
+            mount_points_include: None,
+            fs_types_include: None,
             statfs_wait: DEFAULT_STATFS_WAIT,
             textfile_directory: None,
             udev_data: PathBuf::from("/run/udev/data"),
@@ -145,6 +151,10 @@ pub(crate) struct Gatherer {
     zones: Option<(Vec<u8>, SensorZones)>,
     /// The connection to systemd, kept between reads.
     systemd_conn: Option<sys::dbus::Connection>,
+    /// Each unit's Type as last read, and the manager's
+    /// UnitsLoadStartTimestamp and UnitsLoadTimestamp they were read under.
+    systemd_types: std::collections::HashMap<String, String>,
+    systemd_loaded_at: Option<(u64, u64)>,
 }
 
 impl Gatherer {

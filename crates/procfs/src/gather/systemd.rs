@@ -4,7 +4,15 @@
 //! unanswered, under a bus's limit of pending replies), all before one
 //! deadline. The connection is kept between reads, so a read costs no
 //! authentication; it is dropped after any failure and made anew.
+//!
+//! A service's or a mount's Type changes only when the manager loads its
+//! units again: a start or re-exec sets the manager's
+//! `UnitsLoadStartTimestamp`, a `daemon-reload` its `UnitsLoadTimestamp`
+//! (systemd 246 and later; before, nothing is kept). The types read are
+//! kept while both stay the same, so a read asks only for what can change (a socket's counts, a
+//! timer's last trigger) and, for the units it has not seen, their type.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -158,6 +166,8 @@ impl Gatherer {
             Getter::new(MANAGER_PATH, MANAGER, "Version"),
             Getter::new(MANAGER_PATH, MANAGER, "Virtualization"),
             Getter::new(MANAGER_PATH, MANAGER, "SystemState"),
+            Getter::new(MANAGER_PATH, MANAGER, "UnitsLoadStartTimestamp"),
+            Getter::new(MANAGER_PATH, MANAGER, "UnitsLoadTimestamp"),
         ];
         let mut first: Vec<Call> = manager.iter().map(|c| c.call()).collect();
         first.push(Call {
@@ -168,7 +178,7 @@ impl Gatherer {
             args: &[],
         });
         let replies = conn.call_all(&first, WINDOW, deadline)?;
-        let units = match &replies[3] {
+        let units = match &replies[5] {
             Reply::Values(v) => listed(v),
             Reply::Error { name, message } => {
                 return Err(std::io::Error::other(format!(
@@ -188,6 +198,17 @@ impl Gatherer {
             let v: String = v.chars().filter(|c| !c.is_control()).collect();
             let _ = writeln!(self.scratch, "{key} {v}");
         }
+        // The types read before hold while the units were not loaded again.
+        let stamp = |r: &Reply| match r {
+            Reply::Values(v) => v.first().and_then(Value::as_u64),
+            Reply::Error { .. } => None,
+        };
+        let loaded_at = stamp(&replies[3]).zip(stamp(&replies[4]));
+        let mut types = std::mem::take(&mut self.systemd_types);
+        if loaded_at.is_none() || loaded_at != self.systemd_loaded_at {
+            types.clear();
+        }
+        self.systemd_loaded_at = loaded_at;
         // The selected units' property calls, and which unit each is for.
         let mut calls: Vec<(usize, &Prop)> = Vec::new();
         let mut selected = vec![false; units.len()];
@@ -197,9 +218,12 @@ impl Gatherer {
             }
             selected[i] = true;
             let kind = u.name.rsplit_once('.').map_or("", |(_, t)| t);
+            let known = types.contains_key(&u.name);
             match kind {
                 "service" => {
-                    calls.push((i, &TYPE));
+                    if !known {
+                        calls.push((i, &TYPE));
+                    }
                     if o.restarts {
                         calls.push((i, &RESTARTS));
                     }
@@ -208,7 +232,7 @@ impl Gatherer {
                         calls.push((i, &TASKS_MAX));
                     }
                 }
-                "mount" => calls.push((i, &MOUNT_TYPE)),
+                "mount" if !known => calls.push((i, &MOUNT_TYPE)),
                 "socket" => calls.extend(SOCKET_PROPS.iter().map(|p| (i, p))),
                 "timer" => calls.push((i, &LAST_TRIGGER)),
                 _ => {}
@@ -224,6 +248,8 @@ impl Gatherer {
         let wire_calls: Vec<Call> = wire.iter().map(Getter::call).collect();
         let answers = conn.call_all(&wire_calls, WINDOW, deadline)?;
         let mut next = 0;
+        // The types kept for the next read: this list's, no others.
+        let mut kept = HashMap::with_capacity(types.len());
         for (i, u) in units.iter().enumerate() {
             let mark = if selected[i] { "unit+" } else { "unit" };
             let _ = write!(
@@ -234,6 +260,12 @@ impl Gatherer {
             if selected[i] && o.start_time && u.active != "active" {
                 self.scratch.extend_from_slice(b" start_us=0");
             }
+            if let Some((name, t)) = types.remove_entry(&u.name) {
+                if !t.is_empty() {
+                    let _ = write!(self.scratch, " type={t}");
+                }
+                kept.insert(name, t);
+            }
             while next < calls.len() && calls[next].0 == i {
                 let (_, p) = calls[next];
                 // A property the manager does not have is left out.
@@ -243,9 +275,11 @@ impl Gatherer {
                 };
                 match (p.key, v) {
                     ("type", Some(v)) => {
-                        if let Some(w) = word(v) {
+                        let w = word(v).unwrap_or_default();
+                        if !w.is_empty() {
                             let _ = write!(self.scratch, " type={w}");
                         }
+                        kept.insert(u.name.clone(), w.to_string());
                     }
                     (key, Some(v)) => {
                         if let Some(n) = v.as_u64() {
@@ -259,6 +293,7 @@ impl Gatherer {
             self.scratch.push(b'\n');
         }
         self.systemd_conn = Some(conn);
+        self.systemd_types = kept;
         Ok(())
     }
 }

@@ -178,12 +178,23 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
             crate::metrics::compat::device_filter(&c.hwmon_chip_exclude, &c.hwmon_chip_include);
         // node_exporter filters by the chip's label (`platform_coretemp_0`).
         let chips: Vec<&Chip> = x.s.hwmon.iter().filter(|c| served(&c.chip)).collect();
-        hwmon(out, &chips)?;
+        // And its sensors by `chip;sensor` (`platform_coretemp_0;temp3`).
+        let sensor =
+            crate::metrics::compat::device_filter(&c.hwmon_sensor_exclude, &c.hwmon_sensor_include);
+        let mut key = String::new();
+        let sensor_ok = |chip: &str, s: &str| {
+            key.clear();
+            key.push_str(chip);
+            key.push(';');
+            key.push_str(s);
+            sensor(&key)
+        };
+        hwmon(out, &chips, sensor_ok)?;
     }
     Ok(())
 }
 
-fn hwmon(out: &mut Out<'_>, chips: &[&Chip]) -> Fmt {
+fn hwmon(out: &mut Out<'_>, chips: &[&Chip], mut sensor_ok: impl FnMut(&str, &str) -> bool) -> Fmt {
     {
         let mut m = out.family(&NODE_HWMON_CHIP_NAMES)?;
         for c in chips.iter().filter(|c| !c.chip_name.is_empty()) {
@@ -200,7 +211,7 @@ fn hwmon(out: &mut Out<'_>, chips: &[&Chip]) -> Fmt {
     {
         let mut m = out.family(&NODE_HWMON_SENSOR_LABEL)?;
         for c in chips {
-            for s in &c.sensors {
+            for s in c.sensors.iter().filter(|s| sensor_ok(&c.chip, &s.name)) {
                 if let Some(label) = s.get("label") {
                     let labels = [
                         ("chip", c.chip.as_str()),
@@ -214,7 +225,7 @@ fn hwmon(out: &mut Out<'_>, chips: &[&Chip]) -> Fmt {
     }
     let mut all = Vec::new();
     for c in chips {
-        for s in &c.sensors {
+        for s in c.sensors.iter().filter(|s| sensor_ok(&c.chip, &s.name)) {
             readings(&c.chip, s, &mut all);
         }
     }

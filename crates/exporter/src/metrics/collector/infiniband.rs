@@ -163,13 +163,19 @@ fn ib_rate(v: &str) -> Option<f64> {
 }
 
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
-    match class(x, Source::Infiniband) {
-        Some(d) => infiniband(out, d),
-        None => Ok(()),
-    }
+    let Some(devices) = class(x, Source::Infiniband) else {
+        return Ok(());
+    };
+    let c = &x.ctx.config;
+    let kept = crate::metrics::compat::device_filter(
+        &c.infiniband_device_exclude,
+        &c.infiniband_device_include,
+    );
+    let devices: Vec<&ClassDevice> = devices.iter().filter(|d| kept(&d.name)).collect();
+    infiniband(out, &devices)
 }
 
-fn infiniband(out: &mut Out<'_>, devices: &[ClassDevice]) -> Fmt {
+fn infiniband(out: &mut Out<'_>, devices: &[&ClassDevice]) -> Fmt {
     // (device, port, values by path below the port)
     let mut ports = Vec::new();
     for d in devices {

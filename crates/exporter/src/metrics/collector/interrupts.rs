@@ -29,9 +29,18 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let split = |r: &procfs::Row<'_>| r.counts.len() >= ncpus && !r.description.is_empty();
     if x.ctx.config.collector_on("interrupts") {
         let cpus: Vec<String> = t.cpus().iter().map(u32::to_string).collect();
+        let c = &x.ctx.config;
+        // node_exporter's name filter, on `name;info;devices`.
+        let kept = crate::metrics::compat::device_filter(
+            &c.interrupts_name_exclude,
+            &c.interrupts_name_include,
+        );
         let mut m = out.family(&NODE_INTERRUPTS_TOTAL)?;
         for row in t.rows().filter(split) {
             let (info, devices) = info_devices(&row);
+            if !kept(&format!("{};{info};{devices}", row.label)) {
+                continue;
+            }
             for (cpu, n) in cpus.iter().zip(row.counts) {
                 counter_l(
                     &mut m,

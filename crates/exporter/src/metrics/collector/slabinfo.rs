@@ -6,12 +6,18 @@ use procfs::mm::Slab;
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     let s = x.s;
     if s.ok(Source::Slabinfo) {
-        slabinfo(out, &s.slabinfo)?;
+        let c = &x.ctx.config;
+        let kept = crate::metrics::compat::device_filter(
+            &c.slabinfo_slabs_exclude,
+            &c.slabinfo_slabs_include,
+        );
+        let slabs: Vec<&Slab> = s.slabinfo.iter().filter(|s| kept(&s.name)).collect();
+        slabinfo(out, &slabs)?;
     }
     Ok(())
 }
 
-fn slabinfo(out: &mut Out<'_>, slabs: &[Slab]) -> Fmt {
+fn slabinfo(out: &mut Out<'_>, slabs: &[&Slab]) -> Fmt {
     type Field = (&'static Family, fn(&Slab) -> u64);
     let fields: [Field; 5] = [
         (&NODE_SLABINFO_ACTIVE_OBJECTS, |s| s.active_objects),
