@@ -3,7 +3,10 @@
 //! scrapes the agent and node_exporter side by side, both as job "node":
 //! every rule evaluates without error, every recording rule that gives a
 //! series for node_exporter gives one for the agent, and every family an
-//! alert reads that node_exporter serves here, the agent serves.
+//! alert reads that node_exporter serves here, the agent serves. Both
+//! read a real systemd user manager (`fixtures::systemd`) with a failed
+//! service and one restarting without end, and the systemd alerts must be
+//! raised for both.
 
 mod common;
 
@@ -55,8 +58,37 @@ fn instances(paddr: std::net::SocketAddr, query: &str) -> BTreeSet<String> {
 
 #[test]
 fn node_exporters_alerts_and_rules_evaluate_on_the_agents_series() {
-    let a = agent("", &[]);
-    let (_ne, naddr) = node_exporter::<&str>(&[]);
+    let manager = fixtures::systemd::UserManager::start(&[
+        (
+            "broken.service",
+            "[Service]\nType=oneshot\nExecStart=/bin/false\n".to_string(),
+        ),
+        (
+            "loop.service",
+            "[Unit]\nStartLimitIntervalSec=0\n[Service]\nExecStart=/bin/false\nRestart=always\nRestartSec=500ms\n".to_string(),
+        ),
+    ]);
+    assert!(
+        !manager
+            .systemctl(&["start", "broken.service"])
+            .status
+            .success()
+    );
+    assert!(
+        manager
+            .systemctl(&["start", "loop.service"])
+            .status
+            .success()
+    );
+    let bus = manager.bus_address();
+    let systemd = [
+        "--collector.systemd",
+        "--collector.systemd.enable-restarts-metrics",
+    ];
+    let a = agent_with("", &systemd, |c| {
+        c.env("DBUS_SYSTEM_BUS_ADDRESS", &bus);
+    });
+    let (_ne, naddr) = node_exporter_env(&systemd, &[("DBUS_SYSTEM_BUS_ADDRESS", &bus)]);
     let (ours, theirs) = (a.addr.to_string(), naddr.to_string());
     let dir = tempfile::tempdir().unwrap();
     let (_prom, paddr) = prometheus_with(
@@ -150,9 +182,29 @@ fn node_exporters_alerts_and_rules_evaluate_on_the_agents_series() {
         read.len()
     );
     assert!(
-        rules_compared >= 12 && families_compared >= 15,
+        rules_compared >= 12 && families_compared >= 17,
         "{rules_compared} rules, {families_compared} families"
     );
+    // The systemd alerts are raised (pending: they wait 5 and 15 minutes
+    // to fire) for the agent as for node_exporter.
+    for (alert, unit) in [
+        ("NodeSystemdServiceFailed", "broken.service"),
+        ("NodeSystemdServiceCrashlooping", "loop.service"),
+    ] {
+        let raised_for = |v: &serde_json::Value| -> BTreeSet<String> {
+            v["data"]["alerts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|a| a["labels"]["alertname"] == alert && a["labels"]["name"] == unit)
+                .filter_map(|a| a["labels"]["instance"].as_str().map(str::to_string))
+                .collect()
+        };
+        prometheus_until(paddr, "/api/v1/alerts", |v| {
+            let i = raised_for(v);
+            i.contains(&ours) && i.contains(&theirs)
+        });
+    }
     // The recording rules the dashboards build on have the agent's series.
     for r in [
         "instance:node_num_cpu:sum",

@@ -9,11 +9,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::agent::{Agent, agent_with, free_port, get};
-use common::exposition::{Series, parse_exposition, which};
+use common::agent::{Agent, agent_with, get};
+use common::exposition::{Series, node_exporter_env, parse_exposition};
 use common::wait_for;
 use fixtures::systemd::UserManager;
 
@@ -183,21 +182,9 @@ fn a_real_managers_units_are_served_as_node_exporter_serves_them() {
     // node_exporter on the same bus with the same flags: every series it
     // serves, the agent serves with the same value (start times and
     // trigger times alike: both read the manager's own).
-    let port = free_port();
-    let ne = Command::new(which("prometheus-node-exporter"))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .arg("--collector.disable-defaults")
-        .args(FLAGS)
-        .env("DBUS_SYSTEM_BUS_ADDRESS", &bus)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _ne = sys::child::Guard(ne);
-    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    assert!(wait_for(Duration::from_secs(30), || {
-        std::net::TcpStream::connect(addr).is_ok()
-    }));
+    let mut ne_args = vec!["--collector.disable-defaults"];
+    ne_args.extend(FLAGS);
+    let (_ne, addr) = node_exporter_env(&ne_args, &[("DBUS_SYSTEM_BUS_ADDRESS", &bus)]);
     let theirs = systemd_series(&get(addr, "/metrics", None).body);
     let mine = systemd_series(&scrape(&a));
     assert!(theirs.len() > 50, "node_exporter served {theirs:#?}");

@@ -2,7 +2,7 @@
 //! controllers (/proc/cgroups), the IPsec transform errors
 //! (/proc/net/xfrm_stat), the network caches' per-CPU statistics
 //! (/proc/net/stat/*, lnstat's), the configured sysctls (/proc/sys) and
-//! DRBD's replicated devices (/proc/drbd).
+//! DRBD's replicated devices (/proc/drbd) and the swap areas (/proc/swaps).
 
 use serde::Serialize;
 
@@ -375,5 +375,85 @@ mod tests {
         let many = "XfrmA 1\n".repeat(MAX_ROWS + 1);
         let e = parse_xfrm(many.as_bytes(), &mut v).unwrap_err();
         assert_eq!(e.kind, ParseErrorKind::TooMany);
+    }
+}
+
+/// One line of /proc/swaps: a swap device or file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SwapArea {
+    /// The device or file, as the kernel prints it (`\040` for a space).
+    pub name: String,
+    /// `partition` or `file`.
+    pub kind: String,
+    pub size_kib: u64,
+    pub used_kib: u64,
+    /// Its priority (negative when the kernel chose it).
+    pub priority: i64,
+}
+
+/// Parses /proc/swaps: a header, then `<name> <type> <size> <used>
+/// <priority>` a line (sizes in KiB).
+pub fn parse_swaps(buf: &[u8], out: &mut Vec<SwapArea>) -> Result<(), ParseError> {
+    let mut rows = 0;
+    for l in records::lines(buf) {
+        let (n, text) = l?;
+        if n == 1 && text.starts_with("Filename") {
+            continue;
+        }
+        row_limit(n, rows)?;
+        let mut w = text.split_whitespace();
+        let a = slot(out, rows);
+        match (w.next(), w.next()) {
+            (Some(name), Some(kind)) => {
+                set(&mut a.name, name);
+                set(&mut a.kind, kind);
+            }
+            _ => {
+                return Err(err(
+                    n,
+                    "type",
+                    ParseErrorKind::Missing,
+                    "`<name> <type> <size> <used> <priority>`",
+                ));
+            }
+        }
+        a.size_kib = number(n, w.next(), "size")?;
+        a.used_kib = number(n, w.next(), "used")?;
+        a.priority = number(n, w.next(), "priority")?;
+        rows += 1;
+    }
+    out.truncate(rows);
+    Ok(())
+}
+
+#[cfg(test)]
+mod swap_tests {
+    use super::*;
+
+    #[test]
+    fn swap_areas() {
+        let text = b"Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/dm-1                               partition\t8388604\t\t1024\t\t-2\n/swap\\040file                           file\t\t1048572\t\t0\t\t10\n";
+        let mut v = Vec::new();
+        parse_swaps(text, &mut v).unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            (
+                v[0].name.as_str(),
+                v[0].kind.as_str(),
+                v[0].size_kib,
+                v[0].used_kib,
+                v[0].priority
+            ),
+            ("/dev/dm-1", "partition", 8388604, 1024, -2)
+        );
+        assert_eq!((v[1].name.as_str(), v[1].priority), ("/swap\\040file", 10));
+        parse_swaps(b"Filename Type Size Used Priority\n", &mut v).unwrap();
+        assert!(v.is_empty());
+        let e = parse_swaps(
+            b"Filename Type Size Used Priority\n/dev/x partition 1 2\n",
+            &mut v,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("priority"), "{e}");
     }
 }

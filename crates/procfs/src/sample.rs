@@ -150,6 +150,8 @@ pub struct SystemSample {
     pub drbd: Vec<crate::ktables::DrbdDevice>,
     /// systemd's units and their properties (over D-Bus).
     pub systemd: crate::systemd::Systemd,
+    /// /proc/swaps: the swap areas.
+    pub swaps: Vec<crate::ktables::SwapArea>,
     pub task_limits: TaskLimits,
     /// /proc/cpuinfo: what each CPU is.
     pub cpuinfo: Vec<CpuInfo>,
@@ -238,6 +240,7 @@ impl Default for SystemSample {
             sysctl: Vec::new(),
             drbd: Vec::new(),
             systemd: Default::default(),
+            swaps: Vec::new(),
             task_limits: TaskLimits::default(),
             cpuinfo: Vec::new(),
             class: Default::default(),

@@ -399,6 +399,11 @@ sources! {
     Systemd { name: "systemd", files: &[], slot: [systemd], parse: systemd::parse_into,
         optional: true, every: PER_SCRAPE, opt_in: true, serves: ["systemd"], helps: [],
         recorded: false },
+    /// The swap areas (opt-in, as node_exporter's `swap`; a kernel built
+    /// without swap has no /proc/swaps).
+    Swaps { name: "swaps", files: &["swaps"], slot: [swaps], parse: ktables::parse_swaps,
+        optional: true, every: PER_SCRAPE, opt_in: true, serves: ["swap"], helps: [],
+        recorded: false, rows_after: 1 },
 }
 
 const fn recorded_count() -> usize {

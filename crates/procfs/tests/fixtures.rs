@@ -64,6 +64,7 @@ fn this_machine_exact_values() {
                 | Source::Pcidevice
                 | Source::Drbd
                 | Source::Systemd
+                | Source::Swaps
         ) {
             SourceStatus::Missing
         } else {
@@ -692,6 +693,7 @@ fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
                 | Source::Mountstats
                 | Source::Drbd
                 | Source::Systemd
+                | Source::Swaps
         ) || source.class_spec().is_some())
             && s.status[source as usize] == SourceStatus::Missing;
         assert!(

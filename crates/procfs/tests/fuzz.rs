@@ -78,6 +78,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::ktables::parse_lnstat(b, &mut Vec::new())
         }),
         ("drbd", |b| procfs::ktables::parse_drbd(b, &mut Vec::new())),
+        ("swaps", |b| {
+            procfs::ktables::parse_swaps(b, &mut Vec::new())
+        }),
         ("@sysctl", |b| {
             procfs::ktables::parse_sysctl(b, &mut Vec::new())
         }),

@@ -77,10 +77,19 @@ pub fn which(bin: &str) -> PathBuf {
 pub fn node_exporter<S: AsRef<std::ffi::OsStr>>(
     args: &[S],
 ) -> (sys::child::Guard, std::net::SocketAddr) {
+    node_exporter_env(args, &[])
+}
+
+/// As [`node_exporter`], with `env` set (`DBUS_SYSTEM_BUS_ADDRESS`).
+pub fn node_exporter_env<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    env: &[(&str, &str)],
+) -> (sys::child::Guard, std::net::SocketAddr) {
     let port = super::agent::free_port();
     let ne = std::process::Command::new(which("prometheus-node-exporter"))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
         .args(args)
+        .envs(env.iter().copied())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -78,7 +78,10 @@ pub fn collector_names() -> String {
 /// with the reason (docs/metrics.md names each; a test checks it).
 pub const NOT_HERE: &[(&str, &str)] = &[
     ("tcpstat", "needs netlink (inet_diag)"),
-    ("logind", "needs D-Bus"),
+    (
+        "logind",
+        "not yet: its sessions come from systemd-logind over the system bus, which only a machine booted with systemd runs",
+    ),
     ("wifi", "needs netlink (nl80211)"),
     ("netclass_rtnl", "needs netlink"),
     ("ethtool", "needs the ethtool ioctl"),
@@ -92,7 +95,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ("runit", "reads a service supervisor's directory"),
     ("network_route", "needs netlink"),
     ("drm", "not yet: /sys/class/drm"),
-    ("swap", "not yet: /proc/swaps"),
     ("nvmesubsystem", "not yet: /sys/class/nvme-subsystem"),
     ("tls", "not yet: /proc/net/tls_stat"),
 ];

@@ -447,6 +447,9 @@ families! {
     NODE_SYSTEMD_SOCKET_REFUSED_CONNECTIONS_TOTAL "node_systemd_socket_refused_connections_total" Counter ["name"] "systemd" "Total number of refused socket connections";
     NODE_SYSTEMD_VERSION "node_systemd_version" Gauge ["version"] "systemd" "Detected systemd version";
     NODE_SYSTEMD_VIRTUALIZATION_INFO "node_systemd_virtualization_info" Gauge ["virtualization_type"] "systemd" "Detected virtualization technology";
+    NODE_SWAP_SIZE_BYTES "node_swap_size_bytes" Gauge ["device", "swap_type"] "swap" "Swap device size in bytes.";
+    NODE_SWAP_USED_BYTES "node_swap_used_bytes" Gauge ["device", "swap_type"] "swap" "Swap device used in bytes.";
+    NODE_SWAP_PRIORITY "node_swap_priority" Gauge ["device", "swap_type"] "swap" "Swap device priority.";
     QUIETSTAT_SYSTEMD_UNITS_AGE_SECONDS "quietstat_systemd_units_age_seconds" Gauge [] "systemd" "How old the systemd units served are: a read that fails (no answer within the read's deadline) leaves the last ones served, and this grows.";
     NODE_CGROUPS_CGROUPS "node_cgroups_cgroups" Gauge ["subsys_name"] "cgroups" "Current cgroup number of the subsystem.";
     NODE_CGROUPS_ENABLED "node_cgroups_enabled" Gauge ["subsys_name"] "cgroups" "Current cgroup number of the subsystem.";

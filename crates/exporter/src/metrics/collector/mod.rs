@@ -67,6 +67,7 @@ mod sockstat;
 mod softirqs;
 mod softnet;
 mod stat;
+mod swap;
 mod sysctl;
 mod systemd;
 mod tapestats;
@@ -163,6 +164,7 @@ pub(super) const ENCODERS: &[(&str, Encode)] = &[
     ("drbd", drbd::encode),
     ("dmmultipath", dmmultipath::encode),
     ("systemd", systemd::encode),
+    ("swap", swap::encode),
 ];
 
 /// The devices of hardware class `source`, when it was read.
