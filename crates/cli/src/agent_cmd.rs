@@ -171,14 +171,6 @@ pub const NOT_TAKEN: &[(&str, &str)] = &[
         "not supported yet: node_network_info carries each device's ifalias",
     ),
     (
-        "--collector.qdisk.device-include",
-        "the old spelling of --collector.qdisc.device-include; the qdisc collector is not available (needs netlink)",
-    ),
-    (
-        "--collector.qdisk.device-exclude",
-        "the old spelling of --collector.qdisc.device-exclude; the qdisc collector is not available (needs netlink)",
-    ),
-    (
         "--collector.pcidevice.idsfile",
         "not supported yet: names come from the pci.ids database; node_pcidevice_info carries the numeric ids",
     ),

@@ -264,7 +264,7 @@ fn node_exporters_end_to_end_command_line() {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let a = agent("", &refs);
     // The collectors the agent lacks are warnings, each named once.
-    for missing in ["qdisc", "wifi", "tls"] {
+    for missing in ["wifi", "tls"] {
         assert!(
             a.early
                 .iter()

@@ -56,6 +56,7 @@ pub mod numa;
 pub mod os_release;
 pub mod pid;
 pub mod pressure;
+pub mod qdisc;
 pub mod rpc;
 pub mod schedstat;
 pub mod selinux;

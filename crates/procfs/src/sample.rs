@@ -152,6 +152,8 @@ pub struct SystemSample {
     pub systemd: crate::systemd::Systemd,
     /// /proc/swaps: the swap areas.
     pub swaps: Vec<crate::ktables::SwapArea>,
+    /// The root qdiscs (over netlink).
+    pub qdisc: Vec<crate::qdisc::Qdisc>,
     pub task_limits: TaskLimits,
     /// /proc/cpuinfo: what each CPU is.
     pub cpuinfo: Vec<CpuInfo>,
@@ -241,6 +243,7 @@ impl Default for SystemSample {
             drbd: Vec::new(),
             systemd: Default::default(),
             swaps: Vec::new(),
+            qdisc: Vec::new(),
             task_limits: TaskLimits::default(),
             cpuinfo: Vec::new(),
             class: Default::default(),
@@ -500,8 +503,8 @@ macro_rules! source_slots {
 use crate::{
     cpu, cpuinfo, diskstats, entropy, filefd, filesystem, hardware, hwmon, interrupts, ipvs,
     ktables, loadavg, mdstat, meminfo, mm, mountstats, net_dev, netclass, netmisc, netstat, numa,
-    os_release, pressure, rpc, schedstat, selinux, sockstat, softirqs, softnet, stat, systemd,
-    textfile, time, udev, uname, vmstat, zfs,
+    os_release, pressure, qdisc, rpc, schedstat, selinux, sockstat, softirqs, softnet, stat,
+    systemd, textfile, time, udev, uname, vmstat, zfs,
 };
 
 crate::source::for_each_source!();

@@ -404,6 +404,11 @@ sources! {
     Swaps { name: "swaps", files: &["swaps"], slot: [swaps], parse: ktables::parse_swaps,
         optional: true, every: PER_SCRAPE, opt_in: true, serves: ["swap"], helps: [],
         recorded: false, rows_after: 1 },
+    /// The network devices' root queueing disciplines (gathered over
+    /// netlink; opt-in, as node_exporter's `qdisc`).
+    Qdisc { name: "qdisc", files: &[], slot: [qdisc], parse: qdisc::parse_into,
+        optional: true, every: PER_SCRAPE, opt_in: true, serves: ["qdisc"], helps: [],
+        recorded: false },
 }
 
 const fn recorded_count() -> usize {

@@ -146,6 +146,7 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("@conntrack", |b| {
             procfs::netmisc::parse_conntrack(b).map(drop)
         }),
+        ("@qdisc", |b| procfs::qdisc::parse_into(b, &mut Vec::new())),
         ("@systemd", |b| {
             procfs::systemd::parse_into(b, &mut Default::default())
         }),

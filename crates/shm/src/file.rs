@@ -92,7 +92,7 @@ pub(super) fn lock_held(f: &File) -> io::Result<bool> {
     if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_OFD_GETLK, &mut fl) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(fl.l_type != libc::F_UNLCK as _)
+    Ok(fl.l_type != libc::F_UNLCK as libc::c_short)
 }
 
 pub(super) fn unsafe_zeroed_flock() -> libc::flock {

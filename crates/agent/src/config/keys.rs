@@ -268,6 +268,14 @@ section! {
         slabinfo_slabs_exclude: Regex = Regex(""), flag "collector.slabinfo.slabs-exclude" as "REGEX";
         /// The slab caches node_slabinfo_* serves (a regular expression; those it matches less those slabs_exclude matches)
         slabinfo_slabs_include: Regex = Regex(".*"), flag "collector.slabinfo.slabs-include" as "REGEX";
+        /// Network devices whose root qdisc node_qdisc_* leaves out (a regular expression; the qdisc source, off until enabled)
+        qdisc_device_exclude: Regex = Regex(""),
+            flag "collector.qdisc.device-exclude" | "collector.qdisk.device-exclude" as "REGEX";
+        /// The only network devices whose root qdisc node_qdisc_* serves, instead of an exclusion (not both)
+        qdisc_device_include: Regex = Regex(""),
+            flag "collector.qdisc.device-include" | "collector.qdisk.device-include" as "REGEX";
+        /// node_exporter's qdisc fixture directory (results.json), read instead of the kernel: for its end-to-end test ("" for none)
+        qdisc_fixtures: MaybePath = MaybePath(None), flag "collector.qdisc.fixtures" as "DIR";
         /// Network devices the netclass families leave out (a regular expression)
         netclass_ignored_devices: Regex = Regex(""), flag "collector.netclass.ignored-devices" as "REGEX";
         /// Leave out node_network_speed_bytes where the kernel does not know the speed (-1)

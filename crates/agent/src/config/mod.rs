@@ -281,6 +281,7 @@ impl Config {
             sysctls: self.sysctl_names(),
             disks: self.disk_filter(),
             systemd: self.systemd_options(),
+            qdisc_fixtures: self.qdisc_fixtures.clone(),
         }
     }
 

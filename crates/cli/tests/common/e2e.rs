@@ -11,8 +11,6 @@ use std::path::Path;
 /// collectors its build lacks; the agent names them instead.
 pub const E2E_REFUSED: &[&str] = &[
     "--collector.bcache.priorityStats",
-    "--collector.qdisc.device-include=(wlan0|eth0)",
-    "--collector.qdisc.fixtures=collector/fixtures/qdisc/",
     "--collector.wifi.fixtures=collector/fixtures/wifi",
 ];
 

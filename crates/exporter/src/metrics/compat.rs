@@ -89,7 +89,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
         "perf",
         "perf events per CPU: `quietstat noise` measures these on demand",
     ),
-    ("qdisc", "needs netlink"),
     ("ntp", "queries an NTP server over the network"),
     ("supervisord", "needs a daemon's XML-RPC"),
     ("runit", "reads a service supervisor's directory"),

@@ -450,6 +450,13 @@ families! {
     NODE_SWAP_SIZE_BYTES "node_swap_size_bytes" Gauge ["device", "swap_type"] "swap" "Swap device size in bytes.";
     NODE_SWAP_USED_BYTES "node_swap_used_bytes" Gauge ["device", "swap_type"] "swap" "Swap device used in bytes.";
     NODE_SWAP_PRIORITY "node_swap_priority" Gauge ["device", "swap_type"] "swap" "Swap device priority.";
+    NODE_QDISC_BYTES_TOTAL "node_qdisc_bytes_total" Counter ["device", "kind"] "qdisc" "Number of bytes sent.";
+    NODE_QDISC_PACKETS_TOTAL "node_qdisc_packets_total" Counter ["device", "kind"] "qdisc" "Number of packets sent.";
+    NODE_QDISC_DROPS_TOTAL "node_qdisc_drops_total" Counter ["device", "kind"] "qdisc" "Number of packets dropped.";
+    NODE_QDISC_REQUEUES_TOTAL "node_qdisc_requeues_total" Counter ["device", "kind"] "qdisc" "Number of packets dequeued, not transmitted, and requeued.";
+    NODE_QDISC_OVERLIMITS_TOTAL "node_qdisc_overlimits_total" Counter ["device", "kind"] "qdisc" "Number of overlimit packets.";
+    NODE_QDISC_CURRENT_QUEUE_LENGTH "node_qdisc_current_queue_length" Gauge ["device", "kind"] "qdisc" "Number of packets currently in queue to be sent.";
+    NODE_QDISC_BACKLOG "node_qdisc_backlog" Gauge ["device", "kind"] "qdisc" "Number of bytes currently in queue to be sent.";
     QUIETSTAT_SYSTEMD_UNITS_AGE_SECONDS "quietstat_systemd_units_age_seconds" Gauge [] "systemd" "How old the systemd units served are: a read that fails (no answer within the read's deadline) leaves the last ones served, and this grows.";
     NODE_CGROUPS_CGROUPS "node_cgroups_cgroups" Gauge ["subsys_name"] "cgroups" "Current cgroup number of the subsystem.";
     NODE_CGROUPS_ENABLED "node_cgroups_enabled" Gauge ["subsys_name"] "cgroups" "Current cgroup number of the subsystem.";

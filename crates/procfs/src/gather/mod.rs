@@ -18,6 +18,7 @@ use crate::file_io::open_nonblocking as open;
 use crate::source::Source;
 
 mod filesystem;
+mod qdisc;
 mod sensors;
 mod system;
 mod systemd;
@@ -77,6 +78,9 @@ pub struct GatherOptions {
     pub disks: crate::diskstats::DiskFilter,
     /// Where and what the systemd source reads.
     pub systemd: SystemdOptions,
+    /// A directory of node_exporter's qdisc fixture (`results.json`) read
+    /// instead of the kernel (`--collector.qdisc.fixtures`).
+    pub qdisc_fixtures: Option<PathBuf>,
 }
 
 impl Default for GatherOptions {
@@ -97,6 +101,7 @@ impl Default for GatherOptions {
             sysctls: Vec::new(),
             disks: Default::default(),
             systemd: SystemdOptions::default(),
+            qdisc_fixtures: None,
         }
     }
 }
@@ -130,6 +135,10 @@ pub(crate) fn main_path(
         Source::Sysctl => proc_root.join("sys"),
         Source::CpuIsolated => sys_root.join(crate::cpu::ISOLATED_FILE),
         Source::Systemd => PathBuf::from(format!("systemd over D-Bus ({})", o.systemd.address)),
+        Source::Qdisc => match &o.qdisc_fixtures {
+            Some(d) => d.join("results.json"),
+            None => PathBuf::from("netlink (RTM_GETQDISC)"),
+        },
         s if s.class_spec().is_some() => sys_root.join(s.class_spec().expect("a class source").dir),
         _ => proc_root.join(source.files()[0]),
     }
@@ -189,6 +198,7 @@ impl Gatherer {
             Source::Lnstat => self.lnstat(proc_root)?,
             Source::Sysctl => self.sysctl(proc_root),
             Source::Systemd => self.systemd()?,
+            Source::Qdisc => self.qdisc()?,
             Source::CpuIsolated => {
                 open(&sys_root.join(crate::cpu::ISOLATED_FILE))?
                     .take(64 << 10)

@@ -59,6 +59,7 @@ mod pcidevice;
 mod powersupplyclass;
 mod pressure;
 mod processes;
+mod qdisc;
 mod rapl;
 mod schedstat;
 mod selinux;
@@ -165,6 +166,7 @@ pub(super) const ENCODERS: &[(&str, Encode)] = &[
     ("dmmultipath", dmmultipath::encode),
     ("systemd", systemd::encode),
     ("swap", swap::encode),
+    ("qdisc", qdisc::encode),
 ];
 
 /// The devices of hardware class `source`, when it was read.
