@@ -239,7 +239,37 @@ impl Connection {
     /// Connects to `address` and authenticates as this process's user; on a
     /// message bus (`bus`), says Hello. Everything before `deadline`.
     pub fn open(address: &str, bus: bool, deadline: Instant) -> io::Result<Connection> {
-        let sock = connect(address)?;
+        let mut c = Connection::connect(address)?;
+        c.handshake(address, bus, deadline)?;
+        Ok(c)
+    }
+
+    /// A connected socket to `address`, not yet authenticated: the first
+    /// half of [`Connection::open`], which never waits.
+    pub fn connect(address: &str) -> io::Result<Connection> {
+        Ok(Connection {
+            sock: connect(address)?,
+            serial: 0,
+            rbuf: Vec::new(),
+        })
+    }
+
+    /// Whether the peer has sent something (or closed) since: a read of
+    /// it would not wait.
+    pub fn readable_now(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        let mut p = libc::pollfd {
+            fd: self.sock.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, no wait.
+        unsafe { libc::poll(&mut p, 1, 0) > 0 }
+    }
+
+    /// The second half of [`Connection::open`]: authentication, and Hello
+    /// on a bus.
+    pub fn handshake(&mut self, address: &str, bus: bool, deadline: Instant) -> io::Result<()> {
         // SAFETY: geteuid cannot fail.
         let uid = unsafe { libc::geteuid() };
         let hex: String = uid
@@ -247,11 +277,7 @@ impl Connection {
             .bytes()
             .map(|b| format!("{b:02x}"))
             .collect();
-        let mut c = Connection {
-            sock,
-            serial: 0,
-            rbuf: Vec::new(),
-        };
+        let c = self;
         c.write_all(format!("\0AUTH EXTERNAL {hex}\r\n").as_bytes(), deadline)?;
         let line = c.read_line(deadline)?;
         if !line.starts_with(b"OK ") {
@@ -280,7 +306,7 @@ impl Connection {
                 None => return Err(bad("D-Bus Hello: no reply")),
             }
         }
-        Ok(c)
+        Ok(())
     }
 
     fn write_all(&mut self, mut b: &[u8], deadline: Instant) -> io::Result<()> {
@@ -347,7 +373,9 @@ impl Connection {
         deadline: Instant,
     ) -> io::Result<Vec<Reply>> {
         let window = window.max(1);
-        let first = self.serial.wrapping_add(1);
+        // Each call's serial (they wrap past u32::MAX, skipping 0).
+        let mut index: std::collections::HashMap<u32, usize> =
+            std::collections::HashMap::with_capacity(calls.len());
         let mut replies: Vec<Option<Reply>> = vec![None; calls.len()];
         let (mut sent, mut answered) = (0usize, 0usize);
         let mut out = Vec::new();
@@ -360,6 +388,7 @@ impl Connection {
             {
                 self.serial = self.serial.wrapping_add(1).max(1);
                 encode_call(&calls[sent], self.serial, &mut out);
+                index.insert(self.serial, sent);
                 sent += 1;
             }
             // Write what can be written, read what has come.
@@ -380,20 +409,23 @@ impl Connection {
             }
             let open = self.fill()?;
             let mut progressed = false;
-            while let Some(len) = message_len(&self.rbuf)? {
-                let msg = decode_message(&self.rbuf[..len]);
-                self.rbuf.drain(..len);
-                let msg = msg?;
-                let Some(rs) = msg.reply_serial else {
+            // Every whole message read, then what they took dropped at once.
+            let mut at = 0;
+            while let Some(len) = message_len(&self.rbuf[at..])? {
+                let msg = decode_message(&self.rbuf[at..at + len]);
+                at += len;
+                let Some(rs) = msg?.reply_serial_and_reply() else {
                     continue;
                 };
-                let i = rs.wrapping_sub(first) as usize;
-                if i < sent && replies[i].is_none() {
-                    replies[i] = Some(msg.reply);
+                if let Some(&i) = index.get(&rs.0)
+                    && replies[i].is_none()
+                {
+                    replies[i] = Some(rs.1);
                     answered += 1;
                     progressed = true;
                 }
             }
+            self.rbuf.drain(..at);
             if answered == calls.len() {
                 break;
             }
@@ -417,6 +449,12 @@ impl Connection {
 struct Message {
     reply_serial: Option<u32>,
     reply: Reply,
+}
+
+impl Message {
+    fn reply_serial_and_reply(self) -> Option<(u32, Reply)> {
+        Some((self.reply_serial?, self.reply))
+    }
 }
 
 /// The length of the first whole message in `b`, if it is all there.
@@ -881,6 +919,72 @@ mod tests {
         assert!(type_len(b"{s}").is_err());
         assert!(decode(b"s", &[3, 0, 0, 0, b'a', b'b', b'c', 1], false).is_err());
         assert!(message_len(b"x123456789abcdef0").is_err());
+    }
+
+    /// A reply to `serial` whose body is the serial (`u`).
+    fn echo(serial: u32) -> Vec<u8> {
+        let mut m = vec![b'l', 2, 0, 1];
+        m.extend_from_slice(&4u32.to_le_bytes());
+        m.extend_from_slice(&7u32.to_le_bytes());
+        let mut f = vec![5, 1, b'u', 0];
+        f.extend_from_slice(&serial.to_le_bytes());
+        f.extend_from_slice(&[8, 1, b'g', 0, 1, b'u', 0]);
+        m.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        m.extend_from_slice(&f);
+        while !m.len().is_multiple_of(8) {
+            m.push(0);
+        }
+        m.extend_from_slice(&serial.to_le_bytes());
+        m
+    }
+
+    #[test]
+    fn replies_find_their_calls_across_the_serials_wrap() {
+        let (ours, mut peer) = UnixStream::pair().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        let mut c = Connection {
+            sock: ours,
+            serial: u32::MAX - 3,
+            rbuf: Vec::new(),
+        };
+        // The peer answers each call, the later ones first.
+        let answer = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let mut serials = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while serials.len() < 8 {
+                let n = std::io::Read::read(&mut peer, &mut chunk).unwrap();
+                buf.extend_from_slice(&chunk[..n]);
+                while let Some(len) = message_len(&buf).unwrap() {
+                    let mut d = Decoder {
+                        b: &buf[..len],
+                        at: 0,
+                        big: false,
+                        depth: 0,
+                    };
+                    serials.push(d.values(b"yyyyuu").unwrap()[5].as_u64().unwrap() as u32);
+                    buf.drain(..len);
+                }
+            }
+            for s in serials.iter().rev() {
+                std::io::Write::write_all(&mut peer, &echo(*s)).unwrap();
+            }
+            serials
+        });
+        let call = Call {
+            destination: "d",
+            path: "/p",
+            interface: "i",
+            member: "m",
+            args: &[],
+        };
+        let deadline = Instant::now() + std::time::Duration::from_secs(10);
+        let replies = c.call_all(&[call; 8], 64, deadline).unwrap();
+        let serials = answer.join().unwrap();
+        assert!(!serials.contains(&0), "{serials:?}");
+        for (r, s) in replies.iter().zip(&serials) {
+            assert_eq!(r, &Reply::Values(vec![Value::U32(*s)]));
+        }
     }
 
     #[test]

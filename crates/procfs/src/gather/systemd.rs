@@ -3,7 +3,10 @@
 //! properties are read in calls sent together (at most [`WINDOW`]
 //! unanswered, under a bus's limit of pending replies), all before one
 //! deadline. The connection is kept between reads, so a read costs no
-//! authentication; it is dropped after any failure and made anew.
+//! authentication; it is dropped after a failure and made anew, but for
+//! a read that timed out: that connection is kept as stuck, and the bus
+//! is not asked again until something arrives on it, so a hung bus costs
+//! the sampler one deadline, not one a read.
 //!
 //! A service's or a mount's Type changes only when the manager loads its
 //! units again: a start or re-exec sets the manager's
@@ -134,34 +137,65 @@ fn word(v: &Value) -> Option<&str> {
 
 impl Gatherer {
     pub(super) fn systemd(&mut self) -> std::io::Result<()> {
-        let deadline = Instant::now() + self.options.systemd.deadline;
-        let kept = self.systemd_conn.is_some();
-        let r = self.systemd_read(deadline);
-        match r {
-            // A kept connection the bus has since closed: once more, anew.
-            Err(e) if kept && e.kind() != std::io::ErrorKind::TimedOut => {
-                self.systemd_conn = None;
-                self.scratch.clear();
-                let r = self.systemd_read(deadline);
-                if r.is_err() {
-                    self.systemd_conn = None;
-                }
-                r
+        // A bus that let a read time out is not asked again until it has
+        // answered (or closed): the sampler waits one deadline for a hung
+        // bus, not one a read.
+        if let Some((c, since)) = &self.systemd_stuck {
+            if !c.readable_now() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "D-Bus: no answer since a read timed out {:.0} s ago; asked again once the bus answers",
+                        since.elapsed().as_secs_f64()
+                    ),
+                ));
             }
+            self.systemd_stuck = None;
+        }
+        let deadline = Instant::now() + self.options.systemd.deadline;
+        let mut conn = match self.systemd_conn.take() {
+            Some(c) => c,
+            None => self.systemd_open(deadline)?,
+        };
+        let mut r = self.systemd_read(&mut conn, deadline);
+        // A kept connection the bus has since closed: once more, anew.
+        if matches!(&r, Err(e) if e.kind() != std::io::ErrorKind::TimedOut) && self.systemd_reused {
+            self.scratch.clear();
+            conn = self.systemd_open(deadline)?;
+            r = self.systemd_read(&mut conn, deadline);
+        }
+        match &r {
+            Ok(()) => {
+                self.systemd_conn = Some(conn);
+                self.systemd_reused = true;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                self.systemd_stuck = Some((conn, Instant::now()));
+            }
+            Err(_) => {}
+        }
+        r
+    }
+
+    /// A new connection, authenticated; one that times out doing so is
+    /// kept as stuck.
+    fn systemd_open(&mut self, deadline: Instant) -> std::io::Result<Connection> {
+        self.systemd_reused = false;
+        let o = &self.options.systemd;
+        let mut c = Connection::connect(&o.address)?;
+        match c.handshake(&o.address, o.bus, deadline) {
+            Ok(()) => Ok(c),
             Err(e) => {
-                self.systemd_conn = None;
+                if e.kind() == std::io::ErrorKind::TimedOut {
+                    self.systemd_stuck = Some((c, Instant::now()));
+                }
                 Err(e)
             }
-            Ok(()) => Ok(()),
         }
     }
 
-    fn systemd_read(&mut self, deadline: Instant) -> std::io::Result<()> {
+    fn systemd_read(&mut self, conn: &mut Connection, deadline: Instant) -> std::io::Result<()> {
         let o = &self.options.systemd;
-        let mut conn = match self.systemd_conn.take() {
-            Some(c) => c,
-            None => Connection::open(&o.address, o.bus, deadline)?,
-        };
         let manager = [
             Getter::new(MANAGER_PATH, MANAGER, "Version"),
             Getter::new(MANAGER_PATH, MANAGER, "Virtualization"),
@@ -292,7 +326,6 @@ impl Gatherer {
             }
             self.scratch.push(b'\n');
         }
-        self.systemd_conn = Some(conn);
         self.systemd_types = kept;
         Ok(())
     }
