@@ -11,25 +11,8 @@ use std::time::Duration;
 
 use common::agent::{agent, get};
 use common::exposition::{node_exporter_env, parse_exposition};
+use common::veth::{Veth, run};
 use common::wait_for;
-
-/// A veth pair, deleted on drop.
-struct Veth(String);
-
-impl Drop for Veth {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["link", "del", &self.0]).status();
-    }
-}
-
-fn run(args: &[&str]) {
-    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// `tc -s -j qdisc show dev DEV`'s root qdisc: kind and counters.
 fn tc(dev: &str) -> (String, [u64; 7]) {
@@ -72,24 +55,14 @@ const FAMILIES: [&str; 7] = [
 #[test]
 fn a_real_root_qdisc_is_served_as_tc_and_node_exporter_see_it() {
     let id = std::process::id() % 100_000;
-    let (a, b) = (format!("qs{id}a"), format!("qs{id}b"));
-    run(&["ip", "link", "add", &a, "type", "veth", "peer", "name", &b]);
-    let _veth = Veth(a.clone());
-    // No IPv6 on the pair, so that nothing but the test's packets passes.
-    for d in [&a, &b] {
-        run(&[
-            "sysctl",
-            "-qw",
-            &format!("net.ipv6.conf.{d}.disable_ipv6=1"),
-        ]);
-    }
+    let veth = Veth::new("qs");
+    let a = veth.a.clone();
     run(&[
         "tc", "qdisc", "add", "dev", &a, "root", "pfifo", "limit", "1000",
     ]);
     let net = format!("10.251.{}", id % 250);
     run(&["ip", "addr", "add", &format!("{net}.1/30"), "dev", &a]);
-    run(&["ip", "link", "set", &a, "up"]);
-    run(&["ip", "link", "set", &b, "up"]);
+    veth.up();
     run(&[
         "ip",
         "neigh",

@@ -35,6 +35,7 @@ pub mod cpu;
 pub mod cpuinfo;
 pub mod diskstats;
 pub mod entropy;
+pub mod ethtool;
 pub mod filefd;
 pub mod filesystem;
 pub mod hardware;

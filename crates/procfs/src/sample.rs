@@ -154,6 +154,8 @@ pub struct SystemSample {
     pub swaps: Vec<crate::ktables::SwapArea>,
     /// The root qdiscs (over netlink).
     pub qdisc: Vec<crate::qdisc::Qdisc>,
+    /// Network devices through the ethtool ioctl.
+    pub ethtool: Vec<crate::ethtool::EthtoolDevice>,
     pub task_limits: TaskLimits,
     /// /proc/cpuinfo: what each CPU is.
     pub cpuinfo: Vec<CpuInfo>,
@@ -244,6 +246,7 @@ impl Default for SystemSample {
             systemd: Default::default(),
             swaps: Vec::new(),
             qdisc: Vec::new(),
+            ethtool: Vec::new(),
             task_limits: TaskLimits::default(),
             cpuinfo: Vec::new(),
             class: Default::default(),
@@ -501,9 +504,9 @@ macro_rules! source_slots {
 
 // The parsers the rows name, by module.
 use crate::{
-    cpu, cpuinfo, diskstats, entropy, filefd, filesystem, hardware, hwmon, interrupts, ipvs,
-    ktables, loadavg, mdstat, meminfo, mm, mountstats, net_dev, netclass, netmisc, netstat, numa,
-    os_release, pressure, qdisc, rpc, schedstat, selinux, sockstat, softirqs, softnet, stat,
+    cpu, cpuinfo, diskstats, entropy, ethtool, filefd, filesystem, hardware, hwmon, interrupts,
+    ipvs, ktables, loadavg, mdstat, meminfo, mm, mountstats, net_dev, netclass, netmisc, netstat,
+    numa, os_release, pressure, qdisc, rpc, schedstat, selinux, sockstat, softirqs, softnet, stat,
     systemd, textfile, time, udev, uname, vmstat, zfs,
 };
 

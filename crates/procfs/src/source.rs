@@ -409,6 +409,11 @@ sources! {
     Qdisc { name: "qdisc", files: &[], slot: [qdisc], parse: qdisc::parse_into,
         optional: true, every: PER_SCRAPE, opt_in: true, serves: ["qdisc"], helps: [],
         recorded: false },
+    /// Network devices' drivers, link modes and driver statistics through
+    /// the ethtool ioctl (gathered; opt-in, as node_exporter's `ethtool`).
+    Ethtool { name: "ethtool", files: &[], slot: [ethtool], parse: ethtool::parse_into,
+        optional: true, every: PER_SCRAPE, opt_in: true, serves: ["ethtool"], helps: [],
+        recorded: false },
 }
 
 const fn recorded_count() -> usize {

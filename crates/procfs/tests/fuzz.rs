@@ -147,6 +147,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::netmisc::parse_conntrack(b).map(drop)
         }),
         ("@qdisc", |b| procfs::qdisc::parse_into(b, &mut Vec::new())),
+        ("@ethtool", |b| {
+            procfs::ethtool::parse_into(b, &mut Vec::new())
+        }),
         ("@systemd", |b| {
             procfs::systemd::parse_into(b, &mut Default::default())
         }),

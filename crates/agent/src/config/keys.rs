@@ -276,6 +276,12 @@ section! {
             flag "collector.qdisc.device-include" | "collector.qdisk.device-include" as "REGEX";
         /// node_exporter's qdisc fixture directory (results.json), read instead of the kernel: for its end-to-end test ("" for none)
         qdisc_fixtures: MaybePath = MaybePath(None), flag "collector.qdisc.fixtures" as "DIR";
+        /// Network devices the ethtool source leaves out (a regular expression; the ethtool source, off until enabled)
+        ethtool_device_exclude: Regex = Regex(""), flag "collector.ethtool.device-exclude" as "REGEX";
+        /// The only network devices the ethtool source asks, instead of an exclusion (not both)
+        ethtool_device_include: Regex = Regex(""), flag "collector.ethtool.device-include" as "REGEX";
+        /// The driver statistics node_ethtool_* serves (a regular expression on the sanitized name)
+        ethtool_metrics_include: Regex = Regex(".*"), flag "collector.ethtool.metrics-include" as "REGEX";
         /// Network devices the netclass families leave out (a regular expression)
         netclass_ignored_devices: Regex = Regex(""), flag "collector.netclass.ignored-devices" as "REGEX";
         /// Leave out node_network_speed_bytes where the kernel does not know the speed (-1)

@@ -9,6 +9,7 @@ pub mod exposition;
 pub mod prom;
 pub mod remote;
 pub mod store;
+pub mod veth;
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

@@ -84,7 +84,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
     ),
     ("wifi", "needs netlink (nl80211)"),
     ("netclass_rtnl", "needs netlink"),
-    ("ethtool", "needs the ethtool ioctl"),
     (
         "perf",
         "perf events per CPU: `quietstat noise` measures these on demand",

@@ -17,6 +17,7 @@ use regex::Regex;
 use crate::file_io::open_nonblocking as open;
 use crate::source::Source;
 
+mod ethtool;
 mod filesystem;
 mod qdisc;
 mod sensors;
@@ -81,6 +82,10 @@ pub struct GatherOptions {
     /// A directory of node_exporter's qdisc fixture (`results.json`) read
     /// instead of the kernel (`--collector.qdisc.fixtures`).
     pub qdisc_fixtures: Option<PathBuf>,
+    /// The network devices the ethtool source asks (node_exporter's
+    /// `--collector.ethtool.device-include` and `device-exclude`).
+    pub ethtool_include: Option<Regex>,
+    pub ethtool_exclude: Option<Regex>,
 }
 
 impl Default for GatherOptions {
@@ -102,6 +107,8 @@ impl Default for GatherOptions {
             disks: Default::default(),
             systemd: SystemdOptions::default(),
             qdisc_fixtures: None,
+            ethtool_include: None,
+            ethtool_exclude: None,
         }
     }
 }
@@ -135,6 +142,7 @@ pub(crate) fn main_path(
         Source::Sysctl => proc_root.join("sys"),
         Source::CpuIsolated => sys_root.join(crate::cpu::ISOLATED_FILE),
         Source::Systemd => PathBuf::from(format!("systemd over D-Bus ({})", o.systemd.address)),
+        Source::Ethtool => PathBuf::from("ethtool ioctl (SIOCETHTOOL)"),
         Source::Qdisc => match &o.qdisc_fixtures {
             Some(d) => d.join("results.json"),
             None => PathBuf::from("netlink (RTM_GETQDISC)"),
@@ -204,6 +212,7 @@ impl Gatherer {
             Source::Sysctl => self.sysctl(proc_root),
             Source::Systemd => self.systemd()?,
             Source::Qdisc => self.qdisc()?,
+            Source::Ethtool => self.ethtool(sys_root)?,
             Source::CpuIsolated => {
                 open(&sys_root.join(crate::cpu::ISOLATED_FILE))?
                     .take(64 << 10)

@@ -33,6 +33,7 @@ mod dmmultipath;
 mod drbd;
 mod edac;
 mod entropy;
+mod ethtool;
 mod fibrechannel;
 mod filefd;
 mod filesystem;
@@ -167,6 +168,7 @@ pub(super) const ENCODERS: &[(&str, Encode)] = &[
     ("systemd", systemd::encode),
     ("swap", swap::encode),
     ("qdisc", qdisc::encode),
+    ("ethtool", ethtool::encode),
 ];
 
 /// The devices of hardware class `source`, when it was read.
