@@ -1540,7 +1540,7 @@ fn node_exporter_flags_not_taken_are_refused_by_name() {
     for flag in [
         "--runtime.gomaxprocs=1",
         "--collector.bcache.priorityStats",
-        "--collector.qdisc.fixtures=x",
+        "--collector.wifi.fixtures=x",
         "--collector.nosuch.option=x",
     ] {
         let out = quietstat()
