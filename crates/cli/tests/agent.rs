@@ -17,15 +17,6 @@ use common::exposition::*;
 use common::prom::*;
 use common::*;
 
-fn value(s: &Series, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    let mut l: Vec<(String, String)> = labels
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    l.sort();
-    s.get(&(name.to_string(), l)).copied()
-}
-
 fn scrape(a: &Agent, query: &str) -> Series {
     let r = get(a.addr, &format!("/metrics{query}"), None);
     assert_eq!(r.status, 200, "{}", r.body);

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use common::agent::{Agent, agent_with, get};
-use common::exposition::{Series, node_exporter_env, parse_exposition};
+use common::exposition::{Series, node_exporter_env, parse_exposition, value};
 use common::wait_for;
 use fixtures::systemd::UserManager;
 
@@ -71,15 +71,6 @@ fn systemd_series(text: &str) -> Series {
         .into_iter()
         .filter(|((n, _), _)| n.starts_with("node_systemd_"))
         .collect()
-}
-
-fn value(s: &Series, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    let mut l: Vec<(String, String)> = labels
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    l.sort();
-    s.get(&(name.to_string(), l)).copied()
 }
 
 fn scrape(a: &Agent) -> String {

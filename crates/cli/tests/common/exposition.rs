@@ -61,6 +61,16 @@ pub fn parse_exposition(text: &str) -> (Series, BTreeMap<String, String>) {
     (series, types)
 }
 
+/// The value of series `name` with exactly `labels` (in any order).
+pub fn value(s: &Series, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let mut l: Vec<(String, String)> = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    l.sort();
+    s.get(&(name.to_string(), l)).copied()
+}
+
 /// `bin` on the PATH.
 pub fn which(bin: &str) -> PathBuf {
     let path = std::env::var("PATH").unwrap_or_default();

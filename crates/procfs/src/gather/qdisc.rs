@@ -114,8 +114,13 @@ impl Gatherer {
         if c.kind.is_empty() || c.kind.contains(char::is_whitespace) {
             return;
         }
-        let _ = write!(self.scratch, "{device} {}", c.kind);
-        for v in c.v {
+        self.qdisc_write(&device, &c.kind, c.v);
+    }
+
+    /// One qdisc's line of the text.
+    fn qdisc_write(&mut self, device: &str, kind: &str, v: [u64; 7]) {
+        let _ = write!(self.scratch, "{device} {kind}");
+        for v in v {
             let _ = write!(self.scratch, " {v}");
         }
         self.scratch.push(b'\n');
@@ -158,11 +163,7 @@ impl Gatherer {
                 q.qlen,
                 q.backlog,
             ];
-            let _ = write!(self.scratch, "{} {}", q.iface_name, q.kind);
-            for v in v {
-                let _ = write!(self.scratch, " {v}");
-            }
-            self.scratch.push(b'\n');
+            self.qdisc_write(&q.iface_name, &q.kind, v);
         }
         Ok(())
     }
