@@ -240,6 +240,9 @@ pub const INFINIBAND: ClassSpec = ClassSpec {
     numbered: false,
     skip: &[],
     attrs: &[
+        "board_id",
+        "fw_ver",
+        "hca_type",
         "ports/*/state",
         "ports/*/phys_state",
         "ports/*/rate",

@@ -176,6 +176,19 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
 }
 
 fn infiniband(out: &mut Out<'_>, devices: &[&ClassDevice]) -> Fmt {
+    {
+        let mut m = out.family(&NODE_INFINIBAND_INFO)?;
+        for d in devices {
+            let g = |a| d.get(a).unwrap_or("");
+            let labels = [
+                ("board_id", g("board_id")),
+                ("device", d.name.as_str()),
+                ("firmware_version", g("fw_ver")),
+                ("hca_type", g("hca_type")),
+            ];
+            info_l(&mut m, &labels)?;
+        }
+    }
     // (device, port, values by path below the port)
     let mut ports = Vec::new();
     for d in devices {
