@@ -4,8 +4,10 @@
 //! same two CPUs while it measures: its first second measures what the
 //! five sources cost, and the rest expects those costs to hover. In the
 //! agent tests' binary it once saw the costs per read double and triple
-//! between two decisions (interrupts 94 to 191 us, meminfo 49 to 181 us),
-//! and a second slowing followed, as it should for such costs.
+//! between two decisions (interrupts 94 to 191 us, meminfo 49 to 181 us)
+//! and a second slowing follow, as it should for such costs; whether the
+//! tests beside it or the host (time a VM's CPU is stolen counts as the
+//! thread's) raised them is not established.
 
 mod common;
 
