@@ -8,12 +8,13 @@
 //! CPU it cost the reader, the manager and the bus daemon (the work a read
 //! makes them do counts: it is spent on the machine all the same).
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use sys::Error;
 
+use crate::agent_cost::{free_port, get, http_body, spawn_quiet};
 use crate::stats::Summary;
 
 pub struct Options {
@@ -173,23 +174,15 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error
     ));
 
     // node_exporter with only its systemd collector, on the same bus.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| Error::io("bind", e))?;
-        l.local_addr().map_err(|e| Error::io("bind", e))?.port()
-    };
-    let ne = Command::new("prometheus-node-exporter")
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+    let port = free_port()?;
+    let mut cmd = Command::new("prometheus-node-exporter");
+    cmd.arg(format!("--web.listen-address=127.0.0.1:{port}"))
         .args(["--collector.disable-defaults", "--collector.systemd"])
-        .env("DBUS_SYSTEM_BUS_ADDRESS", &bus)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| Error::io("prometheus-node-exporter (Debian's package)", e))?;
-    let ne_pid = ne.id();
-    let _ne = sys::child::Guard(ne);
-    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().expect("an address");
+        .env("DBUS_SYSTEM_BUS_ADDRESS", &bus);
+    let ne = spawn_quiet(cmd, "prometheus-node-exporter (Debian's package)")?;
+    let ne_pid = ne.0.id();
     let end = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(addr).is_err() {
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         if Instant::now() > end {
             return Err(Error::new(
                 sys::ErrorKind::Io,
@@ -199,14 +192,8 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error
         std::thread::sleep(Duration::from_millis(50));
     }
     let scrape = || -> Result<String, Error> {
-        use std::io::{Read, Write};
-        let mut c = std::net::TcpStream::connect(addr).map_err(|e| Error::io("scrape", e))?;
-        c.write_all(b"GET /metrics HTTP/1.0\r\n\r\n")
-            .map_err(|e| Error::io("scrape", e))?;
-        let mut body = String::new();
-        c.read_to_string(&mut body)
-            .map_err(|e| Error::io("scrape", e))?;
-        Ok(body)
+        let resp = get(port, "/metrics")?;
+        Ok(String::from_utf8_lossy(http_body(&resp)).into_owned())
     };
     // node_exporter connects anew each scrape; a first scrape warms it.
     let mut served = units_served(&scrape()?);

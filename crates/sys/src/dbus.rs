@@ -236,16 +236,8 @@ fn unescape(v: &str) -> Vec<u8> {
 }
 
 impl Connection {
-    /// Connects to `address` and authenticates as this process's user; on a
-    /// message bus (`bus`), says Hello. Everything before `deadline`.
-    pub fn open(address: &str, bus: bool, deadline: Instant) -> io::Result<Connection> {
-        let mut c = Connection::connect(address)?;
-        c.handshake(address, bus, deadline)?;
-        Ok(c)
-    }
-
-    /// A connected socket to `address`, not yet authenticated: the first
-    /// half of [`Connection::open`], which never waits.
+    /// A connected socket to `address`, not yet authenticated; it never
+    /// waits ([`Connection::handshake`] is the rest).
     pub fn connect(address: &str) -> io::Result<Connection> {
         Ok(Connection {
             sock: connect(address)?,
@@ -267,8 +259,8 @@ impl Connection {
         unsafe { libc::poll(&mut p, 1, 0) > 0 }
     }
 
-    /// The second half of [`Connection::open`]: authentication, and Hello
-    /// on a bus.
+    /// Authenticates as this process's user and, on a message bus (`bus`),
+    /// says Hello; everything before `deadline`.
     pub fn handshake(&mut self, address: &str, bus: bool, deadline: Instant) -> io::Result<()> {
         // SAFETY: geteuid cannot fail.
         let uid = unsafe { libc::geteuid() };

@@ -116,13 +116,12 @@ fn text(b: &[u8]) -> String {
 impl Gatherer {
     pub(super) fn ethtool(&mut self, sys_root: &Path) -> std::io::Result<()> {
         let dir = sys_root.join("class/net");
-        let mut names: Vec<String> = std::fs::read_dir(&dir)?
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| !t.is_file()))
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
-            .filter(|n| n.len() < libc::IFNAMSIZ && !n.contains(char::is_whitespace))
-            .collect();
-        names.sort();
+        // `bonding_masters` is a file beside the devices.
+        let names = super::entry_names(&dir, crate::limits::MAX_ROWS, |e, n| {
+            e.file_type().is_ok_and(|t| !t.is_file())
+                && n.len() < libc::IFNAMSIZ
+                && !n.contains(char::is_whitespace)
+        })?;
         // SAFETY: plain socket(2), owned at once.
         let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
         if fd < 0 {
@@ -130,7 +129,7 @@ impl Gatherer {
         }
         // SAFETY: fd was just created and is owned by nothing else.
         let sock = unsafe { OwnedFd::from_raw_fd(fd) };
-        for name in names.iter().take(crate::limits::MAX_ROWS) {
+        for name in &names {
             let o = &self.options;
             let kept = o.ethtool_include.as_ref().is_none_or(|i| i.is_match(name))
                 && o.ethtool_exclude.as_ref().is_none_or(|e| !e.is_match(name));

@@ -168,8 +168,6 @@ pub(crate) struct Gatherer {
     zones: Option<(Vec<u8>, SensorZones)>,
     /// The connection to systemd, kept between reads.
     systemd_conn: Option<sys::dbus::Connection>,
-    /// Whether the kept connection has served a read before this one.
-    systemd_reused: bool,
     /// A connection whose read timed out, and when: the bus is not asked
     /// again until it has answered on it.
     systemd_stuck: Option<(sys::dbus::Connection, std::time::Instant)>,

@@ -153,22 +153,20 @@ impl Gatherer {
             self.systemd_stuck = None;
         }
         let deadline = Instant::now() + self.options.systemd.deadline;
+        let kept = self.systemd_conn.is_some();
         let mut conn = match self.systemd_conn.take() {
             Some(c) => c,
             None => self.systemd_open(deadline)?,
         };
         let mut r = self.systemd_read(&mut conn, deadline);
         // A kept connection the bus has since closed: once more, anew.
-        if matches!(&r, Err(e) if e.kind() != std::io::ErrorKind::TimedOut) && self.systemd_reused {
+        if matches!(&r, Err(e) if e.kind() != std::io::ErrorKind::TimedOut) && kept {
             self.scratch.clear();
             conn = self.systemd_open(deadline)?;
             r = self.systemd_read(&mut conn, deadline);
         }
         match &r {
-            Ok(()) => {
-                self.systemd_conn = Some(conn);
-                self.systemd_reused = true;
-            }
+            Ok(()) => self.systemd_conn = Some(conn),
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
                 self.systemd_stuck = Some((conn, Instant::now()));
             }
@@ -180,7 +178,6 @@ impl Gatherer {
     /// A new connection, authenticated; one that times out doing so is
     /// kept as stuck.
     fn systemd_open(&mut self, deadline: Instant) -> std::io::Result<Connection> {
-        self.systemd_reused = false;
         let o = &self.options.systemd;
         let mut c = Connection::connect(&o.address)?;
         match c.handshake(&o.address, o.bus, deadline) {
