@@ -23,6 +23,8 @@ pub struct CpuInfo {
     pub cache_size: String,
     pub physical_id: String,
     pub core_id: String,
+    /// `cpu MHz`, in kHz (the kernel prints it to the kHz).
+    pub khz: Option<u64>,
     /// The `flags` and `bugs` words: the first CPU's only (empty on the
     /// others, so 4,096 CPUs do not carry 4,096 copies of the same words),
     /// as node_exporter takes them.
@@ -64,6 +66,7 @@ pub fn parse_into(buf: &[u8], out: &mut Vec<CpuInfo>) -> Result<(), ParseError> 
             for f in c.fields() {
                 f.clear();
             }
+            c.khz = None;
             open = true;
             continue;
         }
@@ -76,6 +79,13 @@ pub fn parse_into(buf: &[u8], out: &mut Vec<CpuInfo>) -> Result<(), ParseError> 
             ));
         }
         let c = &mut out[used - 1];
+        if k == "cpu MHz" {
+            c.khz =
+                Some(khz(v).ok_or_else(|| {
+                    err(n, "cpu MHz", ParseErrorKind::Invalid, "a frequency in MHz")
+                })?);
+            continue;
+        }
         let first = used == 1;
         let [
             vendor,
@@ -108,6 +118,24 @@ pub fn parse_into(buf: &[u8], out: &mut Vec<CpuInfo>) -> Result<(), ParseError> 
     }
     out.truncate(used);
     Ok(())
+}
+
+/// `2596.150` (MHz) as 2,596,150 kHz.
+fn khz(v: &str) -> Option<u64> {
+    let (whole, frac) = v.split_once('.').unwrap_or((v, ""));
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let thousandths = frac
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(3)
+        .fold(0, |t, d| t * 10 + u64::from(d - b'0'));
+    whole
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1000)?
+        .checked_add(thousandths)
 }
 
 impl CpuInfo {
@@ -149,6 +177,7 @@ mod tests {
                 cache_size: "1024 KB".into(),
                 physical_id: "0".into(),
                 core_id: "0".into(),
+                khz: Some(2_596_150),
                 flags: "fpu vme".into(),
                 bugs: "sysret_ss_attrs".into(),
             }
@@ -161,6 +190,8 @@ mod tests {
             (b"processor : x\n", "processor"),
             (b"processor : 0\nno colon\n", "key"),
             (b"processor : 0\n\nmodel : 1\n", "processor"),
+            (b"processor : 0\ncpu MHz : 1.2345\n", "cpu MHz"),
+            (b"processor : 0\ncpu MHz : -1\n", "cpu MHz"),
         ] {
             assert_eq!(parse_into(bad, &mut v).unwrap_err().field, field);
         }

@@ -7,6 +7,11 @@
 //! for cpufreq ([`CPUFREQ_ATTRIBUTES`]); `@zone <n>` or `@cooling <n>` then
 //! `type`, `temp`, `cur_state`, `max_state` lines for thermal. An
 //! attribute that could not be read is left out (its figure is unknown).
+//!
+//! Thermal throttle counts (`cpuN/thermal_throttle/`, node_exporter's cpu
+//! collector) are gathered as `package <package> <count>` and
+//! `core <package> <core> <count>` lines: each package's and each core's
+//! count once, read at its first online CPU.
 
 use serde::Serialize;
 
@@ -81,6 +86,63 @@ pub fn parse_cpufreq(buf: &[u8], out: &mut Vec<CpuFreq>) -> Result<(), ParseErro
                 c.available_governors = v.split_whitespace().take(64).map(str::to_string).collect();
             }
             _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// How often the CPUs were throttled for heat, since boot.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Throttles {
+    /// (package, count) per package.
+    pub packages: Vec<(u32, u64)>,
+    /// (package, core, count) per core.
+    pub cores: Vec<(u32, u32, u64)>,
+}
+
+/// Parses the gathered thermal throttle counts into `out`.
+pub fn parse_throttles(buf: &[u8], out: &mut Throttles) -> Result<(), ParseError> {
+    out.packages.clear();
+    out.cores.clear();
+    for l in records::lines(buf) {
+        let (n, text) = l?;
+        let mut words = text.split(' ');
+        let kind = words.next().unwrap_or_default();
+        let mut number = |field: &'static str| -> Result<u64, ParseError> {
+            words
+                .next()
+                .and_then(|w| w.parse().ok())
+                .ok_or_else(|| err(n, field, ParseErrorKind::Invalid, "a whole number"))
+        };
+        let id = |v: u64, field: &'static str| {
+            u32::try_from(v).map_err(|_| err(n, field, ParseErrorKind::Invalid, "a 32-bit id"))
+        };
+        if out.packages.len() + out.cores.len() >= crate::limits::MAX_CPUS {
+            return Err(err(
+                n,
+                "kind",
+                ParseErrorKind::TooMany,
+                "at most 65536 counts",
+            ));
+        }
+        match kind {
+            "package" => {
+                let package = id(number("package")?, "package")?;
+                out.packages.push((package, number("count")?));
+            }
+            "core" => {
+                let package = id(number("package")?, "package")?;
+                let core = id(number("core")?, "core")?;
+                out.cores.push((package, core, number("count")?));
+            }
+            _ => {
+                return Err(err(
+                    n,
+                    "kind",
+                    ParseErrorKind::Invalid,
+                    "`package <package> <count>` or `core <package> <core> <count>`",
+                ));
+            }
         }
     }
     Ok(())

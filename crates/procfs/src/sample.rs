@@ -156,6 +156,8 @@ pub struct SystemSample {
     pub qdisc: Vec<crate::qdisc::Qdisc>,
     /// Network devices through the ethtool ioctl.
     pub ethtool: Vec<crate::ethtool::EthtoolDevice>,
+    /// cpuN/thermal_throttle: how often packages and cores were throttled.
+    pub thermal_throttle: crate::hardware::Throttles,
     pub task_limits: TaskLimits,
     /// /proc/cpuinfo: what each CPU is.
     pub cpuinfo: Vec<CpuInfo>,
@@ -247,6 +249,7 @@ impl Default for SystemSample {
             swaps: Vec::new(),
             qdisc: Vec::new(),
             ethtool: Vec::new(),
+            thermal_throttle: Default::default(),
             task_limits: TaskLimits::default(),
             cpuinfo: Vec::new(),
             class: Default::default(),

@@ -414,6 +414,10 @@ sources! {
     Ethtool { name: "ethtool", files: &[], slot: [ethtool], parse: ethtool::parse_into,
         optional: true, every: PER_SCRAPE, opt_in: true, serves: ["ethtool"], helps: [],
         recorded: false },
+    /// x86's thermal throttle counts; other machines have none.
+    ThermalThrottle { name: "thermal_throttle", files: &[], slot: [thermal_throttle],
+        parse: hardware::parse_throttles, optional: true, every: PER_SCRAPE, opt_in: false,
+        serves: [], helps: ["cpu"], recorded: false },
 }
 
 const fn recorded_count() -> usize {

@@ -65,6 +65,7 @@ fn this_machine_exact_values() {
                 | Source::Drbd
                 | Source::Systemd
                 | Source::Swaps
+                | Source::ThermalThrottle
         ) {
             SourceStatus::Missing
         } else {
@@ -332,6 +333,10 @@ fn newer_kernel_with_extra_columns_keys_and_lines() {
         );
     }
     assert_eq!(s.stat.total.columns(), 10, "an 11th column is ignored");
+    // Each package's throttle count once, each core's once; a newer
+    // kernel's other files in the directory are left.
+    assert_eq!(s.thermal_throttle.packages, [(0, 7)]);
+    assert_eq!(s.thermal_throttle.cores, [(0, 0, 2), (0, 1, 5)]);
     // New sockstat keys and protocols are kept; extra softnet columns ignored.
     assert_eq!(s.sockstat.lines[0].values[5], ("future_key".to_string(), 7));
     assert_eq!(s.sockstat.lines.last().unwrap().protocol, "MPTCP");
@@ -694,6 +699,7 @@ fn check_big_machine(tree: &str, cpus: usize, device_irqs: usize) {
                 | Source::Drbd
                 | Source::Systemd
                 | Source::Swaps
+                | Source::ThermalThrottle
         ) || source.class_spec().is_some())
             && s.status[source as usize] == SourceStatus::Missing;
         assert!(

@@ -153,6 +153,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("@systemd", |b| {
             procfs::systemd::parse_into(b, &mut Default::default())
         }),
+        ("@thermal_throttle", |b| {
+            procfs::hardware::parse_throttles(b, &mut Default::default())
+        }),
         ("@cpu_isolated", |b| {
             procfs::cpu::parse_list_into(b, &mut Default::default())
         }),

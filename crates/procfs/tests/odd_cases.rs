@@ -574,3 +574,56 @@ fn sensors_read_on_quiet_cpus_are_not_opened() {
     }
     assert_eq!(all.len(), quiet.len() + unread.len(), "{all:?}\n{quiet:?}");
 }
+
+/// Chips named as node_exporter names them: by their device's bus and
+/// name; two chips of one device told apart by their `name` files, and by
+/// their directories where those are the same too; a chip without a
+/// device by its `name` file.
+#[test]
+fn hwmon_chips_sharing_a_device_get_names_of_their_own() {
+    let t = fixtures::Tree::empty();
+    let chips = [
+        ("hwmon0", Some("devices/platform/asus-nb-wmi"), "asus"),
+        (
+            "hwmon1",
+            Some("devices/platform/asus-nb-wmi"),
+            "asus_wmi_sensors",
+        ),
+        ("hwmon2", Some("devices/platform/nct6775.656"), "nct6779"),
+        ("hwmon3", Some("devices/platform/nct6775.656"), "nct6779"),
+        ("hwmon4", None, "amdgpu"),
+    ];
+    let class = t.sys_root().join("class/hwmon");
+    std::fs::create_dir_all(&class).unwrap();
+    for (dir, device, name) in chips {
+        let hw = match device {
+            Some(d) => format!("{d}/hwmon/{dir}"),
+            None => format!("devices/virtual/hwmon/{dir}"),
+        };
+        t.sys_file(&format!("{hw}/name"), format!("{name}\n"))
+            .sys_file(&format!("{hw}/temp1_input"), "40000\n");
+        if let Some(d) = device {
+            std::os::unix::fs::symlink(t.sys_root().join(d), t.sys_root().join(&hw).join("device"))
+                .unwrap();
+        }
+        std::os::unix::fs::symlink(t.sys_root().join(&hw), class.join(dir)).unwrap();
+    }
+    let mut s = SystemSample::default();
+    reader(&t).read_sample(&[Source::Hwmon], &mut s);
+    assert!(s.ok(Source::Hwmon));
+    let names: Vec<(&str, &str)> = s
+        .hwmon
+        .iter()
+        .map(|c| (c.chip.as_str(), c.chip_name.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("platform_asus_nb_wmi_asus", "asus"),
+            ("platform_asus_nb_wmi_asus_wmi_sensors", "asus_wmi_sensors"),
+            ("platform_nct6775_656_hwmon2", "nct6779"),
+            ("platform_nct6775_656_hwmon3", "nct6779"),
+            ("amdgpu", "amdgpu"),
+        ]
+    );
+}

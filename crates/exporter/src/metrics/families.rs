@@ -172,7 +172,7 @@ families! {
     NODE_NF_CONNTRACK_STAT_SEARCH_RESTART "node_nf_conntrack_stat_search_restart" Gauge [] "conntrack" "Number of conntrack table lookups which had to be restarted due to hashtable resizes.";
     NODE_TEXTFILE_SCRAPE_ERROR "node_textfile_scrape_error" Gauge [] "textfile" "1 if there was an error opening or reading a file, 0 otherwise";
     NODE_TEXTFILE_MTIME_SECONDS "node_textfile_mtime_seconds" Gauge ["file"] "textfile" "Unixtime mtime of textfiles successfully read.";
-    NODE_CPU_FREQUENCY_HERTZ "node_cpu_frequency_hertz" Gauge ["cpu"] "cpufreq" "Current cpu thread frequency in hertz.";
+    NODE_CPU_FREQUENCY_HERTZ "node_cpu_frequency_hertz" Gauge ["cpu", "package", "core"] "cpufreq" "Current cpu thread frequency in hertz.";
     NODE_CPU_FREQUENCY_MIN_HERTZ "node_cpu_frequency_min_hertz" Gauge ["cpu"] "cpufreq" "Minimum cpu thread frequency in hertz.";
     NODE_CPU_FREQUENCY_MAX_HERTZ "node_cpu_frequency_max_hertz" Gauge ["cpu"] "cpufreq" "Maximum cpu thread frequency in hertz.";
     NODE_CPU_SCALING_FREQUENCY_HERTZ "node_cpu_scaling_frequency_hertz" Gauge ["cpu"] "cpufreq" "Current scaled CPU thread frequency in hertz.";
@@ -218,6 +218,8 @@ families! {
     NODE_CPU_FLAG_INFO "node_cpu_flag_info" Gauge ["flag"] "cpuinfo" "The `flags` field of CPU information from /proc/cpuinfo taken from the first core.";
     NODE_CPU_BUG_INFO "node_cpu_bug_info" Gauge ["bug"] "cpuinfo" "The `bugs` field of CPU information from /proc/cpuinfo taken from the first core.";
     NODE_CPU_INFO "node_cpu_info" Gauge ["package", "core", "cpu", "vendor", "family", "model", "model_name", "microcode", "stepping", "cachesize"] "cpuinfo" "CPU information from /proc/cpuinfo.";
+    NODE_CPU_PACKAGE_THROTTLES_TOTAL "node_cpu_package_throttles_total" Counter ["package"] "thermal_throttle" "Number of times this CPU package has been throttled.";
+    NODE_CPU_CORE_THROTTLES_TOTAL "node_cpu_core_throttles_total" Counter ["package", "core"] "thermal_throttle" "Number of times this CPU core has been throttled.";
     NODE_POWER_SUPPLY "node_power_supply_*" Gauge ["power_supply"] "power_supply" "Value of /sys/class/power_supply/<power_supply>/<attribute>, named and scaled as node_exporter (capacity, online, current_ampere, voltage_volt, energy_watthour, power_watt, temp_celsius, time_to_empty_seconds, ...).";
     NODE_POWER_SUPPLY_INFO "node_power_supply_info" Gauge ["power_supply", "capacity_level", "charge_type", "health", "manufacturer", "model_name", "serial_number", "status", "technology", "type", "usb_type", "scope"] "power_supply" "info of /sys/class/power_supply/<power_supply>.";
     NODE_NVME_INFO "node_nvme_info" Gauge ["device", "firmware_revision", "model", "serial", "state"] "nvme" "Non-numeric data from /sys/class/nvme/<device>, value is always 1.";

@@ -131,6 +131,7 @@ pub(crate) fn main_path(
         Source::Textfile => PathBuf::from("textfile directory"),
         Source::Udev => o.udev_data.clone(),
         Source::Cpufreq => sys_root.join("devices/system/cpu"),
+        Source::ThermalThrottle => sys_root.join("devices/system/cpu/cpu0/thermal_throttle"),
         Source::ThermalZone => sys_root.join("class/thermal"),
         Source::Dmi => sys_root.join("class/dmi/id"),
         Source::Bonding => sys_root.join("class/net/bonding_masters"),
@@ -198,6 +199,7 @@ impl Gatherer {
             Source::Textfile => self.textfile(),
             Source::Udev => self.udev()?,
             Source::Cpufreq => self.cpufreq(sys_root)?,
+            Source::ThermalThrottle => self.throttles(sys_root)?,
             Source::ThermalZone => self.thermal(sys_root)?,
             Source::Dmi => {
                 self.dir_attrs(&sys_root.join("class/dmi/id"), &crate::hardware::DMI_FILES)?

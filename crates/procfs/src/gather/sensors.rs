@@ -89,6 +89,38 @@ impl Gatherer {
         Ok(())
     }
 
+    /// x86's thermal throttle counts: each package's and each core's,
+    /// read at its first online CPU (the kernel keeps them in memory, per
+    /// CPU: no IPI). A machine whose first CPU has none has none.
+    pub(super) fn throttles(&mut self, sys_root: &Path) -> std::io::Result<()> {
+        let cpu_dir = sys_root.join("devices/system/cpu");
+        let zones = &self.sensor_zones(&cpu_dir).zones;
+        let Some(first) = zones.first().map(|z| z.first_cpu) else {
+            return Err(std::io::ErrorKind::NotFound.into());
+        };
+        let places: Vec<(u32, u32, u32)> = zones
+            .iter()
+            .flat_map(|z| z.cores.iter().map(move |&(core, cpu)| (z.key.0, core, cpu)))
+            .collect();
+        std::fs::metadata(cpu_dir.join(format!("cpu{first}/thermal_throttle")))?;
+        let mut packages = std::collections::HashSet::new();
+        let mut cores = std::collections::HashSet::new();
+        for (package, core, cpu) in places {
+            let dir = cpu_dir.join(format!("cpu{cpu}/thermal_throttle"));
+            if packages.insert(package) && self.attr(&dir.join("package_throttle_count")) {
+                let _ = write!(self.scratch, "package {package} ");
+                self.scratch.extend_from_slice(&self.attr);
+                self.scratch.push(b'\n');
+            }
+            if cores.insert((package, core)) && self.attr(&dir.join("core_throttle_count")) {
+                let _ = write!(self.scratch, "core {package} {core} ");
+                self.scratch.extend_from_slice(&self.attr);
+                self.scratch.push(b'\n');
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn thermal(&mut self, sys_root: &Path) -> std::io::Result<()> {
         let dir = sys_root.join("class/thermal");
         let cpu_dir = sys_root.join("devices/system/cpu");
@@ -134,11 +166,13 @@ impl Gatherer {
             .filter(|p| p.is_dir())
             .collect();
         dirs.sort();
+        // node_exporter's stable chip name: the device's bus and name,
+        // else the `name` file, else the directory's own name; where two
+        // chips share one device (asus-nb-wmi's two hwmon directories),
+        // each is told apart by its `name` file, else by its directory.
+        let mut chips = Vec::new();
         for dir in dirs.iter().take(crate::limits::MAX_ROWS) {
-            // node_exporter's stable chip name: the device's bus and name,
-            // else the `name` file, else the directory's own name.
-            let device = dir.join("device");
-            let device_path = std::fs::canonicalize(&device).ok();
+            let device_path = std::fs::canonicalize(dir.join("device")).ok();
             let from_device = device_path.as_ref().and_then(|p| {
                 let name = clean(&p.file_name()?.to_string_lossy());
                 let bus = p
@@ -152,17 +186,43 @@ impl Gatherer {
                     (false, false) => Some(format!("{bus}_{name}")),
                 }
             });
-            let name_file = self
+            let raw_name = self
                 .attr(&dir.join("name"))
-                .then(|| clean(&String::from_utf8_lossy(&self.attr)))
-                .filter(|n| !n.is_empty());
-            let own = std::fs::canonicalize(dir)
-                .ok()
-                .and_then(|p| Some(clean(&p.file_name()?.to_string_lossy())))
-                .filter(|n| !n.is_empty());
-            let Some(chip) = from_device.or(name_file.clone()).or(own) else {
+                .then(|| String::from_utf8_lossy(&self.attr).trim().to_string());
+            let name_file = raw_name.as_deref().map(clean).filter(|n| !n.is_empty());
+            let own = || {
+                std::fs::canonicalize(dir)
+                    .ok()
+                    .and_then(|p| Some(clean(&p.file_name()?.to_string_lossy())))
+                    .filter(|n| !n.is_empty())
+            };
+            let Some(base) = from_device.or(name_file.clone()).or_else(own) else {
                 continue;
             };
+            chips.push((
+                dir,
+                device_path,
+                base,
+                raw_name.unwrap_or_default(),
+                name_file,
+            ));
+        }
+        let names: Vec<String> = chips
+            .iter()
+            .map(|(dir, _, base, raw, _)| {
+                let same_base = chips.iter().filter(|c| c.2 == *base);
+                if same_base.clone().count() < 2 {
+                    return base.clone();
+                }
+                let mut suffix = clean(raw);
+                if suffix.is_empty() || same_base.filter(|c| c.3 == *raw).count() > 1 {
+                    suffix = clean(&dir.file_name().unwrap_or_default().to_string_lossy());
+                }
+                format!("{base}_{suffix}")
+            })
+            .collect();
+        for ((dir, device_path, _, _, name_file), chip) in chips.into_iter().zip(&names) {
+            let device = dir.join("device");
             let _ = writeln!(self.scratch, "@{chip}");
             // coretemp reads a core's sensors on that core (rdmsr_on_cpu):
             // those of quiet cores are left unread, their labels kept.
@@ -194,7 +254,7 @@ impl Gatherer {
             if let Some(n) = name_file {
                 let _ = writeln!(self.scratch, "name {n}");
             }
-            for d in [dir.clone(), device] {
+            for d in [dir.to_path_buf(), device] {
                 let Ok(entries) = std::fs::read_dir(&d) else {
                     continue;
                 };
@@ -209,7 +269,7 @@ impl Gatherer {
                     .collect();
                 files.sort();
                 for f in files.iter().take(4096) {
-                    let known = labels.iter().find(|l| d == *dir && l.file == *f);
+                    let known = labels.iter().find(|l| d == **dir && l.file == *f);
                     let value: &[u8] = match known {
                         Some(l) => &l.bytes,
                         None if self.attr(&d.join(f)) => &self.attr,

@@ -1,6 +1,6 @@
 //! node_exporter's cpu collector: seconds per CPU and mode (/proc/stat),
-//! guest seconds, the isolated CPUs, and `node_cpu_info` (/proc/cpuinfo,
-//! opt-in).
+//! guest seconds, the isolated CPUs, the thermal throttle counts, and
+//! `node_cpu_info` (/proc/cpuinfo, opt-in).
 
 use super::*;
 use model::units::ticks_to_secs;
@@ -35,6 +35,20 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
                     )?;
                 }
             }
+        }
+    }
+    if s.ok(Source::ThermalThrottle) {
+        let t = &s.thermal_throttle;
+        let mut m = out.family(&NODE_CPU_PACKAGE_THROTTLES_TOTAL)?;
+        for (package, count) in &t.packages {
+            let package = package.to_string();
+            counter_l(&mut m, &[("package", package.as_str())], *count as f64)?;
+        }
+        let mut m = out.family(&NODE_CPU_CORE_THROTTLES_TOTAL)?;
+        for (package, core, count) in &t.cores {
+            let (package, core) = (package.to_string(), core.to_string());
+            let labels = [("package", package.as_str()), ("core", core.as_str())];
+            counter_l(&mut m, &labels, *count as f64)?;
         }
     }
     if s.ok(Source::CpuIsolated) && !s.cpu_isolated.cpus().is_empty() {

@@ -21,12 +21,19 @@ struct Reading {
 
 /// The readings of one sensor, named as node_exporter names them.
 fn readings(chip: &str, s: &Sensor, out: &mut Vec<Reading>) {
+    // A GPU's clocks are named by their labels (`sclk`, `mclk`), and
+    // served only where the label is, as node_exporter serves them.
+    let freq_label = s.get("label").map(clean);
     let mut push = |name: String, help: String, value: f64, counter: bool| {
+        let sensor = match (s.kind.as_str(), &freq_label) {
+            ("freq", Some(l)) if name.ends_with("_freq_mhz") => l.clone(),
+            _ => s.name.clone(),
+        };
         out.push(Reading {
             name,
             help,
             chip: chip.to_string(),
-            sensor: s.name.clone(),
+            sensor,
             value,
             counter,
         })
@@ -154,6 +161,7 @@ fn readings(chip: &str, s: &Sensor, out: &mut Vec<Reading>) {
                 v,
                 false,
             ),
+            ("freq", "input") if freq_label.is_none() => continue,
             ("freq", "input") => (
                 name + "_freq_mhz",
                 "Hardware monitor for GPU frequency in MHz".into(),
@@ -326,6 +334,18 @@ mod tests {
             &sensor("beep_enable0", "beep_enable", &[("", "1")]),
             &mut r,
         );
+        // A GPU clock named by its label, its other elements by the
+        // sensor; without a label its input is not served.
+        readings(
+            "c",
+            &sensor(
+                "freq1",
+                "freq",
+                &[("input", "214000000"), ("max", "5"), ("label", "S Clk")],
+            ),
+            &mut r,
+        );
+        readings("c", &sensor("freq2", "freq", &[("input", "3")]), &mut r);
         // Each reading's family named through its definition.
         let names: Vec<String> = r
             .iter()
@@ -362,8 +382,12 @@ mod tests {
                 ("node_hwmon_power_average_interval_seconds", 1.0),
                 ("node_hwmon_humidity", 0.045),
                 ("node_hwmon_beep_enabled", 1.0),
+                ("node_hwmon_freq_freq_mhz", 214.0),
+                ("node_hwmon_freq_max", 5.0),
             ]
         );
         assert!(r[7].help.contains("element") && r[8].counter);
+        let sensors: Vec<&str> = r[13..].iter().map(|x| x.sensor.as_str()).collect();
+        assert_eq!(sensors, ["s_clk", "freq1"]);
     }
 }
