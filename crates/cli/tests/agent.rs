@@ -1454,7 +1454,7 @@ fn node_exporter_flags_not_taken_are_refused_by_name() {
     for flag in [
         "--runtime.gomaxprocs=1",
         "--collector.bcache.priorityStats",
-        "--collector.wifi.fixtures=x",
+        "--collector.rapl.enable-zone-label",
         "--collector.nosuch.option=x",
     ] {
         let out = quietstat()

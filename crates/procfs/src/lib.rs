@@ -72,6 +72,7 @@ pub mod time;
 pub mod udev;
 pub mod uname;
 pub mod vmstat;
+pub mod wifi;
 pub mod zfs;
 
 pub use cpu_table::{CpuTable, Row};

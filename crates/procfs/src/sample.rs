@@ -158,6 +158,8 @@ pub struct SystemSample {
     pub ethtool: Vec<crate::ethtool::EthtoolDevice>,
     /// cpuN/thermal_throttle: how often packages and cores were throttled.
     pub thermal_throttle: crate::hardware::Throttles,
+    /// Wireless interfaces over nl80211.
+    pub wifi: Vec<crate::wifi::WifiInterface>,
     pub task_limits: TaskLimits,
     /// /proc/cpuinfo: what each CPU is.
     pub cpuinfo: Vec<CpuInfo>,
@@ -250,6 +252,7 @@ impl Default for SystemSample {
             qdisc: Vec::new(),
             ethtool: Vec::new(),
             thermal_throttle: Default::default(),
+            wifi: Vec::new(),
             task_limits: TaskLimits::default(),
             cpuinfo: Vec::new(),
             class: Default::default(),
@@ -510,7 +513,7 @@ use crate::{
     cpu, cpuinfo, diskstats, entropy, ethtool, filefd, filesystem, hardware, hwmon, interrupts,
     ipvs, ktables, loadavg, mdstat, meminfo, mm, mountstats, net_dev, netclass, netmisc, netstat,
     numa, os_release, pressure, qdisc, rpc, schedstat, selinux, sockstat, softirqs, softnet, stat,
-    systemd, textfile, time, udev, uname, vmstat, zfs,
+    systemd, textfile, time, udev, uname, vmstat, wifi, zfs,
 };
 
 crate::source::for_each_source!();

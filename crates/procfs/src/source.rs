@@ -418,6 +418,11 @@ sources! {
     ThermalThrottle { name: "thermal_throttle", files: &[], slot: [thermal_throttle],
         parse: hardware::parse_throttles, optional: true, every: PER_SCRAPE, opt_in: false,
         serves: [], helps: ["cpu"], recorded: false },
+    /// Wireless interfaces over nl80211 (opt-in, as node_exporter's
+    /// `wifi`); a kernel without cfg80211 has none.
+    Wifi { name: "wifi", files: &[], slot: [wifi], parse: wifi::parse_into,
+        optional: true, every: PER_SCRAPE, opt_in: true, serves: ["wifi"], helps: [],
+        recorded: false },
 }
 
 const fn recorded_count() -> usize {

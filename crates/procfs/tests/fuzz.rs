@@ -153,6 +153,7 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         ("@systemd", |b| {
             procfs::systemd::parse_into(b, &mut Default::default())
         }),
+        ("@wifi", |b| procfs::wifi::parse_into(b, &mut Vec::new())),
         ("@thermal_throttle", |b| {
             procfs::hardware::parse_throttles(b, &mut Default::default())
         }),
@@ -173,6 +174,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
         }),
     ]
 }
+
+const WIFI_TEXT: &[u8] = b"@wlan0 2 2412\nbss 00:11:22:33:44:55 1 4578616d706c65\n\
+station aa:bb:cc:dd:ee:ff 30000000000 400000000 128000000 164000000 -52 10 2 1 0 0 0 0\n@wlan1 3 0\n";
 
 const SYSTEMD_TEXT: &[u8] = b"at 1795970945735703000\nversion 252.38-1~deb12u1\nvirtualization kvm\n\
 system_state degraded\nunit dev-sda.device loaded active plugged\n\
@@ -226,6 +230,10 @@ fn seeds() -> Vec<(usize, Vec<u8>)> {
         // gatherer writes it.
         if *name == "@systemd" {
             out.push((i, SYSTEMD_TEXT.to_vec()));
+        }
+        // Nor wifi's, from nl80211.
+        if *name == "@wifi" {
+            out.push((i, WIFI_TEXT.to_vec()));
         }
         // Per-process files: seeded from the live /proc.
         if name.starts_with("self/")

@@ -276,6 +276,8 @@ section! {
             flag "collector.qdisc.device-include" | "collector.qdisk.device-include" as "REGEX";
         /// node_exporter's qdisc fixture directory (results.json), read instead of the kernel: for its end-to-end test ("" for none)
         qdisc_fixtures: MaybePath = MaybePath(None), flag "collector.qdisc.fixtures" as "DIR";
+        /// node_exporter's wifi fixture directory (interfaces.json, and bss.json and stationinfo.json in a directory per device), read instead of nl80211: for its end-to-end test ("" for none)
+        wifi_fixtures: MaybePath = MaybePath(None), flag "collector.wifi.fixtures" as "DIR";
         /// Network devices the ethtool source leaves out (a regular expression; the ethtool source, off until enabled)
         ethtool_device_exclude: Regex = Regex(""), flag "collector.ethtool.device-exclude" as "REGEX";
         /// The only network devices the ethtool source asks, instead of an exclusion (not both)

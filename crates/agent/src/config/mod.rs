@@ -282,6 +282,7 @@ impl Config {
             disks: self.disk_filter(),
             systemd: self.systemd_options(),
             qdisc_fixtures: self.qdisc_fixtures.clone(),
+            wifi_fixtures: self.wifi_fixtures.clone(),
             ethtool_include: (!self.ethtool_device_include.is_empty())
                 .then(|| re(&self.ethtool_device_include)),
             ethtool_exclude: (!self.ethtool_device_exclude.is_empty())

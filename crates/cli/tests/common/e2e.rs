@@ -9,10 +9,7 @@ use std::path::Path;
 /// effect here are refused for, each alone: the collectors the agent
 /// lacks, and options not taken yet. The script itself drops the flags of
 /// collectors its build lacks; the agent names them instead.
-pub const E2E_REFUSED: &[&str] = &[
-    "--collector.bcache.priorityStats",
-    "--collector.wifi.fixtures=collector/fixtures/wifi",
-];
+pub const E2E_REFUSED: &[&str] = &["--collector.bcache.priorityStats"];
 
 /// The collectors node_exporter's end-to-end script enables and disables.
 pub const E2E_ENABLED: &[&str] = &[

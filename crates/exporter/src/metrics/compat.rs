@@ -82,7 +82,6 @@ pub const NOT_HERE: &[(&str, &str)] = &[
         "logind",
         "not yet: its sessions come from systemd-logind over the system bus, which only a machine booted with systemd runs",
     ),
-    ("wifi", "needs netlink (nl80211)"),
     ("netclass_rtnl", "needs netlink"),
     (
         "perf",

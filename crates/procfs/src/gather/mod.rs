@@ -23,6 +23,7 @@ mod qdisc;
 mod sensors;
 mod system;
 mod systemd;
+mod wifi;
 
 pub use systemd::{
     DEFAULT_SYSTEMD_DEADLINE, DEFAULT_UNIT_EXCLUDE, SystemdOptions,
@@ -82,6 +83,10 @@ pub struct GatherOptions {
     /// A directory of node_exporter's qdisc fixture (`results.json`) read
     /// instead of the kernel (`--collector.qdisc.fixtures`).
     pub qdisc_fixtures: Option<PathBuf>,
+    /// node_exporter's wifi fixtures (`interfaces.json`, `<device>/bss.json`,
+    /// `<device>/stationinfo.json`) read instead of nl80211
+    /// (`--collector.wifi.fixtures`).
+    pub wifi_fixtures: Option<PathBuf>,
     /// The network devices the ethtool source asks (node_exporter's
     /// `--collector.ethtool.device-include` and `device-exclude`).
     pub ethtool_include: Option<Regex>,
@@ -107,6 +112,7 @@ impl Default for GatherOptions {
             disks: Default::default(),
             systemd: SystemdOptions::default(),
             qdisc_fixtures: None,
+            wifi_fixtures: None,
             ethtool_include: None,
             ethtool_exclude: None,
         }
@@ -144,6 +150,10 @@ pub(crate) fn main_path(
         Source::CpuIsolated => sys_root.join(crate::cpu::ISOLATED_FILE),
         Source::Systemd => PathBuf::from(format!("systemd over D-Bus ({})", o.systemd.address)),
         Source::Ethtool => PathBuf::from("ethtool ioctl (SIOCETHTOOL)"),
+        Source::Wifi => match &o.wifi_fixtures {
+            Some(d) => d.join("interfaces.json"),
+            None => PathBuf::from("generic netlink (nl80211)"),
+        },
         Source::Qdisc => match &o.qdisc_fixtures {
             Some(d) => d.join("results.json"),
             None => PathBuf::from("netlink (RTM_GETQDISC)"),
@@ -200,6 +210,7 @@ impl Gatherer {
             Source::Udev => self.udev()?,
             Source::Cpufreq => self.cpufreq(sys_root)?,
             Source::ThermalThrottle => self.throttles(sys_root)?,
+            Source::Wifi => self.wifi()?,
             Source::ThermalZone => self.thermal(sys_root)?,
             Source::Dmi => {
                 self.dir_attrs(&sys_root.join("class/dmi/id"), &crate::hardware::DMI_FILES)?

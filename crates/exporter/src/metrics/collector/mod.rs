@@ -85,6 +85,7 @@ pub use vmstat::vmstat_exported;
 #[cfg(test)]
 pub(crate) use {meminfo::meminfo_family, netstat::netstat_exported};
 mod watchdog;
+mod wifi;
 mod xfrm;
 mod xfs;
 mod zfs;
@@ -169,6 +170,7 @@ pub(super) const ENCODERS: &[(&str, Encode)] = &[
     ("swap", swap::encode),
     ("qdisc", qdisc::encode),
     ("ethtool", ethtool::encode),
+    ("wifi", wifi::encode),
 ];
 
 /// The devices of hardware class `source`, when it was read.
