@@ -10,7 +10,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::agent::{agent, get};
+use common::agent::{agent_with, get};
 use common::e2e::{E2E_DISABLED, E2E_ENABLED, E2E_REFUSED, extract_ttar};
 use common::exposition::{Series, parse_exposition};
 
@@ -43,18 +43,22 @@ fn skipped(name: &str) -> bool {
 
 /// The share of node_exporter's end-to-end series served with the same
 /// value, at least (in thousandths; the target is 950).
-const FLOOR: usize = 981;
+const FLOOR: usize = 985;
 
 #[test]
 fn node_exporters_end_to_end_fixture_series_by_series() {
+    // The sysfs tree where the script has it, `collector/fixtures/sys`,
+    // named relative to the agent's working directory as the script
+    // names it: RAPL's `path` label carries it.
     let tmp = tempfile::tempdir().unwrap();
-    extract_ttar(&std::path::Path::new(TREE).join("sys.ttar"), tmp.path());
-    extract_ttar(&std::path::Path::new(TREE).join("udev.ttar"), tmp.path());
+    let fixtures = tmp.path().join("collector/fixtures");
+    extract_ttar(&std::path::Path::new(TREE).join("sys.ttar"), &fixtures);
+    extract_ttar(&std::path::Path::new(TREE).join("udev.ttar"), &fixtures);
     let mut args: Vec<String> = vec![
         format!("--path.rootfs={TREE}"),
         format!("--path.procfs={TREE}/proc"),
-        format!("--path.sysfs={}/sys", tmp.path().display()),
-        format!("--path.udev.data={}/udev/data", tmp.path().display()),
+        "--path.sysfs=collector/fixtures/sys".to_string(),
+        format!("--path.udev.data={}/udev/data", fixtures.display()),
     ];
     args.extend(E2E_ENABLED.iter().map(|c| format!("--collector.{c}")));
     args.extend(E2E_DISABLED.iter().map(|c| format!("--no-collector.{c}")));
@@ -92,7 +96,9 @@ fn node_exporters_end_to_end_fixture_series_by_series() {
     args.push(format!("--collector.qdisc.fixtures={TREE}/qdisc/"));
     args.push(format!("--collector.wifi.fixtures={TREE}/wifi"));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let a = agent("", &refs);
+    let a = agent_with("", &refs, |c| {
+        c.current_dir(tmp.path());
+    });
     let ours = parse_exposition(&get(a.addr, "/metrics", None).body).0;
     let theirs: Series =
         parse_exposition(&std::fs::read_to_string(format!("{TREE}/e2e-output.txt")).unwrap())

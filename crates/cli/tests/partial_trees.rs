@@ -489,7 +489,7 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         r#"node_disk_info{device="vda",major="254",minor="0",path="pci-0000:00:04.0",wwn="0x5000c500a1b2c3d4",model="QEMU_HARDDISK",serial="QM00001",revision="2.5+",rotational="0"} 1"#,
         r#"node_filesystem_size_bytes{device="/dev/vdc",fstype="ext4",mountpoint="/srv/my disk"}"#,
         r#"node_cpu_info{package="",core="",cpu="1",vendor="",family="",model="",model_name="",microcode="",stepping="",cachesize=""} 1"#,
-        r#"node_nvme_info{device="nvme0",firmware_revision="1B2QGXA7",model="Samsung SSD 980 PRO 1TB",serial="S5GXNF0R123456",state="live"} 1"#,
+        r#"node_nvme_info{device="nvme0",firmware_revision="1B2QGXA7",model="Samsung SSD 980 PRO 1TB",serial="S5GXNF0R123456",state="live",cntlid=""} 1"#,
         r#"node_power_supply_info{power_supply="BAT0",capacity_level="Normal",manufacturer="SMP",model_name="5B10W138",serial_number="1234",status="Discharging",technology="Li-ion",type="Battery"} 1"#,
         r#"node_watchdog_info{name="watchdog0",options="0x8180",identity="iTCO_wdt",state="active",status="0x8000",pretimeout_governor=""} 1"#,
         r#"node_fibrechannel_info{fc_host="host0",speed="16 Gbit","#,

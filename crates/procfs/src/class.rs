@@ -124,13 +124,26 @@ pub const POWER_SUPPLY: ClassSpec = ClassSpec {
     missing_is_empty: false,
 };
 
-/// `/sys/class/nvme/nvmeN/`.
+/// `/sys/class/nvme/nvmeN/`, and its namespaces (`nvmeNnM`, or
+/// `nvmeNcCnM` for a path of a multipath namespace): ANA state, size in
+/// 512-byte sectors, blocks in use (`nuse`: the controller is asked, at
+/// most every 5 s a namespace) and block size.
 pub const NVME: ClassSpec = ClassSpec {
     dir: "class/nvme",
     prefix: "nvme",
     numbered: false,
     skip: &[],
-    attrs: &["firmware_rev", "model", "serial", "state"],
+    attrs: &[
+        "firmware_rev",
+        "model",
+        "serial",
+        "state",
+        "cntlid",
+        "nvme*/ana_state",
+        "nvme*/size",
+        "nvme*/nuse",
+        "nvme*/queue/logical_block_size",
+    ],
     missing_is_empty: false,
 };
 

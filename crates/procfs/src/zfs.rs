@@ -164,7 +164,17 @@ pub fn parse_into(buf: &[u8], out: &mut Zfs) -> Result<(), ParseError> {
                     .and_then(|p| p.datasets.last_mut())
                     .expect("opened");
                 match parts[..] {
-                    ["dataset_name", _, name, ..] => d.name = name.to_string(),
+                    // The name is the rest of the line: a dataset's name
+                    // may hold spaces, runs of them too.
+                    ["dataset_name", kind, ..] => {
+                        let after_kind = text
+                            .trim_start()
+                            .strip_prefix("dataset_name")
+                            .map(str::trim_start)
+                            .and_then(|r| r.strip_prefix(kind))
+                            .unwrap_or_default();
+                        d.name = after_kind.trim().to_string();
+                    }
                     [name, "4", value, ..] => {
                         if d.values.len() >= MAX_VALUES {
                             return Err(err(
@@ -215,7 +225,7 @@ mod tests {
     fn exact_values() {
         let mut z = Zfs::default();
         parse_into(
-            b"@arcstats\n6 1 0x01 91 4368 5266997922 97951859082746\nname                            type data\nhits                            4    8772612\nmisses                          4    604635\nc_min                           4    33554432\nstate_name                      7    x\n@tank/io\n12 3 0x00 1 80 2225326830828 32953476980628\nnread    nwritten reads    writes   wtime    wlentime wupdate  rtime    rlentime rupdate  wcnt     rcnt\n1884160  3206144  22       132      7155162  104112268 5745476183 42307306 1158738024 5745476183 0 0\n@tank/objset-0x36\n31 1 0x01 7 2160 221578688875 221578688875\nname                            type data\ndataset_name                    7    tank/home\nwrites                          4    4\nnwritten                        4    33\n@tank/state\nONLINE\n",
+            b"@arcstats\n6 1 0x01 91 4368 5266997922 97951859082746\nname                            type data\nhits                            4    8772612\nmisses                          4    604635\nc_min                           4    33554432\nstate_name                      7    x\n@tank/io\n12 3 0x00 1 80 2225326830828 32953476980628\nnread    nwritten reads    writes   wtime    wlentime wupdate  rtime    rlentime rupdate  wcnt     rcnt\n1884160  3206144  22       132      7155162  104112268 5745476183 42307306 1158738024 5745476183 0 0\n@tank/objset-0x36\n31 1 0x01 7 2160 221578688875 221578688875\nname                            type data\ndataset_name                    7    tank/home  and away\nwrites                          4    4\nnwritten                        4    33\n@tank/state\nONLINE\n",
             &mut z,
         )
         .unwrap();
@@ -232,7 +242,7 @@ mod tests {
         assert_eq!(p.name, "tank");
         assert_eq!(p.io[1], ("nwritten".into(), 3206144));
         assert_eq!(p.io.len(), 12);
-        assert_eq!(p.datasets[0].name, "tank/home");
+        assert_eq!(p.datasets[0].name, "tank/home  and away");
         assert_eq!(
             p.datasets[0].values,
             [("writes".into(), 4), ("nwritten".into(), 33)]

@@ -222,7 +222,12 @@ families! {
     NODE_CPU_CORE_THROTTLES_TOTAL "node_cpu_core_throttles_total" Counter ["package", "core"] "thermal_throttle" "Number of times this CPU core has been throttled.";
     NODE_POWER_SUPPLY "node_power_supply_*" Gauge ["power_supply"] "power_supply" "Value of /sys/class/power_supply/<power_supply>/<attribute>, named and scaled as node_exporter (capacity, online, current_ampere, voltage_volt, energy_watthour, power_watt, temp_celsius, time_to_empty_seconds, ...).";
     NODE_POWER_SUPPLY_INFO "node_power_supply_info" Gauge ["power_supply", "capacity_level", "charge_type", "health", "manufacturer", "model_name", "serial_number", "status", "technology", "type", "usb_type", "scope"] "power_supply" "info of /sys/class/power_supply/<power_supply>.";
-    NODE_NVME_INFO "node_nvme_info" Gauge ["device", "firmware_revision", "model", "serial", "state"] "nvme" "Non-numeric data from /sys/class/nvme/<device>, value is always 1.";
+    NODE_NVME_INFO "node_nvme_info" Gauge ["device", "firmware_revision", "model", "serial", "state", "cntlid"] "nvme" "Non-numeric data from /sys/class/nvme/<device>, value is always 1.";
+    NODE_NVME_NAMESPACE_INFO "node_nvme_namespace_info" Gauge ["device", "nsid", "ana_state"] "nvme" "Information about NVMe namespaces. Value is always 1";
+    NODE_NVME_NAMESPACE_CAPACITY_BYTES "node_nvme_namespace_capacity_bytes" Gauge ["device", "nsid"] "nvme" "Capacity of the NVMe namespace in bytes (its size: 512-byte sectors in /sys/class/nvme/<device>/<namespace>/size).";
+    NODE_NVME_NAMESPACE_SIZE_BYTES "node_nvme_namespace_size_bytes" Gauge ["device", "nsid"] "nvme" "Size of the NVMe namespace in bytes. Available in /sys/class/nvme/<device>/<namespace>/size (512-byte sectors).";
+    NODE_NVME_NAMESPACE_USED_BYTES "node_nvme_namespace_used_bytes" Gauge ["device", "nsid"] "nvme" "Used space of the NVMe namespace in bytes. Available in /sys/class/nvme/<device>/<namespace>/nuse (logical blocks).";
+    NODE_NVME_NAMESPACE_LOGICAL_BLOCK_SIZE_BYTES "node_nvme_namespace_logical_block_size_bytes" Gauge ["device", "nsid"] "nvme" "Logical block size of the NVMe namespace in bytes. Usually 4Kb. Available in /sys/class/nvme/<device>/<namespace>/queue/logical_block_size";
     NODE_WATCHDOG_BOOTSTATUS "node_watchdog_bootstatus" Gauge ["name"] "watchdog" "Value of /sys/class/watchdog/<watchdog>/bootstatus";
     NODE_WATCHDOG_FW_VERSION "node_watchdog_fw_version" Gauge ["name"] "watchdog" "Value of /sys/class/watchdog/<watchdog>/fw_version";
     NODE_WATCHDOG_NOWAYOUT "node_watchdog_nowayout" Gauge ["name"] "watchdog" "Value of /sys/class/watchdog/<watchdog>/nowayout";

@@ -32,14 +32,17 @@ fn fibrechannel(out: &mut Out<'_>, hosts: &[ClassDevice]) -> Fmt {
         let mut m = out.family(&NODE_FIBRECHANNEL_INFO)?;
         for h in hosts {
             let g = |a| h.get(a).unwrap_or("");
+            // The identifiers without sysfs's `0x`, as node_exporter's
+            // current release serves them (`port_id="000002"`).
+            let id = |a| g(a).strip_prefix("0x").unwrap_or(g(a));
             let labels = [
                 ("fc_host", h.name.as_str()),
                 ("speed", g("speed")),
                 ("port_state", g("port_state")),
                 ("port_type", g("port_type")),
-                ("port_id", g("port_id")),
-                ("port_name", g("port_name")),
-                ("fabric_name", g("fabric_name")),
+                ("port_id", id("port_id")),
+                ("port_name", id("port_name")),
+                ("fabric_name", id("fabric_name")),
                 ("symbolic_name", g("symbolic_name")),
                 ("supported_classes", g("supported_classes")),
                 ("supported_speeds", g("supported_speeds")),
