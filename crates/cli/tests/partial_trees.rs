@@ -484,7 +484,7 @@ fn a_tree_with_hardware_gives_node_exporters_families_with_exact_values() {
         assert_eq!(value(series), Some(want), "{series}");
     }
     for needle in [
-        r#"node_network_info{device="enp1s0",address="52:54:00:12:34:56",broadcast="ff:ff:ff:ff:ff:ff",duplex="full",operstate="up",ifalias="uplink to rack 7"} 1"#,
+        r#"node_network_info{device="enp1s0",address="52:54:00:12:34:56",broadcast="ff:ff:ff:ff:ff:ff",duplex="full",operstate="up",adminstate="up",ifalias="uplink to rack 7"} 1"#,
         r#"node_dmi_info{bios_vendor="SeaBIOS",bios_version="rel-1.16.3",product_name="Standard PC (Q35 + ICH9, 2009)",system_vendor="QEMU"} 1"#,
         r#"node_disk_info{device="vda",major="254",minor="0",path="pci-0000:00:04.0",wwn="0x5000c500a1b2c3d4",model="QEMU_HARDDISK",serial="QM00001",revision="2.5+",rotational="0"} 1"#,
         r#"node_filesystem_size_bytes{device="/dev/vdc",fstype="ext4",mountpoint="/srv/my disk"}"#,

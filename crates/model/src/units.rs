@@ -25,6 +25,14 @@ pub fn us_to_secs(us: u64) -> f64 {
     us as f64 / 1e6
 }
 
+/// Seconds in `us` microseconds divided as node_exporter divides pressure
+/// totals, by 1000 twice: the same counter gives the same float
+/// (14036781 us is 14.036781000000001 s).
+#[inline]
+pub fn pressure_us_to_secs(us: u64) -> f64 {
+    us as f64 / 1000.0 / 1000.0
+}
+
 /// Seconds in `ns` nanoseconds.
 #[inline]
 pub fn ns_to_secs(ns: u64) -> f64 {

@@ -271,8 +271,9 @@ const SLAB_FIELDS: [&str; 5] = [
 
 /// The files read below `/sys/kernel/mm/ksm/`, in order (node_exporter's
 /// ksmd set).
-pub const KSM_FILES: [&str; 9] = [
+pub const KSM_FILES: [&str; 10] = [
     "full_scans",
+    "general_profit",
     "merge_across_nodes",
     "pages_shared",
     "pages_sharing",
@@ -284,14 +285,15 @@ pub const KSM_FILES: [&str; 9] = [
 ];
 
 /// Kernel same-page merging: each of [`KSM_FILES`], `None` where the
-/// kernel lacks the file.
+/// kernel lacks the file. Signed: `general_profit` (bytes saved less the
+/// bookkeeping) falls below zero when merging saves less than it costs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Ksm {
-    pub values: [Option<u64>; KSM_FILES.len()],
+    pub values: [Option<i64>; KSM_FILES.len()],
 }
 
 impl Ksm {
-    pub fn get(&self, file: &str) -> Option<u64> {
+    pub fn get(&self, file: &str) -> Option<i64> {
         let i = KSM_FILES.iter().position(|f| *f == file)?;
         self.values[i]
     }

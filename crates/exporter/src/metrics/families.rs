@@ -106,7 +106,7 @@ families! {
     NODE_SOFTNET_FLOW_LIMIT_COUNT_TOTAL "node_softnet_flow_limit_count_total" Counter ["cpu"] "softnet" "Number of times flow limit has been reached";
     NODE_SOFTNET_BACKLOG_LEN "node_softnet_backlog_len" Gauge ["cpu"] "softnet" "Softnet backlog status";
     NODE_NETWORK_UP "node_network_up" Gauge ["device"] "netclass" "Value is 1 if operstate is 'up', 0 otherwise.";
-    NODE_NETWORK_INFO "node_network_info" Gauge ["device", "address", "broadcast", "duplex", "operstate", "ifalias"] "netclass" "Non-numeric data from /sys/class/net/<iface>, value is always 1.";
+    NODE_NETWORK_INFO "node_network_info" Gauge ["device", "address", "broadcast", "duplex", "operstate", "adminstate", "ifalias"] "netclass" "Non-numeric data from /sys/class/net/<iface>, value is always 1.";
     NODE_NETWORK_ADDRESS_ASSIGN_TYPE "node_network_address_assign_type" Gauge ["device"] "netclass" "Network device property: address_assign_type";
     NODE_NETWORK_CARRIER "node_network_carrier" Gauge ["device"] "netclass" "Network device property: carrier";
     NODE_NETWORK_CARRIER_CHANGES_TOTAL "node_network_carrier_changes_total" Counter ["device"] "netclass" "Network device property: carrier_changes_total";
@@ -215,6 +215,7 @@ families! {
     NODE_KSMD_PAGES_VOLATILE "node_ksmd_pages_volatile" Gauge [] "ksm" "ksmd 'pages_volatile' file.";
     NODE_KSMD_RUN "node_ksmd_run" Gauge [] "ksm" "ksmd 'run' file.";
     NODE_KSMD_SLEEP_SECONDS "node_ksmd_sleep_seconds" Gauge [] "ksm" "ksmd 'sleep_millisecs' file.";
+    NODE_KSMD_GENERAL_PROFIT_BYTES "node_ksmd_general_profit_bytes" Gauge [] "ksm" "How effective is KSM. ksm_saved_pages * sizeof(page) - (all_rmap_items) * sizeof(rmap_item)";
     NODE_CPU_FLAG_INFO "node_cpu_flag_info" Gauge ["flag"] "cpuinfo" "The `flags` field of CPU information from /proc/cpuinfo taken from the first core.";
     NODE_CPU_BUG_INFO "node_cpu_bug_info" Gauge ["bug"] "cpuinfo" "The `bugs` field of CPU information from /proc/cpuinfo taken from the first core.";
     NODE_CPU_INFO "node_cpu_info" Gauge ["package", "core", "cpu", "vendor", "family", "model", "model_name", "microcode", "stepping", "cachesize"] "cpuinfo" "CPU information from /proc/cpuinfo.";
@@ -317,7 +318,7 @@ families! {
     NODE_BCACHE_DIRTY_DATA_BYTES "node_bcache_dirty_data_bytes" Gauge ["uuid", "backing_device"] "bcache" "Amount of dirty data for this backing device in the cache.";
     NODE_BCACHE_DIRTY_TARGET_BYTES "node_bcache_dirty_target_bytes" Gauge ["uuid", "backing_device"] "bcache" "Current dirty data target threshold in bytes.";
     NODE_BCACHE_WRITEBACK_RATE "node_bcache_writeback_rate" Gauge ["uuid", "backing_device"] "bcache" "Current writeback rate in bytes.";
-    NODE_BCACHE_WRITEBACK_RATE_PROPORTINAL_TERM "node_bcache_writeback_rate_proportinal_term" Gauge ["uuid", "backing_device"] "bcache" "Current result of proportional controller, part of writeback rate";
+    NODE_BCACHE_WRITEBACK_RATE_PROPORTIONAL_TERM "node_bcache_writeback_rate_proportional_term" Gauge ["uuid", "backing_device"] "bcache" "Current result of proportional controller, part of writeback rate";
     NODE_BCACHE_WRITEBACK_RATE_INTEGRAL_TERM "node_bcache_writeback_rate_integral_term" Gauge ["uuid", "backing_device"] "bcache" "Current result of integral controller, part of writeback rate";
     NODE_BCACHE_WRITEBACK_CHANGE "node_bcache_writeback_change" Gauge ["uuid", "backing_device"] "bcache" "Last writeback rate change.";
     NODE_BCACHE_BYPASSED_BYTES_TOTAL "node_bcache_bypassed_bytes_total" Counter ["uuid", "backing_device"] "bcache" "Amount of IO (both reads and writes) that has bypassed the cache.";

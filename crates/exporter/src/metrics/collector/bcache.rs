@@ -66,7 +66,7 @@ fn bcache(out: &mut Out<'_>, sets: &[ClassDevice]) -> Fmt {
         ),
         (&NODE_BCACHE_WRITEBACK_RATE, "writeback_rate_debug:rate:"),
         (
-            &NODE_BCACHE_WRITEBACK_RATE_PROPORTINAL_TERM,
+            &NODE_BCACHE_WRITEBACK_RATE_PROPORTIONAL_TERM,
             "writeback_rate_debug:proportional:",
         ),
         (

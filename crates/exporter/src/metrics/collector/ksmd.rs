@@ -14,8 +14,9 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
 /// node_exporter's ksmd: one family per file, `sleep_millisecs` in seconds
 /// (divided, as node_exporter does, so the floats agree).
 fn ksm(out: &mut Out<'_>, k: &Ksm) -> Fmt {
-    let files: [(&'static Family, &str, f64); 9] = [
+    let files: [(&'static Family, &str, f64); 10] = [
         (&NODE_KSMD_FULL_SCANS_TOTAL, "full_scans", 1.0),
+        (&NODE_KSMD_GENERAL_PROFIT_BYTES, "general_profit", 1.0),
         (&NODE_KSMD_MERGE_ACROSS_NODES, "merge_across_nodes", 1.0),
         (&NODE_KSMD_PAGES_SHARED, "pages_shared", 1.0),
         (&NODE_KSMD_PAGES_SHARING, "pages_sharing", 1.0),

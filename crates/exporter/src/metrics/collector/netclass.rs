@@ -35,6 +35,13 @@ fn netclass(
     {
         let mut m = out.family(&NODE_NETWORK_INFO)?;
         for d in devs {
+            // Up when IFF_UP is set in `flags`, as node_exporter's current
+            // release says.
+            let admin = match d.flags {
+                Some(f) if f & 1 == 1 => "up",
+                Some(_) => "down",
+                None => "unknown",
+            };
             gauge_l(
                 &mut m,
                 &[
@@ -43,6 +50,7 @@ fn netclass(
                     ("broadcast", d.broadcast.as_str()),
                     ("duplex", d.duplex.as_str()),
                     ("operstate", d.operstate.as_str()),
+                    ("adminstate", admin),
                     ("ifalias", d.ifalias.as_str()),
                 ],
                 1.0,

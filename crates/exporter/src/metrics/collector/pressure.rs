@@ -1,7 +1,7 @@
 //! node_exporter's pressure collector: /proc/pressure/{cpu,memory,io,irq}.
 
 use super::*;
-use model::units::us_to_secs;
+use model::units::pressure_us_to_secs;
 use procfs::pressure::Resource;
 
 pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
@@ -30,10 +30,10 @@ pub(super) fn encode(out: &mut Out<'_>, x: &Input<'_>) -> Fmt {
     ] {
         let Some(p) = s.pressure(r) else { continue };
         if let (Some(n), Some(l)) = (waiting, p.some) {
-            one(out, n, us_to_secs(l.total_usec))?;
+            one(out, n, pressure_us_to_secs(l.total_usec))?;
         }
         if let (Some(n), Some(l)) = (stalled, p.full) {
-            one(out, n, us_to_secs(l.total_usec))?;
+            one(out, n, pressure_us_to_secs(l.total_usec))?;
         }
     }
     Ok(())
