@@ -12,6 +12,7 @@ pub mod proctable_cost;
 pub mod push;
 pub mod quiet;
 pub mod scale;
+pub mod soak;
 pub mod spawn;
 pub mod stats;
 pub mod store_day;

@@ -127,6 +127,16 @@ enum BenchCommand {
     /// time: CPU, wakeups per thread, RSS, and the switches and CPU one
     /// scrape costs each.
     Quiet(bench_cmd::QuietArgs),
+    /// The agent with its defaults and history for hours beside a load
+    /// that changes everything it watches (forks, threads, cgroups,
+    /// sockets, textfiles, mounts, scrapes, ps, a clock step), sampled
+    /// every minute: RSS, heap, descriptors, threads, history size, log
+    /// lines, CPU, the oldest source; a table, and with --out a JSON file
+    /// and an SVG plot.
+    Soak(bench_cmd::SoakArgs),
+    /// The fork load of `bench soak` (started by it).
+    #[command(hide = true)]
+    SoakForker(bench_cmd::ForkerArgs),
     /// Pushing to a remote-write receiver (a Prometheus): node_exporter
     /// scraped by Prometheus in agent mode beside the agent pushing from
     /// its history, in one run: CPU, wake-ups, RSS, samples and bytes.
@@ -300,6 +310,15 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Viewers(args)) => bench_cmd::run_viewers(&args),
         Command::Bench(BenchCommand::Scale(args)) => bench_cmd::run_scale(&args),
         Command::Bench(BenchCommand::Quiet(args)) => bench_cmd::run_quiet(&args),
+        Command::Bench(BenchCommand::Soak(args)) => bench_cmd::run_soak(&args),
+        Command::Bench(BenchCommand::SoakForker(args)) => {
+            let (forks, execs) = bench::soak::forker(
+                args.rate,
+                std::time::Duration::from_millis(args.duration_ms),
+            );
+            println!("{forks} {execs}");
+            Ok(std::process::ExitCode::SUCCESS)
+        }
         Command::Bench(BenchCommand::Forker(args)) => bench_cmd::run_forker(&args),
         Command::Bench(BenchCommand::NaiveCollector) => bench::agent_cost::naive_collector(),
         Command::Bench(BenchCommand::ConsumerWorker(args)) => bench_cmd::run_worker(&args),

@@ -70,6 +70,13 @@ fn agent_serves_metrics_json_and_shared_memory_then_stops_cleanly() {
         assert!(s.keys().any(|(n, _)| n == family), "{family} missing");
     }
     assert_eq!(types["node_vmstat_pgfault"], "untyped");
+    // Its heap in use, as the allocator counts it: some (a process that
+    // has parsed every source holds more than 100 KB), and below 1 GiB.
+    let heap = value(&s, "quietstat_agent_heap_bytes", &[]).expect("heap served");
+    assert!(
+        heap > 100_000.0 && heap < (1u64 << 30) as f64,
+        "heap {heap}"
+    );
     // The agent's figures match /proc where they must.
     let mem_total = std::fs::read_to_string("/proc/meminfo").unwrap();
     let kb: f64 = mem_total

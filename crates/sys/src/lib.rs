@@ -98,6 +98,21 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Bytes of the heap in use, as the allocator counts them (glibc's
+/// `mallinfo2`: the main arena's and every thread arena's allocated
+/// chunks, and the mapped blocks); `None` where the C library is not
+/// glibc.
+pub fn heap_in_use() -> Option<u64> {
+    #[cfg(target_env = "gnu")]
+    {
+        // SAFETY: mallinfo2 takes no argument and returns a plain struct.
+        let m = unsafe { libc::mallinfo2() };
+        Some((m.uordblks + m.hblkhd) as u64)
+    }
+    #[cfg(not(target_env = "gnu"))]
+    None
+}
+
 /// Hands the heap freed so far back to the system (`malloc_trim`): glibc
 /// keeps each thread's freed memory in its arena otherwise, so a thread
 /// that once did a large piece of work (loading BPF, parsing a large

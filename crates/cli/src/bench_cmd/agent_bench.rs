@@ -220,9 +220,9 @@ pub fn run_exits(args: &ExitsArgs) -> anyhow::Result<ExitCode> {
 #[derive(clap::Args)]
 pub struct ForkerArgs {
     #[arg(long)]
-    pub(super) rate: u32,
+    pub(crate) rate: u32,
     #[arg(long)]
-    pub(super) duration_ms: u64,
+    pub(crate) duration_ms: u64,
 }
 
 pub fn run_forker(args: &ForkerArgs) -> anyhow::Result<ExitCode> {
@@ -609,6 +609,125 @@ pub fn run_systemd(args: &SystemdArgs) -> anyhow::Result<ExitCode> {
                     q.wall.median_us / n.wall.median_us,
                     q.total_cpu_ms / n.total_cpu_ms
                 );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args)]
+pub struct SoakArgs {
+    /// How long the load runs.
+    #[arg(long, value_parser = crate::parse_duration, default_value = "1h", value_name = "D")]
+    pub(super) duration: std::time::Duration,
+    /// How often the agent is sampled.
+    #[arg(long, value_parser = crate::parse_duration, default_value = "1m", value_name = "D")]
+    pub(super) sample_every: std::time::Duration,
+    /// Processes forked a second.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub(super) forks: u32,
+    /// Cgroups made (and, ten seconds later, removed) a second.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub(super) cgroups: u32,
+    /// A directory to write soak.json and soak.svg into.
+    #[arg(long, value_name = "DIR")]
+    pub(super) out: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub(super) format: Format,
+}
+
+pub fn run_soak(args: &SoakArgs) -> anyhow::Result<ExitCode> {
+    if args.forks == 0 || args.cgroups == 0 || args.sample_every.is_zero() {
+        bail!("--forks, --cgroups and --sample-every must be above 0");
+    }
+    crate::raise_nofile_limit();
+    let opts = bench::soak::Options {
+        duration: args.duration,
+        sample_every: args.sample_every,
+        forks_per_s: args.forks,
+        cgroups_per_s: args.cgroups,
+        exe: std::env::current_exe().context("finding the quietstat binary")?,
+        out: args.out.clone(),
+    };
+    let r = bench::soak::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
+        .map_err(anyhow::Error::msg)?;
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
+        std::fs::write(dir.join("soak.json"), serde_json::to_string_pretty(&r)?)?;
+        let title = format!(
+            "quietstat agent under churn, {:.0} minutes: {:.0} forks/s, {:.0} cgroups/s",
+            r.minutes, r.rates.forks, r.rates.cgroups
+        );
+        std::fs::write(dir.join("soak.svg"), bench::soak::svg(&title, &r))?;
+    }
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string(&r)?),
+        Format::Table => {
+            let rt = &r.rates;
+            println!(
+                "load per second: {:.0} forks, {:.1} execs, {:.0} threads, {:.1} cgroups, {:.0} connections, {:.1} textfile writes, {:.2} mounts, {:.1} scrapes ({:.1} dropped), {:.2} ps runs",
+                rt.forks,
+                rt.execs,
+                rt.threads,
+                rt.cgroups,
+                rt.connections,
+                rt.textfile_writes,
+                rt.mounts,
+                rt.scrapes,
+                rt.scrapes_dropped,
+                rt.ps_runs
+            );
+            print_rows(
+                vec![
+                    "minute",
+                    "rss_anon_kib",
+                    "rss_file_kib",
+                    "heap_kib",
+                    "fds",
+                    "threads",
+                    "store_kib",
+                    "log_lines",
+                    "cpu_%",
+                    "oldest_s",
+                    "oldest",
+                ],
+                Align::Left,
+                r.samples
+                    .iter()
+                    .map(|s| {
+                        vec![
+                            format!("{:.1}", s.minute),
+                            s.rss_anon_kib.to_string(),
+                            s.rss_file_kib.to_string(),
+                            s.heap_kib.map_or("-".into(), |h| h.to_string()),
+                            s.fds.to_string(),
+                            s.threads.to_string(),
+                            s.store_kib.to_string(),
+                            s.log_lines.to_string(),
+                            f3(s.cpu_pct),
+                            format!("{:.1}", s.oldest_source_s),
+                            s.oldest_source.clone(),
+                        ]
+                    })
+                    .collect(),
+            );
+            println!(
+                "after minute 10: rss {:+.3} MiB/h, descriptors {:+.2}/h, threads {:+.2}/h; store at most {} KiB (cap {} KiB); {} log lines; cpu at most {}%; stale at the end: {}",
+                r.rss_mib_per_hour,
+                r.fds_per_hour,
+                r.threads_per_hour,
+                r.store_max_kib,
+                r.store_cap_kib,
+                r.log_lines,
+                f3(r.cpu_max_pct),
+                if r.stale_at_end.is_empty() {
+                    "none".to_string()
+                } else {
+                    r.stale_at_end.join(", ")
+                }
+            );
+            if let Some(e) = &r.ps_error {
+                println!("ps --backend agent failed at least once: {e}");
             }
         }
     }

@@ -599,6 +599,7 @@ families! {
     QUIETSTAT_AGENT_SAMPLING_WAKEUPS_TOTAL "quietstat_agent_sampling_wakeups_total" Counter [] "agent" "Wakeups of the sampler that read the kernel.";
     QUIETSTAT_AGENT_RESIDENT_MEMORY_BYTES "quietstat_agent_resident_memory_bytes" Gauge [] "agent" "Resident set size of the agent.";
     QUIETSTAT_AGENT_THREADS "quietstat_agent_threads" Gauge [] "agent" "Threads of the agent.";
+    QUIETSTAT_AGENT_HEAP_BYTES "quietstat_agent_heap_bytes" Gauge [] "agent" "Heap the agent's allocator has handed out and not had back (glibc's mallinfo2: allocated chunks and mapped blocks).";
     QUIETSTAT_AGENT_START_TIME_SECONDS "quietstat_agent_start_time_seconds" Gauge [] "agent" "When the agent started, in unixtime.";
     PROCESS_CPU_SECONDS_TOTAL "process_cpu_seconds_total" Counter [] "agent" "Total user and system CPU time spent in seconds (the agent's, as every Prometheus exporter serves its own).";
     PROCESS_RESIDENT_MEMORY_BYTES "process_resident_memory_bytes" Gauge [] "agent" "Resident memory size in bytes (the agent's).";

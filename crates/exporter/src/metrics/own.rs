@@ -201,6 +201,9 @@ fn usage_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
         u.rss_bytes as f64,
     )?;
     one(out, &QUIETSTAT_AGENT_THREADS, u.threads as f64)?;
+    if let Some(heap) = sys::heap_in_use() {
+        one(out, &QUIETSTAT_AGENT_HEAP_BYTES, heap as f64)?;
+    }
     one(
         out,
         &QUIETSTAT_AGENT_START_TIME_SECONDS,
