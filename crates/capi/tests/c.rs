@@ -49,10 +49,25 @@ fn build(source: &Path, out: &Path, shared: bool) {
     );
 }
 
+/// A directory where the shared library is found under its SONAME
+/// (`libquietstat.so.<ABI>`, the name a program linked with it asks
+/// for): cargo leaves it as libquietstat.so alone.
+fn soname_dir() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(
+        lib_dir().join("libquietstat.so"),
+        d.path()
+            .join(format!("libquietstat.so.{}", quietstat::QS_ABI_VERSION)),
+    )
+    .unwrap();
+    d
+}
+
 fn run(exe: &Path, args: &[&str]) -> String {
+    let libs = soname_dir();
     let o = Command::new(exe)
         .args(args)
-        .env("LD_LIBRARY_PATH", lib_dir())
+        .env("LD_LIBRARY_PATH", libs.path())
         .output()
         .unwrap();
     let text = format!(
