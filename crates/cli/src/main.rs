@@ -247,7 +247,8 @@ fn one_line(e: &anyhow::Error) -> String {
 
 fn main() -> ExitCode {
     // Die quietly on a closed pipe (`quietstat stat | head`), as other Unix
-    // tools do, instead of failing a write.
+    // tools do, instead of failing a write (the agent and the benches
+    // ignore SIGPIPE instead, below).
     // SAFETY: called before any thread starts; SIG_DFL is a valid disposition.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
@@ -274,6 +275,15 @@ fn main() -> ExitCode {
     if let Err(e) = check_roots(&cli) {
         eprintln!("quietstat: {e}");
         return ExitCode::from(2);
+    }
+    // The agent and the benches talk to peers that may go away mid-answer
+    // (a scraper that drops its connection, a pipe's reader gone): a write
+    // there must fail with EPIPE, not kill the process. Still no thread.
+    if matches!(cli.command, Command::Agent(_) | Command::Bench(_)) {
+        // SAFETY: before any thread starts; SIG_IGN is a valid disposition.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        }
     }
     let roots = (
         cli.proc_root.clone().unwrap_or_else(|| "/proc".into()),

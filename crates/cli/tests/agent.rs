@@ -803,7 +803,11 @@ fn prometheus_scrapes_through_tls_and_basic_auth_from_a_node_exporter_web_config
 /// Labels node_exporter's releases after Debian's 1.5 added to families
 /// both serve, which the agent serves as the current release does: left
 /// out of the agent's series before the two are compared.
-const LATER_LABELS: &[(&str, &str)] = &[("node_disk_info", "rotational")];
+const LATER_LABELS: &[(&str, &str)] = &[
+    ("node_disk_info", "rotational"),
+    ("node_network_info", "adminstate"),
+    ("node_nvme_info", "cntlid"),
+];
 
 fn without_later_labels(s: Series) -> Series {
     s.into_iter()

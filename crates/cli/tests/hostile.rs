@@ -935,3 +935,33 @@ fn bcrypt_hashes_are_checked_at_first_use_one_at_a_time() {
     assert!(cores < 1.4, "the flood used {cores:.2} cores");
     assert_eq!(ask("prom", "right"), 200);
 }
+
+/// A write to a peer that went away (a scraper that dropped its
+/// connection while its answer was being written, a pipe whose reader
+/// exited) fails with EPIPE: the agent ignores SIGPIPE, so that no such
+/// write can kill it. (A soak run lost its agent to one after 8 minutes of
+/// dropped scrapes, before it did.) Checked in its signal mask, and by
+/// sending it the signal itself.
+#[test]
+fn sigpipe_is_ignored_so_a_vanished_peer_cannot_kill_the_agent() {
+    let mut a = agent("", &[]);
+    let pid = a.proc.id();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let ignored = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .map(|m| u64::from_str_radix(m.trim(), 16).unwrap())
+        .unwrap();
+    assert_ne!(
+        ignored & (1 << (libc::SIGPIPE - 1)),
+        0,
+        "SIGPIPE not ignored: SigIgn {ignored:#x}"
+    );
+    a.proc.signal(libc::SIGPIPE);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        a.proc.0.0.try_wait().unwrap().is_none(),
+        "the agent died of SIGPIPE"
+    );
+    assert_scrape_within(a.addr, NOT_HELD, "after a SIGPIPE");
+}
