@@ -154,12 +154,26 @@ impl Drop for Sleeper {
 /// wherever it last ran, and a run found it woken on CPU 1 from the
 /// agent's thread (`ttwu_queue_wakelist`). Their affinity is restored on
 /// drop.
+///
+/// And the unbound workqueues' workers are kept to CPU 0
+/// (`/sys/devices/virtual/workqueue/cpumask`), as the kernel keeps them to
+/// housekeeping CPUs where CPUs are isolated (nohz_full, or
+/// `workqueue.unbound_cpus`): work the agent's system calls queue (a file
+/// or cgroup it closes, freed through `kvfree_rcu`; a write's conversion
+/// on ext4) wakes an unbound worker wherever it last ran, and runs found
+/// workers woken on CPU 1 from the agent's thread while another program
+/// kept them busy there (a soak making and removing cgroups and writing a
+/// history to disk). Restored on drop.
 struct Cpu1OutOfBalancing {
     root: &'static str,
     child: String,
     /// (pid, the CPU mask it had) of each kernel thread moved.
     moved: Vec<(i32, libc::cpu_set_t)>,
+    /// The unbound workqueues' CPU mask before.
+    wq_mask: Option<String>,
 }
+
+const WQ_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
 
 /// Moves each reclaim kernel thread to CPU 0; their pids and old masks.
 fn reclaim_threads_to_cpu0() -> Vec<(i32, libc::cpu_set_t)> {
@@ -218,6 +232,7 @@ impl Cpu1OutOfBalancing {
             root,
             child,
             moved: Vec::new(),
+            wq_mask: None,
         };
         for (file, value) in [("cpuset.cpus", "0"), ("cpuset.mems", "0")] {
             std::fs::write(format!("{}/{file}", guard.child), value).unwrap();
@@ -225,6 +240,11 @@ impl Cpu1OutOfBalancing {
         std::fs::write(&flag, "0").unwrap();
         let mut guard = guard;
         guard.moved = reclaim_threads_to_cpu0();
+        let mask = std::fs::read_to_string(WQ_CPUMASK).unwrap_or_else(|e| {
+            panic!("{WQ_CPUMASK}: {e}: needed to keep unbound workers on CPU 0")
+        });
+        std::fs::write(WQ_CPUMASK, "1").unwrap_or_else(|e| panic!("{WQ_CPUMASK} = 1: {e}"));
+        guard.wq_mask = Some(mask.trim().to_string());
         guard
     }
 }
@@ -234,6 +254,9 @@ impl Drop for Cpu1OutOfBalancing {
         for (pid, old) in &self.moved {
             // SAFETY: one set of its size, as read before.
             unsafe { libc::sched_setaffinity(*pid, std::mem::size_of::<libc::cpu_set_t>(), old) };
+        }
+        if let Some(mask) = &self.wq_mask {
+            let _ = std::fs::write(WQ_CPUMASK, mask);
         }
         let _ = std::fs::write(format!("{}/cpuset.sched_load_balance", self.root), "1");
         let _ = std::fs::remove_dir(&self.child);
@@ -245,7 +268,12 @@ fn the_agent_sends_no_ipi_and_wakes_nothing_on_an_isolated_cpu() {
     let _cpu1 = cpu1();
     let _isolated = Cpu1OutOfBalancing::new();
     let idle = bench::spawn::Idle::start(2000).unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    // In memory, as the agent's snapshot is where it is deployed (/run):
+    // a snapshot on a disk's filesystem (ext4 here) has the agent's page
+    // faults on it start the filesystem's work, and waking its unbound
+    // workers (ext4-rsv-conversion) sends IPIs to CPU 1 whenever other
+    // writes to that disk (another test's, a soak's) keep them busy there.
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     // Its log goes to a file: a pipe would make each line wake this test's
     // reader thread, wherever it last ran.
     let log = dir.path().join("agent.log");
