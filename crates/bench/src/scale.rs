@@ -128,6 +128,20 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, E
     Ok(rows)
 }
 
+/// The agent with its defaults and its history in `store`, serving on
+/// loopback `port`, its snapshot at `shm`, its output dropped.
+pub(crate) fn recording_agent(exe: &Path, port: u16, shm: &Path, store: &Path) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.args(["agent", "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--shm-path")
+        .arg(shm)
+        .arg("--store")
+        .arg(store)
+        .stdout(Stdio::null());
+    cmd
+}
+
 fn one(
     opts: &Options,
     idle: &Idle,
@@ -139,15 +153,8 @@ fn one(
     let store = dir.join("store");
     let log = dir.join("agent.log");
     let port = free_port()?;
-    let mut cmd = Command::new(&opts.exe);
-    cmd.args(["agent", "--listen"])
-        .arg(format!("127.0.0.1:{port}"))
-        .arg("--shm-path")
-        .arg(&shm)
-        .arg("--store")
-        .arg(&store)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log)?);
+    let mut cmd = recording_agent(&opts.exe, port, &shm, &store);
+    cmd.stderr(std::fs::File::create(&log)?);
     let agent = die_with_parent(&mut cmd)
         .spawn()
         .map(Guard)

@@ -562,19 +562,12 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Err
     let shm = shm_dir.join("snapshot");
     let log = dir.join("agent.log");
     let port = free_port()?;
-    let mut cmd = Command::new(&opts.exe);
-    cmd.args(["agent", "--listen"])
-        .arg(format!("127.0.0.1:{port}"))
-        .arg("--shm-path")
-        .arg(&shm)
-        .arg("--store")
-        .arg(&store)
-        .arg(format!(
-            "--collector.textfile.directory={}",
-            textfiles.display()
-        ))
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).map_err(|e| Error::file(&log, e))?);
+    let mut cmd = crate::scale::recording_agent(&opts.exe, port, &shm, &store);
+    cmd.arg(format!(
+        "--collector.textfile.directory={}",
+        textfiles.display()
+    ))
+    .stderr(std::fs::File::create(&log).map_err(|e| Error::file(&log, e))?);
     let agent = die_with_parent(&mut cmd)
         .spawn()
         .map(Guard)
