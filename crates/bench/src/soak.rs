@@ -166,30 +166,27 @@ pub fn forker(per_s: u32, duration: Duration) -> (u64, u64) {
 }
 
 fn fork_loop(stop: &AtomicBool, c: &Counts, per_s: u32) {
+    use std::ffi::CString;
     let every = Duration::from_secs(1) / per_s.max(1);
     let mut next = Instant::now();
     let mut i: u64 = 0;
-    let long_arg = "x".repeat(2000);
-    let mut execs: Vec<std::process::Child> = Vec::new();
+    // `sleep 2` with a 16 KB command line, made before any fork: the
+    // child only calls execv. Every child is this process's own and is
+    // reaped by `waitpid(-1)`; none is held as a `Child`, so none is ever
+    // signalled by a PID that may have been reaped and used again.
+    let long_arg = CString::new("x".repeat(2000)).expect("no nul");
+    let sleep_path = CString::new("/bin/sleep").expect("no nul");
+    let mut argv_owned = vec![
+        CString::new("sleep").expect("no nul"),
+        CString::new("2").expect("no nul"),
+    ];
+    argv_owned.extend(std::iter::repeat_n(long_arg, 8));
+    let mut argv: Vec<*const libc::c_char> = argv_owned.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
     while !stop.load(Ordering::Relaxed) {
         pace(&mut next, every);
         i += 1;
-        if i.is_multiple_of(100) {
-            // An exec with a long command line, living two seconds.
-            if let Ok(ch) = Command::new("sleep")
-                .arg("2")
-                .args(std::iter::repeat_n(&long_arg, 8))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-            {
-                execs.push(ch);
-                c.execs.fetch_add(1, Ordering::Relaxed);
-            }
-            execs.retain_mut(|ch| !matches!(ch.try_wait(), Ok(Some(_))));
-            continue;
-        }
+        let exec = i.is_multiple_of(100);
         let name = ODD_NAMES[(i % ODD_NAMES.len() as u64) as usize];
         let live_ms: libc::c_uint = if i.is_multiple_of(50) {
             (1000 + (i % 7) * 1000) as libc::c_uint
@@ -197,12 +194,17 @@ fn fork_loop(stop: &AtomicBool, c: &Counts, per_s: u32) {
             0
         };
         // SAFETY: the child calls only async-signal-safe functions
-        // (prctl, usleep, _exit) before it exits.
+        // (prctl, usleep, execv, _exit) before it exits.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            // SAFETY: in the child: prctl with a nul-terminated name,
-            // usleep and _exit are async-signal-safe.
+            // SAFETY: in the child: execv with a nul-terminated argv made
+            // before the fork, prctl with a nul-terminated name, usleep
+            // and _exit are async-signal-safe.
             unsafe {
+                if exec {
+                    libc::execv(sleep_path.as_ptr(), argv.as_ptr());
+                    libc::_exit(127);
+                }
                 libc::prctl(libc::PR_SET_NAME, name.as_ptr());
                 if live_ms > 0 {
                     libc::usleep(live_ms * 1000);
@@ -211,7 +213,11 @@ fn fork_loop(stop: &AtomicBool, c: &Counts, per_s: u32) {
             }
         }
         if pid > 0 {
-            c.forks.fetch_add(1, Ordering::Relaxed);
+            if exec {
+                c.execs.fetch_add(1, Ordering::Relaxed);
+            } else {
+                c.forks.fetch_add(1, Ordering::Relaxed);
+            }
         }
         // Reap whatever has exited.
         loop {
@@ -222,11 +228,8 @@ fn fork_loop(stop: &AtomicBool, c: &Counts, per_s: u32) {
             }
         }
     }
-    for mut ch in execs {
-        let _ = ch.kill();
-        let _ = ch.wait();
-    }
-    // The long-lived forks: at most seven seconds more.
+    // The long-lived ones (7 s at most) and the execs (2 s): waited for,
+    // not killed.
     let end = Instant::now() + Duration::from_secs(10);
     while Instant::now() < end {
         // SAFETY: as above.
