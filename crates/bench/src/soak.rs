@@ -48,6 +48,9 @@ pub struct Options {
     /// Processes forked a second, and cgroups made a second.
     pub forks_per_s: u32,
     pub cgroups_per_s: u32,
+    /// The history's `max_size` as the configuration writes it; the
+    /// agent's default when absent.
+    pub store_max_size: Option<String>,
     pub exe: PathBuf,
     /// Where the plot and the samples are written, if anywhere.
     pub out: Option<PathBuf>,
@@ -571,6 +574,12 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Err
         textfiles.display()
     ))
     .stderr(std::fs::File::create(&log).map_err(|e| Error::file(&log, e))?);
+    if let Some(size) = &opts.store_max_size {
+        let config = dir.join("agent.toml");
+        std::fs::write(&config, format!("[store]\nmax_size = \"{size}\"\n"))
+            .map_err(|e| Error::file(&config, e))?;
+        cmd.arg("--config").arg(&config);
+    }
     let agent = die_with_parent(&mut cmd)
         .spawn()
         .map(Guard)
@@ -611,9 +620,14 @@ fn soak(
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    let config = Command::new(&opts.exe)
+    let mut print = Command::new(&opts.exe);
+    print
         .args(["agent", "--print-config", "--store"])
-        .arg(store)
+        .arg(store);
+    if opts.store_max_size.is_some() {
+        print.arg("--config").arg(dir.join("agent.toml"));
+    }
+    let config = print
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap_or_default();

@@ -629,6 +629,10 @@ pub struct SoakArgs {
     /// Cgroups made (and, ten seconds later, removed) a second.
     #[arg(long, default_value_t = 50, value_name = "N")]
     pub(super) cgroups: u32,
+    /// The history's cap (`[store] max_size`, e.g. 256MiB), so that a run
+    /// shorter than the default cap's fill time shows the cap kept.
+    #[arg(long, value_name = "SIZE")]
+    pub(super) store_max_size: Option<String>,
     /// A directory to write soak.json and soak.svg into.
     #[arg(long, value_name = "DIR")]
     pub(super) out: Option<PathBuf>,
@@ -640,12 +644,18 @@ pub fn run_soak(args: &SoakArgs) -> anyhow::Result<ExitCode> {
     if args.forks == 0 || args.cgroups == 0 || args.sample_every.is_zero() {
         bail!("--forks, --cgroups and --sample-every must be above 0");
     }
+    if let Some(size) = &args.store_max_size
+        && !size.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.')
+    {
+        bail!("--store-max-size {size:?}: a size such as 256MiB or 1GiB is accepted");
+    }
     crate::raise_nofile_limit();
     let opts = bench::soak::Options {
         duration: args.duration,
         sample_every: args.sample_every,
         forks_per_s: args.forks,
         cgroups_per_s: args.cgroups,
+        store_max_size: args.store_max_size.clone(),
         exe: std::env::current_exe().context("finding the quietstat binary")?,
         out: args.out.clone(),
     };
