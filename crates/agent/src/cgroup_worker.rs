@@ -92,6 +92,15 @@ impl CgroupWalks {
         matches!(self, CgroupWalks::Thread(_))
     }
 
+    /// Walks from the next on go `depth` levels deep at most (`None`: as
+    /// deep as the reader goes): what the memory ceiling sheds.
+    pub fn set_max_depth(&mut self, depth: Option<u16>) {
+        match self {
+            CgroupWalks::Inline(i) => i.reader.set_max_depth(depth),
+            CgroupWalks::Thread(w) => lock(&w.shared).max_depth = depth,
+        }
+    }
+
     /// A walk, now on this thread when walks are small (then taken with
     /// [`CgroupWalks::take`]); otherwise started on the walk's thread,
     /// unless one is asked for, running, or finished and not taken yet.
@@ -225,6 +234,8 @@ struct Slot {
     /// handed back, whose buffers the next walk reuses.
     sample: cgroups::Sample,
     stop: bool,
+    /// The depth walks go to ([`CgroupWalks::set_max_depth`]).
+    max_depth: Option<u16>,
 }
 
 type Shared = Arc<(Mutex<Slot>, Condvar)>;
@@ -245,6 +256,7 @@ impl CgroupWorker {
     /// Where no thread can be started, the walks are handed back.
     fn start(walks: Box<Inline>) -> Result<CgroupWorker, (std::io::Error, Box<Inline>)> {
         let shared: Shared = Arc::default();
+        lock(&shared).max_depth = walks.reader.max_depth();
         let s = shared.clone();
         // Handed over through a slot, so that a thread that could not be
         // started gives them back.
@@ -353,6 +365,7 @@ fn run(shared: &Shared, mut reader: cgroups::Reader, mut said_bpf: bool, wake: W
             }
             let demand = slot.asked.take().unwrap_or(false);
             slot.running = true;
+            reader.set_max_depth(slot.max_depth);
             (demand, std::mem::take(&mut slot.sample))
         };
         let done = walk_once(&mut reader, &mut work, &mut said_bpf, demand);

@@ -16,6 +16,7 @@ pub mod budget;
 mod cgroup_worker;
 pub mod config;
 pub mod logging;
+pub mod memory;
 pub mod placement;
 mod sampler;
 pub mod schedule;

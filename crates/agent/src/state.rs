@@ -57,6 +57,8 @@ pub struct State {
     pub sampling_wakeups: u64,
     /// The latest read of every cgroup.
     pub cgroups: cgroups::Sample,
+    /// The memory ceiling, the figure held against it, and what was shed.
+    pub memory: crate::memory::MemoryStats,
 }
 
 impl State {
@@ -87,6 +89,7 @@ impl Default for State {
             cgroup_filter_id: None,
             sampling_wakeups: 0,
             cgroups: cgroups::Sample::default(),
+            memory: crate::memory::MemoryStats::default(),
         }
     }
 }

@@ -18,7 +18,7 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
 use aya::programs::Iter;
-use aya::{Btf, Ebpf, EbpfLoader};
+use aya::{Btf, Ebpf};
 use sys::bpf::{Mapped, chain, link_kfuncs_of, load_retrying, page_round};
 use sys::{Error, ErrorKind};
 
@@ -155,34 +155,21 @@ pub fn capacity_for(cgroups: usize) -> u32 {
     n.max(QS_CG_MIN_ROWS as u32)
 }
 
-/// The running kernel's BTF, parsed when the walk is first loaded in a
-/// read and shared by a load that follows (the walk loaded again, larger):
-/// a parse takes tens of megabytes for a moment.
-#[derive(Default)]
-pub struct KernelBtf(Option<Result<Btf, Error>>);
-
-impl KernelBtf {
-    fn get(&mut self) -> Result<&Btf, Error> {
-        self.0
-            .get_or_insert_with(|| {
-                Btf::from_sys_fs().map_err(|e| kernel("reading /sys/kernel/btf/vmlinux", chain(&e)))
-            })
-            .as_ref()
-            .map_err(Clone::clone)
-    }
-}
-
 impl BpfWalk {
-    /// Loads the walk with room for `capacity` cgroups a hierarchy.
-    pub fn load(capacity: u32, btf: &mut KernelBtf) -> Result<BpfWalk, Error> {
+    /// Loads the walk with room for `capacity` cgroups a hierarchy. The
+    /// kernel's BTF is parsed for the load and freed after it (a parse
+    /// holds 16 MiB; a load again, larger, parses again).
+    pub fn load(capacity: u32) -> Result<BpfWalk, Error> {
         let possible = possible_cpus()?;
         let cpus = possible.cpus().last().map_or(1, |c| c + 1);
-        let btf = btf.get()?;
+        let mut loader = sys::bpf::loader();
+        let btf = &Btf::from_sys_fs()
+            .map_err(|e| kernel("reading /sys/kernel/btf/vmlinux", chain(&e)))?;
         let (words, _) = link_kfuncs(OBJECT, btf)?;
         // SAFETY: the words hold the object's bytes (and up to 7 more).
         let object =
             unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), OBJECT.len()) };
-        let mut ebpf = EbpfLoader::new()
+        let mut ebpf = loader
             .btf(Some(btf))
             .map_max_entries("qs_cg_rows", capacity)
             .map_max_entries("qs_cpu_off", cpus)

@@ -395,7 +395,7 @@ pub fn run(
     }
     if args.print_config {
         let c = Config::load(args.config.as_deref(), &overrides)?;
-        print!("{}", c.to_toml());
+        print!("{}", c.to_toml_explained());
         return Ok(ExitCode::SUCCESS);
     }
     crate::raise_nofile_limit();

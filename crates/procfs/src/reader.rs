@@ -97,6 +97,15 @@ impl Reader {
         self.gatherer.opened.as_deref().unwrap_or_default()
     }
 
+    /// Lowers (or restores, with `None`) the bytes of the textfile
+    /// directory read: the files past it are refused by name.
+    pub fn set_textfile_max_dir_bytes(&mut self, cap: Option<usize>) {
+        self.gatherer.options.textfile_max_dir_bytes = cap
+            .map_or(crate::textfile::MAX_DIR_BYTES, |c| {
+                c.min(crate::textfile::MAX_DIR_BYTES)
+            });
+    }
+
     pub fn set_gather_options(&mut self, options: GatherOptions) {
         self.gatherer.options = options;
         self.paths = Source::ALL
@@ -479,6 +488,7 @@ impl Reader {
                 let (status, cost) = w.read(
                     self.textfile_directory(),
                     self.max_file_bytes(),
+                    self.gatherer.options.textfile_max_dir_bytes,
                     &mut sample.textfile,
                 );
                 sample.status[source as usize] = status;

@@ -79,6 +79,9 @@ pub struct Textfile {
     pub families: Vec<TextFamily>,
     /// Why the directory could not be listed.
     pub dir_error: Option<String>,
+    /// Files refused because the directory's bytes came to more than the
+    /// cap with them (each also in `files`, with why).
+    pub refused: usize,
 }
 
 impl Textfile {
@@ -493,6 +496,7 @@ pub fn parse_into(buf: &[u8], out: &mut Textfile) -> Result<(), ParseError> {
     out.files.clear();
     out.families.clear();
     out.dir_error = None;
+    out.refused = 0;
     let mut merger = Merger::default();
     let mut at = 0;
     let mut line = 1;
@@ -518,7 +522,11 @@ pub fn parse_into(buf: &[u8], out: &mut Textfile) -> Result<(), ParseError> {
         }
         if let Some(why) = header.strip_prefix("@dir ") {
             out.dir_error = Some(why.to_string());
-        } else if let Some(rest) = header.strip_prefix("@error ") {
+        } else if let Some(rest) = header
+            .strip_prefix("@error ")
+            .or_else(|| header.strip_prefix("@refused "))
+        {
+            out.refused += usize::from(header.starts_with("@refused "));
             let (path, why) = rest.split_once(' ').unwrap_or((rest, "unreadable"));
             out.files.push(TextFile {
                 path: path.to_string(),

@@ -22,6 +22,7 @@ use crate::textfile::{self, Textfile};
 struct Slot {
     dir: Option<PathBuf>,
     max_bytes: usize,
+    max_dir_bytes: usize,
     /// Parses asked for, and finished.
     wanted: u64,
     done: u64,
@@ -59,12 +60,14 @@ impl Worker {
         &self,
         dir: Option<PathBuf>,
         max_bytes: usize,
+        max_dir_bytes: usize,
         out: &mut Arc<Textfile>,
     ) -> (SourceStatus, SourceCost) {
         let (m, c) = &*self.shared;
         let mut slot = m.lock().unwrap_or_else(|e| e.into_inner());
         slot.dir = dir;
         slot.max_bytes = max_bytes;
+        slot.max_dir_bytes = max_dir_bytes;
         if slot.wanted == slot.done {
             slot.wanted += 1;
             c.notify_all();
@@ -119,7 +122,7 @@ impl Drop for Worker {
 fn run(shared: &Shared) {
     let (m, c) = &**shared;
     loop {
-        let (dir, max_bytes, target) = {
+        let (dir, max_bytes, max_dir_bytes, target) = {
             let mut slot = m.lock().unwrap_or_else(|e| e.into_inner());
             while !slot.stop && slot.wanted == slot.done && slot.garbage.is_empty() {
                 slot = c.wait(slot).unwrap_or_else(|e| e.into_inner());
@@ -134,9 +137,14 @@ fn run(shared: &Shared) {
                 sys::release_free_memory();
                 continue;
             }
-            (slot.dir.clone(), slot.max_bytes, slot.wanted)
+            (
+                slot.dir.clone(),
+                slot.max_bytes,
+                slot.max_dir_bytes,
+                slot.wanted,
+            )
         };
-        let result = parse(dir, max_bytes);
+        let result = parse(dir, max_bytes, max_dir_bytes);
         let old = {
             let mut slot = m.lock().unwrap_or_else(|e| e.into_inner());
             let old = slot.last.replace(result);
@@ -150,9 +158,14 @@ fn run(shared: &Shared) {
 }
 
 /// One read and parse of the directory, with buffers of its own.
-fn parse(dir: Option<PathBuf>, max_bytes: usize) -> (Arc<Textfile>, SourceStatus, SourceCost) {
+fn parse(
+    dir: Option<PathBuf>,
+    max_bytes: usize,
+    max_dir_bytes: usize,
+) -> (Arc<Textfile>, SourceStatus, SourceCost) {
     let mut g = Gatherer::default();
     g.options.textfile_directory = dir;
+    g.options.textfile_max_dir_bytes = max_dir_bytes;
     let mut buf = Vec::new();
     let mut t = Textfile::default();
     let t0 = Instant::now();

@@ -822,3 +822,69 @@ fn sample_serializes_to_json_with_units_in_names() {
     assert_eq!(v["status"]["schedstat"]["status"], "missing");
     assert!(v.get("schedstat").is_none());
 }
+
+/// A lowered cap on the textfile directory's bytes refuses the files past
+/// it by name (counted), in line and on the background thread alike, and
+/// lifting it serves them again.
+#[test]
+fn a_lowered_textfile_cap_refuses_the_files_past_it_and_counts_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // 448,000 bytes a file: two within 1 MiB, three past it.
+    let body: String = (0..14_000)
+        .map(|i| format!("big_series{{n=\"{i:08}\"}} {i:08}\n"))
+        .collect();
+    for name in ["a", "b", "c"] {
+        let text = body.replace("big_series", &format!("{name}_series"));
+        assert_eq!(text.len(), 448_000);
+        std::fs::write(dir.path().join(format!("{name}.prom")), text).unwrap();
+    }
+    for background in [false, true] {
+        let (proc_root, sys_root) = fixtures::roots("this-machine");
+        let mut r = Reader::new(proc_root, sys_root);
+        r.set_gather_options(GatherOptions {
+            textfile_directory: Some(dir.path().to_path_buf()),
+            ..GatherOptions::default()
+        });
+        r.set_textfile_background(background);
+        let mut s = SystemSample::default();
+        let names = |s: &SystemSample| -> Vec<String> {
+            s.textfile.families.iter().map(|f| f.name.clone()).collect()
+        };
+        // The background thread serves its last finished parse and starts
+        // the next: read until a parse made under the setting is served.
+        let mut read_until = |r: &mut Reader, s: &mut SystemSample, n: usize| {
+            for _ in 0..1000 {
+                r.read_source(Source::Textfile, s);
+                if s.textfile.families.len() == n {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        };
+        r.set_textfile_max_dir_bytes(Some(1 << 20));
+        read_until(&mut r, &mut s, 2);
+        assert_eq!(
+            names(&s),
+            ["a_series", "b_series"],
+            "background {background}"
+        );
+        assert_eq!(s.textfile.refused, 1);
+        let refused = s
+            .textfile
+            .files
+            .iter()
+            .find(|f| f.path.ends_with("c.prom"))
+            .unwrap();
+        assert!(
+            refused
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("more than 1024 KiB")),
+            "{refused:?}"
+        );
+        r.set_textfile_max_dir_bytes(None);
+        read_until(&mut r, &mut s, 3);
+        assert_eq!(names(&s), ["a_series", "b_series", "c_series"]);
+        assert_eq!(s.textfile.refused, 0);
+    }
+}

@@ -26,6 +26,19 @@ pub fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
+/// A loader with no BTF of its own, to be given the caller's. aya's
+/// `EbpfLoader::new` parses the kernel's BTF itself (16 MiB of heap for
+/// the 5.5 MB file of a distribution kernel) and holds it until `.btf`
+/// replaces it. Made with this before the caller parses its own, the two
+/// parses are never alive at once, and a load's peak is one parse, not
+/// two: the difference between starting and being killed under a tight
+/// memory limit.
+pub fn loader<'a>() -> aya::EbpfLoader<'a> {
+    let mut l = aya::EbpfLoader::new();
+    l.btf(None);
+    l
+}
+
 /// Runs a program load with every signal blocked in this thread, and again
 /// if the verifier still gave up because a signal was pending (EAGAIN), as
 /// libbpf does, up to five attempts. The verifier stops at any pending

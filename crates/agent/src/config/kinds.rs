@@ -364,6 +364,38 @@ impl Kind for Bytes {
     }
 }
 
+/// A size in bytes of at least `min`, or `"auto"` (`None`): the caller
+/// chooses it from the machine.
+pub struct AutoBytes {
+    pub min: u64,
+    pub min_text: &'static str,
+}
+
+impl Kind for AutoBytes {
+    type File = String;
+    type Out = Option<u64>;
+    fn resolve(&self, key: &str, v: Option<&String>) -> Result<Option<u64>, ConfigError> {
+        match v.map(|v| v.trim()) {
+            None | Some("auto") => Ok(None),
+            Some(v) => parse_bytes(v)
+                .filter(|b| *b >= self.min)
+                .map(Some)
+                .ok_or_else(|| {
+                    bad(
+                        key,
+                        format!(
+                            "{v:?} is not \"auto\" or a size of at least {}; write e.g. \"96MiB\", \"1GiB\"",
+                            self.min_text
+                        ),
+                    )
+                }),
+        }
+    }
+    fn print(&self, v: &Option<u64>) -> Option<String> {
+        Some(v.map_or_else(|| "auto".into(), |b| b.to_string()))
+    }
+}
+
 /// A text that may be unset (`""`: none); printed as `""` when unset,
 /// or left out (`print_unset: false`).
 pub struct MaybeText {

@@ -259,6 +259,18 @@ fn re(v: &str) -> regex::Regex {
 }
 
 impl Config {
+    /// The memory ceiling: `max_rss` as set, or chosen from the machine;
+    /// with why.
+    pub fn memory_ceiling(&self) -> crate::memory::Auto {
+        match self.max_rss {
+            Some(bytes) => crate::memory::Auto {
+                bytes,
+                why: "max_rss as set".into(),
+            },
+            None => crate::memory::auto_ceiling(),
+        }
+    }
+
     pub fn source(&self, s: AgentSource) -> &SourceConfig {
         &self.sources[s.index()]
     }
@@ -275,6 +287,7 @@ impl Config {
                 .then(|| re(&self.filesystem_fs_types_include)),
             statfs_wait: self.filesystem_statfs_wait,
             textfile_directory: self.textfile_directory.clone(),
+            textfile_max_dir_bytes: procfs::textfile::MAX_DIR_BYTES,
             udev_data: self.udev_data_path.clone(),
             cur_freq_on_quiet_cpus: self.cpufreq_isolated_cur_freq,
             sensors_on_quiet_cpus: self.sensors_on_isolated_cpus,
@@ -369,6 +382,26 @@ impl Config {
     /// The effective configuration as TOML, every key present.
     pub fn to_toml(&self) -> String {
         toml::to_string(&FileConfig::print(self)).expect("the configuration serializes")
+    }
+
+    /// [`Config::to_toml`] with what each "auto" chose on this machine in
+    /// a comment on its line (`--print-config`).
+    pub fn to_toml_explained(&self) -> String {
+        let mut out = String::new();
+        for line in self.to_toml().lines() {
+            out.push_str(line);
+            if line == "max_rss = \"auto\"" {
+                let c = self.memory_ceiling();
+                out.push_str(&format!(
+                    " # {} ({} bytes) here: {}",
+                    crate::memory::mib(c.bytes),
+                    c.bytes,
+                    c.why
+                ));
+            }
+            out.push('\n');
+        }
+        out
     }
 }
 

@@ -98,6 +98,12 @@ impl Agent {
                     } else {
                         st.sample.swap_source(&mut self.work, src);
                     }
+                    // Each parse of the textfile directory counted once.
+                    let parse = std::sync::Arc::as_ptr(&st.sample.textfile) as usize;
+                    if src == procfs::Source::Textfile && parse != self.textfile_counted {
+                        self.textfile_counted = parse;
+                        self.memory.stats.shed.textfile_files += st.sample.textfile.refused as u64;
+                    }
                     if st.sample.ok(src) {
                         let now = st.sample.warnings(src);
                         for w in now.iter().filter(|w| !self.warned[i].contains(w)) {
@@ -146,6 +152,12 @@ impl Agent {
                     });
                     match built {
                         Ok(()) => {
+                            let rows = st.procs.len();
+                            if let Some(cap) = self.memory.caps().rows {
+                                self.memory.stats.shed.rows +=
+                                    crate::memory::keep_largest(&mut st.procs, cap) as u64;
+                            }
+                            self.govern_memory(st, rows);
                             let now = reads.read_at[i];
                             st.procs_secs = if self.procs_read_mono == 0 {
                                 0.0
@@ -194,6 +206,9 @@ impl Agent {
                         .map_or(0, |s| s.take_cgroups_cpu_ns());
                     reads.cpu_ns[i] = d.cpu_ns + recorded;
                     *demand = (*demand & !s.bit()) | if d.demand { s.bit() } else { 0 };
+                    if self.memory.caps().cgroup_depth.is_some() {
+                        self.memory.stats.shed.cgroups += st.cgroups.left_out;
+                    }
                     let stats = &mut st.stats[i];
                     stats.read_ns += d.cost_ns;
                     stats.skipped_lines += st.cgroups.skipped_lines;

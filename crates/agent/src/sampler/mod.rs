@@ -17,7 +17,7 @@ use crate::config::{AgentSource, Config, FileConfig, Mask, ProcessMetricsMode, S
 use crate::schedule::{Anchor, Schedule};
 use crate::signals::{RELOAD, STOP, install_handlers, mask_signals, set_wake_word};
 use crate::state::{Shared, State};
-use crate::{StartError, budget, log, placement, warn};
+use crate::{StartError, budget, log, memory, placement, warn};
 
 mod commit;
 mod outputs;
@@ -80,6 +80,10 @@ pub struct Agent {
     /// Per source, a slow not logged yet: the interval it began from and
     /// its last step ([`Agent::reschedule`]).
     unsaid: [Option<(Duration, budget::Change)>; SOURCE_COUNT],
+    /// The memory ceiling and what is shed near it.
+    memory: memory::Governor,
+    /// The textfile parse whose refused files were last counted.
+    textfile_counted: usize,
 }
 
 /// The housekeeping CPUs, and this thread pinned to them: CPUs asked for
@@ -242,7 +246,10 @@ impl Agent {
             procs_bucket: u64::MAX,
             warned: vec![Vec::new(); SOURCE_COUNT],
             unsaid: [None; SOURCE_COUNT],
+            memory: memory::Governor::new(0),
+            textfile_counted: 0,
         };
+        agent.set_ceiling(&config);
         agent.apply(&config, true);
         agent.seen_request = agent.shared.shm.request_count();
         // The first sample: everything scheduled, now.
@@ -560,9 +567,54 @@ impl Agent {
         log("stopped; shared-memory snapshot marked stale");
     }
 
+    /// The memory ceiling of `config`, said in the log.
+    fn set_ceiling(&mut self, config: &Config) {
+        let c = config.memory_ceiling();
+        if c.bytes != self.memory.stats.ceiling {
+            log(format!(
+                "memory ceiling {} ({})",
+                memory::mib(c.bytes),
+                c.why
+            ));
+            self.memory.stats.ceiling = c.bytes;
+            self.shared.state_mut().memory = self.memory.stats;
+        }
+    }
+
+    /// After a process-table read of `rows` processes: the memory held
+    /// against the ceiling, and what the next reads keep.
+    fn govern_memory(&mut self, st: &mut State, rows: usize) {
+        let Some(charged) = memory::charged_now() else {
+            return;
+        };
+        let depth = st
+            .cgroups
+            .cgroups
+            .iter()
+            .map(|c| c.depth)
+            .max()
+            .unwrap_or(0);
+        let before = self.memory.caps();
+        match self.memory.check(charged, rows, depth) {
+            Some(memory::Change::Began(m)) => warn(m),
+            Some(memory::Change::Ended(m)) => log(m),
+            None => {}
+        }
+        let caps = self.memory.caps();
+        if caps != before {
+            if let Some(w) = self.cgroups.as_mut() {
+                w.set_max_depth(caps.cgroup_depth);
+            }
+            self.reader.set_textfile_max_dir_bytes(caps.textfile_bytes);
+            sys::release_free_memory();
+        }
+        st.memory = self.memory.stats;
+    }
+
     fn reload(&mut self) {
         match Config::load(self.config_path.as_deref(), &self.overrides) {
             Ok(c) => {
+                self.set_ceiling(&c);
                 let old = self.shared.config();
                 if c.listen != old.listen || c.shm_path != old.shm_path {
                     log("listen and shm_path changes take effect at restart");
@@ -573,6 +625,8 @@ impl Agent {
                     .write()
                     .unwrap_or_else(|e| e.into_inner()) = Arc::new(c.clone());
                 self.reader.set_gather_options(c.gather_options());
+                self.reader
+                    .set_textfile_max_dir_bytes(self.memory.caps().textfile_bytes);
                 self.apply(&c, false);
             }
             Err(e) => log(format!(

@@ -14,7 +14,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::bpf::{BpfWalk, KernelBtf, Link, capacity_for, mode_of};
+use crate::bpf::{BpfWalk, Link, capacity_for, mode_of};
 use crate::files::{FILES, Figure, File, Version};
 use crate::parse::{Figures, parse};
 use crate::record::QsCgroup;
@@ -61,6 +61,9 @@ pub struct Options {
     /// The files read ([`crate::files::select`]); every one by default.
     pub files: Vec<&'static File>,
     pub max_cgroups: usize,
+    /// Levels below the root read at most ([`MAX_DEPTH`] unless lowered):
+    /// the cgroups deeper are left out (counted in `left_out`).
+    pub max_depth: u16,
     /// New cgroups a read after the first takes at most
     /// ([`DEFAULT_MAX_NEW_PER_READ`]).
     pub max_new_per_read: usize,
@@ -102,6 +105,7 @@ impl Options {
             sys_root: sys_root.to_path_buf(),
             files: FILES.iter().collect(),
             max_cgroups: DEFAULT_MAX_CGROUPS,
+            max_depth: MAX_DEPTH,
             max_new_per_read: DEFAULT_MAX_NEW_PER_READ,
             max_fds: default_max_fds(),
             keep_open: false,
@@ -472,7 +476,7 @@ impl Reader {
     /// read, again larger when it had no room for every cgroup of a
     /// hierarchy, never again once it did not load; a hierarchy it cannot
     /// be linked to or run in is read from its files from then on.
-    fn run_bpf(&mut self, hi: usize, btf: &mut KernelBtf) {
+    fn run_bpf(&mut self, hi: usize) {
         let nodes = self.by_path.len();
         let h = &mut self.hiers[hi];
         h.walked = false;
@@ -502,7 +506,7 @@ impl Reader {
         for _ in 0..2 {
             if self.walk.is_none() {
                 let capacity = self.walk_capacity.max(capacity_for(nodes));
-                match BpfWalk::load(capacity, btf) {
+                match BpfWalk::load(capacity) {
                     Ok(w) => {
                         self.walk = Some(w);
                         self.walk_era += 1;
@@ -561,6 +565,18 @@ impl Reader {
 
     pub fn hierarchies(&self) -> impl Iterator<Item = &Hierarchy> {
         self.hiers.iter().map(|h| &h.info)
+    }
+
+    /// Reads from the next on go `depth` levels below the root at most
+    /// (`None`: [`MAX_DEPTH`]); the cgroups deeper are forgotten.
+    pub fn set_max_depth(&mut self, depth: Option<u16>) {
+        self.opts.max_depth = depth.map_or(MAX_DEPTH, |d| d.min(MAX_DEPTH));
+    }
+
+    /// The depth set by [`Reader::set_max_depth`] (`None`: none lower
+    /// than [`MAX_DEPTH`]).
+    pub fn max_depth(&self) -> Option<u16> {
+        (self.opts.max_depth < MAX_DEPTH).then_some(self.opts.max_depth)
     }
 
     /// Descriptors kept open between reads.
@@ -645,9 +661,8 @@ impl Reader {
         out.mono_ns = sys::mono_ns();
         out.unix_ns = sys::unix_ns();
         self.drain_events();
-        let mut btf = KernelBtf::default();
         for hi in 0..self.hiers.len() {
-            self.run_bpf(hi, &mut btf);
+            self.run_bpf(hi);
             if self.outgrown.is_some() {
                 // Nothing forgotten: the nodes keep what the last read saw.
                 return;

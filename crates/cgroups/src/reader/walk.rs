@@ -31,13 +31,22 @@ impl Reader {
         }
         let depth = node.depth;
         if self.read_files(hi, i, row, &mut dir, out) && self.list_children(hi, i, &mut dir, out) {
+            // Below the depth asked for: left out (and forgotten, as gone).
+            if depth >= self.opts.max_depth {
+                out.left_out += self.nodes[i as usize].per[hi].children.len() as u64;
+                return self.keep_dir(hi, i, &mut dir);
+            }
             let mut children = std::mem::take(&mut self.nodes[i as usize].per[hi].children);
             for child in &mut children {
                 self.visit_child(hi, i, child, &mut dir, depth, out);
             }
             self.nodes[i as usize].per[hi].children = children;
         }
-        // A directory opened for this read is kept within the budget.
+        self.keep_dir(hi, i, &mut dir);
+    }
+
+    /// A directory opened for this read is kept within the budget.
+    fn keep_dir(&mut self, hi: usize, i: Ix, dir: &mut Dir) {
         if let Some(fd) = dir.held.take() {
             let p = &mut self.nodes[i as usize].per[hi];
             if p.dir.is_none() && self.kept < self.opts.max_fds {

@@ -204,6 +204,30 @@ fn usage_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
     if let Some(heap) = sys::heap_in_use() {
         one(out, &QUIETSTAT_AGENT_HEAP_BYTES, heap as f64)?;
     }
+    let mem = &st.memory;
+    one(
+        out,
+        &QUIETSTAT_AGENT_MEMORY_CEILING_BYTES,
+        mem.ceiling as f64,
+    )?;
+    one(
+        out,
+        &QUIETSTAT_AGENT_MEMORY_CHARGED_BYTES,
+        mem.charged as f64,
+    )?;
+    one(
+        out,
+        &QUIETSTAT_AGENT_SHEDDING,
+        f64::from(u8::from(mem.caps.any())),
+    )?;
+    let mut m = out.family(&QUIETSTAT_AGENT_SHED_TOTAL)?;
+    counter_l(&mut m, &[("what", "process_rows")], mem.shed.rows as f64)?;
+    counter_l(&mut m, &[("what", "cgroups")], mem.shed.cgroups as f64)?;
+    counter_l(
+        &mut m,
+        &[("what", "textfile_files")],
+        mem.shed.textfile_files as f64,
+    )?;
     one(
         out,
         &QUIETSTAT_AGENT_START_TIME_SECONDS,

@@ -5,7 +5,7 @@
 
 use aya::maps::{Array, HashMap as BpfHashMap};
 use aya::programs::BtfTracePoint;
-use aya::{Btf, Ebpf, EbpfLoader};
+use aya::{Btf, Ebpf};
 use sys::bpf::{chain, load_retrying};
 
 use super::{Backend, Counted, Error, Interned, Options, QnKey, QnValue};
@@ -56,11 +56,12 @@ pub(super) fn count(o: &Options) -> Result<Counted, Error> {
 /// Loads and attaches every program this kernel has; the tracepoints it
 /// lacks are listed.
 fn load(o: &Options) -> Result<(Ebpf, Vec<String>), Error> {
+    let mut loader = sys::bpf::loader();
     let btf = Btf::from_sys_fs().map_err(|e| {
         Error::BpfUnavailable(format!("reading /sys/kernel/btf/vmlinux: {}", chain(&e)))
     })?;
     let list_len = o.cpus.len() as u32;
-    let mut ebpf = EbpfLoader::new()
+    let mut ebpf = loader
         .btf(Some(&btf))
         .override_global("qn_list_len", &list_len, true)
         .override_global("qn_pid", &o.pid.unwrap_or(0), true)

@@ -59,6 +59,10 @@ pub struct GatherOptions {
     /// The textfile source's directory of `*.prom` files (none: the source
     /// reports no files and no error, as node_exporter without one).
     pub textfile_directory: Option<PathBuf>,
+    /// Bytes of the textfile directory read at most
+    /// ([`crate::textfile::MAX_DIR_BYTES`] unless lowered): files past it,
+    /// in name order, are refused by name.
+    pub textfile_max_dir_bytes: usize,
     /// udev's database (node_exporter's `--path.udev.data`).
     pub udev_data: PathBuf,
     /// Read `cpuinfo_cur_freq` and `scaling_cur_freq` of isolated and
@@ -105,6 +109,7 @@ impl Default for GatherOptions {
             fs_types_include: None,
             statfs_wait: DEFAULT_STATFS_WAIT,
             textfile_directory: None,
+            textfile_max_dir_bytes: crate::textfile::MAX_DIR_BYTES,
             udev_data: PathBuf::from("/run/udev/data"),
             cur_freq_on_quiet_cpus: false,
             sensors_on_quiet_cpus: false,

@@ -349,7 +349,8 @@ impl Gatherer {
     }
 
     pub(super) fn textfile(&mut self) {
-        use crate::textfile::{MAX_DIR_BYTES, MAX_FILE_BYTES, MAX_FILES};
+        use crate::textfile::{MAX_FILE_BYTES, MAX_FILES};
+        let max_dir_bytes = self.options.textfile_max_dir_bytes;
         let Some(dir) = self.options.textfile_directory.clone() else {
             return;
         };
@@ -390,11 +391,11 @@ impl Gatherer {
                 Ok((mtime, body))
             });
             match read {
-                Ok((_, body)) if self.scratch.len() + body.len() > MAX_DIR_BYTES => {
+                Ok((_, body)) if self.scratch.len() + body.len() > max_dir_bytes => {
                     let _ = writeln!(
                         self.scratch,
-                        "@error {shown} the directory's files come to more than {} MiB with it; refused (the files before it in name order are served)",
-                        MAX_DIR_BYTES >> 20
+                        "@refused {shown} the directory's files come to more than {} KiB with it; refused (the files before it in name order are served)",
+                        max_dir_bytes >> 10
                     );
                 }
                 Ok((mtime, body)) => {

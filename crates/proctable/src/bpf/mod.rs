@@ -23,7 +23,7 @@
 //! kernel's BTF, so building quietstat needs no clang and no libbpf.
 
 use aya::programs::{BtfTracePoint, Iter};
-use aya::{Btf, Ebpf, EbpfLoader};
+use aya::{Btf, Ebpf};
 use procfs::pid::PidIo;
 
 use crate::cputime::RawCputime;
@@ -208,8 +208,11 @@ impl Bpf {
     }
 
     fn load(method: Method, with_lookup: bool) -> Result<Bpf> {
+        // Both loaders made before the one parse of the kernel's BTF.
+        let mut loader = sys::bpf::loader();
+        let walk_loader = sys::bpf::loader();
         let btf = kernel_btf()?;
-        let mut ebpf = EbpfLoader::new()
+        let mut ebpf = loader
             .btf(Some(&btf))
             .load(OBJECT)
             .map_err(|e| bpf_err("loading proctable.bpf.o")(chain(&e)))?;
@@ -224,7 +227,7 @@ impl Bpf {
             Method::Iter => (None, Some("the iterator was asked for".to_string())),
             Method::Walk => match walk::link_kfuncs(walk::OBJECT, &btf).and_then(|(object, _)| {
                 walk_object = object;
-                Walk::open(words_as_bytes(&walk_object), &btf)
+                Walk::open(words_as_bytes(&walk_object), &btf, walk_loader)
             }) {
                 Ok(w) => (Some(w), None),
                 Err(e) => (None, Some(e.to_string())),

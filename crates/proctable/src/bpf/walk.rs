@@ -230,9 +230,15 @@ fn run_walker(prog_fd: RawFd, args: &QsWalkArgs) -> Result<()> {
 
 impl Walk {
     /// Loads the walk with room for `capacity` rows; `object` is
-    /// [`OBJECT`] after [`link_kfuncs`].
-    fn load(object: &[u8], btf: &Btf, capacity: u32) -> Result<Walk> {
-        let mut ebpf = EbpfLoader::new()
+    /// [`OBJECT`] after [`link_kfuncs`], `loader` made (by
+    /// [`sys::bpf::loader`]) before `btf` was parsed.
+    fn load<'a>(
+        object: &[u8],
+        btf: &'a Btf,
+        capacity: u32,
+        mut loader: EbpfLoader<'a>,
+    ) -> Result<Walk> {
+        let mut ebpf = loader
             .btf(Some(btf))
             .map_max_entries("qs_rows", capacity)
             .map_max_entries("qs_rows_io", capacity)
@@ -281,8 +287,8 @@ impl Walk {
     }
 
     /// Loads the walk sized for the tasks there are now.
-    pub(crate) fn open(object: &[u8], btf: &Btf) -> Result<Walk> {
-        Walk::load(object, btf, capacity_for(tasks_now()))
+    pub(crate) fn open<'a>(object: &[u8], btf: &'a Btf, loader: EbpfLoader<'a>) -> Result<Walk> {
+        Walk::load(object, btf, capacity_for(tasks_now()), loader)
     }
 
     pub(crate) fn set_config(&mut self, cfg: QsConfig) -> Result<()> {
@@ -588,13 +594,14 @@ impl Walk {
     /// configuration and PID filter. The kernel's BTF is read again rather
     /// than kept: parsed, it holds about 10 MiB, and reloads are rare.
     pub(crate) fn reload(&mut self, object: &[u8], capacity: u32) -> Result<()> {
+        let loader = sys::bpf::loader();
         let btf = kernel_btf()?;
         let config = self.config;
         let filter = std::mem::take(&mut self.filter);
         let reloads = self.reloads + 1;
         let (split, stats, visited) = (self.split, self.stats, self.visited);
         let marks = std::mem::take(&mut self.marks);
-        *self = Walk::load(object, &btf, capacity.max(1))?;
+        *self = Walk::load(object, &btf, capacity.max(1), loader)?;
         self.reloads = reloads;
         // Marks are tasks, not rows: they stand across a reload.
         self.split = split;

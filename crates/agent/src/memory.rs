@@ -1,0 +1,407 @@
+//! The agent's memory ceiling (`max_rss`) and what it sheds near it.
+//!
+//! The ceiling is chosen from the machine unless set ([`auto_ceiling`]):
+//! three quarters of the tightest memory limit on the agent's own cgroup
+//! and its ancestors (v2 `memory.max`, v1 `memory.limit_in_bytes`), the
+//! rest left for what the kernel charges there besides the agent's heap
+//! (page cache of its files, BPF maps, socket buffers); without a limit,
+//! 1/64 of the machine's memory, between 64 MiB and 1 GiB.
+//!
+//! The figure held against it is the agent's resident memory that only
+//! the OOM killer can take back: anonymous plus shared-memory pages
+//! (`RssAnon + RssShmem`), not the file pages of its binary, which the
+//! kernel drops under pressure. It is read at each process-table read
+//! (no wakeup of its own). Above nine tenths of the ceiling the
+//! [`Governor`] sheds, in this order of cost to the user:
+//!
+//! 1. per-process rows: the table keeps the processes using the most
+//!    memory, up to a cap halved at each read still above the line;
+//! 2. cgroups below a depth (the walk's depth lowered by one a read, to
+//!    1 at least);
+//! 3. textfile files past the directory's first megabyte (in name order;
+//!    about 10,000 series).
+//!
+//! Below six tenths, each cap is raised by a quarter a read until it no
+//! longer binds, then lifted. Each shed item is counted
+//! (`quietstat_agent_shed_total`); the start and the end of shedding are
+//! logged once each.
+
+use std::path::Path;
+
+/// Rows of the process table kept at least, however tight the ceiling.
+pub const MIN_ROWS: usize = 512;
+/// Bytes of the textfile directory read while shedding.
+pub const SHED_TEXTFILE_BYTES: usize = 1 << 20;
+/// The ceiling without a memory limit: 1/64 of the machine, within these.
+const AUTO_MIN: u64 = 64 << 20;
+const AUTO_MAX: u64 = 1 << 30;
+
+/// A ceiling chosen from the machine, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Auto {
+    pub bytes: u64,
+    pub why: String,
+}
+
+/// The ceiling for an agent in `own_cgroups` (the lines of
+/// `/proc/self/cgroup`) on a machine of `mem_total` bytes, its cgroup
+/// files under `cgroup_root` (`/sys/fs/cgroup`).
+pub fn auto_ceiling_of(cgroup_root: &Path, own_cgroups: &str, mem_total: u64) -> Auto {
+    match tightest_limit(cgroup_root, own_cgroups) {
+        Some((limit, file)) => Auto {
+            bytes: (limit / 4 * 3).max(1 << 20),
+            why: format!("three quarters of the {} limit of {file}", mib(limit)),
+        },
+        None => Auto {
+            bytes: (mem_total / 64).clamp(AUTO_MIN, AUTO_MAX),
+            why: format!(
+                "1/64 of this machine's {}, between 64 MiB and 1 GiB (no memory limit on the agent's cgroup)",
+                mib(mem_total)
+            ),
+        },
+    }
+}
+
+/// [`auto_ceiling_of`] for this process on this machine.
+pub fn auto_ceiling() -> Auto {
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let mem_total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kib| kib << 10);
+    auto_ceiling_of(Path::new("/sys/fs/cgroup"), &own, mem_total)
+}
+
+/// The smallest memory limit set on the agent's cgroup or an ancestor,
+/// and the file that sets it.
+fn tightest_limit(root: &Path, own_cgroups: &str) -> Option<(u64, String)> {
+    let mut best: Option<(u64, String)> = None;
+    for line in own_cgroups.lines() {
+        let mut f = line.splitn(3, ':');
+        let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+        let candidates: Vec<(std::path::PathBuf, &str)> = if controllers.is_empty() {
+            // v2: the unified hierarchy, wherever it is mounted here.
+            ["", "unified"]
+                .iter()
+                .map(|m| (root.join(m), "memory.max"))
+                .collect()
+        } else if controllers.split(',').any(|c| c == "memory") {
+            vec![(root.join("memory"), "memory.limit_in_bytes")]
+        } else {
+            continue;
+        };
+        for (mount, file) in candidates {
+            if !mount.join(file).exists() && !mount.join("cgroup.controllers").exists() {
+                continue;
+            }
+            let mut dir = mount.join(path.trim_start_matches('/'));
+            loop {
+                let at = dir.join(file);
+                if let Some(limit) = std::fs::read_to_string(&at)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    // v1 writes "no limit" as the largest page-aligned i64.
+                    .filter(|l| *l < 1 << 62)
+                    && best.as_ref().is_none_or(|(b, _)| limit < *b)
+                {
+                    best = Some((limit, at.display().to_string()));
+                }
+                if dir == mount || !dir.pop() || !dir.starts_with(&mount) {
+                    break;
+                }
+            }
+        }
+    }
+    best
+}
+
+/// `n` bytes in MiB, as logs say it.
+pub fn mib(n: u64) -> String {
+    if n >= 10 << 30 {
+        format!("{:.0} GiB", n as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64)
+    }
+}
+
+/// The agent's resident memory the ceiling is held against: anonymous
+/// and shared-memory pages (`RssAnon + RssShmem` of /proc/self/status).
+pub fn charged_now() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    charged_of(&status)
+}
+
+fn charged_of(status: &str) -> Option<u64> {
+    let kib = |key: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(key))?;
+        line[key.len()..].split_whitespace().next()?.parse().ok()
+    };
+    Some((kib("RssAnon:")? + kib("RssShmem:").unwrap_or(0)) << 10)
+}
+
+/// What the agent keeps, as the governor last set it (`None`: no cap).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Caps {
+    pub rows: Option<usize>,
+    pub cgroup_depth: Option<u16>,
+    pub textfile_bytes: Option<usize>,
+}
+
+impl Caps {
+    pub fn any(&self) -> bool {
+        *self != Caps::default()
+    }
+}
+
+/// Counters of what was shed, since the agent started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shed {
+    /// Process rows left out of tables, summed over tables.
+    pub rows: u64,
+    /// Cgroups left out of walks while their depth was capped, summed
+    /// over walks.
+    pub cgroups: u64,
+    /// Textfile files refused, summed over the directory's reads.
+    pub textfile_files: u64,
+}
+
+/// The memory figures the exporter serves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryStats {
+    pub ceiling: u64,
+    /// The last figure held against the ceiling.
+    pub charged: u64,
+    pub caps: Caps,
+    pub shed: Shed,
+    /// Times shedding began.
+    pub episodes: u64,
+}
+
+/// Holds the agent's memory under its ceiling by what it keeps.
+#[derive(Debug)]
+pub struct Governor {
+    pub stats: MemoryStats,
+    /// The depth walks reached when not capped.
+    full_depth: u16,
+}
+
+/// What a check changed, for the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    Began(String),
+    Ended(String),
+}
+
+impl Governor {
+    pub fn new(ceiling: u64) -> Governor {
+        Governor {
+            stats: MemoryStats {
+                ceiling,
+                ..MemoryStats::default()
+            },
+            full_depth: 0,
+        }
+    }
+
+    pub fn caps(&self) -> Caps {
+        self.stats.caps
+    }
+
+    /// After a process-table read: `charged` bytes resident with `rows`
+    /// processes in the table and cgroups walked to `depth` (the deepest
+    /// level the last walk found). Sets the caps the next reads keep.
+    pub fn check(&mut self, charged: u64, rows: usize, depth: u16) -> Option<Change> {
+        let s = &mut self.stats;
+        s.charged = charged;
+        if s.caps.cgroup_depth.is_none() {
+            self.full_depth = depth;
+        }
+        let full_depth = self.full_depth;
+        let high = s.ceiling / 10 * 9;
+        let low = s.ceiling / 10 * 6;
+        let was = s.caps.any();
+        if charged >= high {
+            let c = &mut s.caps;
+            c.rows = Some(c.rows.unwrap_or(rows).min(rows).div_ceil(2).max(MIN_ROWS));
+            c.cgroup_depth = Some(
+                c.cgroup_depth
+                    .unwrap_or(depth)
+                    .min(depth)
+                    .saturating_sub(1)
+                    .max(1),
+            );
+            c.textfile_bytes = Some(SHED_TEXTFILE_BYTES);
+            if !was {
+                s.episodes += 1;
+                return Some(Change::Began(format!(
+                    "memory: {} resident (anonymous and shared) of the {} ceiling (max_rss): shedding, and counting what is shed in quietstat_agent_shed_total: keeping {} of {rows} processes' rows (those using the most memory), cgroups {} levels deep at most, the textfile directory's first {} KiB",
+                    mib(charged),
+                    mib(s.ceiling),
+                    c.rows.unwrap_or(rows),
+                    c.cgroup_depth.unwrap_or(depth),
+                    SHED_TEXTFILE_BYTES >> 10,
+                )));
+            }
+        } else if charged < low && was {
+            let c = &mut s.caps;
+            // Each cap raised by a quarter; lifted once it does not bind.
+            c.rows = c.rows.map(|r| r + r / 4).filter(|r| *r < rows);
+            c.cgroup_depth = c.cgroup_depth.map(|d| d + 1).filter(|d| *d < full_depth);
+            if c.rows.is_none() && c.cgroup_depth.is_none() {
+                c.textfile_bytes = None;
+                return Some(Change::Ended(format!(
+                    "memory: {} resident of the {} ceiling: shedding ended, every process, cgroup and textfile file kept again",
+                    mib(charged),
+                    mib(s.ceiling)
+                )));
+            }
+        }
+        None
+    }
+}
+
+/// Keeps the `cap` rows of `procs` with the most resident memory (in
+/// PID order, as they came); returns how many were left out.
+pub fn keep_largest(procs: &mut Vec<proctable::Proc>, cap: usize) -> usize {
+    if procs.len() <= cap {
+        return 0;
+    }
+    let shed = procs.len() - cap;
+    // The cap-th largest RSS: rows above it are kept, ties by PID.
+    let mut rss: Vec<u64> = procs.iter().map(|p| p.rss_bytes).collect();
+    let (_, nth, _) = rss.select_nth_unstable_by(cap - 1, |a, b| b.cmp(a));
+    let line = *nth;
+    let mut above = procs.iter().filter(|p| p.rss_bytes > line).count();
+    procs.retain(|p| {
+        if p.rss_bytes > line {
+            true
+        } else if p.rss_bytes == line && above < cap {
+            above += 1;
+            true
+        } else {
+            false
+        }
+    });
+    procs.shrink_to(cap);
+    shed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for (path, body) in files {
+            let p = d.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn without_a_limit_the_ceiling_is_a_64th_of_the_machine_within_its_bounds() {
+        let d = tree(&[
+            ("cgroup.controllers", "cpu memory\n"),
+            ("memory.max", "max\n"),
+        ]);
+        let a = auto_ceiling_of(d.path(), "0::/\n", 24 << 30);
+        assert_eq!(a.bytes, 384 << 20);
+        assert!(a.why.contains("1/64"), "{}", a.why);
+        assert_eq!(auto_ceiling_of(d.path(), "0::/\n", 1 << 30).bytes, 64 << 20);
+        assert_eq!(auto_ceiling_of(d.path(), "0::/\n", 4 << 40).bytes, 1 << 30);
+    }
+
+    #[test]
+    fn the_tightest_limit_of_the_cgroup_and_its_ancestors_sets_the_ceiling() {
+        // v2: the service's own limit and a tighter one on its slice.
+        let d = tree(&[
+            ("cgroup.controllers", "memory\n"),
+            ("system.slice/memory.max", "100663296\n"),
+            ("system.slice/qs.service/memory.max", "max\n"),
+        ]);
+        let a = auto_ceiling_of(d.path(), "0::/system.slice/qs.service\n", 24 << 30);
+        assert_eq!(a.bytes, 72 << 20);
+        assert!(a.why.contains("system.slice/memory.max"), "{}", a.why);
+        // v1: the memory controller's file, "no limit" ignored.
+        let d = tree(&[
+            ("memory/memory.limit_in_bytes", "9223372036854771712\n"),
+            ("memory/qs/memory.limit_in_bytes", "67108864\n"),
+            ("cpu/qs/cpu.shares", "1024\n"),
+        ]);
+        let own = "5:cpu,cpuacct:/qs\n4:memory:/qs\n0::/\n";
+        let a = auto_ceiling_of(d.path(), own, 24 << 30);
+        assert_eq!(a.bytes, 48 << 20);
+        assert!(a.why.contains("memory.limit_in_bytes"), "{}", a.why);
+    }
+
+    #[test]
+    fn the_charged_figure_is_anonymous_and_shared_memory() {
+        let s = "Name:\tq\nRssAnon:\t    1000 kB\nRssFile:\t  9000 kB\nRssShmem:\t  24 kB\n";
+        assert_eq!(charged_of(s), Some(1024 << 10));
+        assert_eq!(charged_of("Name:\tkthread\n"), None);
+    }
+
+    #[test]
+    fn shedding_begins_above_nine_tenths_halves_until_under_and_ends_below_six() {
+        let mut g = Governor::new(100 << 20);
+        assert_eq!(g.check(80 << 20, 30_000, 4), None);
+        assert!(!g.caps().any());
+        let began = g.check(95 << 20, 30_000, 4);
+        assert!(matches!(began, Some(Change::Began(ref m)) if m.contains("15000 of 30000")));
+        assert_eq!(g.caps().rows, Some(15_000));
+        assert_eq!(g.caps().cgroup_depth, Some(3));
+        assert_eq!(g.caps().textfile_bytes, Some(SHED_TEXTFILE_BYTES));
+        // Still above: halved again, logged once.
+        assert_eq!(g.check(92 << 20, 15_000, 3), None);
+        assert_eq!(g.caps().rows, Some(7_500));
+        assert_eq!(g.caps().cgroup_depth, Some(2));
+        // Between the lines: held.
+        assert_eq!(g.check(70 << 20, 7_500, 2), None);
+        assert_eq!(g.caps().rows, Some(7_500));
+        // Below: raised a quarter a read until it no longer binds (the
+        // walks, capped, reach the cap only; the depth before is kept).
+        assert_eq!(g.check(50 << 20, 30_000, 2), None);
+        assert_eq!(g.caps().rows, Some(9_375));
+        assert_eq!(g.caps().cgroup_depth, Some(3));
+        for _ in 0..10 {
+            if let Some(Change::Ended(_)) = g.check(50 << 20, 30_000, 3) {
+                assert!(!g.caps().any());
+                assert_eq!(g.stats.episodes, 1);
+                return;
+            }
+        }
+        panic!("shedding never ended: {:?}", g.caps());
+    }
+
+    #[test]
+    fn the_rows_cap_never_falls_below_its_floor() {
+        let mut g = Governor::new(10 << 20);
+        for _ in 0..20 {
+            g.check(20 << 20, 2_000, 1);
+        }
+        assert_eq!(g.caps().rows, Some(MIN_ROWS));
+        assert_eq!(g.caps().cgroup_depth, Some(1));
+    }
+
+    #[test]
+    fn the_largest_processes_are_kept_in_their_order() {
+        let mut procs: Vec<proctable::Proc> = (1..=10u32)
+            .map(|pid| proctable::Proc {
+                pid,
+                rss_bytes: u64::from(pid % 4),
+                ..Default::default()
+            })
+            .collect();
+        let shed = keep_largest(&mut procs, 4);
+        assert_eq!(shed, 6);
+        let kept: Vec<u32> = procs.iter().map(|p| p.pid).collect();
+        // rss 3: pids 3 and 7; rss 2: pids 2, 6 and 10, the first two kept.
+        assert_eq!(kept, [2, 3, 6, 7]);
+        assert_eq!(keep_largest(&mut procs, 10), 0);
+    }
+}
