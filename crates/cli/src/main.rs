@@ -134,6 +134,11 @@ enum BenchCommand {
     /// lines, CPU, the oldest source; a table, and with --out a JSON file
     /// and an SVG plot.
     Soak(bench_cmd::SoakArgs),
+    /// The agent with its defaults started in a memory cgroup of its own
+    /// with a tight limit, beside many idle processes and cgroups: whether
+    /// it starts, answers every scrape with node_exporter's families and
+    /// stays clear of the OOM killer; its peak, ceiling and what it shed.
+    MemoryLimit(bench_cmd::MemoryLimitArgs),
     /// The fork load of `bench soak` (started by it).
     #[command(hide = true)]
     SoakForker(bench_cmd::ForkerArgs),
@@ -321,6 +326,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Scale(args)) => bench_cmd::run_scale(&args),
         Command::Bench(BenchCommand::Quiet(args)) => bench_cmd::run_quiet(&args),
         Command::Bench(BenchCommand::Soak(args)) => bench_cmd::run_soak(&args),
+        Command::Bench(BenchCommand::MemoryLimit(args)) => bench_cmd::run_memory_limit(&args),
         Command::Bench(BenchCommand::SoakForker(args)) => {
             let (forks, execs) = bench::soak::forker(
                 args.rate,

@@ -412,6 +412,9 @@ impl Journal {
             std::fs::rename(path, &aside)?;
             return Journal::open(path, cap, after_seq, owner);
         }
+        // A journal made larger (by an agent with a higher memory
+        // ceiling) is kept whole: none of its records is lost.
+        let cap = cap.max(file.metadata()?.len() as usize);
         // SAFETY: a valid fd.
         let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, cap as libc::off_t) };
         if r != 0 {
@@ -901,6 +904,24 @@ mod tests {
         assert!(j.append(Kind::System, 4000, b"four"));
         j.take(&mut all);
         assert_eq!(records(&all).next().unwrap().seq, 4);
+    }
+
+    #[test]
+    fn a_journal_reopened_smaller_keeps_its_size_and_every_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j");
+        let mut j = Journal::open(&p, 16384, 0, &owner()).unwrap();
+        // More than the smaller size would hold.
+        for i in 0..150u64 {
+            assert!(j.append(Kind::System, i, &[1; 40]));
+        }
+        drop(j);
+        let mut j = Journal::open(&p, 4096, 0, &owner()).unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 16384);
+        let mut all = Vec::new();
+        j.take(&mut all);
+        assert_eq!(records(&all).count(), 150);
+        assert_eq!(j.dropped, 0);
     }
 
     #[test]

@@ -26,3 +26,22 @@ pub const RECORDED: [procfs::Source; procfs::Source::RECORDED.len()] = procfs::S
 /// The journal's size: room for a minute or more of samples with 8000
 /// processes; beyond that (the writer stuck) the oldest go first.
 pub const JOURNAL_BYTES: usize = 32 << 20;
+
+/// The journal's size for an agent under a memory ceiling of `ceiling`
+/// bytes: its pages are in memory (tmpfs) and charged to the agent's
+/// cgroup, so an eighth of the ceiling at most, [`JOURNAL_BYTES`] at most
+/// and 4 MiB at least (a whole table of 30,000 processes and more).
+pub fn journal_bytes_for(ceiling: u64) -> usize {
+    (ceiling / 8).clamp(4 << 20, JOURNAL_BYTES as u64) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_journal_is_an_eighth_of_the_ceiling_within_its_bounds() {
+        use super::{JOURNAL_BYTES, journal_bytes_for};
+        assert_eq!(journal_bytes_for(48 << 20), 6 << 20);
+        assert_eq!(journal_bytes_for(16 << 20), 4 << 20);
+        assert_eq!(journal_bytes_for(384 << 20), JOURNAL_BYTES);
+    }
+}

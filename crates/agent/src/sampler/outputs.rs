@@ -49,7 +49,7 @@ impl Agent {
         let opts = store::Options {
             dir: config.store.path.clone(),
             journal,
-            journal_bytes: store::JOURNAL_BYTES,
+            journal_bytes: store::journal_bytes_for(self.memory.stats.ceiling),
             retention: config.store.retention,
             max_bytes: config.store.max_size,
             flush: config.store.flush_interval,

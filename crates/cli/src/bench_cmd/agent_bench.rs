@@ -743,3 +743,86 @@ pub fn run_soak(args: &SoakArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(clap::Args)]
+pub struct MemoryLimitArgs {
+    /// Processes on the machine (idle ones started to make up the count),
+    /// one run each.
+    #[arg(long, value_delimiter = ',', default_values_t = [30_000usize, 64_000], value_name = "N,...")]
+    pub(super) processes: Vec<usize>,
+    /// Cgroups made in the v2 hierarchy.
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    pub(super) cgroups: usize,
+    /// The agent's cgroup's memory limit (e.g. 64MiB).
+    #[arg(long, default_value = "64MiB", value_name = "SIZE")]
+    pub(super) limit: String,
+    /// How long the agent is scraped, once a second, after its first answer.
+    #[arg(long, value_parser = crate::parse_duration, default_value = "90s", value_name = "D")]
+    pub(super) duration: std::time::Duration,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub(super) format: Format,
+}
+
+pub fn run_memory_limit(args: &MemoryLimitArgs) -> anyhow::Result<ExitCode> {
+    let limit = agent::config::parse_bytes(&args.limit)
+        .filter(|l| *l >= 8 << 20)
+        .with_context(|| {
+            format!(
+                "--limit {:?}: a size of at least 8MiB, e.g. 64MiB",
+                args.limit
+            )
+        })?;
+    crate::raise_nofile_limit();
+    let exe = std::env::current_exe().context("finding the quietstat binary")?;
+    let mut failed = false;
+    for &processes in &args.processes {
+        let opts = bench::memory_limit::Options {
+            processes,
+            cgroups: args.cgroups,
+            limit,
+            duration: args.duration,
+            exe: exe.clone(),
+        };
+        let o = bench::memory_limit::run(&opts, &mut |m| eprintln!("quietstat: {m}"))
+            .map_err(anyhow::Error::msg)?;
+        let failures = o.failures();
+        failed |= !failures.is_empty();
+        match args.format {
+            Format::Json => println!("{}", serde_json::to_string(&o)?),
+            Format::Table => {
+                let mib = |b: f64| b / f64::from(1u32 << 20);
+                println!(
+                    "{} processes, {} cgroups, limit {:.0} MiB ({}): first answer {}, {} of {} scrapes answered, {}, {} OOM kills; peak {:.1} MiB, at the end {:.1} MiB; ceiling {:.1} MiB, charged {:.1} MiB, shedding {}, rows shed {}, cgroups shed {}",
+                    o.processes,
+                    o.cgroups,
+                    mib(o.limit_bytes as f64),
+                    o.limit_file,
+                    o.first_answer_s
+                        .map_or("none".into(), |s| format!("after {s:.1} s")),
+                    o.answered,
+                    o.scrapes,
+                    if o.alive { "alive" } else { "dead" },
+                    o.oom_kills,
+                    mib(o.peak_bytes as f64),
+                    mib(o.end_bytes as f64),
+                    mib(o.ceiling_bytes),
+                    mib(o.charged_bytes),
+                    o.shedding,
+                    o.shed_rows,
+                    o.shed_cgroups
+                );
+                for l in &o.log {
+                    println!("  {l}");
+                }
+                if !failures.is_empty() {
+                    println!("  FAILED: {}", failures.join("; "));
+                }
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
