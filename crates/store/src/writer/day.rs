@@ -243,8 +243,17 @@ impl Inner {
                 kept.remove(i);
             } else if let Some((_, c)) = self.day.as_ref() {
                 self.ledger(c, OLDEST_CHAINS);
+                // With them, the oldest eighth (in time) of the processes
+                // never in a table, recorded by their exits alone (most
+                // of a busy machine's rows), and the processes that ended
+                // and the cgroups removed before the oldest block left:
+                // no block names them.
                 let r = c.execute_batch(&format!(
                     "DELETE FROM block WHERE true {OLDEST_CHAINS};
+                     DELETE FROM identity WHERE first_ms IS NULL AND exit_ms <
+                       (SELECT min(exit_ms) + (max(exit_ms) - min(exit_ms)) / 8 + 1 FROM identity);
+                     DELETE FROM identity WHERE first_ms IS NOT NULL AND exit_ms < {BEFORE_OLDEST_BLOCK};
+                     DELETE FROM cgroup WHERE gone_ms < {BEFORE_OLDEST_BLOCK};
                      PRAGMA incremental_vacuum;
                      PRAGMA wal_checkpoint(TRUNCATE);"
                 ));
@@ -307,6 +316,11 @@ impl Inner {
 /// oldest eighth, and of each kind the rest of the chain it cuts (up to
 /// that kind's next keyframe; all of that kind when there is none), which
 /// could no longer be read without its keyframe.
+/// The start of the oldest block left (every row ended before it when
+/// none is left).
+const BEFORE_OLDEST_BLOCK: &str =
+    "coalesce((SELECT min(start_ms) FROM block), 9223372036854775807)";
+
 const OLDEST_CHAINS: &str = "AND id IN (SELECT b.id FROM block b WHERE b.start_ms < coalesce(
     (SELECT min(k.start_ms) FROM block k WHERE k.kind = b.kind AND k.key = 1 AND k.start_ms >
         (SELECT start_ms FROM block ORDER BY start_ms LIMIT 1 OFFSET (SELECT count(*) / 8 FROM block))),
@@ -354,8 +368,10 @@ fn write_system(
     Ok(1)
 }
 
-/// An exits record: each exit's figures on its identity row (made when
-/// the process was never seen in a table). The rows inserted.
+/// An exits record: each exit's figures on its identity row, or on a row
+/// made with them when the process was never seen in a table (most of a
+/// machine's exits: one insert, not an insert and an update). The rows
+/// inserted.
 fn write_exits(
     tx: &Connection,
     procs: &Encoder,
@@ -364,37 +380,50 @@ fn write_exits(
 ) -> rusqlite::Result<u64> {
     let mut rows = 0;
     for e in procs::exits(payload) {
-        let s = Static {
-            pid: e.pid,
-            start_ticks: e.start_ticks,
-            start_ns: e.start_ns,
-            comm: e.comm,
-            ..Default::default()
-        };
+        let exit_ms = (boot_ms + e.exit_ns / 1_000_000) as i64;
         let id = match procs.id_of(e.pid, e.start_ticks) {
-            Some(id) => id,
-            None => match exit_identity(tx, e.pid, e.start_ticks)? {
-                Some(id) => id,
-                None => {
-                    rows += 1;
-                    identity_id(tx, &s, 0, boot_ms, Path::new(""))?
-                }
-            },
+            Some(id) => Some(id),
+            None => exit_identity(tx, e.pid, e.start_ticks)?,
         };
-        exec(
-            tx,
-            "UPDATE identity SET ppid = coalesce(ppid, ?2), exit_ms = ?3, exit_status = ?4,
-                exit_utime_ns = ?5, exit_stime_ns = ?6, exit_maxrss_bytes = ?7 WHERE id = ?1",
-            params![
-                id,
-                e.ppid,
-                (boot_ms + e.exit_ns / 1_000_000) as i64,
-                e.exit_status,
-                e.utime_ns as i64,
-                e.stime_ns as i64,
-                e.maxrss_bytes as i64
-            ],
-        )?;
+        match id {
+            Some(id) => {
+                exec(
+                    tx,
+                    "UPDATE identity SET ppid = coalesce(ppid, ?2), exit_ms = ?3, exit_status = ?4,
+                        exit_utime_ns = ?5, exit_stime_ns = ?6, exit_maxrss_bytes = ?7 WHERE id = ?1",
+                    params![
+                        id,
+                        e.ppid,
+                        exit_ms,
+                        e.exit_status,
+                        e.utime_ns as i64,
+                        e.stime_ns as i64,
+                        e.maxrss_bytes as i64
+                    ],
+                )?;
+            }
+            None => {
+                rows += 1;
+                exec(
+                    tx,
+                    "INSERT INTO identity(pid, start_ticks, start_ms, ppid, comm, exit_ms, exit_status,
+                        exit_utime_ns, exit_stime_ns, exit_maxrss_bytes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    params![
+                        e.pid,
+                        e.start_ticks as i64,
+                        (boot_ms + e.start_ticks * 10) as i64,
+                        e.ppid,
+                        String::from_utf8_lossy(e.comm.as_bytes()),
+                        exit_ms,
+                        e.exit_status,
+                        e.utime_ns as i64,
+                        e.stime_ns as i64,
+                        e.maxrss_bytes as i64
+                    ],
+                )?;
+            }
+        }
     }
     Ok(rows)
 }
