@@ -19,6 +19,9 @@ pub struct Options {
     pub hours: u64,
     /// 5% of processes change every 5 s, and 10 start and 10 end a second.
     pub churn: bool,
+    /// Processes a second that start and end between two tables (never in
+    /// one: a build, a shell loop), recorded by their exits alone.
+    pub short_lived: u32,
     pub exe: PathBuf,
     /// Keep the store here (else a temporary directory, removed).
     pub keep: Option<PathBuf>,
@@ -29,6 +32,7 @@ pub struct Report {
     pub procs: usize,
     pub hours: u64,
     pub churn: bool,
+    pub short_lived: u32,
     /// Wall time to write the hours through the writer.
     pub write_secs: f64,
     /// The writer's own time (encode and SQLite).
@@ -113,6 +117,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Err
         .collect();
     let mut next_pid = base + opts.procs as u32;
     let mut exits = Vec::new();
+    let (mut short, mut short_pid) = (Vec::new(), 300u32);
     let secs = opts.hours * 3600;
     let t0 = Instant::now();
     for sec in 0..secs {
@@ -120,6 +125,33 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Err
         reader.read_sample(&store::RECORDED, &mut sample);
         reader.take_kept(&mut kept);
         tap.system(ts, &kept);
+        // Short-lived processes: PIDs handed out upward and wrapping at
+        // 32,768 as the kernel's default pid_max, each start the tick
+        // before its exit.
+        if opts.short_lived > 0 {
+            short.clear();
+            // Ticks since a boot a day before the first second.
+            let now_ticks = 8_640_000 + sec * 100;
+            for _ in 0..opts.short_lived {
+                short_pid = if short_pid >= 32_767 {
+                    300
+                } else {
+                    short_pid + 1
+                };
+                short.push(Exit {
+                    pid: short_pid,
+                    ppid: 1,
+                    comm: procfs::pid::Comm::new(b"sh"),
+                    start_ns: now_ticks.saturating_sub(1) * 10_000_000,
+                    start_ticks: now_ticks.saturating_sub(1),
+                    exit_ns: now_ticks * 10_000_000,
+                    utime_ns: 1_000_000,
+                    maxrss_bytes: 1 << 20,
+                    ..Default::default()
+                });
+            }
+            tap.exits(ts, &short);
+        }
         if sec % 5 == 0 {
             if opts.churn && !procs.is_empty() {
                 let n = procs.len();
@@ -214,6 +246,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Err
         procs: opts.procs,
         hours: opts.hours,
         churn: opts.churn,
+        short_lived: opts.short_lived,
         write_secs,
         writer_secs,
         file_bytes,

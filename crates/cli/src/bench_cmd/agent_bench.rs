@@ -246,6 +246,10 @@ pub struct StoreArgs {
     /// 5% of processes change every interval; 10 start and 10 end a second.
     #[arg(long)]
     pub(super) churn: bool,
+    /// Processes a second that start and end between two tables, recorded
+    /// by their exits alone (a build, a shell loop).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub(super) short_lived: u32,
     /// Keep the store in this directory.
     #[arg(long, value_name = "DIR")]
     pub(super) keep: Option<PathBuf>,
@@ -259,6 +263,7 @@ pub fn run_store(args: &StoreArgs) -> anyhow::Result<ExitCode> {
         procs: args.procs,
         hours: args.hours,
         churn: args.churn,
+        short_lived: args.short_lived,
         exe: std::env::current_exe().context("finding the quietstat binary")?,
         keep: args.keep.clone(),
     };
