@@ -385,45 +385,32 @@ fn write_exits(
             Some(id) => Some(id),
             None => exit_identity(tx, e.pid, e.start_ticks)?,
         };
-        match id {
-            Some(id) => {
-                exec(
-                    tx,
-                    "UPDATE identity SET ppid = coalesce(ppid, ?2), exit_ms = ?3, exit_status = ?4,
-                        exit_utime_ns = ?5, exit_stime_ns = ?6, exit_maxrss_bytes = ?7 WHERE id = ?1",
-                    params![
-                        id,
-                        e.ppid,
-                        exit_ms,
-                        e.exit_status,
-                        e.utime_ns as i64,
-                        e.stime_ns as i64,
-                        e.maxrss_bytes as i64
-                    ],
-                )?;
-            }
-            None => {
-                rows += 1;
-                exec(
-                    tx,
-                    "INSERT INTO identity(pid, start_ticks, start_ms, ppid, comm, exit_ms, exit_status,
-                        exit_utime_ns, exit_stime_ns, exit_maxrss_bytes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                    params![
-                        e.pid,
-                        e.start_ticks as i64,
-                        (boot_ms + e.start_ticks * 10) as i64,
-                        e.ppid,
-                        String::from_utf8_lossy(e.comm.as_bytes()),
-                        exit_ms,
-                        e.exit_status,
-                        e.utime_ns as i64,
-                        e.stime_ns as i64,
-                        e.maxrss_bytes as i64
-                    ],
-                )?;
-            }
-        }
+        // A new row (no id: SQLite gives one) or the figures on the row
+        // found, in one statement.
+        rows += u64::from(id.is_none());
+        exec(
+            tx,
+            "INSERT INTO identity(id, pid, start_ticks, start_ms, ppid, comm, exit_ms, exit_status,
+                exit_utime_ns, exit_stime_ns, exit_maxrss_bytes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+             ON CONFLICT(id) DO UPDATE SET ppid = coalesce(ppid, excluded.ppid),
+                exit_ms = excluded.exit_ms, exit_status = excluded.exit_status,
+                exit_utime_ns = excluded.exit_utime_ns, exit_stime_ns = excluded.exit_stime_ns,
+                exit_maxrss_bytes = excluded.exit_maxrss_bytes",
+            params![
+                id,
+                e.pid,
+                e.start_ticks as i64,
+                (boot_ms + e.start_ticks * 10) as i64,
+                e.ppid,
+                String::from_utf8_lossy(e.comm.as_bytes()),
+                exit_ms,
+                e.exit_status,
+                e.utime_ns as i64,
+                e.stime_ns as i64,
+                e.maxrss_bytes as i64
+            ],
+        )?;
     }
     Ok(rows)
 }
