@@ -250,6 +250,14 @@ impl Agent {
             textfile_counted: 0,
         };
         agent.set_ceiling(&config);
+        // A machine whose processes would not fit is capped before the
+        // first table is built (the tasks counted by /proc/loadavg, read
+        // above with every source).
+        if let Some(memory::Change::Began(m)) =
+            agent.memory.before_first_table(agent.work.loadavg.threads)
+        {
+            warn(m);
+        }
         agent.apply(&config, true);
         agent.seen_request = agent.shared.shm.request_count();
         // The first sample: everything scheduled, now.
