@@ -313,6 +313,22 @@ pub fn keep_largest(procs: &mut Vec<proctable::Proc>, cap: usize) -> usize {
     shed
 }
 
+/// The RSS below which the next table's processes are left out before
+/// they are built, after one that kept `kept` under a cap of `cap` rows
+/// with `floor` in force: the least resident of those kept when the cap
+/// was filled (the next table then holds about as many), half of `floor`
+/// when fewer than three quarters of the cap passed it (processes shrank
+/// or went), else `floor`.
+pub fn next_floor(kept: &[proctable::Proc], cap: usize, floor: u64) -> u64 {
+    if kept.len() >= cap {
+        kept.iter().map(|p| p.rss_bytes).min().unwrap_or(0)
+    } else if kept.len() < cap / 4 * 3 {
+        floor / 2
+    } else {
+        floor
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,7 +424,10 @@ mod tests {
         assert_eq!(g.before_first_table(10_000), None);
         assert!(!g.caps().any());
         let c = g.before_first_table(64_000);
-        assert!(matches!(c, Some(Change::Began(ref m)) if m.contains("keeping 19660")), "{c:?}");
+        assert!(
+            matches!(c, Some(Change::Began(ref m)) if m.contains("keeping 19660")),
+            "{c:?}"
+        );
         assert_eq!(g.caps().rows, Some(19_660));
         // Room later: raised, then lifted.
         assert_eq!(g.check(10 << 20, 64_000, 2), None);
@@ -423,6 +442,22 @@ mod tests {
         }
         assert_eq!(g.caps().rows, Some(MIN_ROWS));
         assert_eq!(g.caps().cgroup_depth, Some(1));
+    }
+
+    #[test]
+    fn the_floor_follows_the_least_resident_row_kept_and_falls_when_too_few_pass() {
+        let rows = |rss: &[u64]| -> Vec<proctable::Proc> {
+            rss.iter()
+                .map(|&rss_bytes| proctable::Proc {
+                    rss_bytes,
+                    ..Default::default()
+                })
+                .collect()
+        };
+        assert_eq!(next_floor(&rows(&[9, 5, 7, 6]), 4, 0), 5);
+        assert_eq!(next_floor(&rows(&[9, 5, 7]), 4, 5), 5);
+        assert_eq!(next_floor(&rows(&[9, 7]), 4, 6), 3);
+        assert_eq!(next_floor(&rows(&[]), 4, 1), 0);
     }
 
     #[test]

@@ -200,6 +200,25 @@ impl ProcTable {
 
     /// How many threads a snapshot is split between, on
     /// either backend (see [`Threads`]).
+    /// From the next build on, processes resident in fewer than `bytes`
+    /// are left out of the rows where the backend can leave them out
+    /// before building them (the BPF walk); elsewhere every row is built.
+    /// 0: none.
+    pub fn set_rss_floor(&mut self, bytes: u64) {
+        if let Inner::Bpf(b) = &mut self.inner {
+            b.set_rss_floor(bytes);
+        }
+    }
+
+    /// The processes the last build found, those below the RSS floor
+    /// included (0 before the first).
+    pub fn found(&self, built: &[Proc]) -> usize {
+        match &self.inner {
+            Inner::Bpf(b) => b.found().max(built.len()),
+            Inner::Procfs(_) => built.len(),
+        }
+    }
+
     pub fn set_threads(&mut self, threads: Threads) {
         match &mut self.inner {
             Inner::Bpf(b) => b.set_walkers(threads),

@@ -152,10 +152,25 @@ impl Agent {
                     });
                     match built {
                         Ok(()) => {
-                            let rows = st.procs.len();
-                            if let Some(cap) = self.memory.caps().rows {
-                                self.memory.stats.shed.rows +=
-                                    crate::memory::keep_largest(&mut st.procs, cap) as u64;
+                            // Rows under the cap: those below the floor
+                            // were never built; the rest past the cap go.
+                            let rows = self
+                                .table
+                                .as_ref()
+                                .map_or(st.procs.len(), |t| t.found(&st.procs));
+                            let floor = match self.memory.caps().rows {
+                                Some(cap) => {
+                                    crate::memory::keep_largest(&mut st.procs, cap);
+                                    self.memory.stats.shed.rows += (rows - st.procs.len()) as u64;
+                                    crate::memory::next_floor(&st.procs, cap, self.rss_floor)
+                                }
+                                None => 0,
+                            };
+                            if floor != self.rss_floor {
+                                self.rss_floor = floor;
+                                if let Some(t) = self.table.as_mut() {
+                                    t.set_rss_floor(floor);
+                                }
                             }
                             self.govern_memory(st, rows);
                             let now = reads.read_at[i];

@@ -84,6 +84,8 @@ pub struct Agent {
     memory: memory::Governor,
     /// The textfile parse whose refused files were last counted.
     textfile_counted: usize,
+    /// The process table's RSS floor in force ([`memory::next_floor`]).
+    rss_floor: u64,
 }
 
 /// The housekeeping CPUs, and this thread pinned to them: CPUs asked for
@@ -248,6 +250,7 @@ impl Agent {
             unsaid: [None; SOURCE_COUNT],
             memory: memory::Governor::new(0),
             textfile_counted: 0,
+            rss_floor: 0,
         };
         agent.set_ceiling(&config);
         // A machine whose processes would not fit is capped before the

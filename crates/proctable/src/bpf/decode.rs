@@ -70,6 +70,18 @@ pub fn decode_walk_ranges(
     out: &mut Vec<Proc>,
 ) {
     walk_order(tasks, ranges, order);
+    decode_order(tasks, io, order, page, fields, out);
+}
+
+/// The rows of `order`'s keys, in its order, into `out` (cleared).
+fn decode_order(
+    tasks: &[QsTask],
+    io: &[QsIo],
+    order: &[u64],
+    page: u64,
+    fields: crate::Fields,
+    out: &mut Vec<Proc>,
+) {
     out.clear();
     out.reserve(order.len());
     let n = order.len();
@@ -92,20 +104,28 @@ const DECODE_PART_ROWS: usize = 2048;
 /// As [`decode_walk_ranges`], for a walk's rows, the rows decoded in parts
 /// that the walk's `rows.threads` threads (this one and its helpers, idle
 /// now) take in turn, as they took the walk's stretches. Filling the rows
-/// is most of decoding: 2 ms at 30,000 processes on one thread.
+/// is most of decoding: 2 ms at 30,000 processes on one thread. Processes
+/// resident in fewer than `floor_pages` pages are left out before they
+/// are decoded (a table kept small under a memory ceiling is never built
+/// whole). Returns the processes the walk found, those left out included.
 pub(super) fn decode_walk_parts(
     rows: &WalkRows<'_>,
     helpers: &mut Helpers,
     page: u64,
     fields: crate::Fields,
+    floor_pages: u64,
     order: &mut Vec<u64>,
     out: &mut Vec<Proc>,
-) -> Result<()> {
-    if rows.threads <= 1 {
-        decode_walk_ranges(rows.tasks, rows.io, rows.ranges, page, fields, order, out);
-        return Ok(());
-    }
+) -> Result<usize> {
     walk_order(rows.tasks, rows.ranges, order);
+    let found = order.len();
+    if floor_pages > 0 {
+        order.retain(|k| rows.tasks[(k & 0xffff_ffff) as usize].rss_pages >= floor_pages);
+    }
+    if rows.threads <= 1 {
+        decode_order(rows.tasks, rows.io, order, page, fields, out);
+        return Ok(found);
+    }
     out.clear();
     out.reserve(order.len());
     let n = order.len();
@@ -131,7 +151,7 @@ pub(super) fn decode_walk_parts(
     // SAFETY: out was empty; the parts, which cover its first n slots
     // (reserved above), were each initialised by decode_keys.
     unsafe { out.set_len(n) };
-    Ok(())
+    Ok(found)
 }
 
 /// Fills `order` with one (PID << 32 | index) key per process in `ranges`
@@ -299,6 +319,7 @@ mod tests {
             let mut t = task(pid);
             t.utime_ns = u64::from(i) * 10;
             t.runtime_ns = t.utime_ns;
+            t.rss_pages = u64::from(i % 10);
             tasks.push(t);
             io.push(QsIo {
                 rchar: u64::from(pid),
@@ -325,8 +346,24 @@ mod tests {
                 threads,
             };
             let mut parts = vec![Proc::default(); 5];
-            decode_walk_parts(&rows, &mut helpers, 4096, fields, &mut order, &mut parts).unwrap();
+            let found =
+                decode_walk_parts(&rows, &mut helpers, 4096, fields, 0, &mut order, &mut parts)
+                    .unwrap();
             assert_eq!(parts, one, "{threads} threads");
+            assert_eq!(found, 8998);
+            // Below a floor of 7 pages: left out before they are built,
+            // and still counted as found.
+            let found =
+                decode_walk_parts(&rows, &mut helpers, 4096, fields, 7, &mut order, &mut parts)
+                    .unwrap();
+            let above: Vec<Proc> = one
+                .iter()
+                .filter(|p| p.rss_bytes >= 7 * 4096)
+                .copied()
+                .collect();
+            assert!(above.len() > 2000 && above.len() < 3000, "{}", above.len());
+            assert_eq!(parts, above, "{threads} threads, a floor");
+            assert_eq!(found, 8998);
         }
         assert!(one.iter().all(|p| p.io.unwrap().rchar == u64::from(p.pid)));
     }

@@ -146,6 +146,11 @@ pub struct Bpf {
     /// What the last [`Bpf::read`] left to build rows from (the iterator's
     /// bytes; 0 for the walk), until [`Bpf::build`] takes it.
     read_len: Option<usize>,
+    /// Processes resident in fewer bytes are left out of the walk's rows
+    /// before they are built ([`Bpf::set_rss_floor`]); 0: none.
+    rss_floor: u64,
+    /// The processes the last walk found, those left out included.
+    found: usize,
 }
 
 /// The PID lookup, once tried: loaded, or why not (for a person: logs and
@@ -255,6 +260,8 @@ impl Bpf {
             lookup,
             threads: Threads::Auto,
             read_len: None,
+            rss_floor: 0,
+            found: 0,
         };
         bpf.set_config(QsConfig {
             flags: 0,
@@ -407,16 +414,18 @@ impl Bpf {
             ));
         };
         if let Some(walk) = self.walk.as_ref() {
-            decode_walk_parts(
+            self.found = decode_walk_parts(
                 &walk.rows(),
                 &mut self.helpers,
                 self.page_size,
                 query.fields,
+                self.rss_floor.div_ceil(self.page_size.max(1)),
                 &mut self.order,
                 out,
             )?;
         } else {
             self.decode(len, query, out)?;
+            self.found = out.len();
         }
         if let Some(pids) = query
             .pids
@@ -428,6 +437,18 @@ impl Bpf {
             out.retain(|p| want.binary_search(&p.tgid).is_ok());
         }
         Ok(())
+    }
+
+    /// From the next build on, the walk's processes resident in fewer
+    /// than `bytes` are left out before their rows are built (the
+    /// iterator's are built, and left to the caller). 0: none.
+    pub fn set_rss_floor(&mut self, bytes: u64) {
+        self.rss_floor = bytes;
+    }
+
+    /// The processes the last build found, those below the floor included.
+    pub fn found(&self) -> usize {
+        self.found
     }
 
     /// Loads the PID lookup [`Bpf::start_ticks`] uses (once; later calls
