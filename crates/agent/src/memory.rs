@@ -260,14 +260,17 @@ impl Governor {
             c.textfile_bytes = Some(SHED_TEXTFILE_BYTES);
             if !was {
                 s.episodes += 1;
-                return Some(Change::Began(format!(
-                    "memory: {} resident (anonymous and shared) of the {} ceiling (max_rss): shedding, and counting what is shed in quietstat_agent_shed_total: keeping {} of {rows} processes' rows (those using the most memory), cgroups {} levels deep at most, the textfile directory's first {} KiB",
-                    mib(charged),
-                    mib(s.ceiling),
-                    c.rows.unwrap_or(rows),
-                    c.cgroup_depth.unwrap_or(depth),
-                    SHED_TEXTFILE_BYTES >> 10,
-                )));
+                return said(
+                    s.episodes,
+                    Change::Began(format!(
+                        "memory: {} resident (anonymous and shared) of the {} ceiling (max_rss): shedding, and counting what is shed in quietstat_agent_shed_total: keeping {} of {rows} processes' rows (those using the most memory), cgroups {} levels deep at most, the textfile directory's first {} KiB",
+                        mib(charged),
+                        mib(s.ceiling),
+                        c.rows.unwrap_or(rows),
+                        c.cgroup_depth.unwrap_or(depth),
+                        SHED_TEXTFILE_BYTES >> 10,
+                    )),
+                );
             }
         } else if charged < low && was {
             let c = &mut s.caps;
@@ -276,14 +279,28 @@ impl Governor {
             c.cgroup_depth = c.cgroup_depth.map(|d| d + 1).filter(|d| *d < full_depth);
             if c.rows.is_none() && c.cgroup_depth.is_none() {
                 c.textfile_bytes = None;
-                return Some(Change::Ended(format!(
+                let ended = Change::Ended(format!(
                     "memory: {} resident of the {} ceiling: shedding ended, every process, cgroup and textfile file kept again",
                     mib(charged),
                     mib(s.ceiling)
-                )));
+                ));
+                return said(s.episodes, ended);
             }
         }
         None
+    }
+}
+
+/// What of a change in episode `episodes` is logged: the first episode's
+/// start and end, and the second's start, saying that the later ones are
+/// only counted.
+fn said(episodes: u64, c: Change) -> Option<Change> {
+    match (episodes, c) {
+        (1, c) => Some(c),
+        (2, Change::Began(m)) => Some(Change::Began(format!(
+            "{m} (again: from now on counted in quietstat_agent_shed_episodes_total, not logged)"
+        ))),
+        _ => None,
     }
 }
 
@@ -432,6 +449,21 @@ mod tests {
         // Room later: raised, then lifted.
         assert_eq!(g.check(10 << 20, 64_000, 2), None);
         assert_eq!(g.caps().rows, Some(24_575));
+    }
+
+    #[test]
+    fn a_repeated_episode_is_logged_once_more_then_counted() {
+        let mut g = Governor::new(100 << 20);
+        let mut said = Vec::new();
+        for _ in 0..5 {
+            said.extend(g.check(95 << 20, 600, 2));
+            for _ in 0..10 {
+                said.extend(g.check(10 << 20, 600, 2));
+            }
+        }
+        assert_eq!(g.stats.episodes, 5);
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert!(matches!(&said[2], Change::Began(m) if m.contains("not logged")));
     }
 
     #[test]

@@ -603,6 +603,7 @@ families! {
     QUIETSTAT_AGENT_MEMORY_CEILING_BYTES "quietstat_agent_memory_ceiling_bytes" Gauge [] "agent" "The agent's memory ceiling (max_rss, set or chosen from the machine).";
     QUIETSTAT_AGENT_MEMORY_CHARGED_BYTES "quietstat_agent_memory_charged_bytes" Gauge [] "agent" "The agent's anonymous and shared resident memory at its last process-table read: the figure held against the ceiling.";
     QUIETSTAT_AGENT_SHEDDING "quietstat_agent_shedding" Gauge [] "agent" "1 while the agent sheds process rows, deep cgroups and textfile files to stay under its memory ceiling.";
+    QUIETSTAT_AGENT_SHED_EPISODES_TOTAL "quietstat_agent_shed_episodes_total" Counter [] "agent" "Times the agent began shedding to stay under its memory ceiling (the first two are logged).";
     QUIETSTAT_AGENT_SHED_TOTAL "quietstat_agent_shed_total" Counter ["what"] "agent" "What the agent left out to stay under its memory ceiling, summed over reads: process_rows, cgroups (below the depth kept), textfile_files.";
     QUIETSTAT_AGENT_START_TIME_SECONDS "quietstat_agent_start_time_seconds" Gauge [] "agent" "When the agent started, in unixtime.";
     PROCESS_CPU_SECONDS_TOTAL "process_cpu_seconds_total" Counter [] "agent" "Total user and system CPU time spent in seconds (the agent's, as every Prometheus exporter serves its own).";

@@ -220,6 +220,11 @@ fn usage_figures(out: &mut Out<'_>, st: &State, ctx: &Context) -> Fmt {
         &QUIETSTAT_AGENT_SHEDDING,
         f64::from(u8::from(mem.caps.any())),
     )?;
+    one(
+        out,
+        &QUIETSTAT_AGENT_SHED_EPISODES_TOTAL,
+        mem.episodes as f64,
+    )?;
     let mut m = out.family(&QUIETSTAT_AGENT_SHED_TOTAL)?;
     counter_l(&mut m, &[("what", "process_rows")], mem.shed.rows as f64)?;
     counter_l(&mut m, &[("what", "cgroups")], mem.shed.cgroups as f64)?;
