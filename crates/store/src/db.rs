@@ -18,6 +18,12 @@ pub const SUFFIX: &str = ".qsdb";
 pub const KIND_SYSTEM: i64 = 1;
 pub const KIND_PROCS: i64 = 2;
 pub const KIND_CGROUPS: i64 = 3;
+/// Exits of processes never in one of the file's tables (most of a busy
+/// machine's: a build, a shell loop): one block a flush, each independent
+/// (`key` 1), `start_ms`/`end_ms` its first and last exit, the body the
+/// journal's exit records ([`crate::procs::put_exits`]) compressed, with
+/// their start and end times in Unix nanoseconds, not since boot.
+pub const KIND_EXITS: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);

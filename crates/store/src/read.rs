@@ -12,7 +12,7 @@ use rusqlite::{Connection, params};
 
 use crate::blocks::{MAX_RAW, SysDecoder, decompress};
 use crate::codec::{get_delta, get_varint};
-use crate::db::{self, KIND_CGROUPS, KIND_PROCS, KIND_SYSTEM};
+use crate::db::{self, KIND_CGROUPS, KIND_EXITS, KIND_PROCS, KIND_SYSTEM};
 use crate::journal::{self, Kind};
 use crate::procs::{Decoder, IdMap, Static, rebuild};
 
@@ -130,6 +130,24 @@ const CGROUP_CHANGES: &str =
 const EXITS: &str = "SELECT pid, ppid, comm, cmdline, start_ms, first_ms, exit_ms, exit_status,
      exit_utime_ns, exit_stime_ns, exit_maxrss_bytes
      FROM identity WHERE exit_ms BETWEEN ?1 AND ?2 ORDER BY exit_ms, id";
+
+/// The row of an exit known only by its record (never in a table: no
+/// command line, no first sighting), started and ended at those Unix ms.
+fn exit_row(e: &proctable::Exit, start_ms: u64, exit_ms: u64) -> ExitRow {
+    ExitRow {
+        pid: e.pid,
+        ppid: Some(e.ppid),
+        comm: String::from_utf8_lossy(e.comm.as_bytes()).into_owned(),
+        cmdline: None,
+        start_ms: Some(start_ms),
+        first_ms: None,
+        exit_ms,
+        status: e.exit_status,
+        utime_ns: e.utime_ns,
+        stime_ns: e.stime_ns,
+        maxrss_bytes: e.maxrss_bytes,
+    }
+}
 
 /// The gaps that overlap [?1, ?2], in order.
 const GAPS: &str =
@@ -791,6 +809,28 @@ impl History {
                     maxrss_bytes: r.get::<_, Option<i64>>(10)?.unwrap_or(0) as u64,
                 })
             })?;
+            // Exits of processes in none of the file's tables: blocks of
+            // them, their times Unix nanoseconds.
+            let mut st = c
+                .prepare_cached(
+                    "SELECT body FROM block WHERE kind = ?1 AND end_ms >= ?2 AND start_ms <= ?3 ORDER BY start_ms, id",
+                )
+                .map_err(sql(path))?;
+            let bodies = st
+                .query_map(params![KIND_EXITS, sqlt(from), sqlt(to)], |r| r.get::<_, Vec<u8>>(0))
+                .map_err(sql(path))?;
+            for body in bodies {
+                let body = body.map_err(sql(path))?;
+                let Some(raw) = crate::blocks::decompress(&body, crate::blocks::MAX_RAW) else {
+                    continue;
+                };
+                for e in crate::procs::exits(&raw) {
+                    let exit_ms = e.exit_ns / 1_000_000;
+                    if (from..=to).contains(&exit_ms) {
+                        out.push(exit_row(&e, e.start_ns / 1_000_000, exit_ms));
+                    }
+                }
+            }
             Ok(true)
         });
         // A killed agent's journal: exits not yet written (in this boot:
@@ -802,21 +842,12 @@ impl History {
                 if exit_ms < from || exit_ms > to {
                     continue;
                 }
-                out.push(ExitRow {
-                    pid: e.pid,
-                    ppid: Some(e.ppid),
-                    comm: String::from_utf8_lossy(e.comm.as_bytes()).into_owned(),
-                    cmdline: None,
-                    start_ms: Some(boot + e.start_ns / 1_000_000),
-                    first_ms: None,
-                    exit_ms,
-                    status: e.exit_status,
-                    utime_ns: e.utime_ns,
-                    stime_ns: e.stime_ns,
-                    maxrss_bytes: e.maxrss_bytes,
-                });
+                out.push(exit_row(&e, boot + e.start_ns / 1_000_000, exit_ms));
             }
         }
+        // In the order they ended (the day files' rows, then blocks, then
+        // the journal were each in order).
+        out.sort_by_key(|e| e.exit_ms);
         Ok(out)
     }
 

@@ -1,7 +1,7 @@
 //! The size cap holds when most of what is recorded is exits: a busy
-//! machine's short-lived processes (a build, a shell loop) are rows of
-//! `identity` and never in a table, and the cap removes them with the
-//! oldest blocks, as it removes the blocks.
+//! machine's short-lived processes (a build, a shell loop), never in a
+//! table, are kept in exits blocks, which the cap removes with the
+//! oldest blocks.
 
 use std::path::Path;
 
@@ -13,7 +13,7 @@ fn log(_: String) {}
 #[test]
 fn a_flood_of_exits_stays_under_the_cap_and_the_newest_stay() {
     let d = tempfile::tempdir().unwrap();
-    let cap: u64 = 4 << 20;
+    let cap: u64 = 1 << 20;
     let opts = store::Options {
         max_bytes: cap,
         ..store::Options::private_in(d.path(), "a test's own store", Path::new("/nonexistent"))
@@ -36,8 +36,7 @@ fn a_flood_of_exits_stays_under_the_cap_and_the_newest_stay() {
     let mut exits = Vec::new();
     let mut max_seen = 0;
     let boot_ms = store::writer::boot_ms();
-    // 20 minutes at 500 exits a second: 600,000 rows, about 25 MB
-    // uncapped.
+    // 20 minutes at 500 exits a second: 600,000 exits.
     for sec in 0..1200u64 {
         let ts = t0 + sec * 1000;
         exits.clear();

@@ -54,6 +54,14 @@ impl Inner {
         self.need_key = true;
         self.procs.reset();
         self.cg_rows = None;
+        // The file's last table: a process started after it was in none.
+        self.last_table_ms = c
+            .query_row(
+                "SELECT coalesce(max(end_ms), 0) FROM block WHERE kind = ?1",
+                params![KIND_PROCS],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap_or(0) as u64;
         self.day = Some((day.to_string(), c));
         Ok(())
     }
@@ -112,6 +120,7 @@ impl Inner {
         let mut cg_body = Vec::new();
         let mut cg_times = Vec::new();
         let mut cg_cpu_ns = 0;
+        let mut short = Vec::new();
         for r in recs {
             match r.kind {
                 Kind::Procs | Kind::ProcsDelta => {
@@ -152,7 +161,10 @@ impl Inner {
                     prev_ts = r.ts_ms;
                 }
                 Kind::Exits => {
-                    rows += write_exits(&tx, &self.procs, r.payload, boot_ms).map_err(err)?;
+                    let last_table = self.last_table_ms.max(*times.last().unwrap_or(&0));
+                    rows +=
+                        write_exits(&tx, &self.procs, r.payload, boot_ms, last_table, &mut short)
+                            .map_err(err)?;
                 }
                 Kind::Cgroups => {
                     let cpu = sys::thread_cpu_ns();
@@ -181,6 +193,12 @@ impl Inner {
             let (raw, z) = insert_timed_block(&tx, KIND_PROCS, key, &times, &snaps).map_err(err)?;
             rows += 1;
             written.push(("processes".into(), times.len() as u64, raw, z));
+            self.last_table_ms = times[times.len() - 1];
+        }
+        if !short.is_empty() {
+            let (raw, z) = insert_exits_block(&tx, &short).map_err(err)?;
+            rows += 1;
+            written.push(("exits".into(), short.len() as u64, raw, z));
         }
         write_usage(&tx, &written).map_err(err)?;
         let last = recs[recs.len() - 1];
@@ -368,43 +386,49 @@ fn write_system(
     Ok(1)
 }
 
-/// An exits record: each exit's figures on its identity row, or on a row
-/// made with them when the process was never seen in a table (most of a
-/// machine's exits: one insert, not an insert and an update). The rows
-/// inserted.
+/// How much later than the last table a process must have started to
+/// have been in none: a table is stamped when its read began, and
+/// taskstats gives a start to within a second.
+const NEVER_IN_A_TABLE_MS: u64 = 2_000;
+
+/// An exits record: each exit's figures on its identity row, when the
+/// process was in one of the file's tables (the last of them at
+/// `last_table_ms`); the others, into `short` with their times made Unix
+/// nanoseconds, for one block a flush ([`KIND_EXITS`]): no row and no
+/// index entry each. A process that started after the last table was in
+/// none, without a lookup. The rows inserted.
 fn write_exits(
     tx: &Connection,
     procs: &Encoder,
     payload: &[u8],
     boot_ms: u64,
+    last_table_ms: u64,
+    short: &mut Vec<proctable::Exit>,
 ) -> rusqlite::Result<u64> {
-    let mut rows = 0;
     for e in procs::exits(payload) {
-        let exit_ms = (boot_ms + e.exit_ns / 1_000_000) as i64;
+        let start_ms = boot_ms + e.start_ns / 1_000_000;
         let id = match procs.id_of(e.pid, e.start_ticks) {
             Some(id) => Some(id),
+            None if start_ms > last_table_ms + NEVER_IN_A_TABLE_MS => None,
             None => exit_identity(tx, e.pid, e.start_ticks)?,
         };
-        // A new row (no id: SQLite gives one) or the figures on the row
-        // found, in one statement.
-        rows += u64::from(id.is_none());
+        let Some(id) = id else {
+            let boot_ns = boot_ms * 1_000_000;
+            short.push(proctable::Exit {
+                start_ns: boot_ns + e.start_ns,
+                exit_ns: boot_ns + e.exit_ns,
+                ..e
+            });
+            continue;
+        };
         exec(
             tx,
-            "INSERT INTO identity(id, pid, start_ticks, start_ms, ppid, comm, exit_ms, exit_status,
-                exit_utime_ns, exit_stime_ns, exit_maxrss_bytes)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-             ON CONFLICT(id) DO UPDATE SET ppid = coalesce(ppid, excluded.ppid),
-                exit_ms = excluded.exit_ms, exit_status = excluded.exit_status,
-                exit_utime_ns = excluded.exit_utime_ns, exit_stime_ns = excluded.exit_stime_ns,
-                exit_maxrss_bytes = excluded.exit_maxrss_bytes",
+            "UPDATE identity SET ppid = coalesce(ppid, ?2), exit_ms = ?3, exit_status = ?4,
+                exit_utime_ns = ?5, exit_stime_ns = ?6, exit_maxrss_bytes = ?7 WHERE id = ?1",
             params![
                 id,
-                e.pid,
-                e.start_ticks as i64,
-                (boot_ms + e.start_ticks * 10) as i64,
                 e.ppid,
-                String::from_utf8_lossy(e.comm.as_bytes()),
-                exit_ms,
+                (boot_ms + e.exit_ns / 1_000_000) as i64,
                 e.exit_status,
                 e.utime_ns as i64,
                 e.stime_ns as i64,
@@ -412,7 +436,24 @@ fn write_exits(
             ],
         )?;
     }
-    Ok(rows)
+    Ok(0)
+}
+
+/// One [`KIND_EXITS`] block of `exits` (times in Unix nanoseconds).
+/// Returns its raw and stored sizes.
+fn insert_exits_block(tx: &Connection, exits: &[proctable::Exit]) -> rusqlite::Result<(u64, u64)> {
+    let mut raw = Vec::new();
+    procs::put_exits(&mut raw, exits);
+    let z = compress(&raw);
+    let ms = |e: &proctable::Exit| (e.exit_ns / 1_000_000) as i64;
+    let first = exits.iter().map(ms).min().unwrap_or(0);
+    let last = exits.iter().map(ms).max().unwrap_or(0);
+    exec(
+        tx,
+        "INSERT INTO block(kind, key, start_ms, end_ms, samples, body) VALUES (?1, 1, ?2, ?3, ?4, ?5)",
+        params![KIND_EXITS, first, last, exits.len() as i64, z],
+    )?;
+    Ok((raw.len() as u64, z.len() as u64))
 }
 
 /// What this write added to each source's totals.

@@ -19,7 +19,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::blocks::{SysEncoder, compress};
 use crate::codec::{put_delta, put_varint};
 use crate::db::exec;
-use crate::db::{self, KIND_CGROUPS, KIND_PROCS, KIND_SYSTEM, OpenError};
+use crate::db::{self, KIND_CGROUPS, KIND_EXITS, KIND_PROCS, KIND_SYSTEM, OpenError};
 use crate::journal::{Journal, Kind, Record, records};
 use crate::procs::{self, Encoder, Static};
 
@@ -371,6 +371,7 @@ pub fn open(opts: Options, log: fn(String)) -> Result<(Tap, Flusher, Arc<Stats>)
         last_window: u64::MAX,
         committed: seq,
         last_ms,
+        last_table_ms: 0,
         started: true,
         failing: None,
         disabled: None,
@@ -452,6 +453,9 @@ struct Inner {
     last_window: u64,
     committed: u64,
     last_ms: u64,
+    /// The day file's last table's time (0: none): a process started
+    /// after it was in none of its tables.
+    last_table_ms: u64,
     /// No flush has succeeded since start.
     started: bool,
     /// The error last logged (logged again only when it changes).
