@@ -126,6 +126,18 @@ pub fn release_free_memory() {
     }
 }
 
+/// Gives back a reused buffer's room once a burst that grew it is over:
+/// when it has room for more than four times what it holds (and `floor`
+/// elements), it keeps room for twice that. A buffer refilled to the same
+/// size each time keeps its room; one a burst grew once does not keep it
+/// for the rest of the process's life.
+pub fn trim_capacity<T>(v: &mut Vec<T>, floor: usize) {
+    let keep = v.len().max(floor);
+    if v.capacity() > keep.saturating_mul(4) {
+        v.shrink_to(keep.saturating_mul(2));
+    }
+}
+
 /// Fixes glibc's mmap and trim thresholds at 256 KiB, for a process that
 /// stays resident. By default freeing a mapped block raises both with its
 /// size (up to 32 and 64 MiB): once a thread has parsed the kernel's BTF
@@ -192,6 +204,25 @@ pub fn statfs(path: &std::path::Path) -> std::io::Result<libc::statfs> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_buffer_a_burst_grew_gives_its_room_back_and_a_steady_one_keeps_it() {
+        let mut v: Vec<u64> = Vec::with_capacity(100_000);
+        v.extend(0..1000);
+        super::trim_capacity(&mut v, 256);
+        assert!(
+            v.capacity() >= 2000 && v.capacity() < 4000,
+            "{}",
+            v.capacity()
+        );
+        let cap = v.capacity();
+        v.extend(0..1000);
+        super::trim_capacity(&mut v, 256);
+        assert_eq!(v.capacity(), cap, "within four times: kept");
+        v.clear();
+        super::trim_capacity(&mut v, 256);
+        assert!(v.capacity() <= 512, "{}", v.capacity());
+    }
+
     use super::*;
 
     #[test]

@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// Exits a buffer keeps room for however few a table had: five seconds
+/// at 200 exits a second.
+const EXITS_KEPT: usize = 1024;
+
 impl Agent {
     /// Reads the sources in `mask` into the sampler's own buffers, without
     /// the state's lock.
@@ -49,6 +53,10 @@ impl Agent {
             }
             self.drain_exits();
             std::mem::swap(&mut self.exits_buf, &mut self.exits_pending);
+            // The three exit buffers take turns: each gives back what a
+            // burst of exits grew it to (a table read late, a build's
+            // thousands of processes) when it next holds a table's worth.
+            sys::trim_capacity(&mut self.exits_pending, EXITS_KEPT);
             self.exits_pending.clear();
             procs_cost_ns = t0.elapsed().as_nanos() as u64;
             cpu_ns[i] = sys::thread_cpu_ns().saturating_sub(cpu);
@@ -197,6 +205,8 @@ impl Agent {
                     }
                     st.exits.captured += self.exits_buf.len() as u64;
                     std::mem::swap(&mut st.exits.last, &mut self.exits_buf);
+                    sys::trim_capacity(&mut st.exits.last, EXITS_KEPT);
+                    sys::trim_capacity(&mut st.procs, 1024);
                     if let Some(l) = reads.exits_lost {
                         st.exits.lost = l;
                     }

@@ -140,6 +140,9 @@ impl Tap {
         self.append(Kind::Exits, ts_ms, buf.len(), &mut |d| {
             d.copy_from_slice(&buf)
         });
+        // What a burst of exits grew it to, given back (tables keep it
+        // at their own size, 4 MiB and more at 64,000 processes).
+        sys::trim_capacity(&mut buf, 4 << 20);
         self.buf = buf;
     }
 }
