@@ -852,7 +852,7 @@ fn a_lowered_textfile_cap_refuses_the_files_past_it_and_counts_them() {
         };
         // The background thread serves its last finished parse and starts
         // the next: read until a parse made under the setting is served.
-        let mut read_until = |r: &mut Reader, s: &mut SystemSample, n: usize| {
+        let read_until = |r: &mut Reader, s: &mut SystemSample, n: usize| {
             for _ in 0..1000 {
                 r.read_source(Source::Textfile, s);
                 if s.textfile.families.len() == n {
