@@ -16,12 +16,17 @@ use bench::memory_limit::{Options, run};
 use common::agent::agent;
 use common::store::{after_reads, metric};
 
+/// One test at a time: each watches the whole machine, and the other's
+/// thousands of processes would be part of what it measures.
+static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn exe() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_quietstat"))
 }
 
 #[test]
 fn the_agent_starts_serves_and_stays_alive_under_a_tight_limit_and_sheds_rows_to_do_so() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let o = run(
         &Options {
             processes: 6_000,
@@ -53,6 +58,7 @@ fn the_agent_starts_serves_and_stays_alive_under_a_tight_limit_and_sheds_rows_to
 /// for good after such a burst).
 #[test]
 fn the_room_a_burst_of_exits_took_is_given_back_after_it() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let a = agent("[sources.processes]\ninterval = \"5s\"\n", &[]);
     after_reads(&a, "processes", 2);
     let heap = || metric(&a, "quietstat_agent_heap_bytes").unwrap();
