@@ -29,9 +29,13 @@ fn the_agent_starts_serves_and_stays_alive_under_a_tight_limit_and_sheds_rows_to
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let o = run(
         &Options {
-            processes: 6_000,
+            // 14,000 processes would take more than half of a 30 MiB
+            // ceiling at 1,280 bytes each: rows are capped from the start.
+            // (Below about 36 MiB the start-up peak itself, the kernel's
+            // BTF parsed beside the walk's maps, meets the limit.)
+            processes: 14_000,
             cgroups: 1_000,
-            limit: 28 << 20,
+            limit: 40 << 20,
             duration: Duration::from_secs(20),
             exe: exe(),
         },
@@ -41,7 +45,7 @@ fn the_agent_starts_serves_and_stays_alive_under_a_tight_limit_and_sheds_rows_to
     eprintln!("{o:#?}");
     assert!(o.failures().is_empty(), "{:?}: {o:#?}", o.failures());
     // "auto": three quarters of the limit.
-    assert_eq!(o.ceiling_bytes, (21 << 20) as f64);
+    assert_eq!(o.ceiling_bytes, (30 << 20) as f64);
     assert!(o.charged_bytes < o.ceiling_bytes, "{o:#?}");
     assert_eq!(o.shedding, 1.0, "{o:#?}");
     assert!(o.shed_rows > 0.0, "{o:#?}");
