@@ -430,33 +430,25 @@ fn a_depth_set_between_reads_forgets_the_deeper_cgroups_and_lifting_it_finds_the
     let (proc_root, sys_root) = fixtures::roots("cgroup-v2");
     let mut r = Reader::new(Options::new(&proc_root, &sys_root)).unwrap();
     let mut s = Sample::default();
+    let seen = |s: &Sample| -> Vec<_> {
+        s.cgroups
+            .iter()
+            .map(|c| (c.path.clone(), c.depth))
+            .collect()
+    };
     r.read(&mut s);
-    let all: Vec<_> = s
-        .cgroups
-        .iter()
-        .map(|c| (c.path.clone(), c.depth))
-        .collect();
+    let all = seen(&s);
     assert!(all.iter().any(|(_, d)| *d >= 3), "{all:?}");
     assert_eq!(r.max_depth(), None);
     r.set_max_depth(Some(1));
     assert_eq!(r.max_depth(), Some(1));
     r.read(&mut s);
-    let shallow: Vec<_> = s
-        .cgroups
-        .iter()
-        .map(|c| (c.path.clone(), c.depth))
-        .collect();
     let want: Vec<_> = all.iter().filter(|(_, d)| *d <= 1).cloned().collect();
-    assert_eq!(shallow, want);
+    assert_eq!(seen(&s), want);
     let deeper = all.iter().filter(|(_, d)| *d == 2).count() as u64;
     assert_eq!(s.left_out, deeper, "the children of the last level kept");
     r.set_max_depth(None);
     r.read(&mut s);
-    let again: Vec<_> = s
-        .cgroups
-        .iter()
-        .map(|c| (c.path.clone(), c.depth))
-        .collect();
-    assert_eq!(again, all);
+    assert_eq!(seen(&s), all);
     assert_eq!(s.left_out, 0);
 }
