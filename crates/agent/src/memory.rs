@@ -7,11 +7,12 @@
 //! (page cache of its files, BPF maps, socket buffers); without a limit,
 //! 1/64 of the machine's memory, between 64 MiB and 1 GiB.
 //!
-//! The figure held against it is the agent's resident memory that only
-//! the OOM killer can take back: anonymous plus shared-memory pages
-//! (`RssAnon + RssShmem`), not the file pages of its binary, which the
-//! kernel drops under pressure. It is read at each process-table read
-//! (no wakeup of its own). Above nine tenths of the ceiling the
+//! The figure held against it is the memory only the OOM killer can take
+//! back: anonymous plus shared-memory pages (`RssAnon + RssShmem`), or,
+//! in a cgroup of its own, what the cgroup is charged beyond the page
+//! cache the kernel can drop (its kernel memory counted: BPF maps,
+//! dentries), whichever is more; not the file pages of its binary. It is
+//! read at each process-table read (no wakeup of its own). Above nine tenths of the ceiling the
 //! [`Governor`] sheds, in this order of cost to the user:
 //!
 //! 1. per-process rows: the table keeps the processes using the most
@@ -131,11 +132,79 @@ pub fn mib(n: u64) -> String {
     }
 }
 
-/// The agent's resident memory the ceiling is held against: anonymous
-/// and shared-memory pages (`RssAnon + RssShmem` of /proc/self/status).
-pub fn charged_now() -> Option<u64> {
+/// The memory the ceiling is held against: the agent's anonymous and
+/// shared-memory pages (`RssAnon + RssShmem` of /proc/self/status), or,
+/// when it has a cgroup of its own, what that cgroup is charged beyond
+/// its page cache (the kernel's memory for it counted too: its BPF maps,
+/// the dentries of what it read; 20 MB of the 40 a cgroup was charged
+/// when the OOM killer took an agent whose RSS was 16), whichever is more.
+pub fn charged_now(own: Option<&OwnCgroup>) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    charged_of(&status)
+    let rss = charged_of(&status)?;
+    Some(rss.max(own.and_then(OwnCgroup::unreclaimable).unwrap_or(0)))
+}
+
+/// The agent's own memory cgroup (not the root: that is the machine's).
+#[derive(Debug, Clone)]
+pub struct OwnCgroup {
+    dir: std::path::PathBuf,
+    v2: bool,
+}
+
+impl OwnCgroup {
+    /// From `/proc/self/cgroup`: the v1 memory hierarchy's directory, else
+    /// the v2 one's when it has `memory.current`.
+    pub fn find() -> Option<OwnCgroup> {
+        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        OwnCgroup::find_in(Path::new("/sys/fs/cgroup"), &own)
+    }
+
+    fn find_in(root: &Path, own: &str) -> Option<OwnCgroup> {
+        let mut v2 = None;
+        for line in own.lines() {
+            let mut f = line.splitn(3, ':');
+            let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+            if path == "/" {
+                continue;
+            }
+            let rel = path.trim_start_matches('/');
+            if controllers.split(',').any(|c| c == "memory") {
+                let dir = root.join("memory").join(rel);
+                if dir.join("memory.usage_in_bytes").exists() {
+                    return Some(OwnCgroup { dir, v2: false });
+                }
+            } else if controllers.is_empty() {
+                v2 = ["", "unified"]
+                    .iter()
+                    .map(|m| root.join(m).join(rel))
+                    .find(|d| d.join("memory.current").exists())
+                    .map(|dir| OwnCgroup { dir, v2: true });
+            }
+        }
+        v2
+    }
+
+    /// What the cgroup is charged beyond its page cache that is not
+    /// shared memory (file pages the kernel can drop).
+    pub fn unreclaimable(&self) -> Option<u64> {
+        let read = |f: &str| std::fs::read_to_string(self.dir.join(f)).ok();
+        let usage: u64 = read(if self.v2 {
+            "memory.current"
+        } else {
+            "memory.usage_in_bytes"
+        })?
+        .trim()
+        .parse()
+        .ok()?;
+        let stat = read("memory.stat")?;
+        let get = |k: &str| -> u64 {
+            stat.lines()
+                .find_map(|l| l.strip_prefix(k)?.strip_prefix(' ')?.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let cache = get(if self.v2 { "file" } else { "cache" });
+        Some(usage.saturating_sub(cache.saturating_sub(get("shmem"))))
+    }
 }
 
 fn charged_of(status: &str) -> Option<u64> {
@@ -394,6 +463,34 @@ mod tests {
         let a = auto_ceiling_of(d.path(), own, 24 << 30);
         assert_eq!(a.bytes, 48 << 20);
         assert!(a.why.contains("memory.limit_in_bytes"), "{}", a.why);
+    }
+
+    #[test]
+    fn the_own_cgroup_is_charged_beyond_its_droppable_page_cache() {
+        let d = tree(&[
+            ("memory/qs/memory.usage_in_bytes", "41943040\n"),
+            (
+                "memory/qs/memory.stat",
+                "cache 8388608\nrss 16777216\nshmem 4194304\n",
+            ),
+        ]);
+        let own = "5:cpu:/other\n4:memory:/qs\n0::/qs\n";
+        let c = OwnCgroup::find_in(d.path(), own).unwrap();
+        assert!(!c.v2);
+        // 40 MiB charged, 8 MiB cache of which 4 shared memory: 36.
+        assert_eq!(c.unreclaimable(), Some(36 << 20));
+        // The root cgroup is the machine's, never the agent's own.
+        assert!(OwnCgroup::find_in(d.path(), "4:memory:/\n").is_none());
+        let d = tree(&[
+            ("unified/svc/memory.current", "10485760\n"),
+            (
+                "unified/svc/memory.stat",
+                "anon 2097152\nfile 6291456\nshmem 1048576\n",
+            ),
+        ]);
+        let c = OwnCgroup::find_in(d.path(), "0::/svc\n").unwrap();
+        assert!(c.v2);
+        assert_eq!(c.unreclaimable(), Some(5 << 20));
     }
 
     #[test]

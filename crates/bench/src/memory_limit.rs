@@ -56,6 +56,12 @@ pub struct Outcome {
     /// The cgroup's peak charge (start-up included), and at the end.
     pub peak_bytes: u64,
     pub end_bytes: u64,
+    /// What the end's charge was made of (the cgroup's `memory.stat`:
+    /// anonymous, page cache, of it shared memory; kernel memory).
+    pub end_anon_bytes: u64,
+    pub end_cache_bytes: u64,
+    pub end_shmem_bytes: u64,
+    pub end_kernel_bytes: u64,
     /// The agent's own figures at the last answer.
     pub ceiling_bytes: f64,
     pub charged_bytes: f64,
@@ -159,6 +165,27 @@ impl MemCgroup {
         } else {
             "memory.usage_in_bytes"
         })
+    }
+
+    /// A `memory.stat` figure (the first of `keys` present).
+    fn stat(&self, keys: &[&str]) -> u64 {
+        let text = std::fs::read_to_string(self.dir.join("memory.stat")).unwrap_or_default();
+        keys.iter()
+            .find_map(|k| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix(k)?.strip_prefix(' ')?.trim().parse().ok())
+            })
+            .unwrap_or(0)
+    }
+
+    /// Kernel memory charged: v2's `kernel` in memory.stat, v1's
+    /// `memory.kmem.usage_in_bytes`.
+    fn kernel(&self) -> u64 {
+        if self.v2 {
+            self.stat(&["kernel"])
+        } else {
+            self.read_u64("memory.kmem.usage_in_bytes")
+        }
     }
 
     fn oom_kills(&self) -> u64 {
@@ -302,6 +329,10 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, Er
         oom_kills: 0,
         peak_bytes: 0,
         end_bytes: 0,
+        end_anon_bytes: 0,
+        end_cache_bytes: 0,
+        end_shmem_bytes: 0,
+        end_kernel_bytes: 0,
         ceiling_bytes: 0.0,
         charged_bytes: 0.0,
         shedding: 0.0,
@@ -352,6 +383,10 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, Er
     out.oom_kills = cg.oom_kills();
     out.peak_bytes = cg.peak();
     out.end_bytes = cg.now();
+    out.end_anon_bytes = cg.stat(&["anon", "rss"]);
+    out.end_cache_bytes = cg.stat(&["file", "cache"]);
+    out.end_shmem_bytes = cg.stat(&["shmem"]);
+    out.end_kernel_bytes = cg.kernel();
     drop(agent);
     out.log = std::fs::read_to_string(&log)
         .unwrap_or_default()

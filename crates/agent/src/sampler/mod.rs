@@ -86,6 +86,8 @@ pub struct Agent {
     textfile_counted: usize,
     /// The process table's RSS floor in force ([`memory::next_floor`]).
     rss_floor: u64,
+    /// The agent's own memory cgroup, whose charge counts too.
+    own_cgroup: Option<memory::OwnCgroup>,
 }
 
 /// The housekeeping CPUs, and this thread pinned to them: CPUs asked for
@@ -251,6 +253,7 @@ impl Agent {
             memory: memory::Governor::new(0),
             textfile_counted: 0,
             rss_floor: 0,
+            own_cgroup: memory::OwnCgroup::find(),
         };
         agent.set_ceiling(&config);
         // A machine whose processes would not fit is capped before the
@@ -595,7 +598,7 @@ impl Agent {
     /// After a process-table read of `rows` processes: the memory held
     /// against the ceiling, and what the next reads keep.
     fn govern_memory(&mut self, st: &mut State, rows: usize) {
-        let Some(charged) = memory::charged_now() else {
+        let Some(charged) = memory::charged_now(self.own_cgroup.as_ref()) else {
             return;
         };
         let depth = st

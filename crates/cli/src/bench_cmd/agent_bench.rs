@@ -797,7 +797,7 @@ pub fn run_memory_limit(args: &MemoryLimitArgs) -> anyhow::Result<ExitCode> {
             Format::Table => {
                 let mib = |b: f64| b / f64::from(1u32 << 20);
                 println!(
-                    "{} processes, {} cgroups, limit {:.0} MiB ({}): first answer {}, {} of {} scrapes answered, {}, {} OOM kills; peak {:.1} MiB, at the end {:.1} MiB; ceiling {:.1} MiB, charged {:.1} MiB, shedding {}, rows shed {}, cgroups shed {}",
+                    "{} processes, {} cgroups, limit {:.0} MiB ({}): first answer {}, {} of {} scrapes answered, {}, {} OOM kills; peak {:.1} MiB, at the end {:.1} MiB (anonymous {:.1}, page cache {:.1} of which shared memory {:.1}, kernel {:.1}); ceiling {:.1} MiB, charged {:.1} MiB, shedding {}, rows shed {}, cgroups shed {}",
                     o.processes,
                     o.cgroups,
                     mib(o.limit_bytes as f64),
@@ -810,6 +810,10 @@ pub fn run_memory_limit(args: &MemoryLimitArgs) -> anyhow::Result<ExitCode> {
                     o.oom_kills,
                     mib(o.peak_bytes as f64),
                     mib(o.end_bytes as f64),
+                    mib(o.end_anon_bytes as f64),
+                    mib(o.end_cache_bytes as f64),
+                    mib(o.end_shmem_bytes as f64),
+                    mib(o.end_kernel_bytes as f64),
                     mib(o.ceiling_bytes),
                     mib(o.charged_bytes),
                     o.shedding,
