@@ -5,7 +5,7 @@
 //! and its ancestors (v2 `memory.max`, v1 `memory.limit_in_bytes`), the
 //! rest left for what the kernel charges there besides the agent's heap
 //! (page cache of its files, BPF maps, socket buffers); without a limit,
-//! 1/64 of the machine's memory, between 64 MiB and 1 GiB.
+//! 1/16 of the machine's memory, between 256 MiB and 4 GiB.
 //!
 //! The figure held against it is the memory only the OOM killer can take
 //! back: anonymous plus shared-memory pages (`RssAnon + RssShmem`), or,
@@ -37,9 +37,11 @@ pub const MIN_ROWS: usize = 512;
 pub const BYTES_PER_PROCESS: u64 = 1280;
 /// Bytes of the textfile directory read while shedding.
 pub const SHED_TEXTFILE_BYTES: usize = 1 << 20;
-/// The ceiling without a memory limit: 1/64 of the machine, within these.
-const AUTO_MIN: u64 = 64 << 20;
-const AUTO_MAX: u64 = 1 << 30;
+/// The ceiling without a memory limit: 1/16 of the machine, within these
+/// (a parse of a large textfile directory takes hundreds of megabytes for
+/// a moment: not what a ceiling without a limit should shed for).
+const AUTO_MIN: u64 = 256 << 20;
+const AUTO_MAX: u64 = 4 << 30;
 
 /// A ceiling chosen from the machine, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,9 +60,9 @@ pub fn auto_ceiling_of(cgroup_root: &Path, own_cgroups: &str, mem_total: u64) ->
             why: format!("three quarters of the {} limit of {file}", mib(limit)),
         },
         None => Auto {
-            bytes: (mem_total / 64).clamp(AUTO_MIN, AUTO_MAX),
+            bytes: (mem_total / 16).clamp(AUTO_MIN, AUTO_MAX),
             why: format!(
-                "1/64 of this machine's {}, between 64 MiB and 1 GiB (no memory limit on the agent's cgroup)",
+                "1/16 of this machine's {}, between 256 MiB and 4 GiB (no memory limit on the agent's cgroup)",
                 mib(mem_total)
             ),
         },
@@ -430,16 +432,19 @@ mod tests {
     }
 
     #[test]
-    fn without_a_limit_the_ceiling_is_a_64th_of_the_machine_within_its_bounds() {
+    fn without_a_limit_the_ceiling_is_a_16th_of_the_machine_within_its_bounds() {
         let d = tree(&[
             ("cgroup.controllers", "cpu memory\n"),
             ("memory.max", "max\n"),
         ]);
         let a = auto_ceiling_of(d.path(), "0::/\n", 24 << 30);
-        assert_eq!(a.bytes, 384 << 20);
-        assert!(a.why.contains("1/64"), "{}", a.why);
-        assert_eq!(auto_ceiling_of(d.path(), "0::/\n", 1 << 30).bytes, 64 << 20);
-        assert_eq!(auto_ceiling_of(d.path(), "0::/\n", 4 << 40).bytes, 1 << 30);
+        assert_eq!(a.bytes, 1536 << 20);
+        assert!(a.why.contains("1/16"), "{}", a.why);
+        assert_eq!(
+            auto_ceiling_of(d.path(), "0::/\n", 1 << 30).bytes,
+            256 << 20
+        );
+        assert_eq!(auto_ceiling_of(d.path(), "0::/\n", 4 << 40).bytes, 4 << 30);
     }
 
     #[test]

@@ -195,7 +195,7 @@ section! {
             ok: |v| v == 0.0 || (0.01..=100.0).contains(&v),
             accepted: "0 (no budget) or 0.01 to 100 (percent of one CPU)".into(),
         }, flag "overhead-budget-pct" as "PCT";
-        /// Resident memory the agent keeps itself under, shedding process rows, deep cgroups and textfile files near it; "auto": 3/4 of its cgroup's memory limit, else 1/64 of the machine (64 MiB to 1 GiB)
+        /// Resident memory the agent keeps itself under, shedding process rows, deep cgroups and textfile files near it; "auto": 3/4 of its cgroup's memory limit, else 1/16 of the machine (256 MiB to 4 GiB)
         max_rss: AutoBytes = AutoBytes { min: 16 << 20, min_text: "16 MiB" };
         /// Sources due within this window are read together; "auto": per source, the larger of 5ms and 1% of its interval
         slack: AutoDur = AutoDur { lo: Duration::ZERO, hi: secs(1) };
