@@ -334,7 +334,12 @@ fn top_without_an_agent_samples_here_and_says_how() {
 /// Records with an agent started here until a process has exited and four
 /// more process tables were read, then stops it.
 fn record_store(dir: &Path) {
-    let cfg = "[store]\nflush_interval = \"300ms\"\nprocess_interval = \"1s\"\n[sources.processes]\ninterval = \"1s\"\n";
+    // The replay header shows whole seconds, and a step goes to the next
+    // recorded `stat` sample: two in one second would look like no step.
+    // Without slack no read comes early (one at 12:00:00.995 and the read
+    // at start-up, at 12:00:00.4, would share a second), and no read on
+    // demand comes within a second of the last.
+    let cfg = "slack = \"0s\"\n[store]\nflush_interval = \"300ms\"\nprocess_interval = \"1s\"\n[sources.processes]\ninterval = \"1s\"\n[sources.stat]\nmin_interval = \"1s\"\ndemand_min_interval = \"1s\"\n";
     let mut a = agent(cfg, &["--store", dir.to_str().unwrap()]);
     let mut quitter = Command::new("sh")
         .args(["-c", "sleep 2; exit 7"])
