@@ -127,6 +127,21 @@ pub struct File {
     pub keys: &'static [(&'static str, Figure, u64)],
 }
 
+impl File {
+    /// The v2 controller whose file this is, present only in cgroups that
+    /// controller is enabled in; `None` for a core file, present in every
+    /// cgroup (`cpu.stat`, the pressure files), and for a v1 file.
+    pub fn v2_controller(&self) -> Option<&'static str> {
+        if self.version != Version::V2
+            || self.name == "cpu.stat"
+            || self.name.ends_with(".pressure")
+        {
+            return None;
+        }
+        self.name.split('.').next()
+    }
+}
+
 impl Figure {
     /// A setting (a limit, a period), not a count: it changes when someone
     /// writes it, not as the cgroup runs.
@@ -374,6 +389,30 @@ impl File {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_v2_file_names_the_controller_it_needs_and_core_files_none() {
+        let of = |n: &str| {
+            FILES
+                .iter()
+                .find(|f| f.name == n && f.version == Version::V2)
+                .unwrap()
+                .v2_controller()
+        };
+        for core in ["cpu.stat", "cpu.pressure", "memory.pressure", "io.pressure"] {
+            assert_eq!(of(core), None, "{core}");
+        }
+        assert_eq!(of("cpu.max"), Some("cpu"));
+        assert_eq!(of("memory.stat"), Some("memory"));
+        assert_eq!(of("io.stat"), Some("io"));
+        assert_eq!(of("pids.current"), Some("pids"));
+        assert!(
+            FILES
+                .iter()
+                .filter(|f| f.version != Version::V2)
+                .all(|f| f.v2_controller().is_none())
+        );
+    }
 
     #[test]
     fn every_figure_has_a_file_in_some_version_and_names_round_trip() {

@@ -136,6 +136,24 @@ fn a_v1_host_joins_its_controllers_hierarchies_by_path() {
             (false, c(&["pids"]), "/sys/fs/cgroup/pids".to_string()),
         ]
     );
+    // A v2 hierarchy without controllers: only its core files are looked
+    // for in each cgroup, not the memory.* that are in none of them.
+    let all: Vec<&'static cgroups::File> = cgroups::FILES.iter().collect();
+    let names =
+        |h: &cgroups::Hierarchy| -> Vec<&str> { h.files(&all).iter().map(|f| f.name).collect() };
+    let unified = r.hierarchies().next().unwrap();
+    assert_eq!(
+        names(unified),
+        ["cpu.stat", "cpu.pressure", "memory.pressure", "io.pressure"]
+    );
+    let (proc_root, sys_root) = fixtures::roots("cgroup-v2");
+    let v2 = Reader::new(Options::new(&proc_root, &sys_root)).unwrap();
+    let v2 = v2.hierarchies().next().unwrap();
+    assert_eq!(v2.controllers, c(&["cpu", "io", "memory", "pids"]));
+    let every_v2 = cgroups::FILES
+        .iter()
+        .filter(|f| f.version == cgroups::files::Version::V2);
+    assert_eq!(names(v2).len(), every_v2.count());
 
     let s = read("cgroup-v1", |_| {});
     assert_eq!(

@@ -10,19 +10,29 @@ pub struct Hierarchy {
     /// Where it is read (under the sys root for a mount under /sys).
     pub dir: PathBuf,
     pub v2: bool,
-    /// v1: the controllers it holds that a file here reads.
+    /// v1: the controllers it holds that a file here reads. v2: those its
+    /// root's `cgroup.controllers` lists (none on a machine whose
+    /// controllers are all bound to v1 hierarchies), or every one a file
+    /// here needs when that file cannot be read.
     pub controllers: Vec<String>,
 }
 
 impl Hierarchy {
-    /// The files of `chosen` read in this hierarchy (64 at most).
+    /// The files of `chosen` read in this hierarchy (64 at most): a v2
+    /// controller's only where the hierarchy has that controller (looked
+    /// for in every cgroup, each missing file would be a failed lookup a
+    /// cgroup and a read, and a negative dentry charged to the reader).
     pub fn files(&self, chosen: &[&'static File]) -> Vec<&'static File> {
         chosen
             .iter()
             .copied()
             .filter(|f| match f.version {
-                Version::V2 => self.v2,
-                Version::V1(c) => self.controllers.iter().any(|x| x == c),
+                Version::V2 => {
+                    self.v2
+                        && f.v2_controller()
+                            .is_none_or(|c| self.controllers.iter().any(|x| x == c))
+                }
+                Version::V1(c) => !self.v2 && self.controllers.iter().any(|x| x == c),
             })
             .take(64)
             .collect()
@@ -55,8 +65,25 @@ pub fn hierarchies(
             "cgroup" => false,
             _ => continue,
         };
+        let mount = PathBuf::from(unescape(mount));
+        let dir = match mount.strip_prefix("/sys") {
+            Ok(rest) => sys_root.join(rest),
+            Err(_) => mount.clone(),
+        };
         let controllers: Vec<String> = if v2 {
-            Vec::new()
+            let mut needed: Vec<&str> = files.iter().filter_map(|f| f.v2_controller()).collect();
+            needed.sort_unstable();
+            needed.dedup();
+            let listed = std::fs::read_to_string(dir.join("cgroup.controllers"));
+            needed
+                .into_iter()
+                .filter(|c| {
+                    listed
+                        .as_ref()
+                        .map_or(true, |l| l.split_whitespace().any(|l| l == *c))
+                })
+                .map(str::to_string)
+                .collect()
         } else {
             sup.split(',')
                 .filter(|c| {
@@ -70,11 +97,6 @@ pub fn hierarchies(
         if !v2 && controllers.is_empty() || out.iter().any(|(d, _)| d == dev) {
             continue;
         }
-        let mount = PathBuf::from(unescape(mount));
-        let dir = match mount.strip_prefix("/sys") {
-            Ok(rest) => sys_root.join(rest),
-            Err(_) => mount.clone(),
-        };
         out.push((
             dev.to_string(),
             Hierarchy {
