@@ -35,6 +35,23 @@ pub const MIN_ROWS: usize = 512;
 /// the history's and the view's, the walk's rows): 1.23 KiB measured
 /// from 8,000 to 64,000 idle processes (`bench agent`), rounded up.
 pub const BYTES_PER_PROCESS: u64 = 1280;
+/// What the kernel charges the agent's cgroup for a process new to it:
+/// the inodes and dentries of `/proc/PID` and of the two files under it
+/// the history's writer reads for the process's identity (its start time,
+/// to check the PID, and its command line). Reclaimable, but charged at
+/// once, in one burst at the first flush for every row kept: 11.5 MB for
+/// 5,121 new processes (`memory.kmem.usage_in_bytes`), 2.25 KiB each.
+/// Counted with [`BYTES_PER_PROCESS`] before the first table.
+pub const KERNEL_BYTES_PER_NEW_PROCESS: u64 = 2304;
+/// The exit ring buffer's size under a ceiling of `ceiling` bytes: its
+/// pages are kernel memory charged to the agent's cgroup whatever the
+/// exits, so a sixteenth of the ceiling, 4 MiB at most (made a power of
+/// two no larger by the process table: 1 MiB under 30 MiB, about 8,700
+/// exits between two drains).
+pub fn exit_ring_bytes_for(ceiling: u64) -> u64 {
+    (ceiling / 16).min(4 << 20)
+}
+
 /// Bytes of the textfile directory read while shedding.
 pub const SHED_TEXTFILE_BYTES: usize = 1 << 20;
 /// The ceiling without a memory limit: 1/16 of the machine, within these
@@ -287,11 +304,12 @@ impl Governor {
 
     /// Before the first table: when `tasks` processes (threads counted:
     /// an overestimate) would take more than half the ceiling at
-    /// [`BYTES_PER_PROCESS`], the rows are capped from the start, so that
+    /// [`BYTES_PER_PROCESS`] and [`KERNEL_BYTES_PER_NEW_PROCESS`] each, the rows are capped from the start, so that
     /// the first table is not the one that meets the OOM killer. The
     /// governor raises the cap later while there is room.
     pub fn before_first_table(&mut self, tasks: u64) -> Option<Change> {
-        let fit = (self.stats.ceiling / 2 / BYTES_PER_PROCESS) as usize;
+        let each = BYTES_PER_PROCESS + KERNEL_BYTES_PER_NEW_PROCESS;
+        let fit = (self.stats.ceiling / 2 / each) as usize;
         let tasks = usize::try_from(tasks).unwrap_or(usize::MAX);
         if tasks <= fit {
             return None;
@@ -300,7 +318,7 @@ impl Governor {
         self.stats.caps.rows = Some(cap);
         self.stats.episodes += 1;
         Some(Change::Began(format!(
-            "memory: {tasks} tasks would take more than half the {} ceiling (max_rss) at {BYTES_PER_PROCESS} bytes a process: shedding from the start, keeping {cap} processes' rows (those using the most memory), counted in quietstat_agent_shed_total",
+            "memory: {tasks} tasks would take more than half the {} ceiling (max_rss) at {each} bytes a process ({BYTES_PER_PROCESS} the agent's, {KERNEL_BYTES_PER_NEW_PROCESS} the kernel's for its /proc entries): shedding from the start, keeping {cap} processes' rows (those using the most memory), counted in quietstat_agent_shed_total",
             mib(self.stats.ceiling)
         )))
     }
@@ -421,6 +439,26 @@ pub fn next_floor(kept: &[proctable::Proc], cap: usize, floor: u64) -> u64 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_exit_ring_is_a_sixteenth_of_the_ceiling_and_the_kernel_takes_a_power_of_two_no_larger() {
+        assert_eq!(exit_ring_bytes_for(30 << 20), (30 << 20) / 16);
+        assert_eq!(
+            proctable::bpf::exit_ring_bytes(exit_ring_bytes_for(30 << 20)),
+            1 << 20
+        );
+        assert_eq!(exit_ring_bytes_for(1 << 30), 4 << 20);
+        assert_eq!(
+            proctable::bpf::exit_ring_bytes(exit_ring_bytes_for(1 << 30)),
+            4 << 20
+        );
+        // Never below a page, however small the ceiling.
+        assert_eq!(
+            proctable::bpf::exit_ring_bytes(exit_ring_bytes_for(1 << 20)),
+            64 << 10
+        );
+        assert!(proctable::bpf::exit_ring_bytes(0) >= 4096);
+    }
+
     fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
         for (path, body) in files {
@@ -540,17 +578,19 @@ mod tests {
     #[test]
     fn a_machine_too_large_for_the_ceiling_is_capped_before_the_first_table() {
         let mut g = Governor::new(48 << 20);
-        assert_eq!(g.before_first_table(10_000), None);
+        // 3,584 bytes a process, the kernel's /proc entries counted: half
+        // of 48 MiB holds 7,021.
+        assert_eq!(g.before_first_table(7_000), None);
         assert!(!g.caps().any());
         let c = g.before_first_table(64_000);
         assert!(
-            matches!(c, Some(Change::Began(ref m)) if m.contains("keeping 19660")),
+            matches!(c, Some(Change::Began(ref m)) if m.contains("keeping 7021")),
             "{c:?}"
         );
-        assert_eq!(g.caps().rows, Some(19_660));
+        assert_eq!(g.caps().rows, Some(7_021));
         // Room later: raised, then lifted.
         assert_eq!(g.check(10 << 20, 64_000, 2), None);
-        assert_eq!(g.caps().rows, Some(24_575));
+        assert_eq!(g.caps().rows, Some(8_776));
     }
 
     #[test]

@@ -78,7 +78,20 @@ impl ProcTable {
         proc_root: impl AsRef<Path>,
         sys_root: impl AsRef<Path>,
     ) -> Result<ProcTable> {
-        ProcTable::open_inner(choice, proc_root, sys_root, false)
+        ProcTable::open_inner(choice, proc_root, sys_root, false, None)
+    }
+
+    /// As [`ProcTable::open`], the BPF backend's exit ring buffer
+    /// `exit_ring_bytes` rather than 4 MiB
+    /// ([`crate::bpf::Bpf::open_with_exit_ring`]): what an agent under a
+    /// tight memory ceiling opens.
+    pub fn open_with_exit_ring(
+        choice: BackendChoice,
+        proc_root: impl AsRef<Path>,
+        sys_root: impl AsRef<Path>,
+        exit_ring_bytes: u64,
+    ) -> Result<ProcTable> {
+        ProcTable::open_inner(choice, proc_root, sys_root, false, Some(exit_ring_bytes))
     }
 
     /// As [`ProcTable::open`], loading on BPF what
@@ -89,7 +102,7 @@ impl ProcTable {
         proc_root: impl AsRef<Path>,
         sys_root: impl AsRef<Path>,
     ) -> Result<ProcTable> {
-        ProcTable::open_inner(choice, proc_root, sys_root, true)
+        ProcTable::open_inner(choice, proc_root, sys_root, true, None)
     }
 
     fn open_inner(
@@ -97,13 +110,12 @@ impl ProcTable {
         proc_root: impl AsRef<Path>,
         sys_root: impl AsRef<Path>,
         with_lookup: bool,
+        exit_ring_bytes: Option<u64>,
     ) -> Result<ProcTable> {
-        let bpf = || {
-            if with_lookup {
-                Bpf::open_with_lookup()
-            } else {
-                Bpf::open()
-            }
+        let bpf = || match (with_lookup, exit_ring_bytes) {
+            (true, _) => Bpf::open_with_lookup(),
+            (false, Some(bytes)) => Bpf::open_with_exit_ring(bytes),
+            (false, None) => Bpf::open(),
         };
         let live = proc_root.as_ref() == Path::new("/proc");
         let table = |inner, fallback| ProcTable {

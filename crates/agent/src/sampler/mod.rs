@@ -311,7 +311,12 @@ impl Agent {
     fn apply(&mut self, config: &Config, first: bool) {
         let procs_on = config.source(AgentSource::Processes).enabled;
         if procs_on && self.table.is_none() {
-            match ProcTable::open(config.process_backend, &config.proc_root, &config.sys_root) {
+            match ProcTable::open_with_exit_ring(
+                config.process_backend,
+                &config.proc_root,
+                &config.sys_root,
+                memory::exit_ring_bytes_for(self.memory.stats.ceiling),
+            ) {
                 Ok(mut t) => {
                     // One thread: a split snapshot takes less time but no
                     // less CPU (BENCHMARKS.md, runs 15-16) and wakes a

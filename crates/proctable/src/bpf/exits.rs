@@ -12,13 +12,13 @@ use super::{Bpf, ExitStats};
 use crate::cputime::{RawCputime, adjust};
 use crate::error::Result;
 use crate::proc::{Exit, NS_PER_TICK};
-use crate::record::{QS_EXIT_RING_BYTES, QsConfig, QsExit, QsExitStats};
+use crate::record::{QsConfig, QsExit, QsExitStats};
 
 impl Bpf {
     /// Starts exit capture: from now on every thread group that ends is
     /// recorded until [`Bpf::drain_exits`] takes it. `wakeup_bytes` is the
     /// watermark past which a reader waiting on [`Bpf::exits_fd`] is woken
-    /// (the ring holds 4 MiB, about 37,000 exits).
+    /// (the ring holds 4 MiB unless opened smaller, about 35,000 exits).
     pub fn enable_exits(&mut self, wakeup_bytes: u32) -> Result<()> {
         self.set_config(QsConfig {
             flags: self.config.flags,
@@ -34,7 +34,7 @@ impl Bpf {
         let Map::RingBuf(ring) = ring else {
             return Err(bpf_err("qs_exits")("not a ring buffer".into()));
         };
-        let ring = Ring::new(ring, QS_EXIT_RING_BYTES as usize, self.page_size as usize)?;
+        let ring = Ring::new(ring, self.ring_bytes as usize, self.page_size as usize)?;
         let exit: &mut BtfTracePoint = program(&mut self.ebpf, "qs_exit")?;
         exit.attach()
             .map_err(|e| bpf_err("attaching sched_process_exit")(chain(&e)))?;

@@ -151,6 +151,18 @@ pub struct Bpf {
     rss_floor: u64,
     /// The processes the last walk found, those left out included.
     found: usize,
+    /// The exit ring buffer's size ([`exit_ring_bytes`]).
+    ring_bytes: u32,
+}
+
+/// A size for the exit ring buffer from `wanted` bytes: a power of two
+/// (as the kernel requires) no larger, between a page and
+/// [`QS_EXIT_RING_BYTES`] (4 MiB: about 35,000 exits between drains).
+pub fn exit_ring_bytes(wanted: u64) -> u32 {
+    let page = sys::page_size().max(4096) as u64;
+    let w = wanted.clamp(page, QS_EXIT_RING_BYTES);
+    // The largest power of two not above w.
+    (1u64 << (63 - w.leading_zeros())) as u32
 }
 
 /// The PID lookup, once tried: loaded, or why not (for a person: logs and
@@ -202,23 +214,32 @@ impl Bpf {
     /// As [`Bpf::open`], with `Method::Iter` to use the iterator even where
     /// the walk is available (to compare them).
     pub fn open_with(method: Method) -> Result<Bpf> {
-        Bpf::load(method, false)
+        Bpf::load(method, false, QS_EXIT_RING_BYTES as u32)
+    }
+
+    /// As [`Bpf::open`], with an exit ring buffer of `ring_bytes` (made a
+    /// size the kernel takes by [`exit_ring_bytes`]) rather than 4 MiB: its
+    /// pages are kernel memory charged to the caller's cgroup from the
+    /// load on, exits captured or not.
+    pub fn open_with_exit_ring(ring_bytes: u64) -> Result<Bpf> {
+        Bpf::load(Method::Walk, false, exit_ring_bytes(ring_bytes))
     }
 
     /// As [`Bpf::open`], loading the PID lookup [`Bpf::start_ticks`] uses
     /// too, with the same parse of the kernel's BTF (what a library handle
     /// wants: every later call reuses what was loaded).
     pub fn open_with_lookup() -> Result<Bpf> {
-        Bpf::load(Method::Walk, true)
+        Bpf::load(Method::Walk, true, QS_EXIT_RING_BYTES as u32)
     }
 
-    fn load(method: Method, with_lookup: bool) -> Result<Bpf> {
+    fn load(method: Method, with_lookup: bool, ring_bytes: u32) -> Result<Bpf> {
         // Both loaders made before the one parse of the kernel's BTF.
         let mut loader = sys::bpf::loader();
         let walk_loader = sys::bpf::loader();
         let btf = kernel_btf()?;
         let mut ebpf = loader
             .btf(Some(&btf))
+            .map_max_entries("qs_exits", ring_bytes)
             .load(OBJECT)
             .map_err(|e| bpf_err("loading proctable.bpf.o")(chain(&e)))?;
         let prog: &mut Iter = program(&mut ebpf, "qs_tasks")?;
@@ -249,7 +270,7 @@ impl Bpf {
             order: Vec::new(),
             config: QsConfig {
                 flags: u32::MAX,
-                wakeup_bytes: (QS_EXIT_RING_BYTES / 2) as u32,
+                wakeup_bytes: ring_bytes / 2,
             },
             filter: Vec::new(),
             buf: vec![0; ITER_READ_BYTES],
@@ -262,10 +283,11 @@ impl Bpf {
             read_len: None,
             rss_floor: 0,
             found: 0,
+            ring_bytes,
         };
         bpf.set_config(QsConfig {
             flags: 0,
-            wakeup_bytes: (QS_EXIT_RING_BYTES / 2) as u32,
+            wakeup_bytes: ring_bytes / 2,
         })?;
         Ok(bpf)
     }
