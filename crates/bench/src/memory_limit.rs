@@ -17,6 +17,12 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use exporter::metrics::Family;
+use exporter::metrics::families::{
+    NODE_CPU_SECONDS_TOTAL, NODE_FILESYSTEM_AVAIL_BYTES, NODE_LOAD1, NODE_MEMORY_BYTES,
+    NODE_NETWORK_RECEIVE_TOTAL, NODE_PROCS_RUNNING, QUIETSTAT_AGENT_MEMORY_CEILING_BYTES,
+    QUIETSTAT_AGENT_MEMORY_CHARGED_BYTES, QUIETSTAT_AGENT_SHED_TOTAL, QUIETSTAT_AGENT_SHEDDING,
+};
 use serde::Serialize;
 use sys::Error;
 use sys::child::{Guard, die_with_parent};
@@ -48,7 +54,7 @@ pub struct Outcome {
     /// Seconds from start to the first answer with every family.
     pub first_answer_s: Option<f64>,
     pub scrapes: u32,
-    /// Scrapes answered with every family of [`FAMILIES`].
+    /// Scrapes answered with every series of [`staples`].
     pub answered: u32,
     pub alive: bool,
     /// The OOM killer's kills in the agent's cgroup.
@@ -94,15 +100,23 @@ impl Outcome {
     }
 }
 
-/// Families every answer must carry: node_exporter's staples.
-pub const FAMILIES: [&str; 6] = [
-    "node_cpu_seconds_total",
-    "node_memory_MemTotal_bytes",
-    "node_load1",
-    "node_filesystem_avail_bytes",
-    "node_network_receive_bytes_total",
-    "node_procs_running",
-];
+/// Series every answer must carry, node_exporter's staples: their names
+/// as a scrape spells them.
+pub fn staples() -> Vec<String> {
+    let instance = |f: &Family, key: &str| {
+        let mut b = String::new();
+        f.instance_into(key, &mut b);
+        b
+    };
+    vec![
+        NODE_CPU_SECONDS_TOTAL.name.to_string(),
+        instance(&NODE_MEMORY_BYTES, "MemTotal"),
+        NODE_LOAD1.name.to_string(),
+        NODE_FILESYSTEM_AVAIL_BYTES.name.to_string(),
+        instance(&NODE_NETWORK_RECEIVE_TOTAL, "bytes"),
+        NODE_PROCS_RUNNING.name.to_string(),
+    ]
+}
 
 /// A memory cgroup of the agent's own, removed on drop (after the agent).
 struct MemCgroup {
@@ -342,6 +356,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, Er
     };
     // Up to two minutes for the first answer (the first walk of tens of
     // thousands of processes, the history opened), then once a second.
+    let staples = staples();
     let mut until = None;
     loop {
         if let Ok(Some(_)) = agent.0.try_wait() {
@@ -353,7 +368,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, Er
             .map(|b| String::from_utf8_lossy(&b).into_owned());
         let full = body
             .as_deref()
-            .is_some_and(|b| FAMILIES.iter().all(|f| b.contains(&format!("\n{f}"))));
+            .is_some_and(|b| staples.iter().all(|f| b.contains(&format!("\n{f}"))));
         if until.is_none() {
             if full {
                 out.first_answer_s = Some(started.elapsed().as_secs_f64());
@@ -368,11 +383,17 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, Er
             out.answered += u32::from(full);
             if let Some(b) = body.as_deref() {
                 let v = |name: &str| value(b, name).unwrap_or(f64::NAN);
-                out.ceiling_bytes = v("quietstat_agent_memory_ceiling_bytes");
-                out.charged_bytes = v("quietstat_agent_memory_charged_bytes");
-                out.shedding = v("quietstat_agent_shedding");
-                out.shed_rows = v("quietstat_agent_shed_total{what=\"process_rows\"}");
-                out.shed_cgroups = v("quietstat_agent_shed_total{what=\"cgroups\"}");
+                let shed = |what: &str| {
+                    v(&format!(
+                        "{}{{what=\"{what}\"}}",
+                        QUIETSTAT_AGENT_SHED_TOTAL.name
+                    ))
+                };
+                out.ceiling_bytes = v(QUIETSTAT_AGENT_MEMORY_CEILING_BYTES.name);
+                out.charged_bytes = v(QUIETSTAT_AGENT_MEMORY_CHARGED_BYTES.name);
+                out.shedding = v(QUIETSTAT_AGENT_SHEDDING.name);
+                out.shed_rows = shed("process_rows");
+                out.shed_cgroups = shed("cgroups");
             }
         }
         if until.is_some_and(|u| Instant::now() >= u) {

@@ -601,7 +601,7 @@ families! {
     QUIETSTAT_AGENT_THREADS "quietstat_agent_threads" Gauge [] "agent" "Threads of the agent.";
     QUIETSTAT_AGENT_HEAP_BYTES "quietstat_agent_heap_bytes" Gauge [] "agent" "Heap the agent's allocator has handed out and not had back (glibc's mallinfo2: allocated chunks and mapped blocks).";
     QUIETSTAT_AGENT_MEMORY_CEILING_BYTES "quietstat_agent_memory_ceiling_bytes" Gauge [] "agent" "The agent's memory ceiling (max_rss, set or chosen from the machine).";
-    QUIETSTAT_AGENT_MEMORY_CHARGED_BYTES "quietstat_agent_memory_charged_bytes" Gauge [] "agent" "The agent's anonymous and shared resident memory at its last process-table read: the figure held against the ceiling.";
+    QUIETSTAT_AGENT_MEMORY_CHARGED_BYTES "quietstat_agent_memory_charged_bytes" Gauge [] "agent" "The figure held against the memory ceiling at the last process-table read: the agent's anonymous and shared resident memory, or, when it is its cgroup's one process, the cgroup's charge beyond droppable page cache (kernel memory included), whichever is more.";
     QUIETSTAT_AGENT_SHEDDING "quietstat_agent_shedding" Gauge [] "agent" "1 while the agent sheds process rows, deep cgroups and textfile files to stay under its memory ceiling.";
     QUIETSTAT_AGENT_SHED_EPISODES_TOTAL "quietstat_agent_shed_episodes_total" Counter [] "agent" "Times the agent began shedding to stay under its memory ceiling (the first two are logged).";
     QUIETSTAT_AGENT_SHED_TOTAL "quietstat_agent_shed_total" Counter ["what"] "agent" "What the agent left out to stay under its memory ceiling, summed over reads: process_rows, cgroups (below the depth kept), textfile_files.";
