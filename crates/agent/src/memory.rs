@@ -216,14 +216,17 @@ impl OwnCgroup {
         .parse()
         .ok()?;
         let stat = read("memory.stat")?;
-        let get = |k: &str| -> u64 {
-            stat.lines()
-                .find_map(|l| l.strip_prefix(k)?.strip_prefix(' ')?.trim().parse().ok())
-                .unwrap_or(0)
-        };
+        let get = |k: &str| stat_value(&stat, k).unwrap_or(0);
         let cache = get(if self.v2 { "file" } else { "cache" });
         Some(usage.saturating_sub(cache.saturating_sub(get("shmem"))))
     }
+}
+
+/// The figure of `key` in a cgroup's `memory.stat` text (`key value`
+/// lines, v1 and v2 alike).
+pub fn stat_value(stat: &str, key: &str) -> Option<u64> {
+    stat.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
 fn charged_of(status: &str) -> Option<u64> {

@@ -185,10 +185,7 @@ impl MemCgroup {
     fn stat(&self, keys: &[&str]) -> u64 {
         let text = std::fs::read_to_string(self.dir.join("memory.stat")).unwrap_or_default();
         keys.iter()
-            .find_map(|k| {
-                text.lines()
-                    .find_map(|l| l.strip_prefix(k)?.strip_prefix(' ')?.trim().parse().ok())
-            })
+            .find_map(|k| agent::memory::stat_value(&text, k))
             .unwrap_or(0)
     }
 

@@ -162,7 +162,7 @@ pub fn exit_ring_bytes(wanted: u64) -> u32 {
     let page = sys::page_size().max(4096) as u64;
     let w = wanted.clamp(page, QS_EXIT_RING_BYTES);
     // The largest power of two not above w.
-    (1u64 << (63 - w.leading_zeros())) as u32
+    (1u64 << w.ilog2()) as u32
 }
 
 /// The PID lookup, once tried: loaded, or why not (for a person: logs and
