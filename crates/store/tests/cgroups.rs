@@ -3,6 +3,8 @@
 //! and the cgroups made and removed between walks are rows of `cgroup`.
 
 use std::path::Path;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
 
 use cgroups::{Cgroup, Figure, Figures, Sample};
 use store::History;
@@ -172,4 +174,45 @@ fn a_cursor_goes_on_where_a_read_stopped_and_gives_every_walk_as_it_was() {
     }
     assert_eq!(got, (0..12).map(ts).collect::<Vec<_>>());
     assert_eq!(cur.resumed(), 2);
+}
+
+/// The writer thread is handed the agent's first sample at once, then one
+/// flush with the first sample of each flush interval.
+#[test]
+fn the_first_sample_is_written_at_once_then_one_flush_an_interval() {
+    let d = tempfile::tempdir().unwrap();
+    let mut o = opts(d.path());
+    // One interval for the whole test, whenever it runs.
+    o.flush = Duration::from_secs(86_400 * 365);
+    let (mut tap, mut writer, stats) = store::start(o, log).unwrap();
+    let flushes = |n: u64| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while stats.flushes.load(Relaxed) < n {
+            assert!(Instant::now() < deadline, "{n} flushes not done");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    // The thread's own first flush: what a previous run left (nothing).
+    flushes(1);
+    let t = store::writer::now_ms();
+    tap.cgroups(t, &walk(0));
+    writer.sampled(t);
+    flushes(2);
+    assert_eq!(read_back(&d.path().join("store")).len(), 1);
+    // Within the interval: none.
+    tap.cgroups(t + 1, &walk(1));
+    writer.sampled(t + 1);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(stats.flushes.load(Relaxed), 2);
+    // The next interval's first sample: everything before it.
+    let next = t + 86_400_000 * 365;
+    tap.cgroups(next, &walk(2));
+    writer.sampled(next);
+    flushes(3);
+    drop(writer);
+    let got = read_back(&d.path().join("store"));
+    assert_eq!(
+        got.iter().map(|(t, _)| *t).collect::<Vec<_>>(),
+        [t, t + 1, next]
+    );
 }

@@ -169,12 +169,15 @@ impl Writer {
     /// writer is handed a flush of everything before it. The writer never
     /// wakes on a timer of its own: its flushes come at instants the
     /// sampler is awake for. A wall clock stepped back starts an interval
-    /// too.
+    /// too. The first sample is handed over at once: the history holds
+    /// the start-up read, and the writer runs its code for a write (its
+    /// pages faulted in, a sleep each when another thread holds the page)
+    /// while the agent starts, not at its first scheduled flush.
     pub fn sampled(&mut self, ms: u64) {
         let w = ms / self.flush_ms;
         match self.window.replace(w) {
-            Some(last) if last != w => self.flush(),
-            _ => {}
+            Some(last) if last == w => {}
+            _ => self.flush(),
         }
     }
 
