@@ -69,17 +69,20 @@ fn the_room_a_burst_of_exits_took_is_given_back_after_it() {
     after_reads(&a, "processes", 2);
     let heap = || metric(&a, "quietstat_agent_heap_bytes").unwrap();
     let before = heap();
-    // 30,000 processes that exit at once, within one table's interval
-    // (the forker runs at the rate it can; a read falling inside it
-    // splits the burst in two, which still grows each buffer).
+    // 30,000 processes that exit at once: 3 s at the rate, within one
+    // table's interval (a machine that forks slower takes longer; a read
+    // falling inside the burst splits it, which still grows each buffer
+    // that takes a share).
     let out = common::quietstat()
         .args([
             "bench",
             "forker",
             "--rate",
             "10000",
+            "--count",
+            "30000",
             "--duration-ms",
-            "3000",
+            "120000",
         ])
         .output()
         .unwrap();
@@ -89,7 +92,7 @@ fn the_room_a_burst_of_exits_took_is_given_back_after_it() {
         String::from_utf8_lossy(&out.stderr)
     );
     let forked: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    assert!(forked >= 15_000, "{forked} forks");
+    assert_eq!(forked, 30_000, "forks in 120 s");
     after_reads(&a, "processes", 1);
     let during = heap();
     // Tables of ordinary size: each of the three buffers, which take

@@ -223,12 +223,17 @@ pub struct ForkerArgs {
     pub(crate) rate: u32,
     #[arg(long)]
     pub(crate) duration_ms: u64,
+    /// Stop once this many are forked (the duration is then a cap): a
+    /// burst of a size, however fast the machine forks
+    #[arg(long)]
+    pub(crate) count: Option<u64>,
 }
 
 pub fn run_forker(args: &ForkerArgs) -> anyhow::Result<ExitCode> {
     let n = bench::exits::forker(
         args.rate,
         std::time::Duration::from_millis(args.duration_ms),
+        args.count,
     )
     .map_err(anyhow::Error::msg)?;
     println!("{n}");
