@@ -2,17 +2,19 @@
 //! each is slowed at most once, and held. In a test binary of its own, so
 //! that no other test of the suite (an agent, a Prometheus) runs on the
 //! same two CPUs while it measures: its first second measures what the
-//! five sources cost, and the rest expects those costs to hover. In the
-//! agent tests' binary it once saw the costs per read double and triple
-//! between two decisions (interrupts 94 to 191 us, meminfo 49 to 181 us)
-//! and a second slowing follow, as it should for such costs; whether the
-//! tests beside it or the host (time a VM's CPU is stolen counts as the
-//! thread's) raised them is not established.
+//! five sources cost, and the rest expects those costs to hover. They do
+//! not always: beside one CPU-bound neighbour the cost per read of four of
+//! them rose about 2.5x once they were read every 30 ms instead of every
+//! 10 ms (stat 52 to 133 us, interrupts 86 to 202 us), the five took 1.28x
+//! the budget after their first slowing, and the budget slowed them again,
+//! as it must past its hold's tolerance (1.25x). So a second slowing is
+//! allowed, and checked to have come only past that tolerance.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
+use agent::budget::HOLD_TOLERANCE;
 use common::agent::*;
 use common::exposition::*;
 
@@ -29,7 +31,8 @@ fn sources_hovering_at_the_budget_are_slowed_once_and_held() {
     // caches). First measured with no budget; then the budget is set to
     // 70% of what they cost, so that it is over on any machine and their
     // costs hover about their shares, as costs do on a busy machine. Each
-    // is slowed at most once, and held.
+    // is slowed once, and held unless the total went past the hold's
+    // tolerance.
     const SOURCES: [&str; 5] = ["stat", "interrupts", "softirqs", "meminfo", "vmstat"];
     let config = |budget: f64| {
         let mut c = format!("overhead_budget_pct = {budget:.4}\n");
@@ -80,21 +83,41 @@ fn sources_hovering_at_the_budget_are_slowed_once_and_held() {
             lines.push(l);
         }
     }
-    let counts: Vec<usize> = SOURCES
-        .iter()
-        .map(|src| {
-            lines
-                .iter()
-                .filter(|l| l.starts_with(&format!("quietstat agent: {src}:")))
-                .count()
-        })
-        .collect();
+    let said = |src: &str| -> Vec<&String> {
+        let head = format!("quietstat agent: {src}:");
+        lines.iter().filter(|l| l.starts_with(&head)).collect()
+    };
+    let counts: Vec<usize> = SOURCES.iter().map(|src| said(src).len()).collect();
     assert!(
         counts.iter().sum::<usize>() >= 1,
         "the budget ({budget:.4}% of a CPU, 70% of what the five cost) slowed nothing: {lines:#?}"
     );
-    assert!(
-        counts.iter().all(|&n| n <= 1),
-        "budget lines in 4 s for {SOURCES:?}: {counts:?}: {lines:#?}"
-    );
+    // Held: a source slowed again within its hold is one the budget could
+    // not be kept without: at that decision all five would have taken
+    // more than a quarter over it. Costs that hover never get there (each
+    // slowed source's share holds half again its cost); costs per read that
+    // rise past that at the longer interval (on a CPU shared with a busy
+    // neighbour they have risen 2.5x) do, and then a second
+    // slowing is what the budget is for.
+    for src in SOURCES {
+        for (n, l) in said(src).into_iter().enumerate() {
+            let (total, budget_us) =
+                over_figures(l).unwrap_or_else(|| panic!("{src} slowed not over the budget: {l}"));
+            let tolerance = if n == 0 { 1.0 } else { HOLD_TOLERANCE };
+            assert!(
+                total + 1.0 > budget_us * tolerance,
+                "{src}'s slowing number {} came at {total} us/s, within {tolerance}x the budget of {budget_us} us/s: {lines:#?}",
+                n + 1
+            );
+        }
+    }
+}
+
+/// The figures of a slowing's log line: what all sources would take and
+/// the budget, us/s.
+fn over_figures(line: &str) -> Option<(f64, f64)> {
+    let rest = line.split("all sources would take ").nth(1)?;
+    let (total, rest) = rest.split_once(" us/s, over the overhead budget of ")?;
+    let (budget, _) = rest.split_once(" us/s")?;
+    Some((total.parse().ok()?, budget.parse().ok()?))
 }
