@@ -270,7 +270,40 @@ struct Node {
     /// Its directory was removed (a file beneath it is no longer there):
     /// forgotten after this read, found again, with its new id, by the next.
     stale: bool,
-    per: Vec<PerHier>,
+    per: Pers,
+}
+
+/// A node's state in each hierarchy it was found in, by the hierarchy's
+/// index, made at its first visit there. Most cgroups are in a few of a
+/// host's hierarchies: 10,000 made in v2 alone, beside nine v1
+/// hierarchies, would keep ten entries each (1.3 KB a cgroup) where one
+/// is used.
+#[derive(Default)]
+struct Pers(Vec<(usize, PerHier)>);
+
+impl Pers {
+    /// Its state in hierarchy `hi`, made when it has none.
+    fn at(&mut self, hi: usize) -> &mut PerHier {
+        let at = match self.0.iter().position(|(h, _)| *h == hi) {
+            Some(at) => at,
+            None => {
+                // One more entry, not room for four.
+                self.0.reserve_exact(1);
+                self.0.push((hi, PerHier::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[at].1
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &PerHier> {
+        self.0.iter().map(|(_, p)| p)
+    }
+
+    /// Keeps the hierarchies whose state `keep` accepts.
+    fn retain(&mut self, mut keep: impl FnMut(&mut PerHier) -> bool) {
+        self.0.retain_mut(|(_, p)| keep(p));
+    }
 }
 
 /// A child as its parent's listing names it, and the node that was last
@@ -613,7 +646,7 @@ impl Reader {
             carried: Figures::default(),
             bpf_cputime: (0, 0),
             stale: false,
-            per: (0..self.hiers.len()).map(|_| PerHier::default()).collect(),
+            per: Pers::default(),
         };
         let i = match self.free.pop() {
             Some(i) => {
@@ -695,24 +728,25 @@ impl Reader {
                 continue;
             }
             let gone = n.stale || n.per.iter().all(|p| p.seen != reads);
-            for p in &mut n.per {
-                if p.seen != reads || gone {
-                    if p.wd >= 0 {
-                        watches.remove(&p.wd);
-                        if let Some(fd) = notify {
-                            // SAFETY: removing a watch of our inotify fd (one
-                            // the kernel already dropped answers EINVAL).
-                            unsafe { libc::inotify_rm_watch(fd, p.wd) };
-                        }
+            // A hierarchy it was not found in this read is forgotten.
+            n.per.retain(|p| {
+                let keep = p.seen == reads && !gone;
+                if !keep && p.wd >= 0 {
+                    watches.remove(&p.wd);
+                    if let Some(fd) = notify {
+                        // SAFETY: removing a watch of our inotify fd (one
+                        // the kernel already dropped answers EINVAL).
+                        unsafe { libc::inotify_rm_watch(fd, p.wd) };
                     }
-                    *p = PerHier::default();
                 }
-                kept += usize::from(p.dir.is_some()) + p.files.iter().flatten().count();
-            }
+                kept += usize::from(keep)
+                    * (usize::from(p.dir.is_some()) + p.files.iter().flatten().count());
+                keep
+            });
             if gone {
                 self.by_path.remove(&n.path);
                 n.live = false;
-                n.per = Vec::new();
+                n.per = Pers::default();
                 self.free.push(i as Ix);
                 self.order_stale = true;
             }
@@ -759,6 +793,41 @@ impl Reader {
 #[cfg(test)]
 mod tests {
     use super::given::turn;
+    use super::{Options, Reader, Sample};
+
+    /// A cgroup keeps state for the hierarchies it is in, not for every
+    /// hierarchy of the host: on the v1 fixture (five hierarchies), each
+    /// node's entries are those whose directory holds its path.
+    #[test]
+    fn a_cgroup_keeps_state_only_for_the_hierarchies_it_is_in() {
+        let (proc_root, sys_root) = fixtures::roots("cgroup-v1");
+        let mut r = Reader::new(Options::new(&proc_root, &sys_root)).unwrap();
+        let mut s = Sample::default();
+        for _ in 0..2 {
+            r.read(&mut s);
+            let mut fewer = 0;
+            for n in r.nodes.iter().filter(|n| n.live) {
+                let mut in_hiers: Vec<usize> = (0..r.hiers.len())
+                    .filter(|&h| {
+                        r.hiers[h]
+                            .info
+                            .dir
+                            .join(n.path.trim_start_matches('/'))
+                            .is_dir()
+                    })
+                    .collect();
+                let mut kept: Vec<usize> = n.per.0.iter().map(|(h, _)| *h).collect();
+                kept.sort_unstable();
+                in_hiers.sort_unstable();
+                assert_eq!(kept, in_hiers, "{}", n.path);
+                fewer += usize::from(kept.len() < r.hiers.len());
+            }
+            assert!(
+                fewer > 0,
+                "every cgroup of the fixture is in every hierarchy"
+            );
+        }
+    }
 
     /// Every cgroup has one turn in any `every` reads running, and each read
     /// takes about its share of them, also for inodes the kernel numbers

@@ -19,7 +19,7 @@ impl Reader {
             }
             node.id_v2 = true;
         }
-        let p = &mut node.per[hi];
+        let p = &mut node.per.at(hi);
         if p.ino == 0
             && let Ok(fd) = dir.get(root, &node.path)
         {
@@ -33,14 +33,14 @@ impl Reader {
         if self.read_files(hi, i, row, &mut dir, out) && self.list_children(hi, i, &mut dir, out) {
             // Below the depth asked for: left out (and forgotten, as gone).
             if depth >= self.opts.max_depth {
-                out.left_out += self.nodes[i as usize].per[hi].children.len() as u64;
+                out.left_out += self.nodes[i as usize].per.at(hi).children.len() as u64;
                 return self.keep_dir(hi, i, &mut dir);
             }
-            let mut children = std::mem::take(&mut self.nodes[i as usize].per[hi].children);
+            let mut children = std::mem::take(&mut self.nodes[i as usize].per.at(hi).children);
             for child in &mut children {
                 self.visit_child(hi, i, child, &mut dir, depth, out);
             }
-            self.nodes[i as usize].per[hi].children = children;
+            self.nodes[i as usize].per.at(hi).children = children;
         }
         self.keep_dir(hi, i, &mut dir);
     }
@@ -48,7 +48,7 @@ impl Reader {
     /// A directory opened for this read is kept within the budget.
     fn keep_dir(&mut self, hi: usize, i: Ix, dir: &mut Dir) {
         if let Some(fd) = dir.held.take() {
-            let p = &mut self.nodes[i as usize].per[hi];
+            let p = &mut self.nodes[i as usize].per.at(hi);
             if p.dir.is_none() && self.kept < self.opts.max_fds {
                 p.dir = Some(fd);
                 self.kept += 1;
@@ -77,7 +77,7 @@ impl Reader {
         // inode. Only a cgroup that needs no descriptor this read is
         // visited without one: the others are opened beneath `dir`, one
         // name looked up, rather than from the root later.
-        let (kept, walked) = match i.map(|i| &mut self.nodes[i as usize].per[hi]) {
+        let (kept, walked) = match i.map(|i| self.nodes[i as usize].per.at(hi)) {
             Some(p) => {
                 let walked =
                     (p.ino != 0 && h.walked).then(|| match h.find_row(rows, p.ino, p.row) {
@@ -154,7 +154,7 @@ impl Reader {
         let root = self.hiers[hi].root_fd();
         let node = &mut self.nodes[i as usize];
         let (path, depth) = (node.path.clone(), node.depth);
-        let p = &mut node.per[hi];
+        let p = &mut node.per.at(hi);
         if p.listed && p.wd >= 0 {
             out.left_out += p.left_out;
             return true;
@@ -210,7 +210,7 @@ impl Reader {
         let node = &mut self.nodes[i as usize];
         let ok = match listed {
             Ok(()) => {
-                let p = &mut node.per[hi];
+                let p = &mut node.per.at(hi);
                 p.children.clear();
                 p.left_out = 0;
                 for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
@@ -277,9 +277,10 @@ impl Reader {
                 off += 16 + len;
                 if mask & libc::IN_Q_OVERFLOW != 0 {
                     for node in &mut self.nodes {
-                        for p in &mut node.per {
+                        node.per.retain(|p| {
                             p.listed = false;
-                        }
+                            true
+                        });
                     }
                     continue;
                 }
@@ -290,7 +291,7 @@ impl Reader {
                     self.watches.remove(&wd);
                 }
                 if let Some(i) = self.by_path.get(&path) {
-                    let p = &mut self.nodes[*i as usize].per[hi];
+                    let p = &mut self.nodes[*i as usize].per.at(hi);
                     p.listed = false;
                     if mask & libc::IN_IGNORED != 0 {
                         p.wd = -1;
