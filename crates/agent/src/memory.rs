@@ -399,26 +399,10 @@ fn said(episodes: u64, c: Change) -> Option<Change> {
 /// Keeps the `cap` rows of `procs` with the most resident memory (in
 /// PID order, as they came); returns how many were left out.
 pub fn keep_largest(procs: &mut Vec<proctable::Proc>, cap: usize) -> usize {
-    if procs.len() <= cap {
-        return 0;
+    let shed = proctable::keep_largest_by(procs, cap, |p| p.rss_bytes);
+    if shed > 0 {
+        procs.shrink_to(cap);
     }
-    let shed = procs.len() - cap;
-    // The cap-th largest RSS: rows above it are kept, ties by PID.
-    let mut rss: Vec<u64> = procs.iter().map(|p| p.rss_bytes).collect();
-    let (_, nth, _) = rss.select_nth_unstable_by(cap - 1, |a, b| b.cmp(a));
-    let line = *nth;
-    let mut above = procs.iter().filter(|p| p.rss_bytes > line).count();
-    procs.retain(|p| {
-        if p.rss_bytes > line {
-            true
-        } else if p.rss_bytes == line && above < cap {
-            above += 1;
-            true
-        } else {
-            false
-        }
-    });
-    procs.shrink_to(cap);
     shed
 }
 

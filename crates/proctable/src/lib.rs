@@ -26,6 +26,7 @@ pub use sys::cputime;
 pub mod dir;
 mod error;
 mod fields;
+mod largest;
 pub mod layout;
 mod pool;
 mod proc;
@@ -41,6 +42,7 @@ pub mod record {
 pub use cmdline::{CMDLINE_MAX, read_cmdline, read_cmdline_of};
 pub use error::{Error, ErrorKind, Result};
 pub use fields::{Field, Fields, UnknownField};
+pub use largest::keep_largest_by;
 pub use pool::{MAX_THREADS, Threads};
 pub use proc::{Exit, Identity, NS_PER_TICK, Proc, state_letter};
 pub use query::{Query, pid_list, pid_set};

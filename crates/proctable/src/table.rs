@@ -222,6 +222,16 @@ impl ProcTable {
         }
     }
 
+    /// From the next build on, at most `cap` processes are built where
+    /// the backend can choose them before building them (the BPF walk:
+    /// those resident in the most memory); elsewhere every row is built.
+    /// 0: no cap.
+    pub fn set_rows_cap(&mut self, cap: usize) {
+        if let Inner::Bpf(b) = &mut self.inner {
+            b.set_rows_cap(cap);
+        }
+    }
+
     /// The processes the last build found, those below the RSS floor
     /// included (0 before the first).
     pub fn found(&self, built: &[Proc]) -> usize {

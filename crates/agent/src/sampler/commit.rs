@@ -150,8 +150,14 @@ impl Agent {
                         }
                         let t0 = Instant::now();
                         let cpu = sys::thread_cpu_ns();
+                        let cap = self.memory.caps().rows;
                         let built = match self.table.as_mut() {
-                            Some(t) => t.build(&self.query, &mut st.procs),
+                            Some(t) => {
+                                // Under a rows cap the rows past it are
+                                // never built (the first table too).
+                                t.set_rows_cap(cap.unwrap_or(0));
+                                t.build(&self.query, &mut st.procs)
+                            }
                             None => Ok(()),
                         };
                         reads.procs_cost_ns += t0.elapsed().as_nanos() as u64;

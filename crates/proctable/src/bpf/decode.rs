@@ -107,13 +107,16 @@ const DECODE_PART_ROWS: usize = 2048;
 /// is most of decoding: 2 ms at 30,000 processes on one thread. Processes
 /// resident in fewer than `floor_pages` pages are left out before they
 /// are decoded (a table kept small under a memory ceiling is never built
-/// whole). Returns the processes the walk found, those left out included.
+/// whole), and of the rest only the `cap` most resident (0: no cap).
+/// Returns the processes the walk found, those left out included.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn decode_walk_parts(
     rows: &WalkRows<'_>,
     helpers: &mut Helpers,
     page: u64,
     fields: crate::Fields,
     floor_pages: u64,
+    cap: usize,
     order: &mut Vec<u64>,
     out: &mut Vec<Proc>,
 ) -> Result<usize> {
@@ -121,6 +124,11 @@ pub(super) fn decode_walk_parts(
     let found = order.len();
     if floor_pages > 0 {
         order.retain(|k| rows.tasks[(k & 0xffff_ffff) as usize].rss_pages >= floor_pages);
+    }
+    if cap > 0 {
+        crate::keep_largest_by(order, cap, |k| {
+            rows.tasks[(k & 0xffff_ffff) as usize].rss_pages
+        });
     }
     if rows.threads <= 1 {
         decode_order(rows.tasks, rows.io, order, page, fields, out);
@@ -346,16 +354,32 @@ mod tests {
                 threads,
             };
             let mut parts = vec![Proc::default(); 5];
-            let found =
-                decode_walk_parts(&rows, &mut helpers, 4096, fields, 0, &mut order, &mut parts)
-                    .unwrap();
+            let found = decode_walk_parts(
+                &rows,
+                &mut helpers,
+                4096,
+                fields,
+                0,
+                0,
+                &mut order,
+                &mut parts,
+            )
+            .unwrap();
             assert_eq!(parts, one, "{threads} threads");
             assert_eq!(found, 8998);
             // Below a floor of 7 pages: left out before they are built,
             // and still counted as found.
-            let found =
-                decode_walk_parts(&rows, &mut helpers, 4096, fields, 7, &mut order, &mut parts)
-                    .unwrap();
+            let found = decode_walk_parts(
+                &rows,
+                &mut helpers,
+                4096,
+                fields,
+                7,
+                0,
+                &mut order,
+                &mut parts,
+            )
+            .unwrap();
             let above: Vec<Proc> = one
                 .iter()
                 .filter(|p| p.rss_bytes >= 7 * 4096)
@@ -363,6 +387,26 @@ mod tests {
                 .collect();
             assert!(above.len() > 2000 && above.len() < 3000, "{}", above.len());
             assert_eq!(parts, above, "{threads} threads, a floor");
+            assert_eq!(found, 8998);
+            // A cap of 1,500 rows: the 1,500 most resident (ties to the
+            // lower PID) are built, the rows the whole table cut to the
+            // cap keeps; the others are still counted as found.
+            let found = decode_walk_parts(
+                &rows,
+                &mut helpers,
+                4096,
+                fields,
+                0,
+                1500,
+                &mut order,
+                &mut parts,
+            )
+            .unwrap();
+            let mut largest = one.clone();
+            crate::keep_largest_by(&mut largest, 1500, |p| p.rss_bytes);
+            assert_eq!(largest.len(), 1500);
+            assert!(largest.iter().all(|p| p.rss_bytes >= 8 * 4096));
+            assert_eq!(parts, largest, "{threads} threads, a cap");
             assert_eq!(found, 8998);
         }
         assert!(one.iter().all(|p| p.io.unwrap().rchar == u64::from(p.pid)));

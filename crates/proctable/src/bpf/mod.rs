@@ -149,6 +149,12 @@ pub struct Bpf {
     /// Processes resident in fewer bytes are left out of the walk's rows
     /// before they are built ([`Bpf::set_rss_floor`]); 0: none.
     rss_floor: u64,
+    /// At most this many of the walk's processes, those using the most
+    /// memory, are built ([`Bpf::set_rows_cap`]); 0: no cap.
+    rows_cap: usize,
+    /// PIDs the kernel's filter holds at most; a longer list is filtered
+    /// here.
+    pid_filter: u32,
     /// The processes the last walk found, those left out included.
     found: usize,
     /// The exit ring buffer's size ([`exit_ring_bytes`]).
@@ -214,25 +220,34 @@ impl Bpf {
     /// As [`Bpf::open`], with `Method::Iter` to use the iterator even where
     /// the walk is available (to compare them).
     pub fn open_with(method: Method) -> Result<Bpf> {
-        Bpf::load(method, false, QS_EXIT_RING_BYTES as u32)
+        Bpf::load(method, false, QS_EXIT_RING_BYTES as u32, QS_MAX_PIDS as u32)
     }
 
     /// As [`Bpf::open`], with an exit ring buffer of `ring_bytes` (made a
     /// size the kernel takes by [`exit_ring_bytes`]) rather than 4 MiB: its
     /// pages are kernel memory charged to the caller's cgroup from the
-    /// load on, exits captured or not.
+    /// load on, exits captured or not. For an agent, whose queries list
+    /// every process: a query by PID is filtered here, not in the kernel,
+    /// as the filter's table (65,536 buckets, 1 MiB of kernel memory in
+    /// each of the two objects, however few PIDs it holds) is not made.
     pub fn open_with_exit_ring(ring_bytes: u64) -> Result<Bpf> {
-        Bpf::load(Method::Walk, false, exit_ring_bytes(ring_bytes))
+        Bpf::load(Method::Walk, false, exit_ring_bytes(ring_bytes), 1)
     }
 
     /// As [`Bpf::open`], loading the PID lookup [`Bpf::start_ticks`] uses
     /// too, with the same parse of the kernel's BTF (what a library handle
     /// wants: every later call reuses what was loaded).
     pub fn open_with_lookup() -> Result<Bpf> {
-        Bpf::load(Method::Walk, true, QS_EXIT_RING_BYTES as u32)
+        Bpf::load(
+            Method::Walk,
+            true,
+            QS_EXIT_RING_BYTES as u32,
+            QS_MAX_PIDS as u32,
+        )
     }
 
-    fn load(method: Method, with_lookup: bool, ring_bytes: u32) -> Result<Bpf> {
+    /// Loads with room for `pid_filter` PIDs in the kernel's filter.
+    fn load(method: Method, with_lookup: bool, ring_bytes: u32, pid_filter: u32) -> Result<Bpf> {
         // Both loaders made before the one parse of the kernel's BTF.
         let mut loader = sys::bpf::loader();
         let walk_loader = sys::bpf::loader();
@@ -240,6 +255,7 @@ impl Bpf {
         let mut ebpf = loader
             .btf(Some(&btf))
             .map_max_entries("qs_exits", ring_bytes)
+            .map_max_entries("qs_pids", pid_filter)
             .load(OBJECT)
             .map_err(|e| bpf_err("loading proctable.bpf.o")(chain(&e)))?;
         let prog: &mut Iter = program(&mut ebpf, "qs_tasks")?;
@@ -253,7 +269,7 @@ impl Bpf {
             Method::Iter => (None, Some("the iterator was asked for".to_string())),
             Method::Walk => match walk::link_kfuncs(walk::OBJECT, &btf).and_then(|(object, _)| {
                 walk_object = object;
-                Walk::open(words_as_bytes(&walk_object), &btf, walk_loader)
+                Walk::open(words_as_bytes(&walk_object), &btf, walk_loader, pid_filter)
             }) {
                 Ok(w) => (Some(w), None),
                 Err(e) => (None, Some(e.to_string())),
@@ -282,6 +298,8 @@ impl Bpf {
             threads: Threads::Auto,
             read_len: None,
             rss_floor: 0,
+            rows_cap: 0,
+            pid_filter,
             found: 0,
             ring_bytes,
         };
@@ -390,7 +408,7 @@ impl Bpf {
         if query.threads {
             flags |= QS_CFG_THREADS as u32;
         }
-        let in_kernel = Bpf::in_kernel_filter(query);
+        let in_kernel = self.in_kernel_filter(query);
         if in_kernel.is_some() {
             flags |= QS_CFG_FILTER as u32;
         }
@@ -419,11 +437,11 @@ impl Bpf {
 
     /// The PIDs a query's filter gives the program (past the map's size,
     /// the rows are filtered here instead).
-    fn in_kernel_filter(query: &Query) -> Option<&Vec<u32>> {
+    fn in_kernel_filter<'q>(&self, query: &'q Query) -> Option<&'q Vec<u32>> {
         query
             .pids
             .as_ref()
-            .filter(|p| p.len() <= QS_MAX_PIDS as usize)
+            .filter(|p| p.len() <= self.pid_filter as usize)
     }
 
     /// The second half of [`Bpf::snapshot`]: fills `out` from the records
@@ -442,6 +460,7 @@ impl Bpf {
                 self.page_size,
                 query.fields,
                 self.rss_floor.div_ceil(self.page_size.max(1)),
+                self.rows_cap,
                 &mut self.order,
                 out,
             )?;
@@ -452,7 +471,7 @@ impl Bpf {
         if let Some(pids) = query
             .pids
             .as_ref()
-            .filter(|_| Bpf::in_kernel_filter(query).is_none())
+            .filter(|_| self.in_kernel_filter(query).is_none())
         {
             let mut want = pids.clone();
             want.sort_unstable();
@@ -466,6 +485,14 @@ impl Bpf {
     /// iterator's are built, and left to the caller). 0: none.
     pub fn set_rss_floor(&mut self, bytes: u64) {
         self.rss_floor = bytes;
+    }
+
+    /// From the next build on, at most `cap` of the walk's processes are
+    /// built, those resident in the most memory (ties to the lower PID):
+    /// under a memory ceiling the first table is never built whole, even
+    /// before a floor is known. 0: no cap.
+    pub fn set_rows_cap(&mut self, cap: usize) {
+        self.rows_cap = cap;
     }
 
     /// The processes the last build found, those below the floor included.

@@ -115,6 +115,8 @@ pub(crate) struct Walk {
     io: Mapped,
     outs: Mapped,
     capacity: u32,
+    /// PIDs its filter holds at most.
+    pid_filter: u32,
     reloads: u64,
     config: QsConfig,
     filter: Vec<u32>,
@@ -237,11 +239,13 @@ impl Walk {
         btf: &'a Btf,
         capacity: u32,
         mut loader: EbpfLoader<'a>,
+        pid_filter: u32,
     ) -> Result<Walk> {
         let mut ebpf = loader
             .btf(Some(btf))
             .map_max_entries("qs_rows", capacity)
             .map_max_entries("qs_rows_io", capacity)
+            .map_max_entries("qs_pids", pid_filter)
             .load(object)
             .map_err(|e| bpf_err("loading walk.bpf.o")(chain(&e)))?;
         let prog: &mut RawTracePoint = program(&mut ebpf, "qs_walk")?;
@@ -266,6 +270,7 @@ impl Walk {
             io,
             outs,
             capacity,
+            pid_filter,
             reloads: 0,
             config: QsConfig {
                 flags: u32::MAX,
@@ -286,9 +291,15 @@ impl Walk {
         Ok(walk)
     }
 
-    /// Loads the walk sized for the tasks there are now.
-    pub(crate) fn open<'a>(object: &[u8], btf: &'a Btf, loader: EbpfLoader<'a>) -> Result<Walk> {
-        Walk::load(object, btf, capacity_for(tasks_now()), loader)
+    /// Loads the walk sized for the tasks there are now, with room for
+    /// `pid_filter` PIDs in its filter.
+    pub(crate) fn open<'a>(
+        object: &[u8],
+        btf: &'a Btf,
+        loader: EbpfLoader<'a>,
+        pid_filter: u32,
+    ) -> Result<Walk> {
+        Walk::load(object, btf, capacity_for(tasks_now()), loader, pid_filter)
     }
 
     pub(crate) fn set_config(&mut self, cfg: QsConfig) -> Result<()> {
@@ -601,7 +612,7 @@ impl Walk {
         let reloads = self.reloads + 1;
         let (split, stats, visited) = (self.split, self.stats, self.visited);
         let marks = std::mem::take(&mut self.marks);
-        *self = Walk::load(object, &btf, capacity.max(1), loader)?;
+        *self = Walk::load(object, &btf, capacity.max(1), loader, self.pid_filter)?;
         self.reloads = reloads;
         // Marks are tasks, not rows: they stand across a reload.
         self.split = split;
