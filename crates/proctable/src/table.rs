@@ -84,14 +84,23 @@ impl ProcTable {
     /// As [`ProcTable::open`], the BPF backend's exit ring buffer
     /// `exit_ring_bytes` rather than 4 MiB
     /// ([`crate::bpf::Bpf::open_with_exit_ring`]): what an agent under a
-    /// tight memory ceiling opens.
+    /// tight memory ceiling opens; with `tight_rows`, the walk's rows have
+    /// room for an eighth more tasks than there are, not half (for an
+    /// agent whose rows that ceiling caps from the start).
     pub fn open_with_exit_ring(
         choice: BackendChoice,
         proc_root: impl AsRef<Path>,
         sys_root: impl AsRef<Path>,
         exit_ring_bytes: u64,
+        tight_rows: bool,
     ) -> Result<ProcTable> {
-        ProcTable::open_inner(choice, proc_root, sys_root, false, Some(exit_ring_bytes))
+        ProcTable::open_inner(
+            choice,
+            proc_root,
+            sys_root,
+            false,
+            Some((exit_ring_bytes, tight_rows)),
+        )
     }
 
     /// As [`ProcTable::open`], loading on BPF what
@@ -110,11 +119,11 @@ impl ProcTable {
         proc_root: impl AsRef<Path>,
         sys_root: impl AsRef<Path>,
         with_lookup: bool,
-        exit_ring_bytes: Option<u64>,
+        exit_ring: Option<(u64, bool)>,
     ) -> Result<ProcTable> {
-        let bpf = || match (with_lookup, exit_ring_bytes) {
+        let bpf = || match (with_lookup, exit_ring) {
             (true, _) => Bpf::open_with_lookup(),
-            (false, Some(bytes)) => Bpf::open_with_exit_ring(bytes),
+            (false, Some((bytes, tight))) => Bpf::open_with_exit_ring(bytes, tight),
             (false, None) => Bpf::open(),
         };
         let live = proc_root.as_ref() == Path::new("/proc");

@@ -316,6 +316,9 @@ impl Agent {
                 &config.proc_root,
                 &config.sys_root,
                 memory::exit_ring_bytes_for(self.memory.stats.ceiling),
+                // Capped from the start: the walk's rows, kernel memory
+                // charged to the agent's cgroup, keep little room.
+                self.memory.caps().rows.is_some(),
             ) {
                 Ok(mut t) => {
                     // One thread: a split snapshot takes less time but no

@@ -220,7 +220,13 @@ impl Bpf {
     /// As [`Bpf::open`], with `Method::Iter` to use the iterator even where
     /// the walk is available (to compare them).
     pub fn open_with(method: Method) -> Result<Bpf> {
-        Bpf::load(method, false, QS_EXIT_RING_BYTES as u32, QS_MAX_PIDS as u32)
+        Bpf::load(
+            method,
+            false,
+            QS_EXIT_RING_BYTES as u32,
+            QS_MAX_PIDS as u32,
+            false,
+        )
     }
 
     /// As [`Bpf::open`], with an exit ring buffer of `ring_bytes` (made a
@@ -230,8 +236,11 @@ impl Bpf {
     /// every process: a query by PID is filtered here, not in the kernel,
     /// as the filter's table (65,536 buckets, 1 MiB of kernel memory in
     /// each of the two objects, however few PIDs it holds) is not made.
-    pub fn open_with_exit_ring(ring_bytes: u64) -> Result<Bpf> {
-        Bpf::load(Method::Walk, false, exit_ring_bytes(ring_bytes), 1)
+    /// With `tight`, the walk's rows have room for an eighth more tasks
+    /// than there are, not half (for a caller whose rows a memory ceiling
+    /// caps: its rows are kernel memory charged to the caller's cgroup).
+    pub fn open_with_exit_ring(ring_bytes: u64, tight: bool) -> Result<Bpf> {
+        Bpf::load(Method::Walk, false, exit_ring_bytes(ring_bytes), 1, tight)
     }
 
     /// As [`Bpf::open`], loading the PID lookup [`Bpf::start_ticks`] uses
@@ -243,11 +252,19 @@ impl Bpf {
             true,
             QS_EXIT_RING_BYTES as u32,
             QS_MAX_PIDS as u32,
+            false,
         )
     }
 
-    /// Loads with room for `pid_filter` PIDs in the kernel's filter.
-    fn load(method: Method, with_lookup: bool, ring_bytes: u32, pid_filter: u32) -> Result<Bpf> {
+    /// Loads with room for `pid_filter` PIDs in the kernel's filter, the
+    /// walk's rows `tight` ([`Bpf::open_with_exit_ring`]).
+    fn load(
+        method: Method,
+        with_lookup: bool,
+        ring_bytes: u32,
+        pid_filter: u32,
+        tight: bool,
+    ) -> Result<Bpf> {
         // Both loaders made before the one parse of the kernel's BTF.
         let mut loader = sys::bpf::loader();
         let walk_loader = sys::bpf::loader();
@@ -269,7 +286,13 @@ impl Bpf {
             Method::Iter => (None, Some("the iterator was asked for".to_string())),
             Method::Walk => match walk::link_kfuncs(walk::OBJECT, &btf).and_then(|(object, _)| {
                 walk_object = object;
-                Walk::open(words_as_bytes(&walk_object), &btf, walk_loader, pid_filter)
+                Walk::open(
+                    words_as_bytes(&walk_object),
+                    &btf,
+                    walk_loader,
+                    pid_filter,
+                    tight,
+                )
             }) {
                 Ok(w) => (Some(w), None),
                 Err(e) => (None, Some(e.to_string())),

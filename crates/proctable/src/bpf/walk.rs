@@ -117,6 +117,8 @@ pub(crate) struct Walk {
     capacity: u32,
     /// PIDs its filter holds at most.
     pid_filter: u32,
+    /// Rows for an eighth more tasks than met, not half ([`tight_capacity_for`]).
+    tight: bool,
     reloads: u64,
     config: QsConfig,
     filter: Vec<u32>,
@@ -188,6 +190,16 @@ pub(crate) fn capacity_for(tasks: u32) -> u32 {
     (tasks.saturating_add(tasks / 2)).max(QS_WALK_MIN_ROWS as u32)
 }
 
+/// Rows for `tasks` tasks with room to grow by an eighth: for a walk
+/// whose rows are capped by a memory ceiling, where the kernel memory
+/// its rows take (charged to the caller's cgroup: 23 MB at 64,000
+/// processes with room for half again, 17 MB with an eighth) matters
+/// more than a reload now and then. One walker only: a split walk's
+/// shares need half again as many rows.
+pub(crate) fn tight_capacity_for(tasks: u32) -> u32 {
+    (tasks.saturating_add(tasks / 8)).max(QS_WALK_MIN_ROWS as u32)
+}
+
 /// How far past a stop task's start a walker runs on when that task left
 /// the list during the walk: longer than any fork takes between setting a
 /// task's start time and linking it into the list.
@@ -240,6 +252,7 @@ impl Walk {
         capacity: u32,
         mut loader: EbpfLoader<'a>,
         pid_filter: u32,
+        tight: bool,
     ) -> Result<Walk> {
         let mut ebpf = loader
             .btf(Some(btf))
@@ -271,6 +284,7 @@ impl Walk {
             outs,
             capacity,
             pid_filter,
+            tight,
             reloads: 0,
             config: QsConfig {
                 flags: u32::MAX,
@@ -291,15 +305,21 @@ impl Walk {
         Ok(walk)
     }
 
-    /// Loads the walk sized for the tasks there are now, with room for
+    /// Loads the walk sized for the tasks there are now (with room for
+    /// an eighth more when `tight`, else half), with room for
     /// `pid_filter` PIDs in its filter.
     pub(crate) fn open<'a>(
         object: &[u8],
         btf: &'a Btf,
         loader: EbpfLoader<'a>,
         pid_filter: u32,
+        tight: bool,
     ) -> Result<Walk> {
-        Walk::load(object, btf, capacity_for(tasks_now()), loader, pid_filter)
+        let rows = match tight {
+            true => tight_capacity_for(tasks_now()),
+            false => capacity_for(tasks_now()),
+        };
+        Walk::load(object, btf, rows, loader, pid_filter, tight)
     }
 
     pub(crate) fn set_config(&mut self, cfg: QsConfig) -> Result<()> {
@@ -472,7 +492,11 @@ impl Walk {
         run_walker(self.prog_fd()?, &args)?;
         let mut out = self.out(0);
         if out.wanted > out.rows {
-            self.reload(object, capacity_for(out.wanted as u32))?;
+            let rows = match self.tight {
+                true => tight_capacity_for(out.wanted as u32),
+                false => capacity_for(out.wanted as u32),
+            };
+            self.reload(object, rows)?;
             args.max_rows = u64::from(self.capacity);
             run_walker(self.prog_fd()?, &args)?;
             out = self.out(0);
@@ -612,7 +636,14 @@ impl Walk {
         let reloads = self.reloads + 1;
         let (split, stats, visited) = (self.split, self.stats, self.visited);
         let marks = std::mem::take(&mut self.marks);
-        *self = Walk::load(object, &btf, capacity.max(1), loader, self.pid_filter)?;
+        *self = Walk::load(
+            object,
+            &btf,
+            capacity.max(1),
+            loader,
+            self.pid_filter,
+            self.tight,
+        )?;
         self.reloads = reloads;
         // Marks are tasks, not rows: they stand across a reload.
         self.split = split;
@@ -629,5 +660,20 @@ impl Walk {
 
     pub(crate) fn capacity(&self) -> u32 {
         self.capacity
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tight_rows_keep_an_eighth_of_room_where_others_keep_half() {
+        assert_eq!(capacity_for(64_000), 96_000);
+        assert_eq!(tight_capacity_for(64_000), 72_000);
+        // Never below the least a walk is loaded with.
+        let least = QS_WALK_MIN_ROWS as u32;
+        assert_eq!(tight_capacity_for(10), least);
+        assert_eq!(capacity_for(10), least);
     }
 }
