@@ -354,32 +354,27 @@ mod tests {
                 threads,
             };
             let mut parts = vec![Proc::default(); 5];
-            let found = decode_walk_parts(
-                &rows,
-                &mut helpers,
-                4096,
-                fields,
-                0,
-                0,
-                &mut order,
-                &mut parts,
-            )
-            .unwrap();
+            // The rows built over a floor of `floor` pages and a cap of
+            // `cap` rows (0: none), and the processes found.
+            let mut decode = |floor: u64, cap: usize, parts: &mut Vec<Proc>| {
+                decode_walk_parts(
+                    &rows,
+                    &mut helpers,
+                    4096,
+                    fields,
+                    floor,
+                    cap,
+                    &mut order,
+                    parts,
+                )
+                .unwrap()
+            };
+            let found = decode(0, 0, &mut parts);
             assert_eq!(parts, one, "{threads} threads");
             assert_eq!(found, 8998);
             // Below a floor of 7 pages: left out before they are built,
             // and still counted as found.
-            let found = decode_walk_parts(
-                &rows,
-                &mut helpers,
-                4096,
-                fields,
-                7,
-                0,
-                &mut order,
-                &mut parts,
-            )
-            .unwrap();
+            let found = decode(7, 0, &mut parts);
             let above: Vec<Proc> = one
                 .iter()
                 .filter(|p| p.rss_bytes >= 7 * 4096)
@@ -391,17 +386,7 @@ mod tests {
             // A cap of 1,500 rows: the 1,500 most resident (ties to the
             // lower PID) are built, the rows the whole table cut to the
             // cap keeps; the others are still counted as found.
-            let found = decode_walk_parts(
-                &rows,
-                &mut helpers,
-                4096,
-                fields,
-                0,
-                1500,
-                &mut order,
-                &mut parts,
-            )
-            .unwrap();
+            let found = decode(0, 1500, &mut parts);
             let mut largest = one.clone();
             crate::keep_largest_by(&mut largest, 1500, |p| p.rss_bytes);
             assert_eq!(largest.len(), 1500);
