@@ -38,7 +38,7 @@ impl Reader {
         let rows = Self::rows_of(&self.walk, self.walked_hier, hi);
         let row = row.and_then(|r| hier.row(rows, r));
         let path = &node.path;
-        let p = &mut node.per.at(hi);
+        let p = node.per.at(hi);
         p.seen = reads;
         if p.retry_absent(reads) {
             p.absent = 0;

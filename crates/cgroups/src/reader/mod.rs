@@ -300,6 +300,10 @@ impl Pers {
         self.0.iter().map(|(_, p)| p)
     }
 
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut PerHier> {
+        self.0.iter_mut().map(|(_, p)| p)
+    }
+
     /// Keeps the hierarchies whose state `keep` accepts.
     fn retain(&mut self, mut keep: impl FnMut(&mut PerHier) -> bool) {
         self.0.retain_mut(|(_, p)| keep(p));
@@ -739,8 +743,9 @@ impl Reader {
                         unsafe { libc::inotify_rm_watch(fd, p.wd) };
                     }
                 }
-                kept += usize::from(keep)
-                    * (usize::from(p.dir.is_some()) + p.files.iter().flatten().count());
+                if keep {
+                    kept += usize::from(p.dir.is_some()) + p.files.iter().flatten().count();
+                }
                 keep
             });
             if gone {

@@ -19,7 +19,7 @@ impl Reader {
             }
             node.id_v2 = true;
         }
-        let p = &mut node.per.at(hi);
+        let p = node.per.at(hi);
         if p.ino == 0
             && let Ok(fd) = dir.get(root, &node.path)
         {
@@ -48,7 +48,7 @@ impl Reader {
     /// A directory opened for this read is kept within the budget.
     fn keep_dir(&mut self, hi: usize, i: Ix, dir: &mut Dir) {
         if let Some(fd) = dir.held.take() {
-            let p = &mut self.nodes[i as usize].per.at(hi);
+            let p = self.nodes[i as usize].per.at(hi);
             if p.dir.is_none() && self.kept < self.opts.max_fds {
                 p.dir = Some(fd);
                 self.kept += 1;
@@ -154,7 +154,7 @@ impl Reader {
         let root = self.hiers[hi].root_fd();
         let node = &mut self.nodes[i as usize];
         let (path, depth) = (node.path.clone(), node.depth);
-        let p = &mut node.per.at(hi);
+        let p = node.per.at(hi);
         if p.listed && p.wd >= 0 {
             out.left_out += p.left_out;
             return true;
@@ -210,7 +210,7 @@ impl Reader {
         let node = &mut self.nodes[i as usize];
         let ok = match listed {
             Ok(()) => {
-                let p = &mut node.per.at(hi);
+                let p = node.per.at(hi);
                 p.children.clear();
                 p.left_out = 0;
                 for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
@@ -277,10 +277,9 @@ impl Reader {
                 off += 16 + len;
                 if mask & libc::IN_Q_OVERFLOW != 0 {
                     for node in &mut self.nodes {
-                        node.per.retain(|p| {
+                        for p in node.per.iter_mut() {
                             p.listed = false;
-                            true
-                        });
+                        }
                     }
                     continue;
                 }
@@ -291,7 +290,7 @@ impl Reader {
                     self.watches.remove(&wd);
                 }
                 if let Some(i) = self.by_path.get(&path) {
-                    let p = &mut self.nodes[*i as usize].per.at(hi);
+                    let p = self.nodes[*i as usize].per.at(hi);
                     p.listed = false;
                     if mask & libc::IN_IGNORED != 0 {
                         p.wd = -1;

@@ -200,6 +200,15 @@ pub(crate) fn tight_capacity_for(tasks: u32) -> u32 {
     (tasks.saturating_add(tasks / 8)).max(QS_WALK_MIN_ROWS as u32)
 }
 
+/// Rows for `tasks` tasks: [`tight_capacity_for`] when `tight`, else
+/// [`capacity_for`].
+fn rows_for(tasks: u32, tight: bool) -> u32 {
+    match tight {
+        true => tight_capacity_for(tasks),
+        false => capacity_for(tasks),
+    }
+}
+
 /// How far past a stop task's start a walker runs on when that task left
 /// the list during the walk: longer than any fork takes between setting a
 /// task's start time and linking it into the list.
@@ -315,11 +324,14 @@ impl Walk {
         pid_filter: u32,
         tight: bool,
     ) -> Result<Walk> {
-        let rows = match tight {
-            true => tight_capacity_for(tasks_now()),
-            false => capacity_for(tasks_now()),
-        };
-        Walk::load(object, btf, rows, loader, pid_filter, tight)
+        Walk::load(
+            object,
+            btf,
+            rows_for(tasks_now(), tight),
+            loader,
+            pid_filter,
+            tight,
+        )
     }
 
     pub(crate) fn set_config(&mut self, cfg: QsConfig) -> Result<()> {
@@ -492,11 +504,7 @@ impl Walk {
         run_walker(self.prog_fd()?, &args)?;
         let mut out = self.out(0);
         if out.wanted > out.rows {
-            let rows = match self.tight {
-                true => tight_capacity_for(out.wanted as u32),
-                false => capacity_for(out.wanted as u32),
-            };
-            self.reload(object, rows)?;
+            self.reload(object, rows_for(out.wanted as u32, self.tight))?;
             args.max_rows = u64::from(self.capacity);
             run_walker(self.prog_fd()?, &args)?;
             out = self.out(0);
