@@ -7,6 +7,9 @@
 use std::fmt::Write as _;
 use std::{env, fs, path::Path};
 
+/// What every generated struct derives (Default where it can).
+const DERIVES: &str = "#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]\n";
+
 fn rust_type(c: &str) -> Option<(&'static str, usize)> {
     Some(match c {
         "__u64" => ("u64", 8),
@@ -42,6 +45,9 @@ pub fn generate(header: &str, out_name: &str) {
         header.display()
     );
     let mut current: Option<(String, usize)> = None;
+    // Where the struct being read has its derives, and whether it has an
+    // array longer than Default is derived for.
+    let (mut derive_at, mut long_array) = (0, false);
     let mut in_comment = false;
     for (n, raw) in text.lines().enumerate() {
         let mut line = raw.trim();
@@ -88,9 +94,9 @@ pub fn generate(header: &str, out_name: &str) {
                 })
                 .collect::<String>();
             writeln!(out, "\n/// `struct {name}` of {}.", header.display()).unwrap();
-            out.push_str(
-                "#[repr(C)]\n#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]\n",
-            );
+            out.push_str("#[repr(C)]\n");
+            derive_at = out.len();
+            out.push_str(DERIVES);
             writeln!(out, "pub struct {rust} {{").unwrap();
             current = Some((rust, 0));
             continue;
@@ -98,6 +104,13 @@ pub fn generate(header: &str, out_name: &str) {
         if line == "};" {
             let (rust, size) = current.take().expect("}; outside a struct");
             out.push_str("}\n");
+            // The standard library's Default stops at arrays of 32.
+            if std::mem::take(&mut long_array) {
+                out.replace_range(
+                    derive_at..derive_at + DERIVES.len(),
+                    &DERIVES.replace("Default, ", ""),
+                );
+            }
             writeln!(
                 out,
                 "const _: () = assert!(core::mem::size_of::<{rust}>() == {size});"
@@ -118,6 +131,7 @@ pub fn generate(header: &str, out_name: &str) {
         match name.split_once('[') {
             Some((name, len)) => {
                 let len: usize = len.trim_end_matches(']').parse().expect("array length");
+                long_array |= len > 32;
                 assert!(
                     *offset % size == 0,
                     "{hname}:{}: {name} is not aligned",

@@ -26,6 +26,7 @@
 #define QS_CFG_MM 2048     /* read vsize and rss (the mm pointer's line and three of mm_struct) */
 #define QS_CFG_PARENT 4096 /* read the parent's tgid (a line of the task and one of its parent) */
 #define QS_CFG_COMM 8192   /* read the task name (one line) */
+#define QS_CFG_RSS_HIST 16384 /* count rows by resident pages in qs_walk_out.rss_hist (the mm's lines) */
 
 #define QS_MAX_PIDS 65536
 #define QS_WALK_MIN_ROWS 4096 /* qs_rows' capacity is set at load: at least this */
@@ -56,6 +57,7 @@ struct qs_config {
  * each stopping where the next starts. */
 #define QS_MAX_WALKERS 16
 #define QS_WALK_MARKS 32
+#define QS_RSS_BUCKETS 125 /* qs_walk_out.rss_hist: four per power of two of pages below 2^32, then one (qs_rss_bucket) */
 #define QS_WALK_STALE_START 1 /* qs_walk_out.status: the start task is no longer where it was marked */
 
 /* What one walker is told: BPF_PROG_RUN's context (the tracepoint arguments). */
@@ -69,6 +71,9 @@ struct qs_walk_args {
 	__u64 stop_task;     /* stop before this task (the next walker's start); 0: none */
 	__u64 stop_after_ns; /* or before a task started after this: the stop task left the list */
 	__u64 mark_every;    /* mark every this many processes visited; 0: none */
+	__u64 rss_lo;        /* with rss_hi > 0, rows only for tasks resident in rss_hi pages or more, */
+	__u64 rss_hi;        /* and for the first tie_rows resident in rss_lo pages or more; */
+	__u64 tie_rows;      /* the rest are left out (counted in left_out) */
 };
 
 /* One entry per walker of walk.bpf.c's qs_walk_out array: what its last walk wrote. */
@@ -85,9 +90,15 @@ struct qs_walk_out {
 	__u64 mark_every;
 	__u64 mark_left;
 	__u64 next_task; /* the task to visit next */
+	__u64 rss_lo;    /* the walk's bounds (qs_walk_args) */
+	__u64 rss_hi;
+	__u64 tie_rows;
+	__u64 ties;      /* rows written for tasks between rss_lo and rss_hi */
+	__u64 left_out;  /* tasks the bounds left out */
 	__u64 mark_task[32]; /* every mark_every-th process visited: its address, */
 	__u64 mark_ns[32];   /* start_boottime */
 	__u64 mark_pid[32];  /* and pid */
+	__u64 rss_hist[125]; /* with QS_CFG_RSS_HIST: the tasks the PID filter passes, by qs_rss_bucket of their resident pages */
 };
 
 /* lookup.bpf.c: PIDs looked up one by one. qs_lookup_pids[i] holds a PID

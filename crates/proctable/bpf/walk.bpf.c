@@ -20,6 +20,13 @@
  * skips; per process the hand walk costs about what the iterator did (2-5%
  * less at 30,000 processes in alternating runs, BENCHMARKS.md run 17).
  *
+ * A walk may be bounded by resident memory (qs_walk_args' rss_lo, rss_hi,
+ * tie_rows; qs_within_bounds): a reader under a memory ceiling that keeps
+ * only its most resident processes has rows written for those alone, the
+ * bounds taken from the walk before's count by resident pages (rss_hist),
+ * so that the rows (kernel memory, charged to its cgroup) are sized by
+ * what it keeps, not by the tasks there are.
+ *
  * The list is followed two links ahead of the walker (qs_prefetch_list):
  * a walk of thousands of tasks waits on memory, not on work.
  *
@@ -126,9 +133,74 @@ static long qs_add_next_thread(__u64 i, void *ctx)
 	return 0;
 }
 
+/* The bucket of rss_hist for `pages` resident pages: the pages themselves
+ * below 4, else four buckets per power of two (by the two bits after the
+ * highest) up to 2^32 pages, the last one holding everything from there. The
+ * highest bit is found by halving (the instruction set has no count of
+ * leading zeros). */
+static __always_inline __u32 qs_rss_bucket(__u64 pages)
+{
+	__u64 p = pages;
+	__u32 msb = 0;
+
+	if (pages < 4)
+		return pages;
+	if (pages >> 32)
+		return QS_RSS_BUCKETS - 1;
+	if (p >> 16) {
+		p >>= 16;
+		msb += 16;
+	}
+	if (p >> 8) {
+		p >>= 8;
+		msb += 8;
+	}
+	if (p >> 4) {
+		p >>= 4;
+		msb += 4;
+	}
+	if (p >> 2) {
+		p >>= 2;
+		msb += 2;
+	}
+	if (p >> 1)
+		msb += 1;
+	return (msb - 1) * 4 + ((pages >> (msb - 2)) & 3);
+}
+
+/* Whether `task` gets a row under the walk's bounds (qs_walk_args), and
+ * its count in rss_hist when asked for. The mm's lines are read only then:
+ * a walk without bounds or histogram costs what it did. */
+static __always_inline int qs_within_bounds(struct qs_walk_out *out, struct task_struct *task,
+					    __u32 flags)
+{
+	struct mm_struct *mm;
+	__u64 rss = 0;
+	__u32 b;
+
+	if (!out->rss_hi && !(flags & QS_CFG_RSS_HIST))
+		return 1;
+	mm = task->mm;
+	if (mm)
+		rss = mm_rss(mm);
+	if (flags & QS_CFG_RSS_HIST) {
+		b = qs_rss_bucket(rss);
+		if (b < QS_RSS_BUCKETS)
+			out->rss_hist[b]++;
+	}
+	if (!out->rss_hi || rss >= out->rss_hi)
+		return 1;
+	if (rss >= out->rss_lo && out->ties < out->tie_rows) {
+		out->ties++;
+		return 1;
+	}
+	out->left_out++;
+	return 0;
+}
+
 /* The next row, for `task`; NULL for the idle task, for a group the PID
- * filter leaves out, and when the walker's rows are full (counted in
- * `wanted`, so that the reader reloads with room). */
+ * filter or the bounds leave out, and when the walker's rows are full
+ * (counted in `wanted`, so that the reader reloads with room). */
 static __always_inline struct qs_task *qs_next_row(struct qs_walk_out *out,
 						   struct task_struct *task, __u32 flags,
 						   __u32 *idx)
@@ -139,6 +211,8 @@ static __always_inline struct qs_task *qs_next_row(struct qs_walk_out *out,
 	if (task->pid == 0)
 		return NULL;
 	if ((flags & QS_CFG_FILTER) && !bpf_map_lookup_elem(&qs_pids, &tgid))
+		return NULL;
+	if (!qs_within_bounds(out, task, flags))
 		return NULL;
 	out->wanted++;
 	if (out->rows >= out->max_rows)
@@ -390,6 +464,14 @@ int qs_walk(struct qs_walk_args *args)
 	out->stop_after_ns = args->stop_after_ns;
 	out->mark_every = args->mark_every;
 	out->mark_left = args->mark_every;
+	out->rss_lo = args->rss_lo;
+	out->rss_hi = args->rss_hi;
+	out->tie_rows = args->tie_rows;
+	out->ties = 0;
+	out->left_out = 0;
+	if (cfg->flags & QS_CFG_RSS_HIST)
+		for (int b = 0; b < QS_RSS_BUCKETS; b++)
+			out->rss_hist[b] = 0;
 	if (!args->start_task)
 		qs_walk_from_head(out, walker, cfg->flags);
 	else

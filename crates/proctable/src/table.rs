@@ -84,22 +84,23 @@ impl ProcTable {
     /// As [`ProcTable::open`], the BPF backend's exit ring buffer
     /// `exit_ring_bytes` rather than 4 MiB
     /// ([`crate::bpf::Bpf::open_with_exit_ring`]): what an agent under a
-    /// tight memory ceiling opens; with `tight_rows`, the walk's rows have
-    /// room for an eighth more tasks than there are, not half (for an
-    /// agent whose rows that ceiling caps from the start).
+    /// tight memory ceiling opens; with a `rows_cap` (0: none), the walk
+    /// writes rows for about that many processes, the most resident, in
+    /// rows for an eighth more (for an agent whose rows that ceiling caps
+    /// from the start; see [`ProcTable::set_rows_cap`]).
     pub fn open_with_exit_ring(
         choice: BackendChoice,
         proc_root: impl AsRef<Path>,
         sys_root: impl AsRef<Path>,
         exit_ring_bytes: u64,
-        tight_rows: bool,
+        rows_cap: usize,
     ) -> Result<ProcTable> {
         ProcTable::open_inner(
             choice,
             proc_root,
             sys_root,
             false,
-            Some((exit_ring_bytes, tight_rows)),
+            Some((exit_ring_bytes, rows_cap)),
         )
     }
 
@@ -119,11 +120,11 @@ impl ProcTable {
         proc_root: impl AsRef<Path>,
         sys_root: impl AsRef<Path>,
         with_lookup: bool,
-        exit_ring: Option<(u64, bool)>,
+        exit_ring: Option<(u64, usize)>,
     ) -> Result<ProcTable> {
         let bpf = || match (with_lookup, exit_ring) {
             (true, _) => Bpf::open_with_lookup(),
-            (false, Some((bytes, tight))) => Bpf::open_with_exit_ring(bytes, tight),
+            (false, Some((bytes, cap))) => Bpf::open_with_exit_ring(bytes, cap),
             (false, None) => Bpf::open(),
         };
         let live = proc_root.as_ref() == Path::new("/proc");
@@ -219,8 +220,6 @@ impl ProcTable {
         }
     }
 
-    /// How many threads a snapshot is split between, on
-    /// either backend (see [`Threads`]).
     /// From the next build on, processes resident in fewer than `bytes`
     /// are left out of the rows where the backend can leave them out
     /// before building them (the BPF walk); elsewhere every row is built.
@@ -233,8 +232,9 @@ impl ProcTable {
 
     /// From the next build on, at most `cap` processes are built where
     /// the backend can choose them before building them (the BPF walk:
-    /// those resident in the most memory); elsewhere every row is built.
-    /// 0: no cap.
+    /// those resident in the most memory; from the next read on, the walk
+    /// writes rows for about `cap` processes only); elsewhere every row is
+    /// built. 0: no cap.
     pub fn set_rows_cap(&mut self, cap: usize) {
         if let Inner::Bpf(b) = &mut self.inner {
             b.set_rows_cap(cap);
@@ -250,6 +250,8 @@ impl ProcTable {
         }
     }
 
+    /// How many threads a snapshot is split between, on either backend
+    /// (see [`Threads`]).
     pub fn set_threads(&mut self, threads: Threads) {
         match &mut self.inner {
             Inner::Bpf(b) => b.set_walkers(threads),

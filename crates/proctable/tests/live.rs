@@ -902,3 +902,156 @@ fn a_read_then_a_build_give_the_snapshot_rows() {
         assert!(e.contains("no process-table read"), "{choice:?}: {e}");
     }
 }
+
+/// Children resident in a known amount of memory each, killed and reaped
+/// when dropped.
+struct Resident(Vec<i32>);
+
+impl Drop for Resident {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            // SAFETY: our own child; status is not read.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
+        }
+    }
+}
+
+/// A child that maps `bytes` more anonymous memory than this process,
+/// touches every page of it and waits to be killed.
+fn resident_child(bytes: usize) -> i32 {
+    // SAFETY: the child calls only mmap, writes to the memory it mapped
+    // and pause (async-signal-safe), never returning into the test.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork");
+    if pid == 0 {
+        // SAFETY: as above.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            if p == libc::MAP_FAILED {
+                libc::_exit(1);
+            }
+            for off in (0..bytes).step_by(4096) {
+                std::ptr::write_volatile(p.cast::<u8>().add(off), 1);
+            }
+            loop {
+                libc::pause();
+            }
+        }
+    }
+    pid
+}
+
+/// Resident pages of `pid` (statm's second field).
+fn statm_rss_pages(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/statm"))
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|f| f.parse().ok()))
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_capped_walk_writes_rows_only_for_the_most_resident() {
+    const CAP: usize = 10;
+    let mb = 1 << 20;
+    let kids = Resident((0..8).map(|i| resident_child((40 + 8 * i) * mb)).collect());
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while kids
+        .0
+        .iter()
+        .enumerate()
+        .any(|(i, &pid)| statm_rss_pages(pid) * 4096 < ((40 + 8 * i) * mb) as u64)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "children not resident"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut capped = Bpf::open_with_exit_ring(1 << 20, CAP)
+        .unwrap_or_else(|e| panic!("the BPF backend must load here (run as root): {e}"));
+    assert_eq!(
+        capped.method(),
+        Method::Walk,
+        "{:?}",
+        capped.walk_unavailable()
+    );
+    let q = Query::default();
+    let mut rows = Vec::new();
+    // The first walk has no count to bound it by: it writes every process
+    // (they fit its rows here) and counts them by resident pages.
+    capped.snapshot(&q, &mut rows).unwrap();
+    let (first, left_out) = capped.walk_written().unwrap();
+    assert_eq!(left_out, 0);
+    assert!(first as usize > 2 * CAP, "{first} rows");
+    assert_eq!(rows.len(), CAP);
+    // The second is bounded by the first's count: rows for about the cap,
+    // the others left out unwritten, and counted as found.
+    capped.snapshot(&q, &mut rows).unwrap();
+    let (written, left_out) = capped.walk_written().unwrap();
+    assert!(
+        written as usize <= 2 * CAP,
+        "{written} rows for a cap of {CAP}"
+    );
+    assert!(written as usize >= CAP, "{written} rows for a cap of {CAP}");
+    assert_eq!(capped.found() as u64, written + left_out);
+    assert_eq!(rows.len(), CAP);
+    let mut whole = Vec::new();
+    bpf().snapshot(&q, &mut whole).unwrap();
+    let found = capped.found();
+    assert!(
+        found.abs_diff(whole.len()) < 20,
+        "{found} of {}",
+        whole.len()
+    );
+    // Each child the whole table has well inside the cap is among the rows.
+    let mut checked = 0;
+    for &pid in &kids.0 {
+        let me = find(&whole, pid as u32);
+        let above = whole.iter().filter(|p| p.rss_bytes > me.rss_bytes).count();
+        if above + 2 <= CAP {
+            checked += 1;
+            assert!(
+                rows.iter().any(|p| p.pid == pid as u32),
+                "{pid} ({} bytes, {above} above) missing from {:?}",
+                me.rss_bytes,
+                rows.iter()
+                    .map(|p| (p.pid, p.rss_bytes))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+    assert!(
+        checked > 0,
+        "the machine has {CAP} processes larger than the children"
+    );
+    // A lower cap bounds the next walk by the count already made.
+    capped.set_rows_cap(CAP / 2);
+    capped.snapshot(&q, &mut rows).unwrap();
+    let (written, _) = capped.walk_written().unwrap();
+    assert!(
+        written as usize <= CAP,
+        "{written} rows for a cap of {}",
+        CAP / 2
+    );
+    assert_eq!(rows.len(), CAP / 2);
+    // A cap lifted leaves the walk at the cap it was opened with, its rows
+    // never reloaded.
+    capped.set_rows_cap(0);
+    capped.snapshot(&q, &mut rows).unwrap();
+    let (written, left_out) = capped.walk_written().unwrap();
+    assert!(
+        written as usize <= 2 * CAP && left_out > 0,
+        "{written} rows"
+    );
+    assert_eq!(capped.walk_reloads(), 0);
+}

@@ -317,8 +317,9 @@ impl Agent {
                 &config.sys_root,
                 memory::exit_ring_bytes_for(self.memory.stats.ceiling),
                 // Capped from the start: the walk's rows, kernel memory
-                // charged to the agent's cgroup, keep little room.
-                self.memory.caps().rows.is_some(),
+                // charged to the agent's cgroup, are written for the cap's
+                // processes only.
+                self.memory.caps().rows.unwrap_or(0),
             ) {
                 Ok(mut t) => {
                     // One thread: a split snapshot takes less time but no

@@ -152,6 +152,11 @@ pub struct Bpf {
     /// At most this many of the walk's processes, those using the most
     /// memory, are built ([`Bpf::set_rows_cap`]); 0: no cap.
     rows_cap: usize,
+    /// The cap the handle was opened with, which bounds the walk's rows
+    /// whatever cap is set later ([`Bpf::open_with_exit_ring`]); 0: none.
+    open_cap: usize,
+    /// Whether the last read's query took the floor and the cap.
+    bounded: bool,
     /// PIDs the kernel's filter holds at most; a longer list is filtered
     /// here.
     pid_filter: u32,
@@ -225,7 +230,7 @@ impl Bpf {
             false,
             QS_EXIT_RING_BYTES as u32,
             QS_MAX_PIDS as u32,
-            false,
+            0,
         )
     }
 
@@ -236,11 +241,21 @@ impl Bpf {
     /// every process: a query by PID is filtered here, not in the kernel,
     /// as the filter's table (65,536 buckets, 1 MiB of kernel memory in
     /// each of the two objects, however few PIDs it holds) is not made.
-    /// With `tight`, the walk's rows have room for an eighth more tasks
-    /// than there are, not half (for a caller whose rows a memory ceiling
-    /// caps: its rows are kernel memory charged to the caller's cgroup).
-    pub fn open_with_exit_ring(ring_bytes: u64, tight: bool) -> Result<Bpf> {
-        Bpf::load(Method::Walk, false, exit_ring_bytes(ring_bytes), 1, tight)
+    /// With a `rows_cap` (0: none), the walk writes rows for about that
+    /// many processes, the most resident, and has room for an eighth more
+    /// ([`Bpf::set_rows_cap`]): for a caller under a memory ceiling, as the
+    /// walk's rows are kernel memory charged to the caller's cgroup. A cap
+    /// set later above it, or lifted, leaves the walk's rows at it: they
+    /// are never reloaded larger for a whole table (a reload parses the
+    /// kernel's BTF again).
+    pub fn open_with_exit_ring(ring_bytes: u64, rows_cap: usize) -> Result<Bpf> {
+        Bpf::load(
+            Method::Walk,
+            false,
+            exit_ring_bytes(ring_bytes),
+            1,
+            u32::try_from(rows_cap).unwrap_or(u32::MAX),
+        )
     }
 
     /// As [`Bpf::open`], loading the PID lookup [`Bpf::start_ticks`] uses
@@ -252,18 +267,18 @@ impl Bpf {
             true,
             QS_EXIT_RING_BYTES as u32,
             QS_MAX_PIDS as u32,
-            false,
+            0,
         )
     }
 
     /// Loads with room for `pid_filter` PIDs in the kernel's filter, the
-    /// walk's rows `tight` ([`Bpf::open_with_exit_ring`]).
+    /// walk's rows capped by `rows_cap` ([`Bpf::open_with_exit_ring`]).
     fn load(
         method: Method,
         with_lookup: bool,
         ring_bytes: u32,
         pid_filter: u32,
-        tight: bool,
+        rows_cap: u32,
     ) -> Result<Bpf> {
         // Both loaders made before the one parse of the kernel's BTF.
         let mut loader = sys::bpf::loader();
@@ -291,7 +306,7 @@ impl Bpf {
                     &btf,
                     walk_loader,
                     pid_filter,
-                    tight,
+                    rows_cap,
                 )
             }) {
                 Ok(w) => (Some(w), None),
@@ -321,7 +336,9 @@ impl Bpf {
             threads: Threads::Auto,
             read_len: None,
             rss_floor: 0,
-            rows_cap: 0,
+            rows_cap: rows_cap as usize,
+            open_cap: rows_cap as usize,
+            bounded: false,
             pid_filter,
             found: 0,
             ring_bytes,
@@ -350,6 +367,12 @@ impl Bpf {
     /// Rows the walk's mapped array holds before it is reloaded larger.
     pub fn walk_capacity(&self) -> Option<u32> {
         self.walk.as_ref().map(Walk::capacity)
+    }
+
+    /// Rows the last walk wrote, and processes its bounds left out
+    /// unwritten ([`Bpf::set_rows_cap`]).
+    pub fn walk_written(&self) -> Option<(u64, u64)> {
+        self.walk.as_ref().map(|w| (w.written(), w.left_out()))
     }
 
     /// How many times the walk was reloaded with a larger array since it
@@ -435,10 +458,26 @@ impl Bpf {
         if in_kernel.is_some() {
             flags |= QS_CFG_FILTER as u32;
         }
+        // The floor and the cap stand on resident memory, and on a whole
+        // table: not for a query by PID, nor one without resident memory.
+        self.bounded = query.pids.is_none() && flags & QS_CFG_MM as u32 != 0;
         if let Some(walk) = self.walk.as_mut() {
             if let Some(pids) = in_kernel {
                 walk.set_filter(pids)?;
             }
+            // Opened with a cap, the walk's rows are sized for it and
+            // never grown for a table of that kind: a reload parses the
+            // kernel's BTF again (16 MiB of heap), what a caller under a
+            // memory ceiling cannot afford; a larger or lifted cap keeps
+            // the cap it was opened with.
+            let cap = match (self.rows_cap, self.open_cap) {
+                (c, 0) | (0, c) => c,
+                (c, o) => c.min(o),
+            };
+            walk.set_rows_cap(match self.bounded {
+                true => u32::try_from(cap).unwrap_or(u32::MAX),
+                false => 0,
+            })?;
             walk.set_config(QsConfig {
                 flags,
                 wakeup_bytes: 0,
@@ -477,16 +516,23 @@ impl Bpf {
             ));
         };
         if let Some(walk) = self.walk.as_ref() {
+            let (floor, cap) = match self.bounded {
+                true => (
+                    self.rss_floor.div_ceil(self.page_size.max(1)),
+                    self.rows_cap,
+                ),
+                false => (0, 0),
+            };
             self.found = decode_walk_parts(
                 &walk.rows(),
                 &mut self.helpers,
                 self.page_size,
                 query.fields,
-                self.rss_floor.div_ceil(self.page_size.max(1)),
-                self.rows_cap,
+                floor,
+                cap,
                 &mut self.order,
                 out,
-            )?;
+            )? + walk.left_out() as usize;
         } else {
             self.decode(len, query, out)?;
             self.found = out.len();
@@ -510,10 +556,14 @@ impl Bpf {
         self.rss_floor = bytes;
     }
 
-    /// From the next build on, at most `cap` of the walk's processes are
+    /// From the next read on, at most `cap` of the walk's processes are
     /// built, those resident in the most memory (ties to the lower PID):
     /// under a memory ceiling the first table is never built whole, even
-    /// before a floor is known. 0: no cap.
+    /// before a floor is known. The walk itself writes rows for about
+    /// `cap` processes, bounded by the count of the walk before by
+    /// resident pages (walk.bpf.c's qs_within_bounds): those it leaves out
+    /// never take kernel memory. 0: no cap. Neither the cap nor the floor
+    /// applies to a query by PID or one without [`crate::Field::Rss`].
     pub fn set_rows_cap(&mut self, cap: usize) {
         self.rows_cap = cap;
     }

@@ -27,9 +27,9 @@ use super::test_run::{Args, test_run};
 use crate::error::Result;
 use crate::pool::{Helpers, MAX_THREADS, OwnedJob, Threads};
 use crate::record::{
-    QS_CFG_IO, QS_CFG_THREADS, QS_KFUNC_ITER_TASK_DESTROY, QS_KFUNC_ITER_TASK_NEW,
-    QS_KFUNC_ITER_TASK_NEXT, QS_KFUNC_RDONLY_CAST, QS_MAX_WALKERS, QS_WALK_MARKS, QS_WALK_MIN_ROWS,
-    QS_WALK_STALE_START, QsConfig, QsIo, QsTask, QsWalkArgs, QsWalkOut,
+    QS_CFG_IO, QS_CFG_RSS_HIST, QS_CFG_THREADS, QS_KFUNC_ITER_TASK_DESTROY, QS_KFUNC_ITER_TASK_NEW,
+    QS_KFUNC_ITER_TASK_NEXT, QS_KFUNC_RDONLY_CAST, QS_MAX_WALKERS, QS_RSS_BUCKETS, QS_WALK_MARKS,
+    QS_WALK_MIN_ROWS, QS_WALK_STALE_START, QsConfig, QsIo, QsTask, QsWalkArgs, QsWalkOut,
 };
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
@@ -119,6 +119,15 @@ pub(crate) struct Walk {
     pid_filter: u32,
     /// Rows for an eighth more tasks than met, not half ([`tight_capacity_for`]).
     tight: bool,
+    /// At most about this many rows are written, those of the most
+    /// resident processes ([`Walk::set_rows_cap`]); 0: all.
+    rows_cap: u32,
+    /// The bounds the next capped walk writes rows within, from the last
+    /// one's count of processes by resident pages (`hist`).
+    bounds: Bounds,
+    hist: [u64; QS_RSS_BUCKETS as usize],
+    /// Processes the last walk's bounds left out.
+    left_out: u64,
     reloads: u64,
     config: QsConfig,
     filter: Vec<u32>,
@@ -198,6 +207,49 @@ pub(crate) fn capacity_for(tasks: u32) -> u32 {
 /// shares need half again as many rows.
 pub(crate) fn tight_capacity_for(tasks: u32) -> u32 {
     (tasks.saturating_add(tasks / 8)).max(QS_WALK_MIN_ROWS as u32)
+}
+
+/// Which processes a capped walk writes rows for (walk.bpf.c's
+/// qs_within_bounds): those resident in `hi` pages or more, and the first
+/// `ties` resident in `lo` or more; `hi` 0: all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    lo: u64,
+    hi: u64,
+    ties: u64,
+}
+
+/// The first resident page count of `rss_hist` bucket `b` (walk.bpf.c's
+/// qs_rss_bucket): the count itself below 4, else four buckets per power
+/// of two; past the last bucket, none.
+pub(crate) fn bucket_floor(b: usize) -> u64 {
+    match b {
+        0..4 => b as u64,
+        _ if b >= QS_RSS_BUCKETS as usize => u64::MAX,
+        _ => {
+            let msb = b / 4 + 1;
+            (4 + (b % 4) as u64) << (msb - 2)
+        }
+    }
+}
+
+/// Bounds that keep `cap` rows of a walk that counted `hist`: every
+/// process of the buckets above the one where the count from the top
+/// passes `cap`, and of that bucket as many as make `cap`; none when all
+/// fit.
+pub(crate) fn bounds_for(hist: &[u64], cap: u64) -> Bounds {
+    let mut above = 0u64;
+    for b in (0..hist.len()).rev() {
+        if above + hist[b] > cap {
+            return Bounds {
+                lo: bucket_floor(b),
+                hi: bucket_floor(b + 1),
+                ties: cap - above,
+            };
+        }
+        above += hist[b];
+    }
+    Bounds::default()
 }
 
 /// Rows for `tasks` tasks: [`tight_capacity_for`] when `tight`, else
@@ -294,6 +346,10 @@ impl Walk {
             capacity,
             pid_filter,
             tight,
+            rows_cap: 0,
+            bounds: Bounds::default(),
+            hist: [0; QS_RSS_BUCKETS as usize],
+            left_out: 0,
             reloads: 0,
             config: QsConfig {
                 flags: u32::MAX,
@@ -315,27 +371,77 @@ impl Walk {
     }
 
     /// Loads the walk sized for the tasks there are now (with room for
-    /// an eighth more when `tight`, else half), with room for
-    /// `pid_filter` PIDs in its filter.
+    /// half again), with room for `pid_filter` PIDs in its filter; with a
+    /// `rows_cap` ([`Walk::set_rows_cap`]), for that many rows and an
+    /// eighth more, however many tasks there are.
     pub(crate) fn open<'a>(
         object: &[u8],
         btf: &'a Btf,
         loader: EbpfLoader<'a>,
         pid_filter: u32,
-        tight: bool,
+        rows_cap: u32,
     ) -> Result<Walk> {
-        Walk::load(
+        let tight = rows_cap > 0;
+        let tasks = match tight {
+            true => rows_cap,
+            false => tasks_now(),
+        };
+        let mut walk = Walk::load(
             object,
             btf,
-            rows_for(tasks_now(), tight),
+            rows_for(tasks, tight),
             loader,
             pid_filter,
             tight,
-        )
+        )?;
+        walk.set_rows_cap(rows_cap)?;
+        Ok(walk)
     }
 
-    pub(crate) fn set_config(&mut self, cfg: QsConfig) -> Result<()> {
+    /// Writes the program's configuration, with the count by resident
+    /// pages a capped walk bounds its next rows by.
+    pub(crate) fn set_config(&mut self, mut cfg: QsConfig) -> Result<()> {
+        if self.rows_cap > 0 {
+            cfg.flags |= QS_CFG_RSS_HIST as u32;
+        }
         write_config(&mut self.ebpf, &mut self.config, cfg)
+    }
+
+    /// From the next walk on, rows are written for about `cap` processes,
+    /// those resident in the most pages (0: all), in rows for an eighth
+    /// more: the processes are counted by resident pages in each walk, and
+    /// the next walk writes rows only within the bounds that count gives
+    /// ([`bounds_for`]); a walk whose rows overrun them (processes grew) is
+    /// walked again at once within the bounds its own count gives. Such a
+    /// walk is never split. The caller keeps the `cap` most resident of
+    /// the rows written (ties in a bucket go by their order in the list).
+    pub(crate) fn set_rows_cap(&mut self, cap: u32) -> Result<()> {
+        if cap == self.rows_cap {
+            return Ok(());
+        }
+        // The last count stands for the new cap (none was kept uncapped).
+        self.bounds = match (self.rows_cap, cap) {
+            (0, _) | (_, 0) => Bounds::default(),
+            _ => bounds_for(&self.hist, u64::from(cap)),
+        };
+        self.rows_cap = cap;
+        let config = self.config;
+        self.config.flags = u32::MAX;
+        self.set_config(QsConfig {
+            flags: config.flags & !(QS_CFG_RSS_HIST as u32),
+            ..config
+        })?;
+        Ok(())
+    }
+
+    /// Processes the last walk's bounds left out.
+    pub(crate) fn left_out(&self) -> u64 {
+        self.left_out
+    }
+
+    /// Rows the last walk wrote.
+    pub(crate) fn written(&self) -> u64 {
+        self.ranges.iter().map(|r| r.len() as u64).sum()
     }
 
     pub(crate) fn set_filter(&mut self, pids: &[u32]) -> Result<()> {
@@ -372,7 +478,7 @@ impl Walk {
     /// Fewer stretches than asked for where the marks are too few to tell
     /// apart.
     fn plan(&self) -> (usize, Vec<Mark>) {
-        if self.config.flags & QS_CFG_THREADS as u32 != 0 {
+        if self.config.flags & QS_CFG_THREADS as u32 != 0 || self.rows_cap > 0 {
             return (1, Vec::new());
         }
         let threads = self.split.walkers.count(self.visited, MIN_PER_WALKER);
@@ -489,6 +595,9 @@ impl Walk {
                 stop_task: stop.map_or(0, |m| m.task),
                 stop_after_ns: stop.map_or(u64::MAX, |m| m.start_ns.saturating_add(STOP_MARGIN_NS)),
                 mark_every,
+                rss_lo: 0,
+                rss_hi: 0,
+                tie_rows: 0,
             });
             first_row += max_rows;
         }
@@ -501,13 +610,41 @@ impl Walk {
             .shares(&[], false)
             .and_then(|(args, _)| args.first().copied())
             .ok_or_else(|| bpf_err("running the task walk")("the row array is empty".into()))?;
+        let bounded = |args: &mut QsWalkArgs, b: Bounds| {
+            args.rss_lo = b.lo;
+            args.rss_hi = b.hi;
+            args.tie_rows = b.ties;
+        };
+        if self.rows_cap > 0 {
+            bounded(&mut args, self.bounds);
+        }
         run_walker(self.prog_fd()?, &args)?;
         let mut out = self.out(0);
         if out.wanted > out.rows {
-            self.reload(object, rows_for(out.wanted as u32, self.tight))?;
-            args.max_rows = u64::from(self.capacity);
+            if self.rows_cap > 0 {
+                // Every process was counted: the bounds of this count fit
+                // in rows for the cap, or for all when fewer.
+                let total: u64 = out.rss_hist.iter().sum();
+                let need = tight_capacity_for(total.min(u64::from(self.rows_cap)) as u32);
+                if need > self.capacity {
+                    self.reload(object, need)?;
+                    args.max_rows = u64::from(self.capacity);
+                }
+                bounded(
+                    &mut args,
+                    bounds_for(&out.rss_hist, u64::from(self.rows_cap)),
+                );
+            } else {
+                self.reload(object, rows_for(out.wanted as u32, self.tight))?;
+                args.max_rows = u64::from(self.capacity);
+            }
             run_walker(self.prog_fd()?, &args)?;
             out = self.out(0);
+        }
+        self.left_out = out.left_out;
+        if self.rows_cap > 0 {
+            self.hist = out.rss_hist;
+            self.bounds = bounds_for(&self.hist, u64::from(self.rows_cap));
         }
         self.ranges.clear();
         self.ranges
@@ -643,6 +780,7 @@ impl Walk {
         let filter = std::mem::take(&mut self.filter);
         let reloads = self.reloads + 1;
         let (split, stats, visited) = (self.split, self.stats, self.visited);
+        let (rows_cap, bounds, hist) = (self.rows_cap, self.bounds, self.hist);
         let marks = std::mem::take(&mut self.marks);
         *self = Walk::load(
             object,
@@ -658,6 +796,7 @@ impl Walk {
         self.stats = stats;
         self.visited = visited;
         self.marks = marks;
+        (self.rows_cap, self.bounds, self.hist) = (rows_cap, bounds, hist);
         self.set_config(config)?;
         self.set_filter(&filter)
     }
@@ -674,6 +813,62 @@ impl Walk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// walk.bpf.c's qs_rss_bucket.
+    fn bucket_of(pages: u64) -> usize {
+        match pages {
+            0..4 => pages as usize,
+            _ if pages >> 32 != 0 => QS_RSS_BUCKETS as usize - 1,
+            _ => {
+                let msb = pages.ilog2() as usize;
+                (msb - 1) * 4 + ((pages >> (msb - 2)) & 3) as usize
+            }
+        }
+    }
+
+    #[test]
+    fn each_bucket_of_resident_pages_starts_where_the_walk_counts_it() {
+        let n = QS_RSS_BUCKETS as usize;
+        for b in 0..n - 1 {
+            let (lo, next) = (bucket_floor(b), bucket_floor(b + 1));
+            assert!(lo < next, "bucket {b}: {lo} then {next}");
+            assert_eq!(bucket_of(lo), b, "the first of bucket {b}");
+            assert_eq!(bucket_of(next - 1), b, "the last of bucket {b}");
+        }
+        assert_eq!(bucket_floor(n - 1), 1 << 32);
+        assert_eq!(bucket_of(u64::MAX), n - 1);
+        assert_eq!(bucket_floor(n), u64::MAX);
+        // Four buckets per power of two: 8, 10, 12, 14 pages.
+        assert_eq!(
+            (8..16).map(bucket_of).collect::<Vec<_>>(),
+            [8, 8, 9, 9, 10, 10, 11, 11]
+        );
+    }
+
+    #[test]
+    fn bounds_keep_the_buckets_above_the_cap_and_as_many_of_the_one_it_falls_in() {
+        let mut hist = vec![0u64; QS_RSS_BUCKETS as usize];
+        // 30,000 processes of 200 pages (bucket 26), 40 of 5,000 (bucket
+        // 46) and 3 of 70,000 (bucket 64).
+        hist[bucket_of(200)] = 30_000;
+        hist[bucket_of(5_000)] = 40;
+        hist[bucket_of(70_000)] = 3;
+        assert_eq!(
+            bounds_for(&hist, 1_000),
+            Bounds {
+                lo: bucket_floor(bucket_of(200)),
+                hi: bucket_floor(bucket_of(200) + 1),
+                ties: 957,
+            }
+        );
+        assert!(bucket_floor(bucket_of(200)) <= 200 && 200 < bucket_floor(bucket_of(200) + 1));
+        // The cap falls in the bucket of 5,000 pages: 30 of its 40.
+        let b = bounds_for(&hist, 33);
+        assert_eq!((b.lo, b.ties), (bucket_floor(bucket_of(5_000)), 30));
+        // All fit: no bounds.
+        assert_eq!(bounds_for(&hist, 30_043), Bounds::default());
+        assert_eq!(bounds_for(&hist, 30_042).ties, 29_999);
+    }
 
     #[test]
     fn tight_rows_keep_an_eighth_of_room_where_others_keep_half() {
