@@ -130,9 +130,10 @@ def test_numpy_is_not_required(monkeypatch, sleepers):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_process_iter_agrees_with_psutil(backend, sleepers):
     t = quietstat.Table(backend=backend, numpy=False)
-    ours = {p["pid"]: p for p in quietstat.process_iter(table=t) if p["pid"] in sleepers}
+    attrs = ["pid", "ppid", "name", "status", "create_time", "cpu_times", "memory_info"]
+    attrs += ["num_threads", "nice", "cpu_num", "io_counters", "num_ctx_switches"]
+    ours = {p.pid: p.info for p in quietstat.process_iter(attrs, table=t) if p.pid in sleepers}
     assert sorted(ours) == sorted(sleepers)
-    attrs = [a for a in quietstat.ATTRS]
     for p in psutil.process_iter(attrs):
         if p.pid not in ours:
             continue

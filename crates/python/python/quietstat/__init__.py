@@ -6,19 +6,37 @@ load it (root, or CAP_BPF with CAP_PERFMON), /proc otherwise.
     t.start_times([1, 2, 3])          # clock ticks since boot, 0: no process
     t.snapshot(["pid", "comm", "rss_bytes"])   # columns, one row per process
     for p in quietstat.process_iter(["pid", "name", "cpu_times"]):
-        ...                           # psutil's names and units
+        p.info["cpu_times"].user      # psutil's names, units and types
+    quietstat.Process(1).cmdline()    # psutil's Process, its exceptions
 
 Columns are NumPy arrays when NumPy is importable (or ``numpy=True``),
 lists otherwise (``numpy=False``); NumPy is never required.
 """
 
 import array
-import collections
 import operator
-import os
 
 from ._quietstat import COLUMNS, DeniedError, Error, MalformedError, NotFoundError
 from ._quietstat import Table as _Table
+from ._process import *  # noqa: F403 (psutil's names, listed in _process.__all__)
+from ._process import (
+    ATTRS,
+    AccessDenied,
+    NoSuchProcess,
+    Process,
+    TimeoutExpired,
+    ZombieProcess,
+    pcputimes,
+    pctxsw,
+    pid_exists,
+    pids,
+    pio,
+    pmem,
+    process_iter,
+    puids,
+    wait_procs,
+)
+from ._process import __all__ as _process_all
 
 __all__ = [
     "Table",
@@ -27,9 +45,7 @@ __all__ = [
     "DeniedError",
     "MalformedError",
     "COLUMNS",
-    "process_iter",
-    "ATTRS",
-]
+] + _process_all
 
 def _numpy():
     try:
@@ -105,89 +121,3 @@ class Table:
             pids = [operator.index(p) for p in pids]
         cols = self._t.snapshot(fields, pids)
         return {k: (self._column(v) if isinstance(v, bytes) else v) for k, v in cols.items()}
-
-
-# psutil's shapes for the attributes both have.
-pcputimes = collections.namedtuple("pcputimes", ["user", "system"])
-pmem = collections.namedtuple("pmem", ["rss", "vms"])
-pio = collections.namedtuple(
-    "pio", ["read_count", "write_count", "read_bytes", "write_bytes", "read_chars", "write_chars"]
-)
-pctxsw = collections.namedtuple("pctxsw", ["voluntary", "involuntary"])
-
-_STATUS = {
-    "R": "running",
-    "S": "sleeping",
-    "D": "disk-sleep",
-    "T": "stopped",
-    "t": "tracing-stop",
-    "Z": "zombie",
-    "X": "dead",
-    "x": "dead",
-    "K": "wake-kill",
-    "W": "waking",
-    "I": "idle",
-    "P": "parked",
-}
-
-# attribute -> (columns it needs, value from one row's columns)
-ATTRS = {
-    "pid": (["pid"], lambda r: r["pid"]),
-    "ppid": (["ppid"], lambda r: r["ppid"]),
-    "name": (["comm"], lambda r: r["comm"]),
-    "status": (["state"], lambda r: _STATUS.get(r["state"], r["state"])),
-    "create_time": (["start_ticks"], lambda r: _boot_time() + r["start_ticks"] / _TICKS),
-    "cpu_times": (["utime_ns", "stime_ns"], lambda r: pcputimes(r["utime_ns"] / 1e9, r["stime_ns"] / 1e9)),
-    "memory_info": (["rss_bytes", "vsize_bytes"], lambda r: pmem(r["rss_bytes"], r["vsize_bytes"])),
-    "num_threads": (["threads"], lambda r: r["threads"]),
-    "nice": (["nice"], lambda r: r["nice"]),
-    "cpu_num": (["cpu"], lambda r: r["cpu"]),
-    "io_counters": (
-        ["syscr", "syscw", "read_bytes", "write_bytes", "rchar", "wchar"],
-        lambda r: None
-        if r["syscr"] < 0
-        else pio(r["syscr"], r["syscw"], r["read_bytes"], r["write_bytes"], r["rchar"], r["wchar"]),
-    ),
-    "num_ctx_switches": (
-        ["voluntary_ctxsw", "involuntary_ctxsw"],
-        lambda r: None if r["voluntary_ctxsw"] < 0 else pctxsw(r["voluntary_ctxsw"], r["involuntary_ctxsw"]),
-    ),
-}
-
-_TICKS = os.sysconf("SC_CLK_TCK")
-_BOOT = []
-
-
-def _boot_time():
-    """Boot time in seconds since the epoch, as psutil reads it (btime)."""
-    if not _BOOT:
-        with open("/proc/stat") as f:
-            for line in f:
-                if line.startswith("btime"):
-                    _BOOT.append(float(line.split()[1]))
-                    break
-    return _BOOT[0]
-
-
-def process_iter(attrs=None, table=None):
-    """Yields one dict per process with psutil's attribute names and units
-    (the attributes in ``quietstat.ATTRS``; all of them when ``attrs`` is
-    None), from one snapshot."""
-    attrs = list(ATTRS) if attrs is None else list(attrs)
-    unknown = [a for a in attrs if a not in ATTRS]
-    if unknown:
-        raise ValueError("unknown attributes %s; accepted: %s" % (unknown, ", ".join(ATTRS)))
-    if table is None:
-        table = Table(numpy=False)
-    cols = []
-    for a in attrs:
-        for c in ATTRS[a][0]:
-            if c not in cols:
-                cols.append(c)
-    if "pid" not in cols:
-        cols.append("pid")
-    raw = table._t.snapshot(cols, None)
-    data = {k: (array.array("q", v).tolist() if isinstance(v, bytes) else v) for k, v in raw.items()}
-    for i in range(len(data["pid"])):
-        row = {c: data[c][i] for c in cols}
-        yield {a: ATTRS[a][1](row) for a in attrs}
