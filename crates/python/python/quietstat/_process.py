@@ -135,32 +135,41 @@ def _ints(v):
     return memoryview(v).cast("q").tolist() if isinstance(v, bytes) else v
 
 
-# Each attribute: the columns it needs, and its value from one process's
-# columns (a dict). None for the attributes read from their own files.
+def _tuples(kind, *cols):
+    """One ``kind`` namedtuple a process from the columns ``cols``; None for
+    a process whose first column is -1 (the caller may not read it)."""
+    new = tuple.__new__
+    return [new(kind, t) if t[0] >= 0 else None for t in zip(*cols)]
+
+
+# Each attribute the tables read: the columns it needs, and its values
+# from those columns (lists, one value a process; None where the caller
+# may not read it), built column by column, one namedtuple a process.
+# Process methods take it for one process, process_iter for all.
 _FROM_COLUMNS = {
-    "pid": (["pid"], lambda r: r["pid"]),
-    "ppid": (["ppid"], lambda r: r["ppid"]),
-    "name": (["comm"], lambda r: r["comm"]),
-    "status": (["state"], lambda r: _STATUS.get(r["state"], r["state"])),
-    "create_time": (["start_ticks"], lambda r: _boot_time() + r["start_ticks"] / _TICKS),
-    "cpu_times": (["utime_ns", "stime_ns"], lambda r: pcputimes(r["utime_ns"] / 1e9, r["stime_ns"] / 1e9)),
-    "memory_info": (["rss_bytes", "vsize_bytes"], lambda r: pmem(r["rss_bytes"], r["vsize_bytes"])),
-    "memory_percent": (["rss_bytes"], lambda r: r["rss_bytes"] / _mem_total() * 100),
-    "num_threads": (["threads"], lambda r: r["threads"]),
-    "nice": (["nice"], lambda r: r["nice"]),
-    "cpu_num": (["cpu"], lambda r: r["cpu"]),
+    "pid": (["pid"], lambda c: c["pid"]),
+    "ppid": (["ppid"], lambda c: c["ppid"]),
+    "name": (["comm"], lambda c: c["comm"]),
+    "status": (["state"], lambda c: [_STATUS.get(s, s) for s in c["state"]]),
+    "create_time": (["start_ticks"], lambda c: [_boot_time() + s / _TICKS for s in c["start_ticks"]]),
+    "cpu_times": (
+        ["utime_ns", "stime_ns"],
+        lambda c: _tuples(pcputimes, [u / 1e9 for u in c["utime_ns"]], [s / 1e9 for s in c["stime_ns"]]),
+    ),
+    "memory_info": (["rss_bytes", "vsize_bytes"], lambda c: _tuples(pmem, c["rss_bytes"], c["vsize_bytes"])),
+    "memory_percent": (["rss_bytes"], lambda c: [r / _mem_total() * 100 for r in c["rss_bytes"]]),
+    "num_threads": (["threads"], lambda c: c["threads"]),
+    "nice": (["nice"], lambda c: c["nice"]),
+    "cpu_num": (["cpu"], lambda c: c["cpu"]),
     "io_counters": (
         ["syscr", "syscw", "read_bytes", "write_bytes", "rchar", "wchar"],
-        lambda r: pio(r["syscr"], r["syscw"], r["read_bytes"], r["write_bytes"], r["rchar"], r["wchar"]),
+        lambda c: _tuples(pio, c["syscr"], c["syscw"], c["read_bytes"], c["write_bytes"], c["rchar"], c["wchar"]),
     ),
     "num_ctx_switches": (
         ["voluntary_ctxsw", "involuntary_ctxsw"],
-        lambda r: pctxsw(r["voluntary_ctxsw"], r["involuntary_ctxsw"]),
+        lambda c: _tuples(pctxsw, c["voluntary_ctxsw"], c["involuntary_ctxsw"]),
     ),
 }
-
-# Attributes a table reads -1 for where the caller may not read them.
-_DENIABLE = {"io_counters": "syscr", "num_ctx_switches": "voluntary_ctxsw"}
 
 # Attributes read from the process's own files, by method.
 _FROM_FILES = ["exe", "cmdline", "cwd", "num_fds", "uids", "username"]
@@ -274,12 +283,12 @@ class Process:
             raise ZombieProcess(self._pid, self._name, r["ppid"])
 
     def _attr(self, name):
-        cols, value = _FROM_COLUMNS[name]
+        cols, values = _FROM_COLUMNS[name]
         r = self._row(cols)
-        col = _DENIABLE.get(name)
-        if col is not None and r[col] < 0:
+        v = values({c: [r[c]] for c in cols})[0]
+        if v is None:
             raise AccessDenied(self._pid, self._name)
-        return value(r)
+        return v
 
     def name(self):
         """The task name (``comm``), at most 15 bytes."""
@@ -610,41 +619,6 @@ def _check_attrs(attrs):
     return attrs
 
 
-def _column_values(attr, cols, n):
-    """``attr`` for each of the ``n`` processes of ``cols`` (a list), built
-    column by column: one namedtuple a process, no dict."""
-    new = tuple.__new__
-    if attr == "pid":
-        return cols["pid"]
-    if attr == "ppid":
-        return cols["ppid"]
-    if attr == "name":
-        return cols["comm"]
-    if attr == "num_threads":
-        return cols["threads"]
-    if attr == "nice":
-        return cols["nice"]
-    if attr == "cpu_num":
-        return cols["cpu"]
-    if attr == "status":
-        get = _STATUS.get
-        return [get(s, s) for s in cols["state"]]
-    if attr == "create_time":
-        boot = _boot_time()
-        return [boot + s / _TICKS for s in cols["start_ticks"]]
-    if attr == "cpu_times":
-        return [new(pcputimes, (u / 1e9, s / 1e9)) for u, s in zip(cols["utime_ns"], cols["stime_ns"])]
-    if attr == "memory_info":
-        return [new(pmem, t) for t in zip(cols["rss_bytes"], cols["vsize_bytes"])]
-    if attr == "memory_percent":
-        total = _mem_total() / 100
-        return [r / total for r in cols["rss_bytes"]]
-    names = {"io_counters": pio, "num_ctx_switches": pctxsw}
-    tup = names[attr]
-    fields = _FROM_COLUMNS[attr][0]
-    return [t if t[0] >= 0 else None for t in (new(tup, v) for v in zip(*(cols[c] for c in fields)))]
-
-
 def process_iter(attrs=None, ad_value=None, table=None):
     """Yields a ``Process`` for every process, in PID order, from one read
     of the whole table; with ``attrs`` (a list of names of
@@ -673,10 +647,10 @@ def process_iter(attrs=None, ad_value=None, table=None):
         return
     columnar = [a for a in attrs if a in _FROM_COLUMNS]
     files = [a for a in attrs if a not in _FROM_COLUMNS]
-    values = [_column_values(a, data, n) for a in columnar]
-    for j, a in enumerate(columnar):
-        if a in _DENIABLE:
-            values[j] = [ad_value if v is None else v for v in values[j]]
+    values = [_FROM_COLUMNS[a][1](data) for a in columnar]
+    for j, v in enumerate(values):
+        if None in v:
+            values[j] = [ad_value if x is None else x for x in v]
     infos = [dict(zip(columnar, v)) for v in zip(*values)] if columnar else [{} for _ in range(n)]
     known = Process._known
     for i in range(n):
