@@ -507,6 +507,8 @@ impl Walk {
         // A stretch a helper still walks writes into the arrays this walk
         // reuses.
         helpers.wait_idle();
+        // Only a capped walk, never split, leaves processes out.
+        self.left_out = 0;
         let (threads, starts) = self.plan();
         if !starts.is_empty() && self.run_split(threads, &starts, helpers)? {
             self.stats.split += 1;
