@@ -122,9 +122,8 @@ pub(crate) struct Walk {
     /// At most about this many rows are written, those of the most
     /// resident processes ([`Walk::set_rows_cap`]); 0: all.
     rows_cap: u32,
-    /// The bounds the next capped walk writes rows within, from the last
-    /// one's count of processes by resident pages (`hist`).
-    bounds: Bounds,
+    /// The last capped walk's count of processes by resident pages, which
+    /// bounds the next one's rows ([`bounds_for`]); all 0 while uncapped.
     hist: [u64; QS_RSS_BUCKETS as usize],
     /// Processes the last walk's bounds left out.
     left_out: u64,
@@ -347,7 +346,6 @@ impl Walk {
             pid_filter,
             tight,
             rows_cap: 0,
-            bounds: Bounds::default(),
             hist: [0; QS_RSS_BUCKETS as usize],
             left_out: 0,
             reloads: 0,
@@ -419,19 +417,17 @@ impl Walk {
         if cap == self.rows_cap {
             return Ok(());
         }
-        // The last count stands for the new cap (none was kept uncapped).
-        self.bounds = match (self.rows_cap, cap) {
-            (0, _) | (_, 0) => Bounds::default(),
-            _ => bounds_for(&self.hist, u64::from(cap)),
-        };
+        // The last count stands for a new cap; uncapped walks count none.
+        if cap == 0 {
+            self.hist = [0; QS_RSS_BUCKETS as usize];
+        }
         self.rows_cap = cap;
+        // The count is asked for (or no longer) by set_config.
         let config = self.config;
-        self.config.flags = u32::MAX;
         self.set_config(QsConfig {
             flags: config.flags & !(QS_CFG_RSS_HIST as u32),
             ..config
-        })?;
-        Ok(())
+        })
     }
 
     /// Processes the last walk's bounds left out.
@@ -618,7 +614,7 @@ impl Walk {
             args.tie_rows = b.ties;
         };
         if self.rows_cap > 0 {
-            bounded(&mut args, self.bounds);
+            bounded(&mut args, bounds_for(&self.hist, u64::from(self.rows_cap)));
         }
         run_walker(self.prog_fd()?, &args)?;
         let mut out = self.out(0);
@@ -646,7 +642,6 @@ impl Walk {
         self.left_out = out.left_out;
         if self.rows_cap > 0 {
             self.hist = out.rss_hist;
-            self.bounds = bounds_for(&self.hist, u64::from(self.rows_cap));
         }
         self.ranges.clear();
         self.ranges
@@ -782,7 +777,7 @@ impl Walk {
         let filter = std::mem::take(&mut self.filter);
         let reloads = self.reloads + 1;
         let (split, stats, visited) = (self.split, self.stats, self.visited);
-        let (rows_cap, bounds, hist) = (self.rows_cap, self.bounds, self.hist);
+        let (rows_cap, hist) = (self.rows_cap, self.hist);
         let marks = std::mem::take(&mut self.marks);
         *self = Walk::load(
             object,
@@ -798,7 +793,7 @@ impl Walk {
         self.stats = stats;
         self.visited = visited;
         self.marks = marks;
-        (self.rows_cap, self.bounds, self.hist) = (rows_cap, bounds, hist);
+        (self.rows_cap, self.hist) = (rows_cap, hist);
         self.set_config(config)?;
         self.set_filter(&filter)
     }
