@@ -142,6 +142,19 @@ def _tuples(kind, *cols):
     return [new(kind, t) if t[0] >= 0 else None for t in zip(*cols)]
 
 
+def _create_times(ticks):
+    """Seconds since the epoch for starts in clock ticks since boot, as
+    psutil computes them."""
+    boot = _boot_time()
+    return [boot + s / _TICKS for s in ticks]
+
+
+def _memory_percents(sizes):
+    """Byte counts as percentages of the machine's memory."""
+    total = _mem_total()
+    return [b / total * 100 for b in sizes]
+
+
 # Each attribute the tables read: the columns it needs, and its values
 # from those columns (lists, one value a process; None where the caller
 # may not read it), built column by column, one namedtuple a process.
@@ -151,13 +164,13 @@ _FROM_COLUMNS = {
     "ppid": (["ppid"], lambda c: c["ppid"]),
     "name": (["comm"], lambda c: c["comm"]),
     "status": (["state"], lambda c: [_STATUS.get(s, s) for s in c["state"]]),
-    "create_time": (["start_ticks"], lambda c: [_boot_time() + s / _TICKS for s in c["start_ticks"]]),
+    "create_time": (["start_ticks"], lambda c: _create_times(c["start_ticks"])),
     "cpu_times": (
         ["utime_ns", "stime_ns"],
         lambda c: _tuples(pcputimes, [u / 1e9 for u in c["utime_ns"]], [s / 1e9 for s in c["stime_ns"]]),
     ),
     "memory_info": (["rss_bytes", "vsize_bytes"], lambda c: _tuples(pmem, c["rss_bytes"], c["vsize_bytes"])),
-    "memory_percent": (["rss_bytes"], lambda c: [r / _mem_total() * 100 for r in c["rss_bytes"]]),
+    "memory_percent": (["rss_bytes"], lambda c: _memory_percents(c["rss_bytes"])),
     "num_threads": (["threads"], lambda c: c["threads"]),
     "nice": (["nice"], lambda c: c["nice"]),
     "cpu_num": (["cpu"], lambda c: c["cpu"]),
@@ -305,7 +318,7 @@ class Process:
         clock ticks, as psutil computes it: part of the process's identity,
         so given after it ended too (as psutil's)."""
         if self._ctime is None:
-            self._ctime = _boot_time() + self._start / _TICKS
+            self._ctime = _create_times([self._start])[0]
         return self._ctime
 
     def cpu_times(self):
@@ -318,7 +331,7 @@ class Process:
         """RSS (or vms) as a percentage of the machine's memory."""
         if memtype not in ("rss", "vms"):
             raise ValueError("memtype %r; accepted: rss, vms" % (memtype,))
-        return getattr(self.memory_info(), memtype) / _mem_total() * 100
+        return _memory_percents([getattr(self.memory_info(), memtype)])[0]
 
     def num_threads(self):
         return self._attr("num_threads")
