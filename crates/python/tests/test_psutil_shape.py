@@ -284,6 +284,27 @@ def test_wait_gives_a_childs_exit_code_and_times_out(mod):
     assert p.wait(timeout=10) == -signal.SIGKILL
 
 
+def test_wait_on_another_process_returns_once_it_ended_unreaped():
+    # The shell's background sleep becomes a child of the sleep the shell
+    # execs, which never reaps it: a zombie that is not our child.
+    parent = spawn("sh", "-c", "sleep 0.3 & exec sleep 600")
+    try:
+        deadline = time.time() + 10
+        while not psutil.Process(parent.pid).children():
+            assert time.time() < deadline, "the shell never forked"
+            time.sleep(0.01)
+        orphan = quietstat.Process(psutil.Process(parent.pid).children()[0].pid)
+        t0 = time.monotonic()
+        assert orphan.wait(timeout=10) is None
+        assert time.monotonic() - t0 < 5
+        assert orphan.status() == quietstat.STATUS_ZOMBIE
+        # Ended before the call: the same at once.
+        assert orphan.wait(timeout=0) is None
+    finally:
+        parent.kill()
+        parent.wait()
+
+
 def test_cpu_percent_agrees_with_psutils_over_the_same_interval():
     """A busy child's share of a CPU, which depends on what else runs: so
     against psutil's over the same interval, and for the blocking form

@@ -514,23 +514,24 @@ class Process:
             fd = os.pidfd_open(self._pid)
         except (AttributeError, OSError):
             fd = None
+        # Readable once the process has ended (a zombie runs still).
+        exited = fd is not None and bool(select.select([fd], [], [], 0)[0])
         try:
             while self.is_running():
                 if self._is_child():
                     code = self._reap(block=False)
                     if code is not _RUNNING:
                         return code
+                elif exited:
+                    # Ended: a zombie now, for its own parent to reap.
+                    return None
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     raise TimeoutExpired(timeout, self._pid, self._name)
                 if fd is not None:
-                    select.select([fd], [], [], left)
+                    exited = bool(select.select([fd], [], [], left)[0])
                 else:
                     time.sleep(min(0.04, left) if left is not None else 0.04)
-                if fd is not None and self._is_child():
-                    code = self._reap(block=False)
-                    if code is not _RUNNING:
-                        return code
         finally:
             if fd is not None:
                 os.close(fd)
