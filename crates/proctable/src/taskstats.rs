@@ -244,16 +244,40 @@ pub const STALE_NS: u64 = 60_000_000_000;
 pub struct Groups {
     pending: HashMap<u32, GroupSums>,
     held: HashMap<u32, (GroupSums, TaskRecord, u64)>,
+    /// Held groups known to be complete: a record of a later process with
+    /// the same PID came.
+    done: Vec<(GroupSums, TaskRecord)>,
     swept_ns: u64,
     dropped: u64,
+}
+
+/// Whether `r`, for the PID of a group that ended (its sums `p`, its last
+/// record `last`), is a thread of that group still on its way out rather
+/// than a later process that took the PID. Every task of a group sends its
+/// record before the PID can be reused (the leader is released only after
+/// its threads), so the first record of a later process ends the group:
+/// one that never had threads has no late records; a group has one last
+/// record and one leader; a task started after the group ended (whole
+/// seconds, a second's slack) is not of it.
+fn late_thread_of(p: &GroupSums, last: &TaskRecord, r: &TaskRecord) -> bool {
+    let ended_s = last.btime_s + last.etime_us / 1_000_000 + 1;
+    last.threaded
+        && !r.last_of_group
+        && !(r.pid == r.tgid && p.leader.is_some())
+        && r.btime_s <= ended_s
 }
 
 impl Groups {
     /// Adds one task's record received at `now_ns`.
     pub fn add(&mut self, r: TaskRecord, now_ns: u64) {
-        if let Some((p, _, _)) = self.held.get_mut(&r.tgid) {
-            p.add(r, now_ns);
-            return;
+        if let Some((p, last, _)) = self.held.get_mut(&r.tgid) {
+            if late_thread_of(p, last, &r) {
+                p.add(r, now_ns);
+                return;
+            }
+            if let Some((p, last, _)) = self.held.remove(&r.tgid) {
+                self.done.push((p, last));
+            }
         }
         let p = self.pending.entry(r.tgid).or_default();
         p.add(r, now_ns);
@@ -273,6 +297,7 @@ impl Groups {
         alive: impl Fn(u32) -> bool,
         out: &mut Vec<(GroupSums, TaskRecord)>,
     ) {
+        out.append(&mut self.done);
         self.held.retain(|_, (p, last, at)| {
             if last.threaded && now_ns.saturating_sub(*at) < HOLD_NS {
                 return true;
@@ -576,19 +601,16 @@ pub const START_WITHIN_TICKS: u64 = 110;
 /// table's exact start, in place of taskstats' start to within a second;
 /// its end moves with it (the elapsed time is exact). A process is the
 /// table's row of the same PID whose start is within
-/// [`START_WITHIN_TICKS`]; a PID that ended twice in `exits` is left as it
-/// is (which start is whose is not known).
+/// [`START_WITHIN_TICKS`]. Of a PID that ended more than once in `exits`
+/// (in the order they ended), only the first can be the table's: the
+/// processes after it took the PID once it had ended, after the table was
+/// read.
 pub fn settle_starts(exits: &mut [Exit], seen: &[Proc]) {
-    let mut pids: Vec<u32> = exits.iter().map(|e| e.pid).collect();
-    pids.sort_unstable();
-    let twice = |pid: u32| {
-        let at = pids.partition_point(|p| *p < pid);
-        pids.get(at + 1) == Some(&pid)
-    };
-    for e in exits.iter_mut() {
-        if twice(e.pid) {
-            continue;
-        }
+    let mut firsts: Vec<(u32, usize)> = exits.iter().enumerate().map(|(i, e)| (e.pid, i)).collect();
+    firsts.sort_unstable();
+    firsts.dedup_by_key(|(pid, _)| *pid);
+    for (_, i) in firsts {
+        let e = &mut exits[i];
         let at = seen.partition_point(|p| p.pid < e.pid);
         let row = seen[at..]
             .iter()
@@ -702,8 +724,9 @@ mod tests {
             exit(11, 700),
             // Not in the table.
             exit(13, 50),
-            // Ended twice: which start is whose is not known.
-            exit(5, 900),
+            // Ended twice: the first is the table's, the second took the
+            // PID after it, even within a second of the table's start.
+            exit(5, 880),
             exit(5, 950),
         ];
         settle_starts(&mut exits, &seen);
@@ -750,6 +773,36 @@ mod tests {
         let (sums, last) = out[0];
         assert_eq!((sums.minflt, last.pid), (2849, 22));
         assert_eq!(sums.leader.map(|l| l.pid), Some(20));
+        assert_eq!(g.waiting(), (0, 0));
+    }
+
+    #[test]
+    fn a_pid_that_ends_twice_between_two_takes_is_two_processes() {
+        let mut g = Groups::default();
+        let mut out = Vec::new();
+        let at = |pid, tgid, minflt, last, threaded, btime_s| TaskRecord {
+            btime_s,
+            etime_us: 1_500_000,
+            ..record(pid, tgid, minflt, last, threaded)
+        };
+        // A single-threaded process ends and another takes its PID and
+        // ends before the next take.
+        g.add(at(60, 60, 5, true, false, 100), 0);
+        g.add(at(60, 60, 7, true, false, 102), 1);
+        // A threaded one ends (a worker's record after the last one is
+        // still its own), then a later process of its PID: its leader, a
+        // thread started after the group ended, and its last record.
+        g.add(at(70, 70, 1, false, true, 100), 2);
+        g.add(at(71, 70, 2, true, true, 100), 3);
+        g.add(at(72, 70, 4, false, true, 101), 4);
+        g.add(at(70, 70, 8, false, true, 103), 5);
+        g.add(at(73, 70, 16, false, true, 104), 6);
+        g.add(at(74, 70, 32, true, true, 104), 7);
+        g.take(8, |_| true, &mut out);
+        g.take(HOLD_NS + 8, |_| true, &mut out);
+        let mut got: Vec<_> = out.iter().map(|(s, l)| (l.pid, s.minflt)).collect();
+        got.sort_unstable();
+        assert_eq!(got, vec![(60, 5), (60, 7), (71, 7), (74, 56)]);
         assert_eq!(g.waiting(), (0, 0));
     }
 
