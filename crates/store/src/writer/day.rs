@@ -574,16 +574,17 @@ pub(super) fn cgroup_rows(
 
 /// [`exit_identity`]'s query.
 pub(super) const EXIT_IDENTITY: &str = "SELECT id FROM identity WHERE pid = ?1
-    AND start_ticks BETWEEN ?2 - ?3 AND ?2 + ?3
-    ORDER BY exit_ms IS NOT NULL, abs(start_ticks - ?2) LIMIT 1";
+    AND start_ticks BETWEEN ?2 - ?3 AND ?2 + ?3 AND exit_ms IS NULL
+    ORDER BY abs(start_ticks - ?2) LIMIT 1";
 
 /// The identity row an exit belongs to when its start time is not exact:
 /// taskstats (the exit capture without BPF) gives it to within a second
 /// either way ([`proctable::taskstats::START_WITHIN_TICKS`]; the agent
 /// gives an exit the exact start of the table it was last seen in, but a
 /// process that ended while the table that first showed it was being read
-/// is not settled). The nearest row of that pid within that window, one
-/// not yet ended first.
+/// is not settled). The nearest row of that pid within that window that
+/// has not ended: a process ends once, and a row that has is another
+/// process's (one that took the pid within a second of its start).
 pub(super) fn exit_identity(
     tx: &Connection,
     pid: u32,

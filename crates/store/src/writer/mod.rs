@@ -631,4 +631,24 @@ mod tests {
             assert_eq!(st.get_status(StatementStatus::RePrepare), 0, "{sql}");
         }
     }
+
+    /// An exit whose start is known to within a second goes to the row of
+    /// its pid that has not ended: a second exit near an ended row's start
+    /// is a later process that took the pid, never a new end for it.
+    #[test]
+    fn an_exit_never_ends_a_row_that_has_ended() {
+        let d = tempfile::tempdir().unwrap();
+        let access = crate::access::Access::private("a test's own store");
+        let c = db::open_write(&d.path().join("day.db"), &access).unwrap();
+        let s = Static {
+            pid: 9,
+            start_ticks: 1_000,
+            ..Default::default()
+        };
+        let id = identity_id(&c, &s, 1, 0, Path::new("")).unwrap();
+        assert_eq!(exit_identity(&c, 9, 1_050).unwrap(), Some(id));
+        c.execute("UPDATE identity SET exit_ms = 5 WHERE id = ?1", [id])
+            .unwrap();
+        assert_eq!(exit_identity(&c, 9, 1_050).unwrap(), None);
+    }
 }
