@@ -95,6 +95,7 @@ struct qs_walk_out {
 	__u64 tie_rows;
 	__u64 ties;      /* rows written for tasks between rss_lo and rss_hi */
 	__u64 left_out;  /* tasks the bounds left out */
+	__u64 names;     /* of wanted, rows for a kernel thread's name (qs_task_name) */
 	__u64 mark_task[32]; /* every mark_every-th process visited: its address, */
 	__u64 mark_ns[32];   /* start_boottime */
 	__u64 mark_pid[32];  /* and pid */
@@ -146,6 +147,21 @@ struct qs_task {
 	__u32 euid;         /* effective uid (cred->euid), as ps's USER; 0 unless asked */
 	__s32 oom_score_adj; /* signal->oom_score_adj; 0 unless asked */
 	char comm[16];
+};
+
+/* A kernel thread's name where /proc shows more than its comm: its full
+ * name (kthread->full_name, for a name longer than comm holds), or a
+ * workqueue worker's with the description of its last work. With
+ * QS_CFG_COMM the walk writes it in the row after the thread's own, laid
+ * over a qs_task: pid 0 (no task's) marks it, tgid names the thread. */
+struct qs_task_name {
+	char name[64];  /* the full name, or comm; NUL-terminated */
+	char desc[32];  /* a worker's worker->desc, or empty */
+	__u32 running;  /* the worker runs that work now (shown '+', else '-') */
+	__u32 _pad;
+	__u64 _over[1]; /* up to qs_task's pid */
+	__u32 pid;      /* 0 */
+	__u32 tgid;     /* the thread's pid */
 };
 
 /* I/O accounting, following a qs_task when QS_CFG_IO is set. */

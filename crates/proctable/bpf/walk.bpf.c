@@ -224,6 +224,62 @@ static __always_inline struct qs_task *qs_next_row(struct qs_walk_out *out,
 	return rec;
 }
 
+#define QS_PF_WQ_WORKER 0x00000020
+#define QS_PF_KTHREAD 0x00200000
+
+/* A kernel thread's name as /proc shows it, in the row after its own
+ * (qs_task_name), where that is more than its comm: a name longer than
+ * comm holds (kthread->full_name), or a workqueue worker's, its comm
+ * followed by its last work's description while it is in a pool. Nothing
+ * for other tasks (one flag read). The row is taken without the filter or
+ * bounds, which the thread's own passed; when there is none left it is
+ * counted in `wanted`, as a row is. */
+static __always_inline void qs_fill_name(struct qs_walk_out *out, struct task_struct *task,
+					 __u32 flags)
+{
+	struct qs_task_name *n;
+	struct kthread *kt;
+	struct worker *wk = NULL;
+	char *full;
+	__u32 idx;
+
+	if (!(flags & QS_CFG_COMM) || !(task->flags & QS_PF_KTHREAD) ||
+	    !bpf_core_field_exists(task->worker_private))
+		return;
+	kt = qs_rdonly_cast(task->worker_private, bpf_core_type_id_kernel(struct kthread));
+	if (!kt)
+		return;
+	full = kt->full_name;
+	if (task->flags & QS_PF_WQ_WORKER) {
+		wk = qs_rdonly_cast(kt->data, bpf_core_type_id_kernel(struct worker));
+		if (wk && (!wk->pool || !wk->desc[0]))
+			wk = NULL;
+	}
+	if (!full && !wk)
+		return;
+	out->wanted++;
+	out->names++;
+	if (out->rows >= out->max_rows)
+		return;
+	idx = out->first_row + out->rows;
+	n = bpf_map_lookup_elem(&qs_rows, &idx);
+	if (!n)
+		return;
+	out->rows++;
+	n->pid = 0;
+	n->tgid = task->pid;
+	if (full)
+		bpf_probe_read_kernel_str(n->name, sizeof(n->name), full);
+	else
+		bpf_probe_read_kernel_str(n->name, sizeof(task->comm), task->comm);
+	n->desc[0] = 0;
+	n->running = 0;
+	if (wk) {
+		bpf_probe_read_kernel_str(n->desc, sizeof(n->desc), wk->desc);
+		n->running = wk->current_work != NULL;
+	}
+}
+
 /* Fills row `idx` (and its I/O record when asked). Call with a constant
  * group_row: with a variable one the compiler merges the two fills' loads,
  * which the verifier refuses (one load through a task and a map pointer). */
@@ -268,8 +324,10 @@ __noinline int qs_visit_thread(__u32 walker, __u32 flags, __u64 addr)
 	if (!out)
 		return 1;
 	rec = qs_next_row(out, task, flags, &idx);
-	if (rec)
-		qs_fill_row(rec, idx, task, flags, 0);
+	if (!rec)
+		return 0;
+	qs_fill_row(rec, idx, task, flags, 0);
+	qs_fill_name(out, task, flags);
 	return 0;
 }
 
@@ -372,6 +430,7 @@ __noinline int qs_visit_next(__u32 walker, __u32 flags)
 	if (!rec)
 		return 0;
 	qs_fill_row(rec, idx, task, flags, 1);
+	qs_fill_name(out, task, flags);
 	/* The live threads' counters are added only to the sums asked for. */
 	if (rec->nr_threads <= 1 || !(flags & (QS_CFG_CPUTIME | QS_CFG_FAULTS | QS_CFG_IO)))
 		return 0;
@@ -469,6 +528,7 @@ int qs_walk(struct qs_walk_args *args)
 	out->tie_rows = args->tie_rows;
 	out->ties = 0;
 	out->left_out = 0;
+	out->names = 0;
 	if (cfg->flags & QS_CFG_RSS_HIST)
 		for (int b = 0; b < QS_RSS_BUCKETS; b++)
 			out->rss_hist[b] = 0;

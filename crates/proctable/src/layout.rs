@@ -7,7 +7,7 @@
 //!
 //! An optional field is stored plus one, 0 meaning absent; a signed one
 //! zigzag-encoded (small either side of zero, which the store's deltas
-//! like); the command name is two words of bytes, NUL-padded.
+//! like); the command name is eight words of bytes, NUL-padded.
 
 use procfs::pid::{Comm, CtxSwitches, PidIo};
 
@@ -57,26 +57,29 @@ fn set_ctxsw(p: &mut Proc, w: u64, f: fn(&mut CtxSwitches) -> &mut u64) {
     }
 }
 
-/// The command name's bytes, NUL-padded to 16.
-fn comm_bytes(c: &Comm) -> [u8; 16] {
-    let b = c.as_bytes();
-    let n = b.len().min(16);
-    let mut raw = [0u8; 16];
+/// Word `k` of the command name's bytes, NUL-padded.
+fn comm_word(p: &Proc, k: usize) -> u64 {
+    let b = p.comm.as_bytes();
+    let (from, to) = ((k * 8).min(b.len()), (k * 8 + 8).min(b.len()));
+    let mut w = [0u8; 8];
+    w[..to - from].copy_from_slice(&b[from..to]);
+    u64::from_le_bytes(w)
+}
+
+fn set_comm_word(p: &mut Proc, w: u64, k: usize) {
+    let mut raw = [0u8; COMM_WORDS * 8];
+    let b = p.comm.as_bytes();
+    let n = b.len().min(k * 8);
     raw[..n].copy_from_slice(&b[..n]);
-    raw
-}
-
-fn comm_word(p: &Proc, half: usize) -> u64 {
-    let raw = comm_bytes(&p.comm);
-    u64::from_le_bytes(raw[half * 8..half * 8 + 8].try_into().unwrap_or_default())
-}
-
-fn set_comm_word(p: &mut Proc, w: u64, half: usize) {
-    let mut raw = comm_bytes(&p.comm);
-    raw[half * 8..half * 8 + 8].copy_from_slice(&w.to_le_bytes());
-    // Stops at the first NUL: the first half decoded alone is whole.
+    raw[k * 8..k * 8 + 8].copy_from_slice(&w.to_le_bytes());
+    // Stops at the first NUL: the words decoded so far are whole.
     p.comm = Comm::new(&raw);
 }
+
+/// Words of the command name: as long as /proc prints one (a kernel
+/// thread's full name, a workqueue worker's with its work).
+const COMM_WORDS: usize = 8;
+const _: () = assert!(COMM_WORDS * 8 == procfs::pid::COMM_CAPACITY);
 
 macro_rules! words {
     ($($name:ident $stored:expr, |$p:ident| $put:expr, |$q:ident, $w:ident| $get:expr;)*) => {
@@ -138,6 +141,12 @@ words! {
     exec None, |p| p.exec, |p, w| p.exec = w;
     comm_0 None, |p| comm_word(p, 0), |p, w| set_comm_word(p, w, 0);
     comm_1 None, |p| comm_word(p, 1), |p, w| set_comm_word(p, w, 1);
+    comm_2 None, |p| comm_word(p, 2), |p, w| set_comm_word(p, w, 2);
+    comm_3 None, |p| comm_word(p, 3), |p, w| set_comm_word(p, w, 3);
+    comm_4 None, |p| comm_word(p, 4), |p, w| set_comm_word(p, w, 4);
+    comm_5 None, |p| comm_word(p, 5), |p, w| set_comm_word(p, w, 5);
+    comm_6 None, |p| comm_word(p, 6), |p, w| set_comm_word(p, w, 6);
+    comm_7 None, |p| comm_word(p, 7), |p, w| set_comm_word(p, w, 7);
 }
 
 /// Words in a view row.
@@ -200,7 +209,7 @@ mod tests {
             pid: 4242,
             tgid: 4241,
             ppid: 1,
-            comm: Comm::new(b"fifteen-chars-x"),
+            comm: Comm::new(b"kworker/0:0H-events_highpri_with_a_name_of_63_bytes_01234567890"),
             state: 'S',
             start_ns: 123_456_789_000,
             start_ticks: 12_345,

@@ -287,6 +287,86 @@ fn whole_tables_match_but_for_processes_that_came_or_went() {
     }
 }
 
+/// The kernel threads: (pid, whether it is a workqueue worker) from
+/// /proc/PID/stat's flags (PF_KTHREAD, PF_WQ_WORKER).
+fn kernel_threads() -> Vec<(u32, bool)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let after = &text[text.rfind(')').unwrap() + 2..];
+        let flags: u64 = after.split_whitespace().nth(6).unwrap().parse().unwrap();
+        if flags & 0x0020_0000 != 0 {
+            out.push((pid, flags & 0x20 != 0));
+        }
+    }
+    out
+}
+
+/// Each of `pids`' names as /proc/PID/comm shows it (None: gone).
+fn proc_names(pids: &[(u32, bool)]) -> Vec<Option<String>> {
+    pids.iter()
+        .map(|(pid, _)| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .ok()
+                .map(|s| s.trim_end_matches('\n').to_string())
+        })
+        .collect()
+}
+
+/// A kernel thread's name from the walk is the one /proc gives (and so
+/// ps and psutil): a name longer than comm in full
+/// (`kworker/R-kvfree_rcu_reclaim`), a workqueue worker's with its last
+/// work (`kworker/0:0H-events_highpri`, `+` while it runs it). A worker's
+/// description changes as it takes work from other queues: /proc is read
+/// just before and just after the walk, and a worker whose name changed
+/// between the two is not judged; nor is the sign (`+`/`-`), which flips
+/// with every work item it runs.
+#[test]
+fn kernel_threads_are_named_as_proc_names_them() {
+    let mut b = bpf();
+    let threads = kernel_threads();
+    let q = Query::default();
+    let mut rows = Vec::new();
+    let before = proc_names(&threads);
+    b.snapshot(&q, &mut rows).unwrap();
+    let after = proc_names(&threads);
+    let unsigned = |s: &str| s.replace('+', "-");
+    let (mut long, mut described, mut judged) = (0, 0, 0);
+    for (((pid, worker), before), after) in threads.iter().zip(&before).zip(&after) {
+        let (Some(before), Some(after)) = (before, after) else {
+            continue;
+        };
+        let Some(row) = rows.iter().find(|p| p.pid == *pid) else {
+            continue;
+        };
+        let got = row.comm.to_string_lossy();
+        if *worker && unsigned(before) != unsigned(after) {
+            continue;
+        }
+        judged += 1;
+        if *worker {
+            assert_eq!(unsigned(&got), unsigned(before), "worker {pid}");
+        } else {
+            assert_eq!(&got, before, "kernel thread {pid}");
+        }
+        // Longer than a comm: a full name, or a worker's description.
+        if got.len() > 15 {
+            *(if *worker { &mut described } else { &mut long }) += 1;
+        }
+    }
+    // This kernel has both kinds (rcu_exp_par_gp_kthread_worker/0,
+    // kworker/0:0H-events_highpri).
+    assert!(
+        judged > 10 && long > 0 && described > 0,
+        "{judged} {long} {described}"
+    );
+}
+
 fn whole_tables_match(method: Method, threads: bool) {
     let mut dir = ProcDir::open("/proc", "/sys").unwrap();
     let mut b = bpf_with(method);

@@ -346,6 +346,67 @@ def test_process_iter_yields_processes_with_info(mod, sleeper):
     assert full.info["cmdline"] == ["sleep", "600"]
 
 
+def kernel_threads():
+    """(pid, whether it is a workqueue worker) of every kernel thread, from
+    /proc/PID/stat's flags (PF_KTHREAD, PF_WQ_WORKER)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                text = f.read()
+        except OSError:
+            continue
+        flags = int(text[text.rindex(")") + 2:].split()[6])
+        if flags & 0x00200000:
+            out.append((int(name), bool(flags & 0x20)))
+    return out
+
+
+def test_kernel_threads_have_the_names_psutil_gives():
+    """process_iter's and Process's names of kernel threads are psutil's:
+    full names, a worker's with its work. psutil is asked just before and
+    just after; a worker whose work changed between the two is not judged,
+    nor the sign (+ while it runs a work item, - after) that flips with
+    every item."""
+    threads = kernel_threads()
+
+    def psutil_names():
+        names = {}
+        for pid, _ in threads:
+            try:
+                names[pid] = psutil.Process(pid).name()
+            except psutil.NoSuchProcess:
+                pass
+        return names
+
+    before = psutil_names()
+    ours = {p.pid: p.info["name"] for p in quietstat.process_iter(["name"])}
+    one = {}
+    for pid, _ in threads:
+        try:
+            one[pid] = quietstat.Process(pid).name()
+        except quietstat.NoSuchProcess:
+            pass
+    after = psutil_names()
+    judged, longer = 0, 0
+    for pid, worker in threads:
+        if pid not in before or pid not in after or pid not in ours or pid not in one:
+            continue
+        if worker:
+            norm = lambda s: s.replace("+", "-")
+            if norm(before[pid]) != norm(after[pid]):
+                continue
+            assert norm(ours[pid]) == norm(before[pid]), pid
+            assert norm(one[pid]) == norm(before[pid]), pid
+        else:
+            assert ours[pid] == before[pid] == one[pid], pid
+        judged += 1
+        longer += len(ours[pid]) > 15
+    assert judged > 10 and longer > 0, (judged, longer)
+
+
 def test_errors_say_what_was_wrong():
     with pytest.raises(ValueError, match="accepted"):
         next(quietstat.process_iter(["pid", "colour"]))

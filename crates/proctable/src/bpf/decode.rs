@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::fields::Field;
 use crate::pool::Helpers;
 use crate::proc::{NS_PER_TICK, Proc, state_letter};
-use crate::record::{QS_MAX_WALKERS, QsIo, QsTask};
+use crate::record::{QS_MAX_WALKERS, QsIo, QsTask, QsTaskName};
 
 pub(super) fn words_as_bytes(words: &[u64]) -> &[u8] {
     // SAFETY: any u64 slice is a valid byte slice of eight times its length.
@@ -123,12 +123,10 @@ pub(super) fn decode_walk_parts(
     walk_order(rows.tasks, rows.ranges, order);
     let found = order.len();
     if floor_pages > 0 {
-        order.retain(|k| rows.tasks[(k & 0xffff_ffff) as usize].rss_pages >= floor_pages);
+        order.retain(|&k| rows.tasks[key_index(k)].rss_pages >= floor_pages);
     }
     if cap > 0 {
-        crate::keep_largest_by(order, cap, |k| {
-            rows.tasks[(k & 0xffff_ffff) as usize].rss_pages
-        });
+        crate::keep_largest_by(order, cap, |&k| rows.tasks[key_index(k)].rss_pages);
     }
     if rows.threads <= 1 {
         decode_order(rows.tasks, rows.io, order, page, fields, out);
@@ -162,18 +160,69 @@ pub(super) fn decode_walk_parts(
     Ok(found)
 }
 
+/// A key's flag: the row after the key's holds the process's name
+/// ([`QsTaskName`], a kernel thread's longer than comm).
+const NAMED: u64 = 1 << 31;
+
+/// The row index of a [`walk_order`] key.
+fn key_index(key: u64) -> usize {
+    (key & (NAMED - 1)) as usize
+}
+
+/// The name row after `t` in `rows`, if there is one (walk.bpf.c's
+/// qs_fill_name: pid 0, the thread's pid as tgid).
+fn name_row<'a>(t: &QsTask, next: Option<&'a QsTask>) -> Option<&'a QsTaskName> {
+    let n = next?;
+    if n.pid != 0 || n.tgid != t.pid {
+        return None;
+    }
+    const _: () = assert!(size_of::<QsTaskName>() <= size_of::<QsTask>());
+    const _: () = assert!(align_of::<QsTaskName>() <= align_of::<QsTask>());
+    const _: () =
+        assert!(std::mem::offset_of!(QsTaskName, pid) == std::mem::offset_of!(QsTask, pid));
+    const _: () =
+        assert!(std::mem::offset_of!(QsTaskName, tgid) == std::mem::offset_of!(QsTask, tgid));
+    // SAFETY: a QsTaskName is laid over the first bytes of a QsTask (no
+    // larger, no stricter alignment; plain integers and bytes, any bit
+    // pattern valid).
+    Some(unsafe { &*(n as *const QsTask).cast::<QsTaskName>() })
+}
+
+/// The name /proc shows for a kernel thread from its name row: the full
+/// name (or comm), then a workqueue worker's description after `+` while
+/// it runs that work, `-` after; at most 63 bytes, as /proc prints.
+pub(super) fn long_name(n: &QsTaskName) -> Comm {
+    let until_nul = |b: &[u8]| b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    let mut buf = [0u8; 64 + 1 + 32];
+    let mut len = until_nul(&n.name);
+    buf[..len].copy_from_slice(&n.name[..len]);
+    let desc = &n.desc[..until_nul(&n.desc)];
+    if !desc.is_empty() {
+        buf[len] = if n.running != 0 { b'+' } else { b'-' };
+        buf[len + 1..len + 1 + desc.len()].copy_from_slice(desc);
+        len += 1 + desc.len();
+    }
+    Comm::new(&buf[..len.min(63)])
+}
+
 /// Fills `order` with one (PID << 32 | index) key per process in `ranges`
-/// of `tasks`, in PID order; of a process found twice (where walkers
-/// overlapped), one.
+/// of `tasks`, in PID order, [`NAMED`] set where a name row follows; of a
+/// process found twice (where walkers overlapped), one. Name rows (pid 0)
+/// get none.
 fn walk_order(tasks: &[QsTask], ranges: &[std::ops::Range<usize>], order: &mut Vec<u64>) {
     order.clear();
     for r in ranges {
-        order.extend(
-            tasks[r.clone()]
-                .iter()
-                .zip(r.clone())
-                .map(|(t, i)| (u64::from(t.pid) << 32) | i as u64),
-        );
+        let rows = &tasks[r.clone()];
+        for (j, t) in rows.iter().enumerate() {
+            if t.pid == 0 {
+                continue;
+            }
+            let named = match name_row(t, rows.get(j + 1)) {
+                Some(_) => NAMED,
+                None => 0,
+            };
+            order.push((u64::from(t.pid) << 32) | named | (r.start + j) as u64);
+        }
     }
     if !order.is_sorted() {
         // Stable sort finds the sorted runs (one per PID wrap) and merges.
@@ -195,7 +244,7 @@ fn decode_keys(
 ) {
     debug_assert_eq!(keys.len(), slots.len());
     for (slot, &key) in slots.iter_mut().zip(keys) {
-        let i = key as u32 as usize;
+        let i = key_index(key);
         let t = &tasks[i];
         let times = adjust(RawCputime {
             utime: t.utime_ns,
@@ -204,7 +253,12 @@ fn decode_keys(
             prev_utime: t.prev_utime_ns,
             prev_stime: t.prev_stime_ns,
         });
-        slot.write(row(t, page, fields, times, io.get(i).map(pid_io)));
+        let p = slot.write(row(t, page, fields, times, io.get(i).map(pid_io)));
+        if key & NAMED != 0
+            && let Some(n) = name_row(t, tasks.get(i + 1))
+        {
+            p.comm = long_name(n);
+        }
     }
 }
 
@@ -279,6 +333,82 @@ mod tests {
 
     fn pids(rows: &[Proc]) -> Vec<u32> {
         rows.iter().map(|p| p.pid).collect()
+    }
+
+    /// A name row (walk.bpf.c's qs_fill_name) for kernel thread `pid`.
+    fn name_row_of(pid: u32, name: &str, desc: &str, running: bool) -> QsTask {
+        let mut n = QsTaskName {
+            name: [0; 64],
+            desc: [0; 32],
+            running: u32::from(running),
+            _pad: 0,
+            _over: [0],
+            pid: 0,
+            tgid: pid,
+        };
+        n.name[..name.len()].copy_from_slice(name.as_bytes());
+        n.desc[..desc.len()].copy_from_slice(desc.as_bytes());
+        let mut t = QsTask::default();
+        // SAFETY: QsTaskName is laid over a QsTask's first bytes (asserted
+        // in name_row); both are plain integers and bytes.
+        unsafe { std::ptr::write((&raw mut t).cast::<QsTaskName>(), n) };
+        t
+    }
+
+    #[test]
+    fn kernel_threads_take_their_long_names_from_the_row_after() {
+        let comm = |s: &str| {
+            let mut c = [0u8; 16];
+            c[..s.len().min(15)].copy_from_slice(&s.as_bytes()[..s.len().min(15)]);
+            c
+        };
+        let named = |pid: u32, name: &str| QsTask {
+            comm: comm(name),
+            ..task(pid)
+        };
+        let long = "x".repeat(40);
+        let tasks = vec![
+            named(4, "kworker/R-rcu_gp"),
+            name_row_of(4, "kworker/R-rcu_gp", "", false),
+            named(10, "kworker/0:0H"),
+            name_row_of(10, "kworker/0:0H", "events_highpri", false),
+            named(11, "kworker/1:2"),
+            name_row_of(11, "kworker/1:2", "mm_percpu_wq", true),
+            // A name row of another task (a stale one) is not taken.
+            named(12, "sleep"),
+            name_row_of(99, "not its name", "", false),
+            // Cut at 63 bytes, as /proc prints.
+            named(13, &long),
+            name_row_of(13, &long, "abcdefghijklmnopqrstuvwxyz01234", true),
+            // Its name row did not fit: comm alone.
+            named(14, "rcu_exp_par_gp_kthread_worker/0"),
+        ];
+        let (mut order, mut out) = (Vec::new(), Vec::new());
+        decode_walk(
+            &tasks,
+            &[],
+            4096,
+            crate::Fields::stat(),
+            &mut order,
+            &mut out,
+        );
+        let names: Vec<(u32, String)> = out
+            .iter()
+            .map(|p| (p.pid, p.comm.to_string_lossy().into_owned()))
+            .collect();
+        let cut = format!("{long}+abcdefghijklmnopqrstuv");
+        assert_eq!(cut.len(), 63);
+        assert_eq!(
+            names,
+            vec![
+                (4, "kworker/R-rcu_gp".to_string()),
+                (10, "kworker/0:0H-events_highpri".to_string()),
+                (11, "kworker/1:2+mm_percpu_wq".to_string()),
+                (12, "sleep".to_string()),
+                (13, cut),
+                (14, "rcu_exp_par_gp_".to_string()),
+            ]
+        );
     }
 
     #[test]

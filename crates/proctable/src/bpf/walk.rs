@@ -435,9 +435,12 @@ impl Walk {
         self.left_out
     }
 
-    /// Rows the last walk wrote.
+    /// Processes the last walk wrote rows for (not counting the rows that
+    /// hold kernel threads' names).
     pub(crate) fn written(&self) -> u64 {
-        self.ranges.iter().map(|r| r.len() as u64).sum()
+        let tasks = self.rows().tasks;
+        let rows = |r: &Range<usize>| tasks[r.clone()].iter().filter(|t| t.pid != 0).count();
+        self.ranges.iter().map(|r| rows(r) as u64).sum()
     }
 
     pub(crate) fn set_filter(&mut self, pids: &[u32]) -> Result<()> {
@@ -622,8 +625,11 @@ impl Walk {
             if self.rows_cap > 0 {
                 // Every process was counted: the bounds of this count fit
                 // in rows for the cap, or for all when fewer.
+                // Kernel threads' name rows (of processes the bounds
+                // kept) come on top.
                 let total: u64 = out.rss_hist.iter().sum();
-                let need = tight_capacity_for(total.min(u64::from(self.rows_cap)) as u32);
+                let kept = total.min(u64::from(self.rows_cap)) + out.names;
+                let need = tight_capacity_for(kept.min(u64::from(u32::MAX)) as u32);
                 if need > self.capacity {
                     self.reload(object, need)?;
                     args.max_rows = u64::from(self.capacity);

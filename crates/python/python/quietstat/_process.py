@@ -304,7 +304,8 @@ class Process:
         return v
 
     def name(self):
-        """The task name (``comm``), at most 15 bytes."""
+        """The task name as /proc shows it: ``comm`` (at most 15 bytes),
+        or a kernel thread's full name (``kworker/1:1-events``)."""
         return self._row(["comm"])["comm"]
 
     def ppid(self):

@@ -75,7 +75,7 @@ pub use rows::*;
 pub use write::*;
 
 pub const VIEW_MAGIC: [u8; 8] = *b"QSTATVEW";
-pub const VIEW_VERSION: u32 = 2;
+pub const VIEW_VERSION: u32 = 3;
 const HEADER: usize = 80;
 const SEQ: usize = 64;
 const KIND_SYSTEM: u32 = 1;
