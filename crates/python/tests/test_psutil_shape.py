@@ -130,6 +130,50 @@ def test_a_process_that_ended_raises_no_such_process_from_every_method(mod):
     assert not mod.pid_exists(child.pid)
 
 
+def test_nice_of_another_users_process_and_of_copies():
+    """nice() of a process another user runs (the pidfd's signal 0 is
+    refused, which still says it is there), and from a copy and a pickle,
+    each with its own pidfd."""
+    import copy
+    import pickle
+
+    child = spawn()
+    try:
+        os.setpriority(os.PRIO_PROCESS, child.pid, 7)
+        assert as_nobody(lambda: quietstat.Process(child.pid).nice()) == 7
+        assert psutil.Process(child.pid).nice() == 7
+        p = quietstat.Process(child.pid)
+        assert p.nice() == 7
+        for q in [copy.copy(p), copy.deepcopy(p), pickle.loads(pickle.dumps(p))]:
+            assert q == p and q.nice() == 7
+    finally:
+        child.kill()
+        child.wait()
+    with pytest.raises(quietstat.NoSuchProcess):
+        p.nice()
+
+
+def test_process_objects_hold_a_bounded_number_of_descriptors(sleeper):
+    """nice() on a thousand Process objects holds no more than 64 pidfds
+    between them (the rest read /proc, with the same answer), and they
+    are closed with the objects."""
+    import gc
+
+    def fds():
+        return len(os.listdir("/proc/self/fd"))
+
+    # The module's own table (its descriptors kept) read once before.
+    quietstat.Process(sleeper.pid).nice()
+    gc.collect()
+    before = fds()
+    procs = [quietstat.Process(sleeper.pid) for _ in range(1000)]
+    assert {p.nice() for p in procs} == {os.getpriority(os.PRIO_PROCESS, sleeper.pid)}
+    assert before < fds() <= before + 64
+    del procs
+    gc.collect()
+    assert fds() == before
+
+
 def test_a_zombie_raises_as_psutil_does(sleeper):
     # A child that exits while we do not reap it.
     child = subprocess.Popen(["true"])
@@ -159,6 +203,8 @@ def test_a_reused_pid_is_not_the_process_it_was():
     for _ in range(50):
         first = spawn()
         p = quietstat.Process(first.pid)
+        # nice() holds a pidfd on the first process from here on.
+        assert p.nice() == os.getpriority(os.PRIO_PROCESS, first.pid)
         first.kill()
         first.wait()
         time.sleep(0.02)
@@ -169,7 +215,7 @@ def test_a_reused_pid_is_not_the_process_it_was():
             if second.pid != first.pid:
                 continue
             assert not p.is_running()
-            for m in ["name", "cpu_times", "memory_info", "children"]:
+            for m in ["name", "cpu_times", "memory_info", "children", "nice"]:
                 with pytest.raises(quietstat.NoSuchProcess):
                     getattr(p, m)()
             with pytest.raises(quietstat.NoSuchProcess):

@@ -9,6 +9,8 @@ import collections
 import os
 import pwd
 import select
+import signal
+import threading
 import time
 
 from ._quietstat import Error
@@ -88,6 +90,20 @@ class TimeoutExpired(Error):
     def __init__(self, seconds, pid=None, name=None):
         self.seconds, self.pid, self.name = seconds, pid, name
         Error.__init__(self, "timeout after %s seconds (pid=%s)" % (seconds, pid))
+
+
+# Process objects hold at most this many pidfds between them (the rest read
+# /proc): a script that calls nice() on every process of a table keeps its
+# descriptors for its own files.
+_PIDFD_LIMIT = 64
+_PIDFDS = [0]
+_PIDFDS_LOCK = threading.Lock()
+
+
+
+def _pidfd_closed():
+    with _PIDFDS_LOCK:
+        _PIDFDS[0] -= 1
 
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -197,7 +213,7 @@ class Process:
     values (one /proc file for most); inside ``oneshot()`` the columnar
     ones come from one read."""
 
-    __slots__ = ("_pid", "_start", "_name", "_cache", "_last_cpu", "_exe", "_ctime", "info")
+    __slots__ = ("_pid", "_start", "_name", "_cache", "_last_cpu", "_exe", "_ctime", "_pidfd", "info")
 
     def __init__(self, pid=None):
         if pid is None:
@@ -212,13 +228,72 @@ class Process:
             raise NoSuchProcess(pid, msg="process PID not found")
         self._pid, self._start, self._name = pid, start, None
         self._cache, self._last_cpu, self._exe, self._ctime = None, None, None, None
+        self._pidfd = None
 
     @classmethod
     def _known(cls, pid, start, name):
         p = object.__new__(cls)
         p._pid, p._start, p._name = pid, start, name
         p._cache, p._last_cpu, p._exe, p._ctime = None, None, None, None
+        p._pidfd = None
         return p
+
+    def __del__(self):
+        fd = getattr(self, "_pidfd", None)
+        if fd is not None and fd >= 0:
+            try:
+                os.close(fd)
+                _pidfd_closed()
+            except (OSError, TypeError, AttributeError):
+                pass
+
+    def __copy__(self):
+        # Not the pidfd: each copy opens its own (and closes it).
+        p = Process._known(self._pid, self._start, self._name)
+        if hasattr(self, "info"):
+            p.info = self.info
+        return p
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce__(self):
+        return (Process._known, (self._pid, self._start, self._name))
+
+    def _handle(self):
+        """A pidfd on this process, opened at the first call that uses one
+        and checked to be this process (its start time read after it was
+        opened; a pidfd names the process that held the PID then); closed
+        with the object. None where there is none (a thread's ID, the
+        descriptors run out, or the objects hold ``_PIDFD_LIMIT``): the
+        caller then reads /proc."""
+        fd = self._pidfd
+        if fd is not None:
+            return fd if fd >= 0 else None
+        with _PIDFDS_LOCK:
+            if _PIDFDS[0] >= _PIDFD_LIMIT:
+                return None
+            _PIDFDS[0] += 1
+        try:
+            fd = os.pidfd_open(self._pid)
+        except (OSError, AttributeError) as e:
+            _pidfd_closed()
+            if isinstance(e, ProcessLookupError):
+                raise NoSuchProcess(self._pid, self._name)
+            self._pidfd = -1  # none to be had: /proc from now on
+            return None
+        try:
+            same = _ints(_table("one").start_times([self._pid]))[0] == self._start
+        except BaseException:
+            os.close(fd)
+            _pidfd_closed()
+            raise
+        if not same:
+            os.close(fd)
+            _pidfd_closed()
+            raise NoSuchProcess(self._pid, self._name)
+        self._pidfd = fd
+        return fd
 
     # Identity ------------------------------------------------------------
 
@@ -349,7 +424,22 @@ class Process:
     def nice(self, value=None):
         """The nice value; with ``value``, sets it."""
         if value is None:
-            return self._attr("nice")
+            # A system call, then the pidfd says the process was still this
+            # one after it: no /proc file read.
+            fd = self._handle()
+            if fd is None:
+                return self._attr("nice")
+            try:
+                v = os.getpriority(os.PRIO_PROCESS, self._pid)
+            except ProcessLookupError:
+                raise NoSuchProcess(self._pid, self._name)
+            try:
+                signal.pidfd_send_signal(fd, 0)
+            except PermissionError:
+                pass  # another user's: it is there
+            except ProcessLookupError:
+                raise NoSuchProcess(self._pid, self._name)
+            return v
         if not self.is_running():
             raise NoSuchProcess(self._pid, self._name)
         self._file(lambda: os.setpriority(os.PRIO_PROCESS, self._pid, value))
