@@ -22,6 +22,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = procfs::pid::parse_status_ctxsw(bytes);
     let _ = procfs::pid::parse_io(bytes);
+    let _ = procfs::pid::parse_schedstat(bytes);
     let _ = procfs::pid::parse_start_ticks(bytes);
     let _ = procfs::pid::cmdline_text(bytes);
     let _ = procfs::cpu::CpuList::parse(&String::from_utf8_lossy(bytes));

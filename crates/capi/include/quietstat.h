@@ -8,7 +8,7 @@
 
 // The ABI this library implements: `qs_options.abi` must carry it, and
 // `qs_version()` returns it.
-#define QS_ABI_VERSION 2
+#define QS_ABI_VERSION 3
 
 // Success.
 #define QS_OK 0
@@ -129,6 +129,10 @@ typedef struct qs_proc {
   // Voluntary and involuntary context switches (the leader thread's).
   uint64_t voluntary_ctxsw;
   uint64_t involuntary_ctxsw;
+  // Time waiting on a run queue for a CPU (ns) and times given one (the
+  // leader thread's, as /proc/PID/schedstat).
+  uint64_t run_delay_ns;
+  uint64_t timeslices;
   uint32_t num_threads;
   int32_t nice;
   int32_t priority;
@@ -183,11 +187,13 @@ typedef struct qs_proc {
 
 #define QS_FIELD_OOM (1 << 22)
 
+#define QS_FIELD_DELAY (1 << 23)
+
 // Every field /proc/PID/stat has (ppid to cpu).
 #define QS_FIELDS_STAT 131068
 
 // Every field above.
-#define QS_FIELDS_ALL 6291452
+#define QS_FIELDS_ALL 14680060
 
 #ifdef __cplusplus
 extern "C" {

@@ -33,7 +33,7 @@ use call::*;
 
 /// The ABI this library implements: `qs_options.abi` must carry it, and
 /// `qs_version()` returns it.
-pub const QS_ABI_VERSION: u32 = 2;
+pub const QS_ABI_VERSION: u32 = 3;
 
 /// Success.
 pub const QS_OK: i32 = 0;
@@ -95,14 +95,15 @@ pub const QS_FIELD_IO: qs_fields = 1 << 18;
 pub const QS_FIELD_CTXSW: qs_fields = 1 << 19;
 pub const QS_FIELD_UID: qs_fields = 1 << 20;
 pub const QS_FIELD_OOM: qs_fields = 1 << 22;
+pub const QS_FIELD_DELAY: qs_fields = 1 << 23;
 /// Every field /proc/PID/stat has (ppid to cpu).
 pub const QS_FIELDS_STAT: qs_fields = 0x1fffc;
 /// Every field above.
-pub const QS_FIELDS_ALL: qs_fields = 0x5ffffc;
+pub const QS_FIELDS_ALL: qs_fields = 0xdffffc;
 
 /// The `qs_fields` bit of each field, in the process table's order (a test
 /// checks them against it).
-const FIELD_BITS: [(qs_fields, Field); 20] = [
+const FIELD_BITS: [(qs_fields, Field); 21] = [
     (QS_FIELD_PPID, Field::Ppid),
     (QS_FIELD_COMM, Field::Comm),
     (QS_FIELD_STATE, Field::State),
@@ -123,6 +124,7 @@ const FIELD_BITS: [(qs_fields, Field); 20] = [
     (QS_FIELD_CTXSW, Field::Ctxsw),
     (QS_FIELD_UID, Field::Uid),
     (QS_FIELD_OOM, Field::OomScoreAdj),
+    (QS_FIELD_DELAY, Field::Delay),
 ];
 
 /// How a handle is opened. Zeroed members take their defaults.
@@ -191,6 +193,10 @@ pub struct qs_proc {
     /// Voluntary and involuntary context switches (the leader thread's).
     pub voluntary_ctxsw: u64,
     pub involuntary_ctxsw: u64,
+    /// Time waiting on a run queue for a CPU (ns) and times given one (the
+    /// leader thread's, as /proc/PID/schedstat).
+    pub run_delay_ns: u64,
+    pub timeslices: u64,
     pub num_threads: u32,
     pub nice: i32,
     pub priority: i32,
@@ -229,6 +235,8 @@ impl qs_proc {
         write_bytes: 0,
         voluntary_ctxsw: 0,
         involuntary_ctxsw: 0,
+        run_delay_ns: 0,
+        timeslices: 0,
         num_threads: 0,
         nice: 0,
         priority: 0,
@@ -330,6 +338,10 @@ impl qs_proc {
                     .is_some(),
                 Field::Uid => p.uid.map(|u| r.uid = u).is_some(),
                 Field::OomScoreAdj => p.oom_score_adj.map(|o| r.oom_score_adj = o).is_some(),
+                Field::Delay => p
+                    .sched
+                    .map(|s| (r.run_delay_ns, r.timeslices) = (s.run_delay_ns, s.timeslices))
+                    .is_some(),
                 _ => false,
             };
             if has {

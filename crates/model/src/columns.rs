@@ -218,6 +218,8 @@ columns! {
     SYSCW = "syscw", Io, true, "write-like system calls", |p, _| opt(p.io.map(|io| io.syscw));
     VOLUNTARY_CTXSW = "voluntary_ctxsw", Ctxsw, true, "voluntary context switches (of the task itself)", |p, _| opt(p.ctxsw.map(|c| c.voluntary));
     INVOLUNTARY_CTXSW = "involuntary_ctxsw", Ctxsw, true, "involuntary context switches (of the task itself)", |p, _| opt(p.ctxsw.map(|c| c.involuntary));
+    RUN_DELAY_NS = "run_delay_ns", Delay, true, "time waiting on a run queue for a CPU, nanoseconds (of the task itself)", |p, _| opt(p.sched.map(|s| s.run_delay_ns));
+    TIMESLICES = "timeslices", Delay, true, "times given a CPU (of the task itself)", |p, _| opt(p.sched.map(|s| s.timeslices));
     UID = "uid", Uid, true, "effective user id, as ps's USER", |p, _| opt(p.uid);
     OOM_SCORE_ADJ = "oom_score_adj", OomScoreAdj, true, "the OOM killer's adjustment, -1000 (never killed) to 1000", |p, _| p.oom_score_adj.map_or(Value::Absent, |v| Value::Signed(v.into()));
     CMDLINE = "cmdline", Cmdline, true, "command line, arguments joined by spaces (first 4096 bytes; read once per program the process runs)", |p, x| x.cmdline(p).map_or(Value::Absent, |c| Value::Text(c.into()));

@@ -23,6 +23,9 @@ pub struct ProcRate {
     pub majflt_per_sec: Option<f64>,
     pub read_bytes_per_sec: Option<f64>,
     pub write_bytes_per_sec: Option<f64>,
+    /// Time waiting on a run queue for a CPU, in percent of the interval
+    /// (of the task itself; where its run delay was read).
+    pub wait_pct: Option<f64>,
 }
 
 /// Rates for every process in `cur` that is also in `prev` with the same
@@ -60,6 +63,10 @@ pub fn rates_into(prev: &[Proc], cur: &[Proc], secs: f64, out: &mut Vec<ProcRate
             majflt_per_sec: rate(p.majflt, c.majflt, secs),
             read_bytes_per_sec: io.and_then(|(a, b)| rate(a.read_bytes, b.read_bytes, secs)),
             write_bytes_per_sec: io.and_then(|(a, b)| rate(a.write_bytes, b.write_bytes, secs)),
+            wait_pct: p
+                .sched
+                .zip(c.sched)
+                .and_then(|(a, b)| pct(a.run_delay_ns, b.run_delay_ns)),
         });
     }
 }
@@ -234,6 +241,21 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].identity.pid, 20);
         assert_eq!(r[0].user_pct, Some(50.0));
+    }
+
+    #[test]
+    fn a_run_delay_is_a_percentage_of_the_interval_where_it_was_read() {
+        let with = |p: Proc, delay: u64| Proc {
+            sched: Some(procfs::pid::SchedInfo {
+                run_delay_ns: delay,
+                timeslices: 1,
+            }),
+            ..p
+        };
+        let prev = [with(proc(1, 1, 0), 1_000_000_000), proc(2, 2, 0)];
+        let cur = [with(proc(1, 1, 0), 2_000_000_000), proc(2, 2, 0)];
+        let r = rates(&prev, &cur, 4.0);
+        assert_eq!((r[0].wait_pct, r[1].wait_pct), (Some(25.0), None));
     }
 
     #[test]

@@ -165,6 +165,9 @@ fn parsers() -> Vec<(&'static str, Parser)> {
             procfs::pid::parse_status_ctxsw(b).map(drop)
         }),
         ("self/io", |b| procfs::pid::parse_io(b).map(drop)),
+        ("self/schedstat", |b| {
+            procfs::pid::parse_schedstat(b).map(drop)
+        }),
         ("self/oom_score_adj", |b| {
             procfs::pid::parse_oom_score_adj(b).map(drop)
         }),

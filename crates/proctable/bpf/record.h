@@ -27,6 +27,7 @@
 #define QS_CFG_PARENT 4096 /* read the parent's tgid (a line of the task and one of its parent) */
 #define QS_CFG_COMM 8192   /* read the task name (one line) */
 #define QS_CFG_RSS_HIST 16384 /* count rows by resident pages in qs_walk_out.rss_hist (the mm's lines) */
+#define QS_CFG_DELAY 32768 /* read the task's run delay and timeslices (sched_info: one line) */
 
 #define QS_MAX_PIDS 65536
 #define QS_WALK_MIN_ROWS 4096 /* qs_rows' capacity is set at load: at least this */
@@ -132,6 +133,8 @@ struct qs_task {
 	__u64 rss_pages;    /* file + anon + shmem, each clamped at 0 as /proc does */
 	__u64 cgroup_id;    /* cgroup v2 id (kernfs node id = inode number) */
 	__u64 exec_id;      /* self_exec_id: counts the task's execs; 0 unless asked */
+	__u64 run_delay_ns; /* the task's own sched_info.run_delay: waiting for a CPU; 0 unless asked */
+	__u64 pcount;       /* and sched_info.pcount: times given one */
 	__u32 pid;
 	__u32 tgid;
 	__u32 ppid;
@@ -159,7 +162,7 @@ struct qs_task_name {
 	char desc[32];  /* a worker's worker->desc, or empty */
 	__u32 running;  /* the worker runs that work now (shown '+', else '-') */
 	__u32 _pad;
-	__u64 _over[1]; /* up to qs_task's pid */
+	__u64 _over[3]; /* up to qs_task's pid */
 	__u32 pid;      /* 0 */
 	__u32 tgid;     /* the thread's pid */
 };

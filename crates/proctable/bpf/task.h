@@ -104,6 +104,13 @@ static __always_inline void qs_fill_task(struct qs_task *rec, struct task_struct
 	}
 	rec->cgroup_id = flags & QS_CFG_CGROUP ? task->cgroups->dfl_cgrp->kn->id : 0;
 	rec->exec_id = flags & QS_CFG_EXEC ? task->self_exec_id : 0;
+	if (flags & QS_CFG_DELAY) {
+		rec->run_delay_ns = task->sched_info.run_delay;
+		rec->pcount = task->sched_info.pcount;
+	} else {
+		rec->run_delay_ns = 0;
+		rec->pcount = 0;
+	}
 	rec->euid = flags & QS_CFG_UID ? task->cred->euid.val : 0;
 	rec->oom_score_adj = flags & QS_CFG_OOM ? sig->oom_score_adj : 0;
 	rec->pid = task->pid;

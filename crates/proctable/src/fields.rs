@@ -80,6 +80,7 @@ fields! {
     Uid = "uid": "effective user id, as ps's USER (of the task itself)",
     Cmdline = "cmdline": "command line, arguments joined by spaces (first 4096 bytes; read once per program the process runs)",
     OomScoreAdj = "oom": "the OOM killer's adjustment, -1000 (never) to 1000",
+    Delay = "delay": "time waiting on a run queue for a CPU, and times given one (of the task itself)",
 }
 
 /// A set of [`Field`]s.
@@ -95,7 +96,7 @@ impl Fields {
     }
 
     /// Every field the kernel gives in /proc/PID/stat (all but cgroup, I/O,
-    /// context switches, uid, command line and OOM adjustment).
+    /// context switches, uid, command line, OOM adjustment and run delay).
     pub fn stat() -> Fields {
         Fields::all()
             .without(Field::Cgroup)
@@ -104,6 +105,7 @@ impl Fields {
             .without(Field::Uid)
             .without(Field::Cmdline)
             .without(Field::OomScoreAdj)
+            .without(Field::Delay)
     }
 
     /// The set as bits, one per field in [`Field::ALL`]'s order.

@@ -9,7 +9,7 @@
 //! zigzag-encoded (small either side of zero, which the store's deltas
 //! like); the command name is eight words of bytes, NUL-padded.
 
-use procfs::pid::{Comm, CtxSwitches, PidIo};
+use procfs::pid::{Comm, CtxSwitches, PidIo, SchedInfo};
 
 use crate::proc::Proc;
 
@@ -54,6 +54,12 @@ fn ctxsw(p: &Proc, f: fn(&CtxSwitches) -> u64) -> u64 {
 fn set_ctxsw(p: &mut Proc, w: u64, f: fn(&mut CtxSwitches) -> &mut u64) {
     if let Some(v) = w.checked_sub(1) {
         *f(p.ctxsw.get_or_insert_default()) = v;
+    }
+}
+
+fn set_sched(p: &mut Proc, w: u64, f: fn(&mut SchedInfo) -> &mut u64) {
+    if let Some(v) = w.checked_sub(1) {
+        *f(p.sched.get_or_insert_default()) = v;
     }
 }
 
@@ -139,6 +145,12 @@ words! {
         p.oom_score_adj = w.checked_sub(1).map(unzigzag)
     };
     exec None, |p| p.exec, |p, w| p.exec = w;
+    run_delay_ns None, |p| opt(p.sched.map(|s| s.run_delay_ns)), |p, w| {
+        set_sched(p, w, |s| &mut s.run_delay_ns)
+    };
+    timeslices None, |p| opt(p.sched.map(|s| s.timeslices)), |p, w| {
+        set_sched(p, w, |s| &mut s.timeslices)
+    };
     comm_0 None, |p| comm_word(p, 0), |p, w| set_comm_word(p, w, 0);
     comm_1 None, |p| comm_word(p, 1), |p, w| set_comm_word(p, w, 1);
     comm_2 None, |p| comm_word(p, 2), |p, w| set_comm_word(p, w, 2);
@@ -235,6 +247,10 @@ mod tests {
                 write_bytes: 6,
                 cancelled_write_bytes: 7,
             }),
+            sched: Some(SchedInfo {
+                run_delay_ns: 9,
+                timeslices: 10,
+            }),
             ctxsw: Some(CtxSwitches {
                 voluntary: 8,
                 involuntary: 9,
@@ -253,6 +269,7 @@ mod tests {
             cgroup_id: None,
             io: None,
             ctxsw: None,
+            sched: None,
             uid: None,
             oom_score_adj: None,
             ..p

@@ -1,7 +1,7 @@
 //! What a snapshot holds: one [`Proc`] per process (or thread), keyed by
 //! [`Identity`].
 
-use procfs::pid::{Comm, CtxSwitches, PidIo};
+use procfs::pid::{Comm, CtxSwitches, PidIo, SchedInfo};
 use serde::Serialize;
 
 /// Nanoseconds per clock tick.
@@ -64,6 +64,10 @@ pub struct Proc {
     /// The OOM killer's adjustment (`signal->oom_score_adj`, as
     /// /proc/PID/oom_score_adj shows it); `None` when not asked for.
     pub oom_score_adj: Option<i32>,
+    /// The task's own wait for a CPU and timeslices (for a process row:
+    /// its leader thread's, as /proc/PID/schedstat shows); `None` when not
+    /// asked for.
+    pub sched: Option<SchedInfo>,
     /// Changes when the process execs another program; compare for equality
     /// only. BPF: the task's exec count (`self_exec_id`); procfs: the start of
     /// its stack, randomised at each exec (0 where /proc hides it from us).

@@ -240,6 +240,19 @@ fn agree(method: Method) {
             assert_eq!(a.state, d.state);
             assert_eq!(a.io, d.io, "io of {pid}");
             assert_eq!(a.ctxsw, d.ctxsw, "ctxsw of {pid}");
+            let sched = std::fs::read(format!("/proc/{pid}/schedstat")).unwrap();
+            let sched = procfs::pid::parse_schedstat(&sched).unwrap();
+            assert_eq!(
+                (a.sched, d.sched),
+                (Some(sched), Some(sched)),
+                "delay of {pid}"
+            );
+        }
+        if burner {
+            // Read by BPF first: the wait for a CPU only grows.
+            let (sa, sd) = (a.sched.unwrap(), d.sched.unwrap());
+            assert!(sa.run_delay_ns <= sd.run_delay_ns && sa.timeslices <= sd.timeslices);
+            assert!(sa.timeslices > 0, "{pid}: {sa:?}");
         }
     }
     assert_eq!(find(&from_bpf, kids.0[6].id()).uid, Some(65534));
@@ -1137,4 +1150,74 @@ fn a_capped_walk_writes_rows_only_for_the_most_resident() {
         "{written} rows"
     );
     assert_eq!(capped.walk_reloads(), 0);
+}
+
+/// The total of /proc/pressure/cpu's `some` line (µs).
+fn cpu_pressure_some_us() -> u64 {
+    let text = std::fs::read_to_string("/proc/pressure/cpu").unwrap();
+    let some = text.lines().find(|l| l.starts_with("some")).unwrap();
+    some.rsplit("total=").next().unwrap().parse().unwrap()
+}
+
+/// Two busy loops pinned on one CPU each wait for it about half the time:
+/// over a second, each one's run delay grows by about half a second
+/// (more, where other tasks share that CPU), and its time on the CPU plus
+/// its wait make up the second, from either backend; the kernel's CPU
+/// pressure rises with them.
+#[test]
+fn a_process_waiting_for_its_cpu_shows_a_run_delay_of_about_half_the_time() {
+    let pin = |cpu: &str| {
+        Command::new("taskset")
+            .args(["-c", cpu, "sh", "-c", "while :; do :; done"])
+            .process_group(0)
+            .spawn()
+            .expect("taskset")
+    };
+    let cpu = (std::thread::available_parallelism().unwrap().get() - 1).to_string();
+    let kids = Kids(vec![pin(&cpu), pin(&cpu)]);
+    std::thread::sleep(Duration::from_millis(200));
+    let pids: Vec<u32> = kids.0.iter().map(|c| c.id()).collect();
+    let query = Query {
+        fields: Fields::NONE
+            .with(proctable::Field::Delay)
+            .with(proctable::Field::Utime)
+            .with(proctable::Field::Stime),
+        threads: false,
+        pids: Some(pids.clone()),
+    };
+    let mut b = bpf();
+    let mut dir = ProcDir::open("/proc", "/sys").unwrap();
+    let read = |b: &mut Bpf, dir: &mut ProcDir| {
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        b.snapshot(&query, &mut x).unwrap();
+        dir.snapshot(&query, &mut y).unwrap();
+        (x, y)
+    };
+    let (psi0, t0) = (cpu_pressure_some_us(), std::time::Instant::now());
+    let (b0, d0) = read(&mut b, &mut dir);
+    std::thread::sleep(Duration::from_secs(1));
+    let (b1, d1) = read(&mut b, &mut dir);
+    let wall_ns = t0.elapsed().as_nanos() as u64;
+    let psi_ns = (cpu_pressure_some_us() - psi0) * 1000;
+    for (before, after) in [(&b0, &b1), (&d0, &d1)] {
+        for &pid in &pids {
+            let (p0, p1) = (find(before, pid), find(after, pid));
+            let delay = p1.sched.unwrap().run_delay_ns - p0.sched.unwrap().run_delay_ns;
+            let ran = (p1.utime_ns + p1.stime_ns) - (p0.utime_ns + p0.stime_ns);
+            assert!(
+                delay >= wall_ns * 4 / 10 && delay <= wall_ns,
+                "{pid} waited {delay} ns of {wall_ns}"
+            );
+            // Runnable throughout: on the CPU or waiting for it (ticks
+            // and the reads' own time between them, a tenth either way).
+            assert!(
+                (ran + delay).abs_diff(wall_ns) <= wall_ns / 10,
+                "{pid}: ran {ran} and waited {delay} ns of {wall_ns}"
+            );
+        }
+    }
+    assert!(
+        psi_ns >= wall_ns * 3 / 10,
+        "cpu pressure {psi_ns} ns of {wall_ns}"
+    );
 }

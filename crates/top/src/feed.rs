@@ -252,11 +252,15 @@ impl OwnFeed {
         let note = table
             .fallback_reason()
             .map(|why| format!("BPF unavailable: {why}"));
-        // From /proc, the owner is one more file per process; I/O and the
-        // cgroup two more: read with BPF, where they come with the task.
+        // From /proc, the owner is one more file per process; I/O, the
+        // cgroup and the run delay three more: read with BPF, where they
+        // come with the task.
         let mut fields = Fields::stat().with(Field::Uid).with(Field::Cmdline);
         if table.bpf().is_some() {
-            fields = fields.with(Field::Io).with(Field::Cgroup);
+            fields = fields
+                .with(Field::Io)
+                .with(Field::Cgroup)
+                .with(Field::Delay);
         }
         let exits_on = table.enable_exits().is_ok();
         let mut reader = Reader::new(proc_root, sys_root);

@@ -391,16 +391,18 @@ impl Agent {
                 }
             }
         });
-        // With BPF, the owner, cgroup and I/O counters come with the task
-        // at little cost, and a viewer shows them; from /proc each is
-        // another file per process, read only when asked for.
+        // With BPF, the owner, cgroup, I/O counters and run delay come
+        // with the task at little cost, and a viewer shows them; from
+        // /proc each is another file per process, read only when asked
+        // for.
         let bpf = self.table.as_ref().is_some_and(|t| t.bpf().is_some());
         let mut fields = Fields::stat();
         if bpf {
             fields = fields
                 .with(proctable::Field::Uid)
                 .with(proctable::Field::Io)
-                .with(proctable::Field::Cgroup);
+                .with(proctable::Field::Cgroup)
+                .with(proctable::Field::Delay);
         }
         if cgroup_id.is_some() {
             fields = fields.with(proctable::Field::Cgroup);

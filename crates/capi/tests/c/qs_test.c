@@ -174,6 +174,20 @@ int main(int argc, char **argv) {
         CHECK(recs[i].rss_bytes == 0 && !(recs[i].fields & QS_FIELD_RSS), "rss not asked");
     }
 
+    /* A sleeper's run delay and timeslices, as /proc/PID/schedstat has
+     * them (still while it sleeps). */
+    struct qs_proc d;
+    CHECK(qs_pids_read(h, &order[2], 1, QS_FIELD_DELAY, &d) == QS_OK, "%s", qs_last_error(h));
+    char sched_path[64];
+    snprintf(sched_path, sizeof sched_path, "/proc/%d/schedstat", (int)order[2]);
+    FILE *sched = fopen(sched_path, "r");
+    unsigned long long ran = 0, delay = 0, slices = 0;
+    CHECK(sched && fscanf(sched, "%llu %llu %llu", &ran, &delay, &slices) == 3, "%s", sched_path);
+    fclose(sched);
+    CHECK((d.fields & QS_FIELD_DELAY) && d.run_delay_ns == delay && d.timeslices == slices,
+          "delay %llu/%llu, schedstat %llu/%llu", (unsigned long long)d.run_delay_ns,
+          (unsigned long long)d.timeslices, delay, slices);
+
     /* A PID reused between two calls: the second call gives the new
      * process's start time. The reuse is arranged with ns_last_pid (tried
      * until no other fork on the machine took the PID in between). */

@@ -1,6 +1,6 @@
 //! Per-process files: /proc/PID/stat (and /proc/PID/task/TID/stat), the
-//! context-switch lines of /proc/PID/status, /proc/PID/io and the cgroup v2
-//! line of /proc/PID/cgroup. Pure parsers over one read of each file: a read of
+//! context-switch lines of /proc/PID/status, /proc/PID/io, /proc/PID/schedstat
+//! and the cgroup v2 line of /proc/PID/cgroup. Pure parsers over one read of each file: a read of
 //! a /proc/PID file is one kernel snapshot, so a value parsed from it is never
 //! half of two.
 //!
@@ -11,6 +11,7 @@ mod cgroup;
 mod cmdline;
 mod comm;
 mod io;
+mod schedstat;
 mod stat;
 mod status;
 
@@ -18,6 +19,7 @@ pub use cgroup::parse_cgroup_v2;
 pub use cmdline::cmdline_text;
 pub use comm::{COMM_CAPACITY, Comm};
 pub use io::{PidIo, parse_io};
+pub use schedstat::{SCHEDSTAT_FILE, SchedInfo, parse_schedstat};
 pub use stat::{PidStat, parse_start_ticks, parse_stat, parse_stat_fast, parse_stat_general};
 pub use status::{
     CtxSwitches, OOM_SCORE_ADJ_FILE, parse_oom_score_adj, parse_status_ctxsw, parse_status_euid,

@@ -4,7 +4,7 @@
 use std::mem::MaybeUninit;
 use std::sync::Mutex;
 
-use procfs::pid::{Comm, CtxSwitches, PidIo};
+use procfs::pid::{Comm, CtxSwitches, PidIo, SchedInfo};
 
 use super::walk::WalkRows;
 use crate::cputime::{RawCputime, adjust};
@@ -310,6 +310,10 @@ pub(super) fn row(
         uid: fields.has(Field::Uid).then_some(t.euid),
         oom_score_adj: fields.has(Field::OomScoreAdj).then_some(t.oom_score_adj),
         io,
+        sched: fields.has(Field::Delay).then_some(SchedInfo {
+            run_delay_ns: t.run_delay_ns,
+            timeslices: t.pcount,
+        }),
         ctxsw: fields.has(Field::Ctxsw).then_some(CtxSwitches {
             voluntary: t.nvcsw,
             involuntary: t.nivcsw,
@@ -342,7 +346,7 @@ mod tests {
             desc: [0; 32],
             running: u32::from(running),
             _pad: 0,
-            _over: [0],
+            _over: [0; 3],
             pid: 0,
             tgid: pid,
         };

@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use super::btf_types::KernelTypes;
 use crate::fields::Field;
 use crate::record::{
-    QS_CFG_CGROUP, QS_CFG_COMM, QS_CFG_CPUTIME, QS_CFG_EXEC, QS_CFG_FAULTS, QS_CFG_IO, QS_CFG_MM,
-    QS_CFG_OOM, QS_CFG_PARENT, QS_CFG_PRIO, QS_CFG_STATE, QS_CFG_UID,
+    QS_CFG_CGROUP, QS_CFG_COMM, QS_CFG_CPUTIME, QS_CFG_DELAY, QS_CFG_EXEC, QS_CFG_FAULTS,
+    QS_CFG_IO, QS_CFG_MM, QS_CFG_OOM, QS_CFG_PARENT, QS_CFG_PRIO, QS_CFG_STATE, QS_CFG_UID,
 };
 
 /// A kernel structure the walk reads, reached from the process's
@@ -168,6 +168,11 @@ pub const GROUPS: &[Group] = &[
         flag: QS_CFG_OOM as u32,
         name: "oom",
         reads: &[(Signal, "oom_score_adj")],
+    },
+    Group {
+        flag: QS_CFG_DELAY as u32,
+        name: "delay",
+        reads: &[(Task, "sched_info.run_delay"), (Task, "sched_info.pcount")],
     },
 ];
 

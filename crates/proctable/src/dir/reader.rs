@@ -283,6 +283,7 @@ impl Reader {
         };
         let status = fields.has(Field::Ctxsw) || fields.has(Field::Uid);
         let secondary = status
+            || fields.has(Field::Delay)
             || fields.has(Field::Io)
             || fields.has(Field::Cgroup)
             || fields.has(Field::OomScoreAdj);
@@ -342,6 +343,18 @@ impl Reader {
                     source,
                 })?;
             p.oom_score_adj = Some(adj);
+        }
+        if fields.has(Field::Delay) {
+            let file = pid::SCHEDSTAT_FILE.as_bytes();
+            let n = with(&mut rel, file);
+            let Some(len) = self.read_under(tree, &dir, file, &rel[..n])? else {
+                return Ok(());
+            };
+            let sched = pid::parse_schedstat(&self.buf[..len]).map_err(|source| Error::Parse {
+                path: tree.path(&rel[..n]),
+                source,
+            })?;
+            p.sched = Some(sched);
         }
         if fields.has(Field::Io) {
             let n = with(&mut rel, b"io");

@@ -75,7 +75,7 @@ pub use rows::*;
 pub use write::*;
 
 pub const VIEW_MAGIC: [u8; 8] = *b"QSTATVEW";
-pub const VIEW_VERSION: u32 = 3;
+pub const VIEW_VERSION: u32 = 4;
 const HEADER: usize = 80;
 const SEQ: usize = 64;
 const KIND_SYSTEM: u32 = 1;
@@ -150,7 +150,7 @@ pub struct ProcView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use procfs::pid::{CtxSwitches, PidIo};
+    use procfs::pid::{CtxSwitches, PidIo, SchedInfo};
 
     fn proc_row(i: u32) -> Proc {
         Proc {
@@ -186,6 +186,10 @@ mod tests {
             ctxsw: Some(CtxSwitches {
                 voluntary: 9,
                 involuntary: 8,
+            }),
+            sched: i.is_multiple_of(4).then_some(SchedInfo {
+                run_delay_ns: 11 * u64::from(i),
+                timeslices: 12,
             }),
             oom_score_adj: i.is_multiple_of(5).then_some(-1000),
             uid: (!i.is_multiple_of(5)).then_some(1000),

@@ -32,6 +32,7 @@ impl App {
             KeyCode::Char('P') => self.sort_on(Col::Cpu),
             KeyCode::Char('M') => self.sort_on(Col::Mem),
             KeyCode::Char('T') => self.sort_on(Col::Time),
+            KeyCode::Char('W') => self.sort_on(Col::Wait),
             KeyCode::Char('N') => self.sort_on(Col::Pid),
             KeyCode::Char('I') => {
                 self.desc = !self.desc;

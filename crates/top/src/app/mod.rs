@@ -71,6 +71,7 @@ cols! {
     Rss "RSS" 6 2 true Some(&columns::RSS_BYTES), false;
     Read "RD/s" 6 5 true None, false;
     Write "WR/s" 6 5 true None, false;
+    Wait "WAIT%" 5 6 true None, false;
     Threads "THR" 4 6 true Some(&columns::THREADS), true;
     Start "START" 5 7 true Some(&columns::START_TICKS), false;
     Time "TIME+" 8 4 true None, false;
@@ -126,6 +127,8 @@ pub struct Item {
     pub cpu: Option<f64>,
     pub read: Option<f64>,
     pub write: Option<f64>,
+    /// Time waiting for a CPU, percent of the interval.
+    pub wait: Option<f64>,
     pub mark: Mark,
     /// Tree view: the branch drawn before the command.
     pub branch: String,
@@ -493,6 +496,7 @@ impl App {
             cpu,
             read: r.and_then(|r| r.read_bytes_per_sec),
             write: r.and_then(|r| r.write_bytes_per_sec),
+            wait: r.and_then(|r| r.wait_pct),
             mark,
             branch: String::new(),
             folded: 0,
@@ -517,6 +521,7 @@ impl App {
             Col::Cpu => f(a.cpu, b.cpu),
             Col::Read => f(a.read, b.read),
             Col::Write => f(a.write, b.write),
+            Col::Wait => f(a.wait, b.wait),
             c => {
                 let (pa, pb) = (self.proc_of(a), self.proc_of(b));
                 match c {
