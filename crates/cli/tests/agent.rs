@@ -599,6 +599,8 @@ fn promtool_accepts_the_output() {
         );
     }
     assert!(body.contains("quietstat_process_cpu_seconds_total{pid="));
+    // The BPF backend (root, here) reads the run delay with the task.
+    assert!(body.contains("quietstat_process_run_delay_seconds_total{pid="));
 }
 
 #[test]

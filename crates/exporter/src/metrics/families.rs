@@ -576,6 +576,7 @@ families! {
     QUIETSTAT_PROCESS_MAJOR_FAULTS_TOTAL "quietstat_process_major_faults_total" Counter ["pid", "comm"] "processes" "Major page faults of a selected process.";
     QUIETSTAT_PROCESS_MINOR_FAULTS_TOTAL "quietstat_process_minor_faults_total" Counter ["pid", "comm"] "processes" "Minor page faults of a selected process.";
     QUIETSTAT_PROCESS_THREADS "quietstat_process_threads" Gauge ["pid", "comm"] "processes" "Threads of a selected process.";
+    QUIETSTAT_PROCESS_RUN_DELAY_SECONDS_TOTAL "quietstat_process_run_delay_seconds_total" Counter ["pid", "comm"] "processes" "Time a selected process's leader thread waited on a run queue for a CPU (where the process table reads it: the BPF backend).";
     QUIETSTAT_PROCESS_START_TIME_SECONDS "quietstat_process_start_time_seconds" Gauge ["pid", "comm"] "processes" "Start time of a selected process, in unixtime.";
     QUIETSTAT_PROCESS_GROUP_PROCESSES "quietstat_process_group_processes" Gauge ["groupname"] "processes" "Processes with this comm.";
     QUIETSTAT_PROCESS_GROUP_THREADS "quietstat_process_group_threads" Gauge ["groupname"] "processes" "Threads of the processes with this comm.";

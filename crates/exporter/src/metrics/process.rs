@@ -124,6 +124,13 @@ fn table(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> Fmt {
                 sample_l(&mut m, &l(i), col.number(p).unwrap_or(0.0))?;
             }
         }
+        // Only where the table read it (absent, not 0, from /proc).
+        let mut m = out.family(&QUIETSTAT_PROCESS_RUN_DELAY_SECONDS_TOTAL)?;
+        for (i, p) in sel.iter().enumerate() {
+            if let Some(s) = p.sched {
+                counter_l(&mut m, &l(i), ns_to_secs(s.run_delay_ns))?;
+            }
+        }
         let mut m = out.family(&QUIETSTAT_PROCESS_START_TIME_SECONDS)?;
         for (i, p) in sel.iter().enumerate() {
             let t = boot_ticks_to_unix_secs(btime, p.start_ticks);
