@@ -98,7 +98,9 @@ def test_a_reused_pid_gives_the_new_process():
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_snapshot_columns_as_lists_and_arrays(backend, sleepers):
     lists = quietstat.Table(backend=backend, numpy=False)
-    cols = lists.snapshot(["pid", "ppid", "comm", "state", "start_ticks", "threads", "cmdline"])
+    cols = lists.snapshot(
+        ["pid", "ppid", "comm", "state", "start_ticks", "threads", "cmdline", "run_delay_ns", "timeslices"]
+    )
     assert isinstance(cols["pid"], list) and isinstance(cols["comm"], list)
     rows = {p: i for i, p in enumerate(cols["pid"])}
     for p in sleepers:
@@ -109,6 +111,10 @@ def test_snapshot_columns_as_lists_and_arrays(backend, sleepers):
         assert cols["start_ticks"][i] == proc_start(p)
         assert cols["threads"][i] == 1
         assert cols["cmdline"][i] == "sleep 600"
+        # A sleeper's wait for a CPU stands still: /proc/PID/schedstat's.
+        with open("/proc/%d/schedstat" % p) as f:
+            _, delay, slices = (int(x) for x in f.read().split())
+        assert (cols["run_delay_ns"][i], cols["timeslices"][i]) == (delay, slices)
     assert cols["pid"] == sorted(cols["pid"])
     only = lists.snapshot(["pid"], pids=sleepers[:2] + [0x7FFFFFF0])
     assert only["pid"] == sorted(sleepers[:2])
