@@ -226,12 +226,14 @@ static __always_inline struct qs_task *qs_next_row(struct qs_walk_out *out,
 
 #define QS_PF_WQ_WORKER 0x00000020
 #define QS_PF_KTHREAD 0x00200000
+/* "kworker/" as the first eight bytes of a comm, read as one word. */
+#define QS_KWORKER 0x2f72656b726f776bULL
 
 /* A kernel thread's name as /proc shows it, in the row after its own
  * (qs_task_name), where that is more than its comm: a name longer than
  * comm holds (kthread->full_name), or a workqueue worker's, its comm
  * followed by its last work's description while it is in a pool. Nothing
- * for other tasks (one flag read). The row is taken without the filter or
+ * for other tasks, whose comm says so. The row is taken without the filter or
  * bounds, which the thread's own passed; when there is none left it is
  * counted in `wanted`, as a row is. */
 static __always_inline void qs_fill_name(struct qs_walk_out *out, struct task_struct *task,
@@ -243,8 +245,14 @@ static __always_inline void qs_fill_name(struct qs_walk_out *out, struct task_st
 	char *full;
 	__u32 idx;
 
-	if (!(flags & QS_CFG_COMM) || !(task->flags & QS_PF_KTHREAD) ||
-	    !bpf_core_field_exists(task->worker_private))
+	if (!(flags & QS_CFG_COMM))
+		return;
+	/* Only a name cut at comm's 15 bytes, or a worker's (kworker/...),
+	 * may be longer in /proc: the line of flags is read for those alone
+	 * (comm's own line is read already). */
+	if (*(__u64 *)&task->comm[0] != QS_KWORKER && !task->comm[14])
+		return;
+	if (!(task->flags & QS_PF_KTHREAD) || !bpf_core_field_exists(task->worker_private))
 		return;
 	kt = qs_rdonly_cast(task->worker_private, bpf_core_type_id_kernel(struct kthread));
 	if (!kt)

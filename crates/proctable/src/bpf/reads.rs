@@ -178,6 +178,10 @@ pub const GROUPS: &[Group] = &[
 
 /// Reads made only in rare cases, with the case.
 pub const RARE: &[(&str, &[(Struct, &str)])] = &[
+    (
+        "a name cut at 15 bytes or a worker's (comm): is it a kernel thread's, longer in /proc",
+        &[(Task, "flags"), (Task, "worker_private")],
+    ),
     ("a task that is exiting (state)", &[(Task, "exit_state")]),
     (
         "a process that lost a thread or reaped a child (utime, stime, faults, io)",
