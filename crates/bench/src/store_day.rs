@@ -106,7 +106,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Err
     // Yesterday from midnight (UTC): within retention, one day file.
     let now = store::writer::now_ms();
     let day0 = store::db::day_start_ms(&store::db::day_of(now - 86_400_000)).unwrap_or(0);
-    let boot_ms = store::writer::boot_ms();
+    let boot_ms = flusher.boot_ms();
     let mut reader = Reader::new("/proc", "/sys");
     reader.keep_bytes_of(&store::RECORDED);
     let mut sample = SystemSample::default();

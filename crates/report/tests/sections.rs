@@ -190,7 +190,7 @@ fn fixture_without(skip: std::ops::Range<u64>) -> Fixture {
         log,
     )
     .unwrap();
-    let boot = store::writer::boot_ms();
+    let boot = flusher.boot_ms();
     let mut t0 =
         (store::writer::now_ms().saturating_sub(2 * 3_600_000)).max(boot + MIN) / MIN * MIN;
     // A minute that ends at a UTC midnight puts its last sample in the

@@ -35,7 +35,7 @@ fn a_flood_of_exits_stays_under_the_cap_and_the_newest_stay() {
     let mut pid = 300u32;
     let mut exits = Vec::new();
     let mut max_seen = 0;
-    let boot_ms = store::writer::boot_ms();
+    let boot_ms = flusher.boot_ms();
     // 20 minutes at 500 exits a second: 600,000 exits.
     for sec in 0..1200u64 {
         let ts = t0 + sec * 1000;

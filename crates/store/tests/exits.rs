@@ -15,7 +15,7 @@ fn exits_of_processes_seen_and_never_seen_in_a_table_read_back_alike() {
     let d = tempfile::tempdir().unwrap();
     let opts = store::Options::private_in(d.path(), "a test's own store", Path::new(""));
     let (mut tap, mut flusher, _) = store::writer::open(opts, log).unwrap();
-    let boot_ms = store::writer::boot_ms();
+    let boot_ms = flusher.boot_ms();
     let t0 = (store::writer::now_ms() - 3_600_000) / 60_000 * 60_000;
     let ticks_at = |ms: u64| (ms - boot_ms) / 10;
     let proc = |pid: u32, start_ticks: u64| Proc {

@@ -289,6 +289,12 @@ pub struct Flusher {
 }
 
 impl Flusher {
+    /// The boot's Unix ms this writer dates process times by
+    /// ([`boot_ms`] when it opened).
+    pub fn boot_ms(&self) -> u64 {
+        self.inner.boot_ms
+    }
+
     /// Moves what the journal holds into the store; true when written.
     pub fn flush(&mut self) -> bool {
         self.inner.flush();
@@ -427,9 +433,19 @@ pub fn start(opts: Options, log: fn(String)) -> Result<(Tap, Writer, Arc<Stats>)
     ))
 }
 
-/// Unix ms of the boot (CLOCK_REALTIME - CLOCK_BOOTTIME).
+/// Unix ms of the boot (CLOCK_REALTIME - CLOCK_BOOTTIME): the two clocks
+/// read in nanoseconds (the boot clock on either side of the wall clock)
+/// and the difference rounded to the nearest ms, so that two calls in one
+/// boot agree (unless the wall clock was set between them, or the
+/// difference falls within the reads' few hundred ns of a half ms).
+/// Truncating each clock to ms first made two calls 1 ms apart as often
+/// as the difference's fraction of a ms.
 pub fn boot_ms() -> u64 {
-    now_ms().saturating_sub(boot_clock_ms())
+    let before = sys::boot_ns();
+    let wall = sys::unix_ns();
+    let after = sys::boot_ns();
+    let boot_wall_ns = wall.saturating_sub(before / 2 + after / 2);
+    (boot_wall_ns + 500_000) / 1_000_000
 }
 
 struct Inner {
