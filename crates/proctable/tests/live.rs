@@ -225,6 +225,10 @@ fn agree(method: Method) {
                 "cpu of {pid}: {a:?} vs {d:?}"
             );
             assert_eq!(a.state, 'R');
+            // Read by BPF first: the wait for a CPU only grows.
+            let (sa, sd) = (a.sched.unwrap(), d.sched.unwrap());
+            assert!(sa.run_delay_ns <= sd.run_delay_ns && sa.timeslices <= sd.timeslices);
+            assert!(sa.timeslices > 0, "{pid}: {sa:?}");
         } else {
             assert_eq!(a.utime_ticks(), d.utime_ticks(), "utime of {pid}");
             assert_eq!(a.stime_ticks(), d.stime_ticks(), "stime of {pid}");
@@ -247,12 +251,6 @@ fn agree(method: Method) {
                 (Some(sched), Some(sched)),
                 "delay of {pid}"
             );
-        }
-        if burner {
-            // Read by BPF first: the wait for a CPU only grows.
-            let (sa, sd) = (a.sched.unwrap(), d.sched.unwrap());
-            assert!(sa.run_delay_ns <= sd.run_delay_ns && sa.timeslices <= sd.timeslices);
-            assert!(sa.timeslices > 0, "{pid}: {sa:?}");
         }
     }
     assert_eq!(find(&from_bpf, kids.0[6].id()).uid, Some(65534));

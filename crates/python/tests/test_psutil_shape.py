@@ -418,24 +418,20 @@ def test_kernel_threads_have_the_names_psutil_gives():
     every item."""
     threads = kernel_threads()
 
-    def psutil_names():
-        names = {}
+    def names(mod):
+        """Each thread's name from `mod`'s Process, those still there."""
+        out = {}
         for pid, _ in threads:
             try:
-                names[pid] = psutil.Process(pid).name()
-            except psutil.NoSuchProcess:
+                out[pid] = mod.Process(pid).name()
+            except mod.NoSuchProcess:
                 pass
-        return names
+        return out
 
-    before = psutil_names()
+    before = names(psutil)
     ours = {p.pid: p.info["name"] for p in quietstat.process_iter(["name"])}
-    one = {}
-    for pid, _ in threads:
-        try:
-            one[pid] = quietstat.Process(pid).name()
-        except quietstat.NoSuchProcess:
-            pass
-    after = psutil_names()
+    one = names(quietstat)
+    after = names(psutil)
     judged, longer = 0, 0
     for pid, worker in threads:
         if pid not in before or pid not in after or pid not in ours or pid not in one:

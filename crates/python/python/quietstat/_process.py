@@ -100,7 +100,6 @@ _PIDFDS = [0]
 _PIDFDS_LOCK = threading.Lock()
 
 
-
 def _pidfd_closed():
     with _PIDFDS_LOCK:
         _PIDFDS[0] -= 1
@@ -283,7 +282,7 @@ class Process:
             self._pidfd = -1  # none to be had: /proc from now on
             return None
         try:
-            same = _ints(_table("one").start_times([self._pid]))[0] == self._start
+            same = self.is_running()
         except BaseException:
             os.close(fd)
             _pidfd_closed()
