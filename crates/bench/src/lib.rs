@@ -8,6 +8,7 @@ pub mod equal_work;
 pub mod exits;
 pub mod fields_cost;
 pub mod memory_limit;
+pub mod net_cost;
 pub mod procfs_cost;
 pub mod proctable_cost;
 pub mod push;

@@ -8,7 +8,7 @@
 
 // The ABI this library implements: `qs_options.abi` must carry it, and
 // `qs_version()` returns it.
-#define QS_ABI_VERSION 3
+#define QS_ABI_VERSION 4
 
 // Success.
 #define QS_OK 0
@@ -133,6 +133,10 @@ typedef struct qs_proc {
   // leader thread's, as /proc/PID/schedstat).
   uint64_t run_delay_ns;
   uint64_t timeslices;
+  // Payload bytes the process's TCP sockets received and sent (BPF
+  // only).
+  uint64_t net_rx_bytes;
+  uint64_t net_tx_bytes;
   uint32_t num_threads;
   int32_t nice;
   int32_t priority;
@@ -189,11 +193,13 @@ typedef struct qs_proc {
 
 #define QS_FIELD_DELAY (1 << 23)
 
+#define QS_FIELD_NET (1 << 24)
+
 // Every field /proc/PID/stat has (ppid to cpu).
 #define QS_FIELDS_STAT 131068
 
 // Every field above.
-#define QS_FIELDS_ALL 14680060
+#define QS_FIELDS_ALL 31457276
 
 #ifdef __cplusplus
 extern "C" {

@@ -33,7 +33,7 @@ use call::*;
 
 /// The ABI this library implements: `qs_options.abi` must carry it, and
 /// `qs_version()` returns it.
-pub const QS_ABI_VERSION: u32 = 3;
+pub const QS_ABI_VERSION: u32 = 4;
 
 /// Success.
 pub const QS_OK: i32 = 0;
@@ -96,14 +96,15 @@ pub const QS_FIELD_CTXSW: qs_fields = 1 << 19;
 pub const QS_FIELD_UID: qs_fields = 1 << 20;
 pub const QS_FIELD_OOM: qs_fields = 1 << 22;
 pub const QS_FIELD_DELAY: qs_fields = 1 << 23;
+pub const QS_FIELD_NET: qs_fields = 1 << 24;
 /// Every field /proc/PID/stat has (ppid to cpu).
 pub const QS_FIELDS_STAT: qs_fields = 0x1fffc;
 /// Every field above.
-pub const QS_FIELDS_ALL: qs_fields = 0xdffffc;
+pub const QS_FIELDS_ALL: qs_fields = 0x1dffffc;
 
 /// The `qs_fields` bit of each field, in the process table's order (a test
 /// checks them against it).
-const FIELD_BITS: [(qs_fields, Field); 21] = [
+const FIELD_BITS: [(qs_fields, Field); 22] = [
     (QS_FIELD_PPID, Field::Ppid),
     (QS_FIELD_COMM, Field::Comm),
     (QS_FIELD_STATE, Field::State),
@@ -125,6 +126,7 @@ const FIELD_BITS: [(qs_fields, Field); 21] = [
     (QS_FIELD_UID, Field::Uid),
     (QS_FIELD_OOM, Field::OomScoreAdj),
     (QS_FIELD_DELAY, Field::Delay),
+    (QS_FIELD_NET, Field::Net),
 ];
 
 /// How a handle is opened. Zeroed members take their defaults.
@@ -197,6 +199,10 @@ pub struct qs_proc {
     /// leader thread's, as /proc/PID/schedstat).
     pub run_delay_ns: u64,
     pub timeslices: u64,
+    /// Payload bytes the process's TCP sockets received and sent (BPF
+    /// only).
+    pub net_rx_bytes: u64,
+    pub net_tx_bytes: u64,
     pub num_threads: u32,
     pub nice: i32,
     pub priority: i32,
@@ -237,6 +243,8 @@ impl qs_proc {
         involuntary_ctxsw: 0,
         run_delay_ns: 0,
         timeslices: 0,
+        net_rx_bytes: 0,
+        net_tx_bytes: 0,
         num_threads: 0,
         nice: 0,
         priority: 0,
@@ -341,6 +349,10 @@ impl qs_proc {
                 Field::Delay => p
                     .sched
                     .map(|s| (r.run_delay_ns, r.timeslices) = (s.run_delay_ns, s.timeslices))
+                    .is_some(),
+                Field::Net => p
+                    .net
+                    .map(|n| (r.net_rx_bytes, r.net_tx_bytes) = (n.rx_bytes, n.tx_bytes))
                     .is_some(),
                 _ => false,
             };

@@ -563,7 +563,10 @@ fn concurrent_max_age_requests_share_one_read_each() {
 
 #[test]
 fn promtool_accepts_the_output() {
-    let a = agent("[process_metrics]\nmode = \"top\"\ntop_n = 5\n", &[]);
+    let a = agent(
+        "process_network = true\n[process_metrics]\nmode = \"top\"\ntop_n = 5\n",
+        &[],
+    );
     let body = get(a.addr, "/metrics", None).body;
     let mut child = Command::new(which("promtool"))
         .args(["check", "metrics"])
@@ -601,6 +604,8 @@ fn promtool_accepts_the_output() {
     assert!(body.contains("quietstat_process_cpu_seconds_total{pid="));
     // The BPF backend (root, here) reads the run delay with the task.
     assert!(body.contains("quietstat_process_run_delay_seconds_total{pid="));
+    // Asked for: the bytes of the selected processes' TCP sockets.
+    assert!(body.contains("quietstat_process_network_receive_bytes_total{pid="));
 }
 
 #[test]

@@ -220,6 +220,8 @@ columns! {
     INVOLUNTARY_CTXSW = "involuntary_ctxsw", Ctxsw, true, "involuntary context switches (of the task itself)", |p, _| opt(p.ctxsw.map(|c| c.involuntary));
     RUN_DELAY_NS = "run_delay_ns", Delay, true, "time waiting on a run queue for a CPU, nanoseconds (of the task itself)", |p, _| opt(p.sched.map(|s| s.run_delay_ns));
     TIMESLICES = "timeslices", Delay, true, "times given a CPU (of the task itself)", |p, _| opt(p.sched.map(|s| s.timeslices));
+    NET_RX_BYTES = "net_rx_bytes", Net, true, "payload bytes the process's TCP sockets received (BPF only)", |p, _| opt(p.net.map(|n| n.rx_bytes));
+    NET_TX_BYTES = "net_tx_bytes", Net, true, "payload bytes the process's TCP sockets sent, as acknowledged (BPF only)", |p, _| opt(p.net.map(|n| n.tx_bytes));
     UID = "uid", Uid, true, "effective user id, as ps's USER", |p, _| opt(p.uid);
     OOM_SCORE_ADJ = "oom_score_adj", OomScoreAdj, true, "the OOM killer's adjustment, -1000 (never killed) to 1000", |p, _| p.oom_score_adj.map_or(Value::Absent, |v| Value::Signed(v.into()));
     CMDLINE = "cmdline", Cmdline, true, "command line, arguments joined by spaces (first 4096 bytes; read once per program the process runs)", |p, x| x.cmdline(p).map_or(Value::Absent, |c| Value::Text(c.into()));

@@ -26,6 +26,10 @@ pub struct ProcRate {
     /// Time waiting on a run queue for a CPU, in percent of the interval
     /// (of the task itself; where its run delay was read).
     pub wait_pct: Option<f64>,
+    /// Bytes a second the process's TCP sockets received and sent (where
+    /// they were read).
+    pub net_rx_bytes_per_sec: Option<f64>,
+    pub net_tx_bytes_per_sec: Option<f64>,
 }
 
 /// Rates for every process in `cur` that is also in `prev` with the same
@@ -67,6 +71,14 @@ pub fn rates_into(prev: &[Proc], cur: &[Proc], secs: f64, out: &mut Vec<ProcRate
                 .sched
                 .zip(c.sched)
                 .and_then(|(a, b)| pct(a.run_delay_ns, b.run_delay_ns)),
+            net_rx_bytes_per_sec: p
+                .net
+                .zip(c.net)
+                .and_then(|(a, b)| rate(a.rx_bytes, b.rx_bytes, secs)),
+            net_tx_bytes_per_sec: p
+                .net
+                .zip(c.net)
+                .and_then(|(a, b)| rate(a.tx_bytes, b.tx_bytes, secs)),
         });
     }
 }
@@ -256,6 +268,25 @@ mod tests {
         let cur = [with(proc(1, 1, 0), 2_000_000_000), proc(2, 2, 0)];
         let r = rates(&prev, &cur, 4.0);
         assert_eq!((r[0].wait_pct, r[1].wait_pct), (Some(25.0), None));
+    }
+
+    #[test]
+    fn network_bytes_are_rates_where_they_were_read() {
+        let with = |p: Proc, rx: u64, tx: u64| Proc {
+            net: Some(proctable::NetBytes {
+                rx_bytes: rx,
+                tx_bytes: tx,
+            }),
+            ..p
+        };
+        let prev = [with(proc(1, 1, 0), 1000, 0), proc(2, 2, 0)];
+        let cur = [with(proc(1, 1, 0), 5000, 2000), proc(2, 2, 0)];
+        let r = rates(&prev, &cur, 2.0);
+        assert_eq!(
+            (r[0].net_rx_bytes_per_sec, r[0].net_tx_bytes_per_sec),
+            (Some(2000.0), Some(1000.0))
+        );
+        assert_eq!(r[1].net_rx_bytes_per_sec, None);
     }
 
     #[test]

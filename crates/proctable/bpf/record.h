@@ -206,4 +206,31 @@ struct qs_exit_stats {
 	__u64 lost; /* ring buffer full */
 };
 
+/* net.bpf.c: the owner of a TCP socket, kept in the socket's own storage
+ * (copied into each connection a listening socket accepts). */
+#define QS_SK_LISTENER 1 /* qs_sk_owner.flags: given by listen(): the listener's, or a copy in a connection it accepted */
+struct qs_sk_owner {
+	__u64 start_ns; /* the owning thread group's leader's start_boottime */
+	__u32 tgid;
+	__u32 flags;
+};
+
+/* net.bpf.c: one per owned socket (qs_socks), or per process whose sockets
+ * ended (qs_net_ended): payload bytes as the kernel counts them in tcp_sock. */
+#define QS_SOCK_UNHELD 1 /* qs_sock.flags: an accepted connection no holder scan has found the holder of yet */
+struct qs_sock {
+	__u64 start_ns;  /* the owner's start_boottime */
+	__u64 rx_bytes;  /* bytes_received: payload received in order */
+	__u64 tx_bytes;  /* bytes_acked: payload sent and acknowledged */
+	__u32 tgid;      /* the owner */
+	__u32 flags;
+};
+
+/* net.bpf.c: the one entry of qs_net_stats. */
+struct qs_net_stats {
+	__u64 ended_lost; /* ended sockets whose counts found no room in qs_net_ended */
+};
+
+#define QS_NET_ENDED_MAX 65536 /* processes whose ended sockets' sums are kept between reads */
+
 #endif

@@ -81,6 +81,7 @@ fields! {
     Cmdline = "cmdline": "command line, arguments joined by spaces (first 4096 bytes; read once per program the process runs)",
     OomScoreAdj = "oom": "the OOM killer's adjustment, -1000 (never) to 1000",
     Delay = "delay": "time waiting on a run queue for a CPU, and times given one (of the task itself)",
+    Net = "net": "payload bytes received and sent by the process's TCP sockets (BPF only)",
 }
 
 /// A set of [`Field`]s.
@@ -96,7 +97,8 @@ impl Fields {
     }
 
     /// Every field the kernel gives in /proc/PID/stat (all but cgroup, I/O,
-    /// context switches, uid, command line, OOM adjustment and run delay).
+    /// context switches, uid, command line, OOM adjustment, run delay and
+    /// network bytes).
     pub fn stat() -> Fields {
         Fields::all()
             .without(Field::Cgroup)
@@ -106,6 +108,7 @@ impl Fields {
             .without(Field::Cmdline)
             .without(Field::OomScoreAdj)
             .without(Field::Delay)
+            .without(Field::Net)
     }
 
     /// The set as bits, one per field in [`Field::ALL`]'s order.

@@ -11,7 +11,7 @@
 
 use procfs::pid::{Comm, CtxSwitches, PidIo, SchedInfo};
 
-use crate::proc::Proc;
+use crate::proc::{NetBytes, Proc};
 
 /// One word of a row.
 pub struct RowWord {
@@ -60,6 +60,12 @@ fn set_ctxsw(p: &mut Proc, w: u64, f: fn(&mut CtxSwitches) -> &mut u64) {
 fn set_sched(p: &mut Proc, w: u64, f: fn(&mut SchedInfo) -> &mut u64) {
     if let Some(v) = w.checked_sub(1) {
         *f(p.sched.get_or_insert_default()) = v;
+    }
+}
+
+fn set_net(p: &mut Proc, w: u64, f: fn(&mut NetBytes) -> &mut u64) {
+    if let Some(v) = w.checked_sub(1) {
+        *f(p.net.get_or_insert_default()) = v;
     }
 }
 
@@ -150,6 +156,12 @@ words! {
     };
     timeslices None, |p| opt(p.sched.map(|s| s.timeslices)), |p, w| {
         set_sched(p, w, |s| &mut s.timeslices)
+    };
+    net_rx_bytes None, |p| opt(p.net.map(|n| n.rx_bytes)), |p, w| {
+        set_net(p, w, |n| &mut n.rx_bytes)
+    };
+    net_tx_bytes None, |p| opt(p.net.map(|n| n.tx_bytes)), |p, w| {
+        set_net(p, w, |n| &mut n.tx_bytes)
     };
     comm_0 None, |p| comm_word(p, 0), |p, w| set_comm_word(p, w, 0);
     comm_1 None, |p| comm_word(p, 1), |p, w| set_comm_word(p, w, 1);
@@ -251,6 +263,10 @@ mod tests {
                 run_delay_ns: 9,
                 timeslices: 10,
             }),
+            net: Some(NetBytes {
+                rx_bytes: 11,
+                tx_bytes: 12,
+            }),
             ctxsw: Some(CtxSwitches {
                 voluntary: 8,
                 involuntary: 9,
@@ -270,6 +286,7 @@ mod tests {
             io: None,
             ctxsw: None,
             sched: None,
+            net: None,
             uid: None,
             oom_score_adj: None,
             ..p

@@ -44,6 +44,6 @@ pub use error::{Error, ErrorKind, Result};
 pub use fields::{Field, Fields, UnknownField};
 pub use largest::keep_largest_by;
 pub use pool::{MAX_THREADS, Threads};
-pub use proc::{Exit, Identity, NS_PER_TICK, Proc, state_letter};
+pub use proc::{Exit, Identity, NS_PER_TICK, NetBytes, Proc, state_letter};
 pub use query::{Query, pid_list, pid_set};
 pub use table::{Backend, BackendChoice, ProcTable};

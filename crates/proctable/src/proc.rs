@@ -68,6 +68,9 @@ pub struct Proc {
     /// its leader thread's, as /proc/PID/schedstat shows); `None` when not
     /// asked for.
     pub sched: Option<SchedInfo>,
+    /// Bytes the process's TCP sockets received and sent (BPF only; see
+    /// [`crate::bpf::net`]); `None` when not asked for or not read.
+    pub net: Option<NetBytes>,
     /// Changes when the process execs another program; compare for equality
     /// only. BPF: the task's exec count (`self_exec_id`); procfs: the start of
     /// its stack, randomised at each exec (0 where /proc hides it from us).
@@ -90,6 +93,16 @@ impl Proc {
     pub fn stime_ticks(&self) -> u64 {
         self.stime_ns / NS_PER_TICK
     }
+}
+
+/// Payload bytes a process's TCP sockets received and sent, since it
+/// started: its live sockets' counts and those its ended sockets left.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct NetBytes {
+    /// Received in order (`tcp_sock.bytes_received`).
+    pub rx_bytes: u64,
+    /// Sent and acknowledged by the peer (`tcp_sock.bytes_acked`).
+    pub tx_bytes: u64,
 }
 
 /// The letter /proc prints for a task state, from the raw `__state` and

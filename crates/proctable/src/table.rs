@@ -87,20 +87,22 @@ impl ProcTable {
     /// tight memory ceiling opens; with a `rows_cap` (0: none), the walk
     /// writes rows for about that many processes, the most resident, in
     /// rows for an eighth more (for an agent whose rows that ceiling caps
-    /// from the start; see [`ProcTable::set_rows_cap`]).
+    /// from the start; see [`ProcTable::set_rows_cap`]); with `net`, the
+    /// network programs loaded at the same time.
     pub fn open_with_exit_ring(
         choice: BackendChoice,
         proc_root: impl AsRef<Path>,
         sys_root: impl AsRef<Path>,
         exit_ring_bytes: u64,
         rows_cap: usize,
+        net: bool,
     ) -> Result<ProcTable> {
         ProcTable::open_inner(
             choice,
             proc_root,
             sys_root,
             false,
-            Some((exit_ring_bytes, rows_cap)),
+            Some((exit_ring_bytes, rows_cap, net)),
         )
     }
 
@@ -120,11 +122,11 @@ impl ProcTable {
         proc_root: impl AsRef<Path>,
         sys_root: impl AsRef<Path>,
         with_lookup: bool,
-        exit_ring: Option<(u64, usize)>,
+        exit_ring: Option<(u64, usize, bool)>,
     ) -> Result<ProcTable> {
         let bpf = || match (with_lookup, exit_ring) {
             (true, _) => Bpf::open_with_lookup(),
-            (false, Some((bytes, cap))) => Bpf::open_with_exit_ring(bytes, cap),
+            (false, Some((bytes, cap, net))) => Bpf::open_with_exit_ring(bytes, cap, net),
             (false, None) => Bpf::open(),
         };
         let live = proc_root.as_ref() == Path::new("/proc");

@@ -1071,7 +1071,7 @@ fn a_capped_walk_writes_rows_only_for_the_most_resident() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let mut capped = Bpf::open_with_exit_ring(1 << 20, CAP)
+    let mut capped = Bpf::open_with_exit_ring(1 << 20, CAP, false)
         .unwrap_or_else(|e| panic!("the BPF backend must load here (run as root): {e}"));
     assert_eq!(
         capped.method(),

@@ -240,3 +240,31 @@ def test_snapshot_from_the_agent_when_fresh_and_complete(agent, sleepers):
     gone.snapshot(fields=("pid",), pids=sleepers)
     assert gone.served_by == "self"
     assert "/nonexistent/snapshot" in gone.agent_note
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tcp_bytes_of_a_process(backend):
+    # This process's connecting end receives 200,000 bytes from its
+    # accepted end: the BPF backend counts them; /proc cannot say.
+    import socket
+
+    n = 200_000
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        with socket.create_connection(listener.getsockname()) as c:
+            a, _ = listener.accept()
+            with a:
+                a.sendall(b"x" * n)
+                got = 0
+                while got < n:
+                    got += len(c.recv(1 << 20))
+                cols = quietstat.Table(backend=backend, numpy=False).snapshot(
+                    ["pid", "net_rx_bytes", "net_tx_bytes"], pids=[os.getpid()]
+                )
+    assert cols["pid"] == [os.getpid()]
+    if backend == "bpf":
+        assert n <= cols["net_rx_bytes"][0] < n + 16
+    else:
+        # Absent: -1, as every number /proc does not give.
+        assert cols["net_rx_bytes"] == [-1] and cols["net_tx_bytes"] == [-1]

@@ -254,13 +254,14 @@ impl OwnFeed {
             .map(|why| format!("BPF unavailable: {why}"));
         // From /proc, the owner is one more file per process; I/O, the
         // cgroup and the run delay three more: read with BPF, where they
-        // come with the task.
+        // come with the task, as do the TCP sockets' bytes (BPF only).
         let mut fields = Fields::stat().with(Field::Uid).with(Field::Cmdline);
         if table.bpf().is_some() {
             fields = fields
                 .with(Field::Io)
                 .with(Field::Cgroup)
-                .with(Field::Delay);
+                .with(Field::Delay)
+                .with(Field::Net);
         }
         let exits_on = table.enable_exits().is_ok();
         let mut reader = Reader::new(proc_root, sys_root);

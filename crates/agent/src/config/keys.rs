@@ -219,6 +219,8 @@ section! {
         http_max_requests: Number<usize> = Number::any(0), flag "web.max-requests" as "N";
         /// Whether /api/v1/snapshot lists processes (pid, command, user, ...)
         http_process_rows: Plain<bool> = Plain(false);
+        /// Whether the process table carries the bytes each process's TCP sockets carried (BPF only; about 100 bytes of kernel memory a socket, charged to the agent)
+        process_network: Plain<bool> = Plain(false);
         /// Prefix of the root filesystem: mount points for statfs, /etc/os-release, /etc/selinux (--rootfs, node_exporter's --path.rootfs)
         rootfs: Dir = Dir("/");
         /// Mount points the filesystem source skips (a regular expression; node_exporter's default)

@@ -51,6 +51,15 @@ impl Agent {
                     b.walk_capacity().unwrap_or(0)
                 ));
             }
+            if let Some(b) = t.bpf()
+                && let Some(why) = b.net_unavailable()
+                && !self.net_off_logged
+            {
+                self.net_off_logged = true;
+                log(format!(
+                    "process table: no network bytes per process: {why}"
+                ));
+            }
             self.drain_exits();
             std::mem::swap(&mut self.exits_buf, &mut self.exits_pending);
             // The three exit buffers take turns: each gives back what a
@@ -212,7 +221,11 @@ impl Agent {
                     st.exits.captured += self.exits_buf.len() as u64;
                     std::mem::swap(&mut st.exits.last, &mut self.exits_buf);
                     sys::trim_capacity(&mut st.exits.last, EXITS_KEPT);
-                    sys::trim_capacity(&mut st.procs, 1024);
+                    // A table of a burst's processes gives its room back
+                    // at the next one of ordinary size: kept up to four
+                    // times the rows (at least 256), a machine of a few
+                    // hundred processes held a burst's 4,096 rows for good.
+                    sys::trim_capacity(&mut st.procs, 256);
                     if let Some(l) = reads.exits_lost {
                         st.exits.lost = l;
                     }

@@ -49,6 +49,8 @@ pub struct Agent {
     exits_pending: Vec<Exit>,
     /// Walk reloads already logged.
     walk_reloads: u64,
+    /// Whether the network bytes' absence was logged.
+    net_off_logged: bool,
     schedule: Schedule,
     /// The schedule's time: monotonic, wall-aligned.
     anchor: Anchor,
@@ -234,6 +236,7 @@ impl Agent {
             exits_buf: Vec::new(),
             exits_pending: Vec::new(),
             walk_reloads: 0,
+            net_off_logged: false,
             schedule: Schedule::default(),
             anchor: Anchor::new(unix_ns(), mono_ns()),
             config_path: config_path.map(Path::to_path_buf),
@@ -320,6 +323,11 @@ impl Agent {
                 // charged to the agent's cgroup, are written for the cap's
                 // processes only.
                 self.memory.caps().rows.unwrap_or(0),
+                // The TCP sockets' bytes when asked, loaded with the rest
+                // (one parse of the kernel's BTF), unless the ceiling caps
+                // the rows from the start: their owners are kernel memory
+                // charged to the agent's cgroup, about 100 bytes a socket.
+                config.process_network && self.memory.caps().rows.is_none(),
             ) {
                 Ok(mut t) => {
                     // One thread: a split snapshot takes less time but no
@@ -334,6 +342,11 @@ impl Agent {
                         ));
                     } else {
                         log(format!("process table: {} backend", t.describe()));
+                        if config.process_network && self.memory.caps().rows.is_some() {
+                            log(
+                                "process table: no network bytes per process: the memory ceiling caps the rows from the start",
+                            );
+                        }
                     }
                     // Drained on the sampler's own schedule: no wakeups.
                     let capture = match t.enable_exits() {
@@ -394,8 +407,14 @@ impl Agent {
         // With BPF, the owner, cgroup, I/O counters and run delay come
         // with the task at little cost, and a viewer shows them; from
         // /proc each is another file per process, read only when asked
-        // for.
+        // for. So do the TCP sockets' bytes (a visit per socket; BPF only),
+        // where their programs were loaded with the table.
         let bpf = self.table.as_ref().is_some_and(|t| t.bpf().is_some());
+        let net = self
+            .table
+            .as_ref()
+            .and_then(|t| t.bpf())
+            .is_some_and(|b| b.net_loaded());
         let mut fields = Fields::stat();
         if bpf {
             fields = fields
@@ -403,6 +422,9 @@ impl Agent {
                 .with(proctable::Field::Io)
                 .with(proctable::Field::Cgroup)
                 .with(proctable::Field::Delay);
+        }
+        if net {
+            fields = fields.with(proctable::Field::Net);
         }
         if cgroup_id.is_some() {
             fields = fields.with(proctable::Field::Cgroup);

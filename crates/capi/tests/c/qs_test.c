@@ -3,7 +3,8 @@
  *   qs_test bpf|procfs
  * It checks start times against /proc for children it starts, PIDs that
  * never existed, a PID reused between two calls, n = 0, n = 100,000, NULL
- * pointers, records in the order asked, and snapshots. Exits 0 when all
+ * pointers, records in the order asked, snapshots, and this process's TCP
+ * bytes. Exits 0 when all
  * hold; otherwise prints what failed and exits 1. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -187,6 +191,43 @@ int main(int argc, char **argv) {
     CHECK((d.fields & QS_FIELD_DELAY) && d.run_delay_ns == delay && d.timeslices == slices,
           "delay %llu/%llu, schedstat %llu/%llu", (unsigned long long)d.run_delay_ns,
           (unsigned long long)d.timeslices, delay, slices);
+
+    /* TCP bytes (BPF only: /proc cannot say): this process's connecting
+     * end receives 100,000 bytes from its accepted end. */
+    {
+        enum { N = 100000 };
+        static char buf[N];
+        struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof addr;
+        int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0);
+        CHECK(l >= 0 && c >= 0, "socket: %s", strerror(errno));
+        CHECK(bind(l, (struct sockaddr *)&addr, sizeof addr) == 0 && listen(l, 1) == 0 &&
+                  getsockname(l, (struct sockaddr *)&addr, &len) == 0 &&
+                  connect(c, (struct sockaddr *)&addr, sizeof addr) == 0,
+              "listen and connect: %s", strerror(errno));
+        int a = accept(l, NULL, NULL);
+        CHECK(a >= 0 && send(a, buf, N, 0) == N, "accept and send: %s", strerror(errno));
+        size_t got = 0;
+        while (got < N) {
+            ssize_t r = recv(c, buf, N - got, 0);
+            CHECK(r > 0, "recv: %s", strerror(errno));
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        int32_t self = getpid();
+        struct qs_proc n;
+        CHECK(qs_pids_read(h, &self, 1, QS_FIELD_NET, &n) == QS_OK, "%s", qs_last_error(h));
+        if (backend == QS_BACKEND_BPF)
+            CHECK((n.fields & QS_FIELD_NET) && n.net_rx_bytes >= N && n.net_rx_bytes < N + 16,
+                  "net fields 0x%x rx %llu", n.fields, (unsigned long long)n.net_rx_bytes);
+        else
+            CHECK(!(n.fields & QS_FIELD_NET) && n.net_rx_bytes == 0, "net from /proc: 0x%x",
+                  n.fields);
+        close(a);
+        close(c);
+        close(l);
+    }
 
     /* A PID reused between two calls: the second call gives the new
      * process's start time. The reuse is arranged with ns_last_pid (tried

@@ -270,6 +270,66 @@ pub fn run_fields(args: &FieldsArgs) -> anyhow::Result<ExitCode> {
 }
 
 #[derive(clap::Args)]
+pub struct NetArgs {
+    /// Idle processes to spawn (capped by kernel.pid_max,
+    /// kernel.threads-max and available memory).
+    #[arg(long, default_value_t = bench::net_cost::DEFAULT_PROCS, value_name = "N")]
+    procs: usize,
+    /// TCP sockets to hold open (loopback connections, both ends; capped
+    /// by the open-files limit).
+    #[arg(long, default_value_t = bench::net_cost::DEFAULT_SOCKETS, value_name = "S")]
+    sockets: usize,
+    /// Reads per row (after one warm-up).
+    #[arg(long, default_value_t = bench::net_cost::DEFAULT_RUNS, value_name = "R")]
+    runs: usize,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run_net(args: &NetArgs) -> anyhow::Result<ExitCode> {
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    if args.sockets < 2 {
+        bail!("--sockets takes a count of at least 2, e.g. 10000");
+    }
+    let opts = bench::net_cost::Options {
+        procs: args.procs,
+        sockets: args.sockets,
+        runs: args.runs,
+    };
+    let rows = bench::net_cost::run(&opts, &mut |msg| eprintln!("quietstat: {msg}"))
+        .map_err(anyhow::Error::msg)?;
+    print_bench(
+        args.format,
+        &rows,
+        vec![
+            "case",
+            "rows",
+            "sockets",
+            "median_ms",
+            "+ms",
+            "+ns/socket",
+            "+% core at 5 s",
+            "stream Gbit/s",
+        ],
+        |r| {
+            vec![
+                r.case.clone(),
+                r.rows.to_string(),
+                r.sockets.to_string(),
+                f3(r.median_ms),
+                f3(r.extra_ms),
+                format!("{:.0}", r.extra_ns_per_socket),
+                format!("{:.4}", r.extra_core_pct),
+                format!("{:.2}", r.stream_gbit),
+            ]
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args)]
 pub struct CgroupsArgs {
     /// Cgroups to make in each hierarchy (a hundred per slice).
     #[arg(long, default_value_t = bench::cgroups_cost::DEFAULT_COUNT, value_name = "N")]

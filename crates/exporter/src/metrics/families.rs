@@ -577,6 +577,8 @@ families! {
     QUIETSTAT_PROCESS_MINOR_FAULTS_TOTAL "quietstat_process_minor_faults_total" Counter ["pid", "comm"] "processes" "Minor page faults of a selected process.";
     QUIETSTAT_PROCESS_THREADS "quietstat_process_threads" Gauge ["pid", "comm"] "processes" "Threads of a selected process.";
     QUIETSTAT_PROCESS_RUN_DELAY_SECONDS_TOTAL "quietstat_process_run_delay_seconds_total" Counter ["pid", "comm"] "processes" "Time a selected process's leader thread waited on a run queue for a CPU (where the process table reads it: the BPF backend).";
+    QUIETSTAT_PROCESS_NETWORK_RECEIVE_BYTES_TOTAL "quietstat_process_network_receive_bytes_total" Counter ["pid", "comm"] "processes" "Payload bytes a selected process's TCP sockets received, those that ended included (where the process table reads them: the BPF backend).";
+    QUIETSTAT_PROCESS_NETWORK_TRANSMIT_BYTES_TOTAL "quietstat_process_network_transmit_bytes_total" Counter ["pid", "comm"] "processes" "Payload bytes a selected process's TCP sockets sent and had acknowledged, those that ended included (where the process table reads them: the BPF backend).";
     QUIETSTAT_PROCESS_START_TIME_SECONDS "quietstat_process_start_time_seconds" Gauge ["pid", "comm"] "processes" "Start time of a selected process, in unixtime.";
     QUIETSTAT_PROCESS_GROUP_PROCESSES "quietstat_process_group_processes" Gauge ["groupname"] "processes" "Processes with this comm.";
     QUIETSTAT_PROCESS_GROUP_THREADS "quietstat_process_group_threads" Gauge ["groupname"] "processes" "Threads of the processes with this comm.";

@@ -131,6 +131,23 @@ fn table(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> Fmt {
                 counter_l(&mut m, &l(i), ns_to_secs(s.run_delay_ns))?;
             }
         }
+        type Net = fn(&proctable::NetBytes) -> u64;
+        let nets: [(&Family, Net); 2] = [
+            (&QUIETSTAT_PROCESS_NETWORK_RECEIVE_BYTES_TOTAL, |n| {
+                n.rx_bytes
+            }),
+            (&QUIETSTAT_PROCESS_NETWORK_TRANSMIT_BYTES_TOTAL, |n| {
+                n.tx_bytes
+            }),
+        ];
+        for (f, get) in nets {
+            let mut m = out.family(f)?;
+            for (i, p) in sel.iter().enumerate() {
+                if let Some(n) = p.net.as_ref() {
+                    counter_l(&mut m, &l(i), get(n) as f64)?;
+                }
+            }
+        }
         let mut m = out.family(&QUIETSTAT_PROCESS_START_TIME_SECONDS)?;
         for (i, p) in sel.iter().enumerate() {
             let t = boot_ticks_to_unix_secs(btime, p.start_ticks);

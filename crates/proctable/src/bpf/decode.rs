@@ -318,6 +318,8 @@ pub(super) fn row(
             voluntary: t.nvcsw,
             involuntary: t.nivcsw,
         }),
+        // Filled by the network read, after the rows are built.
+        net: None,
         exec: t.exec_id,
     }
 }

@@ -81,6 +81,7 @@ mod exits;
 mod iter;
 mod load;
 pub mod lookup;
+pub mod net;
 pub mod reads;
 mod ring;
 mod test_run;
@@ -165,6 +166,20 @@ pub struct Bpf {
     found: usize,
     /// The exit ring buffer's size ([`exit_ring_bytes`]).
     ring_bytes: u32,
+    /// Network bytes per process, once a query asked for them: loaded,
+    /// or why not.
+    net: Option<NetState>,
+    /// Whether the last read read the sockets, for its build.
+    net_read: bool,
+    net_scan_every: std::time::Duration,
+    /// Why the last read of the sockets failed, if it did.
+    net_error: Option<String>,
+}
+
+/// The network programs, once tried.
+enum NetState {
+    Loaded(Box<net::Net>),
+    Off(String),
 }
 
 /// A size for the exit ring buffer from `wanted` bytes: a power of two
@@ -229,6 +244,7 @@ impl Bpf {
         Bpf::load(
             method,
             false,
+            false,
             QS_EXIT_RING_BYTES as u32,
             QS_MAX_PIDS as u32,
             0,
@@ -248,11 +264,16 @@ impl Bpf {
     /// walk's rows are kernel memory charged to the caller's cgroup. A cap
     /// set later above it, or lifted, leaves the walk's rows at it: they
     /// are never reloaded larger for a whole table (a reload parses the
-    /// kernel's BTF again).
-    pub fn open_with_exit_ring(ring_bytes: u64, rows_cap: usize) -> Result<Bpf> {
+    /// kernel's BTF again). With `net`, the network programs are loaded
+    /// now too, with the same parse of the kernel's BTF (loaded at the
+    /// first query that asks for them, they take a second parse, 10 MiB
+    /// or more of heap at once, what a caller under a memory ceiling
+    /// cannot afford).
+    pub fn open_with_exit_ring(ring_bytes: u64, rows_cap: usize, net: bool) -> Result<Bpf> {
         Bpf::load(
             Method::Walk,
             false,
+            net,
             exit_ring_bytes(ring_bytes),
             1,
             u32::try_from(rows_cap).unwrap_or(u32::MAX),
@@ -266,6 +287,7 @@ impl Bpf {
         Bpf::load(
             Method::Walk,
             true,
+            false,
             QS_EXIT_RING_BYTES as u32,
             QS_MAX_PIDS as u32,
             0,
@@ -277,6 +299,7 @@ impl Bpf {
     fn load(
         method: Method,
         with_lookup: bool,
+        with_net: bool,
         ring_bytes: u32,
         pid_filter: u32,
         rows_cap: u32,
@@ -315,6 +338,10 @@ impl Bpf {
             },
         };
         let lookup = with_lookup.then(|| LookupState::of(load_lookup(&btf, lookup_capacity_now())));
+        let net = with_net.then(|| match net::Net::load(&btf) {
+            Ok(n) => NetState::Loaded(Box::new(n)),
+            Err(e) => NetState::Off(e.to_string()),
+        });
         drop(btf);
         let mut bpf = Bpf {
             ebpf,
@@ -343,6 +370,10 @@ impl Bpf {
             pid_filter,
             found: 0,
             ring_bytes,
+            net,
+            net_read: false,
+            net_scan_every: net::SCAN_EVERY,
+            net_error: None,
         };
         bpf.set_config(QsConfig {
             flags: 0,
@@ -451,6 +482,20 @@ impl Bpf {
     /// builds in place under it, with one table in memory, not two.
     pub fn read(&mut self, query: &Query) -> Result<()> {
         self.read_len = None;
+        self.net_read = false;
+        // A failed read of the sockets leaves the rows without them (and
+        // says why: `net_unavailable`), not the table unread.
+        if query.fields.has(Field::Net)
+            && let Some(net) = self.open_net()
+        {
+            match net.read() {
+                Ok(()) => {
+                    self.net_read = true;
+                    self.net_error = None;
+                }
+                Err(e) => self.net_error = Some(e.to_string()),
+            }
+        }
         let mut flags = read_flags(query.fields);
         if query.threads {
             flags |= QS_CFG_THREADS as u32;
@@ -547,7 +592,75 @@ impl Bpf {
             want.sort_unstable();
             out.retain(|p| want.binary_search(&p.tgid).is_ok());
         }
+        if self.net_read
+            && let Some(NetState::Loaded(net)) = self.net.as_mut()
+        {
+            net.apply(out);
+        }
         Ok(())
+    }
+
+    /// The network programs, loaded at the first call (their hooks
+    /// attached, every TCP socket there is given an owner); `None` when
+    /// they cannot be loaded ([`Bpf::net_unavailable`] says why).
+    fn open_net(&mut self) -> Option<&mut net::Net> {
+        if self.net.is_none() {
+            let loaded = kernel_btf().and_then(|btf| net::Net::load(&btf));
+            self.net = Some(match loaded {
+                Ok(mut n) => {
+                    n.set_scan_every(self.net_scan_every);
+                    NetState::Loaded(Box::new(n))
+                }
+                Err(e) => NetState::Off(e.to_string()),
+            });
+        }
+        match self.net.as_mut() {
+            Some(NetState::Loaded(n)) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Why network bytes are not read, once a query asked for them: they
+    /// could not be loaded, or the last read of the sockets failed.
+    pub fn net_unavailable(&self) -> Option<&str> {
+        match &self.net {
+            Some(NetState::Off(why)) => Some(why),
+            _ => self.net_error.as_deref(),
+        }
+    }
+
+    /// The least time between two holder scans of the network read
+    /// ([`net::SCAN_EVERY`] unless set).
+    pub fn set_net_scan_every(&mut self, every: std::time::Duration) {
+        self.net_scan_every = every;
+        if let Some(NetState::Loaded(n)) = self.net.as_mut() {
+            n.set_scan_every(every);
+        }
+    }
+
+    /// Holder scans the network read ran (its load's included), and the
+    /// accepted connections its last read found unheld; `None` before
+    /// network bytes were asked for.
+    pub fn net_scans(&self) -> Option<(u64, usize)> {
+        match &self.net {
+            Some(NetState::Loaded(n)) => Some((n.scans(), n.unheld())),
+            _ => None,
+        }
+    }
+
+    /// Whether the network programs are loaded (a query asking for
+    /// network bytes loads them when they are not).
+    pub fn net_loaded(&self) -> bool {
+        matches!(self.net, Some(NetState::Loaded(_)))
+    }
+
+    /// Sockets that ended and whose counts found no room to be kept;
+    /// `None` before network bytes were asked for.
+    pub fn net_lost(&self) -> Option<u64> {
+        match &self.net {
+            Some(NetState::Loaded(n)) => Some(n.lost()),
+            _ => None,
+        }
     }
 
     /// From the next build on, the walk's processes resident in fewer

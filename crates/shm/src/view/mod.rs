@@ -75,7 +75,7 @@ pub use rows::*;
 pub use write::*;
 
 pub const VIEW_MAGIC: [u8; 8] = *b"QSTATVEW";
-pub const VIEW_VERSION: u32 = 4;
+pub const VIEW_VERSION: u32 = 5;
 const HEADER: usize = 80;
 const SEQ: usize = 64;
 const KIND_SYSTEM: u32 = 1;
@@ -190,6 +190,10 @@ mod tests {
             sched: i.is_multiple_of(4).then_some(SchedInfo {
                 run_delay_ns: 11 * u64::from(i),
                 timeslices: 12,
+            }),
+            net: i.is_multiple_of(3).then_some(proctable::NetBytes {
+                rx_bytes: 13 * u64::from(i),
+                tx_bytes: 14,
             }),
             oom_score_adj: i.is_multiple_of(5).then_some(-1000),
             uid: (!i.is_multiple_of(5)).then_some(1000),

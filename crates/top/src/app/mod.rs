@@ -72,6 +72,8 @@ cols! {
     Read "RD/s" 6 5 true None, false;
     Write "WR/s" 6 5 true None, false;
     Wait "WAIT%" 5 6 true None, false;
+    NetRx "RX/s" 6 6 true None, false;
+    NetTx "TX/s" 6 6 true None, false;
     Threads "THR" 4 6 true Some(&columns::THREADS), true;
     Start "START" 5 7 true Some(&columns::START_TICKS), false;
     Time "TIME+" 8 4 true None, false;
@@ -129,6 +131,9 @@ pub struct Item {
     pub write: Option<f64>,
     /// Time waiting for a CPU, percent of the interval.
     pub wait: Option<f64>,
+    /// TCP payload bytes a second, received and sent.
+    pub net_rx: Option<f64>,
+    pub net_tx: Option<f64>,
     pub mark: Mark,
     /// Tree view: the branch drawn before the command.
     pub branch: String,
@@ -497,6 +502,8 @@ impl App {
             read: r.and_then(|r| r.read_bytes_per_sec),
             write: r.and_then(|r| r.write_bytes_per_sec),
             wait: r.and_then(|r| r.wait_pct),
+            net_rx: r.and_then(|r| r.net_rx_bytes_per_sec),
+            net_tx: r.and_then(|r| r.net_tx_bytes_per_sec),
             mark,
             branch: String::new(),
             folded: 0,
@@ -522,6 +529,8 @@ impl App {
             Col::Read => f(a.read, b.read),
             Col::Write => f(a.write, b.write),
             Col::Wait => f(a.wait, b.wait),
+            Col::NetRx => f(a.net_rx, b.net_rx),
+            Col::NetTx => f(a.net_tx, b.net_tx),
             c => {
                 let (pa, pb) = (self.proc_of(a), self.proc_of(b));
                 match c {

@@ -1,0 +1,274 @@
+//! `bench net`: what the network bytes per process cost a process-table
+//! read, with N idle processes and S open TCP sockets (held by this
+//! process: S/2 loopback connections, both ends). The agent's own fields
+//! are read with and without [`Field::Net`], taking turns in one run; the
+//! difference is what the agent pays per read, and per second at its
+//! process interval. The first read with it (loading the programs and the
+//! holder scan over every descriptor) is timed apart, as is a holder scan
+//! of the connections' listener. A second pair of rows has a loopback
+//! stream running beside the reads: the cost must not grow with the
+//! traffic, as nothing runs per packet.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use proctable::bpf::{Bpf, Method};
+use proctable::{Field, Fields, Proc, Query};
+use serde::Serialize;
+use sys::Error;
+
+use crate::proctable_cost::{percentile_ms, run_order};
+use crate::spawn::{Idle, cap};
+
+pub const DEFAULT_PROCS: usize = 8000;
+pub const DEFAULT_SOCKETS: usize = 10_000;
+pub const DEFAULT_RUNS: usize = 15;
+/// The agent's default process interval (`sources.processes.interval`).
+pub const AGENT_INTERVAL_SECS: f64 = 5.0;
+
+/// What to measure.
+pub struct Options {
+    pub procs: usize,
+    pub sockets: usize,
+    pub runs: usize,
+}
+
+/// One row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub case: String,
+    /// Processes in the table and TCP sockets open.
+    pub rows: usize,
+    pub sockets: usize,
+    pub median_ms: f64,
+    /// Over the same fields without `net` (the row before), per read.
+    pub extra_ms: f64,
+    /// That extra per open socket.
+    pub extra_ns_per_socket: f64,
+    /// That extra as a share of one core at the agent's process interval.
+    pub extra_core_pct: f64,
+    /// The loopback stream's rate during the row, Gbit/s (0: none).
+    pub stream_gbit: f64,
+}
+
+/// The agent's fields with the BPF backend (`sampler`), with or without
+/// `net`.
+fn agent_fields(net: bool) -> Fields {
+    let f = Fields::stat()
+        .with(Field::Uid)
+        .with(Field::Io)
+        .with(Field::Cgroup)
+        .with(Field::Delay);
+    if net { f.with(Field::Net) } else { f }
+}
+
+/// S/2 loopback connections, both ends held here.
+fn open_sockets(n: usize) -> Result<(TcpListener, Vec<TcpStream>), Error> {
+    let io = |what: &str, e: std::io::Error| Error::io(what.to_string(), e);
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| io("binding a listener", e))?;
+    let addr = l.local_addr().map_err(|e| io("its address", e))?;
+    let mut held = Vec::with_capacity(n);
+    for _ in 0..n / 2 {
+        let mut c = TcpStream::connect(addr).map_err(|e| io("connecting", e))?;
+        let (mut s, _) = l.accept().map_err(|e| io("accepting", e))?;
+        // A little traffic each way, so that every socket has counts.
+        c.write_all(b"ping").map_err(|e| io("writing", e))?;
+        let mut b = [0u8; 4];
+        s.read_exact(&mut b).map_err(|e| io("reading", e))?;
+        s.write_all(b"pong").map_err(|e| io("writing", e))?;
+        c.read_exact(&mut b).map_err(|e| io("reading", e))?;
+        held.push(c);
+        held.push(s);
+    }
+    Ok((l, held))
+}
+
+/// A loopback stream, written as fast as it goes until dropped: the
+/// bytes it moved.
+struct Stream {
+    stop: Arc<AtomicBool>,
+    moved: Arc<AtomicU64>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Stream {
+    fn start() -> Result<Stream, Error> {
+        let io = |what: &str, e: std::io::Error| Error::io(what.to_string(), e);
+        let l = TcpListener::bind("127.0.0.1:0").map_err(|e| io("binding a listener", e))?;
+        let mut tx = TcpStream::connect(l.local_addr().map_err(|e| io("its address", e))?)
+            .map_err(|e| io("connecting", e))?;
+        let (mut rx, _) = l.accept().map_err(|e| io("accepting", e))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let moved = Arc::new(AtomicU64::new(0));
+        let (s1, m1) = (stop.clone(), moved.clone());
+        let writer = std::thread::spawn(move || {
+            let buf = vec![0u8; 1 << 16];
+            while !s1.load(Ordering::Relaxed) {
+                if tx.write_all(&buf).is_err() {
+                    break;
+                }
+            }
+        });
+        let reader = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 1 << 16];
+            while let Ok(n) = rx.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                m1.fetch_add(n as u64, Ordering::Relaxed);
+            }
+        });
+        Ok(Stream {
+            stop,
+            moved,
+            threads: vec![writer, reader],
+        })
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Measures; `note` receives messages (caps).
+pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
+    let existing = std::fs::read_dir("/proc").map(|d| d.count()).unwrap_or(0);
+    let (n, why) = cap(opts.procs, existing);
+    if let Some(why) = why {
+        note(&format!("{} processes capped to {n}: {why}", opts.procs));
+    }
+    // Every socket is a descriptor of this process.
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit with a valid struct.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+        lim.rlim_cur = lim.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+    }
+    let room = (lim.rlim_cur as usize).saturating_sub(256);
+    let sockets = opts.sockets.min(room) / 2 * 2;
+    if sockets < opts.sockets {
+        note(&format!(
+            "{} sockets capped to {sockets}: RLIMIT_NOFILE is {}",
+            opts.sockets, lim.rlim_cur
+        ));
+    }
+    let idle = Idle::start(n).map_err(|e| Error::io(format!("spawning {n} idle processes"), e))?;
+    let (listener, held) = open_sockets(sockets)?;
+    let mut bpf = Bpf::open_with(Method::Walk)?;
+    let query = |net| Query {
+        fields: agent_fields(net),
+        ..Query::default()
+    };
+    let mut table: Vec<Proc> = Vec::new();
+    // The first read with net loads the programs and scans every
+    // descriptor: timed apart, after a read without it (warm).
+    bpf.snapshot(&query(false), &mut table)?;
+    let t = Instant::now();
+    bpf.snapshot(&query(true), &mut table)?;
+    let load_ms = t.elapsed().as_secs_f64() * 1e3;
+    if let Some(why) = bpf.net_unavailable() {
+        return Err(Error::new(
+            sys::ErrorKind::Kernel,
+            format!("network bytes are unavailable: {why}"),
+        ));
+    }
+    let rows_seen = table.len();
+    let mut out = Vec::new();
+    for streaming in [false, true] {
+        let stream = streaming.then(Stream::start).transpose()?;
+        let started = Instant::now();
+        let moved_before = stream
+            .as_ref()
+            .map_or(0, |s| s.moved.load(Ordering::Relaxed));
+        let mut samples = [Vec::new(), Vec::new()];
+        for run in 0..=opts.runs {
+            for k in run_order(2, run) {
+                let t = Instant::now();
+                bpf.snapshot(&query(k == 1), &mut table)?;
+                if run > 0 {
+                    samples[k].push(t.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+        }
+        let gbit = stream.as_ref().map_or(0.0, |s| {
+            let bytes = s.moved.load(Ordering::Relaxed) - moved_before;
+            bytes as f64 * 8.0 / started.elapsed().as_secs_f64() / 1e9
+        });
+        drop(stream);
+        let [mut without, mut with] = samples;
+        without.sort_by(f64::total_cmp);
+        with.sort_by(f64::total_cmp);
+        let (a, b) = (percentile_ms(&without, 50.0), percentile_ms(&with, 50.0));
+        let label = if streaming { ", loopback stream" } else { "" };
+        out.push(Row {
+            case: format!("agent's fields{label}"),
+            rows: rows_seen,
+            sockets,
+            median_ms: a,
+            extra_ms: 0.0,
+            extra_ns_per_socket: 0.0,
+            extra_core_pct: 0.0,
+            stream_gbit: gbit,
+        });
+        let extra = b - a;
+        out.push(Row {
+            case: format!("agent's fields + net{label}"),
+            rows: rows_seen,
+            sockets,
+            median_ms: b,
+            extra_ms: extra,
+            extra_ns_per_socket: extra * 1e6 / sockets.max(1) as f64,
+            extra_core_pct: extra / 1e3 / AGENT_INTERVAL_SECS * 100.0,
+            stream_gbit: gbit,
+        });
+    }
+    // A holder scan of the listener (this process, holding every socket):
+    // a new accepted connection leaves one due at the next read.
+    bpf.set_net_scan_every(Duration::ZERO);
+    let mut scans = Vec::new();
+    for _ in 0..opts.runs {
+        let c = TcpStream::connect(
+            listener
+                .local_addr()
+                .map_err(|e| Error::io("its address", e))?,
+        )
+        .map_err(|e| Error::io("connecting", e))?;
+        let (s, _) = listener.accept().map_err(|e| Error::io("accepting", e))?;
+        // The read that finds it unheld, then the one that scans.
+        bpf.snapshot(&query(true), &mut table)?;
+        let t = Instant::now();
+        bpf.snapshot(&query(true), &mut table)?;
+        scans.push(t.elapsed().as_secs_f64() * 1e3);
+        drop((c, s));
+    }
+    scans.sort_by(f64::total_cmp);
+    let with = out[1].median_ms;
+    out.push(Row {
+        case: format!(
+            "+ net, first read (load, scan of every descriptor): {load_ms:.1} ms; read with a scan of the listener's {} descriptors",
+            sockets + 4
+        ),
+        rows: rows_seen,
+        sockets,
+        median_ms: percentile_ms(&scans, 50.0),
+        extra_ms: percentile_ms(&scans, 50.0) - with,
+        extra_ns_per_socket: 0.0,
+        extra_core_pct: 0.0,
+        stream_gbit: 0.0,
+    });
+    drop(held);
+    drop(idle);
+    Ok(out)
+}

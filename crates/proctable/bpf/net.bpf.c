@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Network bytes per process, read from the counters the kernel keeps in
+ * every TCP socket (tcp_sock's bytes_received and bytes_acked), with no
+ * hook on any packet or send or receive call. Built into the committed
+ * net.bpf.o by build.sh (CO-RE).
+ *
+ * Each TCP socket is given an owner in its own storage (qs_sk_owner, freed
+ * with the socket), and the readers sum sockets by owner. Only tracepoints
+ * are used (BTF-typed, tp_btf): they fire for a socket's changes of state,
+ * a few times in its life.
+ *
+ *  qs_sk_state    tp_btf/inet_sock_set_state: a socket that connects
+ *                 (SYN_SENT) is the caller's, one that listens is the
+ *                 listener's, flagged QS_SK_LISTENER. A connection the
+ *                 listening socket accepts is made in the kernel's receive
+ *                 path, in no process's call, and gets a copy of the
+ *                 listener's owner (the map's BPF_F_CLONE): until a holder
+ *                 scan finds which process holds it, it is "unheld".
+ *  qs_sk_ended    tp_btf/tcp_destroy_sock (IPv4 and IPv6): the socket's
+ *                 last counts are added to its owner's entry of
+ *                 qs_net_ended, and its owner dropped, so that the bytes
+ *                 of a socket closed between two reads are still charged.
+ *  qs_sk_files    iter/task_file, the holder scan: over every process at
+ *                 load, later over the processes the reader names: a
+ *                 socket without an owner, or an unheld connection, is
+ *                 given to the first process found holding it.
+ *  qs_socks       iter/tcp: one qs_sock per owned socket of the network
+ *                 namespace the reader opened the iterator in.
+ *
+ * The reader takes qs_net_ended's entries in batches, and drops those of
+ * processes that ended.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "record.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define QS_AF_INET 2
+#define QS_AF_INET6 10
+#define QS_IPPROTO_TCP 6
+#define QS_SOCK_STREAM 1
+#define QS_TCP_SYN_SENT 2
+#define QS_TCP_LISTEN 10
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC | BPF_F_CLONE);
+	__type(key, int);
+	__type(value, struct qs_sk_owner);
+} qs_sk_owner SEC(".maps");
+
+/* Allocated as entries are added: most processes never close a socket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, QS_NET_ENDED_MAX);
+	__type(key, __u32);
+	__type(value, struct qs_sock);
+} qs_net_ended SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct qs_net_stats);
+} qs_net_stats SEC(".maps");
+
+static __always_inline int qs_is_tcp(struct sock *sk)
+{
+	__u16 family = sk->__sk_common.skc_family;
+
+	return sk->sk_protocol == QS_IPPROTO_TCP && sk->sk_type == QS_SOCK_STREAM &&
+	       (family == QS_AF_INET || family == QS_AF_INET6);
+}
+
+/* A connection accepted by a listening socket whose holder is not known. */
+static __always_inline int qs_unheld(struct sock *sk, struct qs_sk_owner *o)
+{
+	return (o->flags & QS_SK_LISTENER) && sk->__sk_common.skc_state != QS_TCP_LISTEN;
+}
+
+static __always_inline void qs_own(struct sock *sk, struct task_struct *task, __u32 flags)
+{
+	struct qs_sk_owner *o;
+
+	o = bpf_sk_storage_get(&qs_sk_owner, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!o)
+		return;
+	o->tgid = task->tgid;
+	o->start_ns = task->group_leader->start_boottime;
+	o->flags = flags;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(qs_sk_state, struct sock *sk, int old, int new)
+{
+	if (!qs_is_tcp(sk))
+		return 0;
+	/* Both in the caller's connect() (or a Fast Open send) and listen(). */
+	if (new == QS_TCP_SYN_SENT)
+		qs_own(sk, bpf_get_current_task_btf(), 0);
+	else if (new == QS_TCP_LISTEN)
+		qs_own(sk, bpf_get_current_task_btf(), QS_SK_LISTENER);
+	return 0;
+}
+
+SEC("tp_btf/tcp_destroy_sock")
+int BPF_PROG(qs_sk_ended, struct sock *sk)
+{
+	struct qs_sk_owner *o;
+	struct tcp_sock *tp;
+	struct qs_sock *sum;
+	struct qs_sock add = {};
+	__u32 zero = 0;
+
+	o = bpf_sk_storage_get(&qs_sk_owner, sk, 0, 0);
+	if (!o)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp)
+		return 0;
+	add.tgid = o->tgid;
+	add.start_ns = o->start_ns;
+	add.rx_bytes = tp->bytes_received;
+	add.tx_bytes = tp->bytes_acked;
+	bpf_sk_storage_delete(&qs_sk_owner, sk);
+	if (!add.rx_bytes && !add.tx_bytes)
+		return 0;
+	/* Two tries: a first entry for the owner may be added between the
+	 * lookup and the insertion by another CPU closing its socket. */
+	for (int i = 0; i < 2; i++) {
+		sum = bpf_map_lookup_elem(&qs_net_ended, &add.tgid);
+		if (sum && sum->start_ns == add.start_ns) {
+			__sync_fetch_and_add(&sum->rx_bytes, add.rx_bytes);
+			__sync_fetch_and_add(&sum->tx_bytes, add.tx_bytes);
+			return 0;
+		}
+		/* None yet, or an ended process's under a reused PID. */
+		if (!bpf_map_update_elem(&qs_net_ended, &add.tgid, &add, sum ? BPF_EXIST : BPF_NOEXIST))
+			return 0;
+	}
+	{
+		struct qs_net_stats *st = bpf_map_lookup_elem(&qs_net_stats, &zero);
+
+		if (st)
+			__sync_fetch_and_add(&st->ended_lost, 1);
+	}
+	return 0;
+}
+
+SEC("iter/task_file")
+int qs_sk_files(struct bpf_iter__task_file *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct file *file = ctx->file;
+	struct qs_sk_owner *o;
+	struct socket *sock;
+	struct sock *sk;
+
+	if (!task || !file)
+		return 0;
+	sock = bpf_sock_from_file(file);
+	if (!sock)
+		return 0;
+	sk = sock->sk;
+	if (!sk || !qs_is_tcp(sk))
+		return 0;
+	/* The first holder found keeps it: the iterator goes by PID, so a
+	 * parent before the children it shares its sockets with. */
+	o = bpf_sk_storage_get(&qs_sk_owner, sk, 0, 0);
+	if (!o)
+		qs_own(sk, task, sk->__sk_common.skc_state == QS_TCP_LISTEN ? QS_SK_LISTENER : 0);
+	else if (qs_unheld(sk, o))
+		qs_own(sk, task, 0);
+	return 0;
+}
+
+SEC("iter/tcp")
+int qs_socks(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	struct qs_sk_owner *o;
+	struct tcp_sock *tp;
+	struct qs_sock rec = {};
+
+	if (!skc)
+		return 0;
+	/* Full sockets only: not a connection's request, nor one in
+	 * TIME_WAIT (counted when it was destroyed). */
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp)
+		return 0;
+	o = bpf_sk_storage_get(&qs_sk_owner, tp, 0, 0);
+	if (!o)
+		return 0;
+	rec.tgid = o->tgid;
+	rec.start_ns = o->start_ns;
+	rec.rx_bytes = tp->bytes_received;
+	rec.tx_bytes = tp->bytes_acked;
+	if (qs_unheld((struct sock *)tp, o))
+		rec.flags = QS_SOCK_UNHELD;
+	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
+	return 0;
+}

@@ -1,0 +1,265 @@
+//! Network bytes per process from the BPF backend, against a child of the
+//! test's own that sends and receives known amounts over loopback TCP: its
+//! sockets made before the programs were loaded and after, live and after
+//! they close, compared with what it sent and with what `ss` reads from
+//! the same sockets; and in a network namespace of its own.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use proctable::bpf::Bpf;
+use proctable::{Field, Fields, NetBytes, Query};
+
+/// The child: each line it reads names the bytes to send each way over a
+/// new loopback connection (made with its own listener), which it leaves
+/// open; `close` closes them all. It answers each line with `done`.
+const CHILD: &str = r#"
+import socket, sys, threading
+held = []
+for line in sys.stdin:
+    words = line.split()
+    if words[0] == "close":
+        for s in held:
+            s.close()
+        held = []
+    else:
+        up, down = int(words[0]), int(words[1])
+        l = socket.socket()
+        l.bind(("127.0.0.1", 0))
+        l.listen()
+        c = socket.create_connection(l.getsockname())
+        s, _ = l.accept()
+        for (src, dst, n) in ((c, s, up), (s, c, down)):
+            t = threading.Thread(target=src.sendall, args=(b"x" * n,))
+            t.start()
+            got = 0
+            while got < n:
+                got += len(dst.recv(1 << 20))
+            t.join()
+            # A byte back, whose segment acknowledges all the data.
+            dst.sendall(b"k")
+            src.recv(1)
+        held += [l, c, s]
+    print("done", flush=True)
+"#;
+
+struct Peer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Peer {
+    /// The child, in a network namespace of its own with `own_netns`.
+    fn start(own_netns: bool) -> Peer {
+        let mut cmd = if own_netns {
+            let mut c = Command::new("unshare");
+            c.args([
+                "--net",
+                "sh",
+                "-c",
+                "ip link set lo up && exec python3 -c \"$0\"",
+            ])
+            .arg(CHILD);
+            c
+        } else {
+            let mut c = Command::new("python3");
+            c.arg("-c").arg(CHILD);
+            c
+        };
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 (and unshare, ip) to start the peer");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Peer {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn say(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        let mut answer = String::new();
+        self.stdout.read_line(&mut answer).unwrap();
+        assert_eq!(answer.trim(), "done", "the peer's answer to {line:?}");
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn net_of(bpf: &mut Bpf, pid: u32) -> NetBytes {
+    let query = Query {
+        fields: Fields::NONE
+            .with(Field::Start)
+            .with(Field::Ppid)
+            .with(Field::Net),
+        threads: false,
+        pids: None,
+    };
+    let mut out = Vec::new();
+    bpf.snapshot(&query, &mut out).expect("a snapshot");
+    assert_eq!(bpf.net_unavailable(), None);
+    let row = out
+        .iter()
+        .find(|p| p.pid == pid)
+        .unwrap_or_else(|| panic!("no row for {pid}"));
+    row.net.expect("network bytes were asked for")
+}
+
+/// Bytes the kernel counts for `payload` bytes of data on connections
+/// opened and closed: each SYN and FIN takes one byte of sequence space,
+/// and the peer's two answers one each, so at most 6 a connection either
+/// way.
+fn near(got: u64, payload: u64, connections: u64) {
+    assert!(
+        got >= payload && got <= payload + 6 * connections && got <= payload + payload / 100,
+        "{got} bytes counted for {payload} bytes of data on {connections} connections"
+    );
+}
+
+/// `pid`'s figures once `done` holds of them: the kernel destroys a
+/// closed socket once its peer acknowledged the close, after `close`
+/// returned.
+fn wait_for(bpf: &mut Bpf, pid: u32, done: impl Fn(&NetBytes) -> bool) -> NetBytes {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let n = net_of(bpf, pid);
+        if done(&n) {
+            return n;
+        }
+        if std::time::Instant::now() >= deadline {
+            let ss = Command::new("ss").args(["-tanpie"]).output().unwrap();
+            panic!(
+                "{pid}'s closed sockets were never charged: {n:?}\n{}",
+                String::from_utf8_lossy(&ss.stdout)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `pid`'s figures, checked against `ss` read just before and just after:
+/// when the two agree (no acknowledgement arrived in between), so must
+/// ours.
+fn checked_by_ss(bpf: &mut Bpf, pid: u32) -> NetBytes {
+    for _ in 0..50 {
+        let before = ss_sums(pid);
+        let ours = net_of(bpf, pid);
+        if ss_sums(pid) == before {
+            assert_eq!(ours, before, "against ss");
+            return ours;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("the sockets of {pid} never stood still for ss");
+}
+
+/// The sums `ss` reads for `pid`'s sockets: bytes_received and
+/// bytes_acked, as the kernel's TCP_INFO gives them.
+fn ss_sums(pid: u32) -> NetBytes {
+    let out = Command::new("ss")
+        .args(["-tinpH"])
+        .output()
+        .expect("ss (iproute2)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut sum = NetBytes::default();
+    let mut mine = false;
+    let value = |line: &str, key: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .map_or(0, |v| v.parse().unwrap())
+    };
+    for line in text.lines() {
+        if !line.starts_with(char::is_whitespace) {
+            mine = line.contains(&format!("pid={pid},"));
+        } else if mine {
+            sum.rx_bytes += value(line, "bytes_received:");
+            sum.tx_bytes += value(line, "bytes_acked:");
+        }
+    }
+    sum
+}
+
+#[test]
+fn a_process_is_charged_what_its_tcp_sockets_carry() {
+    const UP1: u64 = 3 << 20;
+    const DOWN1: u64 = 1 << 20;
+    const UP2: u64 = 2 << 20;
+    const DOWN2: u64 = 5 << 20;
+    const UP3: u64 = 4 << 20;
+    const DOWN3: u64 = 1 << 20;
+    let mut peer = Peer::start(false);
+    // Made before the programs are loaded: owned by the load's scan.
+    peer.say(&format!("{UP1} {DOWN1}"));
+    let mut bpf = Bpf::open().expect("the BPF backend");
+    bpf.set_net_scan_every(Duration::ZERO);
+    let first = checked_by_ss(&mut bpf, peer.pid());
+    near(first.rx_bytes, UP1 + DOWN1, 1);
+    near(first.tx_bytes, UP1 + DOWN1, 1);
+
+    // Made after: the connecting end owned when it connects; the accepted
+    // end unheld until the next read's scan finds its holder.
+    peer.say(&format!("{UP2} {DOWN2}"));
+    let _ = net_of(&mut bpf, peer.pid());
+    let (scans, _) = bpf.net_scans().unwrap();
+    let second = checked_by_ss(&mut bpf, peer.pid());
+    assert!(bpf.net_scans().unwrap().0 > scans, "a holder scan ran");
+    assert_eq!(bpf.net_scans().unwrap().1, 0, "no connection is unheld");
+    let payload = UP1 + DOWN1 + UP2 + DOWN2;
+    near(second.rx_bytes, payload, 2);
+    near(second.tx_bytes, payload, 2);
+
+    // A connection made and closed between two reads, and the others
+    // closed: still charged, which only the ended sockets' sums can give
+    // (a figure never goes below what an earlier read gave, and that was
+    // the first two connections' bytes alone).
+    peer.say(&format!("{UP3} {DOWN3}"));
+    peer.say("close");
+    let payload = payload + UP3 + DOWN3;
+    let closed = wait_for(&mut bpf, peer.pid(), |n| {
+        n.rx_bytes >= payload && n.tx_bytes >= payload
+    });
+    assert!(closed.rx_bytes > second.rx_bytes + UP3);
+    near(closed.rx_bytes, payload, 3);
+    near(closed.tx_bytes, payload, 3);
+    assert_eq!(ss_sums(peer.pid()), NetBytes::default(), "no socket left");
+    assert_eq!(bpf.net_lost(), Some(0));
+
+    // A process with no socket is charged nothing.
+    assert_eq!(net_of(&mut bpf, std::process::id()), NetBytes::default());
+}
+
+#[test]
+fn sockets_of_another_network_namespace_are_charged_once_they_end() {
+    const UP: u64 = 1 << 20;
+    const DOWN: u64 = 2 << 20;
+    let mut bpf = Bpf::open().expect("the BPF backend");
+    bpf.set_net_scan_every(Duration::ZERO);
+    let mut peer = Peer::start(true);
+    let pid = peer.pid();
+    // The shell execs python3: the same PID.
+    peer.say(&format!("{UP} {DOWN}"));
+    let live = net_of(&mut bpf, pid);
+    assert!(
+        live.rx_bytes <= 2 * 4,
+        "live sockets of another namespace are not read: {live:?}"
+    );
+    peer.say("close");
+    let closed = wait_for(&mut bpf, pid, |n| n.rx_bytes >= UP + DOWN);
+    near(closed.rx_bytes, UP + DOWN, 1);
+    near(closed.tx_bytes, UP + DOWN, 1);
+}
