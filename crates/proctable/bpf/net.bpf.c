@@ -82,6 +82,16 @@ static __always_inline int qs_unheld(struct sock *sk, struct qs_sk_owner *o)
 	return (o->flags & QS_SK_LISTENER) && sk->__sk_common.skc_state != QS_TCP_LISTEN;
 }
 
+/* A socket's record: its owner and counts. */
+static __always_inline void qs_counts(struct qs_sock *rec, struct qs_sk_owner *o,
+				      struct tcp_sock *tp)
+{
+	rec->tgid = o->tgid;
+	rec->start_ns = o->start_ns;
+	rec->rx_bytes = tp->bytes_received;
+	rec->tx_bytes = tp->bytes_acked;
+}
+
 static __always_inline void qs_own(struct sock *sk, struct task_struct *task, __u32 flags)
 {
 	struct qs_sk_owner *o;
@@ -122,10 +132,7 @@ int BPF_PROG(qs_sk_ended, struct sock *sk)
 	tp = bpf_skc_to_tcp_sock(sk);
 	if (!tp)
 		return 0;
-	add.tgid = o->tgid;
-	add.start_ns = o->start_ns;
-	add.rx_bytes = tp->bytes_received;
-	add.tx_bytes = tp->bytes_acked;
+	qs_counts(&add, o, tp);
 	bpf_sk_storage_delete(&qs_sk_owner, sk);
 	if (!add.rx_bytes && !add.tx_bytes)
 		return 0;
@@ -196,10 +203,7 @@ int qs_socks(struct bpf_iter__tcp *ctx)
 	o = bpf_sk_storage_get(&qs_sk_owner, tp, 0, 0);
 	if (!o)
 		return 0;
-	rec.tgid = o->tgid;
-	rec.start_ns = o->start_ns;
-	rec.rx_bytes = tp->bytes_received;
-	rec.tx_bytes = tp->bytes_acked;
+	qs_counts(&rec, o, tp);
 	if (qs_unheld((struct sock *)tp, o))
 		rec.flags = QS_SOCK_UNHELD;
 	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));

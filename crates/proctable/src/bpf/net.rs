@@ -448,24 +448,19 @@ fn iter_create(link: &OwnedFd) -> Result<OwnedFd> {
 /// The bpf system call with `attr` (zero past what the command reads), for
 /// a command that returns no descriptor.
 fn bpf(cmd: i64, attr: &mut [u64; 18]) -> std::io::Result<()> {
-    // SAFETY: as in `bpf_fd`.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            cmd as libc::c_long,
-            attr.as_mut_ptr(),
-            size_of_val(attr) as u32,
-        )
-    };
-    if r < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
+    bpf_call(cmd, attr).map(drop)
 }
 
 /// The bpf system call with `attr` (zero past what the command reads), for
 /// a command that returns a new descriptor: that descriptor.
 fn bpf_fd(cmd: i64, attr: &mut [u64; 18]) -> std::io::Result<OwnedFd> {
+    let fd = bpf_call(cmd, attr)?;
+    // SAFETY: a new descriptor the kernel gave us.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// The bpf system call; what it returned (a descriptor or 0).
+fn bpf_call(cmd: i64, attr: &mut [u64; 18]) -> std::io::Result<libc::c_long> {
     // SAFETY: attr is a valid union bpf_attr for cmd (every pointer in it
     // outlives the call), 144 bytes, zero past the command's members.
     let r = unsafe {
@@ -479,6 +474,5 @@ fn bpf_fd(cmd: i64, attr: &mut [u64; 18]) -> std::io::Result<OwnedFd> {
     if r < 0 {
         return Err(std::io::Error::last_os_error());
     }
-    // SAFETY: a new descriptor the kernel gave us.
-    Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
+    Ok(r)
 }
