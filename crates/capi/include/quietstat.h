@@ -8,7 +8,7 @@
 
 // The ABI this library implements: `qs_options.abi` must carry it, and
 // `qs_version()` returns it.
-#define QS_ABI_VERSION 4
+#define QS_ABI_VERSION 5
 
 // Success.
 #define QS_OK 0
@@ -137,6 +137,16 @@ typedef struct qs_proc {
   // only).
   uint64_t net_rx_bytes;
   uint64_t net_tx_bytes;
+  // The task's own delays by cause, from the kernel's delay accounting
+  // (kernel.task_delayacct; BPF only): block I/O, swap-in, direct
+  // reclaim, thrashing, compaction, copy-on-write, IRQs.
+  uint64_t blkio_delay_ns;
+  uint64_t swapin_delay_ns;
+  uint64_t reclaim_delay_ns;
+  uint64_t thrashing_delay_ns;
+  uint64_t compact_delay_ns;
+  uint64_t wpcopy_delay_ns;
+  uint64_t irq_delay_ns;
   uint32_t num_threads;
   int32_t nice;
   int32_t priority;
@@ -195,11 +205,13 @@ typedef struct qs_proc {
 
 #define QS_FIELD_NET (1 << 24)
 
+#define QS_FIELD_DELAYACCT (1 << 25)
+
 // Every field /proc/PID/stat has (ppid to cpu).
 #define QS_FIELDS_STAT 131068
 
 // Every field above.
-#define QS_FIELDS_ALL 31457276
+#define QS_FIELDS_ALL 65011708
 
 #ifdef __cplusplus
 extern "C" {

@@ -33,7 +33,7 @@ use call::*;
 
 /// The ABI this library implements: `qs_options.abi` must carry it, and
 /// `qs_version()` returns it.
-pub const QS_ABI_VERSION: u32 = 4;
+pub const QS_ABI_VERSION: u32 = 5;
 
 /// Success.
 pub const QS_OK: i32 = 0;
@@ -97,14 +97,15 @@ pub const QS_FIELD_UID: qs_fields = 1 << 20;
 pub const QS_FIELD_OOM: qs_fields = 1 << 22;
 pub const QS_FIELD_DELAY: qs_fields = 1 << 23;
 pub const QS_FIELD_NET: qs_fields = 1 << 24;
+pub const QS_FIELD_DELAYACCT: qs_fields = 1 << 25;
 /// Every field /proc/PID/stat has (ppid to cpu).
 pub const QS_FIELDS_STAT: qs_fields = 0x1fffc;
 /// Every field above.
-pub const QS_FIELDS_ALL: qs_fields = 0x1dffffc;
+pub const QS_FIELDS_ALL: qs_fields = 0x3dffffc;
 
 /// The `qs_fields` bit of each field, in the process table's order (a test
 /// checks them against it).
-const FIELD_BITS: [(qs_fields, Field); 22] = [
+const FIELD_BITS: [(qs_fields, Field); 23] = [
     (QS_FIELD_PPID, Field::Ppid),
     (QS_FIELD_COMM, Field::Comm),
     (QS_FIELD_STATE, Field::State),
@@ -127,6 +128,7 @@ const FIELD_BITS: [(qs_fields, Field); 22] = [
     (QS_FIELD_OOM, Field::OomScoreAdj),
     (QS_FIELD_DELAY, Field::Delay),
     (QS_FIELD_NET, Field::Net),
+    (QS_FIELD_DELAYACCT, Field::DelayAcct),
 ];
 
 /// How a handle is opened. Zeroed members take their defaults.
@@ -203,6 +205,16 @@ pub struct qs_proc {
     /// only).
     pub net_rx_bytes: u64,
     pub net_tx_bytes: u64,
+    /// The task's own delays by cause, from the kernel's delay accounting
+    /// (kernel.task_delayacct; BPF only): block I/O, swap-in, direct
+    /// reclaim, thrashing, compaction, copy-on-write, IRQs.
+    pub blkio_delay_ns: u64,
+    pub swapin_delay_ns: u64,
+    pub reclaim_delay_ns: u64,
+    pub thrashing_delay_ns: u64,
+    pub compact_delay_ns: u64,
+    pub wpcopy_delay_ns: u64,
+    pub irq_delay_ns: u64,
     pub num_threads: u32,
     pub nice: i32,
     pub priority: i32,
@@ -245,6 +257,13 @@ impl qs_proc {
         timeslices: 0,
         net_rx_bytes: 0,
         net_tx_bytes: 0,
+        blkio_delay_ns: 0,
+        swapin_delay_ns: 0,
+        reclaim_delay_ns: 0,
+        thrashing_delay_ns: 0,
+        compact_delay_ns: 0,
+        wpcopy_delay_ns: 0,
+        irq_delay_ns: 0,
         num_threads: 0,
         nice: 0,
         priority: 0,
@@ -353,6 +372,18 @@ impl qs_proc {
                 Field::Net => p
                     .net
                     .map(|n| (r.net_rx_bytes, r.net_tx_bytes) = (n.rx_bytes, n.tx_bytes))
+                    .is_some(),
+                Field::DelayAcct => p
+                    .delays
+                    .map(|d| {
+                        r.blkio_delay_ns = d.blkio_ns;
+                        r.swapin_delay_ns = d.swapin_ns;
+                        r.reclaim_delay_ns = d.reclaim_ns;
+                        r.thrashing_delay_ns = d.thrashing_ns;
+                        r.compact_delay_ns = d.compact_ns;
+                        r.wpcopy_delay_ns = d.wpcopy_ns;
+                        r.irq_delay_ns = d.irq_ns;
+                    })
                     .is_some(),
                 _ => false,
             };

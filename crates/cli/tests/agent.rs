@@ -563,11 +563,23 @@ fn concurrent_max_age_requests_share_one_read_each() {
 
 #[test]
 fn promtool_accepts_the_output() {
+    // Delay accounting on while the agent starts (it looks then, and on a
+    // reload), and back as it was once it has served.
+    struct Restore(String);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = std::fs::write("/proc/sys/kernel/task_delayacct", &self.0);
+        }
+    }
+    let sysctl = "/proc/sys/kernel/task_delayacct";
+    let restore = Restore(std::fs::read_to_string(sysctl).unwrap().trim().into());
+    std::fs::write(sysctl, "1").unwrap();
     let a = agent(
         "process_network = true\n[process_metrics]\nmode = \"top\"\ntop_n = 5\n",
         &[],
     );
     let body = get(a.addr, "/metrics", None).body;
+    drop(restore);
     let mut child = Command::new(which("promtool"))
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
@@ -606,6 +618,12 @@ fn promtool_accepts_the_output() {
     assert!(body.contains("quietstat_process_run_delay_seconds_total{pid="));
     // Asked for: the bytes of the selected processes' TCP sockets.
     assert!(body.contains("quietstat_process_network_receive_bytes_total{pid="));
+    // With kernel.task_delayacct on at its start: the delays by cause.
+    assert!(
+        body.contains("quietstat_process_delay_seconds_total{pid=")
+            && body.contains(",cause=\"blkio\"}"),
+        "no delay accounting"
+    );
 }
 
 #[test]

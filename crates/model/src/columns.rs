@@ -222,6 +222,13 @@ columns! {
     TIMESLICES = "timeslices", Delay, true, "times given a CPU (of the task itself)", |p, _| opt(p.sched.map(|s| s.timeslices));
     NET_RX_BYTES = "net_rx_bytes", Net, true, "payload bytes the process's TCP sockets received (BPF only)", |p, _| opt(p.net.map(|n| n.rx_bytes));
     NET_TX_BYTES = "net_tx_bytes", Net, true, "payload bytes the process's TCP sockets sent, as acknowledged (BPF only)", |p, _| opt(p.net.map(|n| n.tx_bytes));
+    BLKIO_DELAY_NS = "blkio_delay_ns", DelayAcct, true, "time blocked on synchronous block I/O, nanoseconds (delay accounting; of the task itself)", |p, _| opt(p.delays.map(|d| d.blkio_ns));
+    SWAPIN_DELAY_NS = "swapin_delay_ns", DelayAcct, true, "time waiting for pages to be swapped in, nanoseconds (delay accounting)", |p, _| opt(p.delays.map(|d| d.swapin_ns));
+    RECLAIM_DELAY_NS = "reclaim_delay_ns", DelayAcct, true, "time in direct memory reclaim, nanoseconds (delay accounting)", |p, _| opt(p.delays.map(|d| d.reclaim_ns));
+    THRASHING_DELAY_NS = "thrashing_delay_ns", DelayAcct, true, "time waiting for refaulted working-set pages, nanoseconds (delay accounting)", |p, _| opt(p.delays.map(|d| d.thrashing_ns));
+    COMPACT_DELAY_NS = "compact_delay_ns", DelayAcct, true, "time in memory compaction, nanoseconds (delay accounting)", |p, _| opt(p.delays.map(|d| d.compact_ns));
+    WPCOPY_DELAY_NS = "wpcopy_delay_ns", DelayAcct, true, "time copying pages on write, nanoseconds (delay accounting)", |p, _| opt(p.delays.map(|d| d.wpcopy_ns));
+    IRQ_DELAY_NS = "irq_delay_ns", DelayAcct, true, "time taken by interrupts while it ran, nanoseconds (delay accounting)", |p, _| opt(p.delays.map(|d| d.irq_ns));
     UID = "uid", Uid, true, "effective user id, as ps's USER", |p, _| opt(p.uid);
     OOM_SCORE_ADJ = "oom_score_adj", OomScoreAdj, true, "the OOM killer's adjustment, -1000 (never killed) to 1000", |p, _| p.oom_score_adj.map_or(Value::Absent, |v| Value::Signed(v.into()));
     CMDLINE = "cmdline", Cmdline, true, "command line, arguments joined by spaces (first 4096 bytes; read once per program the process runs)", |p, x| x.cmdline(p).map_or(Value::Absent, |c| Value::Text(c.into()));

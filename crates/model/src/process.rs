@@ -30,6 +30,12 @@ pub struct ProcRate {
     /// they were read).
     pub net_rx_bytes_per_sec: Option<f64>,
     pub net_tx_bytes_per_sec: Option<f64>,
+    /// Time blocked on block I/O, in percent of the interval, and time
+    /// waiting on memory (swap-in, reclaim, thrashing, compaction,
+    /// copy-on-write), from delay accounting (of the task itself; where it
+    /// was read).
+    pub blkio_delay_pct: Option<f64>,
+    pub mem_delay_pct: Option<f64>,
 }
 
 /// Rates for every process in `cur` that is also in `prev` with the same
@@ -79,6 +85,14 @@ pub fn rates_into(prev: &[Proc], cur: &[Proc], secs: f64, out: &mut Vec<ProcRate
                 .net
                 .zip(c.net)
                 .and_then(|(a, b)| rate(a.tx_bytes, b.tx_bytes, secs)),
+            blkio_delay_pct: p
+                .delays
+                .zip(c.delays)
+                .and_then(|(a, b)| pct(a.blkio_ns, b.blkio_ns)),
+            mem_delay_pct: p
+                .delays
+                .zip(c.delays)
+                .and_then(|(a, b)| pct(a.memory_ns(), b.memory_ns())),
         });
     }
 }
@@ -268,6 +282,29 @@ mod tests {
         let cur = [with(proc(1, 1, 0), 2_000_000_000), proc(2, 2, 0)];
         let r = rates(&prev, &cur, 4.0);
         assert_eq!((r[0].wait_pct, r[1].wait_pct), (Some(25.0), None));
+    }
+
+    #[test]
+    fn accounted_delays_are_percentages_of_the_interval_where_they_were_read() {
+        let with = |p: Proc, blkio: u64, reclaim: u64, wpcopy: u64| Proc {
+            delays: Some(proctable::Delays {
+                blkio_ns: blkio,
+                reclaim_ns: reclaim,
+                wpcopy_ns: wpcopy,
+                irq_ns: 7_000_000_000,
+                ..proctable::Delays::default()
+            }),
+            ..p
+        };
+        let prev = [with(proc(1, 1, 0), 0, 0, 0), proc(2, 2, 0)];
+        let cur = [
+            with(proc(1, 1, 0), 500_000_000, 100_000_000, 100_000_000),
+            with(proc(2, 2, 0), 1, 1, 1),
+        ];
+        let r = rates(&prev, &cur, 2.0);
+        assert_eq!(r[0].blkio_delay_pct, Some(25.0));
+        assert_eq!(r[0].mem_delay_pct, Some(10.0));
+        assert_eq!((r[1].blkio_delay_pct, r[1].mem_delay_pct), (None, None));
     }
 
     #[test]

@@ -60,7 +60,14 @@ fn decode(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n as u64));
         group.bench_function(format!("{n}"), |b| {
             b.iter(|| {
-                proctable::bpf::decode_walk(&tasks, &[], 4096, all_but_io, &mut order, &mut out);
+                proctable::bpf::decode_walk(
+                    &tasks,
+                    Default::default(),
+                    4096,
+                    all_but_io,
+                    &mut order,
+                    &mut out,
+                );
                 black_box(out.len())
             })
         });

@@ -4,7 +4,7 @@
  * build.sh (CO-RE: field offsets are relocated at load time against the
  * running kernel's BTF). The record layouts are in record.h.
  *
- *  qs_tasks  iter/task: one qs_task (and a qs_io when asked) per task, read
+ *  qs_tasks  iter/task: one qs_task (and a qs_io, a qs_delays when asked) per task, read
  *            by the reader in large batches from the iterator's fd.
  *  qs_exit   tp_btf/sched_process_exit: one qs_exit per thread group that
  *            ends, into a ring buffer that wakes its reader only past a
@@ -63,6 +63,12 @@ int qs_tasks(struct bpf_iter__task *ctx)
 
 		qs_fill_io(&io, task, group_row);
 		bpf_seq_write(seq, &io, sizeof(io));
+	}
+	if (cfg->flags & QS_CFG_DELAYACCT) {
+		struct qs_delays w;
+
+		qs_fill_delays(&w, task);
+		bpf_seq_write(seq, &w, sizeof(w));
 	}
 	return 0;
 }

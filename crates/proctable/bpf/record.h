@@ -28,6 +28,7 @@
 #define QS_CFG_COMM 8192   /* read the task name (one line) */
 #define QS_CFG_RSS_HIST 16384 /* count rows by resident pages in qs_walk_out.rss_hist (the mm's lines) */
 #define QS_CFG_DELAY 32768 /* read the task's run delay and timeslices (sched_info: one line) */
+#define QS_CFG_DELAYACCT 65536 /* append a qs_delays after every qs_task (and qs_io): task->delays, four lines */
 
 #define QS_MAX_PIDS 65536
 #define QS_WALK_MIN_ROWS 4096 /* qs_rows' capacity is set at load: at least this */
@@ -176,6 +177,19 @@ struct qs_io {
 	__u64 read_bytes;
 	__u64 write_bytes;
 	__u64 cancelled_write_bytes;
+};
+
+/* The task's own delay accounting (task->delays, kept while
+ * kernel.task_delayacct is 1), following a qs_task (and its qs_io) when
+ * QS_CFG_DELAYACCT is set: total nanoseconds spent waiting for each cause. */
+struct qs_delays {
+	__u64 blkio_ns;     /* synchronous block I/O */
+	__u64 swapin_ns;    /* swapping a page in */
+	__u64 reclaim_ns;   /* direct memory reclaim (freepages_delay) */
+	__u64 thrashing_ns; /* a page of the working set refaulting */
+	__u64 compact_ns;   /* memory compaction */
+	__u64 wpcopy_ns;    /* copying a page on write */
+	__u64 irq_ns;       /* interrupts taken while it ran */
 };
 
 /* One thread group that ended, written to the qs_exits ring buffer by the

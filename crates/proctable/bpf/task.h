@@ -187,4 +187,24 @@ static __always_inline void qs_fill_io(struct qs_io *io, struct task_struct *tas
 		qs_io_add(io, &task->signal->ioac);
 }
 
+/* The task's own delay accounting: zeros where the kernel allocated none
+ * (delays is NULL) or has no such member. */
+static __always_inline void qs_fill_delays(struct qs_delays *w, struct task_struct *task)
+{
+	struct task_delay_info *d = task->delays;
+
+	__builtin_memset(w, 0, sizeof(*w));
+	if (!d)
+		return;
+	w->blkio_ns = d->blkio_delay;
+	w->swapin_ns = d->swapin_delay;
+	w->reclaim_ns = d->freepages_delay;
+	w->thrashing_ns = d->thrashing_delay;
+	w->compact_ns = d->compact_delay;
+	if (bpf_core_field_exists(d->wpcopy_delay))
+		w->wpcopy_ns = d->wpcopy_delay;
+	if (bpf_core_field_exists(d->irq_delay))
+		w->irq_ns = d->irq_delay;
+}
+
 #endif

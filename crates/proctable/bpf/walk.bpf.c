@@ -79,6 +79,14 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, QS_WALK_MIN_ROWS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct qs_delays);
+} qs_rows_delays SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, QS_MAX_WALKERS);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
@@ -288,12 +296,13 @@ static __always_inline void qs_fill_name(struct qs_walk_out *out, struct task_st
 	}
 }
 
-/* Fills row `idx` (and its I/O record when asked). Call with a constant
+/* Fills row `idx` (and its I/O and delay records when asked). Call with a constant
  * group_row: with a variable one the compiler merges the two fills' loads,
  * which the verifier refuses (one load through a task and a map pointer). */
 static __always_inline void qs_fill_row(struct qs_task *rec, __u32 idx, struct task_struct *task,
 					__u32 flags, int group_row)
 {
+	struct qs_delays *w;
 	struct qs_io *io;
 
 	qs_fill_task(rec, task, group_row, flags);
@@ -301,6 +310,11 @@ static __always_inline void qs_fill_row(struct qs_task *rec, __u32 idx, struct t
 		io = bpf_map_lookup_elem(&qs_rows_io, &idx);
 		if (io)
 			qs_fill_io(io, task, group_row);
+	}
+	if (flags & QS_CFG_DELAYACCT) {
+		w = bpf_map_lookup_elem(&qs_rows_delays, &idx);
+		if (w)
+			qs_fill_delays(w, task);
 	}
 }
 

@@ -82,6 +82,7 @@ fields! {
     OomScoreAdj = "oom": "the OOM killer's adjustment, -1000 (never) to 1000",
     Delay = "delay": "time waiting on a run queue for a CPU, and times given one (of the task itself)",
     Net = "net": "payload bytes received and sent by the process's TCP sockets (BPF only)",
+    DelayAcct = "delayacct": "time blocked on I/O, swap-in, reclaim, thrashing, compaction, copy-on-write and IRQs, by delay accounting (kernel.task_delayacct; of the task itself)",
 }
 
 /// A set of [`Field`]s.
@@ -97,8 +98,8 @@ impl Fields {
     }
 
     /// Every field the kernel gives in /proc/PID/stat (all but cgroup, I/O,
-    /// context switches, uid, command line, OOM adjustment, run delay and
-    /// network bytes).
+    /// context switches, uid, command line, OOM adjustment, run delay,
+    /// network bytes and delay accounting).
     pub fn stat() -> Fields {
         Fields::all()
             .without(Field::Cgroup)
@@ -109,6 +110,7 @@ impl Fields {
             .without(Field::OomScoreAdj)
             .without(Field::Delay)
             .without(Field::Net)
+            .without(Field::DelayAcct)
     }
 
     /// The set as bits, one per field in [`Field::ALL`]'s order.

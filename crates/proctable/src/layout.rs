@@ -11,7 +11,7 @@
 
 use procfs::pid::{Comm, CtxSwitches, PidIo, SchedInfo};
 
-use crate::proc::{NetBytes, Proc};
+use crate::proc::{Delays, NetBytes, Proc};
 
 /// One word of a row.
 pub struct RowWord {
@@ -66,6 +66,12 @@ fn set_sched(p: &mut Proc, w: u64, f: fn(&mut SchedInfo) -> &mut u64) {
 fn set_net(p: &mut Proc, w: u64, f: fn(&mut NetBytes) -> &mut u64) {
     if let Some(v) = w.checked_sub(1) {
         *f(p.net.get_or_insert_default()) = v;
+    }
+}
+
+fn set_delays(p: &mut Proc, w: u64, f: fn(&mut Delays) -> &mut u64) {
+    if let Some(v) = w.checked_sub(1) {
+        *f(p.delays.get_or_insert_default()) = v;
     }
 }
 
@@ -162,6 +168,27 @@ words! {
     };
     net_tx_bytes None, |p| opt(p.net.map(|n| n.tx_bytes)), |p, w| {
         set_net(p, w, |n| &mut n.tx_bytes)
+    };
+    delays_blkio_ns None, |p| opt(p.delays.map(|d| d.blkio_ns)), |p, w| {
+        set_delays(p, w, |d| &mut d.blkio_ns)
+    };
+    delays_swapin_ns None, |p| opt(p.delays.map(|d| d.swapin_ns)), |p, w| {
+        set_delays(p, w, |d| &mut d.swapin_ns)
+    };
+    delays_reclaim_ns None, |p| opt(p.delays.map(|d| d.reclaim_ns)), |p, w| {
+        set_delays(p, w, |d| &mut d.reclaim_ns)
+    };
+    delays_thrashing_ns None, |p| opt(p.delays.map(|d| d.thrashing_ns)), |p, w| {
+        set_delays(p, w, |d| &mut d.thrashing_ns)
+    };
+    delays_compact_ns None, |p| opt(p.delays.map(|d| d.compact_ns)), |p, w| {
+        set_delays(p, w, |d| &mut d.compact_ns)
+    };
+    delays_wpcopy_ns None, |p| opt(p.delays.map(|d| d.wpcopy_ns)), |p, w| {
+        set_delays(p, w, |d| &mut d.wpcopy_ns)
+    };
+    delays_irq_ns None, |p| opt(p.delays.map(|d| d.irq_ns)), |p, w| {
+        set_delays(p, w, |d| &mut d.irq_ns)
     };
     comm_0 None, |p| comm_word(p, 0), |p, w| set_comm_word(p, w, 0);
     comm_1 None, |p| comm_word(p, 1), |p, w| set_comm_word(p, w, 1);
@@ -267,6 +294,15 @@ mod tests {
                 rx_bytes: 11,
                 tx_bytes: 12,
             }),
+            delays: Some(Delays {
+                blkio_ns: 13,
+                swapin_ns: 14,
+                reclaim_ns: 15,
+                thrashing_ns: 16,
+                compact_ns: 17,
+                wpcopy_ns: 18,
+                irq_ns: 19,
+            }),
             ctxsw: Some(CtxSwitches {
                 voluntary: 8,
                 involuntary: 9,
@@ -287,6 +323,7 @@ mod tests {
             ctxsw: None,
             sched: None,
             net: None,
+            delays: None,
             uid: None,
             oom_score_adj: None,
             ..p

@@ -44,6 +44,14 @@ pub use error::{Error, ErrorKind, Result};
 pub use fields::{Field, Fields, UnknownField};
 pub use largest::keep_largest_by;
 pub use pool::{MAX_THREADS, Threads};
-pub use proc::{Exit, Identity, NS_PER_TICK, NetBytes, Proc, state_letter};
+/// Whether the kernel keeps delay accounting (`kernel.task_delayacct`
+/// under `proc_root`); `None` where it has none (no CONFIG_TASK_DELAY_ACCT,
+/// or a tree without the file).
+pub fn delay_accounting_on(proc_root: &std::path::Path) -> Option<bool> {
+    let v = std::fs::read(proc_root.join("sys/kernel/task_delayacct")).ok()?;
+    Some(v.trim_ascii() != b"0")
+}
+
+pub use proc::{Delays, Exit, Identity, NS_PER_TICK, NetBytes, Proc, state_letter};
 pub use query::{Query, pid_list, pid_set};
 pub use table::{Backend, BackendChoice, ProcTable};

@@ -71,6 +71,10 @@ pub struct Proc {
     /// Bytes the process's TCP sockets received and sent (BPF only; see
     /// [`crate::bpf::net`]); `None` when not asked for or not read.
     pub net: Option<NetBytes>,
+    /// The task's own delays by cause, from the kernel's delay accounting
+    /// (for a process row: its leader thread's, as /proc/PID/stat's
+    /// block I/O ticks are); `None` when not asked for or not read.
+    pub delays: Option<Delays>,
     /// Changes when the process execs another program; compare for equality
     /// only. BPF: the task's exec count (`self_exec_id`); procfs: the start of
     /// its stack, randomised at each exec (0 where /proc hides it from us).
@@ -103,6 +107,58 @@ pub struct NetBytes {
     pub rx_bytes: u64,
     /// Sent and acknowledged by the peer (`tcp_sock.bytes_acked`).
     pub tx_bytes: u64,
+}
+
+/// Nanoseconds a task spent waiting, by cause, as the kernel's delay
+/// accounting counts them (`task->delays`, what taskstats reports). They
+/// advance only while `kernel.task_delayacct` is 1; the kernel's default
+/// is 0, and the counts taken before it was turned on are not there.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Delays {
+    /// Synchronous block I/O (what /proc/PID/stat's field 42 shows in
+    /// clock ticks).
+    pub blkio_ns: u64,
+    /// Swapping a page in.
+    pub swapin_ns: u64,
+    /// Direct memory reclaim (the kernel's `freepages_delay`).
+    pub reclaim_ns: u64,
+    /// Refaulting pages of the working set (thrashing).
+    pub thrashing_ns: u64,
+    /// Memory compaction.
+    pub compact_ns: u64,
+    /// Copying a page on write.
+    pub wpcopy_ns: u64,
+    /// Interrupts taken while the task ran (with IRQ time accounting).
+    pub irq_ns: u64,
+}
+
+impl Delays {
+    /// Waits on memory: swap-in, reclaim, thrashing, compaction and
+    /// copy-on-write (saturating).
+    pub fn memory_ns(&self) -> u64 {
+        [
+            self.swapin_ns,
+            self.reclaim_ns,
+            self.thrashing_ns,
+            self.compact_ns,
+            self.wpcopy_ns,
+        ]
+        .into_iter()
+        .fold(0, u64::saturating_add)
+    }
+
+    /// Every cause's nanoseconds, with the names the columns use.
+    pub fn named(&self) -> [(&'static str, u64); 7] {
+        [
+            ("blkio", self.blkio_ns),
+            ("swapin", self.swapin_ns),
+            ("reclaim", self.reclaim_ns),
+            ("thrashing", self.thrashing_ns),
+            ("compact", self.compact_ns),
+            ("wpcopy", self.wpcopy_ns),
+            ("irq", self.irq_ns),
+        ]
+    }
 }
 
 /// The letter /proc prints for a task state, from the raw `__state` and

@@ -268,3 +268,21 @@ def test_tcp_bytes_of_a_process(backend):
     else:
         # Absent: -1, as every number /proc does not give.
         assert cols["net_rx_bytes"] == [-1] and cols["net_tx_bytes"] == [-1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_delay_accounting_of_a_process(backend):
+    # BPF gives the kernel's delay accounting (zeros while
+    # kernel.task_delayacct is 0, but given); /proc does not.
+    names = ["blkio_delay_ns", "swapin_delay_ns", "reclaim_delay_ns",
+             "thrashing_delay_ns", "compact_delay_ns", "wpcopy_delay_ns",
+             "irq_delay_ns"]
+    cols = quietstat.Table(backend=backend, numpy=False).snapshot(
+        ["pid"] + names, pids=[os.getpid()]
+    )
+    assert cols["pid"] == [os.getpid()]
+    for name in names:
+        if backend == "bpf":
+            assert cols[name][0] >= 0, name
+        else:
+            assert cols[name] == [-1], name

@@ -426,6 +426,11 @@ impl Agent {
         if net {
             fields = fields.with(proctable::Field::Net);
         }
+        // Delay accounting: five more lines a task, only while the kernel
+        // keeps the figures (looked at here: at start and on reload).
+        if bpf && proctable::delay_accounting_on(&config.proc_root) == Some(true) {
+            fields = fields.with(proctable::Field::DelayAcct);
+        }
         if cgroup_id.is_some() {
             fields = fields.with(proctable::Field::Cgroup);
         }

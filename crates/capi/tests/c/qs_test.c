@@ -3,8 +3,8 @@
  *   qs_test bpf|procfs
  * It checks start times against /proc for children it starts, PIDs that
  * never existed, a PID reused between two calls, n = 0, n = 100,000, NULL
- * pointers, records in the order asked, snapshots, and this process's TCP
- * bytes. Exits 0 when all
+ * pointers, records in the order asked, snapshots, this process's TCP
+ * bytes and its delay accounting. Exits 0 when all
  * hold; otherwise prints what failed and exits 1. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -227,6 +227,19 @@ int main(int argc, char **argv) {
         close(a);
         close(c);
         close(l);
+    }
+
+    /* Delay accounting (BPF only): the field is given, as the kernel keeps
+     * it (zeros while kernel.task_delayacct is 0), and never from /proc. */
+    {
+        int32_t self = getpid();
+        struct qs_proc w;
+        CHECK(qs_pids_read(h, &self, 1, QS_FIELD_DELAYACCT, &w) == QS_OK, "%s", qs_last_error(h));
+        if (backend == QS_BACKEND_BPF)
+            CHECK(w.fields & QS_FIELD_DELAYACCT, "delayacct fields 0x%x", w.fields);
+        else
+            CHECK(!(w.fields & QS_FIELD_DELAYACCT) && w.blkio_delay_ns == 0,
+                  "delayacct from /proc: 0x%x", w.fields);
     }
 
     /* A PID reused between two calls: the second call gives the new

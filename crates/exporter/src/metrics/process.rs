@@ -131,6 +131,15 @@ fn table(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> Fmt {
                 counter_l(&mut m, &l(i), ns_to_secs(s.run_delay_ns))?;
             }
         }
+        let mut m = out.family(&QUIETSTAT_PROCESS_DELAY_SECONDS_TOTAL)?;
+        for (i, p) in sel.iter().enumerate() {
+            if let Some(d) = p.delays {
+                let [a, b] = l(i);
+                for (cause, ns) in d.named() {
+                    counter_l(&mut m, &[a, b, ("cause", cause)], ns_to_secs(ns))?;
+                }
+            }
+        }
         type Net = fn(&proctable::NetBytes) -> u64;
         let nets: [(&Family, Net); 2] = [
             (&QUIETSTAT_PROCESS_NETWORK_RECEIVE_BYTES_TOTAL, |n| {

@@ -11,8 +11,8 @@ use crate::cputime::{RawCputime, adjust};
 use crate::error::{Error, Result};
 use crate::fields::Field;
 use crate::pool::Helpers;
-use crate::proc::{NS_PER_TICK, Proc, state_letter};
-use crate::record::{QS_MAX_WALKERS, QsIo, QsTask, QsTaskName};
+use crate::proc::{Delays, NS_PER_TICK, Proc, state_letter};
+use crate::record::{QS_MAX_WALKERS, QsDelays, QsIo, QsTask, QsTaskName};
 
 pub(super) fn words_as_bytes(words: &[u64]) -> &[u8] {
     // SAFETY: any u64 slice is a valid byte slice of eight times its length.
@@ -31,15 +31,35 @@ pub(super) fn pid_io(r: &QsIo) -> PidIo {
     }
 }
 
+pub(super) fn delays(r: &QsDelays) -> Delays {
+    Delays {
+        blkio_ns: r.blkio_ns,
+        swapin_ns: r.swapin_ns,
+        reclaim_ns: r.reclaim_ns,
+        thrashing_ns: r.thrashing_ns,
+        compact_ns: r.compact_ns,
+        wpcopy_ns: r.wpcopy_ns,
+        irq_ns: r.irq_ns,
+    }
+}
+
+/// The records that follow the tasks': each slice empty, or one record per
+/// task.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras<'a> {
+    pub io: &'a [QsIo],
+    pub delays: &'a [QsDelays],
+}
+
 /// Rows from the walk's records, in PID order: threads are already summed
-/// into their leaders' rows; `io` is empty or holds one record per task.
+/// into their leaders' rows; see [`Extras`] for `extra`.
 /// The records are in task-list (creation) order, sorted but where PIDs
 /// wrapped: sorting (PID, index) keys and writing each row once in its
 /// place beats moving whole rows. `order` is scratch space kept between
 /// calls; `page` the page size in bytes.
 pub fn decode_walk(
     tasks: &[QsTask],
-    io: &[QsIo],
+    extra: Extras<'_>,
     page: u64,
     fields: crate::Fields,
     order: &mut Vec<u64>,
@@ -48,7 +68,7 @@ pub fn decode_walk(
     let all = 0..tasks.len();
     decode_walk_ranges(
         tasks,
-        io,
+        extra,
         std::slice::from_ref(&all),
         page,
         fields,
@@ -57,12 +77,12 @@ pub fn decode_walk(
     );
 }
 
-/// As [`decode_walk`], for the records in `ranges` of `tasks` (and `io`),
+/// As [`decode_walk`], for the records in `ranges` of `tasks` (and `extra`),
 /// which follow one another in task-list order: the shares of a split
 /// walk. A process found twice (where walkers overlapped) gets one row.
 pub fn decode_walk_ranges(
     tasks: &[QsTask],
-    io: &[QsIo],
+    extra: Extras<'_>,
     ranges: &[std::ops::Range<usize>],
     page: u64,
     fields: crate::Fields,
@@ -70,13 +90,13 @@ pub fn decode_walk_ranges(
     out: &mut Vec<Proc>,
 ) {
     walk_order(tasks, ranges, order);
-    decode_order(tasks, io, order, page, fields, out);
+    decode_order(tasks, extra, order, page, fields, out);
 }
 
 /// The rows of `order`'s keys, in its order, into `out` (cleared).
 fn decode_order(
     tasks: &[QsTask],
-    io: &[QsIo],
+    extra: Extras<'_>,
     order: &[u64],
     page: u64,
     fields: crate::Fields,
@@ -87,7 +107,7 @@ fn decode_order(
     let n = order.len();
     decode_keys(
         tasks,
-        io,
+        extra,
         order,
         page,
         fields,
@@ -129,7 +149,11 @@ pub(super) fn decode_walk_parts(
         crate::keep_largest_by(order, cap, |&k| rows.tasks[key_index(k)].rss_pages);
     }
     if rows.threads <= 1 {
-        decode_order(rows.tasks, rows.io, order, page, fields, out);
+        let extra = Extras {
+            io: rows.io,
+            delays: rows.delays,
+        };
+        decode_order(rows.tasks, extra, order, page, fields, out);
         return Ok(found);
     }
     out.clear();
@@ -150,7 +174,11 @@ pub(super) fn decode_walk_parts(
         .run_shared(rows.threads, parts.len(), &|j| {
             let mut part = parts[j].lock().unwrap_or_else(|e| e.into_inner());
             let (keys, slots) = &mut *part;
-            decode_keys(rows.tasks, rows.io, keys, page, fields, slots);
+            let extra = Extras {
+                io: rows.io,
+                delays: rows.delays,
+            };
+            decode_keys(rows.tasks, extra, keys, page, fields, slots);
             Ok(0)
         })
         .map_err(|e| Error::Decode(format!("decoding the walk's rows: {e}")))?;
@@ -236,7 +264,7 @@ fn walk_order(tasks: &[QsTask], ranges: &[std::ops::Range<usize>], order: &mut V
 /// copy of the whole row per task.
 fn decode_keys(
     tasks: &[QsTask],
-    io: &[QsIo],
+    extra: Extras<'_>,
     keys: &[u64],
     page: u64,
     fields: crate::Fields,
@@ -253,7 +281,14 @@ fn decode_keys(
             prev_utime: t.prev_utime_ns,
             prev_stime: t.prev_stime_ns,
         });
-        let p = slot.write(row(t, page, fields, times, io.get(i).map(pid_io)));
+        let p = slot.write(row(
+            t,
+            page,
+            fields,
+            times,
+            extra.io.get(i).map(pid_io),
+            extra.delays.get(i).map(delays),
+        ));
         if key & NAMED != 0
             && let Some(n) = name_row(t, tasks.get(i + 1))
         {
@@ -272,6 +307,7 @@ pub(super) fn row(
     fields: crate::Fields,
     (utime_ns, stime_ns): (u64, u64),
     io: Option<PidIo>,
+    delays: Option<Delays>,
 ) -> Proc {
     Proc {
         pid: t.pid,
@@ -320,6 +356,7 @@ pub(super) fn row(
         }),
         // Filled by the network read, after the rows are built.
         net: None,
+        delays,
         exec: t.exec_id,
     }
 }
@@ -392,7 +429,7 @@ mod tests {
         let (mut order, mut out) = (Vec::new(), Vec::new());
         decode_walk(
             &tasks,
-            &[],
+            Extras::default(),
             4096,
             crate::Fields::stat(),
             &mut order,
@@ -430,7 +467,7 @@ mod tests {
         let fields = crate::Fields::stat();
         decode_walk_ranges(
             &tasks,
-            &[],
+            Extras::default(),
             &[0..3, 5..9],
             4096,
             fields,
@@ -440,7 +477,14 @@ mod tests {
         assert_eq!(pids(&out), [2, 3, 5, 7, 8, 9]);
         assert!(out.iter().all(|p| p.io.is_none()));
         // One range, as decode_walk takes it; the gap rows are not read.
-        decode_walk(&tasks[5..9], &[], 4096, fields, &mut order, &mut out);
+        decode_walk(
+            &tasks[5..9],
+            Extras::default(),
+            4096,
+            fields,
+            &mut order,
+            &mut out,
+        );
         assert_eq!(pids(&out), [2, 7, 8, 9]);
     }
 
@@ -453,6 +497,7 @@ mod tests {
         // parts each.
         let mut tasks = Vec::new();
         let mut io = Vec::new();
+        let mut delays = Vec::new();
         for i in 0..9000u32 {
             let pid = match i {
                 0..3000 => 300 + i,
@@ -469,15 +514,26 @@ mod tests {
                 rchar: u64::from(pid),
                 ..QsIo::default()
             });
+            delays.push(QsDelays {
+                blkio_ns: u64::from(pid),
+                irq_ns: 7,
+                ..QsDelays::default()
+            });
         }
         tasks[6000] = tasks[5998];
         tasks[6001] = tasks[5999];
         io[6000] = io[5998];
         io[6001] = io[5999];
+        delays[6000] = delays[5998];
+        delays[6001] = delays[5999];
         let ranges = [0..3000, 3000..6000, 6000..9000];
         let fields = crate::Fields::all();
         let (mut order, mut one) = (Vec::new(), Vec::new());
-        decode_walk_ranges(&tasks, &io, &ranges, 4096, fields, &mut order, &mut one);
+        let extra = Extras {
+            io: &io,
+            delays: &delays,
+        };
+        decode_walk_ranges(&tasks, extra, &ranges, 4096, fields, &mut order, &mut one);
         assert!(one.is_sorted_by_key(|p| p.pid));
         assert_eq!(one.len(), 8998);
         assert!(one.len() > 4 * DECODE_PART_ROWS);
@@ -486,6 +542,7 @@ mod tests {
             let rows = WalkRows {
                 tasks: &tasks,
                 io: &io,
+                delays: &delays,
                 ranges: &ranges,
                 threads,
             };
@@ -531,5 +588,9 @@ mod tests {
             assert_eq!(found, 8998);
         }
         assert!(one.iter().all(|p| p.io.unwrap().rchar == u64::from(p.pid)));
+        assert!(one.iter().all(|p| {
+            let w = p.delays.unwrap();
+            w.blkio_ns == u64::from(p.pid) && w.irq_ns == 7 && w.swapin_ns == 0
+        }));
     }
 }

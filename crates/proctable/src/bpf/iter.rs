@@ -8,14 +8,14 @@ use aya::programs::Iter;
 use procfs::pid::PidIo;
 
 use super::Bpf;
-use super::decode::{pid_io, row};
+use super::decode::{delays, pid_io, row};
 use super::load::{bpf_err, chain, program};
 use crate::cputime::{RawCputime, adjust};
 use crate::error::{Error, Result};
 use crate::fields::Field;
 use crate::proc::Proc;
 use crate::query::Query;
-use crate::record::{QsIo, QsTask};
+use crate::record::{QsDelays, QsIo, QsTask};
 
 impl Bpf {
     /// Runs the iterator once and returns the bytes it wrote.
@@ -47,7 +47,15 @@ impl Bpf {
 
     pub(super) fn decode(&mut self, len: usize, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
         let want_io = query.fields.has(Field::Io);
-        let step = size_of::<QsTask>() + if want_io { size_of::<QsIo>() } else { 0 };
+        let want_delays = query.fields.has(Field::DelayAcct);
+        let io_at = size_of::<QsTask>();
+        let delays_at = io_at + if want_io { size_of::<QsIo>() } else { 0 };
+        let step = delays_at
+            + if want_delays {
+                size_of::<QsDelays>()
+            } else {
+                0
+            };
         if !len.is_multiple_of(step) {
             return Err(Error::Decode(format!(
                 "{len} bytes is not a whole number of {step}-byte records"
@@ -59,14 +67,13 @@ impl Bpf {
         let page = self.page_size;
         let fields = query.fields;
         let read = |chunk: &[u8]| -> (QsTask, Option<PidIo>) {
-            // SAFETY: chunk holds at least one QsTask (then a QsIo when
-            // asked); both are plain integer structs read unaligned.
+            // SAFETY: chunk holds at least one QsTask (then a QsIo and a
+            // QsDelays when asked); all are plain integer structs read
+            // unaligned.
             let t: QsTask = unsafe { std::ptr::read_unaligned(chunk.as_ptr().cast()) };
             let io = want_io.then(|| {
                 // SAFETY: as above, the QsIo follows the QsTask.
-                let r: QsIo = unsafe {
-                    std::ptr::read_unaligned(chunk[size_of::<QsTask>()..].as_ptr().cast())
-                };
+                let r: QsIo = unsafe { std::ptr::read_unaligned(chunk[io_at..].as_ptr().cast()) };
                 pid_io(&r)
             });
             (t, io)
@@ -78,7 +85,13 @@ impl Bpf {
             if !query.threads && t.pid != t.tgid {
                 continue;
             }
-            out.push(row(&t, page, fields, (0, 0), None));
+            let w = want_delays.then(|| {
+                // SAFETY: as above, the QsDelays follows the QsTask (and QsIo).
+                let r: QsDelays =
+                    unsafe { std::ptr::read_unaligned(chunk[delays_at..].as_ptr().cast()) };
+                delays(&r)
+            });
+            out.push(row(&t, page, fields, (0, 0), None, w));
             self.raw.push(RawCputime {
                 utime: t.utime_ns,
                 stime: t.stime_ns,

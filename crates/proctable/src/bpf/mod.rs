@@ -34,9 +34,10 @@ pub use crate::pool::Threads;
 use crate::proc::Proc;
 use crate::query::Query;
 use crate::record::{
-    QS_CFG_CGROUP, QS_CFG_COMM, QS_CFG_CPUTIME, QS_CFG_DELAY, QS_CFG_EXEC, QS_CFG_FAULTS,
-    QS_CFG_FILTER, QS_CFG_IO, QS_CFG_MM, QS_CFG_OOM, QS_CFG_PARENT, QS_CFG_PRIO, QS_CFG_STATE,
-    QS_CFG_THREADS, QS_CFG_UID, QS_EXIT_RING_BYTES, QS_MAX_PIDS, QsConfig, QsExitStats,
+    QS_CFG_CGROUP, QS_CFG_COMM, QS_CFG_CPUTIME, QS_CFG_DELAY, QS_CFG_DELAYACCT, QS_CFG_EXEC,
+    QS_CFG_FAULTS, QS_CFG_FILTER, QS_CFG_IO, QS_CFG_MM, QS_CFG_OOM, QS_CFG_PARENT, QS_CFG_PRIO,
+    QS_CFG_STATE, QS_CFG_THREADS, QS_CFG_UID, QS_EXIT_RING_BYTES, QS_MAX_PIDS, QsConfig,
+    QsExitStats,
 };
 
 /// The groups of kernel fields the BPF programs read for each [`Field`]
@@ -65,6 +66,7 @@ pub const READ_GROUPS: &[(Field, u32)] = &[
     (Field::Cmdline, QS_CFG_COMM as u32),
     (Field::OomScoreAdj, QS_CFG_OOM as u32),
     (Field::Delay, QS_CFG_DELAY as u32),
+    (Field::DelayAcct, QS_CFG_DELAYACCT as u32),
 ];
 
 /// The `qs_config` flags that make the programs read `fields` and no more.
@@ -87,7 +89,7 @@ mod ring;
 mod test_run;
 pub mod walk;
 
-pub use decode::{decode_walk, decode_walk_ranges};
+pub use decode::{Extras, decode_walk, decode_walk_ranges};
 use decode::{decode_walk_parts, words_as_bytes};
 use load::{bpf_err, kernel_btf, program, write_config, write_filter};
 pub use load::{chain, load_retrying};

@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 use super::btf_types::KernelTypes;
 use crate::fields::Field;
 use crate::record::{
-    QS_CFG_CGROUP, QS_CFG_COMM, QS_CFG_CPUTIME, QS_CFG_DELAY, QS_CFG_EXEC, QS_CFG_FAULTS,
-    QS_CFG_IO, QS_CFG_MM, QS_CFG_OOM, QS_CFG_PARENT, QS_CFG_PRIO, QS_CFG_STATE, QS_CFG_UID,
+    QS_CFG_CGROUP, QS_CFG_COMM, QS_CFG_CPUTIME, QS_CFG_DELAY, QS_CFG_DELAYACCT, QS_CFG_EXEC,
+    QS_CFG_FAULTS, QS_CFG_IO, QS_CFG_MM, QS_CFG_OOM, QS_CFG_PARENT, QS_CFG_PRIO, QS_CFG_STATE,
+    QS_CFG_UID,
 };
 
 /// A kernel structure the walk reads, reached from the process's
@@ -28,6 +29,8 @@ pub enum Struct {
     CssSet,
     Cgroup,
     KernfsNode,
+    /// `task_delay_info` (the task's own).
+    Delays,
 }
 
 impl Struct {
@@ -41,6 +44,7 @@ impl Struct {
             Struct::CssSet => "css_set",
             Struct::Cgroup => "cgroup",
             Struct::KernfsNode => "kernfs_node",
+            Struct::Delays => "task_delay_info",
         }
     }
 
@@ -173,6 +177,20 @@ pub const GROUPS: &[Group] = &[
         flag: QS_CFG_DELAY as u32,
         name: "delay",
         reads: &[(Task, "sched_info.run_delay"), (Task, "sched_info.pcount")],
+    },
+    Group {
+        flag: QS_CFG_DELAYACCT as u32,
+        name: "delayacct",
+        reads: &[
+            (Task, "delays"),
+            (Delays, "blkio_delay"),
+            (Delays, "swapin_delay"),
+            (Delays, "freepages_delay"),
+            (Delays, "thrashing_delay"),
+            (Delays, "compact_delay"),
+            (Delays, "wpcopy_delay"),
+            (Delays, "irq_delay"),
+        ],
     },
 ];
 

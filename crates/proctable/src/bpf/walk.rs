@@ -27,9 +27,10 @@ use super::test_run::{Args, test_run};
 use crate::error::Result;
 use crate::pool::{Helpers, MAX_THREADS, OwnedJob, Threads};
 use crate::record::{
-    QS_CFG_IO, QS_CFG_RSS_HIST, QS_CFG_THREADS, QS_KFUNC_ITER_TASK_DESTROY, QS_KFUNC_ITER_TASK_NEW,
-    QS_KFUNC_ITER_TASK_NEXT, QS_KFUNC_RDONLY_CAST, QS_MAX_WALKERS, QS_RSS_BUCKETS, QS_WALK_MARKS,
-    QS_WALK_MIN_ROWS, QS_WALK_STALE_START, QsConfig, QsIo, QsTask, QsWalkArgs, QsWalkOut,
+    QS_CFG_DELAYACCT, QS_CFG_IO, QS_CFG_RSS_HIST, QS_CFG_THREADS, QS_KFUNC_ITER_TASK_DESTROY,
+    QS_KFUNC_ITER_TASK_NEW, QS_KFUNC_ITER_TASK_NEXT, QS_KFUNC_RDONLY_CAST, QS_MAX_WALKERS,
+    QS_RSS_BUCKETS, QS_WALK_MARKS, QS_WALK_MIN_ROWS, QS_WALK_STALE_START, QsConfig, QsDelays, QsIo,
+    QsTask, QsWalkArgs, QsWalkOut,
 };
 
 /// The committed object, 8-byte aligned as the ELF parser needs.
@@ -113,6 +114,7 @@ struct Mark {
 pub(crate) struct Walk {
     rows: Mapped,
     io: Mapped,
+    delays: Mapped,
     outs: Mapped,
     capacity: u32,
     /// PIDs its filter holds at most.
@@ -140,13 +142,14 @@ pub(crate) struct Walk {
     ebpf: Ebpf,
 }
 
-/// The rows a walk wrote: `tasks` and `io` (empty unless the configuration
-/// asks for I/O) are the whole arrays, of which the walkers wrote `ranges`,
+/// The rows a walk wrote: `tasks`, `io` and `delays` (each empty unless the
+/// configuration asks for it) are the whole arrays, of which the walkers wrote `ranges`,
 /// in task-list order. A split walk's ranges may hold a few processes twice
 /// (see walk.bpf.c's qs_visit_next); the reader keeps one.
 pub(crate) struct WalkRows<'a> {
     pub tasks: &'a [QsTask],
     pub io: &'a [QsIo],
+    pub delays: &'a [QsDelays],
     pub ranges: &'a [Range<usize>],
     /// How many threads walked them.
     pub threads: usize,
@@ -318,6 +321,7 @@ impl Walk {
             .btf(Some(btf))
             .map_max_entries("qs_rows", capacity)
             .map_max_entries("qs_rows_io", capacity)
+            .map_max_entries("qs_rows_delays", capacity)
             .map_max_entries("qs_pids", pid_filter)
             .load(object)
             .map_err(|e| bpf_err("loading walk.bpf.o")(chain(&e)))?;
@@ -333,6 +337,7 @@ impl Walk {
         };
         let rows = map("qs_rows", capacity as usize, size_of::<QsTask>())?;
         let io = map("qs_rows_io", capacity as usize, size_of::<QsIo>())?;
+        let delays = map("qs_rows_delays", capacity as usize, size_of::<QsDelays>())?;
         let outs = map(
             "qs_walk_out",
             QS_MAX_WALKERS as usize,
@@ -341,6 +346,7 @@ impl Walk {
         let mut walk = Walk {
             rows,
             io,
+            delays,
             outs,
             capacity,
             pid_filter,
@@ -528,8 +534,10 @@ impl Walk {
     pub(crate) fn rows(&self) -> WalkRows<'_> {
         let n = self.capacity as usize;
         let want_io = self.config.flags & QS_CFG_IO as u32 != 0;
-        // SAFETY: qs_rows holds QsTask values, qs_rows_io QsIo values (both
-        // multiples of 8 bytes), `capacity` of each.
+        let want_delays = self.config.flags & QS_CFG_DELAYACCT as u32 != 0;
+        // SAFETY: qs_rows holds QsTask values, qs_rows_io QsIo values,
+        // qs_rows_delays QsDelays values (all multiples of 8 bytes), `capacity`
+        // of each.
         let tasks = unsafe { self.rows.slice::<QsTask>(n) };
         let io = if want_io {
             // SAFETY: as above.
@@ -537,9 +545,16 @@ impl Walk {
         } else {
             &[]
         };
+        let delays = if want_delays {
+            // SAFETY: as above.
+            unsafe { self.delays.slice::<QsDelays>(n) }
+        } else {
+            &[]
+        };
         WalkRows {
             tasks,
             io,
+            delays,
             ranges: &self.ranges,
             threads: self.stats.last_threads,
         }

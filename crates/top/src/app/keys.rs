@@ -34,6 +34,7 @@ impl App {
             KeyCode::Char('T') => self.sort_on(Col::Time),
             KeyCode::Char('W') => self.sort_on(Col::Wait),
             KeyCode::Char('R') => self.sort_on(Col::NetRx),
+            KeyCode::Char('D') => self.sort_on(Col::IoDelay),
             KeyCode::Char('N') => self.sort_on(Col::Pid),
             KeyCode::Char('I') => {
                 self.desc = !self.desc;

@@ -72,6 +72,8 @@ cols! {
     Read "RD/s" 6 5 true None, false;
     Write "WR/s" 6 5 true None, false;
     Wait "WAIT%" 5 6 true None, false;
+    IoDelay "IOD%" 5 6 true None, false;
+    MemDelay "MEMD%" 5 6 true None, false;
     NetRx "RX/s" 6 6 true None, false;
     NetTx "TX/s" 6 6 true None, false;
     Threads "THR" 4 6 true Some(&columns::THREADS), true;
@@ -134,6 +136,10 @@ pub struct Item {
     /// TCP payload bytes a second, received and sent.
     pub net_rx: Option<f64>,
     pub net_tx: Option<f64>,
+    /// Time blocked on block I/O and waiting on memory, percent of the
+    /// interval (delay accounting).
+    pub io_delay: Option<f64>,
+    pub mem_delay: Option<f64>,
     pub mark: Mark,
     /// Tree view: the branch drawn before the command.
     pub branch: String,
@@ -504,6 +510,8 @@ impl App {
             wait: r.and_then(|r| r.wait_pct),
             net_rx: r.and_then(|r| r.net_rx_bytes_per_sec),
             net_tx: r.and_then(|r| r.net_tx_bytes_per_sec),
+            io_delay: r.and_then(|r| r.blkio_delay_pct),
+            mem_delay: r.and_then(|r| r.mem_delay_pct),
             mark,
             branch: String::new(),
             folded: 0,
@@ -531,6 +539,8 @@ impl App {
             Col::Wait => f(a.wait, b.wait),
             Col::NetRx => f(a.net_rx, b.net_rx),
             Col::NetTx => f(a.net_tx, b.net_tx),
+            Col::IoDelay => f(a.io_delay, b.io_delay),
+            Col::MemDelay => f(a.mem_delay, b.mem_delay),
             c => {
                 let (pa, pb) = (self.proc_of(a), self.proc_of(b));
                 match c {

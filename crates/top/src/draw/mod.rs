@@ -229,8 +229,8 @@ fn draw_key_bar(f: &mut Frame, app: &App, bar_y: u16, small: bool, s: &Styles) {
 
 const HELP: &[(&str, &str)] = &[
     (
-        "P M T W R N",
-        "sort by CPU%, memory, CPU time, wait for a CPU, TCP bytes received, PID (again: reverse)",
+        "P M T W R D N",
+        "sort by CPU%, memory, CPU time, wait for a CPU, TCP bytes received, I/O delay, PID (again: reverse)",
     ),
     ("< >  I", "sort by the previous / next column; invert"),
     ("/ \\", "filter by text (command or PID); Esc clears"),
