@@ -5,7 +5,9 @@
 //! the same sockets; and in a network namespace of its own.
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use proctable::bpf::Bpf;
@@ -43,6 +45,15 @@ for line in sys.stdin:
         held += [l, c, s]
     print("done", flush=True)
 "#;
+
+/// One test at a time: each one's BPF instance owns every TCP socket of
+/// the machine, so another test's connection, unheld until a scan, would
+/// show in its count of unheld connections.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 struct Peer {
     child: Child,
@@ -196,6 +207,7 @@ fn ss_sums(pid: u32) -> NetBytes {
 
 #[test]
 fn a_process_is_charged_what_its_tcp_sockets_carry() {
+    let _serial = serial();
     const UP1: u64 = 3 << 20;
     const DOWN1: u64 = 1 << 20;
     const UP2: u64 = 2 << 20;
@@ -245,6 +257,7 @@ fn a_process_is_charged_what_its_tcp_sockets_carry() {
 
 #[test]
 fn sockets_of_another_network_namespace_are_charged_once_they_end() {
+    let _serial = serial();
     const UP: u64 = 1 << 20;
     const DOWN: u64 = 2 << 20;
     let mut bpf = Bpf::open().expect("the BPF backend");
@@ -262,4 +275,98 @@ fn sockets_of_another_network_namespace_are_charged_once_they_end() {
     let closed = wait_for(&mut bpf, pid, |n| n.rx_bytes >= UP + DOWN);
     near(closed.rx_bytes, UP + DOWN, 1);
     near(closed.tx_bytes, UP + DOWN, 1);
+}
+
+/// A server whose worker, a child it forked, holds the connection it
+/// accepted: the connection is the worker's once a holder scan has run
+/// over the listener and its children, found from /proc whatever the
+/// query's fields (this one asks for no parent), and not the listener's.
+#[test]
+fn a_connection_accepted_by_a_forked_worker_is_charged_to_the_worker() {
+    let _serial = serial();
+    const N: usize = 3 << 20;
+    let server = r#"
+import os, socket, sys, time
+l = socket.socket()
+l.bind(("127.0.0.1", 0))
+l.listen()
+print(l.getsockname()[1], flush=True)
+sys.stdin.readline()
+pid = os.fork()
+if pid == 0:
+    s, _ = l.accept()
+    n = int(sys.argv[1])
+    got = 0
+    while got < n:
+        got += len(s.recv(1 << 20))
+    s.sendall(b"k")
+    print("worker", os.getpid(), flush=True)
+    time.sleep(3600)
+else:
+    time.sleep(3600)
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", server, &N.to_string()])
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    struct Group(u32);
+    impl Drop for Group {
+        fn drop(&mut self) {
+            // SAFETY: our child's own process group; no memory effects.
+            unsafe { libc::kill(-(self.0 as i32), libc::SIGKILL) };
+        }
+    }
+    let _group = Group(child.id());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let port: u16 = line.trim().parse().unwrap();
+    // Loaded (by a first read that asks for them) before the connection:
+    // the accepted end is unheld until a scan finds its holder.
+    let mut bpf = Bpf::open().expect("the BPF backend");
+    bpf.set_net_scan_every(Duration::ZERO);
+    let _ = net_of(&mut bpf, child.id());
+    writeln!(stdin, "fork").unwrap();
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.write_all(&vec![b'x'; N]).unwrap();
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    let worker: u32 = line
+        .trim()
+        .strip_prefix("worker ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let query = Query {
+        fields: Fields::NONE.with(Field::Net),
+        threads: false,
+        pids: None,
+    };
+    let read = |bpf: &mut Bpf| {
+        let mut out = Vec::new();
+        bpf.snapshot(&query, &mut out).unwrap();
+        let of = |pid: u32| out.iter().find(|p| p.pid == pid).and_then(|p| p.net);
+        (of(worker).unwrap(), of(child.id()).unwrap())
+    };
+    // The first read sees the connection unheld; the next one's scan
+    // (the listener and, from /proc, its worker) gives it its holder.
+    let (unheld, _) = read(&mut bpf);
+    assert_eq!(unheld, NetBytes::default(), "not the worker's yet");
+    assert_eq!(bpf.net_scans().unwrap().1, 1, "one connection is unheld");
+    let _ = read(&mut bpf);
+    let (w, listener) = read(&mut bpf);
+    assert_eq!(bpf.net_scans().unwrap().1, 0, "no connection is unheld");
+    near(w.rx_bytes, N as u64, 1);
+    assert_eq!(
+        listener,
+        NetBytes::default(),
+        "the listener holds no connection"
+    );
+    drop(c);
+    let _ = child.kill();
+    let _ = child.wait();
 }

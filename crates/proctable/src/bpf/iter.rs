@@ -1,7 +1,6 @@
 //! [`Method::Iter`]: the `iter/task` link, read back through its fd in
 //! large batches into one reused buffer; the threads are summed here.
 
-use std::io::Read;
 use std::mem::size_of;
 
 use aya::programs::Iter;
@@ -9,7 +8,7 @@ use procfs::pid::PidIo;
 
 use super::Bpf;
 use super::decode::{delays, pid_io, row};
-use super::load::{bpf_err, chain, program};
+use super::load::{bpf_err, chain, program, read_to_end};
 use crate::cputime::{RawCputime, adjust};
 use crate::error::{Error, Result};
 use crate::fields::Field;
@@ -30,19 +29,7 @@ impl Bpf {
         let mut file = link
             .into_file()
             .map_err(|e| bpf_err("creating an iterator fd")(chain(&e)))?;
-        let mut len = 0;
-        loop {
-            if self.buf.len() - len < 64 * 1024 {
-                let grown = self.buf.len() * 2;
-                self.buf.resize(grown, 0);
-            }
-            match file.read(&mut self.buf[len..]) {
-                Ok(0) => return Ok(len),
-                Ok(n) => len += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(bpf_err("reading the task iterator")(e.to_string())),
-            }
-        }
+        read_to_end(&mut file, &mut self.buf, "reading the task iterator")
     }
 
     pub(super) fn decode(&mut self, len: usize, query: &Query, out: &mut Vec<Proc>) -> Result<()> {

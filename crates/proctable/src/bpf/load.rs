@@ -16,6 +16,30 @@ pub(crate) fn bpf_err(what: &'static str) -> impl FnOnce(String) -> Error {
 
 /// The running kernel's BTF, parsed (about 10 MiB: read when loading, not
 /// kept).
+/// Reads an iterator's `file` to its end into `buf` (doubled whenever
+/// less than 16 KiB is left); returns the length. `what` names the read in
+/// an error.
+pub(crate) fn read_to_end(
+    file: &mut std::fs::File,
+    buf: &mut Vec<u8>,
+    what: &'static str,
+) -> Result<usize> {
+    use std::io::Read;
+    let mut len = 0;
+    loop {
+        if buf.len() - len < 16 * 1024 {
+            let grown = (buf.len() * 2).max(64 * 1024);
+            buf.resize(grown, 0);
+        }
+        match file.read(&mut buf[len..]) {
+            Ok(0) => return Ok(len),
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(bpf_err(what)(e.to_string())),
+        }
+    }
+}
+
 pub(crate) fn kernel_btf() -> Result<Btf> {
     Btf::from_sys_fs().map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))
 }

@@ -11,8 +11,9 @@
 //! descriptors, about 400 ns each: at load over every process's; later,
 //! when a read saw unheld connections and at most every [`SCAN_EVERY`]
 //! unless set, over the descriptors of the processes that listen for them
-//! and of their children (which is where a server's workers are). A read
-//! then sums, by owner:
+//! and of their children (which is where a server's workers are: those
+//! /proc/PID/task/*/children lists, whatever fields the query asked). A
+//! read then sums, by owner:
 //!
 //! - every owned socket's `bytes_received` and `bytes_acked` (payload
 //!   received in order; payload sent and acknowledged), through the TCP
@@ -41,7 +42,6 @@
 //! The tracepoints run in the socket's own changes of state, on the CPU
 //! that makes them: never on another CPU, and never waking a reader.
 
-use std::io::Read;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use aya::maps::{Array, Map};
@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 use aya::programs::{BtfTracePoint, Iter};
 use aya::{Btf, Ebpf};
 
-use super::load::{bpf_err, chain, program};
+use super::load::{bpf_err, chain, program, read_to_end};
 use crate::error::{Error, Result};
 use crate::proc::{NetBytes, Proc};
 use crate::record::{QS_SOCK_UNHELD, QsNetStats, QsSock};
@@ -99,6 +99,8 @@ pub(crate) struct Net {
     last_scan: Instant,
     scan_every: Duration,
     scans: u64,
+    /// When the ended sums were last pruned of processes that ended.
+    last_prune: Instant,
 }
 
 impl Net {
@@ -145,6 +147,7 @@ impl Net {
             last_scan: Instant::now(),
             scan_every: SCAN_EVERY,
             scans: 0,
+            last_prune: Instant::now(),
         };
         net.scan(None)?;
         Ok(net)
@@ -166,7 +169,7 @@ impl Net {
                 Err(e) => return Err(e),
             };
             let mut file = std::fs::File::from(iter_create(&link)?);
-            read_all(&mut file, &mut self.buf, "running the holder scan")?;
+            read_to_end(&mut file, &mut self.buf, "running the holder scan")?;
         }
         self.last_scan = Instant::now();
         self.scans += 1;
@@ -194,13 +197,23 @@ impl Net {
     /// first when one is due.
     pub(crate) fn read(&mut self) -> Result<()> {
         if self.unheld > 0 && self.last_scan.elapsed() >= self.scan_every {
-            let pids = std::mem::take(&mut self.listeners);
+            let mut pids = std::mem::take(&mut self.listeners);
+            let listeners = pids.len();
+            for i in 0..listeners {
+                children_of(pids[i], &mut pids);
+            }
+            pids.sort_unstable();
+            pids.dedup();
             self.scan(Some(&pids))?;
         }
         self.sums.clear();
         self.unheld = 0;
         self.listeners.clear();
         self.read_ended()?;
+        if self.last_prune.elapsed() >= self.scan_every {
+            self.prune();
+            self.last_prune = Instant::now();
+        }
         for (i, v) in self.values.iter().enumerate() {
             debug_assert_eq!(self.keys[i], v.tgid);
             self.sums.push(Sum {
@@ -211,7 +224,7 @@ impl Net {
             });
         }
         let mut file = std::fs::File::from(iter_create(&self.socks)?);
-        let len = read_all(&mut file, &mut self.buf, "reading the TCP sockets")?;
+        let len = read_to_end(&mut file, &mut self.buf, "reading the TCP sockets")?;
         let step = size_of::<QsSock>();
         if !len.is_multiple_of(step) {
             return Err(Error::Decode(format!(
@@ -332,31 +345,19 @@ impl Net {
         // when tables of ordinary size follow.
         sys::trim_capacity(&mut self.giving, self.given.len());
         sys::trim_capacity(&mut self.given, 0);
-        self.prune(out);
-        // The children of the processes with unheld connections are
-        // scanned with them (where the rows carry a parent).
-        if !self.listeners.is_empty() {
-            let children: Vec<u32> = out
-                .iter()
-                .filter(|p| p.pid == p.tgid && self.listeners.binary_search(&p.ppid).is_ok())
-                .map(|p| p.pid)
-                .collect();
-            self.listeners.extend(children);
-            self.listeners.sort_unstable();
-            self.listeners.dedup();
-        }
     }
 
-    /// Drops the ended sums of processes that ended: those not in `out`
-    /// whose PID names no process.
-    fn prune(&mut self, out: &[Proc]) {
+    /// Drops the ended sums of processes that ended: those whose PID names
+    /// no process. Run by [`Net::read`] (not by the build, which a caller
+    /// may hold a lock for) at most every scan interval, whatever the
+    /// query: one `kill(pid, 0)` per process with ended sockets. A sum
+    /// whose PID a new process took stays until that one ends; no row
+    /// matches it (the start time differs).
+    fn prune(&mut self) {
         let Ok(fd) = map_fd(&self.ebpf, "qs_net_ended").map(|f| f.as_raw_fd()) else {
             return;
         };
         for (&key, v) in self.keys.iter().zip(&self.values) {
-            if out.binary_search_by_key(&v.tgid, |p| p.pid).is_ok() {
-                continue;
-            }
             // SAFETY: kill with signal 0 sends nothing; it only checks.
             let gone = unsafe { libc::kill(v.tgid as libc::pid_t, 0) } != 0
                 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
@@ -385,20 +386,21 @@ impl Net {
     }
 }
 
-/// Reads `file` to its end into `buf` (grown as needed); returns the length.
-fn read_all(file: &mut std::fs::File, buf: &mut Vec<u8>, what: &'static str) -> Result<usize> {
-    let mut len = 0;
-    loop {
-        if buf.len() - len < 16 * 1024 {
-            let grown = buf.len() * 2;
-            buf.resize(grown, 0);
-        }
-        match file.read(&mut buf[len..]) {
-            Ok(0) => return Ok(len),
-            Ok(n) => len += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(bpf_err(what)(e.to_string())),
-        }
+/// Appends to `out` the children of every thread of process `pid`, as
+/// /proc/PID/task/TID/children lists them (where a server's workers are,
+/// whatever the query's fields); nothing for a process that ended.
+fn children_of(pid: u32, out: &mut Vec<u32>) {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return;
+    };
+    for t in tasks.flatten() {
+        let Ok(list) = std::fs::read_to_string(t.path().join("children")) else {
+            continue;
+        };
+        out.extend(
+            list.split_ascii_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok()),
+        );
     }
 }
 
