@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(long, value_name = "T", allow_hyphen_values = true)]
     to: Option<String>,
     /// What to report, comma-separated or repeated: cpu, mem, disk, net,
-    /// irq, softirq, pressure, load, filefd, proc, exits, cgroup,
+    /// irq, softirq, pressure, load, filefd, proc, waits, exits, cgroup,
     /// cgroup-events, store [default: cpu].
     #[arg(long, value_delimiter = ',')]
     source: Vec<String>,

@@ -157,7 +157,7 @@ words! {
         p.oom_score_adj = w.checked_sub(1).map(unzigzag)
     };
     exec None, |p| p.exec, |p, w| p.exec = w;
-    run_delay_ns None, |p| opt(p.sched.map(|s| s.run_delay_ns)), |p, w| {
+    run_delay_ns Some(13), |p| opt(p.sched.map(|s| s.run_delay_ns)), |p, w| {
         set_sched(p, w, |s| &mut s.run_delay_ns)
     };
     timeslices None, |p| opt(p.sched.map(|s| s.timeslices)), |p, w| {
@@ -169,25 +169,25 @@ words! {
     net_tx_bytes None, |p| opt(p.net.map(|n| n.tx_bytes)), |p, w| {
         set_net(p, w, |n| &mut n.tx_bytes)
     };
-    delays_blkio_ns None, |p| opt(p.delays.map(|d| d.blkio_ns)), |p, w| {
+    delays_blkio_ns Some(14), |p| opt(p.delays.map(|d| d.blkio_ns)), |p, w| {
         set_delays(p, w, |d| &mut d.blkio_ns)
     };
-    delays_swapin_ns None, |p| opt(p.delays.map(|d| d.swapin_ns)), |p, w| {
+    delays_swapin_ns Some(15), |p| opt(p.delays.map(|d| d.swapin_ns)), |p, w| {
         set_delays(p, w, |d| &mut d.swapin_ns)
     };
-    delays_reclaim_ns None, |p| opt(p.delays.map(|d| d.reclaim_ns)), |p, w| {
+    delays_reclaim_ns Some(16), |p| opt(p.delays.map(|d| d.reclaim_ns)), |p, w| {
         set_delays(p, w, |d| &mut d.reclaim_ns)
     };
-    delays_thrashing_ns None, |p| opt(p.delays.map(|d| d.thrashing_ns)), |p, w| {
+    delays_thrashing_ns Some(17), |p| opt(p.delays.map(|d| d.thrashing_ns)), |p, w| {
         set_delays(p, w, |d| &mut d.thrashing_ns)
     };
-    delays_compact_ns None, |p| opt(p.delays.map(|d| d.compact_ns)), |p, w| {
+    delays_compact_ns Some(18), |p| opt(p.delays.map(|d| d.compact_ns)), |p, w| {
         set_delays(p, w, |d| &mut d.compact_ns)
     };
-    delays_wpcopy_ns None, |p| opt(p.delays.map(|d| d.wpcopy_ns)), |p, w| {
+    delays_wpcopy_ns Some(19), |p| opt(p.delays.map(|d| d.wpcopy_ns)), |p, w| {
         set_delays(p, w, |d| &mut d.wpcopy_ns)
     };
-    delays_irq_ns None, |p| opt(p.delays.map(|d| d.irq_ns)), |p, w| {
+    delays_irq_ns Some(20), |p| opt(p.delays.map(|d| d.irq_ns)), |p, w| {
         set_delays(p, w, |d| &mut d.irq_ns)
     };
     comm_0 None, |p| comm_word(p, 0), |p, w| set_comm_word(p, w, 0);

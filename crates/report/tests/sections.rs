@@ -106,6 +106,19 @@ fn proc(pid: u32, i: u64) -> Proc {
         minflt: 40 * i,
         num_threads: 4,
         rss_bytes: 64 << 20,
+        // pid 10 waits for a CPU 20% of the time, in /busy.service; pid
+        // 11 is blocked on I/O 30% and on memory 10%, in /idle.service.
+        cgroup_id: Some(if pid == 10 { 2 } else { 3 }),
+        sched: Some(procfs::pid::SchedInfo {
+            run_delay_ns: if pid == 10 { 200_000_000 * i } else { 0 },
+            timeslices: 0,
+        }),
+        delays: (pid == 11).then_some(proctable::Delays {
+            blkio_ns: 300_000_000 * i,
+            reclaim_ns: 60_000_000 * i,
+            thrashing_ns: 40_000_000 * i,
+            ..proctable::Delays::default()
+        }),
         ..Proc::default()
     }
 }
@@ -406,6 +419,43 @@ fn process_sections_show_the_tables_and_exits_written() {
     let only = report::run(&f.h, &w, &["proc"], &o).unwrap().remove(0);
     assert!(col(&only, "pid").iter().all(|c| *c == n(11.0)));
 
+    // Waiting: for a CPU (pid 10), on block I/O (pid 11).
+    assert_near(&p, "%wait", &[20.0, 0.0].repeat(12));
+    let iod = col(&p, "%iod");
+    assert!(
+        iod.iter().step_by(2).all(|c| *c == Cell::Num(None)),
+        "{iod:?}"
+    );
+    assert!(
+        iod.iter().skip(1).step_by(2).all(|c| near(c, 30.0)),
+        "{iod:?}"
+    );
+
+    // Who waited most over the minute: pid 11 (18 s on I/O, 6 on
+    // memory), then pid 10 (12 s for a CPU); their cgroups likewise.
+    let waits = run(&f, "waits");
+    assert_eq!(
+        col(&waits, "kind"),
+        [t("process"), t("process"), t("cgroup"), t("cgroup")]
+    );
+    assert_eq!(
+        col(&waits, "who"),
+        [
+            t("11 work11"),
+            t("10 work10"),
+            t("/idle.service"),
+            t("/busy.service")
+        ]
+    );
+    assert_near(&waits, "total_s", &[24.0, 12.0, 24.0, 12.0]);
+    assert_near(&waits, "cpu_wait_s", &[0.0, 12.0, 0.0, 12.0]);
+    let none = Cell::Num(None);
+    let io = col(&waits, "io_wait_s");
+    assert!(near(&io[0], 18.0) && near(&io[2], 18.0), "{io:?}");
+    assert_eq!((&io[1], &io[3]), (&none, &none), "not carried: absent");
+    let mem = col(&waits, "mem_wait_s");
+    assert!(near(&mem[0], 6.0) && near(&mem[2], 6.0), "{mem:?}");
+    assert_near(&waits, "seen_s", &[60.0; 4]);
     let e = run(&f, "exits");
     assert_eq!(col(&e, "pid"), [n(12.0)]);
     assert_eq!(col(&e, "ppid"), [n(10.0)]);

@@ -23,25 +23,33 @@ const HEAD: usize = 4 + 4 + 8 + 1 + 8;
 pub enum Kind {
     /// System sources' bytes as read ([`procfs::kept`] entries).
     System = 1,
-    /// A process table ([`crate::procs::put_rows`]).
-    Procs = 2,
+    /// Process rows of 13 values (an earlier build's `Procs` and
+    /// `ProcsDelta`, before the waits were stored): left unread, as a
+    /// record of a kind the chain does not take (the system samples around
+    /// them are kept).
+    EarlierProcs = 2,
     /// Processes that ended ([`crate::procs::put_exits`]).
     Exits = 3,
-    /// What changed in the process table since the record before
-    /// ([`crate::procs::put_delta_rows`]).
-    ProcsDelta = 4,
+    EarlierProcsDelta = 4,
     /// A walk of the cgroups, whole ([`crate::cgroups::put_whole`]).
     Cgroups = 5,
+    /// A process table ([`crate::procs::put_rows`]).
+    Procs = 6,
+    /// What changed in the process table since the record before
+    /// ([`crate::procs::put_delta_rows`]).
+    ProcsDelta = 7,
 }
 
 impl Kind {
     fn from_u8(b: u8) -> Option<Kind> {
         [
             Kind::System,
-            Kind::Procs,
+            Kind::EarlierProcs,
             Kind::Exits,
-            Kind::ProcsDelta,
+            Kind::EarlierProcsDelta,
             Kind::Cgroups,
+            Kind::Procs,
+            Kind::ProcsDelta,
         ]
         .into_iter()
         .find(|k| *k as u8 == b)
@@ -745,6 +753,33 @@ mod tests {
         Owner {
             store: "/var/lib/quietstat".into(),
             id: 7,
+        }
+    }
+
+    /// An earlier build's process records (rows of another width) are
+    /// read past, not into a table, and the records after them are kept.
+    #[test]
+    fn an_earlier_builds_process_records_are_passed_over() {
+        let mut a = Journal::anonymous(8192, &owner()).unwrap();
+        assert!(a.append(Kind::System, 1, b"one"));
+        assert!(a.append(Kind::EarlierProcs, 2, &[7u8; 152]));
+        assert!(a.append(Kind::EarlierProcsDelta, 3, &[7u8; 40]));
+        assert!(a.append(Kind::System, 4, b"two"));
+        let mut out = Vec::new();
+        a.take(&mut out);
+        let kinds: Vec<Kind> = records(&out).map(|r| r.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                Kind::System,
+                Kind::EarlierProcs,
+                Kind::EarlierProcsDelta,
+                Kind::System
+            ]
+        );
+        let mut chain = crate::procs::Chain::default();
+        for r in records(&out) {
+            assert!(chain.feed(r.kind, r.seq, r.payload).is_none());
         }
     }
 

@@ -20,6 +20,7 @@ mod pressure;
 mod proc;
 mod softirq;
 mod store_usage;
+mod waits;
 
 /// Every section, in the order `report --help` names them.
 pub static SECTIONS: &[&dyn Section] = &[
@@ -33,6 +34,7 @@ pub static SECTIONS: &[&dyn Section] = &[
     &load::Load,
     &filefd::Filefd,
     &proc::Proc,
+    &waits::Waits,
     &exits::Exits,
     &cgroup::Cgroup,
     &cgroup::CgroupEvents,

@@ -1,5 +1,7 @@
 //! `proc`: the top processes of each interval (`--top`, ranked by
-//! `--sort`), as `pidstat`, from the recorded process tables.
+//! `--sort`), as `pidstat`, from the recorded process tables: with the
+//! time each waited for a CPU (`%wait`, its run delay) and on block I/O
+//! (`%iod`, delay accounting), where the tables carried them.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -23,7 +25,7 @@ impl Section for Proc {
     fn columns(&self) -> &'static [&'static str] {
         &[
             "pid", "comm", "%cpu", "%usr", "%sys", "rss_mib", "minflt/s", "majflt/s", "threads",
-            "state",
+            "state", "%wait", "%iod",
         ]
     }
     fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
@@ -97,6 +99,8 @@ impl Section for Proc {
                         num(pr.and_then(|x| x.majflt_per_sec)),
                         num(Some(f64::from(p.num_threads))),
                         text(p.state.to_string()),
+                        num(pr.and_then(|x| x.wait_pct)),
+                        num(pr.and_then(|x| x.blkio_delay_pct)),
                     ]);
                 }
             }

@@ -18,13 +18,31 @@ pub use delta::*;
 /// The dynamic fields stored per process: the words of
 /// [`proctable::layout`] with a stored place (user and system CPU time,
 /// faults, threads, sizes, state, nice and priority, storage bytes read and
-/// written, parent pid). Their places are this format's: a change needs a
-/// new format version.
+/// written, parent pid; from format 2 the run delay and the delay
+/// accounting's seven waits). Their places are the format's: a change needs
+/// a new format version.
 pub const NV: usize = proctable::layout::STORED_WORDS;
-const _: () = assert!(NV == 13, "the stored values are the format");
-/// In a mask: the values are absolute (a birth, or a keyframe's row).
-const NEW: u64 = 1 << NV;
-const ALL: u64 = (1 << NV) - 1;
+const _: () = assert!(NV == 21, "the stored values are the format");
+/// The values format 1 stored; its masks have [`NEW`] just above them.
+const NV_1: usize = 13;
+/// In a mask: the values are absolute (a birth, or a keyframe's row). Its
+/// bit is format 1's (just above its 13 values), so that format 1's rows
+/// read the same: the values format 2 added take the bits above it.
+const NEW: u64 = 1 << NV_1;
+const ALL: u64 = {
+    let mut m = 0;
+    let mut i = 0;
+    while i < NV {
+        m |= bit(i);
+        i += 1;
+    }
+    m
+};
+
+/// Value `i`'s bit in a row's mask.
+const fn bit(i: usize) -> u64 {
+    if i < NV_1 { 1 << i } else { 1 << (i + 1) }
+}
 pub type Values = [u64; NV];
 
 /// What is stored once per process: its identity row.
@@ -357,9 +375,9 @@ impl Encoder {
             put_varint(&mut body, u64::from(id));
             match before {
                 Some(b) => {
-                    let mask = (0..NV).fold(0u64, |m, i| m | u64::from(b[i] != v[i]) << i);
+                    let mask = (0..NV).fold(0u64, |m, i| m | if b[i] != v[i] { bit(i) } else { 0 });
                     put_varint(&mut body, mask);
-                    for i in (0..NV).filter(|i| mask & 1 << i != 0) {
+                    for i in (0..NV).filter(|&i| mask & bit(i) != 0) {
                         put_delta(&mut body, b[i], v[i]);
                     }
                 }
@@ -443,7 +461,7 @@ impl Decoder {
                 *v = [0; NV];
             }
             for (i, x) in v.iter_mut().enumerate() {
-                if mask & 1 << i != 0 {
+                if mask & bit(i) != 0 {
                     *x = get_delta(b, pos, *x)?;
                 }
             }
@@ -493,6 +511,95 @@ mod tests {
             priority: 15,
             uid: Some(1000),
             ..Default::default()
+        }
+    }
+
+    /// A format 1 day file's process blocks (13 values, the absolute mark
+    /// just above them) read the same with format 2's decoder: the values
+    /// format 2 added are absent.
+    #[test]
+    fn format_1_rows_read_the_same_with_the_waits_absent() {
+        let old: Vec<u64> = (0..NV_1 as u64).map(|i| 100 + i).collect();
+        let mut b = vec![1];
+        put_varint(&mut b, 1);
+        put_varint(&mut b, 5);
+        put_varint(&mut b, 1 << NV_1 | ((1 << NV_1) - 1));
+        for x in &old {
+            put_delta(&mut b, 0, *x);
+        }
+        put_varint(&mut b, 0);
+        // Then a change of value 0 and of value 12 only.
+        b.push(0);
+        put_varint(&mut b, 1);
+        put_varint(&mut b, 5);
+        put_varint(&mut b, 1 | 1 << 12);
+        put_delta(&mut b, 100, 150);
+        put_delta(&mut b, 112, 90);
+        put_varint(&mut b, 0);
+        let mut dec = Decoder::default();
+        let mut pos = 0;
+        dec.apply(&b, &mut pos).unwrap();
+        assert_eq!(dec.live[&5][..NV_1], old[..]);
+        assert!(dec.live[&5][NV_1..].iter().all(|v| *v == 0));
+        dec.apply(&b, &mut pos).unwrap();
+        assert_eq!(pos, b.len());
+        let v = dec.live[&5];
+        assert_eq!((v[0], v[1], v[12]), (150, 101, 90));
+        let p = rebuild(&Static::default(), &v);
+        assert_eq!((p.sched, p.delays), (None, None));
+    }
+
+    /// The run delay and the delay accounting's waits come back from the
+    /// store, and a change of one of them alone is stored as that change.
+    #[test]
+    fn the_waits_come_back_from_the_store() {
+        let with = |blkio: u64| Proc {
+            sched: Some(procfs::pid::SchedInfo {
+                run_delay_ns: 7_000,
+                timeslices: 0,
+            }),
+            delays: Some(proctable::Delays {
+                blkio_ns: blkio,
+                irq_ns: 3,
+                ..Default::default()
+            }),
+            ..p(10, 1, 5)
+        };
+        let tables = [vec![with(1_000)], vec![with(9_000_000)]];
+        let mut enc = Encoder::default();
+        let mut body = Vec::new();
+        let mut old = Vec::new();
+        let mut sizes = Vec::new();
+        let mut statics = IdMap::default();
+        for (i, t) in tables.iter().enumerate() {
+            let mut rows = Vec::new();
+            put_rows(&mut rows, t);
+            let mut identify = |s: &Static| {
+                statics.insert(1, s.clone());
+                1
+            };
+            let before = body.len();
+            if i == 0 {
+                enc.encode_key(&rows, &mut body, &mut identify);
+            } else {
+                let mut delta = Vec::new();
+                put_delta_rows(&mut delta, 0, &old, &rows);
+                enc.encode_delta(&old, &delta, &mut body, &mut identify);
+            }
+            sizes.push(body.len() - before);
+            old = rows;
+        }
+        // The second: its kind and count, the id, a mask of two bytes
+        // (the bit is past the seventh), one delta of up to five bytes and
+        // the empty gone list.
+        assert!(sizes[1] <= 12 && sizes[1] < sizes[0] / 2, "{sizes:?}");
+        let mut dec = Decoder::default();
+        let mut pos = 0;
+        for t in &tables {
+            dec.apply(&body, &mut pos).unwrap();
+            let got = rebuild(&statics[&1], &dec.live[&1]);
+            assert_eq!(got.sched, t[0].sched);
+            assert_eq!(got.delays, t[0].delays);
         }
     }
 

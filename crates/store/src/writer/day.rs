@@ -178,7 +178,8 @@ impl Inner {
                     cg_times.push(r.ts_ms);
                     cg_cpu_ns += sys::thread_cpu_ns().saturating_sub(cpu);
                 }
-                Kind::System => {}
+                // An earlier build's rows, of another width: not read.
+                Kind::System | Kind::EarlierProcs | Kind::EarlierProcsDelta => {}
             }
         }
         if !cg_times.is_empty() {

@@ -1,0 +1,250 @@
+//! `waits`: the processes, and the cgroups, that waited most over the whole
+//! range: for a CPU (the run delay), on block I/O and on memory (swap-in,
+//! reclaim, thrashing, compaction, copy-on-write: the kernel's delay
+//! accounting), from the recorded process tables.
+
+use std::collections::HashMap;
+
+use store::procs::{IdHasher, Static, Values, rebuild};
+use sys::Error;
+
+use super::*;
+
+pub(super) struct Waits;
+
+/// A process's waits at one table, nanoseconds: for a CPU, on block I/O,
+/// on memory; `None` where the table did not carry them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct At {
+    cpu: Option<u64>,
+    io: Option<u64>,
+    mem: Option<u64>,
+}
+
+fn at(s: &Static, v: &Values) -> At {
+    let p = rebuild(s, v);
+    At {
+        cpu: p.sched.map(|s| s.run_delay_ns),
+        io: p.delays.map(|d| d.blkio_ns),
+        mem: p.delays.map(|d| d.memory_ns()),
+    }
+}
+
+/// One process seen in the range: its facts, its values when first and
+/// last seen, and when.
+struct Seen {
+    facts: Static,
+    first: Values,
+    last: Values,
+    first_ms: u64,
+    last_ms: u64,
+}
+
+/// What one process or cgroup waited over the range, seconds.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Waited {
+    who: String,
+    cpu: Option<f64>,
+    io: Option<f64>,
+    mem: Option<f64>,
+    /// Seconds it was seen over.
+    seen: f64,
+    last_ms: u64,
+}
+
+impl Waited {
+    fn total(&self) -> f64 {
+        self.cpu.unwrap_or(0.0) + self.io.unwrap_or(0.0) + self.mem.unwrap_or(0.0)
+    }
+
+    fn add(&mut self, o: &Waited) {
+        let sum = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+        self.cpu = sum(self.cpu, o.cpu);
+        self.io = sum(self.io, o.io);
+        self.mem = sum(self.mem, o.mem);
+        self.seen = self.seen.max(o.seen);
+        self.last_ms = self.last_ms.max(o.last_ms);
+    }
+}
+
+/// Seconds a counter grew by between two tables, where both carried it
+/// (a counter that went back, as no kernel counter of a live task does,
+/// gives none).
+fn grew(a: Option<u64>, b: Option<u64>) -> Option<f64> {
+    let (a, b) = (a?, b?);
+    (b >= a).then(|| (b - a) as f64 / 1e9)
+}
+
+/// The `n` highest by total wait (ties: by name), those that waited at all.
+fn most(mut v: Vec<Waited>, n: usize) -> Vec<Waited> {
+    v.retain(|w| w.total() > 0.0);
+    v.sort_by(|a, b| b.total().total_cmp(&a.total()).then(a.who.cmp(&b.who)));
+    v.truncate(n);
+    v
+}
+
+impl Section for Waits {
+    fn name(&self) -> &'static str {
+        "waits"
+    }
+    fn sources(&self) -> &'static [Source] {
+        &[]
+    }
+    fn columns(&self) -> &'static [&'static str] {
+        &[
+            "kind",
+            "who",
+            "total_s",
+            "cpu_wait_s",
+            "io_wait_s",
+            "mem_wait_s",
+            "seen_s",
+        ]
+    }
+    fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
+        let keep = |pid: u32, comm: &procfs::pid::Comm| {
+            o.pid.is_none_or(|p| pid == p)
+                && o.comm
+                    .as_deref()
+                    .is_none_or(|c| comm.as_bytes() == c.as_bytes())
+        };
+        let mut seen: HashMap<(u32, u64), Seen, std::hash::BuildHasherDefault<IdHasher>> =
+            HashMap::default();
+        let mut last_due: Option<u64> = None;
+        // Tables at the report's interval (as `proc` takes them): each
+        // process's waits are its counters' growth from the first of them
+        // it is in to the last (what it waited after that last one, in
+        // less than an interval before it ended, is not counted).
+        h.procs(w.from, w.to, &mut |ts, snap| {
+            if last_due.is_some_and(|t0| !w.due(t0, ts)) {
+                return;
+            }
+            last_due = Some(ts);
+            snap.each(&mut |s, v| {
+                if !keep(s.pid, &s.comm) {
+                    return;
+                }
+                seen.entry((s.pid, s.start_ticks))
+                    .and_modify(|e| {
+                        e.last = *v;
+                        e.last_ms = ts;
+                    })
+                    .or_insert_with(|| Seen {
+                        facts: s.clone(),
+                        first: *v,
+                        last: *v,
+                        first_ms: ts,
+                        last_ms: ts,
+                    });
+            });
+        })?;
+        let names = cgroup_names(h, w)?;
+        let mut procs = Vec::with_capacity(seen.len());
+        let mut groups: HashMap<u64, Waited> = HashMap::new();
+        for e in seen.values() {
+            let (a, b) = (at(&e.facts, &e.first), at(&e.facts, &e.last));
+            let p = Waited {
+                who: format!(
+                    "{} {}",
+                    e.facts.pid,
+                    String::from_utf8_lossy(e.facts.comm.as_bytes())
+                ),
+                cpu: grew(a.cpu, b.cpu),
+                io: grew(a.io, b.io),
+                mem: grew(a.mem, b.mem),
+                seen: (e.last_ms - e.first_ms) as f64 / 1000.0,
+                last_ms: e.last_ms,
+            };
+            if let Some(id) = e.facts.cgroup_id {
+                let g = groups.entry(id).or_insert_with(|| Waited {
+                    who: names
+                        .get(&id)
+                        .cloned()
+                        .unwrap_or_else(|| format!("cgroup id {id}")),
+                    ..Waited::default()
+                });
+                g.add(&p);
+            }
+            procs.push(p);
+        }
+        let mut r = empty(self);
+        let groups: Vec<Waited> = groups.into_values().collect();
+        for (kind, list) in [
+            ("process", most(procs, o.top)),
+            ("cgroup", most(groups, o.top)),
+        ] {
+            for x in list {
+                r.table.rows.push(vec![
+                    w.time(x.last_ms),
+                    text(kind),
+                    text(x.who.clone()),
+                    num(Some(x.total())),
+                    num(x.cpu),
+                    num(x.io),
+                    num(x.mem),
+                    num(Some(x.seen)),
+                ]);
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// The paths of the cgroups recorded in the range (by the `cgroups`
+/// source, where it was on): those made or removed in it, and those of its
+/// last minutes' walks.
+fn cgroup_names(h: &History, w: &Window) -> Result<HashMap<u64, String>, Error> {
+    let mut names = HashMap::new();
+    for c in h.cgroup_changes(w.from, w.to)? {
+        names.insert(c.id, c.path);
+    }
+    h.cgroups(
+        w.to.saturating_sub(120_000).max(w.from),
+        w.to,
+        &mut |ts, walk| {
+            for c in walk.sample(ts).cgroups {
+                names.entry(c.id).or_insert_with(|| c.path.to_string());
+            }
+        },
+    )?;
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_most_waited_first_and_only_those_that_waited() {
+        let w = |who: &str, cpu: Option<f64>, io: Option<f64>| Waited {
+            who: who.into(),
+            cpu,
+            io,
+            ..Waited::default()
+        };
+        let got = most(
+            vec![
+                w("a", Some(1.0), None),
+                w("b", Some(0.5), Some(2.0)),
+                w("c", None, None),
+                w("d", Some(0.0), Some(0.0)),
+                w("e", Some(1.0), None),
+            ],
+            3,
+        );
+        let who: Vec<&str> = got.iter().map(|w| w.who.as_str()).collect();
+        assert_eq!(who, ["b", "a", "e"]);
+        assert_eq!(grew(Some(5), Some(2_000_000_005)), Some(2.0));
+        assert_eq!((grew(None, Some(1)), grew(Some(3), Some(1))), (None, None));
+        let mut g = w("g", None, None);
+        g.add(&w("x", Some(1.0), None));
+        g.add(&w("y", None, Some(2.0)));
+        assert_eq!(
+            (g.cpu, g.io, g.mem, g.total()),
+            (Some(1.0), Some(2.0), None, 3.0)
+        );
+    }
+}
