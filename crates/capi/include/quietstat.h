@@ -138,7 +138,8 @@ typedef struct qs_proc {
   uint64_t net_rx_bytes;
   uint64_t net_tx_bytes;
   // The task's own delays by cause, from the kernel's delay accounting
-  // (kernel.task_delayacct; BPF only): block I/O, swap-in, direct
+  // (kernel.task_delayacct; from /proc through taskstats, with
+  // CAP_NET_ADMIN): block I/O, swap-in, direct
   // reclaim, thrashing, compaction, copy-on-write, IRQs.
   uint64_t blkio_delay_ns;
   uint64_t swapin_delay_ns;

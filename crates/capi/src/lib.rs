@@ -206,7 +206,8 @@ pub struct qs_proc {
     pub net_rx_bytes: u64,
     pub net_tx_bytes: u64,
     /// The task's own delays by cause, from the kernel's delay accounting
-    /// (kernel.task_delayacct; BPF only): block I/O, swap-in, direct
+    /// (kernel.task_delayacct; from /proc through taskstats, with
+    /// CAP_NET_ADMIN): block I/O, swap-in, direct
     /// reclaim, thrashing, compaction, copy-on-write, IRQs.
     pub blkio_delay_ns: u64,
     pub swapin_delay_ns: u64,

@@ -34,7 +34,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use procfs::pid::Comm;
 
 use crate::cputime::{RawCputime, adjust};
-use crate::proc::{Exit, NS_PER_TICK, Proc};
+use crate::proc::{Delays, Exit, NS_PER_TICK, Proc};
 
 const GENL_ID_CTRL: u16 = 0x10;
 const CTRL_CMD_GETFAMILY: u8 = 3;
@@ -45,6 +45,7 @@ const NLM_F_REQUEST: u16 = 1;
 const NLM_F_ACK: u16 = 4;
 const TASKSTATS_CMD_GET: u8 = 1;
 const TASKSTATS_CMD_NEW: u8 = 2;
+const TASKSTATS_CMD_ATTR_PID: u16 = 1;
 const TASKSTATS_CMD_ATTR_REGISTER_CPUMASK: u16 = 3;
 const TASKSTATS_TYPE_STATS: u16 = 3;
 const TASKSTATS_TYPE_AGGR_PID: u16 = 4;
@@ -325,51 +326,19 @@ impl Groups {
     }
 }
 
-/// A registered taskstats listener.
-pub struct TaskstatsExits {
+/// A generic-netlink socket that speaks to the TASKSTATS family.
+struct Genl {
     sock: OwnedFd,
     family: u16,
     seq: u32,
     buf: Vec<u8>,
-    records: Vec<TaskRecord>,
-    groups: Groups,
-    ended: Vec<(GroupSums, TaskRecord)>,
-    boot_wall_ns: i128,
-    overflows: u64,
 }
 
-fn send(sock: &OwnedFd, msg: &[u8]) -> io::Result<()> {
-    // SAFETY: a plain send of our buffer on our socket (to the kernel: the
-    // socket is not connected, the default destination is pid 0).
-    let n = unsafe { libc::send(sock.as_raw_fd(), msg.as_ptr().cast(), msg.len(), 0) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// A generic-netlink request: header, genl header, one attribute.
-fn request(kind: u16, flags: u16, seq: u32, cmd: u8, attr: u16, payload: &[u8]) -> Vec<u8> {
-    let attr_len = 4 + payload.len();
-    let len = 16 + 4 + attr_len.next_multiple_of(4);
-    let mut m = Vec::with_capacity(len);
-    m.extend_from_slice(&(len as u32).to_ne_bytes());
-    m.extend_from_slice(&kind.to_ne_bytes());
-    m.extend_from_slice(&flags.to_ne_bytes());
-    m.extend_from_slice(&seq.to_ne_bytes());
-    m.extend_from_slice(&0u32.to_ne_bytes());
-    m.extend_from_slice(&[cmd, 1, 0, 0]);
-    m.extend_from_slice(&(attr_len as u16).to_ne_bytes());
-    m.extend_from_slice(&attr.to_ne_bytes());
-    m.extend_from_slice(payload);
-    m.resize(len, 0);
-    m
-}
-
-impl TaskstatsExits {
-    /// Registers for the exits of tasks on `cpus` (a CPU list such as
-    /// `0-63`, normally every possible CPU).
-    pub fn open(cpus: &str) -> io::Result<TaskstatsExits> {
+impl Genl {
+    /// A bound socket, its receive buffer raised to `rcvbuf` bytes where
+    /// given, with the TASKSTATS family resolved. Replies are waited for
+    /// at most 2 s.
+    fn open(rcvbuf: Option<libc::c_int>) -> io::Result<Genl> {
         // SAFETY: socket(2) with constant arguments; the fd is owned below.
         let fd = unsafe {
             libc::socket(
@@ -397,24 +366,23 @@ impl TaskstatsExits {
         {
             return Err(io::Error::last_os_error());
         }
-        let big: libc::c_int = 32 << 20;
-        for opt in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
-            // SAFETY: setsockopt with an int option value.
-            let r = unsafe {
-                libc::setsockopt(
-                    fd,
-                    libc::SOL_SOCKET,
-                    opt,
-                    (&raw const big).cast(),
-                    size_of::<libc::c_int>() as u32,
-                )
-            };
-            if r == 0 {
-                break;
+        if let Some(big) = rcvbuf {
+            for opt in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
+                // SAFETY: setsockopt with an int option value.
+                let r = unsafe {
+                    libc::setsockopt(
+                        fd,
+                        libc::SOL_SOCKET,
+                        opt,
+                        (&raw const big).cast(),
+                        size_of::<libc::c_int>() as u32,
+                    )
+                };
+                if r == 0 {
+                    break;
+                }
             }
         }
-        // A receive timeout for the two replies of the setup; the drains
-        // never block (MSG_DONTWAIT).
         let tv = libc::timeval {
             tv_sec: 2,
             tv_usec: 0,
@@ -429,29 +397,14 @@ impl TaskstatsExits {
                 size_of::<libc::timeval>() as u32,
             )
         };
-        let mut me = TaskstatsExits {
+        let mut g = Genl {
             sock,
             family: 0,
             seq: 1,
             buf: vec![0; 1 << 16],
-            records: Vec::new(),
-            groups: Groups::default(),
-            ended: Vec::new(),
-            boot_wall_ns: boot_wall_ns(),
-            overflows: 0,
         };
-        me.family = me.resolve_family()?;
-        let reg = request(
-            me.family,
-            NLM_F_REQUEST | NLM_F_ACK,
-            me.next_seq(),
-            TASKSTATS_CMD_GET,
-            TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
-            format!("{cpus}\0").as_bytes(),
-        );
-        send(&me.sock, &reg)?;
-        me.wait_ack()?;
-        Ok(me)
+        g.family = g.resolve_family()?;
+        Ok(g)
     }
 
     fn next_seq(&mut self) -> u32 {
@@ -501,29 +454,188 @@ impl TaskstatsExits {
             .and_then(|(_, p)| u16_at(p, 0))
             .ok_or_else(|| io::Error::other("no TASKSTATS family id in the reply"))
     }
+}
+
+/// The error a netlink error message carries (`None` for an ack).
+fn nl_error(b: &[u8], what: &str) -> Option<io::Error> {
+    let errno = -(u32_at(b, 16).unwrap_or(0) as i32);
+    if errno == 0 {
+        return None;
+    }
+    let e = io::Error::from_raw_os_error(errno);
+    Some(if errno == libc::EPERM {
+        io::Error::new(e.kind(), format!("{what} needs CAP_NET_ADMIN"))
+    } else {
+        e
+    })
+}
+
+/// Offsets of the delay totals in `struct taskstats` (x86-64 layout):
+/// block I/O and swap-in from version 1, reclaim (`freepages`) 6,
+/// thrashing 9, compaction 11, copy-on-write 13, IRQ 14.
+mod delay_off {
+    pub const BLKIO: usize = 40;
+    pub const SWAPIN: usize = 56;
+    pub const FREEPAGES: usize = 320;
+    pub const THRASHING: usize = 336;
+    pub const COMPACT: usize = 360;
+    pub const WPCOPY: usize = 408;
+    pub const IRQ: usize = 424;
+}
+
+/// A task's delays from a `struct taskstats` payload; each total the
+/// record is too short (too old a kernel) to hold reads 0. `None` when it
+/// lacks even the first ones.
+pub fn parse_delays(b: &[u8]) -> Option<Delays> {
+    let at = |o: usize| u64_at(b, o).unwrap_or(0);
+    u64_at(b, delay_off::SWAPIN)?;
+    Some(Delays {
+        blkio_ns: at(delay_off::BLKIO),
+        swapin_ns: at(delay_off::SWAPIN),
+        reclaim_ns: at(delay_off::FREEPAGES),
+        thrashing_ns: at(delay_off::THRASHING),
+        compact_ns: at(delay_off::COMPACT),
+        wpcopy_ns: at(delay_off::WPCOPY),
+        irq_ns: at(delay_off::IRQ),
+    })
+}
+
+/// Tasks' delay accounting asked of taskstats one at a time
+/// (`TASKSTATS_CMD_GET` with the task's id; a round trip each): the
+/// procfs backend's source for [`crate::Field::DelayAcct`]. Needs
+/// CAP_NET_ADMIN.
+pub struct DelayQuery {
+    genl: Genl,
+}
+
+impl DelayQuery {
+    /// A socket, checked by asking for this thread's own record: refused
+    /// without CAP_NET_ADMIN, naming it.
+    pub fn open() -> io::Result<DelayQuery> {
+        let mut q = DelayQuery {
+            genl: Genl::open(None)?,
+        };
+        // SAFETY: gettid has no arguments and cannot fail.
+        let me = unsafe { libc::gettid() } as u32;
+        q.task(me)?;
+        Ok(q)
+    }
+
+    /// Task `tid`'s delays; `None` when no task has that id (it ended).
+    pub fn task(&mut self, tid: u32) -> io::Result<Option<Delays>> {
+        let seq = self.genl.next_seq();
+        let m = request(
+            self.genl.family,
+            NLM_F_REQUEST,
+            seq,
+            TASKSTATS_CMD_GET,
+            TASKSTATS_CMD_ATTR_PID,
+            &tid.to_ne_bytes(),
+        );
+        send(&self.genl.sock, &m)?;
+        loop {
+            let n = self.genl.recv(0)?;
+            let b = &self.genl.buf[..n];
+            // A reply to an earlier request that timed out: not this one.
+            if u32_at(b, 8) != Some(seq) {
+                continue;
+            }
+            if u16_at(b, 4) == Some(NLMSG_ERROR) {
+                return match nl_error(b, "asking taskstats for a task") {
+                    Some(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(None),
+                    Some(e) => Err(e),
+                    None => Err(io::Error::other("taskstats answered with no record")),
+                };
+            }
+            let found = attrs(b.get(20..).unwrap_or(&[]))
+                .filter(|(t, _)| *t == TASKSTATS_TYPE_AGGR_PID)
+                .flat_map(|(_, nested)| attrs(nested))
+                .find(|(t, _)| *t == TASKSTATS_TYPE_STATS)
+                .and_then(|(_, payload)| parse_delays(payload));
+            return found
+                .map(Some)
+                .ok_or_else(|| io::Error::other("no task record in taskstats' reply"));
+        }
+    }
+}
+
+/// A registered taskstats listener.
+pub struct TaskstatsExits {
+    genl: Genl,
+    records: Vec<TaskRecord>,
+    groups: Groups,
+    ended: Vec<(GroupSums, TaskRecord)>,
+    boot_wall_ns: i128,
+    overflows: u64,
+}
+
+fn send(sock: &OwnedFd, msg: &[u8]) -> io::Result<()> {
+    // SAFETY: a plain send of our buffer on our socket (to the kernel: the
+    // socket is not connected, the default destination is pid 0).
+    let n = unsafe { libc::send(sock.as_raw_fd(), msg.as_ptr().cast(), msg.len(), 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A generic-netlink request: header, genl header, one attribute.
+fn request(kind: u16, flags: u16, seq: u32, cmd: u8, attr: u16, payload: &[u8]) -> Vec<u8> {
+    let attr_len = 4 + payload.len();
+    let len = 16 + 4 + attr_len.next_multiple_of(4);
+    let mut m = Vec::with_capacity(len);
+    m.extend_from_slice(&(len as u32).to_ne_bytes());
+    m.extend_from_slice(&kind.to_ne_bytes());
+    m.extend_from_slice(&flags.to_ne_bytes());
+    m.extend_from_slice(&seq.to_ne_bytes());
+    m.extend_from_slice(&0u32.to_ne_bytes());
+    m.extend_from_slice(&[cmd, 1, 0, 0]);
+    m.extend_from_slice(&(attr_len as u16).to_ne_bytes());
+    m.extend_from_slice(&attr.to_ne_bytes());
+    m.extend_from_slice(payload);
+    m.resize(len, 0);
+    m
+}
+
+impl TaskstatsExits {
+    /// Registers for the exits of tasks on `cpus` (a CPU list such as
+    /// `0-63`, normally every possible CPU).
+    pub fn open(cpus: &str) -> io::Result<TaskstatsExits> {
+        let mut me = TaskstatsExits {
+            genl: Genl::open(Some(32 << 20))?,
+            records: Vec::new(),
+            groups: Groups::default(),
+            ended: Vec::new(),
+            boot_wall_ns: boot_wall_ns(),
+            overflows: 0,
+        };
+        let seq = me.genl.next_seq();
+        let reg = request(
+            me.genl.family,
+            NLM_F_REQUEST | NLM_F_ACK,
+            seq,
+            TASKSTATS_CMD_GET,
+            TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
+            format!("{cpus}\0").as_bytes(),
+        );
+        send(&me.genl.sock, &reg)?;
+        me.wait_ack()?;
+        Ok(me)
+    }
 
     fn wait_ack(&mut self) -> io::Result<()> {
         loop {
-            let n = self.recv(0)?;
-            let b = &self.buf[..n];
+            let n = self.genl.recv(0)?;
+            let b = &self.genl.buf[..n];
             if u16_at(b, 4) == Some(NLMSG_ERROR) {
-                let errno = -(u32_at(b, 16).unwrap_or(0) as i32);
-                if errno == 0 {
-                    return Ok(());
-                }
-                let e = io::Error::from_raw_os_error(errno);
-                return Err(if errno == libc::EPERM {
-                    io::Error::new(
-                        e.kind(),
-                        "registering for taskstats exits needs CAP_NET_ADMIN",
-                    )
-                } else {
-                    e
-                });
+                return match nl_error(b, "registering for taskstats exits") {
+                    None => Ok(()),
+                    Some(e) => Err(e),
+                };
             }
             // An exit record that came before the ack: keep it.
-            let family = self.family;
-            parse_datagram(&self.buf[..n], family, &mut self.records);
+            let family = self.genl.family;
+            parse_datagram(&self.genl.buf[..n], family, &mut self.records);
         }
     }
 
@@ -537,10 +649,10 @@ impl TaskstatsExits {
     /// many.
     pub fn drain(&mut self, out: &mut Vec<Exit>) -> usize {
         loop {
-            match self.recv(libc::MSG_DONTWAIT) {
+            match self.genl.recv(libc::MSG_DONTWAIT) {
                 Ok(n) => {
-                    let family = self.family;
-                    parse_datagram(&self.buf[..n], family, &mut self.records);
+                    let family = self.genl.family;
+                    parse_datagram(&self.genl.buf[..n], family, &mut self.records);
                 }
                 Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => self.overflows += 1,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

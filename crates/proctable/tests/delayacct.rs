@@ -102,8 +102,9 @@ fn stat_blkio_ticks(pid: u32) -> u64 {
 /// A process reading with direct I/O spends most of its time blocked on
 /// the disk: its block I/O delay grows by between a fifth and all of the
 /// wall time, both BPF readers give the same figures, and stopped, the
-/// figure is exactly what /proc/PID/stat shows in ticks. A query without
-/// the field, and the procfs backend, give none.
+/// figure is exactly what /proc/PID/stat shows in ticks, and every figure
+/// what taskstats gives the procfs backend. A query without the field
+/// gives none.
 #[test]
 fn a_process_reading_with_direct_io_shows_its_block_io_delay() {
     let _on = AccountingOn::new();
@@ -162,7 +163,9 @@ fn a_process_reading_with_direct_io_shows_its_block_io_delay() {
     let mut out = Vec::new();
     dir.snapshot(&query, &mut out).unwrap();
     assert_eq!(out.len(), 1);
-    assert_eq!(out[0].delays, None, "the procfs backend gives no delays");
+    assert_eq!(out[0].delays, Some(w), "taskstats, for the procfs backend");
+    dir.snapshot(&without, &mut out).unwrap();
+    assert_eq!(out[0].delays, None);
     drop(kid);
     let _ = std::fs::remove_file(path);
 }

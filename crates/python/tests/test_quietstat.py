@@ -272,8 +272,9 @@ def test_tcp_bytes_of_a_process(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_delay_accounting_of_a_process(backend):
-    # BPF gives the kernel's delay accounting (zeros while
-    # kernel.task_delayacct is 0, but given); /proc does not.
+    # Both backends give the kernel's delay accounting as root (zeros
+    # while kernel.task_delayacct is 0, but given): the procfs one asks
+    # taskstats.
     names = ["blkio_delay_ns", "swapin_delay_ns", "reclaim_delay_ns",
              "thrashing_delay_ns", "compact_delay_ns", "wpcopy_delay_ns",
              "irq_delay_ns"]
@@ -282,7 +283,4 @@ def test_delay_accounting_of_a_process(backend):
     )
     assert cols["pid"] == [os.getpid()]
     for name in names:
-        if backend == "bpf":
-            assert cols[name][0] >= 0, name
-        else:
-            assert cols[name] == [-1], name
+        assert cols[name][0] >= 0, name

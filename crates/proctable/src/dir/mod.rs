@@ -59,6 +59,9 @@ struct Tree {
     cgroup_root: PathBuf,
     dirfd: OwnedFd,
     page_size: u64,
+    /// The running kernel's /proc seen from our own PID namespace: what
+    /// taskstats (the delay accounting) answers for, by the same ids.
+    live: bool,
 }
 
 /// What the threads of one scan share: the tree, the kept fds (read only),
@@ -186,6 +189,7 @@ impl ProcDir {
                 root,
                 dirfd,
                 page_size: sys::page_size(),
+                live: false,
             },
             reader: Reader::new(),
             skipped: 0,
@@ -218,6 +222,7 @@ impl ProcDir {
         let pid_max = std::fs::read_to_string(root.join("sys/kernel/pid_max"))
             .ok()
             .and_then(|s| s.trim().parse().ok());
+        self.tree.live = root == Path::new("/proc") && ours;
         if root == Path::new("/proc")
             && ours
             && let Some(pid_max) = pid_max

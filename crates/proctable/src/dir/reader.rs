@@ -2,6 +2,7 @@
 //! through descriptors kept from the last table, into its row.
 
 use super::*;
+use crate::taskstats::DelayQuery;
 
 pub(super) const READ_BYTES: usize = 4096;
 
@@ -26,6 +27,9 @@ pub(super) struct Reader {
     /// and the first such error.
     pub(super) skipped: u64,
     pub(super) first_skip: Option<String>,
+    /// Taskstats, for the delay accounting (opened at the first row that
+    /// asks; why not, where it cannot be).
+    pub(super) delays: Option<std::result::Result<DelayQuery, String>>,
 }
 
 /// Reads a whole /proc file from offset 0 in one `pread`
@@ -68,6 +72,7 @@ impl Reader {
             dents: Vec::new(),
             tids: Vec::new(),
             skipped: 0,
+            delays: None,
             first_skip: None,
         }
     }
@@ -228,6 +233,20 @@ impl Reader {
     /// One process row (`tgid` None) or one thread row of process `tgid`.
     /// A process whose files cannot be parsed (a copied tree's odd file)
     /// costs its row, counted, not the table.
+    /// The task's delay accounting, asked of taskstats, where the row asks
+    /// for it and the tree is the live /proc (a fixture tree has none).
+    fn fill_delays(&mut self, tree: &Tree, fields: Fields, id: u32, p: &mut Proc) {
+        if !fields.has(Field::DelayAcct) || !tree.live {
+            return;
+        }
+        let q = self
+            .delays
+            .get_or_insert_with(|| DelayQuery::open().map_err(|e| e.to_string()));
+        if let Ok(q) = q {
+            p.delays = q.task(id).ok().flatten();
+        }
+    }
+
     pub(super) fn read_one(
         &mut self,
         scan: Scan<'_>,
@@ -293,6 +312,7 @@ impl Reader {
                 return Ok(());
             };
             self.fill_stat(tree, &rel[..n], len, &mut p)?;
+            self.fill_delays(tree, fields, id, &mut p);
             out.push(p);
             return Ok(());
         }
@@ -394,6 +414,7 @@ impl Reader {
             self.buf = buf;
             result?;
         }
+        self.fill_delays(tree, fields, id, &mut p);
         out.push(p);
         Ok(())
     }
