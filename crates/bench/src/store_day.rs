@@ -69,6 +69,13 @@ fn synthetic(pid: u32, i: usize) -> Proc {
         rss_bytes: 4 << 20,
         vsize_bytes: 16 << 20,
         uid: Some(1000),
+        // What the agent's BPF table carries: the run delay (the delay
+        // accounting's waits only where kernel.task_delayacct is 1: not
+        // here, as by the kernel's default).
+        sched: Some(procfs::pid::SchedInfo {
+            run_delay_ns: 1_000_000 * (i as u64 % 5),
+            timeslices: 0,
+        }),
         ..Default::default()
     }
 }
@@ -159,6 +166,10 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Report, Err
                 let k = (sec / 5) as usize % 20;
                 for (i, p) in procs.iter_mut().enumerate().filter(|(i, _)| i % 20 == k) {
                     p.utime_ns += 10_000_000;
+                    // What runs waits for its CPU now and then.
+                    if let Some(s) = p.sched.as_mut() {
+                        s.run_delay_ns += 1_000_000 + 1000 * (i as u64 % 97);
+                    }
                     p.minflt += 3 + i as u64 % 5;
                     p.rss_bytes += 4096;
                 }

@@ -556,7 +556,7 @@ impl History {
         to: u64,
         f: &mut dyn FnMut(u64, &Snapshot),
     ) -> Result<usize, Error> {
-        self.procs_from(&mut Cursor::default(), from, to, &mut |ts, s| {
+        self.procs_read(&mut Cursor::default(), from, to, false, &mut |ts, s| {
             f(ts, s);
             true
         })
@@ -570,6 +570,21 @@ impl History {
         cur: &mut Cursor,
         from: u64,
         to: u64,
+        f: &mut dyn FnMut(u64, &Snapshot) -> bool,
+    ) -> Result<usize, Error> {
+        self.procs_read(cur, from, to, true, f)
+    }
+
+    /// [`History::procs_from`]; with `resumable`, the decoder is copied at
+    /// each block's start, for `cur` to go on from that block when `f`
+    /// stops within it (a copy of every live row a block: a read that
+    /// never stops, [`History::procs`], makes none).
+    fn procs_read(
+        &self,
+        cur: &mut Cursor,
+        from: u64,
+        to: u64,
+        resumable: bool,
         f: &mut dyn FnMut(u64, &Snapshot) -> bool,
     ) -> Result<usize, Error> {
         let mut bad = 0;
@@ -599,7 +614,7 @@ impl History {
                 if !chained {
                     continue;
                 }
-                let before = (blk.end_ms >= from)
+                let before = (resumable && blk.end_ms >= from)
                     .then_some(done)
                     .flatten()
                     .map(|(id, end)| (id, end, dec.clone()));
