@@ -27,6 +27,18 @@ pub struct Options {
     pub cgroup: Option<String>,
 }
 
+impl Options {
+    /// Whether the process `pid` named `comm` is one `--pid` and `--comm`
+    /// keep.
+    pub fn keeps(&self, pid: u32, comm: &procfs::pid::Comm) -> bool {
+        self.pid.is_none_or(|p| pid == p)
+            && self
+                .comm
+                .as_deref()
+                .is_none_or(|c| comm.as_bytes() == c.as_bytes())
+    }
+}
+
 /// The range reported and its interval.
 #[derive(Debug, Clone)]
 pub struct Window {

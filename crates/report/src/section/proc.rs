@@ -29,12 +29,7 @@ impl Section for Proc {
         ]
     }
     fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
-        let keep = |pid: u32, comm: &procfs::pid::Comm| {
-            o.pid.is_none_or(|p| pid == p)
-                && o.comm
-                    .as_deref()
-                    .is_none_or(|c| comm.as_bytes() == c.as_bytes())
-        };
+        let keep = |pid: u32, comm: &procfs::pid::Comm| o.keeps(pid, comm);
         let by_cpu = matches!(o.rank, Rank::CpuPct);
         let mut start: Option<(u64, Kept)> = None;
         let mut steps = Steps::new(15_000);

@@ -105,12 +105,7 @@ impl Section for Waits {
         ]
     }
     fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
-        let keep = |pid: u32, comm: &procfs::pid::Comm| {
-            o.pid.is_none_or(|p| pid == p)
-                && o.comm
-                    .as_deref()
-                    .is_none_or(|c| comm.as_bytes() == c.as_bytes())
-        };
+        let keep = |pid: u32, comm: &procfs::pid::Comm| o.keeps(pid, comm);
         let mut seen: HashMap<(u32, u64), Seen, std::hash::BuildHasherDefault<IdHasher>> =
             HashMap::default();
         let mut last_due: Option<u64> = None;

@@ -514,6 +514,37 @@ mod tests {
         }
     }
 
+    /// `tables` encoded in turn, the first a keyframe: the body, each
+    /// identity's facts by the id it was given, and each table's bytes.
+    fn encode_tables(tables: &[Vec<Proc>]) -> (Vec<u8>, IdMap<Static>, Vec<usize>) {
+        let mut enc = Encoder::default();
+        let mut next = 0;
+        let mut statics = IdMap::default();
+        let mut body = Vec::new();
+        let mut sizes = Vec::new();
+        let mut old = Vec::new();
+        for (i, t) in tables.iter().enumerate() {
+            let mut rows = Vec::new();
+            put_rows(&mut rows, t);
+            let before = body.len();
+            let mut identify = |s: &Static| {
+                next += 1;
+                statics.insert(next, s.clone());
+                next
+            };
+            if i == 0 {
+                enc.encode_key(&rows, &mut body, &mut identify);
+            } else {
+                let mut delta = Vec::new();
+                put_delta_rows(&mut delta, 0, &old, &rows);
+                enc.encode_delta(&old, &delta, &mut body, &mut identify);
+            }
+            old = rows;
+            sizes.push(body.len() - before);
+        }
+        (body, statics, sizes)
+    }
+
     /// A format 1 day file's process blocks (13 values, the absolute mark
     /// just above them) read the same with format 2's decoder: the values
     /// format 2 added are absent.
@@ -566,29 +597,7 @@ mod tests {
             ..p(10, 1, 5)
         };
         let tables = [vec![with(1_000)], vec![with(9_000_000)]];
-        let mut enc = Encoder::default();
-        let mut body = Vec::new();
-        let mut old = Vec::new();
-        let mut sizes = Vec::new();
-        let mut statics = IdMap::default();
-        for (i, t) in tables.iter().enumerate() {
-            let mut rows = Vec::new();
-            put_rows(&mut rows, t);
-            let mut identify = |s: &Static| {
-                statics.insert(1, s.clone());
-                1
-            };
-            let before = body.len();
-            if i == 0 {
-                enc.encode_key(&rows, &mut body, &mut identify);
-            } else {
-                let mut delta = Vec::new();
-                put_delta_rows(&mut delta, 0, &old, &rows);
-                enc.encode_delta(&old, &delta, &mut body, &mut identify);
-            }
-            sizes.push(body.len() - before);
-            old = rows;
-        }
+        let (body, statics, sizes) = encode_tables(&tables);
         // The second: its kind and count, the id, a mask of two bytes
         // (the bit is past the seventh), one delta of up to five bytes and
         // the empty gone list.
@@ -612,31 +621,7 @@ mod tests {
             // 11 ended; pid 12 reused by another process (new start).
             vec![p(10, 1, 7), p(12, 9, 1)],
         ];
-        let mut enc = Encoder::default();
-        let mut next = 0;
-        let mut statics = IdMap::default();
-        let mut body = Vec::new();
-        let mut sizes = Vec::new();
-        let mut old = Vec::new();
-        for (i, t) in tables.iter().enumerate() {
-            let mut rows = Vec::new();
-            put_rows(&mut rows, t);
-            let before = body.len();
-            let mut identify = |s: &Static| {
-                next += 1;
-                statics.insert(next, s.clone());
-                next
-            };
-            if i == 0 {
-                enc.encode_key(&rows, &mut body, &mut identify);
-            } else {
-                let mut delta = Vec::new();
-                put_delta_rows(&mut delta, 0, &old, &rows);
-                enc.encode_delta(&old, &delta, &mut body, &mut identify);
-            }
-            old = rows;
-            sizes.push(body.len() - before);
-        }
+        let (body, statics, sizes) = encode_tables(&tables);
         // The idle process costs nothing in the second table.
         assert!(sizes[1] < sizes[0] + 8, "{sizes:?}");
         let mut dec = Decoder::default();
