@@ -143,6 +143,11 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
         Some((c, _)) => fields.with(c.field),
         None => fields,
     };
+    if read.has(Field::DelayAcct) && proctable::delay_accounting_on(proc_root) == Some(false) {
+        eprintln!(
+            "quietstat ps: kernel.task_delayacct is 0: the delays do not grow (sysctl -w kernel.task_delayacct=1 to count them from now)"
+        );
+    }
     let choice = match args.backend {
         BackendArg::Auto | BackendArg::Agent => BackendChoice::Auto,
         BackendArg::Bpf => BackendChoice::Bpf,

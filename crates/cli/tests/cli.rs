@@ -208,6 +208,23 @@ fn ps_lists_this_process_in_csv_and_json_from_both_backends() {
     assert_eq!(v["rows"][0]["cmdline"], args.join(" "));
 }
 
+/// Asked for the delay accounting while the kernel keeps none, `ps` says
+/// so and how to turn it on; while it keeps them, nothing.
+#[test]
+fn ps_says_when_the_delay_accounting_is_off() {
+    let on = std::fs::read_to_string("/proc/sys/kernel/task_delayacct").unwrap();
+    let out = run(&["ps", "--fields", "pid,delayacct", "--pids", "1"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.contains("kernel.task_delayacct is 0"),
+        on.trim() == "0",
+        "{err}"
+    );
+    let out = run(&["ps", "--fields", "pid,comm", "--pids", "1"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("task_delayacct"));
+}
+
 #[test]
 fn ps_rejects_unknown_fields_naming_the_accepted_ones() {
     let out = run(&["ps", "--fields", "pid,bogus"]);
