@@ -191,11 +191,21 @@ fn fixture() -> Fixture {
     fixture_without(0..0)
 }
 
+/// The process tables at second `i`: pids 10 and 11 throughout.
+fn tables(i: u64) -> Vec<Proc> {
+    vec![proc(10, i), proc(11, i)]
+}
+
 /// A minute of samples from a minute boundary two hours ago, or the first
 /// after boot on a machine up for less (the exit's times count from boot)
 /// (but the seconds `skip`), the process table every 5 s, one exit at
 /// 30 s; read back over that minute.
 fn fixture_without(skip: std::ops::Range<u64>) -> Fixture {
+    fixture_of(skip, tables)
+}
+
+/// As [`fixture_without`], with the process tables of `procs`.
+fn fixture_of(skip: std::ops::Range<u64>, procs: fn(u64) -> Vec<Proc>) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let (mut tap, mut flusher, _) = store::writer::open(
@@ -227,7 +237,7 @@ fn fixture_without(skip: std::ops::Range<u64>) -> Fixture {
         }
         tap.system(ts, &kept);
         if i % 5 == 0 {
-            tap.procs(ts, &[proc(10, i), proc(11, i)]);
+            tap.procs(ts, &procs(i));
         }
         if i % 10 == 0 {
             tap.cgroups(ts, &walk(i));
@@ -464,6 +474,50 @@ fn process_sections_show_the_tables_and_exits_written() {
     assert_eq!(col(&e, "lifetime"), [t("30s")]);
     assert_near(&e, "cpu_s", &[2.0]);
     assert_near(&e, "maxrss_mib", &[8.0]);
+}
+
+/// A process that ended within the range is ranked with its waits up to
+/// its last table, and its cgroup keeps them; one that lived throughout
+/// ranks as before. Taken at every table (5 s), the processes gone from a
+/// table are done with as they go.
+#[test]
+fn a_process_that_ended_is_ranked_by_what_it_waited_before() {
+    fn with_ended(i: u64) -> Vec<Proc> {
+        let mut t = tables(i);
+        if i <= 30 {
+            // Waits for a CPU 90% of the time: 27 s by its last table.
+            let mut p = proc(13, i);
+            p.sched = Some(procfs::pid::SchedInfo {
+                run_delay_ns: 900_000_000 * i,
+                timeslices: 0,
+            });
+            t.push(p);
+        }
+        t
+    }
+    let f = fixture_of(0..0, with_ended);
+    for every in [MIN, 5000] {
+        let w = Window::new(&f.h, f.t0, f.t0 + MIN, every).unwrap();
+        let r = report::run(&f.h, &w, &["waits"], &opts())
+            .unwrap()
+            .remove(0);
+        let who = col(&r, "who");
+        if every == MIN {
+            // Taken at 0 s and 60 s only: gone by the second, it was seen
+            // once, and grew by nothing.
+            assert_eq!(who[..2], [t("11 work11"), t("10 work10")], "{who:?}");
+            continue;
+        }
+        assert_eq!(
+            who[..3],
+            [t("13 work13"), t("11 work11"), t("10 work10")],
+            "{who:?}"
+        );
+        assert_near(&r, "total_s", &[27.0, 24.0, 12.0, 27.0 + 24.0, 12.0][..]);
+        assert_eq!(col(&r, "seen_s")[0], n(30.0));
+        // pid 13 is in /idle.service with pid 11.
+        assert_eq!(who[3], t("/idle.service"));
+    }
 }
 
 #[test]

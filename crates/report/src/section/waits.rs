@@ -30,14 +30,32 @@ fn at(s: &Static, v: &Values) -> At {
     }
 }
 
-/// One process seen in the range: its facts, its values when first and
+/// One process seen in the range: its facts, its waits when first and
 /// last seen, and when.
 struct Seen {
     facts: Static,
-    first: Values,
-    last: Values,
+    first: At,
+    last: At,
     first_ms: u64,
     last_ms: u64,
+}
+
+impl Seen {
+    fn waited(&self) -> Waited {
+        let (a, b) = (self.first, self.last);
+        Waited {
+            who: format!(
+                "{} {}",
+                self.facts.pid,
+                String::from_utf8_lossy(self.facts.comm.as_bytes())
+            ),
+            cpu: grew(a.cpu, b.cpu),
+            io: grew(a.io, b.io),
+            mem: grew(a.mem, b.mem),
+            seen: (self.last_ms - self.first_ms) as f64 / 1000.0,
+            last_ms: self.last_ms,
+        }
+    }
 }
 
 /// What one process or cgroup waited over the range, seconds.
@@ -106,8 +124,32 @@ impl Section for Waits {
     }
     fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
         let keep = |pid: u32, comm: &procfs::pid::Comm| o.keeps(pid, comm);
+        let names = cgroup_names(h, w)?;
+        // The processes of the last table taken; those gone from it are
+        // done: ranked (at most a few times `--top` kept) and added to
+        // their cgroup's sums, so memory follows the live processes, not
+        // every one the range saw.
         let mut seen: HashMap<(u32, u64), Seen, std::hash::BuildHasherDefault<IdHasher>> =
             HashMap::default();
+        let mut procs: Vec<Waited> = Vec::new();
+        let mut groups: HashMap<u64, Waited> = HashMap::new();
+        let mut done = |e: Seen, procs: &mut Vec<Waited>| {
+            let p = e.waited();
+            if let Some(id) = e.facts.cgroup_id {
+                let g = groups.entry(id).or_insert_with(|| Waited {
+                    who: names
+                        .get(&id)
+                        .cloned()
+                        .unwrap_or_else(|| format!("cgroup id {id}")),
+                    ..Waited::default()
+                });
+                g.add(&p);
+            }
+            procs.push(p);
+            if procs.len() >= 2 * o.top + 64 {
+                *procs = most(std::mem::take(procs), o.top);
+            }
+        };
         let mut last_due: Option<u64> = None;
         // Tables at the report's interval (as `proc` takes them): each
         // process's waits are its counters' growth from the first of them
@@ -122,48 +164,33 @@ impl Section for Waits {
                 if !keep(s.pid, &s.comm) {
                     return;
                 }
+                let now = at(s, v);
                 seen.entry((s.pid, s.start_ticks))
                     .and_modify(|e| {
-                        e.last = *v;
+                        e.last = now;
                         e.last_ms = ts;
                     })
                     .or_insert_with(|| Seen {
                         facts: s.clone(),
-                        first: *v,
-                        last: *v,
+                        first: now,
+                        last: now,
                         first_ms: ts,
                         last_ms: ts,
                     });
             });
-        })?;
-        let names = cgroup_names(h, w)?;
-        let mut procs = Vec::with_capacity(seen.len());
-        let mut groups: HashMap<u64, Waited> = HashMap::new();
-        for e in seen.values() {
-            let (a, b) = (at(&e.facts, &e.first), at(&e.facts, &e.last));
-            let p = Waited {
-                who: format!(
-                    "{} {}",
-                    e.facts.pid,
-                    String::from_utf8_lossy(e.facts.comm.as_bytes())
-                ),
-                cpu: grew(a.cpu, b.cpu),
-                io: grew(a.io, b.io),
-                mem: grew(a.mem, b.mem),
-                seen: (e.last_ms - e.first_ms) as f64 / 1000.0,
-                last_ms: e.last_ms,
-            };
-            if let Some(id) = e.facts.cgroup_id {
-                let g = groups.entry(id).or_insert_with(|| Waited {
-                    who: names
-                        .get(&id)
-                        .cloned()
-                        .unwrap_or_else(|| format!("cgroup id {id}")),
-                    ..Waited::default()
-                });
-                g.add(&p);
+            let gone: Vec<(u32, u64)> = seen
+                .iter()
+                .filter(|(_, e)| e.last_ms != ts)
+                .map(|(k, _)| *k)
+                .collect();
+            for k in gone {
+                if let Some(e) = seen.remove(&k) {
+                    done(e, &mut procs);
+                }
             }
-            procs.push(p);
+        })?;
+        for (_, e) in seen.drain() {
+            done(e, &mut procs);
         }
         let mut r = empty(self);
         let groups: Vec<Waited> = groups.into_values().collect();
