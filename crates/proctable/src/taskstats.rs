@@ -412,6 +412,15 @@ impl Genl {
         self.seq
     }
 
+    /// Sends a TASKSTATS request of `cmd` with one attribute; returns its
+    /// sequence number, which the reply carries.
+    fn ask(&mut self, flags: u16, cmd: u8, attr: u16, payload: &[u8]) -> io::Result<u32> {
+        let seq = self.next_seq();
+        let m = request(self.family, flags, seq, cmd, attr, payload);
+        send(&self.sock, &m)?;
+        Ok(seq)
+    }
+
     fn recv(&mut self, flags: i32) -> io::Result<usize> {
         // SAFETY: recv into our buffer, its length passed.
         let n = unsafe {
@@ -523,16 +532,12 @@ impl DelayQuery {
 
     /// Task `tid`'s delays; `None` when no task has that id (it ended).
     pub fn task(&mut self, tid: u32) -> io::Result<Option<Delays>> {
-        let seq = self.genl.next_seq();
-        let m = request(
-            self.genl.family,
+        let seq = self.genl.ask(
             NLM_F_REQUEST,
-            seq,
             TASKSTATS_CMD_GET,
             TASKSTATS_CMD_ATTR_PID,
             &tid.to_ne_bytes(),
-        );
-        send(&self.genl.sock, &m)?;
+        )?;
         loop {
             let n = self.genl.recv(0)?;
             let b = &self.genl.buf[..n];
@@ -609,16 +614,12 @@ impl TaskstatsExits {
             boot_wall_ns: boot_wall_ns(),
             overflows: 0,
         };
-        let seq = me.genl.next_seq();
-        let reg = request(
-            me.genl.family,
+        me.genl.ask(
             NLM_F_REQUEST | NLM_F_ACK,
-            seq,
             TASKSTATS_CMD_GET,
             TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
             format!("{cpus}\0").as_bytes(),
-        );
-        send(&me.genl.sock, &reg)?;
+        )?;
         me.wait_ack()?;
         Ok(me)
     }

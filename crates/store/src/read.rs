@@ -276,6 +276,8 @@ impl History {
                         self.tail.push((Kind::Procs, r.ts_ms, t.to_vec()))
                     }
                     (Kind::Procs | Kind::ProcsDelta, None) => {}
+                    // An earlier build's rows, of another width: not read.
+                    (Kind::EarlierProcs | Kind::EarlierProcsDelta, _) => {}
                     (k, _) => self.tail.push((k, r.ts_ms, r.payload.to_vec())),
                 }
             }

@@ -149,11 +149,7 @@ pub(super) fn decode_walk_parts(
         crate::keep_largest_by(order, cap, |&k| rows.tasks[key_index(k)].rss_pages);
     }
     if rows.threads <= 1 {
-        let extra = Extras {
-            io: rows.io,
-            delays: rows.delays,
-        };
-        decode_order(rows.tasks, extra, order, page, fields, out);
+        decode_order(rows.tasks, rows.extras(), order, page, fields, out);
         return Ok(found);
     }
     out.clear();
@@ -174,11 +170,7 @@ pub(super) fn decode_walk_parts(
         .run_shared(rows.threads, parts.len(), &|j| {
             let mut part = parts[j].lock().unwrap_or_else(|e| e.into_inner());
             let (keys, slots) = &mut *part;
-            let extra = Extras {
-                io: rows.io,
-                delays: rows.delays,
-            };
-            decode_keys(rows.tasks, extra, keys, page, fields, slots);
+            decode_keys(rows.tasks, rows.extras(), keys, page, fields, slots);
             Ok(0)
         })
         .map_err(|e| Error::Decode(format!("decoding the walk's rows: {e}")))?;

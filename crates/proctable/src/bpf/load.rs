@@ -14,8 +14,6 @@ pub(crate) fn bpf_err(what: &'static str) -> impl FnOnce(String) -> Error {
     move |detail| Error::Bpf { what, detail }
 }
 
-/// The running kernel's BTF, parsed (about 10 MiB: read when loading, not
-/// kept).
 /// Reads an iterator's `file` to its end into `buf` (doubled whenever
 /// less than 16 KiB is left); returns the length. `what` names the read in
 /// an error.
@@ -40,6 +38,8 @@ pub(crate) fn read_to_end(
     }
 }
 
+/// The running kernel's BTF, parsed (about 10 MiB: read when loading, not
+/// kept).
 pub(crate) fn kernel_btf() -> Result<Btf> {
     Btf::from_sys_fs().map_err(|e| bpf_err("reading /sys/kernel/btf/vmlinux")(chain(&e)))
 }

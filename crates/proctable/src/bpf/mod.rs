@@ -184,6 +184,15 @@ enum NetState {
     Off(String),
 }
 
+impl NetState {
+    fn of(loaded: Result<net::Net>) -> NetState {
+        match loaded {
+            Ok(n) => NetState::Loaded(Box::new(n)),
+            Err(e) => NetState::Off(e.to_string()),
+        }
+    }
+}
+
 /// A size for the exit ring buffer from `wanted` bytes: a power of two
 /// (as the kernel requires) no larger, between a page and
 /// [`QS_EXIT_RING_BYTES`] (4 MiB: about 35,000 exits between drains).
@@ -340,10 +349,7 @@ impl Bpf {
             },
         };
         let lookup = with_lookup.then(|| LookupState::of(load_lookup(&btf, lookup_capacity_now())));
-        let net = with_net.then(|| match net::Net::load(&btf) {
-            Ok(n) => NetState::Loaded(Box::new(n)),
-            Err(e) => NetState::Off(e.to_string()),
-        });
+        let net = with_net.then(|| NetState::of(net::Net::load(&btf)));
         drop(btf);
         let mut bpf = Bpf {
             ebpf,
@@ -607,14 +613,12 @@ impl Bpf {
     /// they cannot be loaded ([`Bpf::net_unavailable`] says why).
     fn open_net(&mut self) -> Option<&mut net::Net> {
         if self.net.is_none() {
+            let every = self.net_scan_every;
             let loaded = kernel_btf().and_then(|btf| net::Net::load(&btf));
-            self.net = Some(match loaded {
-                Ok(mut n) => {
-                    n.set_scan_every(self.net_scan_every);
-                    NetState::Loaded(Box::new(n))
-                }
-                Err(e) => NetState::Off(e.to_string()),
-            });
+            self.net = Some(NetState::of(loaded.map(|mut n| {
+                n.set_scan_every(every);
+                n
+            })));
         }
         match self.net.as_mut() {
             Some(NetState::Loaded(n)) => Some(n),

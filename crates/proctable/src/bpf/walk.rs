@@ -155,6 +155,16 @@ pub(crate) struct WalkRows<'a> {
     pub threads: usize,
 }
 
+impl WalkRows<'_> {
+    /// The records beside the tasks'.
+    pub fn extras(&self) -> super::Extras<'_> {
+        super::Extras {
+            io: self.io,
+            delays: self.delays,
+        }
+    }
+}
+
 /// What split walks did since the walk was opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct WalkStats {

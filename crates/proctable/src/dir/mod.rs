@@ -223,8 +223,7 @@ impl ProcDir {
             .ok()
             .and_then(|s| s.trim().parse().ok());
         self.tree.live = root == Path::new("/proc") && ours;
-        if root == Path::new("/proc")
-            && ours
+        if self.tree.live
             && let Some(pid_max) = pid_max
         {
             self.pid_max = pid_max;

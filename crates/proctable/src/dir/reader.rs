@@ -230,9 +230,6 @@ impl Reader {
         id
     }
 
-    /// One process row (`tgid` None) or one thread row of process `tgid`.
-    /// A process whose files cannot be parsed (a copied tree's odd file)
-    /// costs its row, counted, not the table.
     /// The task's delay accounting, asked of taskstats, where the row asks
     /// for it and the tree is the live /proc (a fixture tree has none).
     fn fill_delays(&mut self, tree: &Tree, fields: Fields, id: u32, p: &mut Proc) {
@@ -247,6 +244,9 @@ impl Reader {
         }
     }
 
+    /// One process row (`tgid` None) or one thread row of process `tgid`.
+    /// A process whose files cannot be parsed (a copied tree's odd file)
+    /// costs its row, counted, not the table.
     pub(super) fn read_one(
         &mut self,
         scan: Scan<'_>,

@@ -29,7 +29,6 @@ impl Section for Proc {
         ]
     }
     fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
-        let keep = |pid: u32, comm: &procfs::pid::Comm| o.keeps(pid, comm);
         let by_cpu = matches!(o.rank, Rank::CpuPct);
         let mut start: Option<(u64, Kept)> = None;
         let mut steps = Steps::new(15_000);
@@ -48,14 +47,14 @@ impl Section for Proc {
             let now = if by_cpu {
                 let mut m = Stored::with_capacity_and_hasher(snap.len(), Default::default());
                 snap.each(&mut |s, v| {
-                    if keep(s.pid, &s.comm) {
+                    if o.keeps(s.pid, &s.comm) {
                         m.insert((s.pid, s.start_ticks), (s.clone(), *v));
                     }
                 });
                 Kept::Values(m)
             } else {
                 let mut r = snap.procs();
-                r.retain(|p| keep(p.pid, &p.comm));
+                r.retain(|p| o.keeps(p.pid, &p.comm));
                 Kept::Rows(r)
             };
             if let Some((t0, before)) = &start {

@@ -123,7 +123,6 @@ impl Section for Waits {
         ]
     }
     fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
-        let keep = |pid: u32, comm: &procfs::pid::Comm| o.keeps(pid, comm);
         let names = cgroup_names(h, w)?;
         // The processes of the last table taken; those gone from it are
         // done: ranked (at most a few times `--top` kept) and added to
@@ -161,7 +160,7 @@ impl Section for Waits {
             }
             last_due = Some(ts);
             snap.each(&mut |s, v| {
-                if !keep(s.pid, &s.comm) {
+                if !o.keeps(s.pid, &s.comm) {
                     return;
                 }
                 let now = at(s, v);
@@ -178,15 +177,8 @@ impl Section for Waits {
                         last_ms: ts,
                     });
             });
-            let gone: Vec<(u32, u64)> = seen
-                .iter()
-                .filter(|(_, e)| e.last_ms != ts)
-                .map(|(k, _)| *k)
-                .collect();
-            for k in gone {
-                if let Some(e) = seen.remove(&k) {
-                    done(e, &mut procs);
-                }
+            for (_, e) in seen.extract_if(|_, e| e.last_ms != ts) {
+                done(e, &mut procs);
             }
         })?;
         for (_, e) in seen.drain() {
