@@ -77,6 +77,16 @@ mod off {
     pub const BTIME64: usize = 344;
     pub const TGID: usize = 368;
     pub const END_V10: usize = 372;
+    /// The delay totals: block I/O and swap-in from version 1, reclaim
+    /// (`freepages`) 6, thrashing 9, compaction 11, copy-on-write 13,
+    /// IRQ 14.
+    pub const BLKIO_DELAY: usize = 40;
+    pub const SWAPIN_DELAY: usize = 56;
+    pub const FREEPAGES_DELAY: usize = 320;
+    pub const THRASHING_DELAY: usize = 336;
+    pub const COMPACT_DELAY: usize = 360;
+    pub const WPCOPY_DELAY: usize = 408;
+    pub const IRQ_DELAY: usize = 424;
 }
 
 /// One task's final record, as far as an [`Exit`] needs it.
@@ -479,33 +489,20 @@ fn nl_error(b: &[u8], what: &str) -> Option<io::Error> {
     })
 }
 
-/// Offsets of the delay totals in `struct taskstats` (x86-64 layout):
-/// block I/O and swap-in from version 1, reclaim (`freepages`) 6,
-/// thrashing 9, compaction 11, copy-on-write 13, IRQ 14.
-mod delay_off {
-    pub const BLKIO: usize = 40;
-    pub const SWAPIN: usize = 56;
-    pub const FREEPAGES: usize = 320;
-    pub const THRASHING: usize = 336;
-    pub const COMPACT: usize = 360;
-    pub const WPCOPY: usize = 408;
-    pub const IRQ: usize = 424;
-}
-
 /// A task's delays from a `struct taskstats` payload; each total the
 /// record is too short (too old a kernel) to hold reads 0. `None` when it
 /// lacks even the first ones.
 pub fn parse_delays(b: &[u8]) -> Option<Delays> {
     let at = |o: usize| u64_at(b, o).unwrap_or(0);
-    u64_at(b, delay_off::SWAPIN)?;
+    u64_at(b, off::SWAPIN_DELAY)?;
     Some(Delays {
-        blkio_ns: at(delay_off::BLKIO),
-        swapin_ns: at(delay_off::SWAPIN),
-        reclaim_ns: at(delay_off::FREEPAGES),
-        thrashing_ns: at(delay_off::THRASHING),
-        compact_ns: at(delay_off::COMPACT),
-        wpcopy_ns: at(delay_off::WPCOPY),
-        irq_ns: at(delay_off::IRQ),
+        blkio_ns: at(off::BLKIO_DELAY),
+        swapin_ns: at(off::SWAPIN_DELAY),
+        reclaim_ns: at(off::FREEPAGES_DELAY),
+        thrashing_ns: at(off::THRASHING_DELAY),
+        compact_ns: at(off::COMPACT_DELAY),
+        wpcopy_ns: at(off::WPCOPY_DELAY),
+        irq_ns: at(off::IRQ_DELAY),
     })
 }
 
