@@ -7,6 +7,7 @@ pub mod consumers;
 pub mod equal_work;
 pub mod exits;
 pub mod fields_cost;
+pub mod gpu_cost;
 pub mod memory_limit;
 pub mod net_cost;
 pub mod procfs_cost;

@@ -8,7 +8,7 @@
 
 // The ABI this library implements: `qs_options.abi` must carry it, and
 // `qs_version()` returns it.
-#define QS_ABI_VERSION 5
+#define QS_ABI_VERSION 6
 
 // Success.
 #define QS_OK 0
@@ -148,6 +148,11 @@ typedef struct qs_proc {
   uint64_t compact_delay_ns;
   uint64_t wpcopy_delay_ns;
   uint64_t irq_delay_ns;
+  // Time GPU engines were busy with the process's clients (ns, summed
+  // over engines) and the GPU memory they hold resident (bytes), from
+  // DRM fdinfo and NVIDIA's library (docs/proctable.md).
+  uint64_t gpu_busy_ns;
+  uint64_t gpu_mem_bytes;
   uint32_t num_threads;
   int32_t nice;
   int32_t priority;
@@ -158,6 +163,8 @@ typedef struct qs_proc {
   // Effective user id.
   uint32_t uid;
   int32_t oom_score_adj;
+  // GPU clients (opens of a GPU's device) the process is charged with.
+  uint32_t gpu_clients;
   // The task name, NUL-terminated.
   char comm[64];
 } qs_proc;
@@ -208,11 +215,13 @@ typedef struct qs_proc {
 
 #define QS_FIELD_DELAYACCT (1 << 25)
 
+#define QS_FIELD_GPU (1 << 26)
+
 // Every field /proc/PID/stat has (ppid to cpu).
 #define QS_FIELDS_STAT 131068
 
 // Every field above.
-#define QS_FIELDS_ALL 65011708
+#define QS_FIELDS_ALL 132120572
 
 #ifdef __cplusplus
 extern "C" {

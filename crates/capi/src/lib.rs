@@ -33,7 +33,7 @@ use call::*;
 
 /// The ABI this library implements: `qs_options.abi` must carry it, and
 /// `qs_version()` returns it.
-pub const QS_ABI_VERSION: u32 = 5;
+pub const QS_ABI_VERSION: u32 = 6;
 
 /// Success.
 pub const QS_OK: i32 = 0;
@@ -98,14 +98,15 @@ pub const QS_FIELD_OOM: qs_fields = 1 << 22;
 pub const QS_FIELD_DELAY: qs_fields = 1 << 23;
 pub const QS_FIELD_NET: qs_fields = 1 << 24;
 pub const QS_FIELD_DELAYACCT: qs_fields = 1 << 25;
+pub const QS_FIELD_GPU: qs_fields = 1 << 26;
 /// Every field /proc/PID/stat has (ppid to cpu).
 pub const QS_FIELDS_STAT: qs_fields = 0x1fffc;
 /// Every field above.
-pub const QS_FIELDS_ALL: qs_fields = 0x3dffffc;
+pub const QS_FIELDS_ALL: qs_fields = 0x7dffffc;
 
 /// The `qs_fields` bit of each field, in the process table's order (a test
 /// checks them against it).
-const FIELD_BITS: [(qs_fields, Field); 23] = [
+const FIELD_BITS: [(qs_fields, Field); 24] = [
     (QS_FIELD_PPID, Field::Ppid),
     (QS_FIELD_COMM, Field::Comm),
     (QS_FIELD_STATE, Field::State),
@@ -129,6 +130,7 @@ const FIELD_BITS: [(qs_fields, Field); 23] = [
     (QS_FIELD_DELAY, Field::Delay),
     (QS_FIELD_NET, Field::Net),
     (QS_FIELD_DELAYACCT, Field::DelayAcct),
+    (QS_FIELD_GPU, Field::Gpu),
 ];
 
 /// How a handle is opened. Zeroed members take their defaults.
@@ -216,6 +218,11 @@ pub struct qs_proc {
     pub compact_delay_ns: u64,
     pub wpcopy_delay_ns: u64,
     pub irq_delay_ns: u64,
+    /// Time GPU engines were busy with the process's clients (ns, summed
+    /// over engines) and the GPU memory they hold resident (bytes), from
+    /// DRM fdinfo and NVIDIA's library (docs/proctable.md).
+    pub gpu_busy_ns: u64,
+    pub gpu_mem_bytes: u64,
     pub num_threads: u32,
     pub nice: i32,
     pub priority: i32,
@@ -226,6 +233,8 @@ pub struct qs_proc {
     /// Effective user id.
     pub uid: u32,
     pub oom_score_adj: i32,
+    /// GPU clients (opens of a GPU's device) the process is charged with.
+    pub gpu_clients: u32,
     /// The task name, NUL-terminated.
     pub comm: [c_char; 64],
 }
@@ -265,6 +274,8 @@ impl qs_proc {
         compact_delay_ns: 0,
         wpcopy_delay_ns: 0,
         irq_delay_ns: 0,
+        gpu_busy_ns: 0,
+        gpu_mem_bytes: 0,
         num_threads: 0,
         nice: 0,
         priority: 0,
@@ -273,6 +284,7 @@ impl qs_proc {
         cpu: 0,
         uid: 0,
         oom_score_adj: 0,
+        gpu_clients: 0,
         comm: [0; 64],
     };
 
@@ -384,6 +396,14 @@ impl qs_proc {
                         r.compact_delay_ns = d.compact_ns;
                         r.wpcopy_delay_ns = d.wpcopy_ns;
                         r.irq_delay_ns = d.irq_ns;
+                    })
+                    .is_some(),
+                Field::Gpu => p
+                    .gpu
+                    .map(|g| {
+                        r.gpu_busy_ns = g.busy_ns;
+                        r.gpu_mem_bytes = g.mem_bytes;
+                        r.gpu_clients = g.clients;
                     })
                     .is_some(),
                 _ => false,

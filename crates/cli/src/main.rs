@@ -93,6 +93,11 @@ enum BenchCommand {
     /// with N idle processes and S open sockets, with and without a
     /// loopback stream beside it, in the same run.
     Net(bench_cmd::NetArgs),
+    /// What the GPU figures per process cost a read of the agent's fields,
+    /// with N idle processes holding D descriptors each, on both backends:
+    /// a read between scans and a scan of every descriptor, in the same
+    /// run.
+    Gpu(bench_cmd::GpuArgs),
     /// N cgroups made in every hierarchy the cgroup reader uses, read
     /// whole: a naive reader (listed and read by path) beside the cgroup
     /// reader's ways, and memory.stat apart, taking turns in one run.
@@ -319,6 +324,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Proctable(args)) => bench_cmd::run_proctable(&args),
         Command::Bench(BenchCommand::Fields(args)) => bench_cmd::run_fields(&args),
         Command::Bench(BenchCommand::Net(args)) => bench_cmd::run_net(&args),
+        Command::Bench(BenchCommand::Gpu(args)) => bench_cmd::run_gpu(&args),
         Command::Bench(BenchCommand::Cgroups(args)) => bench_cmd::run_cgroups(&args),
         Command::Bench(BenchCommand::Consumers(args)) => bench_cmd::run_consumers(&args),
         Command::Bench(BenchCommand::Agent(args)) => bench_cmd::run_agent(&args),

@@ -575,7 +575,7 @@ fn promtool_accepts_the_output() {
     let restore = Restore(std::fs::read_to_string(sysctl).unwrap().trim().into());
     std::fs::write(sysctl, "1").unwrap();
     let a = agent(
-        "process_network = true\n[process_metrics]\nmode = \"top\"\ntop_n = 5\n",
+        "process_network = true\nprocess_gpu = true\n[process_metrics]\nmode = \"top\"\ntop_n = 5\n",
         &[],
     );
     let body = get(a.addr, "/metrics", None).body;
@@ -624,6 +624,11 @@ fn promtool_accepts_the_output() {
             && body.contains(",cause=\"blkio\"}"),
         "no delay accounting"
     );
+    // Asked for: GPU use, per selected process and per cgroup (zeros on a
+    // machine without a GPU, but served).
+    assert!(body.contains("quietstat_process_gpu_busy_seconds_total{pid="));
+    assert!(body.contains("quietstat_process_gpu_memory_bytes{pid="));
+    assert!(body.contains("quietstat_cgroup_gpu_busy_seconds_total{id=\"/\"} 0\n"));
 }
 
 #[test]

@@ -59,6 +59,53 @@ pub fn working_set_bytes(f: &cgroups::Figures) -> Option<u64> {
     Some(usage.saturating_sub(f.get(Figure::MemoryInactiveFileBytes).unwrap_or(0)))
 }
 
+/// GPU use of each of `cgroups` (in their order): the sums over the
+/// processes of `procs` in it and in the cgroups below it, as the kernel's
+/// own cgroup figures count (each GPU client once, charged to one
+/// process: see `proctable::gpu`). `None` for every cgroup where no row
+/// carries GPU figures; a cgroup none of whose processes is in the table
+/// sums to zero.
+pub fn gpu_sums(procs: &[proctable::Proc], cgroups: &[&Cgroup]) -> Vec<Option<proctable::Gpu>> {
+    if procs.iter().all(|p| p.gpu.is_none()) {
+        return vec![None; cgroups.len()];
+    }
+    // Each cgroup's own processes first.
+    let mut own: HashMap<u64, proctable::Gpu> = HashMap::new();
+    for p in procs {
+        if let (Some(g), Some(id)) = (p.gpu, p.cgroup_id)
+            && g != proctable::Gpu::default()
+        {
+            let e = own.entry(id).or_default();
+            e.busy_ns = e.busy_ns.saturating_add(g.busy_ns);
+            e.mem_bytes = e.mem_bytes.saturating_add(g.mem_bytes);
+            e.clients = e.clients.saturating_add(g.clients);
+        }
+    }
+    // Then rolled up: only the cgroups whose processes use a GPU.
+    let using: Vec<(&str, proctable::Gpu)> = cgroups
+        .iter()
+        .filter_map(|c| own.get(&c.id).map(|g| (&*c.path, *g)))
+        .collect();
+    cgroups
+        .iter()
+        .map(|c| {
+            let mut sum = proctable::Gpu::default();
+            for (path, g) in &using {
+                let below = c.path.as_ref() == "/"
+                    || path
+                        .strip_prefix(c.path.as_ref())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+                if below {
+                    sum.busy_ns = sum.busy_ns.saturating_add(g.busy_ns);
+                    sum.mem_bytes = sum.mem_bytes.saturating_add(g.mem_bytes);
+                    sum.clients = sum.clients.saturating_add(g.clients);
+                }
+            }
+            Some(sum)
+        })
+        .collect()
+}
+
 impl CgroupRates {
     /// `cur`'s figures, and its rates since `prev` (the same cgroup in the
     /// sample `secs` earlier: the same id, else no rates).
@@ -265,6 +312,48 @@ pub fn container_ids(path: &str) -> ContainerIds {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpu_sums_roll_processes_up_their_cgroups() {
+        let cg = |path: &str, id: u64| Cgroup {
+            path: path.into(),
+            id,
+            depth: path.matches('/').count() as u16 - u16::from(path == "/"),
+            figures: cgroups::Figures::default(),
+        };
+        let cgroups = [
+            cg("/", 1),
+            cg("/a", 2),
+            cg("/a/b", 3),
+            cg("/ab", 4),
+            cg("/c", 5),
+        ];
+        let p = |pid: u32, cgroup: u64, busy: u64| proctable::Proc {
+            pid,
+            tgid: pid,
+            cgroup_id: Some(cgroup),
+            gpu: Some(proctable::Gpu {
+                busy_ns: busy,
+                mem_bytes: busy * 10,
+                clients: u32::from(busy > 0),
+            }),
+            ..proctable::Proc::default()
+        };
+        let procs = [p(10, 2, 1), p(11, 3, 2), p(12, 4, 4), p(13, 5, 0)];
+        let cgroups: Vec<&Cgroup> = cgroups.iter().collect();
+        let busy: Vec<u64> = gpu_sums(&procs, &cgroups)
+            .iter()
+            .map(|g| g.unwrap().busy_ns)
+            .collect();
+        // "/ab" is not below "/a".
+        assert_eq!(busy, [7, 3, 2, 4, 0]);
+        assert_eq!(gpu_sums(&procs, &cgroups)[1].unwrap().clients, 2);
+        let unread: Vec<proctable::Proc> = procs
+            .iter()
+            .map(|p| proctable::Proc { gpu: None, ..*p })
+            .collect();
+        assert!(gpu_sums(&unread, &cgroups).iter().all(Option::is_none));
+    }
 
     const HEX: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 

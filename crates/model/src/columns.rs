@@ -229,6 +229,9 @@ columns! {
     COMPACT_DELAY_NS = "compact_delay_ns", DelayAcct, true, "time in memory compaction, nanoseconds (delay accounting)", |p, _| opt(p.delays.map(|d| d.compact_ns));
     WPCOPY_DELAY_NS = "wpcopy_delay_ns", DelayAcct, true, "time copying pages on write, nanoseconds (delay accounting)", |p, _| opt(p.delays.map(|d| d.wpcopy_ns));
     IRQ_DELAY_NS = "irq_delay_ns", DelayAcct, true, "time taken by interrupts while it ran, nanoseconds (delay accounting)", |p, _| opt(p.delays.map(|d| d.irq_ns));
+    GPU_BUSY_NS = "gpu_busy_ns", Gpu, true, "time GPU engines were busy with the process's clients, nanoseconds, summed over engines (DRM fdinfo, NVIDIA's library)", |p, _| opt(p.gpu.map(|g| g.busy_ns));
+    GPU_MEM_BYTES = "gpu_mem_bytes", Gpu, true, "GPU memory the process's clients hold resident, every region, bytes", |p, _| opt(p.gpu.map(|g| g.mem_bytes));
+    GPU_CLIENTS = "gpu_clients", Gpu, true, "GPU clients (opens of a GPU's device) the process is charged with", |p, _| opt(p.gpu.map(|g| u64::from(g.clients)));
     UID = "uid", Uid, true, "effective user id, as ps's USER", |p, _| opt(p.uid);
     OOM_SCORE_ADJ = "oom_score_adj", OomScoreAdj, true, "the OOM killer's adjustment, -1000 (never killed) to 1000", |p, _| p.oom_score_adj.map_or(Value::Absent, |v| Value::Signed(v.into()));
     CMDLINE = "cmdline", Cmdline, true, "command line, arguments joined by spaces (first 4096 bytes; read once per program the process runs)", |p, x| x.cmdline(p).map_or(Value::Absent, |c| Value::Text(c.into()));

@@ -36,6 +36,10 @@ pub struct ProcRate {
     /// was read).
     pub blkio_delay_pct: Option<f64>,
     pub mem_delay_pct: Option<f64>,
+    /// Time GPU engines were busy with the process's clients, in percent
+    /// of the interval, summed over engines (two engines busy all the
+    /// interval give 200; where GPU figures were read).
+    pub gpu_pct: Option<f64>,
 }
 
 /// Rates for every process in `cur` that is also in `prev` with the same
@@ -93,6 +97,10 @@ pub fn rates_into(prev: &[Proc], cur: &[Proc], secs: f64, out: &mut Vec<ProcRate
                 .delays
                 .zip(c.delays)
                 .and_then(|(a, b)| pct(a.memory_ns(), b.memory_ns())),
+            gpu_pct: p
+                .gpu
+                .zip(c.gpu)
+                .and_then(|(a, b)| pct(a.busy_ns, b.busy_ns)),
         });
     }
 }
@@ -324,6 +332,23 @@ mod tests {
             (Some(2000.0), Some(1000.0))
         );
         assert_eq!(r[1].net_rx_bytes_per_sec, None);
+    }
+
+    #[test]
+    fn gpu_busy_time_is_a_percentage_where_it_was_read() {
+        let with = |p: Proc, busy: u64| Proc {
+            gpu: Some(proctable::Gpu {
+                busy_ns: busy,
+                mem_bytes: 1 << 20,
+                clients: 1,
+            }),
+            ..p
+        };
+        let prev = [with(proc(1, 1, 0), 1_000_000_000), proc(2, 2, 0)];
+        // Two engines busy the whole 2 s, and a half.
+        let cur = [with(proc(1, 1, 0), 6_000_000_000), with(proc(2, 2, 0), 5)];
+        let r = rates(&prev, &cur, 2.0);
+        assert_eq!((r[0].gpu_pct, r[1].gpu_pct), (Some(250.0), None));
     }
 
     #[test]

@@ -247,4 +247,20 @@ struct qs_net_stats {
 
 #define QS_NET_ENDED_MAX 65536 /* processes whose ended sockets' sums are kept between reads */
 
+/* gpu.bpf.c: a descriptor of a GPU's character device, found by the scan
+ * (qs_gpu_files). */
+struct qs_gpu_file {
+	__u32 tgid; /* the process holding it */
+	__u32 fd;   /* its number there: /proc/TGID/fdinfo/FD */
+};
+
+/* gpu.bpf.c: the one entry of qs_gpu_cfg. */
+struct qs_gpu_cfg {
+	__u32 majors[4]; /* character-device majors counted as GPUs; 0: unused */
+	__u32 hits;      /* qs_gpu_walk: descriptors found (past capacity too) */
+	__u32 capacity;  /* qs_gpu_walk: entries of qs_gpu_hits */
+};
+
+#define QS_GPU_HITS_MIN 1 /* qs_gpu_hits' entries in the object; the loader sets the count */
+
 #endif

@@ -83,6 +83,7 @@ fields! {
     Delay = "delay": "time waiting on a run queue for a CPU, and times given one (of the task itself)",
     Net = "net": "payload bytes received and sent by the process's TCP sockets (BPF only)",
     DelayAcct = "delayacct": "time blocked on I/O, swap-in, reclaim, thrashing, compaction, copy-on-write and IRQs, by delay accounting (kernel.task_delayacct; of the task itself)",
+    Gpu = "gpu": "GPU engines' busy time, GPU memory and clients, from DRM fdinfo and NVIDIA's library (of the process)",
 }
 
 /// A set of [`Field`]s.
@@ -99,7 +100,7 @@ impl Fields {
 
     /// Every field the kernel gives in /proc/PID/stat (all but cgroup, I/O,
     /// context switches, uid, command line, OOM adjustment, run delay,
-    /// network bytes and delay accounting).
+    /// network bytes, delay accounting and GPU).
     pub fn stat() -> Fields {
         Fields::all()
             .without(Field::Cgroup)
@@ -111,6 +112,7 @@ impl Fields {
             .without(Field::Delay)
             .without(Field::Net)
             .without(Field::DelayAcct)
+            .without(Field::Gpu)
     }
 
     /// The set as bits, one per field in [`Field::ALL`]'s order.

@@ -11,7 +11,7 @@
 
 use procfs::pid::{Comm, CtxSwitches, PidIo, SchedInfo};
 
-use crate::proc::{Delays, NetBytes, Proc};
+use crate::proc::{Delays, Gpu, NetBytes, Proc};
 
 /// One word of a row.
 pub struct RowWord {
@@ -66,6 +66,12 @@ fn set_sched(p: &mut Proc, w: u64, f: fn(&mut SchedInfo) -> &mut u64) {
 fn set_net(p: &mut Proc, w: u64, f: fn(&mut NetBytes) -> &mut u64) {
     if let Some(v) = w.checked_sub(1) {
         *f(p.net.get_or_insert_default()) = v;
+    }
+}
+
+fn set_gpu(p: &mut Proc, w: u64, f: fn(&mut Gpu, u64)) {
+    if let Some(v) = w.checked_sub(1) {
+        f(p.gpu.get_or_insert_default(), v);
     }
 }
 
@@ -190,6 +196,15 @@ words! {
     delays_irq_ns Some(20), |p| opt(p.delays.map(|d| d.irq_ns)), |p, w| {
         set_delays(p, w, |d| &mut d.irq_ns)
     };
+    gpu_busy_ns None, |p| opt(p.gpu.map(|g| g.busy_ns)), |p, w| {
+        set_gpu(p, w, |g, v| g.busy_ns = v)
+    };
+    gpu_mem_bytes None, |p| opt(p.gpu.map(|g| g.mem_bytes)), |p, w| {
+        set_gpu(p, w, |g, v| g.mem_bytes = v)
+    };
+    gpu_clients None, |p| opt(p.gpu.map(|g| u64::from(g.clients))), |p, w| {
+        set_gpu(p, w, |g, v| g.clients = u32::try_from(v).unwrap_or(u32::MAX))
+    };
     comm_0 None, |p| comm_word(p, 0), |p, w| set_comm_word(p, w, 0);
     comm_1 None, |p| comm_word(p, 1), |p, w| set_comm_word(p, w, 1);
     comm_2 None, |p| comm_word(p, 2), |p, w| set_comm_word(p, w, 2);
@@ -303,6 +318,11 @@ mod tests {
                 wpcopy_ns: 18,
                 irq_ns: 19,
             }),
+            gpu: Some(Gpu {
+                busy_ns: 20,
+                mem_bytes: 21,
+                clients: 22,
+            }),
             ctxsw: Some(CtxSwitches {
                 voluntary: 8,
                 involuntary: 9,
@@ -324,6 +344,7 @@ mod tests {
             sched: None,
             net: None,
             delays: None,
+            gpu: None,
             uid: None,
             oom_score_adj: None,
             ..p

@@ -26,6 +26,7 @@ pub use sys::cputime;
 pub mod dir;
 mod error;
 mod fields;
+pub mod gpu;
 mod largest;
 pub mod layout;
 mod pool;
@@ -52,6 +53,6 @@ pub fn delay_accounting_on(proc_root: &std::path::Path) -> Option<bool> {
     Some(v.trim_ascii() != b"0")
 }
 
-pub use proc::{Delays, Exit, Identity, NS_PER_TICK, NetBytes, Proc, state_letter};
+pub use proc::{Delays, Exit, Gpu, Identity, NS_PER_TICK, NetBytes, Proc, state_letter};
 pub use query::{Query, pid_list, pid_set};
 pub use table::{Backend, BackendChoice, ProcTable};

@@ -75,6 +75,9 @@ pub struct Proc {
     /// (for a process row: its leader thread's, as /proc/PID/stat's
     /// block I/O ticks are); `None` when not asked for or not read.
     pub delays: Option<Delays>,
+    /// What the process's clients of a GPU used (see [`crate::gpu`]); `None`
+    /// when not asked for, and for a thread's row.
+    pub gpu: Option<Gpu>,
     /// Changes when the process execs another program; compare for equality
     /// only. BPF: the task's exec count (`self_exec_id`); procfs: the start of
     /// its stack, randomised at each exec (0 where /proc hides it from us).
@@ -107,6 +110,21 @@ pub struct NetBytes {
     pub rx_bytes: u64,
     /// Sent and acknowledged by the peer (`tcp_sock.bytes_acked`).
     pub tx_bytes: u64,
+}
+
+/// What a process's clients of GPUs used, since each client opened the
+/// device: the clients it is charged with (a client several processes hold
+/// is charged to one; [`crate::gpu`]), every GPU summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Gpu {
+    /// Nanoseconds the GPUs' engines were busy with them, summed over
+    /// engines (two engines busy for a second give two).
+    pub busy_ns: u64,
+    /// Bytes of memory they hold resident, every region (a card's own
+    /// memory and the system memory given to it).
+    pub mem_bytes: u64,
+    /// Clients: opens of a GPU's device (NVIDIA's: devices used).
+    pub clients: u32,
 }
 
 /// Nanoseconds a task spent waiting, by cause, as the kernel's delay

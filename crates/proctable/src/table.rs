@@ -8,6 +8,7 @@ use crate::cmdline::Cmdlines;
 use crate::dir::ProcDir;
 use crate::error::{Error, Result};
 use crate::fields::Field;
+use crate::gpu::Gpus;
 use crate::pool::Threads;
 use crate::proc::{Exit, Proc};
 use crate::query::Query;
@@ -68,6 +69,14 @@ pub struct ProcTable {
     staged: Option<Vec<Proc>>,
     /// The vector staged rows were read into last, kept for the next read.
     spare: Vec<Proc>,
+    /// GPU figures, once a query asked for them.
+    gpus: Option<Gpus>,
+    proc_root: PathBuf,
+    /// Why the BPF scan for GPU descriptors is not used, if it failed (the
+    /// procfs scan is used instead).
+    gpu_scan_error: Option<String>,
+    /// Whether GPU reads ask NVIDIA's library.
+    nvml: bool,
 }
 
 impl ProcTable {
@@ -138,6 +147,10 @@ impl ProcTable {
             cmdlines: Cmdlines::new(proc_root.as_ref()),
             staged: None,
             spare: Vec::new(),
+            gpus: None,
+            proc_root: proc_root.as_ref().to_path_buf(),
+            gpu_scan_error: None,
+            nvml: true,
         };
         let procfs = |fallback| -> Result<ProcTable> {
             Ok(table(
@@ -329,6 +342,9 @@ impl ProcTable {
     /// Fills `out` (cleared first) with one row per selected process or
     /// thread, sorted by PID.
     pub fn snapshot(&mut self, query: &Query, out: &mut Vec<Proc>) -> Result<()> {
+        if query.fields.has(Field::Gpu) {
+            self.read_gpus(query);
+        }
         match &mut self.inner {
             Inner::Bpf(b) => b.snapshot(query, out),
             Inner::Procfs(d) => d.snapshot(query, out),
@@ -346,6 +362,9 @@ impl ProcTable {
     /// that `build` swaps with the caller's.
     pub fn read(&mut self, query: &Query) -> Result<()> {
         self.staged = None;
+        if query.fields.has(Field::Gpu) {
+            self.read_gpus(query);
+        }
         match &mut self.inner {
             Inner::Bpf(b) => b.read(query),
             Inner::Procfs(d) => {
@@ -379,7 +398,95 @@ impl ProcTable {
         if query.fields.has(Field::Cmdline) {
             self.cmdlines.update(out)?;
         }
+        if query.fields.has(Field::Gpu)
+            && let Some(g) = self.gpus.as_ref()
+        {
+            g.apply(out);
+        }
         Ok(())
+    }
+
+    /// Reads the GPU figures (see [`crate::gpu`]), scanning for GPU
+    /// descriptors first when a scan is due: in the kernel on BPF (on
+    /// procfs when that scan cannot load), else through /proc.
+    fn read_gpus(&mut self, query: &Query) {
+        let gpus = self.gpus.get_or_insert_with(|| Gpus::new(&self.proc_root));
+        // A query by PID scans those processes, at each read.
+        let pids = query.pids.as_deref();
+        if pids.is_some() || gpus.due() {
+            let mut found = Vec::new();
+            let scanned = match &mut self.inner {
+                Inner::Bpf(b) => match b.gpu_files(pids, &mut found) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        self.gpu_scan_error = Some(e.to_string());
+                        false
+                    }
+                },
+                Inner::Procfs(_) => false,
+            };
+            if scanned {
+                gpus.found(found, pids.is_none());
+            } else {
+                gpus.scan_procfs(pids);
+            }
+        }
+        gpus.read(self.nvml);
+    }
+
+    /// The least time between two scans for GPU descriptors
+    /// ([`crate::gpu::SCAN_EVERY`] unless set).
+    pub fn set_gpu_scan_every(&mut self, every: std::time::Duration) {
+        self.gpus
+            .get_or_insert_with(|| Gpus::new(&self.proc_root))
+            .set_scan_every(every);
+    }
+
+    /// Whether GPU reads ask NVIDIA's library where it is installed (yes
+    /// unless set).
+    pub fn set_gpu_nvml(&mut self, on: bool) {
+        self.nvml = on;
+    }
+
+    /// Scans for GPU descriptors run so far, and the descriptors the last
+    /// one found still open, as (TGID, descriptor); `None` before GPU
+    /// figures were asked for.
+    pub fn gpu_holders(&self) -> Option<(u64, &[(u32, u32)])> {
+        self.gpus.as_ref().map(|g| (g.scans(), g.holders()))
+    }
+
+    /// What a user is told about GPU figures: why the kernel's scan is not
+    /// used, an fdinfo file that could not be parsed, why NVIDIA's library
+    /// is not read; "" when none, or before GPU figures were asked for.
+    pub fn gpu_note(&self) -> String {
+        let Some(g) = self.gpus.as_ref() else {
+            return String::new();
+        };
+        let scan = self
+            .gpu_scan_error
+            .as_ref()
+            .map(|e| format!("GPU descriptors are found through /proc: {e}"));
+        let slow = self
+            .bpf()
+            .and_then(Bpf::gpu_scan_method)
+            .and_then(|(_, why)| why)
+            .map(|why| format!("GPU descriptors are found a descriptor at a time: {why}"));
+        let lost = self
+            .bpf()
+            .map(Bpf::gpu_scan_lost)
+            .filter(|&n| n > 0)
+            .map(|n| format!("{n} GPU descriptors past the scan's room were not read"));
+        [
+            scan.as_deref(),
+            slow.as_deref(),
+            lost.as_deref(),
+            g.error(),
+            g.nvml_unavailable(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("; ")
     }
 
     /// The command line of `p`'s process, from the last snapshot that asked

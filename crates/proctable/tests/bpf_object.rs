@@ -19,6 +19,7 @@ fn committed_objects_are_built_from_current_sources() {
     check("walk", proctable::bpf::walk::OBJECT, &all);
     check("lookup", proctable::bpf::lookup::OBJECT, &["record.h"]);
     check("net", proctable::bpf::net::OBJECT, &["record.h"]);
+    check("gpu", proctable::bpf::gpu::OBJECT, &["record.h"]);
 }
 
 /// No call to any of `placeholders` is left in a linked object.

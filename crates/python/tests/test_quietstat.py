@@ -284,3 +284,16 @@ def test_delay_accounting_of_a_process(backend):
     assert cols["pid"] == [os.getpid()]
     for name in names:
         assert cols[name][0] >= 0, name
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gpu_columns_of_a_process(backend):
+    # Both backends read GPU figures; this process holds no GPU: zeros,
+    # given (not -1).
+    names = ["gpu_busy_ns", "gpu_mem_bytes", "gpu_clients"]
+    cols = quietstat.Table(backend=backend, numpy=False).snapshot(
+        ["pid"] + names, pids=[os.getpid()]
+    )
+    assert cols["pid"] == [os.getpid()]
+    for name in names:
+        assert cols[name] == [0], name

@@ -257,11 +257,14 @@ impl OwnFeed {
         // come with the task, as do the TCP sockets' bytes (BPF only).
         let mut fields = Fields::stat().with(Field::Uid).with(Field::Cmdline);
         if table.bpf().is_some() {
+            // GPU use: the kernel's scan of every descriptor at the first
+            // read and every 30 s, the GPU descriptors' fdinfo at each.
             fields = fields
                 .with(Field::Io)
                 .with(Field::Cgroup)
                 .with(Field::Delay)
-                .with(Field::Net);
+                .with(Field::Net)
+                .with(Field::Gpu);
             // Four more cache lines a task: only while the kernel keeps
             // the figures.
             if proctable::delay_accounting_on(proc_root) == Some(true) {

@@ -221,6 +221,10 @@ section! {
         http_process_rows: Plain<bool> = Plain(false);
         /// Whether the process table carries the bytes each process's TCP sockets carried (BPF only; about 100 bytes of kernel memory a socket, charged to the agent)
         process_network: Plain<bool> = Plain(false);
+        /// Whether the process table carries GPU use per process: engines' busy time, GPU memory and clients, from DRM fdinfo and NVIDIA's library (docs/proctable.md)
+        process_gpu: Plain<bool> = Plain(false);
+        /// With process_gpu, the least time between two scans of every process's descriptors for GPUs (a process that opens a GPU shows at the next)
+        process_gpu_scan_interval: Dur = Dur { default: secs(30), lo: secs(1), hi: secs(86_400) };
         /// Prefix of the root filesystem: mount points for statfs, /etc/os-release, /etc/selinux (--rootfs, node_exporter's --path.rootfs)
         rootfs: Dir = Dir("/");
         /// Mount points the filesystem source skips (a regular expression; node_exporter's default)

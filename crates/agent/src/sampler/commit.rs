@@ -60,6 +60,15 @@ impl Agent {
                     "process table: no network bytes per process: {why}"
                 ));
             }
+            if self.query.fields.has(proctable::Field::Gpu) {
+                let note = t.gpu_note();
+                if note != self.gpu_note {
+                    if !note.is_empty() {
+                        log(format!("process table: GPU figures: {note}"));
+                    }
+                    self.gpu_note = note;
+                }
+            }
             self.drain_exits();
             std::mem::swap(&mut self.exits_buf, &mut self.exits_pending);
             // The three exit buffers take turns: each gives back what a

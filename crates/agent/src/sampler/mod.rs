@@ -51,6 +51,8 @@ pub struct Agent {
     walk_reloads: u64,
     /// Whether the network bytes' absence was logged.
     net_off_logged: bool,
+    /// What the GPU read last said (logged when it changes).
+    gpu_note: String,
     schedule: Schedule,
     /// The schedule's time: monotonic, wall-aligned.
     anchor: Anchor,
@@ -237,6 +239,7 @@ impl Agent {
             exits_pending: Vec::new(),
             walk_reloads: 0,
             net_off_logged: false,
+            gpu_note: String::new(),
             schedule: Schedule::default(),
             anchor: Anchor::new(unix_ns(), mono_ns()),
             config_path: config_path.map(Path::to_path_buf),
@@ -425,6 +428,14 @@ impl Agent {
         }
         if net {
             fields = fields.with(proctable::Field::Net);
+        }
+        // GPU use: a scan of every descriptor at its own interval, the
+        // GPU descriptors' fdinfo at each read.
+        if config.process_gpu
+            && let Some(t) = self.table.as_mut()
+        {
+            t.set_gpu_scan_every(config.process_gpu_scan_interval);
+            fields = fields.with(proctable::Field::Gpu);
         }
         // Delay accounting: five more lines a task, only while the kernel
         // keeps the figures (looked at here: at start and on reload).

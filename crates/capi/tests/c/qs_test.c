@@ -4,7 +4,7 @@
  * It checks start times against /proc for children it starts, PIDs that
  * never existed, a PID reused between two calls, n = 0, n = 100,000, NULL
  * pointers, records in the order asked, snapshots, this process's TCP
- * bytes and its delay accounting. Exits 0 when all
+ * bytes, its delay accounting and its GPU figures. Exits 0 when all
  * hold; otherwise prints what failed and exits 1. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -237,6 +237,16 @@ int main(int argc, char **argv) {
         struct qs_proc w;
         CHECK(qs_pids_read(h, &self, 1, QS_FIELD_DELAYACCT, &w) == QS_OK, "%s", qs_last_error(h));
         CHECK(w.fields & QS_FIELD_DELAYACCT, "delayacct fields 0x%x", w.fields);
+    }
+
+    /* GPU: given by both backends (this process holds no GPU: zeros). */
+    {
+        int32_t self = getpid();
+        struct qs_proc g;
+        CHECK(qs_pids_read(h, &self, 1, QS_FIELD_GPU, &g) == QS_OK, "%s", qs_last_error(h));
+        CHECK(g.fields & QS_FIELD_GPU, "gpu fields 0x%x", g.fields);
+        CHECK(g.gpu_clients == 0 && g.gpu_busy_ns == 0 && g.gpu_mem_bytes == 0,
+              "gpu of a process holding none: %u clients", g.gpu_clients);
     }
 
     /* A PID reused between two calls: the second call gives the new

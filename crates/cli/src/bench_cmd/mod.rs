@@ -330,6 +330,60 @@ pub fn run_net(args: &NetArgs) -> anyhow::Result<ExitCode> {
 }
 
 #[derive(clap::Args)]
+pub struct GpuArgs {
+    /// Idle processes to spawn (capped by kernel.pid_max,
+    /// kernel.threads-max and available memory).
+    #[arg(long, default_value_t = bench::gpu_cost::DEFAULT_PROCS, value_name = "N")]
+    procs: usize,
+    /// Descriptors each idle process holds beyond its standard three.
+    #[arg(long, default_value_t = bench::gpu_cost::DEFAULT_FDS, value_name = "D")]
+    fds: usize,
+    /// Reads per row (after one warm-up).
+    #[arg(long, default_value_t = bench::gpu_cost::DEFAULT_RUNS, value_name = "R")]
+    runs: usize,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run_gpu(args: &GpuArgs) -> anyhow::Result<ExitCode> {
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let opts = bench::gpu_cost::Options {
+        procs: args.procs,
+        fds: args.fds,
+        runs: args.runs,
+    };
+    let rows = bench::gpu_cost::run(&opts, &mut |msg| eprintln!("quietstat: {msg}"))
+        .map_err(anyhow::Error::msg)?;
+    print_bench(
+        args.format,
+        &rows,
+        vec![
+            "case",
+            "rows",
+            "descriptors",
+            "median_ms",
+            "+ms",
+            "+ns/descriptor",
+            "+% core",
+        ],
+        |r| {
+            vec![
+                r.case.clone(),
+                r.rows.to_string(),
+                r.descriptors.to_string(),
+                f3(r.median_ms),
+                f3(r.extra_ms),
+                format!("{:.1}", r.extra_ns_per_descriptor),
+                format!("{:.4}", r.extra_core_pct),
+            ]
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args)]
 pub struct CgroupsArgs {
     /// Cgroups to make in each hierarchy (a hundred per slice).
     #[arg(long, default_value_t = bench::cgroups_cost::DEFAULT_COUNT, value_name = "N")]

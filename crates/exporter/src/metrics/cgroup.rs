@@ -175,6 +175,23 @@ pub(super) fn cgroups(out: &mut Out<'_>, st: &State, cm: &CgroupMetrics) -> Fmt 
             }
         }
     }
+    // GPU use, summed from the process table's rows (where it read it).
+    let cgs: Vec<&Cgroup> = exported.iter().map(|e| e.c).collect();
+    let gpu = model::cgroup::gpu_sums(&st.procs, &cgs);
+    if gpu.iter().any(Option::is_some) {
+        let mut m = out.family(&QUIETSTAT_CGROUP_GPU_BUSY_SECONDS_TOTAL)?;
+        for (e, g) in exported.iter().zip(&gpu) {
+            if let Some(g) = g {
+                sample_l(&mut m, &e.labels, ns_to_secs(g.busy_ns))?;
+            }
+        }
+        let mut m = out.family(&QUIETSTAT_CGROUP_GPU_MEMORY_BYTES)?;
+        for (e, g) in exported.iter().zip(&gpu) {
+            if let Some(g) = g {
+                sample_l(&mut m, &e.labels, g.mem_bytes as f64)?;
+            }
+        }
+    }
     let faults = [
         (Figure::PageFaults, "pgfault"),
         (Figure::MajorPageFaults, "pgmajfault"),

@@ -563,6 +563,8 @@ families! {
     CONTAINER_PRESSURE_IO_WAITING_SECONDS_TOTAL "container_pressure_io_waiting_seconds_total" Counter ["id", "container_id", "pod_uid"] "cgroups" "Total time duration tasks in the container have waited due to IO congestion.";
     CONTAINER_PRESSURE_IO_STALLED_SECONDS_TOTAL "container_pressure_io_stalled_seconds_total" Counter ["id", "container_id", "pod_uid"] "cgroups" "Total time duration no tasks in the container could make progress due to IO congestion.";
     QUIETSTAT_CGROUP_TASKS "quietstat_cgroup_tasks" Gauge ["id", "container_id", "pod_uid"] "cgroups" "Tasks (processes and threads) in the cgroup, from pids.current.";
+    QUIETSTAT_CGROUP_GPU_BUSY_SECONDS_TOTAL "quietstat_cgroup_gpu_busy_seconds_total" Counter ["id", "container_id", "pod_uid"] "cgroups" "Time GPU engines were busy with the clients of the cgroup's processes and its descendants', summed over engines, each client once (where the process table reads GPU use: process_gpu).";
+    QUIETSTAT_CGROUP_GPU_MEMORY_BYTES "quietstat_cgroup_gpu_memory_bytes" Gauge ["id", "container_id", "pod_uid"] "cgroups" "GPU memory the clients of the cgroup's processes and its descendants' hold resident, every region, each client once (where the process table reads GPU use: process_gpu).";
     QUIETSTAT_CGROUPS "quietstat_cgroups" Gauge [] "cgroups" "Cgroups in the latest read.";
     QUIETSTAT_CGROUPS_EXPORTED "quietstat_cgroups_exported" Gauge [] "cgroups" "Cgroups whose container_* series are served: at most 2 levels below the root, at most 1,000.";
     QUIETSTAT_PROCESSES "quietstat_processes" Gauge [] "processes" "Processes in the latest process table.";
@@ -578,6 +580,8 @@ families! {
     QUIETSTAT_PROCESS_THREADS "quietstat_process_threads" Gauge ["pid", "comm"] "processes" "Threads of a selected process.";
     QUIETSTAT_PROCESS_RUN_DELAY_SECONDS_TOTAL "quietstat_process_run_delay_seconds_total" Counter ["pid", "comm"] "processes" "Time a selected process's leader thread waited on a run queue for a CPU (where the process table reads it: the BPF backend).";
     QUIETSTAT_PROCESS_DELAY_SECONDS_TOTAL "quietstat_process_delay_seconds_total" Counter ["pid", "comm", "cause"] "processes" "Time a selected process's leader thread waited, by cause (blkio, swapin, reclaim, thrashing, compact, wpcopy, irq), by the kernel's delay accounting (where the process table reads it: the BPF backend with kernel.task_delayacct = 1).";
+    QUIETSTAT_PROCESS_GPU_BUSY_SECONDS_TOTAL "quietstat_process_gpu_busy_seconds_total" Counter ["pid", "comm"] "processes" "Time GPU engines were busy with a selected process's clients, summed over engines, from DRM fdinfo and NVIDIA's library (where the process table reads GPU use: process_gpu).";
+    QUIETSTAT_PROCESS_GPU_MEMORY_BYTES "quietstat_process_gpu_memory_bytes" Gauge ["pid", "comm"] "processes" "GPU memory a selected process's clients hold resident, every region (where the process table reads GPU use: process_gpu).";
     QUIETSTAT_PROCESS_NETWORK_RECEIVE_BYTES_TOTAL "quietstat_process_network_receive_bytes_total" Counter ["pid", "comm"] "processes" "Payload bytes a selected process's TCP sockets received, those that ended included (where the process table reads them: the BPF backend).";
     QUIETSTAT_PROCESS_NETWORK_TRANSMIT_BYTES_TOTAL "quietstat_process_network_transmit_bytes_total" Counter ["pid", "comm"] "processes" "Payload bytes a selected process's TCP sockets sent and had acknowledged, those that ended included (where the process table reads them: the BPF backend).";
     QUIETSTAT_PROCESS_START_TIME_SECONDS "quietstat_process_start_time_seconds" Gauge ["pid", "comm"] "processes" "Start time of a selected process, in unixtime.";
@@ -590,7 +594,7 @@ families! {
     QUIETSTAT_SOURCE_DEMAND_READS_TOTAL "quietstat_source_demand_reads_total" Counter ["source"] "agent" "Kernel reads of a source a consumer asked for (max age), beyond the schedule.";
     QUIETSTAT_SOURCE_READ_SECONDS_TOTAL "quietstat_source_read_seconds_total" Counter ["source"] "agent" "Time in the read system calls of a source (the whole snapshot for processes).";
     QUIETSTAT_SOURCE_PARSE_SECONDS_TOTAL "quietstat_source_parse_seconds_total" Counter ["source"] "agent" "Time parsing a source.";
-    QUIETSTAT_SOURCE_CPU_SECONDS_TOTAL "quietstat_source_cpu_seconds_total" Counter ["source"] "agent" "CPU time of the sampler thread reading and parsing a source (the snapshot for processes): what the overhead budget counts.";
+    QUIETSTAT_SOURCE_CPU_SECONDS_TOTAL "quietstat_source_cpu_seconds_total" Counter ["source"] "agent" "CPU time of the sampler thread reading and parsing a source (the snapshot for processes; for the cgroups the walk's thread's and the history's writer's time recording the walks): what the overhead budget counts.";
     QUIETSTAT_SOURCE_READ_BYTES_TOTAL "quietstat_source_read_bytes_total" Counter ["source"] "agent" "Bytes read from a source.";
     QUIETSTAT_SOURCE_LAST_COST_SECONDS "quietstat_source_last_cost_seconds" Gauge ["source"] "agent" "Read plus parse time of the last read of a source.";
     QUIETSTAT_SOURCE_INTERVAL_SECONDS "quietstat_source_interval_seconds" Gauge ["source"] "agent" "Interval in force (longer than configured while over the overhead budget).";

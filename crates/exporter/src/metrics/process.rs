@@ -157,6 +157,21 @@ fn table(out: &mut Out<'_>, st: &State, pm: &ProcessMetrics) -> Fmt {
                 }
             }
         }
+        // Only where the table read GPU use.
+        if sel.iter().any(|p| p.gpu.is_some()) {
+            let mut m = out.family(&QUIETSTAT_PROCESS_GPU_BUSY_SECONDS_TOTAL)?;
+            for (i, p) in sel.iter().enumerate() {
+                if let Some(g) = p.gpu {
+                    counter_l(&mut m, &l(i), ns_to_secs(g.busy_ns))?;
+                }
+            }
+            let mut m = out.family(&QUIETSTAT_PROCESS_GPU_MEMORY_BYTES)?;
+            for (i, p) in sel.iter().enumerate() {
+                if let Some(g) = p.gpu {
+                    gauge_l(&mut m, &l(i), g.mem_bytes as f64)?;
+                }
+            }
+        }
         let mut m = out.family(&QUIETSTAT_PROCESS_START_TIME_SECONDS)?;
         for (i, p) in sel.iter().enumerate() {
             let t = boot_ticks_to_unix_secs(btime, p.start_ticks);

@@ -349,6 +349,8 @@ pub(super) fn row(
         // Filled by the network read, after the rows are built.
         net: None,
         delays,
+        // Filled by the GPU read, after the rows are built.
+        gpu: None,
         exec: t.exec_id,
     }
 }

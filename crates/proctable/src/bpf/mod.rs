@@ -80,6 +80,7 @@ pub fn read_flags(fields: crate::Fields) -> u32 {
 pub mod btf_types;
 mod decode;
 mod exits;
+pub mod gpu;
 mod iter;
 mod load;
 pub mod lookup;
@@ -176,6 +177,11 @@ pub struct Bpf {
     net_scan_every: std::time::Duration,
     /// Why the last read of the sockets failed, if it did.
     net_error: Option<String>,
+    /// The scan for GPU descriptors, once a query asked for GPU figures:
+    /// loaded, or why not.
+    gpu: Option<std::result::Result<gpu::GpuScan, String>>,
+    gpu_majors: Vec<u32>,
+    gpu_per_descriptor: bool,
 }
 
 /// The network programs, once tried.
@@ -382,6 +388,9 @@ impl Bpf {
             net_read: false,
             net_scan_every: net::SCAN_EVERY,
             net_error: None,
+            gpu: None,
+            gpu_majors: vec![crate::gpu::DRM_MAJOR, crate::gpu::ACCEL_MAJOR],
+            gpu_per_descriptor: false,
         };
         bpf.set_config(QsConfig {
             flags: 0,
@@ -606,6 +615,67 @@ impl Bpf {
             net.apply(out);
         }
         Ok(())
+    }
+
+    /// The descriptors of a GPU's device of every process (`None`) or of
+    /// those named, as (TGID, descriptor), into `out` (see
+    /// [`crate::gpu`]); the scan is loaded at the first call. An error says
+    /// why it cannot run.
+    pub fn gpu_files(&mut self, pids: Option<&[u32]>, out: &mut Vec<(u32, u32)>) -> Result<()> {
+        if self.gpu.is_none() {
+            let per_descriptor = self.gpu_per_descriptor;
+            let loaded = kernel_btf()
+                .and_then(|btf| gpu::GpuScan::load(&btf, &self.gpu_majors, per_descriptor));
+            self.gpu = Some(loaded.map_err(|e| e.to_string()));
+        }
+        match self.gpu.as_mut() {
+            Some(Ok(scan)) => scan.scan(pids, out),
+            Some(Err(why)) => Err(crate::Error::Bpf {
+                what: "the GPU scan",
+                detail: why.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// GPU descriptors the last scan of every process found and could not
+    /// give (past [`gpu::WALK_CAPACITY`]).
+    pub fn gpu_scan_lost(&self) -> u64 {
+        match self.gpu.as_ref() {
+            Some(Ok(scan)) => scan.lost(),
+            _ => 0,
+        }
+    }
+
+    /// Whether the GPU scan is the task-file iterator's, a call per
+    /// descriptor, whatever the kernel has (to compare the two); takes
+    /// effect at the next scan.
+    pub fn set_gpu_scan_per_descriptor(&mut self, on: bool) {
+        if on != self.gpu_per_descriptor {
+            self.gpu_per_descriptor = on;
+            self.gpu = None;
+        }
+    }
+
+    /// The GPU scan's program once loaded (`qs_gpu_tasks`, or
+    /// `qs_gpu_files` where the kernel lacks what that needs), and why
+    /// not the first; `None` before the first scan or where none loaded.
+    pub fn gpu_scan_method(&self) -> Option<(&'static str, Option<&str>)> {
+        match self.gpu.as_ref() {
+            Some(Ok(scan)) => Some(scan.method()),
+            _ => None,
+        }
+    }
+
+    /// The character-device majors whose descriptors the GPU scan finds
+    /// (at most four): [`crate::gpu::DRM_MAJOR`] and
+    /// [`crate::gpu::ACCEL_MAJOR`] unless set.
+    pub fn set_gpu_majors(&mut self, majors: &[u32]) -> Result<()> {
+        self.gpu_majors = majors.to_vec();
+        match self.gpu.as_mut() {
+            Some(Ok(scan)) => scan.set_majors(majors),
+            _ => Ok(()),
+        }
     }
 
     /// The network programs, loaded at the first call (their hooks

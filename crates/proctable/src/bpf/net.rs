@@ -416,7 +416,11 @@ fn map_fd<'a>(ebpf: &'a Ebpf, map_name: &'static str) -> Result<std::os::fd::Bor
 /// A link of iterator program `prog`, with `info` (`union
 /// bpf_iter_link_info`, as four words) when given: `BPF_LINK_CREATE`
 /// by hand, as the loader library's iterator type passes no information.
-fn iter_link(ebpf: &Ebpf, prog: &'static str, info: Option<[u32; 4]>) -> Result<OwnedFd> {
+pub(crate) fn iter_link(
+    ebpf: &Ebpf,
+    prog: &'static str,
+    info: Option<[u32; 4]>,
+) -> Result<OwnedFd> {
     use aya_obj::generated::{bpf_attach_type, bpf_cmd};
     let prog_fd = ebpf
         .program(prog)
@@ -439,7 +443,7 @@ fn iter_link(ebpf: &Ebpf, prog: &'static str, info: Option<[u32; 4]>) -> Result<
 }
 
 /// A new readable fd of iterator link `link` (`BPF_ITER_CREATE`).
-fn iter_create(link: &OwnedFd) -> Result<OwnedFd> {
+pub(crate) fn iter_create(link: &OwnedFd) -> Result<OwnedFd> {
     use aya_obj::generated::bpf_cmd;
     let mut attr = [0u64; 18];
     attr[0] = link.as_raw_fd() as u32 as u64;

@@ -75,7 +75,7 @@ pub use rows::*;
 pub use write::*;
 
 pub const VIEW_MAGIC: [u8; 8] = *b"QSTATVEW";
-pub const VIEW_VERSION: u32 = 6;
+pub const VIEW_VERSION: u32 = 7;
 const HEADER: usize = 80;
 const SEQ: usize = 64;
 const KIND_SYSTEM: u32 = 1;
@@ -194,6 +194,11 @@ mod tests {
             net: i.is_multiple_of(3).then_some(proctable::NetBytes {
                 rx_bytes: 13 * u64::from(i),
                 tx_bytes: 14,
+            }),
+            gpu: i.is_multiple_of(5).then_some(proctable::Gpu {
+                busy_ns: 17 * u64::from(i),
+                mem_bytes: 1 << 20,
+                clients: 2,
             }),
             delays: i.is_multiple_of(2).then_some(proctable::Delays {
                 blkio_ns: 15 * u64::from(i),

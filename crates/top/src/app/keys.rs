@@ -35,6 +35,7 @@ impl App {
             KeyCode::Char('W') => self.sort_on(Col::Wait),
             KeyCode::Char('R') => self.sort_on(Col::NetRx),
             KeyCode::Char('D') => self.sort_on(Col::IoDelay),
+            KeyCode::Char('G') => self.sort_on(Col::Gpu),
             KeyCode::Char('N') => self.sort_on(Col::Pid),
             KeyCode::Char('I') => {
                 self.desc = !self.desc;

@@ -74,6 +74,8 @@ cols! {
     Wait "WAIT%" 5 6 true None, false;
     IoDelay "IOD%" 5 6 true None, false;
     MemDelay "MEMD%" 5 6 true None, false;
+    Gpu "GPU%" 5 6 true None, false;
+    GpuMem "GMEM" 6 6 true Some(&columns::GPU_MEM_BYTES), false;
     NetRx "RX/s" 6 6 true None, false;
     NetTx "TX/s" 6 6 true None, false;
     Threads "THR" 4 6 true Some(&columns::THREADS), true;
@@ -140,6 +142,9 @@ pub struct Item {
     /// interval (delay accounting).
     pub io_delay: Option<f64>,
     pub mem_delay: Option<f64>,
+    /// Time GPU engines were busy with its clients, percent of the
+    /// interval, summed over engines.
+    pub gpu: Option<f64>,
     pub mark: Mark,
     /// Tree view: the branch drawn before the command.
     pub branch: String,
@@ -512,6 +517,7 @@ impl App {
             net_tx: r.and_then(|r| r.net_tx_bytes_per_sec),
             io_delay: r.and_then(|r| r.blkio_delay_pct),
             mem_delay: r.and_then(|r| r.mem_delay_pct),
+            gpu: r.and_then(|r| r.gpu_pct),
             mark,
             branch: String::new(),
             folded: 0,
@@ -541,6 +547,7 @@ impl App {
             Col::NetTx => f(a.net_tx, b.net_tx),
             Col::IoDelay => f(a.io_delay, b.io_delay),
             Col::MemDelay => f(a.mem_delay, b.mem_delay),
+            Col::Gpu => f(a.gpu, b.gpu),
             c => {
                 let (pa, pb) = (self.proc_of(a), self.proc_of(b));
                 match c {

@@ -55,6 +55,8 @@ pub(super) fn cell(app: &App, it: &crate::app::Item, c: Col) -> String {
         Col::NetTx => it.net_tx.map_or_else(absent, bytes),
         Col::IoDelay => it.io_delay.map_or_else(absent, |v| format!("{v:.1}")),
         Col::MemDelay => it.mem_delay.map_or_else(absent, |v| format!("{v:.1}")),
+        Col::Gpu => it.gpu.map_or_else(absent, |v| format!("{v:.1}")),
+        Col::GpuMem => p.gpu.map_or_else(absent, |g| bytes(g.mem_bytes as f64)),
         Col::Start => start_time(app, p.start_ticks),
         Col::Time => {
             let cs = (p.utime_ns + p.stime_ns) / 10_000_000;
