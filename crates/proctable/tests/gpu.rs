@@ -293,3 +293,49 @@ fn bpf_scan_finds_the_descriptors_of_a_device() {
     drop(child.stdin.take());
     child.wait().unwrap();
 }
+
+#[test]
+fn a_walk_past_its_room_says_how_many_it_could_not_give() {
+    // A child holding 17,000 descriptors of /dev/null, the scan pointed at
+    // the memory devices' major: more than the walk's room.
+    let mut child = Command::new("python3")
+        .args([
+            "-c",
+            "import os, resource, sys\n\
+             soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n\
+             resource.setrlimit(resource.RLIMIT_NOFILE, (min(20000, hard), hard))\n\
+             held = [os.open('/dev/null', os.O_RDONLY) for _ in range(17000)]\n\
+             print(len(held), flush=True)\n\
+             sys.stdin.read()",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "17000");
+    let mut t = ProcTable::open(BackendChoice::Bpf, "/proc", "/sys").unwrap();
+    let b = t.bpf_mut().unwrap();
+    b.set_gpu_majors(&[major_of("/dev/null")]).unwrap();
+    let mut found = Vec::new();
+    b.gpu_files(None, &mut found).unwrap();
+    assert_eq!(b.gpu_scan_method().unwrap().0, "qs_gpu_walk");
+    let room = proctable::bpf::gpu::WALK_CAPACITY as usize;
+    assert_eq!(found.len(), room);
+    let lost = b.gpu_scan_lost() as usize;
+    assert!(found.len() + lost >= 17_000 && lost > 0, "{lost} lost");
+    t.set_gpu_nvml(false);
+    let mut rows = Vec::new();
+    t.set_gpu_scan_every(Duration::ZERO);
+    t.snapshot(&query(), &mut rows).unwrap();
+    assert!(
+        t.gpu_note().contains("past the scan's room were not read"),
+        "{}",
+        t.gpu_note()
+    );
+    drop(child.stdin.take());
+    child.wait().unwrap();
+}
