@@ -29,6 +29,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "record.h"
+#include "kfuncs.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -36,17 +37,6 @@ char LICENSE[] SEC("license") = "GPL";
 #define QS_S_IFCHR 0020000
 #define QS_MINORBITS 20
 
-static int (*qs_iter_task_new)(struct bpf_iter_task *it, struct task_struct *task,
-			       unsigned int flags) = (void *)QS_KFUNC_ITER_TASK_NEW;
-static struct task_struct *(*qs_iter_task_next)(struct bpf_iter_task *it) =
-	(void *)QS_KFUNC_ITER_TASK_NEXT;
-static void (*qs_iter_task_destroy)(struct bpf_iter_task *it) =
-	(void *)QS_KFUNC_ITER_TASK_DESTROY;
-static int (*qs_iter_num_new)(struct bpf_iter_num *it, int start, int end) =
-	(void *)QS_KFUNC_ITER_NUM_NEW;
-static int *(*qs_iter_num_next)(struct bpf_iter_num *it) = (void *)QS_KFUNC_ITER_NUM_NEXT;
-static void (*qs_iter_num_destroy)(struct bpf_iter_num *it) = (void *)QS_KFUNC_ITER_NUM_DESTROY;
-static void *(*qs_rdonly_cast)(const void *obj, __u32 btf_id) = (void *)QS_KFUNC_RDONLY_CAST;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -28,15 +28,10 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "record.h"
+#include "kfuncs.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-static struct task_struct *(*qs_task_from_vpid)(__s32 vpid) = (void *)QS_KFUNC_TASK_FROM_VPID;
-static void (*qs_task_release)(struct task_struct *p) = (void *)QS_KFUNC_TASK_RELEASE;
-static int (*qs_iter_num_new)(struct bpf_iter_num *it, int start, int end) =
-	(void *)QS_KFUNC_ITER_NUM_NEW;
-static int *(*qs_iter_num_next)(struct bpf_iter_num *it) = (void *)QS_KFUNC_ITER_NUM_NEXT;
-static void (*qs_iter_num_destroy)(struct bpf_iter_num *it) = (void *)QS_KFUNC_ITER_NUM_DESTROY;
 
 /* max_entries of both is set by the loader. */
 struct {

@@ -47,18 +47,12 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "record.h"
+#include "kfuncs.h"
 #include "task.h"
 #include "maps.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-static int (*qs_iter_task_new)(struct bpf_iter_task *it, struct task_struct *task,
-			       unsigned int flags) = (void *)QS_KFUNC_ITER_TASK_NEW;
-static struct task_struct *(*qs_iter_task_next)(struct bpf_iter_task *it) =
-	(void *)QS_KFUNC_ITER_TASK_NEXT;
-static void (*qs_iter_task_destroy)(struct bpf_iter_task *it) =
-	(void *)QS_KFUNC_ITER_TASK_DESTROY;
-static void *(*qs_rdonly_cast)(const void *obj, __u32 btf_id) = (void *)QS_KFUNC_RDONLY_CAST;
 
 /* max_entries is set by the loader from the number of tasks. */
 struct {

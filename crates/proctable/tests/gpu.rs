@@ -185,14 +185,10 @@ fn a_malformed_file_is_named_and_the_rest_read() {
     assert_eq!(gpu_of(&rows, 100).busy_ns, GFX_14);
 }
 
-/// A child holding /dev/zero open; its PID and the descriptor (also held
-/// as descriptor 130, past the first 64 of its table).
-fn zero_holder() -> (std::process::Child, u32) {
+/// A Python child running `script`, and the first line it prints.
+fn python_child(script: &str) -> (std::process::Child, String) {
     let mut child = Command::new("python3")
-        .args([
-            "-c",
-            "import os, sys\nfd = os.open('/dev/zero', os.O_RDONLY)\nos.dup2(fd, 130)\nprint(fd, flush=True)\nsys.stdin.read()",
-        ])
+        .args(["-c", script])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -201,7 +197,16 @@ fn zero_holder() -> (std::process::Child, u32) {
     BufReader::new(child.stdout.as_mut().unwrap())
         .read_line(&mut line)
         .unwrap();
-    (child, line.trim().parse().unwrap())
+    (child, line.trim().to_string())
+}
+
+/// A child holding /dev/zero open; its PID and the descriptor (also held
+/// as descriptor 130, past the first 64 of its table).
+fn zero_holder() -> (std::process::Child, u32) {
+    let (child, line) = python_child(
+        "import os, sys\nfd = os.open('/dev/zero', os.O_RDONLY)\nos.dup2(fd, 130)\nprint(fd, flush=True)\nsys.stdin.read()",
+    );
+    (child, line.parse().unwrap())
 }
 
 fn major_of(path: &str) -> u32 {
@@ -298,25 +303,15 @@ fn bpf_scan_finds_the_descriptors_of_a_device() {
 fn a_walk_past_its_room_says_how_many_it_could_not_give() {
     // A child holding 17,000 descriptors of /dev/null, the scan pointed at
     // the memory devices' major: more than the walk's room.
-    let mut child = Command::new("python3")
-        .args([
-            "-c",
-            "import os, resource, sys\n\
-             soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n\
-             resource.setrlimit(resource.RLIMIT_NOFILE, (min(20000, hard), hard))\n\
-             held = [os.open('/dev/null', os.O_RDONLY) for _ in range(17000)]\n\
-             print(len(held), flush=True)\n\
-             sys.stdin.read()",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "17000");
+    let (mut child, line) = python_child(
+        "import os, resource, sys\n\
+         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n\
+         resource.setrlimit(resource.RLIMIT_NOFILE, (min(20000, hard), hard))\n\
+         held = [os.open('/dev/null', os.O_RDONLY) for _ in range(17000)]\n\
+         print(len(held), flush=True)\n\
+         sys.stdin.read()",
+    );
+    assert_eq!(line, "17000");
     let mut t = ProcTable::open(BackendChoice::Bpf, "/proc", "/sys").unwrap();
     let b = t.bpf_mut().unwrap();
     b.set_gpu_majors(&[major_of("/dev/null")]).unwrap();
