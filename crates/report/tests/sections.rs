@@ -125,8 +125,9 @@ fn proc(pid: u32, i: u64) -> Proc {
 
 /// The cgroups at second `i`: `/busy.service` uses 60% of a CPU (40 user,
 /// 20 system), 100 MiB (20 of it inactive files), reads 1 MiB and writes
-/// 2 MiB a second; `/idle.service` nothing; `/batch.slice/job.scope` is
-/// made at 20 s and removed at 50 s.
+/// 2 MiB a second, and stalls for a CPU 10% of the time; `/idle.service`
+/// uses nothing and stalls on I/O 25% and on memory 5% of the time;
+/// `/batch.slice/job.scope` is made at 20 s and removed at 50 s.
 fn walk(i: u64) -> cgroups::Sample {
     use cgroups::{Cgroup, Figure, Figures};
     let cg = |path: &str, id: u64, figs: &[(Figure, u64)]| {
@@ -159,12 +160,19 @@ fn walk(i: u64) -> cgroups::Sample {
                 (Figure::IoReadBytes, (1 << 20) * i),
                 (Figure::IoWriteBytes, (2 << 20) * i),
                 (Figure::Pids, 3),
+                (Figure::CpuSomeUs, 100_000 * i),
+                (Figure::IoSomeUs, 0),
             ],
         ),
         cg(
             "/idle.service",
             3,
-            &[(Figure::CpuUsageNs, 1000), (Figure::MemoryBytes, 10 << 20)],
+            &[
+                (Figure::CpuUsageNs, 1000),
+                (Figure::MemoryBytes, 10 << 20),
+                (Figure::IoSomeUs, 250_000 * i),
+                (Figure::MemorySomeUs, 50_000 * i),
+            ],
         ),
     ];
     if (20..50).contains(&i) {
@@ -443,10 +451,19 @@ fn process_sections_show_the_tables_and_exits_written() {
 
     // Who waited most over the minute: pid 11 (18 s on I/O, 6 on
     // memory), then pid 10 (12 s for a CPU); their cgroups likewise.
+    // Then the cgroups' own stalls, from the walks' pressure totals: the
+    // root and the batch cgroups have none recorded and are not listed.
     let waits = run(&f, "waits");
     assert_eq!(
         col(&waits, "kind"),
-        [t("process"), t("process"), t("cgroup"), t("cgroup")]
+        [
+            t("process"),
+            t("process"),
+            t("cgroup"),
+            t("cgroup"),
+            t("cgroup stall"),
+            t("cgroup stall")
+        ]
     );
     assert_eq!(
         col(&waits, "who"),
@@ -454,18 +471,31 @@ fn process_sections_show_the_tables_and_exits_written() {
             t("11 work11"),
             t("10 work10"),
             t("/idle.service"),
+            t("/busy.service"),
+            t("/idle.service"),
             t("/busy.service")
         ]
     );
-    assert_near(&waits, "total_s", &[24.0, 12.0, 24.0, 12.0]);
-    assert_near(&waits, "cpu_wait_s", &[0.0, 12.0, 0.0, 12.0]);
+    assert_near(&waits, "total_s", &[24.0, 12.0, 24.0, 12.0, 18.0, 6.0]);
     let none = Cell::Num(None);
+    let cpu = col(&waits, "cpu_wait_s");
+    assert!(
+        near(&cpu[1], 12.0) && near(&cpu[3], 12.0) && near(&cpu[5], 6.0),
+        "{cpu:?}"
+    );
+    assert_eq!(&cpu[4], &none, "no CPU pressure recorded: absent");
     let io = col(&waits, "io_wait_s");
-    assert!(near(&io[0], 18.0) && near(&io[2], 18.0), "{io:?}");
+    assert!(
+        near(&io[0], 18.0) && near(&io[2], 18.0) && near(&io[4], 15.0) && near(&io[5], 0.0),
+        "{io:?}"
+    );
     assert_eq!((&io[1], &io[3]), (&none, &none), "not carried: absent");
     let mem = col(&waits, "mem_wait_s");
-    assert!(near(&mem[0], 6.0) && near(&mem[2], 6.0), "{mem:?}");
-    assert_near(&waits, "seen_s", &[60.0; 4]);
+    assert!(
+        near(&mem[0], 6.0) && near(&mem[2], 6.0) && near(&mem[4], 3.0),
+        "{mem:?}"
+    );
+    assert_near(&waits, "seen_s", &[60.0; 6]);
     let e = run(&f, "exits");
     assert_eq!(col(&e, "pid"), [n(12.0)]);
     assert_eq!(col(&e, "ppid"), [n(10.0)]);
@@ -513,7 +543,13 @@ fn a_process_that_ended_is_ranked_by_what_it_waited_before() {
             [t("13 work13"), t("11 work11"), t("10 work10")],
             "{who:?}"
         );
-        assert_near(&r, "total_s", &[27.0, 24.0, 12.0, 27.0 + 24.0, 12.0][..]);
+        // Then the cgroups' own stalls (the walks, every 10 s, the same
+        // growth at any interval).
+        assert_near(
+            &r,
+            "total_s",
+            &[27.0, 24.0, 12.0, 27.0 + 24.0, 12.0, 18.0, 6.0][..],
+        );
         assert_eq!(col(&r, "seen_s")[0], n(30.0));
         // pid 13 is in /idle.service with pid 11.
         assert_eq!(who[3], t("/idle.service"));

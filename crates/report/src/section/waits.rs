@@ -1,9 +1,14 @@
 //! `waits`: the processes, and the cgroups, that waited most over the whole
 //! range: for a CPU (the run delay), on block I/O and on memory (swap-in,
 //! reclaim, thrashing, compaction, copy-on-write: the kernel's delay
-//! accounting), from the recorded process tables.
+//! accounting), from the recorded process tables; then the cgroups that
+//! stalled most by their own pressure figures (`cpu.pressure`,
+//! `io.pressure`, `memory.pressure`: the wall time at least one of their
+//! tasks waited), from the recorded walks.
 
 use std::collections::HashMap;
+
+use cgroups::Figure;
 
 use store::procs::{IdHasher, Static, Values, rebuild};
 use sys::Error;
@@ -186,9 +191,11 @@ impl Section for Waits {
         }
         let mut r = empty(self);
         let groups: Vec<Waited> = groups.into_values().collect();
+        let stalls = stalls(h, w)?;
         for (kind, list) in [
             ("process", most(procs, o.top)),
             ("cgroup", most(groups, o.top)),
+            ("cgroup stall", most(stalls, o.top)),
         ] {
             for x in list {
                 r.table.rows.push(vec![
@@ -205,6 +212,51 @@ impl Section for Waits {
         }
         Ok(r)
     }
+}
+
+/// A cgroup's pressure stall totals (`some`, microseconds) at one walk:
+/// for a CPU, on I/O, on memory.
+type Stall = [Option<u64>; 3];
+
+const STALL: [Figure; 3] = [Figure::CpuSomeUs, Figure::IoSomeUs, Figure::MemorySomeUs];
+
+/// The cgroups' own stalls over the range: each one's pressure totals'
+/// growth from the first walk it is in to the last, the walks taken at the
+/// report's interval (a cgroup made again under its path is another id).
+fn stalls(h: &History, w: &Window) -> Result<Vec<Waited>, Error> {
+    // By id: path, first and last totals, and when.
+    let mut seen: HashMap<u64, (String, Stall, Stall, u64, u64)> = HashMap::new();
+    let mut last_due: Option<u64> = None;
+    h.cgroups(w.from, w.to, &mut |ts, walk| {
+        if last_due.is_some_and(|t0| !w.due(t0, ts)) {
+            return;
+        }
+        last_due = Some(ts);
+        for c in walk.sample(ts).cgroups {
+            let now: Stall = STALL.map(|f| c.figures.get(f));
+            if now.iter().all(Option::is_none) {
+                continue;
+            }
+            seen.entry(c.id)
+                .and_modify(|e| {
+                    e.2 = now;
+                    e.4 = ts;
+                })
+                .or_insert_with(|| (c.path.to_string(), now, now, ts, ts));
+        }
+    })?;
+    let us = |a: Option<u64>, b: Option<u64>| grew(a, b).map(|s| s * 1000.0);
+    Ok(seen
+        .into_values()
+        .map(|(who, a, b, first, last)| Waited {
+            who,
+            cpu: us(a[0], b[0]),
+            io: us(a[1], b[1]),
+            mem: us(a[2], b[2]),
+            seen: (last - first) as f64 / 1000.0,
+            last_ms: last,
+        })
+        .collect())
 }
 
 /// The paths of the cgroups recorded in the range (by the `cgroups`
