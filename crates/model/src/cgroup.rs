@@ -59,12 +59,82 @@ pub fn working_set_bytes(f: &cgroups::Figures) -> Option<u64> {
     Some(usage.saturating_sub(f.get(Figure::MemoryInactiveFileBytes).unwrap_or(0)))
 }
 
+/// GPU busy time by cgroup as counters that never go back: a sum over the
+/// live processes would fall when one ends. Each table adds, to its
+/// process's cgroup, what each process's busy time grew by since the
+/// table before (all of it for one not seen before), so a cgroup keeps
+/// what its processes that ended used. A client whose charge moves to
+/// another process when its first holder lets go is counted again then
+/// (its whole time; see `proctable::gpu`).
+#[derive(Debug, Default)]
+pub struct GpuTotals {
+    /// Each process's busy time at the last table, by PID and start.
+    seen: HashMap<(u32, u64), u64>,
+    /// Each cgroup's own total, nanoseconds, by id.
+    own: HashMap<u64, u64>,
+}
+
+impl GpuTotals {
+    /// Takes a table (rows without GPU figures or a cgroup id are passed
+    /// over); the cgroups not in `live` (the latest walk's, when there is
+    /// one) are forgotten.
+    pub fn update(&mut self, procs: &[proctable::Proc], live: Option<&[Cgroup]>) {
+        let mut seen = HashMap::with_capacity(self.seen.len());
+        for p in procs {
+            let (Some(g), Some(id)) = (p.gpu, p.cgroup_id) else {
+                continue;
+            };
+            let key = (p.pid, p.start_ticks);
+            let before = self.seen.get(&key).copied().unwrap_or(0);
+            if g.busy_ns > before {
+                let t = self.own.entry(id).or_default();
+                *t = t.saturating_add(g.busy_ns - before);
+            }
+            if g.busy_ns > 0 {
+                seen.insert(key, g.busy_ns.max(before));
+            }
+        }
+        self.seen = seen;
+        if let Some(live) = live.filter(|l| !l.is_empty()) {
+            let ids: std::collections::HashSet<u64> = live.iter().map(|c| c.id).collect();
+            self.own.retain(|id, _| ids.contains(id));
+        }
+    }
+
+    /// Each of `cgroups`' total with those of the cgroups below it,
+    /// nanoseconds.
+    pub fn busy_ns(&self, cgroups: &[&Cgroup]) -> Vec<u64> {
+        let using: Vec<(&str, u64)> = cgroups
+            .iter()
+            .filter_map(|c| self.own.get(&c.id).map(|t| (&*c.path, *t)))
+            .collect();
+        cgroups
+            .iter()
+            .map(|c| {
+                using
+                    .iter()
+                    .filter(|(path, _)| below(path, &c.path))
+                    .fold(0u64, |a, (_, t)| a.saturating_add(*t))
+            })
+            .collect()
+    }
+}
+
+/// Whether `path` is `top` or a cgroup below it.
+fn below(path: &str, top: &str) -> bool {
+    top == "/"
+        || path
+            .strip_prefix(top)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 /// GPU use of each of `cgroups` (in their order): the sums over the
 /// processes of `procs` in it and in the cgroups below it, as the kernel's
 /// own cgroup figures count (each GPU client once, charged to one
-/// process: see `proctable::gpu`). `None` for every cgroup where no row
-/// carries GPU figures; a cgroup none of whose processes is in the table
-/// sums to zero.
+/// process: see `proctable::gpu`); busy time as a counter is
+/// [`GpuTotals`]'s. `None` for every cgroup where no row carries GPU
+/// figures; a cgroup none of whose processes is in the table sums to
+/// zero.
 pub fn gpu_sums(procs: &[proctable::Proc], cgroups: &[&Cgroup]) -> Vec<Option<proctable::Gpu>> {
     if procs.iter().all(|p| p.gpu.is_none()) {
         return vec![None; cgroups.len()];
@@ -91,11 +161,7 @@ pub fn gpu_sums(procs: &[proctable::Proc], cgroups: &[&Cgroup]) -> Vec<Option<pr
         .map(|c| {
             let mut sum = proctable::Gpu::default();
             for (path, g) in &using {
-                let below = c.path.as_ref() == "/"
-                    || path
-                        .strip_prefix(c.path.as_ref())
-                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-                if below {
+                if below(path, &c.path) {
                     sum.busy_ns = sum.busy_ns.saturating_add(g.busy_ns);
                     sum.mem_bytes = sum.mem_bytes.saturating_add(g.mem_bytes);
                     sum.clients = sum.clients.saturating_add(g.clients);
@@ -353,6 +419,32 @@ mod tests {
             .map(|p| proctable::Proc { gpu: None, ..*p })
             .collect();
         assert!(gpu_sums(&unread, &cgroups).iter().all(Option::is_none));
+
+        // As counters: a process that ends leaves its time with its
+        // cgroup; one that grows adds the growth.
+        let mut totals = GpuTotals::default();
+        totals.update(&procs, None);
+        assert_eq!(totals.busy_ns(&cgroups), [7, 3, 2, 4, 0]);
+        let mut later = vec![p(11, 3, 5), p(12, 4, 4), p(14, 5, 9)];
+        totals.update(&later, None);
+        // 10 ended (its 1 kept in /a), 11 grew by 3, 14 is new in /c.
+        assert_eq!(totals.busy_ns(&cgroups), [19, 6, 5, 4, 9]);
+        // The same PID started again is another process: all of its time.
+        later[0].start_ticks = 1;
+        later[0].gpu = Some(proctable::Gpu {
+            busy_ns: 1,
+            ..proctable::Gpu::default()
+        });
+        totals.update(&later, None);
+        assert_eq!(totals.busy_ns(&cgroups)[2], 6);
+        // A cgroup gone from the walk is forgotten.
+        let live: Vec<Cgroup> = cgroups
+            .iter()
+            .filter(|c| c.id != 5)
+            .map(|c| (*c).clone())
+            .collect();
+        totals.update(&later, Some(&live));
+        assert_eq!(totals.busy_ns(&cgroups)[4], 0);
     }
 
     const HEX: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

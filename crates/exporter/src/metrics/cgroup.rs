@@ -9,7 +9,10 @@
 
 use agent::State;
 use agent::config::{AgentSource, CgroupMetrics};
+use std::sync::Mutex;
+
 use cgroups::{Cgroup, Figure};
+use model::cgroup::GpuTotals;
 use model::units::{ns_to_secs, us_to_secs};
 
 use super::families::*;
@@ -146,7 +149,12 @@ fn exported<'a>(st: &'a State, cm: &CgroupMetrics) -> Vec<Exported<'a>> {
         .collect()
 }
 
-pub(super) fn cgroups(out: &mut Out<'_>, st: &State, cm: &CgroupMetrics) -> Fmt {
+pub(super) fn cgroups(
+    out: &mut Out<'_>,
+    st: &State,
+    cm: &CgroupMetrics,
+    gpu_totals: &Mutex<GpuTotals>,
+) -> Fmt {
     if !st.stats[AgentSource::Cgroups.index()].scheduled {
         return Ok(());
     }
@@ -176,14 +184,19 @@ pub(super) fn cgroups(out: &mut Out<'_>, st: &State, cm: &CgroupMetrics) -> Fmt 
         }
     }
     // GPU use, summed from the process table's rows (where it read it).
+    // Busy time as counters kept from scrape to scrape (a sum over the
+    // live processes would fall when one ends); memory as the sum now.
     let cgs: Vec<&Cgroup> = exported.iter().map(|e| e.c).collect();
     let gpu = model::cgroup::gpu_sums(&st.procs, &cgs);
     if gpu.iter().any(Option::is_some) {
+        let busy = {
+            let mut t = gpu_totals.lock().unwrap_or_else(|e| e.into_inner());
+            t.update(&st.procs, Some(&st.cgroups.cgroups));
+            t.busy_ns(&cgs)
+        };
         let mut m = out.family(&QUIETSTAT_CGROUP_GPU_BUSY_SECONDS_TOTAL)?;
-        for (e, g) in exported.iter().zip(&gpu) {
-            if let Some(g) = g {
-                sample_l(&mut m, &e.labels, ns_to_secs(g.busy_ns))?;
-            }
+        for (e, ns) in exported.iter().zip(busy) {
+            sample_l(&mut m, &e.labels, ns_to_secs(ns))?;
         }
         let mut m = out.family(&QUIETSTAT_CGROUP_GPU_MEMORY_BYTES)?;
         for (e, g) in exported.iter().zip(&gpu) {

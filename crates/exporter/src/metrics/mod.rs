@@ -59,6 +59,9 @@ pub struct Context {
     /// Whether the figures about the agent itself are served (off with
     /// node_exporter's `--web.disable-exporter-metrics`).
     pub exporter_metrics: bool,
+    /// The cgroups' GPU busy time as counters, kept from scrape to scrape
+    /// (`quietstat_cgroup_gpu_busy_seconds_total`).
+    pub gpu: Arc<std::sync::Mutex<model::cgroup::GpuTotals>>,
 }
 
 /// One part of an exposition: a collector's families, the per-process
@@ -156,7 +159,12 @@ impl Collector for PartCollector {
                 process::processes(&mut out, &st, &self.ctx.config.process_metrics, parts)
             }
             Part::Cgroups if self.leave_out_tables => Ok(()),
-            Part::Cgroups => cgroup::cgroups(&mut out, &st, &self.ctx.config.cgroup_metrics),
+            Part::Cgroups => cgroup::cgroups(
+                &mut out,
+                &st,
+                &self.ctx.config.cgroup_metrics,
+                &self.ctx.gpu,
+            ),
             Part::Own => own::agent_figures(&mut out, &st, &self.ctx),
             // Any number of series other programs wrote: encoded after the
             // lock is let go, so the sampler commits meanwhile.
@@ -279,6 +287,7 @@ pub struct Exposition {
     shared: Arc<Shared>,
     http: Option<Arc<HttpStats>>,
     exporter_metrics: bool,
+    gpu: Arc<std::sync::Mutex<model::cgroup::GpuTotals>>,
 }
 
 /// One scrape's encoding, a part at a time ([`Encoding::next_part`]).
@@ -365,7 +374,9 @@ impl Collector for ReplayCollector {
                 &config.process_metrics,
                 process::Parts::Table,
             ),
-            Replayed::Cgroups => cgroup::cgroups(&mut out, &st, &config.cgroup_metrics),
+            Replayed::Cgroups => {
+                cgroup::cgroups(&mut out, &st, &config.cgroup_metrics, &self.ctx.gpu)
+            }
         }
     }
 }
@@ -392,6 +403,7 @@ impl Replay {
             store: None,
             remote_write: Vec::new(),
             exporter_metrics: false,
+            gpu: Arc::default(),
         });
         let mut registry = Registry::default();
         registry.register_collector(Box::new(ReplayCollector {
@@ -433,6 +445,7 @@ impl Exposition {
             shared,
             http,
             exporter_metrics: true,
+            gpu: Arc::default(),
         }
     }
 
@@ -461,6 +474,7 @@ impl Exposition {
                 store: self.shared.store.get().cloned(),
                 remote_write: self.shared.remote_write.get().cloned().unwrap_or_default(),
                 exporter_metrics: self.exporter_metrics,
+                gpu: self.gpu.clone(),
             }),
             next: 0,
             openmetrics,
