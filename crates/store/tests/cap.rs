@@ -19,7 +19,20 @@ fn a_flood_of_exits_stays_under_the_cap_and_the_newest_stay() {
         ..store::Options::private_in(d.path(), "a test's own store", Path::new("/nonexistent"))
     };
     let (mut tap, mut flusher, stats) = store::writer::open(opts, log).unwrap();
-    let t0 = (store::writer::now_ms() - 3_600_000) / 60_000 * 60_000;
+    let boot_ms = flusher.boot_ms();
+    // An hour ago, or, on a machine up for less, after its boot (an exit's
+    // times are ticks since the boot): then partly ahead of the clock. Not
+    // across a UTC midnight, whose day after would be a future day, the
+    // first the cap removes.
+    const SPAN: u64 = 1_200_000;
+    let mut t0 = store::writer::now_ms()
+        .saturating_sub(3_600_000)
+        .max(boot_ms + 60_000)
+        / 60_000
+        * 60_000;
+    if t0 / 86_400_000 != (t0 + SPAN) / 86_400_000 {
+        t0 = (t0 + SPAN) / 86_400_000 * 86_400_000;
+    }
     let table: Vec<Proc> = (1..=50u32)
         .map(|pid| Proc {
             pid,
@@ -35,9 +48,8 @@ fn a_flood_of_exits_stays_under_the_cap_and_the_newest_stay() {
     let mut pid = 300u32;
     let mut exits = Vec::new();
     let mut max_seen = 0;
-    let boot_ms = flusher.boot_ms();
     // 20 minutes at 500 exits a second: 600,000 exits.
-    for sec in 0..1200u64 {
+    for sec in 0..SPAN / 1000 {
         let ts = t0 + sec * 1000;
         exits.clear();
         for _ in 0..500 {

@@ -16,7 +16,13 @@ fn exits_of_processes_seen_and_never_seen_in_a_table_read_back_alike() {
     let opts = store::Options::private_in(d.path(), "a test's own store", Path::new(""));
     let (mut tap, mut flusher, _) = store::writer::open(opts, log).unwrap();
     let boot_ms = flusher.boot_ms();
-    let t0 = (store::writer::now_ms() - 3_600_000) / 60_000 * 60_000;
+    // An hour ago, or two minutes after the boot on a machine up for less
+    // (an exit's times are ticks since the boot).
+    let t0 = store::writer::now_ms()
+        .saturating_sub(3_600_000)
+        .max(boot_ms + 120_000)
+        / 60_000
+        * 60_000;
     let ticks_at = |ms: u64| (ms - boot_ms) / 10;
     let proc = |pid: u32, start_ticks: u64| Proc {
         pid,
