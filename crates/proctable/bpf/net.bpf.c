@@ -25,11 +25,18 @@
  *                 load, later over the processes the reader names: a
  *                 socket without an owner, or an unheld connection, is
  *                 given to the first process found holding it.
- *  qs_socks       iter/tcp: one qs_sock per owned socket of the network
- *                 namespace the reader opened the iterator in.
+ *  qs_socks       iter/bpf_sk_storage_map over qs_sk_owner: each owned
+ *                 socket, whatever its network namespace, added to its
+ *                 owner's entry of qs_net_live; an unheld connection
+ *                 written out as a qs_sock instead. A visit per owned
+ *                 socket, not per bucket of the kernel's socket hash, no
+ *                 socket locked or referenced, and a record per owner, not
+ *                 per socket (the kernel's buffer of an iterator holds 8
+ *                 pages: each time it fills, the next read walks the
+ *                 storage's bucket again from its start to where it was).
  *
  * The reader takes qs_net_ended's entries in batches, and drops those of
- * processes that ended.
+ * processes that ended; and qs_net_live's, deleting them as it goes.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -61,12 +68,28 @@ struct {
 	__type(value, struct qs_sock);
 } qs_net_ended SEC(".maps");
 
+/* Filled by one run of qs_socks, emptied by the reader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, QS_NET_LIVE_MAX);
+	__type(key, struct qs_owner);
+	__type(value, struct qs_sock);
+} qs_net_live SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct qs_net_stats);
 } qs_net_stats SEC(".maps");
+
+static __always_inline struct qs_net_stats *qs_stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&qs_net_stats, &zero);
+}
 
 static __always_inline int qs_is_tcp(struct sock *sk)
 {
@@ -122,9 +145,9 @@ int BPF_PROG(qs_sk_ended, struct sock *sk)
 {
 	struct qs_sk_owner *o;
 	struct tcp_sock *tp;
+	struct qs_net_stats *st;
 	struct qs_sock *sum;
 	struct qs_sock add = {};
-	__u32 zero = 0;
 
 	o = bpf_sk_storage_get(&qs_sk_owner, sk, 0, 0);
 	if (!o)
@@ -149,12 +172,9 @@ int BPF_PROG(qs_sk_ended, struct sock *sk)
 		if (!bpf_map_update_elem(&qs_net_ended, &add.tgid, &add, sum ? BPF_EXIST : BPF_NOEXIST))
 			return 0;
 	}
-	{
-		struct qs_net_stats *st = bpf_map_lookup_elem(&qs_net_stats, &zero);
-
-		if (st)
-			__sync_fetch_and_add(&st->ended_lost, 1);
-	}
+	st = qs_stats();
+	if (st)
+		__sync_fetch_and_add(&st->ended_lost, 1);
 	return 0;
 }
 
@@ -185,27 +205,43 @@ int qs_sk_files(struct bpf_iter__task_file *ctx)
 	return 0;
 }
 
-SEC("iter/tcp")
-int qs_socks(struct bpf_iter__tcp *ctx)
+SEC("iter/bpf_sk_storage_map")
+int qs_socks(struct bpf_iter__bpf_sk_storage_map *ctx)
 {
-	struct sock_common *skc = ctx->sk_common;
-	struct qs_sk_owner *o;
+	struct qs_sk_owner *o = ctx->value;
+	struct sock *sk = ctx->sk;
+	struct qs_owner key = {};
+	struct qs_net_stats *st;
 	struct tcp_sock *tp;
+	struct qs_sock *sum;
 	struct qs_sock rec = {};
 
-	if (!skc)
+	if (!sk || !o)
 		return 0;
-	/* Full sockets only: not a connection's request, nor one in
-	 * TIME_WAIT (counted when it was destroyed). */
-	tp = bpf_skc_to_tcp_sock(skc);
+	tp = bpf_skc_to_tcp_sock(sk);
 	if (!tp)
 		return 0;
-	o = bpf_sk_storage_get(&qs_sk_owner, tp, 0, 0);
-	if (!o)
-		return 0;
 	qs_counts(&rec, o, tp);
-	if (qs_unheld((struct sock *)tp, o))
+	if (qs_unheld(sk, o)) {
 		rec.flags = QS_SOCK_UNHELD;
-	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
+		bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
+		return 0;
+	}
+	if (!rec.rx_bytes && !rec.tx_bytes)
+		return 0;
+	key.tgid = rec.tgid;
+	key.start_ns = rec.start_ns;
+	/* One program runs at a time over the map: no other writer. */
+	sum = bpf_map_lookup_elem(&qs_net_live, &key);
+	if (sum) {
+		sum->rx_bytes += rec.rx_bytes;
+		sum->tx_bytes += rec.tx_bytes;
+		return 0;
+	}
+	if (!bpf_map_update_elem(&qs_net_live, &key, &rec, BPF_NOEXIST))
+		return 0;
+	st = qs_stats();
+	if (st)
+		__sync_fetch_and_add(&st->live_lost, 1);
 	return 0;
 }

@@ -243,9 +243,18 @@ struct qs_sock {
 /* net.bpf.c: the one entry of qs_net_stats. */
 struct qs_net_stats {
 	__u64 ended_lost; /* ended sockets whose counts found no room in qs_net_ended */
+	__u64 live_lost;  /* live sockets whose counts found no room in qs_net_live */
+};
+
+/* net.bpf.c: qs_net_live's key, a live socket's owner. */
+struct qs_owner {
+	__u64 start_ns; /* its start_boottime */
+	__u32 tgid;
+	__u32 pad;
 };
 
 #define QS_NET_ENDED_MAX 65536 /* processes whose ended sockets' sums are kept between reads */
+#define QS_NET_LIVE_MAX 65536 /* processes whose live sockets are summed by one read */
 
 /* gpu.bpf.c: a descriptor of a GPU's character device, found by the scan
  * (qs_gpu_files). */

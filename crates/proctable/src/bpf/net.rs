@@ -16,10 +16,12 @@
 //! read then sums, by owner:
 //!
 //! - every owned socket's `bytes_received` and `bytes_acked` (payload
-//!   received in order; payload sent and acknowledged), through the TCP
-//!   socket iterator of the reader's network namespace: a visit per TCP
-//!   socket, not per process nor per descriptor; an unheld connection is
-//!   not counted while it is live;
+//!   received in order; payload sent and acknowledged), through the
+//!   iterator over the owners' storage: a visit per owned socket, of every
+//!   network namespace, not per process, per descriptor nor per bucket of
+//!   the kernel's socket hash, and no socket locked; summed by owner in the
+//!   kernel, so that a read copies a record per process; an unheld
+//!   connection is not counted while it is live;
 //! - the last counts of the process's sockets that ended since it started,
 //!   which the kernel adds up as each socket is destroyed (an unheld one
 //!   is charged to the process that listens).
@@ -28,9 +30,6 @@
 //!
 //! - UDP, raw or unix sockets: the kernel keeps no byte counts for them
 //!   (counting them would take a hook on every send and receive).
-//! - Live sockets of other network namespaces: the kernel's TCP iterator
-//!   walks the namespace it is opened in. Their bytes are counted once they
-//!   end.
 //! - Exactness for a socket handed on: a connection whose holder changes
 //!   after the scan that found it (a descriptor passed over a unix socket)
 //!   stays charged to the first holder; a socket two processes hold, to
@@ -53,7 +52,7 @@ use aya::{Btf, Ebpf};
 use super::load::{bpf_err, chain, program, read_to_end};
 use crate::error::{Error, Result};
 use crate::proc::{NetBytes, Proc};
-use crate::record::{QS_SOCK_UNHELD, QsNetStats, QsSock};
+use crate::record::{QS_SOCK_UNHELD, QsNetStats, QsOwner, QsSock};
 
 /// The least time between two holder scans, unless set
 /// ([`crate::bpf::Bpf::set_net_scan_every`]).
@@ -77,7 +76,7 @@ struct Sum {
 /// The loaded programs, their hooks attached, and the last read's sums.
 pub(crate) struct Net {
     ebpf: Ebpf,
-    /// The TCP socket iterator's link.
+    /// The link of the iterator over the sockets' owners.
     socks: OwnedFd,
     buf: Vec<u8>,
     /// The last read's sums by owner, sorted by thread-group id.
@@ -96,6 +95,11 @@ pub(crate) struct Net {
     /// The ended sums' batches: keys and values.
     keys: Vec<u32>,
     values: Vec<QsSock>,
+    /// The live sums' batches.
+    owners: Vec<QsOwner>,
+    live: Vec<QsSock>,
+    /// A read ran the iterator and did not take its sums.
+    live_left: bool,
     last_scan: Instant,
     scan_every: Duration,
     scans: u64,
@@ -119,7 +123,10 @@ impl Net {
             sys::bpf::load_retrying(|| prog.load(tracepoint, btf))
                 .map_err(|e| bpf_err(name)(format!("verifying it: {}", chain(&e))))?;
         }
-        for (name, target) in [("qs_sk_files", "task_file"), ("qs_socks", "tcp")] {
+        for (name, target) in [
+            ("qs_sk_files", "task_file"),
+            ("qs_socks", "bpf_sk_storage_map"),
+        ] {
             let prog: &mut Iter = program(&mut ebpf, name)?;
             sys::bpf::load_retrying(|| prog.load(target, btf))
                 .map_err(|e| bpf_err(name)(format!("verifying it: {}", chain(&e))))?;
@@ -132,7 +139,9 @@ impl Net {
             prog.attach()
                 .map_err(|e| bpf_err(name)(format!("attaching it: {}", chain(&e))))?;
         }
-        let socks = iter_link(&ebpf, "qs_socks", None)?;
+        // union bpf_iter_link_info's map member: the storage to walk.
+        let owners = storage_fd(&ebpf, "qs_sk_owner")?.as_raw_fd();
+        let socks = iter_link(&ebpf, "qs_socks", Some([owners as u32, 0, 0, 0]))?;
         let mut net = Net {
             ebpf,
             socks,
@@ -144,6 +153,9 @@ impl Net {
             listeners: Vec::new(),
             keys: Vec::new(),
             values: Vec::new(),
+            owners: Vec::new(),
+            live: Vec::new(),
+            live_left: false,
             last_scan: Instant::now(),
             scan_every: SCAN_EVERY,
             scans: 0,
@@ -223,6 +235,14 @@ impl Net {
                 tx: v.tx_bytes,
             });
         }
+        // The live sockets, summed by owner into qs_net_live; the unheld
+        // connections written out one by one. A read that failed between
+        // the two left sums behind: they are dropped first.
+        let fd = map_fd(&self.ebpf, "qs_net_live")?.as_raw_fd();
+        if self.live_left {
+            self.take_live(fd)?;
+        }
+        self.live_left = true;
         let mut file = std::fs::File::from(iter_create(&self.socks)?);
         let len = read_to_end(&mut file, &mut self.buf, "reading the TCP sockets")?;
         let step = size_of::<QsSock>();
@@ -238,13 +258,16 @@ impl Net {
             if s.flags & QS_SOCK_UNHELD as u32 != 0 {
                 self.unheld += 1;
                 self.listeners.push(s.tgid);
-                continue;
             }
+        }
+        self.take_live(fd)?;
+        self.live_left = false;
+        for v in &self.live {
             self.sums.push(Sum {
-                tgid: s.tgid,
-                start_ns: s.start_ns,
-                rx: s.rx_bytes,
-                tx: s.tx_bytes,
+                tgid: v.tgid,
+                start_ns: v.start_ns,
+                rx: v.rx_bytes,
+                tx: v.tx_bytes,
             });
         }
         self.listeners.sort_unstable();
@@ -261,47 +284,30 @@ impl Net {
         Ok(())
     }
 
+    /// Takes every entry of the live sums (map `fd`) into `owners` and
+    /// `live`, deleting them as they are read: the next run of the
+    /// iterator starts empty.
+    fn take_live(&mut self, fd: RawFd) -> Result<()> {
+        batch(
+            fd,
+            aya_obj::generated::bpf_cmd::BPF_MAP_LOOKUP_AND_DELETE_BATCH,
+            &mut self.owners,
+            &mut self.live,
+        )
+        .map_err(|e| bpf_err("reading the live sockets' sums")(e.to_string()))
+    }
+
     /// Takes every entry of the ended sums into `keys` and `values`, in
     /// batches of one system call each.
     fn read_ended(&mut self) -> Result<()> {
-        const BATCH: usize = 4096;
-        self.keys.clear();
-        self.values.clear();
         let fd = map_fd(&self.ebpf, "qs_net_ended")?.as_raw_fd();
-        let mut token = 0u64;
-        let mut first = true;
-        loop {
-            let at = self.keys.len();
-            self.keys.resize(at + BATCH, 0);
-            self.values.resize(at + BATCH, QsSock::default());
-            // union bpf_attr's batch: in_batch, out_batch, keys, values,
-            // count, map_fd.
-            let mut attr = [0u64; 18];
-            let mut next = 0u64;
-            attr[0] = if first {
-                0
-            } else {
-                &token as *const u64 as u64
-            };
-            attr[1] = &mut next as *mut u64 as u64;
-            attr[2] = self.keys[at..].as_mut_ptr() as u64;
-            attr[3] = self.values[at..].as_mut_ptr() as u64;
-            attr[4] = BATCH as u64 | (fd as u32 as u64) << 32;
-            let r = bpf(
-                aya_obj::generated::bpf_cmd::BPF_MAP_LOOKUP_BATCH as i64,
-                &mut attr,
-            );
-            let got = (attr[4] & 0xffff_ffff) as usize;
-            self.keys.truncate(at + got);
-            self.values.truncate(at + got);
-            match r {
-                Ok(_) => {}
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
-                Err(e) => return Err(bpf_err("reading the ended sockets' sums")(e.to_string())),
-            }
-            token = next;
-            first = false;
-        }
+        batch(
+            fd,
+            aya_obj::generated::bpf_cmd::BPF_MAP_LOOKUP_BATCH,
+            &mut self.keys,
+            &mut self.values,
+        )
+        .map_err(|e| bpf_err("reading the ended sockets' sums")(e.to_string()))
     }
 
     /// Gives each process row of `out` (sorted by PID) its sums from the
@@ -375,14 +381,60 @@ impl Net {
         }
     }
 
-    /// Sockets that ended and whose counts found no room to be kept
-    /// (65,536 processes with ended sockets between two reads).
+    /// Sockets whose counts found no room to be kept: ended ones (65,536
+    /// processes with ended sockets between two reads) and live ones
+    /// (65,536 processes holding sockets at one read).
     pub(crate) fn lost(&self) -> u64 {
         self.ebpf
             .map("qs_net_stats")
             .and_then(|m| Array::<_, QsNetStats>::try_from(m).ok())
             .and_then(|a| a.get(&0, 0).ok())
-            .map_or(0, |s| s.ended_lost)
+            .map_or(0, |s| s.ended_lost + s.live_lost)
+    }
+}
+
+/// Every entry of hash map `fd` into `keys` and `values` (cleared first),
+/// by `cmd` (`BPF_MAP_LOOKUP_BATCH`, or `..._AND_DELETE_BATCH` to empty
+/// the map as it is read), 4,096 entries a system call.
+fn batch<K: Copy + Default, V: Copy + Default>(
+    fd: RawFd,
+    cmd: aya_obj::generated::bpf_cmd,
+    keys: &mut Vec<K>,
+    values: &mut Vec<V>,
+) -> std::io::Result<()> {
+    const BATCH: usize = 4096;
+    keys.clear();
+    values.clear();
+    let mut token = 0u64;
+    let mut first = true;
+    loop {
+        let at = keys.len();
+        keys.resize(at + BATCH, K::default());
+        values.resize(at + BATCH, V::default());
+        // union bpf_attr's batch: in_batch, out_batch, keys, values,
+        // count, map_fd.
+        let mut attr = [0u64; 18];
+        let mut next = 0u64;
+        attr[0] = if first {
+            0
+        } else {
+            &token as *const u64 as u64
+        };
+        attr[1] = &mut next as *mut u64 as u64;
+        attr[2] = keys[at..].as_mut_ptr() as u64;
+        attr[3] = values[at..].as_mut_ptr() as u64;
+        attr[4] = BATCH as u64 | (fd as u32 as u64) << 32;
+        let r = bpf(cmd as i64, &mut attr);
+        let got = (attr[4] & 0xffff_ffff) as usize;
+        keys.truncate(at + got);
+        values.truncate(at + got);
+        match r {
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        token = next;
+        first = false;
     }
 }
 
@@ -401,6 +453,15 @@ fn children_of(pid: u32, out: &mut Vec<u32>) {
             list.split_ascii_whitespace()
                 .filter_map(|c| c.parse::<u32>().ok()),
         );
+    }
+}
+
+/// The fd of socket storage map `map_name` of `ebpf`.
+fn storage_fd<'a>(ebpf: &'a Ebpf, map_name: &'static str) -> Result<std::os::fd::BorrowedFd<'a>> {
+    match ebpf.map(map_name) {
+        Some(Map::SkStorage(m)) => Ok(m.fd().as_fd()),
+        Some(_) => Err(bpf_err(map_name)("not a socket storage map".into())),
+        None => Err(bpf_err(map_name)("not in the object".into())),
     }
 }
 
