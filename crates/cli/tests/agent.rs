@@ -629,6 +629,9 @@ fn promtool_accepts_the_output() {
     assert!(body.contains("quietstat_process_gpu_busy_seconds_total{pid="));
     assert!(body.contains("quietstat_process_gpu_memory_bytes{pid="));
     assert!(body.contains("quietstat_cgroup_gpu_busy_seconds_total{id=\"/\"} 0\n"));
+    // And the TCP bytes per cgroup, the root's summing every process's.
+    assert!(body.contains("quietstat_cgroup_network_receive_bytes_total{id=\"/\"} "));
+    assert!(body.contains("quietstat_cgroup_network_transmit_bytes_total{id=\"/\"} "));
 }
 
 #[test]
@@ -1611,4 +1614,75 @@ fn the_agent_serves_this_machines_cgroups() {
         let body = get(a.addr, "/metrics", None).body;
         value(&body, cpu).is_some_and(|v| v > before)
     }));
+}
+
+/// A cgroup's TCP bytes: its process's, counted while it lives and kept
+/// once it ended, and its parent's (the root's) no less.
+#[test]
+fn a_cgroup_keeps_the_tcp_bytes_of_its_processes_that_ended() {
+    const N: u64 = 3 << 20;
+    let v2 = fixtures::cgroups::v2_mount().expect("this machine mounts no cgroup v2 hierarchy");
+    let name = format!("qs-net-{}", std::process::id());
+    let sender = tempfile::NamedTempFile::new().unwrap();
+    // Sends N bytes over a loopback connection of its own, waits for a
+    // byte back (whose segment acknowledges them all), then stays.
+    std::fs::write(
+        sender.path(),
+        "import socket, sys, time\n\
+         l = socket.socket(); l.bind(('127.0.0.1', 0)); l.listen()\n\
+         c = socket.create_connection(l.getsockname()); s, _ = l.accept()\n\
+         n = int(sys.argv[1]); c.sendall(b'x' * n); got = 0\n\
+         while got < n: got += len(s.recv(1 << 20))\n\
+         s.sendall(b'k'); c.recv(1)\n\
+         time.sleep(600)\n",
+    )
+    .unwrap();
+    let a = agent(
+        "process_network = true\n[sources.processes]\ninterval = \"1s\"\n[sources.cgroups]\nenabled = true\ninterval = \"1s\"\n",
+        &[],
+    );
+    let mut made = fixtures::cgroups::Made::default();
+    let pid = made.run_in(
+        &[v2.join(&name)],
+        &format!("exec python3 {} {N}", sender.path().display()),
+    );
+    let id = format!("/{name}");
+    let tx = |s: &Series, id: &str| {
+        value(
+            s,
+            "quietstat_cgroup_network_transmit_bytes_total",
+            &[("id", id)],
+        )
+    };
+    let mut last = Series::default();
+    assert!(
+        wait_for(Duration::from_secs(20), || {
+            last = scrape(&a, "");
+            tx(&last, &id).is_some_and(|v| v >= N as f64)
+        }),
+        "the cgroup's bytes: {:?}",
+        tx(&last, &id)
+    );
+    let sent = tx(&last, &id).unwrap();
+    assert!(sent <= N as f64 + 6.0, "{sent} bytes charged for {N}");
+    assert!(tx(&last, "/").unwrap() >= sent);
+    // The process ends; two process tables later its cgroup still has
+    // its bytes.
+    // SAFETY: a signal to the child this test started (sh exec'd python3).
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    for c in &mut made.children {
+        c.wait().unwrap();
+    }
+    let tables = reads(&last, "processes");
+    assert!(wait_for(Duration::from_secs(20), || {
+        last = scrape(&a, "");
+        reads(&last, "processes") >= tables + 2.0
+    }));
+    // A table between the kill and the reaping may have added the close's
+    // acknowledged FIN.
+    let kept = tx(&last, &id).unwrap();
+    assert!(
+        (sent..=sent + 2.0).contains(&kept),
+        "{kept} bytes kept of the {sent} charged while the process lived"
+    );
 }

@@ -59,40 +59,82 @@ pub fn working_set_bytes(f: &cgroups::Figures) -> Option<u64> {
     Some(usage.saturating_sub(f.get(Figure::MemoryInactiveFileBytes).unwrap_or(0)))
 }
 
-/// GPU busy time by cgroup as counters that never go back: a sum over the
-/// live processes would fall when one ends. Each table adds, to its
-/// process's cgroup, what each process's busy time grew by since the
-/// table before (all of it for one not seen before), so a cgroup keeps
-/// what its processes that ended used. A client whose charge moves to
-/// another process when its first holder lets go is counted again then
-/// (its whole time; see `proctable::gpu`).
-#[derive(Debug, Default)]
-pub struct GpuTotals {
-    /// Each process's busy time at the last table, by PID and start.
-    seen: HashMap<(u32, u64), u64>,
-    /// Each cgroup's own total, nanoseconds, by id.
-    own: HashMap<u64, u64>,
+/// Counters of the process table summed by cgroup, each kept as a counter
+/// that never goes back ([`CgroupTotals`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Time GPU engines were busy with the processes' clients, ns.
+    pub gpu_busy_ns: u64,
+    /// Payload bytes the processes' TCP sockets received.
+    pub net_rx_bytes: u64,
+    /// Payload bytes the processes' TCP sockets sent, acknowledged.
+    pub net_tx_bytes: u64,
 }
 
-impl GpuTotals {
-    /// Takes a table (rows without GPU figures or a cgroup id are passed
-    /// over); the cgroups not in `live` (the latest walk's, when there is
-    /// one) are forgotten.
+impl Totals {
+    /// A row's counters (zero where it has none).
+    fn of(p: &proctable::Proc) -> Totals {
+        let net = p.net.unwrap_or_default();
+        Totals {
+            gpu_busy_ns: p.gpu.map_or(0, |g| g.busy_ns),
+            net_rx_bytes: net.rx_bytes,
+            net_tx_bytes: net.tx_bytes,
+        }
+    }
+
+    fn as_array(self) -> [u64; 3] {
+        [self.gpu_busy_ns, self.net_rx_bytes, self.net_tx_bytes]
+    }
+
+    fn from_array([gpu_busy_ns, net_rx_bytes, net_tx_bytes]: [u64; 3]) -> Totals {
+        Totals {
+            gpu_busy_ns,
+            net_rx_bytes,
+            net_tx_bytes,
+        }
+    }
+}
+
+/// GPU busy time and network bytes by cgroup as counters that never go
+/// back: a sum over the live processes would fall when one ends. Each
+/// table adds, to its process's cgroup, what each of the process's
+/// counters grew by since the table before (all of it for one not seen
+/// before), so a cgroup keeps what its processes that ended used. A GPU
+/// client whose charge moves to another process when its first holder
+/// lets go is counted again then (its whole time; see `proctable::gpu`);
+/// so is a socket the kernel charges to another process.
+#[derive(Debug, Default)]
+pub struct CgroupTotals {
+    /// Each process's counters at the last table, by PID and start.
+    seen: HashMap<(u32, u64), Totals>,
+    /// Each cgroup's own totals, by id.
+    own: HashMap<u64, Totals>,
+}
+
+impl CgroupTotals {
+    /// Takes a table (rows without a cgroup id, or with none of the
+    /// counters, are passed over); the cgroups not in `live` (the latest
+    /// walk's, when there is one) are forgotten.
     pub fn update(&mut self, procs: &[proctable::Proc], live: Option<&[Cgroup]>) {
         let mut seen = HashMap::with_capacity(self.seen.len());
         for p in procs {
-            let (Some(g), Some(id)) = (p.gpu, p.cgroup_id) else {
+            let Some(id) = p.cgroup_id else {
                 continue;
             };
+            let now = Totals::of(p).as_array();
+            if now == [0; 3] {
+                continue;
+            }
             let key = (p.pid, p.start_ticks);
-            let before = self.seen.get(&key).copied().unwrap_or(0);
-            if g.busy_ns > before {
-                let t = self.own.entry(id).or_default();
-                *t = t.saturating_add(g.busy_ns - before);
+            let before = self.seen.get(&key).copied().unwrap_or_default().as_array();
+            let mut own = self.own.get(&id).copied().unwrap_or_default().as_array();
+            let mut kept = [0; 3];
+            for i in 0..3 {
+                own[i] = own[i].saturating_add(now[i].saturating_sub(before[i]));
+                kept[i] = now[i].max(before[i]);
             }
-            if g.busy_ns > 0 {
-                seen.insert(key, g.busy_ns.max(before));
-            }
+            self.own.insert(id, Totals::from_array(own));
+            seen.insert(key, Totals::from_array(kept));
         }
         self.seen = seen;
         if let Some(live) = live.filter(|l| !l.is_empty()) {
@@ -101,20 +143,22 @@ impl GpuTotals {
         }
     }
 
-    /// Each of `cgroups`' total with those of the cgroups below it,
-    /// nanoseconds.
-    pub fn busy_ns(&self, cgroups: &[&Cgroup]) -> Vec<u64> {
-        let using: Vec<(&str, u64)> = cgroups
+    /// Each of `cgroups`' totals with those of the cgroups below it.
+    pub fn sums(&self, cgroups: &[&Cgroup]) -> Vec<Totals> {
+        let using: Vec<(&str, [u64; 3])> = cgroups
             .iter()
-            .filter_map(|c| self.own.get(&c.id).map(|t| (&*c.path, *t)))
+            .filter_map(|c| self.own.get(&c.id).map(|t| (&*c.path, t.as_array())))
             .collect();
         cgroups
             .iter()
             .map(|c| {
-                using
-                    .iter()
-                    .filter(|(path, _)| below(path, &c.path))
-                    .fold(0u64, |a, (_, t)| a.saturating_add(*t))
+                let mut sum = [0u64; 3];
+                for (_, t) in using.iter().filter(|(path, _)| below(path, &c.path)) {
+                    for i in 0..3 {
+                        sum[i] = sum[i].saturating_add(t[i]);
+                    }
+                }
+                Totals::from_array(sum)
             })
             .collect()
     }
@@ -132,7 +176,7 @@ fn below(path: &str, top: &str) -> bool {
 /// processes of `procs` in it and in the cgroups below it, as the kernel's
 /// own cgroup figures count (each GPU client once, charged to one
 /// process: see `proctable::gpu`); busy time as a counter is
-/// [`GpuTotals`]'s. `None` for every cgroup where no row carries GPU
+/// [`CgroupTotals`]'s. `None` for every cgroup where no row carries GPU
 /// figures; a cgroup none of whose processes is in the table sums to
 /// zero.
 pub fn gpu_sums(procs: &[proctable::Proc], cgroups: &[&Cgroup]) -> Vec<Option<proctable::Gpu>> {
@@ -422,13 +466,16 @@ mod tests {
 
         // As counters: a process that ends leaves its time with its
         // cgroup; one that grows adds the growth.
-        let mut totals = GpuTotals::default();
+        let mut totals = CgroupTotals::default();
+        let busy = |t: &CgroupTotals| -> Vec<u64> {
+            t.sums(&cgroups).iter().map(|t| t.gpu_busy_ns).collect()
+        };
         totals.update(&procs, None);
-        assert_eq!(totals.busy_ns(&cgroups), [7, 3, 2, 4, 0]);
+        assert_eq!(busy(&totals), [7, 3, 2, 4, 0]);
         let mut later = vec![p(11, 3, 5), p(12, 4, 4), p(14, 5, 9)];
         totals.update(&later, None);
         // 10 ended (its 1 kept in /a), 11 grew by 3, 14 is new in /c.
-        assert_eq!(totals.busy_ns(&cgroups), [19, 6, 5, 4, 9]);
+        assert_eq!(busy(&totals), [19, 6, 5, 4, 9]);
         // The same PID started again is another process: all of its time.
         later[0].start_ticks = 1;
         later[0].gpu = Some(proctable::Gpu {
@@ -436,7 +483,7 @@ mod tests {
             ..proctable::Gpu::default()
         });
         totals.update(&later, None);
-        assert_eq!(totals.busy_ns(&cgroups)[2], 6);
+        assert_eq!(busy(&totals)[2], 6);
         // A cgroup gone from the walk is forgotten.
         let live: Vec<Cgroup> = cgroups
             .iter()
@@ -444,7 +491,44 @@ mod tests {
             .map(|c| (*c).clone())
             .collect();
         totals.update(&later, Some(&live));
-        assert_eq!(totals.busy_ns(&cgroups)[4], 0);
+        assert_eq!(busy(&totals)[4], 0);
+    }
+
+    #[test]
+    fn network_bytes_are_kept_by_cgroup_when_processes_end() {
+        let cg = |path: &str, id: u64, depth: u16| Cgroup {
+            path: path.into(),
+            id,
+            depth,
+            figures: cgroups::Figures::default(),
+        };
+        let cgroups = [cg("/", 1, 0), cg("/web", 2, 1)];
+        let cgroups: Vec<&Cgroup> = cgroups.iter().collect();
+        let p = |pid: u32, cgroup: u64, rx: u64, tx: u64| proctable::Proc {
+            pid,
+            tgid: pid,
+            cgroup_id: Some(cgroup),
+            net: Some(proctable::NetBytes {
+                rx_bytes: rx,
+                tx_bytes: tx,
+            }),
+            ..proctable::Proc::default()
+        };
+        let mut totals = CgroupTotals::default();
+        totals.update(&[p(10, 2, 100, 7), p(11, 1, 5, 0)], None);
+        let net = |t: &CgroupTotals| -> Vec<(u64, u64)> {
+            t.sums(&cgroups)
+                .iter()
+                .map(|t| (t.net_rx_bytes, t.net_tx_bytes))
+                .collect()
+        };
+        assert_eq!(net(&totals), [(105, 7), (100, 7)]);
+        // 10 ended; 12 started in /web; 11's figure fell (a figure read
+        // short): nothing is taken back.
+        totals.update(&[p(11, 1, 3, 0), p(12, 2, 50, 50)], None);
+        assert_eq!(net(&totals), [(155, 57), (150, 57)]);
+        // No GPU figures read: none summed.
+        assert!(totals.sums(&cgroups).iter().all(|t| t.gpu_busy_ns == 0));
     }
 
     const HEX: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

@@ -12,7 +12,7 @@ use agent::config::{AgentSource, CgroupMetrics};
 use std::sync::Mutex;
 
 use cgroups::{Cgroup, Figure};
-use model::cgroup::GpuTotals;
+use model::cgroup::CgroupTotals;
 use model::units::{ns_to_secs, us_to_secs};
 
 use super::families::*;
@@ -153,7 +153,7 @@ pub(super) fn cgroups(
     out: &mut Out<'_>,
     st: &State,
     cm: &CgroupMetrics,
-    gpu_totals: &Mutex<GpuTotals>,
+    totals: &Mutex<CgroupTotals>,
 ) -> Fmt {
     if !st.stats[AgentSource::Cgroups.index()].scheduled {
         return Ok(());
@@ -183,20 +183,25 @@ pub(super) fn cgroups(
             }
         }
     }
-    // GPU use, summed from the process table's rows (where it read it).
-    // Busy time as counters kept from scrape to scrape (a sum over the
-    // live processes would fall when one ends); memory as the sum now.
+    // GPU use and network bytes, summed from the process table's rows
+    // (where it read them). Busy time and bytes as counters kept from
+    // scrape to scrape (a sum over the live processes would fall when one
+    // ends); GPU memory as the sum now.
     let cgs: Vec<&Cgroup> = exported.iter().map(|e| e.c).collect();
     let gpu = model::cgroup::gpu_sums(&st.procs, &cgs);
+    let net = st.procs.iter().any(|p| p.net.is_some());
+    if !net && gpu.iter().all(Option::is_none) {
+        return memory_failures(out, &exported);
+    }
+    let sums = {
+        let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
+        t.update(&st.procs, Some(&st.cgroups.cgroups));
+        t.sums(&cgs)
+    };
     if gpu.iter().any(Option::is_some) {
-        let busy = {
-            let mut t = gpu_totals.lock().unwrap_or_else(|e| e.into_inner());
-            t.update(&st.procs, Some(&st.cgroups.cgroups));
-            t.busy_ns(&cgs)
-        };
         let mut m = out.family(&QUIETSTAT_CGROUP_GPU_BUSY_SECONDS_TOTAL)?;
-        for (e, ns) in exported.iter().zip(busy) {
-            sample_l(&mut m, &e.labels, ns_to_secs(ns))?;
+        for (e, t) in exported.iter().zip(&sums) {
+            sample_l(&mut m, &e.labels, ns_to_secs(t.gpu_busy_ns))?;
         }
         let mut m = out.family(&QUIETSTAT_CGROUP_GPU_MEMORY_BYTES)?;
         for (e, g) in exported.iter().zip(&gpu) {
@@ -205,6 +210,21 @@ pub(super) fn cgroups(
             }
         }
     }
+    if net {
+        let mut m = out.family(&QUIETSTAT_CGROUP_NETWORK_RECEIVE_BYTES_TOTAL)?;
+        for (e, t) in exported.iter().zip(&sums) {
+            sample_l(&mut m, &e.labels, t.net_rx_bytes as f64)?;
+        }
+        let mut m = out.family(&QUIETSTAT_CGROUP_NETWORK_TRANSMIT_BYTES_TOTAL)?;
+        for (e, t) in exported.iter().zip(&sums) {
+            sample_l(&mut m, &e.labels, t.net_tx_bytes as f64)?;
+        }
+    }
+    memory_failures(out, &exported)
+}
+
+/// `container_memory_failures_total`: the cgroups' page faults.
+fn memory_failures(out: &mut Out<'_>, exported: &[Exported<'_>]) -> Fmt {
     let faults = [
         (Figure::PageFaults, "pgfault"),
         (Figure::MajorPageFaults, "pgmajfault"),
@@ -214,7 +234,7 @@ pub(super) fn cgroups(
         .any(|e| faults.iter().any(|(f, _)| e.c.figures.get(*f).is_some()))
     {
         let mut m = out.family(&CONTAINER_MEMORY_FAILURES_TOTAL)?;
-        for e in &exported {
+        for e in exported {
             for (f, kind) in faults {
                 if let Some(v) = e.c.figures.get(f) {
                     // The kernel's counts include the cgroup's descendants.

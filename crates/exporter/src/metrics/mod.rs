@@ -59,9 +59,10 @@ pub struct Context {
     /// Whether the figures about the agent itself are served (off with
     /// node_exporter's `--web.disable-exporter-metrics`).
     pub exporter_metrics: bool,
-    /// The cgroups' GPU busy time as counters, kept from scrape to scrape
-    /// (`quietstat_cgroup_gpu_busy_seconds_total`).
-    pub gpu: Arc<std::sync::Mutex<model::cgroup::GpuTotals>>,
+    /// The cgroups' GPU busy time and network bytes as counters, kept from
+    /// scrape to scrape (`quietstat_cgroup_gpu_busy_seconds_total`,
+    /// `quietstat_cgroup_network_*_bytes_total`).
+    pub totals: Arc<std::sync::Mutex<model::cgroup::CgroupTotals>>,
 }
 
 /// One part of an exposition: a collector's families, the per-process
@@ -163,7 +164,7 @@ impl Collector for PartCollector {
                 &mut out,
                 &st,
                 &self.ctx.config.cgroup_metrics,
-                &self.ctx.gpu,
+                &self.ctx.totals,
             ),
             Part::Own => own::agent_figures(&mut out, &st, &self.ctx),
             // Any number of series other programs wrote: encoded after the
@@ -287,7 +288,7 @@ pub struct Exposition {
     shared: Arc<Shared>,
     http: Option<Arc<HttpStats>>,
     exporter_metrics: bool,
-    gpu: Arc<std::sync::Mutex<model::cgroup::GpuTotals>>,
+    totals: Arc<std::sync::Mutex<model::cgroup::CgroupTotals>>,
 }
 
 /// One scrape's encoding, a part at a time ([`Encoding::next_part`]).
@@ -375,7 +376,7 @@ impl Collector for ReplayCollector {
                 process::Parts::Table,
             ),
             Replayed::Cgroups => {
-                cgroup::cgroups(&mut out, &st, &config.cgroup_metrics, &self.ctx.gpu)
+                cgroup::cgroups(&mut out, &st, &config.cgroup_metrics, &self.ctx.totals)
             }
         }
     }
@@ -403,7 +404,7 @@ impl Replay {
             store: None,
             remote_write: Vec::new(),
             exporter_metrics: false,
-            gpu: Arc::default(),
+            totals: Arc::default(),
         });
         let mut registry = Registry::default();
         registry.register_collector(Box::new(ReplayCollector {
@@ -445,7 +446,7 @@ impl Exposition {
             shared,
             http,
             exporter_metrics: true,
-            gpu: Arc::default(),
+            totals: Arc::default(),
         }
     }
 
@@ -474,7 +475,7 @@ impl Exposition {
                 store: self.shared.store.get().cloned(),
                 remote_write: self.shared.remote_write.get().cloned().unwrap_or_default(),
                 exporter_metrics: self.exporter_metrics,
-                gpu: self.gpu.clone(),
+                totals: self.totals.clone(),
             }),
             next: 0,
             openmetrics,
