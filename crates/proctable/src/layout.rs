@@ -169,10 +169,10 @@ words! {
     timeslices None, |p| opt(p.sched.map(|s| s.timeslices)), |p, w| {
         set_sched(p, w, |s| &mut s.timeslices)
     };
-    net_rx_bytes None, |p| opt(p.net.map(|n| n.rx_bytes)), |p, w| {
+    net_rx_bytes Some(21), |p| opt(p.net.map(|n| n.rx_bytes)), |p, w| {
         set_net(p, w, |n| &mut n.rx_bytes)
     };
-    net_tx_bytes None, |p| opt(p.net.map(|n| n.tx_bytes)), |p, w| {
+    net_tx_bytes Some(22), |p| opt(p.net.map(|n| n.tx_bytes)), |p, w| {
         set_net(p, w, |n| &mut n.tx_bytes)
     };
     delays_blkio_ns Some(14), |p| opt(p.delays.map(|d| d.blkio_ns)), |p, w| {
@@ -196,10 +196,10 @@ words! {
     delays_irq_ns Some(20), |p| opt(p.delays.map(|d| d.irq_ns)), |p, w| {
         set_delays(p, w, |d| &mut d.irq_ns)
     };
-    gpu_busy_ns None, |p| opt(p.gpu.map(|g| g.busy_ns)), |p, w| {
+    gpu_busy_ns Some(23), |p| opt(p.gpu.map(|g| g.busy_ns)), |p, w| {
         set_gpu(p, w, |g, v| g.busy_ns = v)
     };
-    gpu_mem_bytes None, |p| opt(p.gpu.map(|g| g.mem_bytes)), |p, w| {
+    gpu_mem_bytes Some(24), |p| opt(p.gpu.map(|g| g.mem_bytes)), |p, w| {
         set_gpu(p, w, |g, v| g.mem_bytes = v)
     };
     gpu_clients None, |p| opt(p.gpu.map(|g| u64::from(g.clients))), |p, w| {

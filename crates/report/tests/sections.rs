@@ -119,6 +119,17 @@ fn proc(pid: u32, i: u64) -> Proc {
             thrashing_ns: 40_000_000 * i,
             ..proctable::Delays::default()
         }),
+        // pid 10 receives 64 KiB and sends 8 KiB a second over TCP; pid
+        // 11 keeps a GPU's engines busy 40% of the time.
+        net: (pid == 10).then_some(proctable::NetBytes {
+            rx_bytes: (64 << 10) * i,
+            tx_bytes: (8 << 10) * i,
+        }),
+        gpu: (pid == 11).then_some(proctable::Gpu {
+            busy_ns: 400_000_000 * i,
+            mem_bytes: 1 << 30,
+            clients: 1,
+        }),
         ..Proc::default()
     }
 }
@@ -447,6 +458,19 @@ fn process_sections_show_the_tables_and_exits_written() {
     assert!(
         iod.iter().skip(1).step_by(2).all(|c| near(c, 30.0)),
         "{iod:?}"
+    );
+
+    // Bytes over TCP (pid 10), GPU use (pid 11); absent where not read.
+    let rx = col(&p, "rxkB/s");
+    assert!(rx.iter().step_by(2).all(|c| near(c, 64.0)), "{rx:?}");
+    assert!(rx.iter().skip(1).step_by(2).all(|c| *c == Cell::Num(None)));
+    let tx = col(&p, "txkB/s");
+    assert!(tx.iter().step_by(2).all(|c| near(c, 8.0)), "{tx:?}");
+    let gpu = col(&p, "%gpu");
+    assert!(gpu.iter().step_by(2).all(|c| *c == Cell::Num(None)));
+    assert!(
+        gpu.iter().skip(1).step_by(2).all(|c| near(c, 40.0)),
+        "{gpu:?}"
     );
 
     // Who waited most over the minute: pid 11 (18 s on I/O, 6 on

@@ -9,7 +9,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 /// The format this build writes, and the newest it reads.
-pub const FORMAT: i64 = 2;
+pub const FORMAT: i64 = 3;
 /// `PRAGMA application_id`: "QSTS".
 pub const APPLICATION_ID: i64 = 0x5153_5453;
 pub const SUFFIX: &str = ".qsdb";

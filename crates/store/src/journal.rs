@@ -33,14 +33,27 @@ pub enum Kind {
     EarlierProcsDelta = 4,
     /// A walk of the cgroups, whole ([`crate::cgroups::put_whole`]).
     Cgroups = 5,
+    /// Process rows of 21 values (an earlier build's, with the waits but
+    /// before network bytes and GPU use were stored): left unread as
+    /// [`Kind::EarlierProcs`] are.
+    WaitsProcs = 6,
+    WaitsProcsDelta = 7,
     /// A process table ([`crate::procs::put_rows`]).
-    Procs = 6,
+    Procs = 8,
     /// What changed in the process table since the record before
     /// ([`crate::procs::put_delta_rows`]).
-    ProcsDelta = 7,
+    ProcsDelta = 9,
 }
 
 impl Kind {
+    /// An earlier build's process rows, of another width: not read.
+    pub fn earlier_procs(self) -> bool {
+        matches!(
+            self,
+            Kind::EarlierProcs | Kind::EarlierProcsDelta | Kind::WaitsProcs | Kind::WaitsProcsDelta
+        )
+    }
+
     fn from_u8(b: u8) -> Option<Kind> {
         [
             Kind::System,
@@ -48,6 +61,8 @@ impl Kind {
             Kind::Exits,
             Kind::EarlierProcsDelta,
             Kind::Cgroups,
+            Kind::WaitsProcs,
+            Kind::WaitsProcsDelta,
             Kind::Procs,
             Kind::ProcsDelta,
         ]
@@ -764,7 +779,9 @@ mod tests {
         assert!(a.append(Kind::System, 1, b"one"));
         assert!(a.append(Kind::EarlierProcs, 2, &[7u8; 152]));
         assert!(a.append(Kind::EarlierProcsDelta, 3, &[7u8; 40]));
-        assert!(a.append(Kind::System, 4, b"two"));
+        assert!(a.append(Kind::WaitsProcs, 4, &[7u8; 216]));
+        assert!(a.append(Kind::WaitsProcsDelta, 5, &[7u8; 40]));
+        assert!(a.append(Kind::System, 6, b"two"));
         let mut out = Vec::new();
         a.take(&mut out);
         let kinds: Vec<Kind> = records(&out).map(|r| r.kind).collect();
@@ -774,6 +791,8 @@ mod tests {
                 Kind::System,
                 Kind::EarlierProcs,
                 Kind::EarlierProcsDelta,
+                Kind::WaitsProcs,
+                Kind::WaitsProcsDelta,
                 Kind::System
             ]
         );

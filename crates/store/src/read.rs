@@ -277,7 +277,7 @@ impl History {
                     }
                     (Kind::Procs | Kind::ProcsDelta, None) => {}
                     // An earlier build's rows, of another width: not read.
-                    (Kind::EarlierProcs | Kind::EarlierProcsDelta, _) => {}
+                    (k, _) if k.earlier_procs() => {}
                     (k, _) => self.tail.push((k, r.ts_ms, r.payload.to_vec())),
                 }
             }

@@ -1,7 +1,9 @@
 //! `proc`: the top processes of each interval (`--top`, ranked by
 //! `--sort`), as `pidstat`, from the recorded process tables: with the
 //! time each waited for a CPU (`%wait`, its run delay) and on block I/O
-//! (`%iod`, delay accounting), where the tables carried them.
+//! (`%iod`, delay accounting), its TCP payload received and sent
+//! (`rxkB/s`, `txkB/s`) and its GPU engines' busy time (`%gpu`), where the
+//! tables carried them.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -25,7 +27,7 @@ impl Section for Proc {
     fn columns(&self) -> &'static [&'static str] {
         &[
             "pid", "comm", "%cpu", "%usr", "%sys", "rss_mib", "minflt/s", "majflt/s", "threads",
-            "state", "%wait", "%iod",
+            "state", "%wait", "%iod", "rxkB/s", "txkB/s", "%gpu",
         ]
     }
     fn report(&self, h: &History, w: &Window, o: &Options) -> Result<Report, Error> {
@@ -95,6 +97,9 @@ impl Section for Proc {
                         text(p.state.to_string()),
                         num(pr.and_then(|x| x.wait_pct)),
                         num(pr.and_then(|x| x.blkio_delay_pct)),
+                        num(pr.and_then(|x| x.net_rx_bytes_per_sec).map(|v| v / 1024.0)),
+                        num(pr.and_then(|x| x.net_tx_bytes_per_sec).map(|v| v / 1024.0)),
+                        num(pr.and_then(|x| x.gpu_pct)),
                     ]);
                 }
             }

@@ -26,7 +26,7 @@ pub(super) fn row_of(r: &[u8]) -> [u8; ROW] {
 
 /// What the sampler keeps of the last table it gave, to tell what changed
 /// in the next: each row's identity and a hash of the row (24 bytes a
-/// process, not the row's 216). A row that differs from the last in
+/// process, not the row's 248). A row that differs from the last in
 /// one 8-byte word always hashes differently (each step of the hash is a
 /// bijection of its state); rows differing in several words could collide,
 /// which would leave that process's recorded values at their earlier ones

@@ -19,15 +19,18 @@ pub use delta::*;
 /// [`proctable::layout`] with a stored place (user and system CPU time,
 /// faults, threads, sizes, state, nice and priority, storage bytes read and
 /// written, parent pid; from format 2 the run delay and the delay
-/// accounting's seven waits). Their places are the format's: a change needs
-/// a new format version.
+/// accounting's seven waits; from format 3 the TCP bytes received and
+/// sent, GPU busy time and GPU memory). Their places are the format's: a
+/// change needs a new format version.
 pub const NV: usize = proctable::layout::STORED_WORDS;
-const _: () = assert!(NV == 21, "the stored values are the format");
+const _: () = assert!(NV == 25, "the stored values are the format");
 /// The values format 1 stored; its masks have [`NEW`] just above them.
 const NV_1: usize = 13;
 /// In a mask: the values are absolute (a birth, or a keyframe's row). Its
 /// bit is format 1's (just above its 13 values), so that format 1's rows
-/// read the same: the values format 2 added take the bits above it.
+/// read the same: the values later formats added take the bits above it,
+/// in order, so that each format's rows read the same with the values
+/// added after it absent.
 const NEW: u64 = 1 << NV_1;
 const ALL: u64 = {
     let mut m = 0;
@@ -577,11 +580,12 @@ mod tests {
         let v = dec.live[&5];
         assert_eq!((v[0], v[1], v[12]), (150, 101, 90));
         let p = rebuild(&Static::default(), &v);
-        assert_eq!((p.sched, p.delays), (None, None));
+        assert_eq!((p.sched, p.delays, p.net, p.gpu), (None, None, None, None));
     }
 
-    /// The run delay and the delay accounting's waits come back from the
-    /// store, and a change of one of them alone is stored as that change.
+    /// The run delay, the delay accounting's waits, the TCP bytes and the
+    /// GPU use come back from the store, and a change of one of them alone
+    /// is stored as that change.
     #[test]
     fn the_waits_come_back_from_the_store() {
         let with = |blkio: u64| Proc {
@@ -593,6 +597,16 @@ mod tests {
                 blkio_ns: blkio,
                 irq_ns: 3,
                 ..Default::default()
+            }),
+            net: Some(proctable::NetBytes {
+                rx_bytes: 1 << 40,
+                tx_bytes: 0,
+            }),
+            gpu: Some(proctable::Gpu {
+                busy_ns: 5_000_000,
+                mem_bytes: 1 << 30,
+                // Not stored: a table's clients are its own.
+                clients: 0,
             }),
             ..p(10, 1, 5)
         };
@@ -609,6 +623,8 @@ mod tests {
             let got = rebuild(&statics[&1], &dec.live[&1]);
             assert_eq!(got.sched, t[0].sched);
             assert_eq!(got.delays, t[0].delays);
+            assert_eq!(got.net, t[0].net);
+            assert_eq!(got.gpu, t[0].gpu);
         }
     }
 

@@ -179,7 +179,11 @@ impl Inner {
                     cg_cpu_ns += sys::thread_cpu_ns().saturating_sub(cpu);
                 }
                 // An earlier build's rows, of another width: not read.
-                Kind::System | Kind::EarlierProcs | Kind::EarlierProcsDelta => {}
+                Kind::System
+                | Kind::EarlierProcs
+                | Kind::EarlierProcsDelta
+                | Kind::WaitsProcs
+                | Kind::WaitsProcsDelta => {}
             }
         }
         if !cg_times.is_empty() {
