@@ -13,6 +13,7 @@
 //! See docs/agent.md for the design and its figures.
 
 pub mod budget;
+pub mod cgroup_net;
 mod cgroup_worker;
 pub mod config;
 pub mod logging;

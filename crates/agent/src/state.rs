@@ -57,6 +57,10 @@ pub struct State {
     pub sampling_wakeups: u64,
     /// The latest read of every cgroup.
     pub cgroups: cgroups::Sample,
+    /// The cgroups whose processes are in a network namespace not the
+    /// agent's, with its interfaces, by cgroup id (after each process
+    /// table, where cgroups are read).
+    pub cgroup_net: Vec<crate::cgroup_net::CgroupNetDev>,
     /// The memory ceiling, the figure held against it, and what was shed.
     pub memory: crate::memory::MemoryStats,
 }
@@ -89,6 +93,7 @@ impl Default for State {
             cgroup_filter_id: None,
             sampling_wakeups: 0,
             cgroups: cgroups::Sample::default(),
+            cgroup_net: Vec::new(),
             memory: crate::memory::MemoryStats::default(),
         }
     }

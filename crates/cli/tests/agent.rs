@@ -1686,3 +1686,69 @@ fn a_cgroup_keeps_the_tcp_bytes_of_its_processes_that_ended() {
         "{kept} bytes kept of the {sent} charged while the process lived"
     );
 }
+
+/// A cgroup whose process is in a network namespace of its own is served
+/// that namespace's interfaces under cAdvisor's names: a veth pair there,
+/// datagrams sent out of one end to a neighbour written in by hand, so
+/// that the end counts them sent; loopback left out, as cAdvisor does.
+#[test]
+fn a_cgroup_in_a_network_namespace_of_its_own_is_served_its_interfaces() {
+    const N: u64 = 2000;
+    const SIZE: u64 = 1000;
+    let v2 = fixtures::cgroups::v2_mount().expect("this machine mounts no cgroup v2 hierarchy");
+    let name = format!("qs-netns-{}", std::process::id());
+    let a = agent(
+        "[sources.processes]\ninterval = \"1s\"\n[sources.cgroups]\nenabled = true\ninterval = \"1s\"\n",
+        &[],
+    );
+    let mut made = fixtures::cgroups::Made::default();
+    made.run_in(
+        &[v2.join(&name)],
+        &format!(
+            "exec unshare --net sh -c 'ip link add qsa type veth peer name qsb && \
+             ip addr add 10.9.0.1/24 dev qsa && ip link set qsa up && ip link set qsb up && \
+             ip neigh add 10.9.0.2 lladdr 02:00:00:00:00:02 dev qsa nud permanent && \
+             exec python3 -c \"import socket, time\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\nfor _ in range({N}): s.sendto(b\\\"x\\\" * {SIZE}, (\\\"10.9.0.2\\\", 9))\ntime.sleep(600)\"'"
+        ),
+    );
+    let id = format!("/{name}");
+    let sent = |s: &Series| {
+        value(
+            s,
+            "container_network_transmit_packets_total",
+            &[("id", &id), ("interface", "qsa")],
+        )
+    };
+    let mut last = Series::default();
+    assert!(
+        wait_for(Duration::from_secs(20), || {
+            last = scrape(&a, "");
+            sent(&last).is_some_and(|v| v >= N as f64)
+        }),
+        "qsa's packets: {:?}",
+        sent(&last)
+    );
+    let bytes = value(
+        &last,
+        "container_network_transmit_bytes_total",
+        &[("id", &id), ("interface", "qsa")],
+    )
+    .unwrap();
+    // Each datagram with its UDP, IP and Ethernet headers.
+    assert!(bytes >= (N * (SIZE + 42)) as f64, "{bytes} bytes sent");
+    let received = value(
+        &last,
+        "container_network_receive_packets_total",
+        &[("id", &id), ("interface", "qsb")],
+    )
+    .unwrap();
+    assert!(received >= N as f64, "{received} packets received by qsb");
+    // Loopback is left out; the root's processes share the agent's
+    // namespace and are served none.
+    assert!(!last.keys().any(|(n, l)| {
+        n.starts_with("container_network_")
+            && l.iter()
+                .any(|(k, v)| (k == "interface" && v == "lo") || (k == "id" && v == "/"))
+    }));
+    drop(made);
+}

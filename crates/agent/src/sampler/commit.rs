@@ -213,6 +213,17 @@ impl Agent {
                             };
                             self.procs_read_mono = now;
                             st.procs_status = SourceStatus::Ok;
+                            // The cgroups' network namespaces, for
+                            // container_network_*: where cgroups are read.
+                            if st.stats[AgentSource::Cgroups.index()].scheduled {
+                                let t0 = Instant::now();
+                                let cpu = sys::thread_cpu_ns();
+                                self.cgroup_net.update(&st.procs, &mut st.cgroup_net);
+                                reads.procs_cost_ns += t0.elapsed().as_nanos() as u64;
+                                reads.cpu_ns[i] += sys::thread_cpu_ns().saturating_sub(cpu);
+                            } else {
+                                st.cgroup_net.clear();
+                            }
                             if let Some(t) = &self.table {
                                 let (n, first) = t.unreadable();
                                 // Said once, with the first file that failed.

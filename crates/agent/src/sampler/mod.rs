@@ -51,6 +51,8 @@ pub struct Agent {
     walk_reloads: u64,
     /// Whether the network bytes' absence was logged.
     net_off_logged: bool,
+    /// The cgroups' network namespaces (container_network_*).
+    cgroup_net: crate::cgroup_net::CgroupNet,
     /// What the GPU read last said (logged when it changes).
     gpu_note: String,
     schedule: Schedule,
@@ -239,6 +241,7 @@ impl Agent {
             exits_pending: Vec::new(),
             walk_reloads: 0,
             net_off_logged: false,
+            cgroup_net: crate::cgroup_net::CgroupNet::new(config.proc_root.clone()),
             gpu_note: String::new(),
             schedule: Schedule::default(),
             anchor: Anchor::new(unix_ns(), mono_ns()),

@@ -189,6 +189,7 @@ pub(super) fn cgroups(
     // ends); GPU memory as the sum now.
     let cgs: Vec<&Cgroup> = exported.iter().map(|e| e.c).collect();
     let gpu = model::cgroup::gpu_sums(&st.procs, &cgs);
+    interfaces(out, st, &exported)?;
     let net = st.procs.iter().any(|p| p.net.is_some());
     if !net && gpu.iter().all(Option::is_none) {
         return memory_failures(out, &exported);
@@ -221,6 +222,52 @@ pub(super) fn cgroups(
         }
     }
     memory_failures(out, &exported)
+}
+
+/// cAdvisor's `container_network_*`: the interfaces of the network
+/// namespace of each exported cgroup whose processes are in one not the
+/// agent's (`agent::cgroup_net`).
+fn interfaces(out: &mut Out<'_>, st: &State, exported: &[Exported<'_>]) -> Fmt {
+    let with: Vec<(&Exported<'_>, &agent::cgroup_net::CgroupNetDev)> = exported
+        .iter()
+        .filter_map(|e| {
+            let i = st
+                .cgroup_net
+                .binary_search_by_key(&e.c.id, |n| n.cgroup_id)
+                .ok()?;
+            Some((e, &st.cgroup_net[i]))
+        })
+        .collect();
+    if with.is_empty() {
+        return Ok(());
+    }
+    type Counter = fn(&procfs::net_dev::NetDev) -> u64;
+    let families: [(&Family, Counter); 8] = [
+        (&CONTAINER_NETWORK_RECEIVE_BYTES_TOTAL, |d| d.rx_bytes),
+        (&CONTAINER_NETWORK_RECEIVE_PACKETS_TOTAL, |d| d.rx_packets),
+        (&CONTAINER_NETWORK_RECEIVE_ERRORS_TOTAL, |d| d.rx_errs),
+        (&CONTAINER_NETWORK_RECEIVE_PACKETS_DROPPED_TOTAL, |d| {
+            d.rx_drop
+        }),
+        (&CONTAINER_NETWORK_TRANSMIT_BYTES_TOTAL, |d| d.tx_bytes),
+        (&CONTAINER_NETWORK_TRANSMIT_PACKETS_TOTAL, |d| d.tx_packets),
+        (&CONTAINER_NETWORK_TRANSMIT_ERRORS_TOTAL, |d| d.tx_errs),
+        (&CONTAINER_NETWORK_TRANSMIT_PACKETS_DROPPED_TOTAL, |d| {
+            d.tx_drop
+        }),
+    ];
+    for (family, counter) in families {
+        let mut m = out.family(family)?;
+        for (e, n) in &with {
+            for d in n.devices.iter() {
+                let mut l: Vec<(&str, &str)> =
+                    e.labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                l.push(("interface", d.name.as_str()));
+                sample_l(&mut m, &l, counter(d) as f64)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `container_memory_failures_total`: the cgroups' page faults.
