@@ -195,6 +195,24 @@ pub fn run(proc_root: &Path, sys_root: &Path, args: &Args) -> Result<ExitCode> {
                 pids: args.pids.clone(),
             };
             table.snapshot(&query, &mut rows)?;
+            if read.has(Field::Net) {
+                match table.bpf() {
+                    None => eprintln!(
+                        "quietstat ps: no network bytes: the procfs backend cannot give them (/proc/PID/net is the network namespace's, not the process's); the BPF backend reads them"
+                    ),
+                    Some(b) => {
+                        if let Some(why) = b.net_unavailable() {
+                            eprintln!("quietstat ps: no network bytes: {why}");
+                        }
+                    }
+                }
+            }
+            if read.has(Field::Gpu) {
+                let note = table.gpu_note();
+                if !note.is_empty() {
+                    eprintln!("quietstat ps: GPU figures: {note}");
+                }
+            }
             if let (n @ 1.., first) = table.unreadable() {
                 eprintln!(
                     "quietstat ps: {n} processes left out: their files could not be read (first: {})",

@@ -225,6 +225,54 @@ fn ps_says_when_the_delay_accounting_is_off() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("task_delayacct"));
 }
 
+/// Asked for GPU use, `ps` says what its readers could not give (here,
+/// at least NVIDIA's library, absent); asked for network bytes from
+/// /proc, that /proc cannot give them. Not asked, nothing.
+#[test]
+fn ps_says_what_the_gpu_and_network_readers_could_not_give() {
+    let out = run(&[
+        "ps",
+        "--backend",
+        "bpf",
+        "--fields",
+        "pid,gpu",
+        "--pids",
+        "1",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("quietstat ps: GPU figures: ") && err.contains("libnvidia-ml"),
+        "{err}"
+    );
+    let out = run(&[
+        "ps",
+        "--backend",
+        "procfs",
+        "--fields",
+        "pid,net",
+        "--pids",
+        "1",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the procfs backend cannot give them"), "{err}");
+    let out = run(&[
+        "ps",
+        "--backend",
+        "bpf",
+        "--fields",
+        "pid,net",
+        "--pids",
+        "1",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("network"));
+    let out = run(&["ps", "--fields", "pid,comm", "--pids", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("GPU") && !err.contains("network"), "{err}");
+}
+
 #[test]
 fn ps_rejects_unknown_fields_naming_the_accepted_ones() {
     let out = run(&["ps", "--fields", "pid,bogus"]);
