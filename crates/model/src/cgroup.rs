@@ -72,20 +72,6 @@ pub struct Totals {
 }
 
 impl Totals {
-    /// A row's counters (zero where it has none).
-    fn of(p: &proctable::Proc) -> Totals {
-        let net = p.net.unwrap_or_default();
-        Totals {
-            gpu_busy_ns: p.gpu.map_or(0, |g| g.busy_ns),
-            net_rx_bytes: net.rx_bytes,
-            net_tx_bytes: net.tx_bytes,
-        }
-    }
-
-    fn as_array(self) -> [u64; 3] {
-        [self.gpu_busy_ns, self.net_rx_bytes, self.net_tx_bytes]
-    }
-
     fn from_array([gpu_busy_ns, net_rx_bytes, net_tx_bytes]: [u64; 3]) -> Totals {
         Totals {
             gpu_busy_ns,
@@ -93,6 +79,12 @@ impl Totals {
             net_tx_bytes,
         }
     }
+}
+
+/// A row's counters as [`Totals`] orders them (zero where it has none).
+fn counters(p: &proctable::Proc) -> [u64; 3] {
+    let net = p.net.unwrap_or_default();
+    [p.gpu.map_or(0, |g| g.busy_ns), net.rx_bytes, net.tx_bytes]
 }
 
 /// GPU busy time and network bytes by cgroup as counters that never go
@@ -106,9 +98,9 @@ impl Totals {
 #[derive(Debug, Default)]
 pub struct CgroupTotals {
     /// Each process's counters at the last table, by PID and start.
-    seen: HashMap<(u32, u64), Totals>,
+    seen: HashMap<(u32, u64), [u64; 3]>,
     /// Each cgroup's own totals, by id.
-    own: HashMap<u64, Totals>,
+    own: HashMap<u64, [u64; 3]>,
 }
 
 impl CgroupTotals {
@@ -121,20 +113,19 @@ impl CgroupTotals {
             let Some(id) = p.cgroup_id else {
                 continue;
             };
-            let now = Totals::of(p).as_array();
+            let now = counters(p);
             if now == [0; 3] {
                 continue;
             }
             let key = (p.pid, p.start_ticks);
-            let before = self.seen.get(&key).copied().unwrap_or_default().as_array();
-            let mut own = self.own.get(&id).copied().unwrap_or_default().as_array();
+            let before = self.seen.get(&key).copied().unwrap_or_default();
+            let own = self.own.entry(id).or_default();
             let mut kept = [0; 3];
             for i in 0..3 {
                 own[i] = own[i].saturating_add(now[i].saturating_sub(before[i]));
                 kept[i] = now[i].max(before[i]);
             }
-            self.own.insert(id, Totals::from_array(own));
-            seen.insert(key, Totals::from_array(kept));
+            seen.insert(key, kept);
         }
         self.seen = seen;
         if let Some(live) = live.filter(|l| !l.is_empty()) {
@@ -145,22 +136,14 @@ impl CgroupTotals {
 
     /// Each of `cgroups`' totals with those of the cgroups below it.
     pub fn sums(&self, cgroups: &[&Cgroup]) -> Vec<Totals> {
-        let using: Vec<(&str, [u64; 3])> = cgroups
-            .iter()
-            .filter_map(|c| self.own.get(&c.id).map(|t| (&*c.path, t.as_array())))
-            .collect();
-        cgroups
-            .iter()
-            .map(|c| {
-                let mut sum = [0u64; 3];
-                for (_, t) in using.iter().filter(|(path, _)| below(path, &c.path)) {
-                    for i in 0..3 {
-                        sum[i] = sum[i].saturating_add(t[i]);
-                    }
-                }
-                Totals::from_array(sum)
-            })
-            .collect()
+        roll_up(cgroups, &self.own, |sum, t| {
+            for i in 0..3 {
+                sum[i] = sum[i].saturating_add(t[i]);
+            }
+        })
+        .into_iter()
+        .map(Totals::from_array)
+        .collect()
     }
 }
 
@@ -170,6 +153,38 @@ fn below(path: &str, top: &str) -> bool {
         || path
             .strip_prefix(top)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// Each of `cgroups`' figure (in their order) with those of the cgroups
+/// below it, from each cgroup's own (`own`, by id; a cgroup without one
+/// adds nothing), added by `add`.
+fn roll_up<T: Copy + Default>(
+    cgroups: &[&Cgroup],
+    own: &HashMap<u64, T>,
+    add: impl Fn(&mut T, &T),
+) -> Vec<T> {
+    // Only the cgroups that have a figure of their own.
+    let having: Vec<(&str, T)> = cgroups
+        .iter()
+        .filter_map(|c| own.get(&c.id).map(|t| (&*c.path, *t)))
+        .collect();
+    cgroups
+        .iter()
+        .map(|c| {
+            let mut sum = T::default();
+            for (_, t) in having.iter().filter(|(path, _)| below(path, &c.path)) {
+                add(&mut sum, t);
+            }
+            sum
+        })
+        .collect()
+}
+
+/// Adds GPU figures.
+fn add_gpu(sum: &mut proctable::Gpu, g: &proctable::Gpu) {
+    sum.busy_ns = sum.busy_ns.saturating_add(g.busy_ns);
+    sum.mem_bytes = sum.mem_bytes.saturating_add(g.mem_bytes);
+    sum.clients = sum.clients.saturating_add(g.clients);
 }
 
 /// GPU use of each of `cgroups` (in their order): the sums over the
@@ -189,30 +204,12 @@ pub fn gpu_sums(procs: &[proctable::Proc], cgroups: &[&Cgroup]) -> Vec<Option<pr
         if let (Some(g), Some(id)) = (p.gpu, p.cgroup_id)
             && g != proctable::Gpu::default()
         {
-            let e = own.entry(id).or_default();
-            e.busy_ns = e.busy_ns.saturating_add(g.busy_ns);
-            e.mem_bytes = e.mem_bytes.saturating_add(g.mem_bytes);
-            e.clients = e.clients.saturating_add(g.clients);
+            add_gpu(own.entry(id).or_default(), &g);
         }
     }
-    // Then rolled up: only the cgroups whose processes use a GPU.
-    let using: Vec<(&str, proctable::Gpu)> = cgroups
-        .iter()
-        .filter_map(|c| own.get(&c.id).map(|g| (&*c.path, *g)))
-        .collect();
-    cgroups
-        .iter()
-        .map(|c| {
-            let mut sum = proctable::Gpu::default();
-            for (path, g) in &using {
-                if below(path, &c.path) {
-                    sum.busy_ns = sum.busy_ns.saturating_add(g.busy_ns);
-                    sum.mem_bytes = sum.mem_bytes.saturating_add(g.mem_bytes);
-                    sum.clients = sum.clients.saturating_add(g.clients);
-                }
-            }
-            Some(sum)
-        })
+    roll_up(cgroups, &own, add_gpu)
+        .into_iter()
+        .map(Some)
         .collect()
 }
 
