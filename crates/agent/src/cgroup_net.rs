@@ -52,7 +52,6 @@ pub(crate) struct CgroupNet {
     /// The namespace of each process that named a cgroup's, by (pid,
     /// start): read once.
     seen: Map<(u32, u64), Option<u64>>,
-    buf: Vec<u8>,
 }
 
 impl CgroupNet {
@@ -62,7 +61,6 @@ impl CgroupNet {
             proc_root,
             own,
             seen: Map::default(),
-            buf: Vec::new(),
         }
     }
 
@@ -122,13 +120,13 @@ impl CgroupNet {
 
     /// The interfaces of `pid`'s namespace, those cAdvisor counts; `None`
     /// where the file cannot be read or parsed (the process ended).
-    fn net_dev(&mut self, pid: u32) -> Option<Arc<[NetDev]>> {
-        use std::io::Read;
-        self.buf.clear();
-        std::fs::File::open(self.proc_root.join(format!("{pid}/net/dev")))
-            .and_then(|mut f| f.read_to_end(&mut self.buf))
-            .ok()?;
-        let mut devices = procfs::net_dev::parse(&self.buf).ok()?;
+    fn net_dev(&self, pid: u32) -> Option<Arc<[NetDev]>> {
+        let text = sys::file::read_capped(
+            &self.proc_root.join(format!("{pid}/net/dev")),
+            procfs::limits::DEFAULT_MAX_FILE_BYTES as u64,
+        )
+        .ok()?;
+        let mut devices = procfs::net_dev::parse(&text).ok()?;
         devices.retain(|d| {
             !IGNORED_PREFIXES
                 .iter()
