@@ -7,6 +7,7 @@
 # The kernel types come from the running kernel's BTF; the objects are CO-RE,
 # so they load on other kernels with BTF.
 #   scripts/build-bpf.sh DIR NAME HEADER...
+# BPF_CPU (v1 unless set) is the instruction set: v3 for atomic exchanges.
 set -euo pipefail
 dir=$1 name=$2
 headers=("${@:3}")
@@ -16,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 bpftool btf dump file /sys/kernel/btf/vmlinux format c > "$tmp/vmlinux.h"
 # -O2: the verifier needs optimised code; -g: BTF for CO-RE relocations
 # (stripped of DWARF below); -D__TARGET_ARCH_x86: the PT_REGS layout.
-clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -I"$tmp" -I. \
+clang -O2 -g -target bpf -mcpu="${BPF_CPU:-v1}" -D__TARGET_ARCH_x86 -I"$tmp" -I. \
     -c "$name.bpf.c" -o "$tmp/$name.bpf.o"
 strip=$(command -v llvm-strip || ls /usr/bin/llvm-strip-* | head -n1)
 "$strip" -g "$tmp/$name.bpf.o"

@@ -1,13 +1,16 @@
 //! `bench net`: what the network bytes per process cost a process-table
-//! read, with N idle processes and S open TCP sockets (held by this
-//! process: S/2 loopback connections, both ends). The agent's own fields
-//! are read with and without [`Field::Net`], taking turns in one run; the
-//! difference is what the agent pays per read, and per second at its
-//! process interval. The first read with it (loading the programs and the
-//! holder scan over every descriptor) is timed apart, as is a holder scan
-//! of the connections' listener. A second pair of rows has a loopback
-//! stream running beside the reads: the cost must not grow with the
-//! traffic, as nothing runs per packet.
+//! read, with N idle processes and S open TCP sockets (S/2 loopback
+//! connections, both ends, held by idle processes: the target's case). The
+//! agent's own fields are read with and without [`Field::Net`], taking
+//! turns in one run; the difference is what the agent pays per read:
+//! between sweeps (the sockets of the processes that ran), and at a sweep
+//! of every socket (every read a sweep: what the design before paid at
+//! every read); and per second at its process interval with a sweep every
+//! [`SWEEP_EVERY`]. A loopback stream beside the reads: the cost must not
+//! grow with the traffic, as nothing runs per packet. Then every socket
+//! held by this process, which runs at every read (a busy server's case),
+//! and a holder scan of its listener. The first read with `net` (loading
+//! the programs and the holder scan over every descriptor) is timed apart.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -15,6 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use proctable::bpf::net::SWEEP_EVERY;
 use proctable::bpf::{Bpf, Method};
 use proctable::{Field, Fields, Proc, Query};
 use serde::Serialize;
@@ -164,8 +168,16 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error
             opts.sockets, lim.rlim_cur
         ));
     }
-    let idle = Idle::start(n).map_err(|e| Error::io(format!("spawning {n} idle processes"), e))?;
     let (listener, held) = open_sockets(sockets)?;
+    // The target's case: the sockets held by idle processes (a holder per
+    // HOLD_EACH connections), not by this one, which runs every read.
+    let pairs = held.len() / 2;
+    let holders_n = pairs.div_ceil(HOLD_EACH).min(n);
+    let holders = Holders::start(&held, holders_n)
+        .map_err(|e| Error::io(format!("starting {holders_n} holders"), e))?;
+    drop(held);
+    let idle = Idle::start(n - holders_n)
+        .map_err(|e| Error::io(format!("spawning {} idle processes", n - holders_n), e))?;
     let mut bpf = Bpf::open_with(Method::Walk)?;
     let query = |net| Query {
         fields: agent_fields(net),
@@ -185,13 +197,8 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error
         ));
     }
     let rows_seen = table.len();
-    let mut out = Vec::new();
-    for streaming in [false, true] {
-        let stream = streaming.then(Stream::start).transpose()?;
-        let started = Instant::now();
-        let moved_before = stream
-            .as_ref()
-            .map_or(0, |s| s.moved.load(Ordering::Relaxed));
+    // Medians of reads without and with net, taking turns.
+    let mut pair = |bpf: &mut Bpf| -> Result<(f64, f64), Error> {
         let mut samples = [Vec::new(), Vec::new()];
         for run in 0..=opts.runs {
             for k in run_order(2, run) {
@@ -202,50 +209,94 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error
                 }
             }
         }
-        let gbit = stream.as_ref().map_or(0.0, |s| {
-            let bytes = s.moved.load(Ordering::Relaxed) - moved_before;
-            bytes as f64 * 8.0 / started.elapsed().as_secs_f64() / 1e9
-        });
-        drop(stream);
         let [mut without, mut with] = samples;
         without.sort_by(f64::total_cmp);
         with.sort_by(f64::total_cmp);
-        let (a, b) = (percentile_ms(&without, 50.0), percentile_ms(&with, 50.0));
-        let label = if streaming { ", loopback stream" } else { "" };
-        out.push(Row {
-            case: format!("agent's fields{label}"),
-            rows: rows_seen,
-            sockets,
-            median_ms: a,
-            extra_ms: 0.0,
-            extra_ns_per_socket: 0.0,
-            extra_core_pct: 0.0,
-            stream_gbit: gbit,
-        });
-        let extra = b - a;
-        out.push(Row {
-            case: format!("agent's fields + net{label}"),
-            rows: rows_seen,
-            sockets,
-            median_ms: b,
-            extra_ms: extra,
-            extra_ns_per_socket: extra * 1e6 / sockets.max(1) as f64,
-            extra_core_pct: extra / 1e3 / AGENT_INTERVAL_SECS * 100.0,
-            stream_gbit: gbit,
-        });
+        Ok((percentile_ms(&without, 50.0), percentile_ms(&with, 50.0)))
+    };
+    let row = |case: String, median_ms: f64, extra: f64, gbit: f64| Row {
+        case,
+        rows: rows_seen,
+        sockets,
+        median_ms,
+        extra_ms: extra,
+        extra_ns_per_socket: extra * 1e6 / sockets.max(1) as f64,
+        extra_core_pct: extra / 1e3 / AGENT_INTERVAL_SECS * 100.0,
+        stream_gbit: gbit,
+    };
+    let mut out = Vec::new();
+    // Between sweeps: the sockets of the processes that ran.
+    let (a, b) = pair(&mut bpf)?;
+    out.push(row("agent's fields".into(), a, 0.0, 0.0));
+    let between = b - a;
+    out.push(row(
+        format!("+ net, between sweeps ({holders_n} idle holders)"),
+        b,
+        between,
+        0.0,
+    ));
+    // Every read a sweep.
+    bpf.set_net_sweep_every(Duration::ZERO);
+    let (a, b) = pair(&mut bpf)?;
+    bpf.set_net_sweep_every(SWEEP_EVERY);
+    let sweep = b - a;
+    out.push(row("+ net, a sweep of every socket".into(), b, sweep, 0.0));
+    // The agent: a read every interval, a sweep in each sweep interval.
+    let reads = SWEEP_EVERY.as_secs_f64() / AGENT_INTERVAL_SECS;
+    let agent = between + (sweep - between).max(0.0) / reads;
+    out.push(row(
+        format!(
+            "+ net, the agent's defaults (a sweep every {} s)",
+            SWEEP_EVERY.as_secs()
+        ),
+        a + agent,
+        agent,
+        0.0,
+    ));
+    // A loopback stream beside the reads, between sweeps.
+    {
+        let stream = Stream::start()?;
+        let started = Instant::now();
+        let moved_before = stream.moved.load(Ordering::Relaxed);
+        let (a, b) = pair(&mut bpf)?;
+        let bytes = stream.moved.load(Ordering::Relaxed) - moved_before;
+        let gbit = bytes as f64 * 8.0 / started.elapsed().as_secs_f64() / 1e9;
+        drop(stream);
+        out.push(row("agent's fields, loopback stream".into(), a, 0.0, gbit));
+        out.push(row(
+            "+ net, between sweeps, loopback stream".into(),
+            b,
+            b - a,
+            gbit,
+        ));
     }
+    // The sockets held by a process that runs every read (this one): its
+    // descriptors are visited each read.
+    drop(holders);
+    let (busy_listener, busy) = open_sockets(sockets)?;
+    let (a, b) = pair(&mut bpf)?;
+    out.push(row(
+        "+ net, every socket held by a process that runs".into(),
+        b,
+        b - a,
+        0.0,
+    ));
     // A holder scan of the listener (this process, holding every socket):
-    // a new accepted connection leaves one due at the next read.
+    // a sweep finds a new accepted connection unheld, and leaves a scan
+    // due at the next read.
     bpf.set_net_scan_every(Duration::ZERO);
+    bpf.set_net_sweep_every(Duration::ZERO);
     let mut scans = Vec::new();
     for _ in 0..opts.runs {
         let c = TcpStream::connect(
-            listener
+            busy_listener
                 .local_addr()
                 .map_err(|e| Error::io("its address", e))?,
         )
         .map_err(|e| Error::io("connecting", e))?;
-        let (s, _) = listener.accept().map_err(|e| Error::io("accepting", e))?;
+        let (s, _) = busy_listener
+            .accept()
+            .map_err(|e| Error::io("accepting", e))?;
         // The read that finds it unheld, then the one that scans.
         bpf.snapshot(&query(true), &mut table)?;
         let t = Instant::now();
@@ -254,21 +305,83 @@ pub fn run(opts: &Options, note: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error
         drop((c, s));
     }
     scans.sort_by(f64::total_cmp);
-    let with = out[1].median_ms;
-    out.push(Row {
-        case: format!(
-            "+ net, first read (load, scan of every descriptor): {load_ms:.1} ms; read with a scan of the listener's {} descriptors",
+    let scan = percentile_ms(&scans, 50.0);
+    out.push(row(
+        format!(
+            "+ net, first read (load, scan of every descriptor): {load_ms:.1} ms; a sweep and a scan of the listener's {} descriptors",
             sockets + 4
         ),
-        rows: rows_seen,
-        sockets,
-        median_ms: percentile_ms(&scans, 50.0),
-        extra_ms: percentile_ms(&scans, 50.0) - with,
-        extra_ns_per_socket: 0.0,
-        extra_core_pct: 0.0,
-        stream_gbit: 0.0,
-    });
-    drop(held);
+        scan,
+        scan - b,
+        0.0,
+    ));
+    drop(busy);
+    drop(listener);
     drop(idle);
     Ok(out)
+}
+
+/// Connections a holder process holds (both ends of each).
+const HOLD_EACH: usize = 5;
+
+/// Idle processes holding the sockets, alive until dropped: each a fork of
+/// this process that keeps its share of the connections and closes every
+/// other descriptor.
+struct Holders {
+    pids: Vec<libc::pid_t>,
+}
+
+impl Holders {
+    /// `n` holders sharing `held` (pairs of ends, in order) between them.
+    fn start(held: &[TcpStream], n: usize) -> std::io::Result<Holders> {
+        use std::os::fd::AsRawFd;
+        let mut holders = Holders { pids: Vec::new() };
+        let pairs = held.len() / 2;
+        for i in 0..n {
+            let first = pairs * i / n.max(1) * 2;
+            let last = pairs * (i + 1) / n.max(1) * 2;
+            let mut keep: Vec<u32> = held[first..last]
+                .iter()
+                .map(|s| s.as_raw_fd() as u32)
+                .collect();
+            keep.sort_unstable();
+            // SAFETY: the child only calls async-signal-safe system calls
+            // (close_range, prctl, pause) and never returns.
+            let pid = unsafe { libc::fork() };
+            if pid < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if pid == 0 {
+                // SAFETY: async-signal-safe system calls in the child.
+                unsafe {
+                    let mut from = 0u32;
+                    for &fd in &keep {
+                        if fd > from {
+                            libc::syscall(libc::SYS_close_range, from, fd - 1, 0);
+                        }
+                        from = fd + 1;
+                    }
+                    libc::syscall(libc::SYS_close_range, from, u32::MAX, 0);
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    loop {
+                        libc::pause();
+                    }
+                }
+            }
+            holders.pids.push(pid);
+        }
+        Ok(holders)
+    }
+}
+
+impl Drop for Holders {
+    fn drop(&mut self) {
+        for &pid in &self.pids {
+            // SAFETY: our own children, killed and reaped.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
+        }
+    }
 }

@@ -3,40 +3,42 @@
  * Network bytes per process, read from the counters the kernel keeps in
  * every TCP socket (tcp_sock's bytes_received and bytes_acked), with no
  * hook on any packet or send or receive call. Built into the committed
- * net.bpf.o by build.sh (CO-RE).
+ * net.bpf.o by build.sh (CO-RE, -mcpu=v3 for the atomic exchange).
  *
  * Each TCP socket is given an owner in its own storage (qs_sk_owner, freed
- * with the socket), and the readers sum sockets by owner. Only tracepoints
- * are used (BTF-typed, tp_btf): they fire for a socket's changes of state,
- * a few times in its life.
+ * with the socket). A visit to a socket charges its owner's entry of
+ * qs_net_sums with what the socket's counts grew by since the last visit
+ * (the counts last charged are kept beside the owner, taken with an atomic
+ * exchange so that two visits at once charge each byte once). The sums
+ * are kept from read to read: any set of sockets may be visited, and a
+ * socket not visited is charged later, never twice. Only tracepoints are
+ * used (BTF-typed, tp_btf): they fire for a socket's changes of state, a
+ * few times in its life.
  *
  *  qs_sk_state    tp_btf/inet_sock_set_state: a socket that connects
  *                 (SYN_SENT) is the caller's, one that listens is the
- *                 listener's, flagged QS_SK_LISTENER. A connection the
- *                 listening socket accepts is made in the kernel's receive
- *                 path, in no process's call, and gets a copy of the
- *                 listener's owner (the map's BPF_F_CLONE): until a holder
- *                 scan finds which process holds it, it is "unheld".
+ *                 listener's, flagged QS_SK_LISTENER; one that closes is
+ *                 visited (a disconnect clears its counts). A connection
+ *                 the listening socket accepts is made in the kernel's
+ *                 receive path, in no process's call, and gets a copy of
+ *                 the listener's owner (the map's BPF_F_CLONE): until a
+ *                 holder scan finds which process holds it, it is
+ *                 "unheld", and not visited.
  *  qs_sk_ended    tp_btf/tcp_destroy_sock (IPv4 and IPv6): the socket's
- *                 last counts are added to its owner's entry of
- *                 qs_net_ended, and its owner dropped, so that the bytes
- *                 of a socket closed between two reads are still charged.
- *  qs_sk_files    iter/task_file, the holder scan: over every process at
- *                 load, later over the processes the reader names: a
- *                 socket without an owner, or an unheld connection, is
- *                 given to the first process found holding it.
- *  qs_socks       iter/bpf_sk_storage_map over qs_sk_owner: each owned
- *                 socket, whatever its network namespace, added to its
- *                 owner's entry of qs_net_live; an unheld connection
- *                 written out as a qs_sock instead. A visit per owned
- *                 socket, not per bucket of the kernel's socket hash, no
- *                 socket locked or referenced, and a record per owner, not
- *                 per socket (the kernel's buffer of an iterator holds 8
- *                 pages: each time it fills, the next read walks the
- *                 storage's bucket again from its start to where it was).
- *
- * The reader takes qs_net_ended's entries in batches, and drops those of
- * processes that ended; and qs_net_live's, deleting them as it goes.
+ *                 last visit (an unheld one's charged to the listener),
+ *                 and its owner dropped, so that the bytes of a socket
+ *                 closed between two reads are still charged.
+ *  qs_sk_files    iter/task_file, over the descriptors of the processes the
+ *                 reader names (every process at load): a socket without
+ *                 an owner, or an unheld connection, is given to the first
+ *                 process found holding it; each owned socket is visited.
+ *                 The reader names those that ran since its last read:
+ *                 a socket whose holders did not run is visited by the
+ *                 next sweep.
+ *  qs_socks       iter/bpf_sk_storage_map over qs_sk_owner, the sweep:
+ *                 every owned socket, whatever its network namespace,
+ *                 visited; an unheld connection written out as a qs_sock
+ *                 instead. No socket locked or referenced.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -50,6 +52,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define QS_IPPROTO_TCP 6
 #define QS_SOCK_STREAM 1
 #define QS_TCP_SYN_SENT 2
+#define QS_TCP_CLOSE 7
+#define QS_E2BIG 7
 #define QS_TCP_LISTEN 10
 
 struct {
@@ -59,23 +63,25 @@ struct {
 	__type(value, struct qs_sk_owner);
 } qs_sk_owner SEC(".maps");
 
-/* Allocated as entries are added: most processes never close a socket. */
+/* Each owner's sums, allocated as owners are added; the reader drops
+ * those of processes that ended. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, QS_NET_ENDED_MAX);
-	__type(key, __u32);
-	__type(value, struct qs_sock);
-} qs_net_ended SEC(".maps");
-
-/* Filled by one run of qs_socks, emptied by the reader. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, QS_NET_LIVE_MAX);
+	__uint(max_entries, QS_NET_SUMS_MAX);
 	__type(key, struct qs_owner);
 	__type(value, struct qs_sock);
-} qs_net_live SEC(".maps");
+} qs_net_sums SEC(".maps");
+
+/* The owners whose sums changed since the reader last took this map's
+ * entries: it reads those sums only (all of them where this overflowed). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, QS_NET_TOUCHED_MAX);
+	__type(key, struct qs_owner);
+	__type(value, __u32);
+} qs_net_touched SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -115,28 +121,99 @@ static __always_inline void qs_counts(struct qs_sock *rec, struct qs_sk_owner *o
 	rec->tx_bytes = tp->bytes_acked;
 }
 
-static __always_inline void qs_own(struct sock *sk, struct task_struct *task, __u32 flags)
+/* What a count grew by since `*seen`, which it replaces; all of it where
+ * it fell (a disconnect clears a socket's counts). */
+static __always_inline __u64 qs_growth(__u64 *seen, __u64 now)
+{
+	__u64 was = __sync_lock_test_and_set(seen, now);
+
+	return now >= was ? now - was : now;
+}
+
+/* Notes that `key`'s sums changed. */
+static __always_inline void qs_touch(struct qs_owner *key)
+{
+	struct qs_net_stats *st;
+	__u32 one = 1;
+
+	if (bpf_map_lookup_elem(&qs_net_touched, key))
+		return;
+	/* -EEXIST: another CPU noted it meanwhile. */
+	if (bpf_map_update_elem(&qs_net_touched, key, &one, BPF_NOEXIST) != -QS_E2BIG)
+		return;
+	st = qs_stats();
+	if (st)
+		__sync_fetch_and_add(&st->touched_full, 1);
+}
+
+/* Charges the socket's owner with what its counts grew by. */
+static __always_inline void qs_visit(struct qs_sk_owner *o, struct tcp_sock *tp)
+{
+	struct qs_owner key = {};
+	struct qs_net_stats *st;
+	struct qs_sock *sum;
+	struct qs_sock add = {};
+
+	add.rx_bytes = qs_growth(&o->rx_seen, tp->bytes_received);
+	add.tx_bytes = qs_growth(&o->tx_seen, tp->bytes_acked);
+	if (!add.rx_bytes && !add.tx_bytes)
+		return;
+	add.tgid = key.tgid = o->tgid;
+	add.start_ns = key.start_ns = o->start_ns;
+	/* Two tries: the owner's first entry may be added between the lookup
+	 * and the insertion by another CPU visiting its other socket. */
+	for (int i = 0; i < 2; i++) {
+		sum = bpf_map_lookup_elem(&qs_net_sums, &key);
+		if (sum) {
+			__sync_fetch_and_add(&sum->rx_bytes, add.rx_bytes);
+			__sync_fetch_and_add(&sum->tx_bytes, add.tx_bytes);
+			qs_touch(&key);
+			return;
+		}
+		if (!bpf_map_update_elem(&qs_net_sums, &key, &add, BPF_NOEXIST)) {
+			qs_touch(&key);
+			return;
+		}
+	}
+	st = qs_stats();
+	if (st)
+		__sync_fetch_and_add(&st->lost, 1);
+}
+
+/* Gives `sk` to `task`'s process: its storage, made where there was none. */
+static __always_inline struct qs_sk_owner *qs_own(struct sock *sk, struct task_struct *task,
+						  __u32 flags)
 {
 	struct qs_sk_owner *o;
 
 	o = bpf_sk_storage_get(&qs_sk_owner, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!o)
-		return;
+		return 0;
 	o->tgid = task->tgid;
 	o->start_ns = task->group_leader->start_boottime;
 	o->flags = flags;
+	return o;
 }
 
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(qs_sk_state, struct sock *sk, int old, int new)
 {
+	struct qs_sk_owner *o;
+	struct tcp_sock *tp;
+
 	if (!qs_is_tcp(sk))
 		return 0;
 	/* Both in the caller's connect() (or a Fast Open send) and listen(). */
-	if (new == QS_TCP_SYN_SENT)
+	if (new == QS_TCP_SYN_SENT) {
 		qs_own(sk, bpf_get_current_task_btf(), 0);
-	else if (new == QS_TCP_LISTEN)
+	} else if (new == QS_TCP_LISTEN) {
 		qs_own(sk, bpf_get_current_task_btf(), QS_SK_LISTENER);
+	} else if (new == QS_TCP_CLOSE) {
+		o = bpf_sk_storage_get(&qs_sk_owner, sk, 0, 0);
+		tp = bpf_skc_to_tcp_sock(sk);
+		if (o && tp && !qs_unheld(sk, o))
+			qs_visit(o, tp);
+	}
 	return 0;
 }
 
@@ -145,36 +222,14 @@ int BPF_PROG(qs_sk_ended, struct sock *sk)
 {
 	struct qs_sk_owner *o;
 	struct tcp_sock *tp;
-	struct qs_net_stats *st;
-	struct qs_sock *sum;
-	struct qs_sock add = {};
 
 	o = bpf_sk_storage_get(&qs_sk_owner, sk, 0, 0);
 	if (!o)
 		return 0;
 	tp = bpf_skc_to_tcp_sock(sk);
-	if (!tp)
-		return 0;
-	qs_counts(&add, o, tp);
+	if (tp)
+		qs_visit(o, tp);
 	bpf_sk_storage_delete(&qs_sk_owner, sk);
-	if (!add.rx_bytes && !add.tx_bytes)
-		return 0;
-	/* Two tries: a first entry for the owner may be added between the
-	 * lookup and the insertion by another CPU closing its socket. */
-	for (int i = 0; i < 2; i++) {
-		sum = bpf_map_lookup_elem(&qs_net_ended, &add.tgid);
-		if (sum && sum->start_ns == add.start_ns) {
-			__sync_fetch_and_add(&sum->rx_bytes, add.rx_bytes);
-			__sync_fetch_and_add(&sum->tx_bytes, add.tx_bytes);
-			return 0;
-		}
-		/* None yet, or an ended process's under a reused PID. */
-		if (!bpf_map_update_elem(&qs_net_ended, &add.tgid, &add, sum ? BPF_EXIST : BPF_NOEXIST))
-			return 0;
-	}
-	st = qs_stats();
-	if (st)
-		__sync_fetch_and_add(&st->ended_lost, 1);
 	return 0;
 }
 
@@ -184,6 +239,7 @@ int qs_sk_files(struct bpf_iter__task_file *ctx)
 	struct task_struct *task = ctx->task;
 	struct file *file = ctx->file;
 	struct qs_sk_owner *o;
+	struct tcp_sock *tp;
 	struct socket *sock;
 	struct sock *sk;
 
@@ -199,9 +255,12 @@ int qs_sk_files(struct bpf_iter__task_file *ctx)
 	 * parent before the children it shares its sockets with. */
 	o = bpf_sk_storage_get(&qs_sk_owner, sk, 0, 0);
 	if (!o)
-		qs_own(sk, task, sk->__sk_common.skc_state == QS_TCP_LISTEN ? QS_SK_LISTENER : 0);
+		o = qs_own(sk, task, sk->__sk_common.skc_state == QS_TCP_LISTEN ? QS_SK_LISTENER : 0);
 	else if (qs_unheld(sk, o))
-		qs_own(sk, task, 0);
+		o = qs_own(sk, task, 0);
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (o && tp)
+		qs_visit(o, tp);
 	return 0;
 }
 
@@ -210,10 +269,7 @@ int qs_socks(struct bpf_iter__bpf_sk_storage_map *ctx)
 {
 	struct qs_sk_owner *o = ctx->value;
 	struct sock *sk = ctx->sk;
-	struct qs_owner key = {};
-	struct qs_net_stats *st;
 	struct tcp_sock *tp;
-	struct qs_sock *sum;
 	struct qs_sock rec = {};
 
 	if (!sk || !o)
@@ -221,27 +277,12 @@ int qs_socks(struct bpf_iter__bpf_sk_storage_map *ctx)
 	tp = bpf_skc_to_tcp_sock(sk);
 	if (!tp)
 		return 0;
-	qs_counts(&rec, o, tp);
 	if (qs_unheld(sk, o)) {
+		qs_counts(&rec, o, tp);
 		rec.flags = QS_SOCK_UNHELD;
 		bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
 		return 0;
 	}
-	if (!rec.rx_bytes && !rec.tx_bytes)
-		return 0;
-	key.tgid = rec.tgid;
-	key.start_ns = rec.start_ns;
-	/* One program runs at a time over the map: no other writer. */
-	sum = bpf_map_lookup_elem(&qs_net_live, &key);
-	if (sum) {
-		sum->rx_bytes += rec.rx_bytes;
-		sum->tx_bytes += rec.tx_bytes;
-		return 0;
-	}
-	if (!bpf_map_update_elem(&qs_net_live, &key, &rec, BPF_NOEXIST))
-		return 0;
-	st = qs_stats();
-	if (st)
-		__sync_fetch_and_add(&st->live_lost, 1);
+	qs_visit(o, tp);
 	return 0;
 }

@@ -221,16 +221,20 @@ struct qs_exit_stats {
 };
 
 /* net.bpf.c: the owner of a TCP socket, kept in the socket's own storage
- * (copied into each connection a listening socket accepts). */
+ * (copied into each connection a listening socket accepts), and the
+ * socket's counts as last charged to it. */
 #define QS_SK_LISTENER 1 /* qs_sk_owner.flags: given by listen(): the listener's, or a copy in a connection it accepted */
 struct qs_sk_owner {
 	__u64 start_ns; /* the owning thread group's leader's start_boottime */
 	__u32 tgid;
 	__u32 flags;
+	__u64 rx_seen;  /* bytes_received when the socket was last visited */
+	__u64 tx_seen;  /* bytes_acked then */
 };
 
-/* net.bpf.c: one per owned socket (qs_socks), or per process whose sockets
- * ended (qs_net_ended): payload bytes as the kernel counts them in tcp_sock. */
+/* net.bpf.c: a process's sums in qs_net_sums, or an unheld connection
+ * written out by the sweep: payload bytes as the kernel counts them in
+ * tcp_sock. */
 #define QS_SOCK_UNHELD 1 /* qs_sock.flags: an accepted connection no holder scan has found the holder of yet */
 struct qs_sock {
 	__u64 start_ns;  /* the owner's start_boottime */
@@ -242,19 +246,19 @@ struct qs_sock {
 
 /* net.bpf.c: the one entry of qs_net_stats. */
 struct qs_net_stats {
-	__u64 ended_lost; /* ended sockets whose counts found no room in qs_net_ended */
-	__u64 live_lost;  /* live sockets whose counts found no room in qs_net_live */
+	__u64 lost;         /* visits whose counts found no room in qs_net_sums */
+	__u64 touched_full; /* visits whose owner found no room in qs_net_touched */
 };
 
-/* net.bpf.c: qs_net_live's key, a live socket's owner. */
+/* net.bpf.c: qs_net_sums's key, a socket's owner. */
 struct qs_owner {
 	__u64 start_ns; /* its start_boottime */
 	__u32 tgid;
 	__u32 pad;
 };
 
-#define QS_NET_ENDED_MAX 65536 /* processes whose ended sockets' sums are kept between reads */
-#define QS_NET_LIVE_MAX 65536 /* processes whose live sockets are summed by one read */
+#define QS_NET_SUMS_MAX 65536 /* processes whose sockets' sums are kept */
+#define QS_NET_TOUCHED_MAX 4096 /* owners whose sums changed, kept between two reads */
 
 /* gpu.bpf.c: a descriptor of a GPU's character device, found by the scan
  * (qs_gpu_files). */

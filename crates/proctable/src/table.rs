@@ -434,6 +434,16 @@ impl ProcTable {
         gpus.read(self.nvml);
     }
 
+    /// The most time between two sweeps of every TCP socket by the
+    /// network read ([`crate::bpf::net::SWEEP_EVERY`] unless set; BPF
+    /// only): between them, a read visits the sockets of the processes
+    /// that ran.
+    pub fn set_net_sweep_every(&mut self, every: std::time::Duration) {
+        if let Inner::Bpf(b) = &mut self.inner {
+            b.set_net_sweep_every(every);
+        }
+    }
+
     /// The least time between two scans for GPU descriptors
     /// ([`crate::gpu::SCAN_EVERY`] unless set).
     pub fn set_gpu_scan_every(&mut self, every: std::time::Duration) {

@@ -113,14 +113,27 @@ impl Drop for Peer {
     }
 }
 
+/// `pid`'s figures from a read of the whole table: its descriptors are
+/// visited if it ran since the read before.
 fn net_of(bpf: &mut Bpf, pid: u32) -> NetBytes {
+    net_in(bpf, pid, None)
+}
+
+/// `pid`'s figures from a read that names it: its descriptors are visited
+/// whether or not it ran.
+fn net_named(bpf: &mut Bpf, pid: u32) -> NetBytes {
+    net_in(bpf, pid, Some(vec![pid]))
+}
+
+/// `pid`'s figures from a read of the whole table, or of `pids`.
+fn net_in(bpf: &mut Bpf, pid: u32, pids: Option<Vec<u32>>) -> NetBytes {
     let query = Query {
         fields: Fields::NONE
             .with(Field::Start)
             .with(Field::Ppid)
             .with(Field::Net),
         threads: false,
-        pids: None,
+        pids,
     };
     let mut out = Vec::new();
     bpf.snapshot(&query, &mut out).expect("a snapshot");
@@ -164,13 +177,15 @@ fn wait_for(bpf: &mut Bpf, pid: u32, done: impl Fn(&NetBytes) -> bool) -> NetByt
     }
 }
 
-/// `pid`'s figures, checked against `ss` read just before and just after:
-/// when the two agree (no acknowledgement arrived in between), so must
-/// ours.
+/// `pid`'s figures from a read that names it, checked against `ss` read
+/// just before and just after: when the two agree (no acknowledgement
+/// arrived in between), so must ours. (A whole table's read may leave
+/// the acknowledgement of a process that did not run since the read
+/// before to the next sweep.)
 fn checked_by_ss(bpf: &mut Bpf, pid: u32) -> NetBytes {
     for _ in 0..50 {
         let before = ss_sums(pid);
-        let ours = net_of(bpf, pid);
+        let ours = net_named(bpf, pid);
         if ss_sums(pid) == before {
             assert_eq!(ours, before, "against ss");
             return ours;
@@ -222,26 +237,34 @@ fn a_process_is_charged_what_its_tcp_sockets_carry() {
     peer.say(&format!("{UP1} {DOWN1}"));
     let mut bpf = Bpf::open().expect("the BPF backend");
     bpf.set_net_scan_every(Duration::ZERO);
+    let loaded = net_of(&mut bpf, peer.pid());
+    near(loaded.rx_bytes, UP1 + DOWN1, 1);
+    near(loaded.tx_bytes, UP1 + DOWN1, 1);
     let first = checked_by_ss(&mut bpf, peer.pid());
     near(first.rx_bytes, UP1 + DOWN1, 1);
     near(first.tx_bytes, UP1 + DOWN1, 1);
 
     // Made after: the connecting end owned when it connects; the accepted
-    // end unheld until the next read's scan finds its holder.
+    // end unheld until the peer's descriptors are visited. With no sweep
+    // after the first read, a whole table's read visits the processes
+    // that ran: the peer's, which gives it the accepted end too.
+    bpf.set_net_sweep_every(Duration::MAX);
+    let sweeps = bpf.net_sweeps();
     peer.say(&format!("{UP2} {DOWN2}"));
-    let _ = net_of(&mut bpf, peer.pid());
-    let (scans, _) = bpf.net_scans().unwrap();
-    let second = checked_by_ss(&mut bpf, peer.pid());
-    assert!(bpf.net_scans().unwrap().0 > scans, "a holder scan ran");
-    assert_eq!(bpf.net_scans().unwrap().1, 0, "no connection is unheld");
     let payload = UP1 + DOWN1 + UP2 + DOWN2;
+    let ran = net_of(&mut bpf, peer.pid());
+    assert_eq!(bpf.net_sweeps(), sweeps, "no sweep");
+    near(ran.rx_bytes, payload, 2);
+    near(ran.tx_bytes, payload, 2);
+    let second = checked_by_ss(&mut bpf, peer.pid());
+    assert_eq!(bpf.net_scans().unwrap().1, 0, "no connection is unheld");
     near(second.rx_bytes, payload, 2);
     near(second.tx_bytes, payload, 2);
 
     // A connection made and closed between two reads, and the others
-    // closed: still charged, which only the ended sockets' sums can give
-    // (a figure never goes below what an earlier read gave, and that was
-    // the first two connections' bytes alone).
+    // closed: still charged, which only the visits as a socket closes and
+    // is destroyed can give (no read finds it in a table of descriptors,
+    // nor in the sweep).
     peer.say(&format!("{UP3} {DOWN3}"));
     peer.say("close");
     let payload = payload + UP3 + DOWN3;
@@ -277,7 +300,7 @@ fn sockets_of_another_network_namespace_are_charged_live_and_once_they_end() {
     near(live.tx_bytes, UP + DOWN, 1);
     assert_eq!(bpf.net_scans().unwrap().1, 0, "no connection is unheld");
     // A second connection made and closed between two reads: only the
-    // ended sockets' sums can give its bytes.
+    // visits as a socket closes and is destroyed can give its bytes.
     peer.say(&format!("{DOWN} {UP}"));
     peer.say("close");
     let payload = 2 * (UP + DOWN);
@@ -289,9 +312,13 @@ fn sockets_of_another_network_namespace_are_charged_live_and_once_they_end() {
 }
 
 /// A server whose worker, a child it forked, holds the connection it
-/// accepted: the connection is the worker's once a holder scan has run
-/// over the listener and its children, found from /proc whatever the
-/// query's fields (this one asks for no parent), and not the listener's.
+/// accepted: the connection is the worker's, not the listener's, once its
+/// descriptors were visited as those of a process that ran. What the
+/// worker's socket receives while it sleeps is not charged by a whole
+/// table's read, but by a read that names it, and by a sweep. A sweep sees
+/// a connection no visit gave a holder as unheld, and a holder scan over
+/// the listener and its children (found from /proc whatever the query's
+/// fields: this one asks for no parent) gives it one.
 #[test]
 fn a_connection_accepted_by_a_forked_worker_is_charged_to_the_worker() {
     let _serial = serial();
@@ -302,19 +329,17 @@ l = socket.socket()
 l.bind(("127.0.0.1", 0))
 l.listen()
 print(l.getsockname()[1], flush=True)
-sys.stdin.readline()
-pid = os.fork()
-if pid == 0:
-    s, _ = l.accept()
-    n = int(sys.argv[1])
-    got = 0
-    while got < n:
-        got += len(s.recv(1 << 20))
-    s.sendall(b"k")
-    print("worker", os.getpid(), flush=True)
-    time.sleep(3600)
-else:
-    time.sleep(3600)
+while sys.stdin.readline():
+    if os.fork() == 0:
+        s, _ = l.accept()
+        n = int(sys.argv[1])
+        got = 0
+        while got < n:
+            got += len(s.recv(1 << 20))
+        s.sendall(b"k")
+        print("worker", os.getpid(), flush=True)
+        time.sleep(3600)
+time.sleep(3600)
 "#;
     let mut child = Command::new("python3")
         .args(["-c", server, &N.to_string()])
@@ -341,34 +366,40 @@ else:
     let mut bpf = Bpf::open().expect("the BPF backend");
     bpf.set_net_scan_every(Duration::ZERO);
     let _ = net_of(&mut bpf, child.id());
-    writeln!(stdin, "fork").unwrap();
-    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.write_all(&vec![b'x'; N]).unwrap();
-    line.clear();
-    stdout.read_line(&mut line).unwrap();
-    let worker: u32 = line
-        .trim()
-        .strip_prefix("worker ")
-        .unwrap()
-        .parse()
-        .unwrap();
+    // No sweep after that first read: a whole table's read visits the
+    // processes that ran.
+    bpf.set_net_sweep_every(Duration::MAX);
+    // A worker forked to accept a connection that sends N bytes: its PID
+    // and the connection's end here.
+    let mut fork = || {
+        writeln!(stdin, "fork").unwrap();
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.write_all(&vec![b'x'; N]).unwrap();
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        let worker: u32 = line
+            .trim()
+            .strip_prefix("worker ")
+            .unwrap()
+            .parse()
+            .unwrap();
+        (worker, c)
+    };
+    let (worker, mut c) = fork();
     let query = Query {
         fields: Fields::NONE.with(Field::Net),
         threads: false,
         pids: None,
     };
-    let read = |bpf: &mut Bpf| {
+    let read_of = |bpf: &mut Bpf, worker: u32| {
         let mut out = Vec::new();
         bpf.snapshot(&query, &mut out).unwrap();
         let of = |pid: u32| out.iter().find(|p| p.pid == pid).and_then(|p| p.net);
         (of(worker).unwrap(), of(child.id()).unwrap())
     };
-    // The first read sees the connection unheld; the next one's scan
-    // (the listener and, from /proc, its worker) gives it its holder.
-    let (unheld, _) = read(&mut bpf);
-    assert_eq!(unheld, NetBytes::default(), "not the worker's yet");
-    assert_eq!(bpf.net_scans().unwrap().1, 1, "one connection is unheld");
-    let _ = read(&mut bpf);
+    let read = |bpf: &mut Bpf| read_of(bpf, worker);
+    // The worker ran since the last read: the next visits its descriptors
+    // and gives it the connection.
     let (w, listener) = read(&mut bpf);
     assert_eq!(bpf.net_scans().unwrap().1, 0, "no connection is unheld");
     near(w.rx_bytes, N as u64, 1);
@@ -377,7 +408,64 @@ else:
         NetBytes::default(),
         "the listener holds no connection"
     );
-    drop(c);
+
+    // The worker sleeps: what its socket receives now is charged when a
+    // read visits its descriptors (a query that names it), or by a sweep;
+    // not by a whole table's read between sweeps.
+    let sleeping = || {
+        std::fs::read_to_string(format!("/proc/{worker}/stat"))
+            .unwrap()
+            .rsplit(") ")
+            .next()
+            .unwrap()
+            .starts_with('S')
+    };
+    while !sleeping() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // A read for what ran up to its sleep; from here on it does not run.
+    let (asleep, _) = read(&mut bpf);
+    let settled = |total: u64| {
+        for _ in 0..500 {
+            if ss_sums(worker).rx_bytes >= total {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the worker's socket never received {total} bytes");
+    };
+    const M: usize = 64 << 10;
+    let sweeps = bpf.net_sweeps().unwrap();
+    c.write_all(&vec![b'y'; M]).unwrap();
+    settled((N + M) as u64);
+    let (between, _) = read(&mut bpf);
+    assert_eq!(between, asleep, "not visited: it did not run");
+    let named = net_named(&mut bpf, worker);
+    assert_eq!(bpf.net_sweeps(), Some(sweeps), "a read by PID visits");
+    near(named.rx_bytes, (N + M) as u64, 1);
+    assert_eq!(named, ss_sums(worker), "against ss");
+    c.write_all(&vec![b'z'; M]).unwrap();
+    settled((N + 2 * M) as u64);
+    bpf.set_net_sweep_every(Duration::ZERO);
+    let (swept, _) = read(&mut bpf);
+    assert!(bpf.net_sweeps().unwrap() > sweeps, "a sweep ran");
+    near(swept.rx_bytes, (N + 2 * M) as u64, 1);
+    assert_eq!(swept, ss_sums(worker), "against ss");
+
+    // Every read a sweep: a second worker's connection is seen unheld by
+    // the first, and the next one's holder scan (the listener and, from
+    // /proc, its children) gives it to the worker.
+    let (second, c2) = fork();
+    let (unheld, _) = read_of(&mut bpf, second);
+    assert_eq!(unheld, NetBytes::default(), "not the worker's yet");
+    assert_eq!(bpf.net_scans().unwrap().1, 1, "one connection is unheld");
+    let (scans, _) = bpf.net_scans().unwrap();
+    let (held, listener) = read_of(&mut bpf, second);
+    assert!(bpf.net_scans().unwrap().0 > scans, "a holder scan ran");
+    assert_eq!(bpf.net_scans().unwrap().1, 0, "no connection is unheld");
+    near(held.rx_bytes, N as u64, 1);
+    assert_eq!(listener, NetBytes::default(), "nor the listener's");
+    drop((c, c2));
     let _ = child.kill();
     let _ = child.wait();
 }

@@ -221,6 +221,8 @@ section! {
         http_process_rows: Plain<bool> = Plain(false);
         /// Whether the process table carries the bytes each process's TCP sockets carried (BPF only; about 100 bytes of kernel memory a socket, charged to the agent)
         process_network: Plain<bool> = Plain(false);
+        /// With process_network, the most time between two reads of every TCP socket; between them a read takes the sockets of the processes that ran (what a socket receives while none of its holders runs shows at the next)
+        process_network_sweep_interval: Dur = Dur { default: secs(30), lo: secs(1), hi: secs(86_400) };
         /// Whether the process table carries GPU use per process: engines' busy time, GPU memory and clients, from DRM fdinfo and NVIDIA's library (docs/proctable.md)
         process_gpu: Plain<bool> = Plain(false);
         /// With process_gpu, the least time between two scans of every process's descriptors for GPUs (a process that opens a GPU shows at the next)

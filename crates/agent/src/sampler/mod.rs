@@ -431,6 +431,9 @@ impl Agent {
         }
         if net {
             fields = fields.with(proctable::Field::Net);
+            if let Some(t) = self.table.as_mut() {
+                t.set_net_sweep_every(config.process_network_sweep_interval);
+            }
         }
         // GPU use: a scan of every descriptor at its own interval, the
         // GPU descriptors' fdinfo at each read.

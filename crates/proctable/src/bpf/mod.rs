@@ -67,6 +67,8 @@ pub const READ_GROUPS: &[(Field, u32)] = &[
     (Field::OomScoreAdj, QS_CFG_OOM as u32),
     (Field::Delay, QS_CFG_DELAY as u32),
     (Field::DelayAcct, QS_CFG_DELAYACCT as u32),
+    // The run time tells the network read which processes ran.
+    (Field::Net, QS_CFG_CPUTIME as u32),
 ];
 
 /// The `qs_config` flags that make the programs read `fields` and no more.
@@ -175,6 +177,11 @@ pub struct Bpf {
     /// Whether the last read read the sockets, for its build.
     net_read: bool,
     net_scan_every: std::time::Duration,
+    net_sweep_every: std::time::Duration,
+    /// Which processes ran between two walks, for the network read.
+    activity: net::Activity,
+    /// A query's PIDs, sorted, for the network read.
+    named: Vec<u32>,
     /// Why the last read of the sockets failed, if it did.
     net_error: Option<String>,
     /// The scan for GPU descriptors, once a query asked for GPU figures:
@@ -195,6 +202,40 @@ impl NetState {
         match loaded {
             Ok(n) => NetState::Loaded(Box::new(n)),
             Err(e) => NetState::Off(e.to_string()),
+        }
+    }
+}
+
+/// Reads the sockets (`visit`),
+/// the programs loaded at the first call with `every`'s holder-scan and
+/// sweep intervals (their hooks attached, every TCP socket there is given
+/// an owner): whether it did. A failed read leaves the rows without them
+/// and says why (`err`, [`Bpf::net_unavailable`]), not the table unread.
+fn read_net(
+    state: &mut Option<NetState>,
+    err: &mut Option<String>,
+    every: (std::time::Duration, std::time::Duration),
+    visit: net::Visit<'_>,
+) -> bool {
+    if state.is_none() {
+        let loaded = kernel_btf().and_then(|btf| net::Net::load(&btf));
+        *state = Some(NetState::of(loaded.map(|mut n| {
+            n.set_scan_every(every.0);
+            n.set_sweep_every(every.1);
+            n
+        })));
+    }
+    let Some(NetState::Loaded(net)) = state.as_mut() else {
+        return false;
+    };
+    match net.read(visit) {
+        Ok(()) => {
+            *err = None;
+            true
+        }
+        Err(e) => {
+            *err = Some(e.to_string());
+            false
         }
     }
 }
@@ -387,6 +428,9 @@ impl Bpf {
             net,
             net_read: false,
             net_scan_every: net::SCAN_EVERY,
+            net_sweep_every: net::SWEEP_EVERY,
+            activity: net::Activity::default(),
+            named: Vec::new(),
             net_error: None,
             gpu: None,
             gpu_majors: vec![crate::gpu::DRM_MAJOR, crate::gpu::ACCEL_MAJOR],
@@ -500,19 +544,6 @@ impl Bpf {
     pub fn read(&mut self, query: &Query) -> Result<()> {
         self.read_len = None;
         self.net_read = false;
-        // A failed read of the sockets leaves the rows without them (and
-        // says why: `net_unavailable`), not the table unread.
-        if query.fields.has(Field::Net)
-            && let Some(net) = self.open_net()
-        {
-            match net.read() {
-                Ok(()) => {
-                    self.net_read = true;
-                    self.net_error = None;
-                }
-                Err(e) => self.net_error = Some(e.to_string()),
-            }
-        }
         let mut flags = read_flags(query.fields);
         if query.threads {
             flags |= QS_CFG_THREADS as u32;
@@ -547,6 +578,27 @@ impl Bpf {
             })?;
             walk.run(words_as_bytes(&self.walk_object), &mut self.helpers)?;
             self.read_len = Some(0);
+            // The sockets of the processes that ran since the last walk
+            // of a whole table; of a query by PID, those it names.
+            if query.fields.has(Field::Net) {
+                let every = (self.net_scan_every, self.net_sweep_every);
+                let visit = match query.pids.as_ref() {
+                    Some(pids) => {
+                        self.named.clone_from(pids);
+                        self.named.sort_unstable();
+                        net::Visit::Named(&self.named)
+                    }
+                    None => net::Visit::Ran({
+                        let rows = walk.rows();
+                        let tasks = rows.ranges.iter().flat_map(|r| &rows.tasks[r.clone()]);
+                        self.activity.ran(tasks.filter(|t| t.pid != 0).map(|t| {
+                            let moved = t.runtime_ns.wrapping_add(t.nvcsw).wrapping_add(t.nivcsw);
+                            (t.tgid, t.start_boottime_ns, moved)
+                        }))
+                    }),
+                };
+                self.net_read = read_net(&mut self.net, &mut self.net_error, every, visit);
+            }
         } else {
             if let Some(pids) = in_kernel {
                 write_filter(&mut self.ebpf, &mut self.filter, pids)?;
@@ -556,6 +608,11 @@ impl Bpf {
                 wakeup_bytes: self.config.wakeup_bytes,
             })?;
             self.read_len = Some(self.run_iterator()?);
+            if query.fields.has(Field::Net) {
+                let every = self.net_every();
+                self.net_read =
+                    read_net(&mut self.net, &mut self.net_error, every, net::Visit::All);
+            }
         }
         Ok(())
     }
@@ -678,22 +735,9 @@ impl Bpf {
         }
     }
 
-    /// The network programs, loaded at the first call (their hooks
-    /// attached, every TCP socket there is given an owner); `None` when
-    /// they cannot be loaded ([`Bpf::net_unavailable`] says why).
-    fn open_net(&mut self) -> Option<&mut net::Net> {
-        if self.net.is_none() {
-            let every = self.net_scan_every;
-            let loaded = kernel_btf().and_then(|btf| net::Net::load(&btf));
-            self.net = Some(NetState::of(loaded.map(|mut n| {
-                n.set_scan_every(every);
-                n
-            })));
-        }
-        match self.net.as_mut() {
-            Some(NetState::Loaded(n)) => Some(n),
-            _ => None,
-        }
+    /// The network read's holder-scan and sweep intervals.
+    fn net_every(&self) -> (std::time::Duration, std::time::Duration) {
+        (self.net_scan_every, self.net_sweep_every)
     }
 
     /// Why network bytes are not read, once a query asked for them: they
@@ -714,9 +758,31 @@ impl Bpf {
         }
     }
 
+    /// The most time between two sweeps of every socket by the network
+    /// read ([`net::SWEEP_EVERY`] unless set); between them a read visits
+    /// the sockets of the processes that ran, or sweeps where that is
+    /// estimated to cost more. `Duration::MAX`: no sweep after the first
+    /// read, whatever visiting costs.
+    pub fn set_net_sweep_every(&mut self, every: std::time::Duration) {
+        self.net_sweep_every = every;
+        if let Some(NetState::Loaded(n)) = self.net.as_mut() {
+            n.set_sweep_every(every);
+        }
+    }
+
+    /// Sweeps of every socket the network read ran; `None` before network
+    /// bytes were asked for.
+    pub fn net_sweeps(&self) -> Option<u64> {
+        match &self.net {
+            Some(NetState::Loaded(n)) => Some(n.sweeps()),
+            _ => None,
+        }
+    }
+
     /// Holder scans the network read ran (its load's included), and the
-    /// accepted connections its last read found unheld; `None` before
-    /// network bytes were asked for.
+    /// accepted connections its last sweep found unheld (less those a
+    /// holder scan looked for since); `None` before network bytes were
+    /// asked for.
     pub fn net_scans(&self) -> Option<(u64, usize)> {
         match &self.net {
             Some(NetState::Loaded(n)) => Some((n.scans(), n.unheld())),
@@ -730,8 +796,8 @@ impl Bpf {
         matches!(self.net, Some(NetState::Loaded(_)))
     }
 
-    /// Sockets that ended and whose counts found no room to be kept;
-    /// `None` before network bytes were asked for.
+    /// Visits to sockets whose counts found no room to be kept; `None`
+    /// before network bytes were asked for.
     pub fn net_lost(&self) -> Option<u64> {
         match &self.net {
             Some(NetState::Loaded(n)) => Some(n.lost()),

@@ -9,22 +9,37 @@
 //! any process's call: it is *unheld* until a holder scan gives it to the
 //! first process found holding it. The scan is an iterator over
 //! descriptors, about 400 ns each: at load over every process's; later,
-//! when a read saw unheld connections and at most every [`SCAN_EVERY`]
+//! when a sweep saw unheld connections and at most every [`SCAN_EVERY`]
 //! unless set, over the descriptors of the processes that listen for them
 //! and of their children (which is where a server's workers are: those
-//! /proc/PID/task/*/children lists, whatever fields the query asked). A
-//! read then sums, by owner:
+//! /proc/PID/task/*/children lists, whatever fields the query asked).
 //!
-//! - every owned socket's `bytes_received` and `bytes_acked` (payload
-//!   received in order; payload sent and acknowledged), through the
-//!   iterator over the owners' storage: a visit per owned socket, of every
-//!   network namespace, not per process, per descriptor nor per bucket of
-//!   the kernel's socket hash, and no socket locked; summed by owner in the
-//!   kernel, so that a read copies a record per process; an unheld
-//!   connection is not counted while it is live;
-//! - the last counts of the process's sockets that ended since it started,
-//!   which the kernel adds up as each socket is destroyed (an unheld one
-//!   is charged to the process that listens).
+//! A visit to a socket charges its owner with what the socket's
+//! `bytes_received` and `bytes_acked` (payload received in order; payload
+//! sent and acknowledged) grew by since the socket's last visit; the
+//! kernel keeps each owner's sums from read to read. A read visits, by
+//! cost proportional to what changed:
+//!
+//! - the sockets of the processes that ran since the last read (their
+//!   run time or context switches moved: `Activity`), through the same
+//!   iterator over their descriptors, which also gives an unheld
+//!   connection to the process found holding it; or
+//! - every owned socket (the *sweep*), through the iterator over the
+//!   owners' storage: a visit per socket, of every network namespace, not
+//!   per bucket of the kernel's socket hash, and no socket locked; at
+//!   the first read, at least every [`SWEEP_EVERY`] unless set, and
+//!   whenever visiting the processes that ran is estimated to cost more
+//!   (each one's last visit, or the average visit: a server holding
+//!   10,000 connections costs as much to visit as a sweep of them).
+//!
+//! A query by PID visits the processes it names (every socket when a
+//! sweep is due).
+//!
+//! A socket is also visited as it closes and as the kernel destroys it,
+//! so that the bytes of one closed between two reads are charged. What a
+//! socket received while none of its holders ran (data left unread, or
+//! the acknowledgement of data sent before) is charged by the next sweep
+//! or the next read after a holder runs.
 //!
 //! What it cannot give:
 //!
@@ -34,7 +49,8 @@
 //!   after the scan that found it (a descriptor passed over a unix socket)
 //!   stays charged to the first holder; a socket two processes hold, to
 //!   the lower PID; a connection held by a process that is neither the
-//!   listener nor its child stays unheld until it ends.
+//!   listener nor its child stays unheld until that process is visited
+//!   as one that ran, or the connection ends.
 //! - The procfs backend reads nothing: `/proc/PID/net` is the network
 //!   namespace's, not the process's.
 //!
@@ -58,6 +74,24 @@ use crate::record::{QS_SOCK_UNHELD, QsNetStats, QsOwner, QsSock};
 /// ([`crate::bpf::Bpf::set_net_scan_every`]).
 pub const SCAN_EVERY: Duration = Duration::from_secs(10);
 
+/// The most time between two sweeps of every socket, unless set
+/// ([`crate::bpf::Bpf::set_net_sweep_every`]).
+pub const SWEEP_EVERY: Duration = Duration::from_secs(30);
+
+/// What a read visits.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Visit<'a> {
+    /// The descriptors of the processes that ran since the last read
+    /// (sorted), or every socket where that is estimated to cost more;
+    /// every socket when a sweep is due.
+    Ran(&'a [u32]),
+    /// The descriptors of the processes a query names (sorted); every
+    /// socket when a sweep is due.
+    Named(&'a [u32]),
+    /// Every socket.
+    All,
+}
+
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../../bpf/net.bpf.o");
 
@@ -73,37 +107,52 @@ struct Sum {
     tx: u64,
 }
 
+impl Sum {
+    fn of(v: &QsSock) -> Sum {
+        Sum {
+            tgid: v.tgid,
+            start_ns: v.start_ns,
+            rx: v.rx_bytes,
+            tx: v.tx_bytes,
+        }
+    }
+}
+
 /// The loaded programs, their hooks attached, and the last read's sums.
 pub(crate) struct Net {
     ebpf: Ebpf,
     /// The link of the iterator over the sockets' owners.
     socks: OwnedFd,
     buf: Vec<u8>,
-    /// The last read's sums by owner, sorted by thread-group id.
+    /// The owners' sums as last read, sorted by thread-group id.
     sums: Vec<Sum>,
-    /// What the last build gave each process it found: a figure never goes
-    /// below it (see [`Net::apply`]).
-    given: Vec<Sum>,
-    /// The next build's, swapped with it (one buffer reused, not one
-    /// allocated a build).
-    giving: Vec<Sum>,
-    /// Unheld connections the last read saw.
+    /// Unheld connections the last sweep saw, less those a holder scan
+    /// has looked for since.
     unheld: usize,
     /// The processes that listen for them, and then their children too:
     /// the next holder scan's.
     listeners: Vec<u32>,
-    /// The ended sums' batches: keys and values.
-    keys: Vec<u32>,
-    values: Vec<QsSock>,
-    /// The live sums' batches.
+    /// The owners' sums, read in batches: keys and values; and the noted
+    /// owners' values (unused).
     owners: Vec<QsOwner>,
-    live: Vec<QsSock>,
-    /// A read ran the iterator and did not take its sums.
-    live_left: bool,
+    values: Vec<QsSock>,
+    noted: Vec<u32>,
+    /// The kernel's count of owners it could not note, as last read.
+    touched_full: u64,
     last_scan: Instant,
     scan_every: Duration,
     scans: u64,
-    /// When the ended sums were last pruned of processes that ended.
+    /// When the last sweep ran (`None`: none yet), and what it took.
+    last_sweep: Option<Instant>,
+    sweep_took: Duration,
+    sweep_every: Duration,
+    sweeps: u64,
+    /// What a visit to one process's descriptors took, on average; and
+    /// each one's of the last read that visited, by PID (and the next's).
+    per_process: Duration,
+    costs: Vec<(u32, Duration)>,
+    took: Vec<(u32, Duration)>,
+    /// When the sums were last pruned of processes that ended.
     last_prune: Instant,
 }
 
@@ -147,28 +196,33 @@ impl Net {
             socks,
             buf: vec![0u8; 64 * 1024],
             sums: Vec::new(),
-            given: Vec::new(),
-            giving: Vec::new(),
             unheld: 0,
             listeners: Vec::new(),
-            keys: Vec::new(),
-            values: Vec::new(),
             owners: Vec::new(),
-            live: Vec::new(),
-            live_left: false,
+            values: Vec::new(),
+            noted: Vec::new(),
+            touched_full: 0,
             last_scan: Instant::now(),
             scan_every: SCAN_EVERY,
             scans: 0,
+            last_sweep: None,
+            sweep_took: Duration::ZERO,
+            sweep_every: SWEEP_EVERY,
+            sweeps: 0,
+            per_process: Duration::ZERO,
+            costs: Vec::new(),
+            took: Vec::new(),
             last_prune: Instant::now(),
         };
         net.scan(None)?;
         Ok(net)
     }
 
-    /// The holder scan: the descriptors of every process (`None`), or of
-    /// those named, are visited, and each TCP socket without an owner, or
-    /// unheld, is given to the first process found holding it.
-    fn scan(&mut self, pids: Option<&[u32]>) -> Result<()> {
+    /// The iterator over descriptors: those of every process (`None`), or
+    /// of those named. Each TCP socket without an owner, or unheld, is
+    /// given to the first process found holding it, and each owned one is
+    /// visited.
+    fn visit_holders(&mut self, pids: Option<&[u32]>) -> Result<()> {
         let whole = [0];
         let targets: &[u32] = pids.unwrap_or(&whole);
         for &pid in targets {
@@ -181,11 +235,65 @@ impl Net {
                 Err(e) => return Err(e),
             };
             let mut file = std::fs::File::from(iter_create(&link)?);
-            read_to_end(&mut file, &mut self.buf, "running the holder scan")?;
+            read_to_end(&mut file, &mut self.buf, "visiting descriptors")?;
         }
+        Ok(())
+    }
+
+    /// Visits the descriptors of the processes in `ran` (sorted), keeping
+    /// what each visit took.
+    fn visit_ran(&mut self, ran: &[u32]) -> Result<()> {
+        self.took.clear();
+        for &pid in ran {
+            let t = Instant::now();
+            self.visit_holders(Some(&[pid]))?;
+            let took = t.elapsed();
+            self.took.push((pid, took));
+            // A moving average, new visits weighing a quarter.
+            self.per_process = match self.per_process {
+                Duration::ZERO => took,
+                p => (p * 3 + took) / 4,
+            };
+        }
+        std::mem::swap(&mut self.took, &mut self.costs);
+        sys::trim_capacity(&mut self.took, self.costs.len());
+        Ok(())
+    }
+
+    /// What visiting the processes in `ran` (sorted) is estimated to take:
+    /// each one's last visit, or the average visit for one not visited by
+    /// the last read that visited.
+    fn estimate(&self, ran: &[u32]) -> Duration {
+        let mut at = 0;
+        let mut sum = Duration::ZERO;
+        for &pid in ran {
+            at += self.costs[at..].partition_point(|c| c.0 < pid);
+            sum += match self.costs.get(at) {
+                Some(&(p, took)) if p == pid => took,
+                _ => self.per_process,
+            };
+        }
+        sum
+    }
+
+    /// The holder scan: [`Net::visit_holders`] of every process or of
+    /// those named, counted.
+    fn scan(&mut self, pids: Option<&[u32]>) -> Result<()> {
+        self.visit_holders(pids)?;
         self.last_scan = Instant::now();
         self.scans += 1;
         Ok(())
+    }
+
+    /// The most time between two sweeps of every socket; `Duration::MAX`:
+    /// none after the first read, whatever visiting those that ran costs.
+    pub(crate) fn set_sweep_every(&mut self, every: Duration) {
+        self.sweep_every = every;
+    }
+
+    /// Sweeps run since the load.
+    pub(crate) fn sweeps(&self) -> u64 {
+        self.sweeps
     }
 
     /// The least time between two holder scans.
@@ -203,11 +311,10 @@ impl Net {
         self.unheld
     }
 
-    /// Sums every owned socket's counts by owner: the ended sockets' first,
-    /// then the live ones', so that a socket destroyed between the two is
-    /// missed for one read rather than counted twice. Runs a holder scan
-    /// first when one is due.
-    pub(crate) fn read(&mut self) -> Result<()> {
+    /// Visits the sockets `visit` says (every socket at the first read and
+    /// when a sweep is due), and brings the owners' sums up to date. Runs
+    /// a holder scan first when one is due.
+    pub(crate) fn read(&mut self, visit: Visit<'_>) -> Result<()> {
         if self.unheld > 0 && self.last_scan.elapsed() >= self.scan_every {
             let mut pids = std::mem::take(&mut self.listeners);
             let listeners = pids.len();
@@ -217,32 +324,106 @@ impl Net {
             pids.sort_unstable();
             pids.dedup();
             self.scan(Some(&pids))?;
+            // Found, or held where no scan looks: the next sweep says.
+            self.unheld = 0;
         }
-        self.sums.clear();
-        self.unheld = 0;
-        self.listeners.clear();
-        self.read_ended()?;
+        let since = self.last_sweep.map(|t| t.elapsed());
+        let sweep = match visit {
+            Visit::All => true,
+            Visit::Named(_) => since.is_none_or(|s| s >= self.sweep_every),
+            // Duration::MAX: never again, whatever visiting costs.
+            Visit::Ran(ran) => {
+                since.is_none_or(|s| s >= self.sweep_every)
+                    || (self.sweep_every < Duration::MAX && self.estimate(ran) >= self.sweep_took)
+            }
+        };
+        match visit {
+            Visit::Named(pids) | Visit::Ran(pids) if !sweep => self.visit_ran(pids)?,
+            _ => {
+                let t = Instant::now();
+                self.sweep()?;
+                self.sweep_took = t.elapsed();
+                self.last_sweep = Some(Instant::now());
+                self.sweeps += 1;
+            }
+        }
+        self.take_sums(sweep)?;
         if self.last_prune.elapsed() >= self.scan_every {
             self.prune();
             self.last_prune = Instant::now();
         }
-        for (i, v) in self.values.iter().enumerate() {
-            debug_assert_eq!(self.keys[i], v.tgid);
-            self.sums.push(Sum {
-                tgid: v.tgid,
-                start_ns: v.start_ns,
-                rx: v.rx_bytes,
-                tx: v.tx_bytes,
-            });
+        Ok(())
+    }
+
+    /// Brings the sums up to date: every owner's after a sweep (or where
+    /// the kernel could not note every owner whose sums changed), else
+    /// those of the owners it noted.
+    fn take_sums(&mut self, all: bool) -> Result<()> {
+        let touched = map_fd(&self.ebpf, "qs_net_touched")?.as_raw_fd();
+        batch(
+            touched,
+            aya_obj::generated::bpf_cmd::BPF_MAP_LOOKUP_AND_DELETE_BATCH,
+            &mut self.owners,
+            &mut self.noted,
+        )
+        .map_err(|e| bpf_err("reading the owners whose sums changed")(e.to_string()))?;
+        let full = self.stats().touched_full;
+        let all = all || full != self.touched_full;
+        self.touched_full = full;
+        let fd = map_fd(&self.ebpf, "qs_net_sums")?.as_raw_fd();
+        if all {
+            batch(
+                fd,
+                aya_obj::generated::bpf_cmd::BPF_MAP_LOOKUP_BATCH,
+                &mut self.owners,
+                &mut self.values,
+            )
+            .map_err(|e| bpf_err("reading the sockets' sums")(e.to_string()))?;
+            self.sums.clear();
+            self.sums.extend(self.values.iter().map(Sum::of));
+            self.sums.sort_unstable_by_key(|s| (s.tgid, s.start_ns));
+            return Ok(());
         }
-        // The live sockets, summed by owner into qs_net_live; the unheld
-        // connections written out one by one. A read that failed between
-        // the two left sums behind: they are dropped first.
-        let fd = map_fd(&self.ebpf, "qs_net_live")?.as_raw_fd();
-        if self.live_left {
-            self.take_live(fd)?;
+        for key in &self.owners {
+            let mut v = QsSock::default();
+            let mut attr = [0u64; 18];
+            attr[0] = fd as u32 as u64;
+            attr[1] = key as *const QsOwner as u64;
+            attr[2] = &mut v as *mut QsSock as u64;
+            // Gone: pruned meanwhile.
+            if bpf(
+                aya_obj::generated::bpf_cmd::BPF_MAP_LOOKUP_ELEM as i64,
+                &mut attr,
+            )
+            .is_err()
+            {
+                continue;
+            }
+            let new = Sum::of(&v);
+            match self
+                .sums
+                .binary_search_by_key(&(new.tgid, new.start_ns), |s| (s.tgid, s.start_ns))
+            {
+                Ok(i) => self.sums[i] = new,
+                Err(i) => self.sums.insert(i, new),
+            }
         }
-        self.live_left = true;
+        Ok(())
+    }
+
+    fn stats(&self) -> QsNetStats {
+        self.ebpf
+            .map("qs_net_stats")
+            .and_then(|m| Array::<_, QsNetStats>::try_from(m).ok())
+            .and_then(|a| a.get(&0, 0).ok())
+            .unwrap_or_default()
+    }
+
+    /// Visits every owned socket; the unheld connections are written out
+    /// one by one, and their listeners kept for the next holder scan.
+    fn sweep(&mut self) -> Result<()> {
+        self.unheld = 0;
+        self.listeners.clear();
         let mut file = std::fs::File::from(iter_create(&self.socks)?);
         let len = read_to_end(&mut file, &mut self.buf, "reading the TCP sockets")?;
         let step = size_of::<QsSock>();
@@ -260,136 +441,120 @@ impl Net {
                 self.listeners.push(s.tgid);
             }
         }
-        self.take_live(fd)?;
-        self.live_left = false;
-        for v in &self.live {
-            self.sums.push(Sum {
-                tgid: v.tgid,
-                start_ns: v.start_ns,
-                rx: v.rx_bytes,
-                tx: v.tx_bytes,
-            });
-        }
         self.listeners.sort_unstable();
         self.listeners.dedup();
-        self.sums.sort_unstable_by_key(|s| (s.tgid, s.start_ns));
-        self.sums.dedup_by(|next, kept| {
-            let same = (next.tgid, next.start_ns) == (kept.tgid, kept.start_ns);
-            if same {
-                kept.rx += next.rx;
-                kept.tx += next.tx;
-            }
-            same
-        });
         Ok(())
     }
 
-    /// Takes every entry of the live sums (map `fd`) into `owners` and
-    /// `live`, deleting them as they are read: the next run of the
-    /// iterator starts empty.
-    fn take_live(&mut self, fd: RawFd) -> Result<()> {
-        batch(
-            fd,
-            aya_obj::generated::bpf_cmd::BPF_MAP_LOOKUP_AND_DELETE_BATCH,
-            &mut self.owners,
-            &mut self.live,
-        )
-        .map_err(|e| bpf_err("reading the live sockets' sums")(e.to_string()))
-    }
-
-    /// Takes every entry of the ended sums into `keys` and `values`, in
-    /// batches of one system call each.
-    fn read_ended(&mut self) -> Result<()> {
-        let fd = map_fd(&self.ebpf, "qs_net_ended")?.as_raw_fd();
-        batch(
-            fd,
-            aya_obj::generated::bpf_cmd::BPF_MAP_LOOKUP_BATCH,
-            &mut self.keys,
-            &mut self.values,
-        )
-        .map_err(|e| bpf_err("reading the ended sockets' sums")(e.to_string()))
-    }
-
     /// Gives each process row of `out` (sorted by PID) its sums from the
-    /// last read: zero for a process that owns no socket. A figure never
-    /// goes below what the last build gave the same process, as a socket
-    /// destroyed during a read is missed by it and counted by the next.
+    /// last read: zero for a process that owns no socket. The kernel only
+    /// adds to a sum, so a figure never goes below what an earlier read
+    /// gave.
     pub(crate) fn apply(&mut self, out: &mut [Proc]) {
-        let mut given = std::mem::take(&mut self.giving);
-        given.clear();
+        let mut at = 0;
+        let mut last = 0;
         for p in out.iter_mut().filter(|p| p.pid == p.tgid) {
-            let mut sum = Sum {
-                tgid: p.tgid,
-                start_ns: p.start_ns,
-                rx: 0,
-                tx: 0,
-            };
-            let first = self.sums.partition_point(|s| s.tgid < p.tgid);
-            if let Some(s) = self.sums[first..]
+            // Rows in PID order are met in one pass; any other order
+            // starts again.
+            if p.tgid < last {
+                at = 0;
+            }
+            last = p.tgid;
+            at += self.sums[at..].partition_point(|s| s.tgid < p.tgid);
+            let sum = self.sums[at..]
                 .iter()
                 .take_while(|s| s.tgid == p.tgid)
-                .find(|s| s.start_ns == p.start_ns)
-            {
-                (sum.rx, sum.tx) = (s.rx, s.tx);
-            }
-            if let Ok(i) = self
-                .given
-                .binary_search_by_key(&(sum.tgid, sum.start_ns), |g| (g.tgid, g.start_ns))
-            {
-                sum.rx = sum.rx.max(self.given[i].rx);
-                sum.tx = sum.tx.max(self.given[i].tx);
-            }
-            p.net = Some(NetBytes {
-                rx_bytes: sum.rx,
-                tx_bytes: sum.tx,
-            });
-            given.push(sum);
+                .find(|s| s.start_ns == p.start_ns);
+            p.net = Some(sum.map_or(NetBytes::default(), |s| NetBytes {
+                rx_bytes: s.rx,
+                tx_bytes: s.tx,
+            }));
         }
-        given.sort_unstable_by_key(|g| (g.tgid, g.start_ns));
-        self.giving = std::mem::replace(&mut self.given, given);
-        // What a table of a burst's processes grew them to is given back
-        // when tables of ordinary size follow.
-        sys::trim_capacity(&mut self.giving, self.given.len());
-        sys::trim_capacity(&mut self.given, 0);
     }
 
-    /// Drops the ended sums of processes that ended: those whose PID names
-    /// no process. Run by [`Net::read`] (not by the build, which a caller
-    /// may hold a lock for) at most every scan interval, whatever the
-    /// query: one `kill(pid, 0)` per process with ended sockets. A sum
-    /// whose PID a new process took stays until that one ends; no row
-    /// matches it (the start time differs).
+    /// Drops the sums of processes that ended: those whose PID names no
+    /// process. Run by [`Net::read`] (not by the build, which a caller may
+    /// hold a lock for) at most every scan interval, whatever the query:
+    /// one `kill(pid, 0)` per process with sums. A sum whose PID a new
+    /// process took stays until that one ends; no row matches it (the
+    /// start time differs).
     fn prune(&mut self) {
-        let Ok(fd) = map_fd(&self.ebpf, "qs_net_ended").map(|f| f.as_raw_fd()) else {
+        let Ok(fd) = map_fd(&self.ebpf, "qs_net_sums").map(|f| f.as_raw_fd()) else {
             return;
         };
-        for (&key, v) in self.keys.iter().zip(&self.values) {
+        self.sums.retain(|s| {
             // SAFETY: kill with signal 0 sends nothing; it only checks.
-            let gone = unsafe { libc::kill(v.tgid as libc::pid_t, 0) } != 0
+            let gone = unsafe { libc::kill(s.tgid as libc::pid_t, 0) } != 0
                 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
             if gone {
+                let key = QsOwner {
+                    start_ns: s.start_ns,
+                    tgid: s.tgid,
+                    pad: 0,
+                };
                 let mut attr = [0u64; 18];
                 attr[0] = fd as u32 as u64;
-                attr[1] = &key as *const u32 as u64;
-                // The entry may be gone already, or taken again by a new
-                // process with that PID: either is fine.
+                attr[1] = &key as *const QsOwner as u64;
+                // The entry may be gone already: fine.
                 let _ = bpf(
                     aya_obj::generated::bpf_cmd::BPF_MAP_DELETE_ELEM as i64,
                     &mut attr,
                 );
             }
-        }
+            !gone
+        });
     }
 
-    /// Sockets whose counts found no room to be kept: ended ones (65,536
-    /// processes with ended sockets between two reads) and live ones
-    /// (65,536 processes holding sockets at one read).
+    /// Visits whose counts found no room to be kept (65,536 processes
+    /// with sums).
     pub(crate) fn lost(&self) -> u64 {
-        self.ebpf
-            .map("qs_net_stats")
-            .and_then(|m| Array::<_, QsNetStats>::try_from(m).ok())
-            .and_then(|a| a.get(&0, 0).ok())
-            .map_or(0, |s| s.ended_lost + s.live_lost)
+        self.stats().lost
+    }
+}
+
+/// Which processes ran between two reads: each process's run time and
+/// context switches from the process table's walk, kept from read to
+/// read.
+#[derive(Default)]
+pub(crate) struct Activity {
+    /// (TGID, start time, a sum of its counters), sorted, of the last read.
+    last: Vec<(u32, u64, u64)>,
+    now: Vec<(u32, u64, u64)>,
+    /// The processes that ran, sorted.
+    ran: Vec<u32>,
+}
+
+impl Activity {
+    /// Takes a read's rows (TGID, start time, run time plus context
+    /// switches: a thread's or a process's, several rows of one process
+    /// summed) and gives the processes that are new or whose counters
+    /// moved since the last.
+    pub(crate) fn ran(&mut self, rows: impl Iterator<Item = (u32, u64, u64)>) -> &[u32] {
+        self.now.clear();
+        self.now.extend(rows);
+        self.now.sort_unstable_by_key(|r| (r.0, r.1));
+        self.now.dedup_by(|next, kept| {
+            let same = (next.0, next.1) == (kept.0, kept.1);
+            if same {
+                kept.2 = kept.2.wrapping_add(next.2);
+            }
+            same
+        });
+        self.ran.clear();
+        let mut i = 0;
+        for &(tgid, start, sum) in &self.now {
+            while i < self.last.len() && (self.last[i].0, self.last[i].1) < (tgid, start) {
+                i += 1;
+            }
+            let before = self.last.get(i).filter(|l| (l.0, l.1) == (tgid, start));
+            if before.is_none_or(|l| l.2 != sum) {
+                self.ran.push(tgid);
+            }
+        }
+        self.ran.dedup();
+        std::mem::swap(&mut self.last, &mut self.now);
+        sys::trim_capacity(&mut self.now, self.last.len());
+        &self.ran
     }
 }
 
@@ -542,4 +707,30 @@ fn bpf_call(cmd: i64, attr: &mut [u64; 18]) -> std::io::Result<libc::c_long> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_ran_when_new_or_its_counters_moved() {
+        let mut a = Activity::default();
+        // The first read: every process is new.
+        assert_eq!(
+            a.ran([(1, 10, 5), (2, 20, 7), (2, 20, 1)].into_iter()),
+            [1, 2]
+        );
+        // Unchanged (its two rows summed as before): none.
+        assert_eq!(
+            a.ran([(2, 20, 1), (1, 10, 5), (2, 20, 7)].into_iter()),
+            [0u32; 0]
+        );
+        // Moved; new; a PID taken by a new process; one gone.
+        assert_eq!(
+            a.ran([(1, 10, 6), (2, 21, 8), (3, 30, 0)].into_iter()),
+            [1, 2, 3]
+        );
+        assert_eq!(a.ran([(1, 10, 6)].into_iter()), [0u32; 0]);
+    }
 }
