@@ -14,8 +14,8 @@ use aya::maps::{Array, MapData};
 use aya::programs::{Iter, RawTracePoint};
 use aya::{Btf, Ebpf};
 
-use super::load::{Mapped, bpf_err, chain, link_kfuncs_of, page_round, program, read_to_end};
-use super::net::{iter_create, iter_link};
+use super::load::{Mapped, bpf_err, chain, link_kfuncs_of, page_round, program};
+use super::net::run_task_iter;
 use super::test_run::test_run;
 use crate::error::Result;
 use crate::record::{
@@ -205,25 +205,20 @@ impl GpuScan {
             out.extend(hits.iter().map(|&h| ((h >> 32) as u32, h as u32)));
             return Ok(());
         }
-        let whole = [0];
-        for &pid in pids.unwrap_or(&whole) {
-            // union bpf_iter_link_info's task member: tid, pid, pid_fd.
-            let info = pids.map(|_| [0, pid, 0, 0]);
-            let link = match iter_link(&self.ebpf, self.prog, info) {
-                Ok(l) => l,
-                // No such process (ended, or never was).
-                Err(_) if pids.is_some() => continue,
-                Err(e) => return Err(e),
-            };
-            let mut file = std::fs::File::from(iter_create(&link)?);
-            let len = read_to_end(&mut file, &mut self.buf, "running the GPU scan")?;
-            for rec in self.buf[..len].chunks_exact(size_of::<QsGpuFile>()) {
-                let tgid = u32::from_ne_bytes([rec[0], rec[1], rec[2], rec[3]]);
-                let fd = u32::from_ne_bytes([rec[4], rec[5], rec[6], rec[7]]);
-                out.push((tgid, fd));
-            }
-        }
-        Ok(())
+        run_task_iter(
+            &self.ebpf,
+            self.prog,
+            pids,
+            &mut self.buf,
+            "running the GPU scan",
+            |bytes| {
+                for rec in bytes.chunks_exact(size_of::<QsGpuFile>()) {
+                    let tgid = u32::from_ne_bytes([rec[0], rec[1], rec[2], rec[3]]);
+                    let fd = u32::from_ne_bytes([rec[4], rec[5], rec[6], rec[7]]);
+                    out.push((tgid, fd));
+                }
+            },
+        )
     }
 }
 

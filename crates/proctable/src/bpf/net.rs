@@ -223,21 +223,14 @@ impl Net {
     /// given to the first process found holding it, and each owned one is
     /// visited.
     fn visit_holders(&mut self, pids: Option<&[u32]>) -> Result<()> {
-        let whole = [0];
-        let targets: &[u32] = pids.unwrap_or(&whole);
-        for &pid in targets {
-            // union bpf_iter_link_info's task member: tid, pid, pid_fd.
-            let info = pids.map(|_| [0, pid, 0, 0]);
-            let link = match iter_link(&self.ebpf, "qs_sk_files", info) {
-                Ok(l) => l,
-                // The process ended since it was named.
-                Err(_) if pids.is_some() => continue,
-                Err(e) => return Err(e),
-            };
-            let mut file = std::fs::File::from(iter_create(&link)?);
-            read_to_end(&mut file, &mut self.buf, "visiting descriptors")?;
-        }
-        Ok(())
+        run_task_iter(
+            &self.ebpf,
+            "qs_sk_files",
+            pids,
+            &mut self.buf,
+            "visiting descriptors",
+            |_| {},
+        )
     }
 
     /// Visits the descriptors of the processes in `ran` (sorted), keeping
@@ -666,6 +659,34 @@ pub(crate) fn iter_link(
     }
     bpf_fd(bpf_cmd::BPF_LINK_CREATE as i64, &mut attr)
         .map_err(|e| bpf_err("linking an iterator")(format!("{prog}: {e}")))
+}
+
+/// Runs iterator program `prog` (of a task target) over every process
+/// (`None`), or over each of `pids` in turn (one that ended is passed
+/// over), handing each run's output to `each`.
+pub(crate) fn run_task_iter(
+    ebpf: &Ebpf,
+    prog: &'static str,
+    pids: Option<&[u32]>,
+    buf: &mut Vec<u8>,
+    what: &'static str,
+    mut each: impl FnMut(&[u8]),
+) -> Result<()> {
+    let whole = [0];
+    for &pid in pids.unwrap_or(&whole) {
+        // union bpf_iter_link_info's task member: tid, pid, pid_fd.
+        let info = pids.map(|_| [0, pid, 0, 0]);
+        let link = match iter_link(ebpf, prog, info) {
+            Ok(l) => l,
+            // No such process (ended, or never was).
+            Err(_) if pids.is_some() => continue,
+            Err(e) => return Err(e),
+        };
+        let mut file = std::fs::File::from(iter_create(&link)?);
+        let len = read_to_end(&mut file, buf, what)?;
+        each(&buf[..len]);
+    }
+    Ok(())
 }
 
 /// A new readable fd of iterator link `link` (`BPF_ITER_CREATE`).
