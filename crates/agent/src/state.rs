@@ -61,6 +61,11 @@ pub struct State {
     /// agent's, with its interfaces, by cgroup id (after each process
     /// table, where cgroups are read).
     pub cgroup_net: Vec<crate::cgroup_net::CgroupNetDev>,
+    /// Each cgroup's GPU busy time and TCP bytes, its processes' growth
+    /// added from process table to process table (where cgroups are read
+    /// and the table carries them), so that a cgroup keeps what its
+    /// processes that ended used.
+    pub cgroup_totals: model::cgroup::CgroupTotals,
     /// The memory ceiling, the figure held against it, and what was shed.
     pub memory: crate::memory::MemoryStats,
 }
@@ -94,6 +99,7 @@ impl Default for State {
             sampling_wakeups: 0,
             cgroups: cgroups::Sample::default(),
             cgroup_net: Vec::new(),
+            cgroup_totals: Default::default(),
             memory: crate::memory::MemoryStats::default(),
         }
     }

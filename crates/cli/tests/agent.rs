@@ -1617,7 +1617,9 @@ fn the_agent_serves_this_machines_cgroups() {
 }
 
 /// A cgroup's TCP bytes: its process's, counted while it lives and kept
-/// once it ended, and its parent's (the root's) no less.
+/// once it ended, and its parent's (the root's) no less; and those of a
+/// process that lived and ended between two scrapes, counted by the
+/// process tables it lived in.
 #[test]
 fn a_cgroup_keeps_the_tcp_bytes_of_its_processes_that_ended() {
     const N: u64 = 3 << 20;
@@ -1634,6 +1636,7 @@ fn a_cgroup_keeps_the_tcp_bytes_of_its_processes_that_ended() {
          n = int(sys.argv[1]); c.sendall(b'x' * n); got = 0\n\
          while got < n: got += len(s.recv(1 << 20))\n\
          s.sendall(b'k'); c.recv(1)\n\
+         len(sys.argv) > 2 and open(sys.argv[2], 'w').close()\n\
          time.sleep(600)\n",
     )
     .unwrap();
@@ -1684,6 +1687,51 @@ fn a_cgroup_keeps_the_tcp_bytes_of_its_processes_that_ended() {
     assert!(
         (sent..=sent + 2.0).contains(&kept),
         "{kept} bytes kept of the {sent} charged while the process lived"
+    );
+
+    // A second process sends and ends with no scrape in its life: the
+    // process tables it lived in count its bytes (watched through the
+    // JSON API, which encodes no cgroup).
+    let tables = || -> f64 {
+        let r = get(a.addr, "/api/v1/snapshot?sources=loadavg", None);
+        let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        v["agent"]["sources"]["processes"]["reads"]
+            .as_f64()
+            .unwrap()
+    };
+    let after_tables = |n: f64| {
+        let from = tables();
+        assert!(
+            wait_for(Duration::from_secs(20), || tables() >= from + n),
+            "fewer than {n} process tables in 20 s"
+        );
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("sent");
+    const N2: u64 = 1 << 20;
+    let second = made.run_in(
+        &[v2.join(&name)],
+        &format!(
+            "exec python3 {} {N2} {}",
+            sender.path().display(),
+            marker.display()
+        ),
+    );
+    assert!(
+        wait_for(Duration::from_secs(20), || marker.exists()),
+        "the second sender never finished sending"
+    );
+    // A table begun after it finished reads its bytes; then it ends.
+    after_tables(2.0);
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(second as i32, libc::SIGKILL) };
+    made.children.last_mut().unwrap().wait().unwrap();
+    after_tables(2.0);
+    last = scrape(&a, "");
+    let both = tx(&last, &id).unwrap();
+    assert!(
+        both >= kept + N2 as f64 && both <= kept + N2 as f64 + 8.0,
+        "{both} bytes kept, against {kept} before and {N2} sent by a process no scrape saw"
     );
 }
 

@@ -219,10 +219,17 @@ impl Agent {
                                 let t0 = Instant::now();
                                 let cpu = sys::thread_cpu_ns();
                                 self.cgroup_net.update(&st.procs, &mut st.cgroup_net);
+                                // The cgroups' kept GPU time and TCP bytes,
+                                // where the table carries them.
+                                if st.procs.iter().any(|p| p.net.is_some() || p.gpu.is_some()) {
+                                    st.cgroup_totals
+                                        .update(&st.procs, Some(&st.cgroups.cgroups));
+                                }
                                 reads.procs_cost_ns += t0.elapsed().as_nanos() as u64;
                                 reads.cpu_ns[i] += sys::thread_cpu_ns().saturating_sub(cpu);
                             } else {
                                 st.cgroup_net.clear();
+                                st.cgroup_totals = Default::default();
                             }
                             if let Some(t) = &self.table {
                                 let (n, first) = t.unreadable();

@@ -9,10 +9,8 @@
 
 use agent::State;
 use agent::config::{AgentSource, CgroupMetrics};
-use std::sync::Mutex;
 
 use cgroups::{Cgroup, Figure};
-use model::cgroup::CgroupTotals;
 use model::units::{ns_to_secs, us_to_secs};
 
 use super::families::*;
@@ -149,12 +147,7 @@ fn exported<'a>(st: &'a State, cm: &CgroupMetrics) -> Vec<Exported<'a>> {
         .collect()
 }
 
-pub(super) fn cgroups(
-    out: &mut Out<'_>,
-    st: &State,
-    cm: &CgroupMetrics,
-    totals: &Mutex<CgroupTotals>,
-) -> Fmt {
+pub(super) fn cgroups(out: &mut Out<'_>, st: &State, cm: &CgroupMetrics) -> Fmt {
     if !st.stats[AgentSource::Cgroups.index()].scheduled {
         return Ok(());
     }
@@ -184,9 +177,9 @@ pub(super) fn cgroups(
         }
     }
     // GPU use and network bytes, summed from the process table's rows
-    // (where it read them). Busy time and bytes as counters kept from
-    // scrape to scrape (a sum over the live processes would fall when one
-    // ends); GPU memory as the sum now.
+    // (where it read them). Busy time and bytes as counters the sampler
+    // keeps from table to table (a sum over the live processes would fall
+    // when one ends); GPU memory as the sum now.
     let cgs: Vec<&Cgroup> = exported.iter().map(|e| e.c).collect();
     let gpu = model::cgroup::gpu_sums(&st.procs, &cgs);
     interfaces(out, st, &exported)?;
@@ -194,11 +187,7 @@ pub(super) fn cgroups(
     if !net && gpu.iter().all(Option::is_none) {
         return memory_failures(out, &exported);
     }
-    let sums = {
-        let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
-        t.update(&st.procs, Some(&st.cgroups.cgroups));
-        t.sums(&cgs)
-    };
+    let sums = st.cgroup_totals.sums(&cgs);
     if gpu.iter().any(Option::is_some) {
         let mut m = out.family(&QUIETSTAT_CGROUP_GPU_BUSY_SECONDS_TOTAL)?;
         for (e, t) in exported.iter().zip(&sums) {

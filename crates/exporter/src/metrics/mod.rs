@@ -59,10 +59,6 @@ pub struct Context {
     /// Whether the figures about the agent itself are served (off with
     /// node_exporter's `--web.disable-exporter-metrics`).
     pub exporter_metrics: bool,
-    /// The cgroups' GPU busy time and network bytes as counters, kept from
-    /// scrape to scrape (`quietstat_cgroup_gpu_busy_seconds_total`,
-    /// `quietstat_cgroup_network_*_bytes_total`).
-    pub totals: Arc<std::sync::Mutex<model::cgroup::CgroupTotals>>,
 }
 
 /// One part of an exposition: a collector's families, the per-process
@@ -160,12 +156,7 @@ impl Collector for PartCollector {
                 process::processes(&mut out, &st, &self.ctx.config.process_metrics, parts)
             }
             Part::Cgroups if self.leave_out_tables => Ok(()),
-            Part::Cgroups => cgroup::cgroups(
-                &mut out,
-                &st,
-                &self.ctx.config.cgroup_metrics,
-                &self.ctx.totals,
-            ),
+            Part::Cgroups => cgroup::cgroups(&mut out, &st, &self.ctx.config.cgroup_metrics),
             Part::Own => own::agent_figures(&mut out, &st, &self.ctx),
             // Any number of series other programs wrote: encoded after the
             // lock is let go, so the sampler commits meanwhile.
@@ -288,7 +279,6 @@ pub struct Exposition {
     shared: Arc<Shared>,
     http: Option<Arc<HttpStats>>,
     exporter_metrics: bool,
-    totals: Arc<std::sync::Mutex<model::cgroup::CgroupTotals>>,
 }
 
 /// One scrape's encoding, a part at a time ([`Encoding::next_part`]).
@@ -375,9 +365,7 @@ impl Collector for ReplayCollector {
                 &config.process_metrics,
                 process::Parts::Table,
             ),
-            Replayed::Cgroups => {
-                cgroup::cgroups(&mut out, &st, &config.cgroup_metrics, &self.ctx.totals)
-            }
+            Replayed::Cgroups => cgroup::cgroups(&mut out, &st, &config.cgroup_metrics),
         }
     }
 }
@@ -404,7 +392,6 @@ impl Replay {
             store: None,
             remote_write: Vec::new(),
             exporter_metrics: false,
-            totals: Arc::default(),
         });
         let mut registry = Registry::default();
         registry.register_collector(Box::new(ReplayCollector {
@@ -446,7 +433,6 @@ impl Exposition {
             shared,
             http,
             exporter_metrics: true,
-            totals: Arc::default(),
         }
     }
 
@@ -475,7 +461,6 @@ impl Exposition {
                 store: self.shared.store.get().cloned(),
                 remote_write: self.shared.remote_write.get().cloned().unwrap_or_default(),
                 exporter_metrics: self.exporter_metrics,
-                totals: self.totals.clone(),
             }),
             next: 0,
             openmetrics,
