@@ -44,7 +44,7 @@ for net in true false; do
   echo "== process_network $net"
   "$bin" noise --cpus 1 --pid "$agent" --duration "${window}s" --format json > "$work/noise.json"
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps(r["pid"]))' "$work/noise.json"
-  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("cpu1:", json.dumps({k: v for k, v in r.items() if k != "pid"})[:600])' "$work/noise.json"
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); [print("cpu1:", c["kind"], c["by"], c["what"], c["count"]) for c in r["causes"] if c["kind"] in ("ipi", "wakeup")]' "$work/noise.json"
   kill -TERM "$agent"; wait "$agent" 2>/dev/null || true
   agent=
 done

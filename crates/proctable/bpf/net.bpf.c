@@ -26,8 +26,8 @@
  *                 "unheld", and not visited.
  *  qs_sk_ended    tp_btf/tcp_destroy_sock (IPv4 and IPv6): the socket's
  *                 last visit (an unheld one's charged to the listener),
- *                 and its owner dropped, so that the bytes of a socket
- *                 closed between two reads are still charged.
+ *                 so that the bytes of a socket closed between two reads
+ *                 are still charged.
  *  qs_sk_files    iter/task_file, over the descriptors of the processes the
  *                 reader names (every process at load): a socket without
  *                 an owner, or an unheld connection, is given to the first
@@ -74,10 +74,12 @@ struct {
 } qs_net_sums SEC(".maps");
 
 /* The owners whose sums changed since the reader last took this map's
- * entries: it reads those sums only (all of them where this overflowed). */
+ * entries: it reads those sums only (all of them where this overflowed).
+ * Preallocated: its entries come and go at every read, and an allocated
+ * map refills its caches from a self-interrupt (irq_work) on the CPU that
+ * inserts, an isolated CPU's own connections included. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, QS_NET_TOUCHED_MAX);
 	__type(key, struct qs_owner);
 	__type(value, __u32);
@@ -229,7 +231,11 @@ int BPF_PROG(qs_sk_ended, struct sock *sk)
 	tp = bpf_skc_to_tcp_sock(sk);
 	if (tp)
 		qs_visit(o, tp);
-	bpf_sk_storage_delete(&qs_sk_owner, sk);
+	/* The storage is left to go with the socket: deleted here, it would
+	 * wait for an RCU Tasks Trace grace period, whose IPIs reach the CPU
+	 * of every running task (an isolated CPU's included); freed with the
+	 * socket, it takes an ordinary one. A sweep that visits it before
+	 * then finds nothing more to charge. */
 	return 0;
 }
 
