@@ -106,13 +106,16 @@ pub struct CgroupTotals {
 impl CgroupTotals {
     /// Takes a table (rows without a cgroup id, or with none of the
     /// counters, are passed over); the cgroups not in `live` (the latest
-    /// walk's, when there is one) are forgotten.
+    /// walk's, when there is one) and without a process in the table are
+    /// forgotten (one made since the walk keeps what its processes did).
     pub fn update(&mut self, procs: &[proctable::Proc], live: Option<&[Cgroup]>) {
         let mut seen = HashMap::with_capacity(self.seen.len());
+        let mut holding = std::collections::HashSet::new();
         for p in procs {
             let Some(id) = p.cgroup_id else {
                 continue;
             };
+            holding.insert(id);
             let now = counters(p);
             if now == [0; 3] {
                 continue;
@@ -130,7 +133,8 @@ impl CgroupTotals {
         self.seen = seen;
         if let Some(live) = live.filter(|l| !l.is_empty()) {
             let ids: std::collections::HashSet<u64> = live.iter().map(|c| c.id).collect();
-            self.own.retain(|id, _| ids.contains(id));
+            self.own
+                .retain(|id, _| ids.contains(id) || holding.contains(id));
         }
     }
 
@@ -481,12 +485,21 @@ mod tests {
         });
         totals.update(&later, None);
         assert_eq!(busy(&totals)[2], 6);
-        // A cgroup gone from the walk is forgotten.
+        // A cgroup not in the walk (made since) whose processes are in the
+        // table keeps what they did: 14 grows by 2.
         let live: Vec<Cgroup> = cgroups
             .iter()
             .filter(|c| c.id != 5)
             .map(|c| (*c).clone())
             .collect();
+        later[2].gpu = Some(proctable::Gpu {
+            busy_ns: 11,
+            ..proctable::Gpu::default()
+        });
+        totals.update(&later, Some(&live));
+        assert_eq!(busy(&totals)[4], 11);
+        // Gone from the walk with no process left in it: forgotten.
+        later.truncate(2);
         totals.update(&later, Some(&live));
         assert_eq!(busy(&totals)[4], 0);
     }
