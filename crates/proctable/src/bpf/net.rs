@@ -299,7 +299,8 @@ impl Net {
         self.scans
     }
 
-    /// Unheld connections the last read saw (not counted while live).
+    /// Unheld connections the last sweep saw (not counted while live),
+    /// less those a holder scan has looked for since.
     pub(crate) fn unheld(&self) -> usize {
         self.unheld
     }
