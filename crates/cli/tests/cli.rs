@@ -230,46 +230,26 @@ fn ps_says_when_the_delay_accounting_is_off() {
 /// /proc, that /proc cannot give them. Not asked, nothing.
 #[test]
 fn ps_says_what_the_gpu_and_network_readers_could_not_give() {
-    let out = run(&[
-        "ps",
-        "--backend",
-        "bpf",
-        "--fields",
-        "pid,gpu",
-        "--pids",
-        "1",
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
+    // What `ps` of PID 1 with `fields` (and the backend, when given)
+    // says on stderr; it succeeds.
+    let stderr = |backend: Option<&str>, fields: &str| {
+        let mut args = vec!["ps", "--fields", fields, "--pids", "1"];
+        if let Some(b) = backend {
+            args.extend(["--backend", b]);
+        }
+        let out = run(&args);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = stderr(Some("bpf"), "pid,gpu");
     assert!(
         err.contains("quietstat ps: GPU figures: ") && err.contains("libnvidia-ml"),
         "{err}"
     );
-    let out = run(&[
-        "ps",
-        "--backend",
-        "procfs",
-        "--fields",
-        "pid,net",
-        "--pids",
-        "1",
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(Some("procfs"), "pid,net");
     assert!(err.contains("the procfs backend cannot give them"), "{err}");
-    let out = run(&[
-        "ps",
-        "--backend",
-        "bpf",
-        "--fields",
-        "pid,net",
-        "--pids",
-        "1",
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("network"));
-    let out = run(&["ps", "--fields", "pid,comm", "--pids", "1"]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr(Some("bpf"), "pid,net").contains("network"));
+    let err = stderr(None, "pid,comm");
     assert!(!err.contains("GPU") && !err.contains("network"), "{err}");
 }
 
