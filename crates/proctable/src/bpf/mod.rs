@@ -544,6 +544,7 @@ impl Bpf {
     pub fn read(&mut self, query: &Query) -> Result<()> {
         self.read_len = None;
         self.net_read = false;
+        let net_every = self.net_every();
         let mut flags = read_flags(query.fields);
         if query.threads {
             flags |= QS_CFG_THREADS as u32;
@@ -581,7 +582,6 @@ impl Bpf {
             // The sockets of the processes that ran since the last walk
             // of a whole table; of a query by PID, those it names.
             if query.fields.has(Field::Net) {
-                let every = (self.net_scan_every, self.net_sweep_every);
                 let visit = match query.pids.as_ref() {
                     Some(pids) => {
                         self.named.clone_from(pids);
@@ -597,7 +597,7 @@ impl Bpf {
                         }))
                     }),
                 };
-                self.net_read = read_net(&mut self.net, &mut self.net_error, every, visit);
+                self.net_read = read_net(&mut self.net, &mut self.net_error, net_every, visit);
             }
         } else {
             if let Some(pids) = in_kernel {
@@ -609,9 +609,12 @@ impl Bpf {
             })?;
             self.read_len = Some(self.run_iterator()?);
             if query.fields.has(Field::Net) {
-                let every = self.net_every();
-                self.net_read =
-                    read_net(&mut self.net, &mut self.net_error, every, net::Visit::All);
+                self.net_read = read_net(
+                    &mut self.net,
+                    &mut self.net_error,
+                    net_every,
+                    net::Visit::All,
+                );
             }
         }
         Ok(())

@@ -59,7 +59,7 @@
 
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use aya::maps::{Array, Map};
+use aya::maps::{Array, HashMap, Map, MapData};
 use std::time::{Duration, Instant};
 
 use aya::programs::{BtfTracePoint, Iter};
@@ -95,8 +95,13 @@ pub(crate) enum Visit<'a> {
 /// The committed object, 8-byte aligned as the ELF parser needs.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!("../../bpf/net.bpf.o");
 
-// SAFETY: a plain #[repr(C)] integer struct with no padding.
+// SAFETY: plain #[repr(C)] integer structs with no padding (checked by
+// the generated size assertions).
 unsafe impl aya::Pod for QsNetStats {}
+// SAFETY: as above.
+unsafe impl aya::Pod for QsOwner {}
+// SAFETY: as above.
+unsafe impl aya::Pod for QsSock {}
 
 /// One process's sockets' sums from a read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -321,14 +326,15 @@ impl Net {
             // Found, or held where no scan looks: the next sweep says.
             self.unheld = 0;
         }
-        let since = self.last_sweep.map(|t| t.elapsed());
+        let due = self
+            .last_sweep
+            .is_none_or(|t| t.elapsed() >= self.sweep_every);
         let sweep = match visit {
             Visit::All => true,
-            Visit::Named(_) => since.is_none_or(|s| s >= self.sweep_every),
+            Visit::Named(_) => due,
             // Duration::MAX: never again, whatever visiting costs.
             Visit::Ran(ran) => {
-                since.is_none_or(|s| s >= self.sweep_every)
-                    || (self.sweep_every < Duration::MAX && self.estimate(ran) >= self.sweep_took)
+                due || (self.sweep_every < Duration::MAX && self.estimate(ran) >= self.sweep_took)
             }
         };
         match visit {
@@ -378,21 +384,12 @@ impl Net {
             self.sums.sort_unstable_by_key(|s| (s.tgid, s.start_ns));
             return Ok(());
         }
+        let map = sums_map(&self.ebpf)?;
         for key in &self.owners {
-            let mut v = QsSock::default();
-            let mut attr = [0u64; 18];
-            attr[0] = fd as u32 as u64;
-            attr[1] = key as *const QsOwner as u64;
-            attr[2] = &mut v as *mut QsSock as u64;
             // Gone: pruned meanwhile.
-            if bpf(
-                aya_obj::generated::bpf_cmd::BPF_MAP_LOOKUP_ELEM as i64,
-                &mut attr,
-            )
-            .is_err()
-            {
+            let Ok(v) = map.get(key, 0) else {
                 continue;
-            }
+            };
             let new = Sum::of(&v);
             match self
                 .sums
@@ -473,7 +470,11 @@ impl Net {
     /// process took stays until that one ends; no row matches it (the
     /// start time differs).
     fn prune(&mut self) {
-        let Ok(fd) = map_fd(&self.ebpf, "qs_net_sums").map(|f| f.as_raw_fd()) else {
+        let Some(Ok(mut map)) = self
+            .ebpf
+            .map_mut("qs_net_sums")
+            .map(HashMap::<&mut MapData, QsOwner, QsSock>::try_from)
+        else {
             return;
         };
         self.sums.retain(|s| {
@@ -486,14 +487,8 @@ impl Net {
                     tgid: s.tgid,
                     pad: 0,
                 };
-                let mut attr = [0u64; 18];
-                attr[0] = fd as u32 as u64;
-                attr[1] = &key as *const QsOwner as u64;
                 // The entry may be gone already: fine.
-                let _ = bpf(
-                    aya_obj::generated::bpf_cmd::BPF_MAP_DELETE_ELEM as i64,
-                    &mut attr,
-                );
+                let _ = map.remove(&key);
             }
             !gone
         });
@@ -622,6 +617,14 @@ fn storage_fd<'a>(ebpf: &'a Ebpf, map_name: &'static str) -> Result<std::os::fd:
         Some(_) => Err(bpf_err(map_name)("not a socket storage map".into())),
         None => Err(bpf_err(map_name)("not in the object".into())),
     }
+}
+
+/// The owners' sums (`qs_net_sums`), by owner.
+fn sums_map(ebpf: &Ebpf) -> Result<HashMap<&MapData, QsOwner, QsSock>> {
+    let m = ebpf
+        .map("qs_net_sums")
+        .ok_or_else(|| bpf_err("qs_net_sums")("not in the object".into()))?;
+    HashMap::try_from(m).map_err(|e| bpf_err("qs_net_sums")(chain(&e)))
 }
 
 /// The fd of map `map_name` of `ebpf`.
